@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Dataset is the file format of -load (CONTRACT.md section 7) and of the embedded demo
+// data. Every key is optional.
+type Dataset struct {
+	Users    []User    `json:"users"`
+	Posts    []Post    `json:"posts"`
+	Comments []Comment `json:"comments"`
+	Products []Product `json:"products"`
+	Orders   []Order   `json:"orders"`
+}
+
+//go:embed demo.json
+var demoJSON []byte
+
+// DemoDataset returns the embedded demo data.
+func DemoDataset() *Dataset {
+	ds, err := ReadDataset(bytes.NewReader(demoJSON))
+	if err != nil {
+		panic("demo.json: " + err.Error()) // the embedded file is tested; this is a build defect
+	}
+	return ds
+}
+
+// ReadDataset decodes a dataset. Unknown keys are refused, so a misspelt collection or
+// field is reported instead of silently ignored.
+func ReadDataset(r io.Reader) (*Dataset, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var ds Dataset
+	if err := dec.Decode(&ds); err != nil {
+		return nil, describeJSONError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the dataset object")
+	}
+	return &ds, nil
+}
+
+// describeJSONError turns a decoding error into one line that says where.
+func describeJSONError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Errorf("%s must be %s, not %s (byte %d)", typ.Field, jsonTypeName(typ.Type.Kind().String()), typ.Value, typ.Offset)
+		}
+		return fmt.Errorf("expected %s, not %s (byte %d)", jsonTypeName(typ.Type.Kind().String()), typ.Value, typ.Offset)
+	case errors.Is(err, io.EOF):
+		return errors.New("empty input: expected a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("malformed JSON: unexpected end of input")
+	}
+	return err
+}
+
+func jsonTypeName(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "a number"
+	case goKind == "string":
+		return "a string"
+	case goKind == "bool":
+		return "a boolean"
+	case goKind == "slice":
+		return "an array"
+	case goKind == "struct", goKind == "map":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// Load fills an empty store from ds after checking all of it: ids unique and positive
+// per collection, references resolving, users valid by the shared rules. A dataset that
+// breaks a rule is refused whole, with a message naming the record. Missing times
+// default to the time of loading; new ids continue after the largest loaded one.
+func (s *Store) Load(ds *Dataset) error {
+	at := now()
+	stamp := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return at
+		}
+		return t.UTC()
+	}
+	var changes []*change
+	seen := map[string]map[int64]bool{}
+	checkID := func(coll string, i int, id int64) error {
+		if seen[coll] == nil {
+			seen[coll] = map[int64]bool{}
+		}
+		switch {
+		case id <= 0:
+			return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
+		case seen[coll][id]:
+			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+		}
+		seen[coll][id] = true
+		return nil
+	}
+	users := map[int64]*User{}
+	for i, u := range ds.Users {
+		if err := checkID("users", i, u.ID); err != nil {
+			return err
+		}
+		name, email, err := validateUser(u.Name, u.Email)
+		if err != nil {
+			return fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)
+		}
+		rec := &User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt)}
+		users[u.ID] = rec
+		changes = append(changes, &change{Op: opPutUsers, Users: []*User{rec}})
+	}
+	for i, p := range ds.Posts {
+		if err := checkID("posts", i, p.ID); err != nil {
+			return err
+		}
+		if users[p.UserID] == nil {
+			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
+		}
+		if strings.TrimSpace(p.Title) == "" {
+			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
+		}
+		rec := p
+		rec.CreatedAt = stamp(p.CreatedAt)
+		changes = append(changes, &change{Op: opPutPost, Post: &rec})
+	}
+	for i, c := range ds.Comments {
+		if err := checkID("comments", i, c.ID); err != nil {
+			return err
+		}
+		if !seen["posts"][c.PostID] {
+			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
+		}
+		if users[c.AuthorID] == nil {
+			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
+		}
+		rec := c
+		rec.CreatedAt = stamp(c.CreatedAt)
+		changes = append(changes, &change{Op: opPutComment, Comment: &rec})
+	}
+	for i, p := range ds.Products {
+		if err := checkID("products", i, p.ID); err != nil {
+			return err
+		}
+		if strings.TrimSpace(p.Name) == "" {
+			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
+		}
+		if p.Price < 0 {
+			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
+		}
+		rec := p
+		rec.CreatedDate = stamp(p.CreatedDate)
+		changes = append(changes, &change{Op: opPutProduct, Product: &rec})
+	}
+	for i, o := range ds.Orders {
+		if err := checkID("orders", i, o.ID); err != nil {
+			return err
+		}
+		if !seen["products"][o.ProductID] {
+			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
+		}
+		if o.UserID != 0 && users[o.UserID] == nil {
+			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
+		}
+		if o.Quantity < 1 || o.Quantity > maxQuantity {
+			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
+		}
+		rec := o
+		rec.OrderDate = stamp(o.OrderDate)
+		if strings.TrimSpace(rec.CustomerName) == "" && o.UserID != 0 {
+			rec.CustomerName = users[o.UserID].Name
+		}
+		changes = append(changes, &change{Op: opPutOrder, Order: &rec})
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range changes {
+		s.apply(c)
+	}
+	return nil
+}

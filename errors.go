@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+)
+
+// Kind classifies a domain failure. Every surface renders a Kind the same way, through
+// the one table below, so no surface invents its own mapping.
+type Kind int
+
+// The kinds of domain failure.
+const (
+	KindInternal        Kind = iota // a bug or an unexpected failure; details go to the log only
+	KindInvalid                     // the input breaks a rule
+	KindNotFound                    // the addressed record does not exist
+	KindConflict                    // the input contradicts the stored state
+	KindUnauthenticated             // no valid credentials
+	KindForbidden                   // valid credentials, not permitted
+)
+
+// kindInfo is how one Kind appears on each surface.
+type kindInfo struct {
+	httpStatus  int
+	grpcCode    codes.Code
+	graphqlCode string
+	odataCode   string
+}
+
+var kinds = map[Kind]kindInfo{
+	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
+	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
+	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
+	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
+	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
+	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
+}
+
+// Error is the one error type of the domain. Message is safe to show to a client;
+// Fields, when set, holds per-field validation problems keyed by the field's JSON name.
+type Error struct {
+	Kind    Kind
+	Message string
+	Fields  map[string][]string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// HTTPStatus is the HTTP status code for e.
+func (e *Error) HTTPStatus() int { return kinds[e.Kind].httpStatus }
+
+// GRPCCode is the gRPC status code for e.
+func (e *Error) GRPCCode() codes.Code { return kinds[e.Kind].grpcCode }
+
+// Extensions is the GraphQL error's extensions object for e.
+func (e *Error) Extensions() map[string]any {
+	ext := map[string]any{"code": kinds[e.Kind].graphqlCode}
+	if len(e.Fields) > 0 {
+		ext["fields"] = e.Fields
+	}
+	return ext
+}
+
+// ODataCode is the code of the OData error body for e.
+func (e *Error) ODataCode() string { return kinds[e.Kind].odataCode }
+
+// asError returns err as a domain *Error; anything else is an internal failure whose
+// message must not reach the client.
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Kind: KindInternal, Message: "internal server error"}
+}
+
+func notFound(format string, args ...any) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Kind: KindInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// invalidFields reports validation problems per field; the message lists them all, so
+// surfaces without a structured form (gRPC, GraphQL messages) still say everything.
+func invalidFields(fields map[string][]string) *Error {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, name+" "+strings.Join(fields[name], ", "))
+	}
+	return &Error{Kind: KindInvalid, Message: "invalid input: " + strings.Join(parts, "; "), Fields: fields}
+}

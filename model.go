@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The five entities of the shared store. Records are immutable once stored: an update
+// stores a new record, so a pointer handed to a reader never changes under it.
+
+// User is a registered user.
+type User struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Post is a user's post.
+type Post struct {
+	ID        int64     `json:"id"`
+	UserID    int64     `json:"userId"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Comment is a user's comment on a post.
+type Comment struct {
+	ID        int64     `json:"id"`
+	PostID    int64     `json:"postId"`
+	AuthorID  int64     `json:"authorId"`
+	Text      string    `json:"text"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Product is an item for sale.
+type Product struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Price       Decimal   `json:"price"`
+	Category    string    `json:"category"`
+	CreatedDate time.Time `json:"createdDate"`
+	IsActive    bool      `json:"isActive"`
+}
+
+// Order is a sales record: a quantity of one product, optionally placed by a registered
+// user (UserID 0 means none). Orders outlive the user who placed them.
+type Order struct {
+	ID           int64     `json:"id"`
+	UserID       int64     `json:"userId"`
+	ProductID    int64     `json:"productId"`
+	CustomerName string    `json:"customerName"`
+	OrderDate    time.Time `json:"orderDate"`
+	Quantity     int64     `json:"quantity"`
+}
+
+// Decimal is an exact decimal number with four fractional digits, held as a count of
+// 1/10,000 units: 19.99 is Decimal(199900). Prices must round-trip exactly, which
+// float64 cannot promise.
+type Decimal int64
+
+// DecimalScale is the number of Decimal units in 1.
+const DecimalScale = 10000
+
+// ParseDecimal parses a decimal literal such as "19.99", "-3" or "1e2".
+// More than four fractional digits is an error rather than a silent rounding.
+func ParseDecimal(s string) (Decimal, error) {
+	if s == "" {
+		return 0, errors.New("empty number")
+	}
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 30 || e < -30 {
+			return 0, fmt.Errorf("number %q is out of range", s)
+		}
+		mant, exp = s[:i], e
+	}
+	neg := strings.HasPrefix(mant, "-")
+	if neg {
+		mant = mant[1:]
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart == "" && frac == "" {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	digits := intPart + frac
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a number", s)
+		}
+	}
+	// The value is digits × 10^(exp - len(frac)); in units that is digits × 10^shift.
+	shift := exp - len(frac) + 4
+	digits = strings.TrimLeft(digits, "0")
+	for shift < 0 && strings.HasSuffix(digits, "0") {
+		digits, shift = digits[:len(digits)-1], shift+1
+	}
+	if shift < 0 {
+		return 0, fmt.Errorf("%s has more than 4 decimal places", s)
+	}
+	if digits == "" {
+		return 0, nil
+	}
+	if len(digits)+shift > 18 {
+		return 0, fmt.Errorf("number %s is out of range", s)
+	}
+	v, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("number %s is out of range", s)
+	}
+	if neg {
+		v = -v
+	}
+	return Decimal(v), nil
+}
+
+// String formats d with as few fractional digits as its value needs: "19.99", "5".
+func (d Decimal) String() string {
+	return string(d.appendText(nil))
+}
+
+func (d Decimal) appendText(b []byte) []byte {
+	u := uint64(d)
+	if d < 0 {
+		b = append(b, '-')
+		u = uint64(-d)
+	}
+	b = strconv.AppendUint(b, u/DecimalScale, 10)
+	if frac := u % DecimalScale; frac != 0 {
+		digits := []byte(fmt.Sprintf("%04d", frac))
+		b = append(b, '.')
+		b = append(b, bytes.TrimRight(digits, "0")...)
+	}
+	return b
+}
+
+// MarshalJSON writes d as a JSON number.
+func (d Decimal) MarshalJSON() ([]byte, error) { return d.appendText(nil), nil }
+
+// UnmarshalJSON reads a JSON number exactly, without passing through float64.
+func (d *Decimal) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	v, err := ParseDecimal(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+const (
+	maxNameLength  = 100
+	maxEmailLength = 254
+)
+
+// validateUser checks a user's name and email by the rules every surface shares and
+// returns them normalised (trimmed). Problems are reported per field.
+func validateUser(name, email string) (string, string, error) {
+	name, email = strings.TrimSpace(name), strings.TrimSpace(email)
+	fields := map[string][]string{}
+	switch n := utf8.RuneCountInString(name); {
+	case n == 0:
+		fields["name"] = append(fields["name"], "is required")
+	case n > maxNameLength:
+		fields["name"] = append(fields["name"], fmt.Sprintf("must be at most %d characters", maxNameLength))
+	}
+	switch {
+	case email == "":
+		fields["email"] = append(fields["email"], "is required")
+	case len(email) > maxEmailLength:
+		fields["email"] = append(fields["email"], fmt.Sprintf("must be at most %d characters", maxEmailLength))
+	case !isEmailAddress(email):
+		fields["email"] = append(fields["email"], "must be a valid email address")
+	}
+	if len(fields) > 0 {
+		return "", "", invalidFields(fields)
+	}
+	return name, email, nil
+}
+
+// isEmailAddress reports whether s is one bare address, local@domain, with nothing
+// around it: no display name, no angle brackets, no list.
+func isEmailAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && domain != "" && !strings.ContainsAny(s, " \t\r\n")
+}
+
+// now is the store's clock: UTC, whole seconds, so every surface shows the same instant
+// in its own format (RFC 3339 on HTTP, "yyyy-MM-dd HH:mm:ss" on gRPC).
+func now() time.Time { return time.Now().UTC().Truncate(time.Second) }

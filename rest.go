@@ -1,0 +1,286 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The REST surface: /api/users and the orders nested under a user (spec 4.2,
+// CONTRACT.md section 3).
+
+// userBody is the JSON body of POST and PUT /api/users.
+type userBody struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// orderBody is the JSON body of POST /api/users/{userId}/orders. The user comes from
+// the path and the date from the clock, so the body cannot set them.
+type orderBody struct {
+	ProductID    int64  `json:"productId"`
+	Quantity     int64  `json:"quantity"`
+	CustomerName string `json:"customerName"`
+}
+
+// pagedResult is the paged form of the user list.
+type pagedResult[T any] struct {
+	Items      []T `json:"items"`
+	Page       int `json:"page"`
+	PageSize   int `json:"pageSize"`
+	TotalItems int `json:"totalItems"`
+	TotalPages int `json:"totalPages"`
+}
+
+// userQuery is the paged form's parameters, parsed and checked.
+type userQuery struct {
+	page, pageSize int
+	search         string
+	sortBy         string // "name", "email" or "" for id
+}
+
+const (
+	defaultPageSize = 10
+	maxPageSize     = 100
+)
+
+// parseUserQuery reads the user list's query parameters. paged is false when none of
+// them is given: the plain list. Names match case-insensitively, as the ASP.NET
+// services this interface comes from bind them; a repeated parameter is an error.
+func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
+	uq = userQuery{page: 1, pageSize: defaultPageSize}
+	fields := map[string][]string{}
+	params := map[string]string{}
+	for key, vals := range q {
+		canon := ""
+		for _, name := range []string{"page", "pageSize", "search", "sortBy"} {
+			if strings.EqualFold(key, name) {
+				canon = name
+			}
+		}
+		if canon == "" {
+			continue
+		}
+		if _, dup := params[canon]; dup || len(vals) > 1 {
+			fields[canon] = append(fields[canon], "must be given at most once")
+			continue
+		}
+		params[canon] = vals[0]
+	}
+	if s, ok := params["search"]; ok && s == "" {
+		delete(params, "search") // an empty search is no search
+	}
+	if len(params) == 0 && len(fields) == 0 {
+		return uq, false, nil
+	}
+	if v, ok := params["page"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fields["page"] = append(fields["page"], "must be an integer >= 1")
+		}
+		uq.page = n
+	}
+	if v, ok := params["pageSize"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			fields["pageSize"] = append(fields["pageSize"], fmt.Sprintf("must be an integer from 1 to %d", maxPageSize))
+		}
+		uq.pageSize = n
+	}
+	if len(fields) > 0 {
+		return uq, true, invalidFields(fields)
+	}
+	uq.search = params["search"]
+	switch strings.ToLower(params["sortBy"]) {
+	case "name":
+		uq.sortBy = "name"
+	case "email":
+		uq.sortBy = "email"
+	}
+	return uq, true, nil
+}
+
+// pageUsers applies a paged query to users (in id order): search, then sort, then
+// count, then page (spec 4.2).
+func pageUsers(users []*User, uq userQuery) pagedResult[*User] {
+	if uq.search != "" {
+		needle := strings.ToLower(uq.search)
+		kept := users[:0:0]
+		for _, u := range users {
+			if strings.Contains(strings.ToLower(u.Name), needle) || strings.Contains(strings.ToLower(u.Email), needle) {
+				kept = append(kept, u)
+			}
+		}
+		users = kept
+	}
+	if uq.sortBy != "" {
+		key := func(u *User) string { return u.Name }
+		if uq.sortBy == "email" {
+			key = func(u *User) string { return u.Email }
+		}
+		users = slices.Clone(users)
+		slices.SortStableFunc(users, func(a, b *User) int {
+			return cmp.Or(cmp.Compare(strings.ToLower(key(a)), strings.ToLower(key(b))), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	total := len(users)
+	res := pagedResult[*User]{Items: []*User{}, Page: uq.page, PageSize: uq.pageSize, TotalItems: total,
+		TotalPages: (total + uq.pageSize - 1) / uq.pageSize}
+	if uq.page <= res.TotalPages { // checked first: (page-1)*pageSize may not fit an int
+		skip := (uq.page - 1) * uq.pageSize
+		res.Items = users[skip:min(skip+uq.pageSize, total)]
+	}
+	return res
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+	uq, paged, err := parseUserQuery(r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	users := s.store.Users()
+	if !paged {
+		writeJSON(w, http.StatusOK, users)
+		return
+	}
+	writeJSON(w, http.StatusOK, pageUsers(users, uq))
+}
+
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, ok := s.store.User(id)
+	if !ok {
+		s.writeError(w, r, userNotFound(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
+	var body userBody
+	if decodeJSON(w, r, &body) != nil {
+		return
+	}
+	u, err := s.store.CreateUser(body.Name, body.Email)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", fmt.Sprintf("/api/users/%d", u.ID))
+	writeJSON(w, http.StatusCreated, u)
+}
+
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body userBody
+	if decodeJSON(w, r, &body) != nil {
+		return
+	}
+	if body.ID != 0 && body.ID != id {
+		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
+		return
+	}
+	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !s.store.DeleteUser(id) {
+		s.writeError(w, r, userNotFound(id))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listUserOrders(w http.ResponseWriter, r *http.Request) {
+	userID, err := pathID(r, "userId")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	orders, ok := s.store.OrdersByUser(userID)
+	if !ok {
+		s.writeError(w, r, userNotFound(userID))
+		return
+	}
+	writeJSON(w, http.StatusOK, orders)
+}
+
+func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) {
+	userID, err := pathID(r, "userId")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if _, ok := s.store.User(userID); !ok {
+		s.writeError(w, r, userNotFound(userID)) // before reading the body: the path decides first
+		return
+	}
+	var body orderBody
+	if decodeJSON(w, r, &body) != nil {
+		return
+	}
+	o, err := s.store.CreateOrder(userID, NewOrder{ProductID: body.ProductID, Quantity: body.Quantity, CustomerName: body.CustomerName})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", fmt.Sprintf("/api/users/%d/orders/%d", userID, o.ID))
+	writeJSON(w, http.StatusCreated, o)
+}
+
+func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) {
+	userID, err := pathID(r, "userId")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if _, ok := s.store.User(userID); !ok {
+		s.writeError(w, r, userNotFound(userID))
+		return
+	}
+	o, ok := s.store.Order(id)
+	if !ok || o.UserID != userID {
+		s.writeError(w, r, notFound("order %d of user %d not found", id, userID))
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+// pathID reads the integer path parameter name.
+func pathID(r *http.Request, name string) (int64, error) {
+	v := r.PathValue(name)
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, invalid("%s must be an integer, not %q", name, v)
+	}
+	return id, nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// maxBodyBytes bounds every request body (CONTRACT.md section 3: larger is 413).
+const maxBodyBytes = 1 << 20
+
+// Server is the HTTP side of quartet: REST, GraphQL and OData on one ServeMux, all over
+// the one store.
+type Server struct {
+	store *Store
+	log   *slog.Logger
+	mux   *http.ServeMux
+	// methods lists, per registered path pattern, the methods it answers, so a request
+	// with another method gets 405 and an accurate Allow header.
+	methods map[string][]string
+}
+
+// NewServer returns a Server with every route added.
+func NewServer(store *Store, log *slog.Logger) *Server {
+	s := &Server{store: store, log: log, mux: http.NewServeMux(), methods: map[string][]string{}}
+	s.addRoutes()
+	return s
+}
+
+// addRoutes is the one place every HTTP route of the service is listed.
+func (s *Server) addRoutes() {
+	s.handle("GET /healthz", s.healthz)
+
+	s.handle("GET /api/users", s.listUsers)
+	s.handle("POST /api/users", s.createUser)
+	s.handle("GET /api/users/{id}", s.getUser)
+	s.handle("PUT /api/users/{id}", s.updateUser)
+	s.handle("DELETE /api/users/{id}", s.deleteUser)
+	s.handle("GET /api/users/{userId}/orders", s.listUserOrders)
+	s.handle("POST /api/users/{userId}/orders", s.createUserOrder)
+	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
+
+	s.addFallbacks()
+}
+
+// handle registers h for pattern ("METHOD /path") and remembers the method for the
+// path's 405 answer.
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.methods[path] = append(s.methods[path], method)
+	s.mux.HandleFunc(pattern, h)
+}
+
+// addFallbacks answers what ServeMux would answer in plain text: 405 with Allow for a
+// known path and an unknown method, and 404 for an unknown path, both as problem+json.
+func (s *Server) addFallbacks() {
+	for path, methods := range s.methods {
+		allow := slices.Clone(methods)
+		if slices.Contains(allow, http.MethodGet) {
+			allow = append(allow, http.MethodHead)
+		}
+		allow = append(allow, http.MethodOptions)
+		slices.Sort(allow)
+		allowHeader := strings.Join(allow, ", ")
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allowHeader)
+			if r.Method == http.MethodOptions {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allowHeader), nil)
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no resource at %s", r.URL.Path), nil)
+	})
+}
+
+// ServeHTTP serves r with a log line per request and a 500 problem for a panic.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if rec.status == 0 {
+				writeProblem(rec, http.StatusInternalServerError, "internal server error", nil)
+			}
+		}
+		s.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", rec.statusOrOK(),
+			"bytes", rec.bytes, "duration", time.Since(start), "remote", r.RemoteAddr)
+	}()
+	s.mux.ServeHTTP(rec, r)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// statusRecorder remembers the status and size of a response for the log line. It
+// keeps Flush and Hijack working (streaming, WebSocket) and unwraps for
+// http.ResponseController.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *statusRecorder) statusOrOK() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := r.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("hijacking not supported")
+	}
+	r.status = http.StatusSwitchingProtocols
+	return h.Hijack()
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// writeJSON writes v as the JSON body of a response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, "internal server error", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// problem is an RFC 9457 problem details body.
+type problem struct {
+	Type   string              `json:"type"`
+	Title  string              `json:"title"`
+	Status int                 `json:"status"`
+	Detail string              `json:"detail,omitempty"`
+	Errors map[string][]string `json:"errors,omitempty"`
+}
+
+// writeProblem answers with an application/problem+json body.
+func writeProblem(w http.ResponseWriter, status int, detail string, fields map[string][]string) {
+	body, _ := json.Marshal(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Errors: fields})
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// writeError answers with the problem for a domain error (see the table in errors.go);
+// anything that is not a domain error is logged and answered as a bare 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	if e.Kind == KindInternal {
+		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	if e.Kind == KindUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+	}
+	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
+}
+
+// errBodyHandled marks a request body problem that decodeJSON has already answered.
+var errBodyHandled = errors.New("request body rejected")
+
+// decodeJSON reads r's body into v: it must be application/json, at most
+// maxBodyBytes, and exactly one JSON value. On failure it answers the request itself
+// (415, 413 or 400) and returns errBodyHandled.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !(mediaType == "application/json" || strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json")) {
+		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be application/json", nil)
+		return errBodyHandled
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	err = dec.Decode(v)
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return nil
+		} else if _, ok := errors.AsType[*http.MaxBytesError](err); !ok {
+			err = errors.New("unexpected data after the JSON value")
+		}
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
+		return errBodyHandled
+	}
+	writeProblem(w, http.StatusBadRequest, "malformed JSON body: "+describeJSONError(err).Error(), nil)
+	return errBodyHandled
+}
