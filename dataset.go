@@ -89,7 +89,7 @@ func jsonTypeName(goKind string) string {
 // breaks a rule is refused whole, with a message naming the record. Missing times
 // default to the time of loading; new ids continue after the largest loaded one.
 func (s *Store) Load(ds *Dataset) error {
-	at := now()
+	at := s.now()
 	stamp := func(t time.Time) time.Time {
 		if t.IsZero() {
 			return at

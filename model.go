@@ -198,7 +198,3 @@ func isEmailAddress(s string) bool {
 	local, domain, ok := strings.Cut(s, "@")
 	return ok && local != "" && domain != "" && !strings.ContainsAny(s, " \t\r\n")
 }
-
-// now is the store's clock: UTC, whole seconds, so every surface shows the same instant
-// in its own format (RFC 3339 on HTTP, "yyyy-MM-dd HH:mm:ss" on gRPC).
-func now() time.Time { return time.Now().UTC().Truncate(time.Second) }

@@ -227,6 +227,6 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
 		return errBodyHandled
 	}
-	writeProblem(w, http.StatusBadRequest, "malformed JSON body: "+describeJSONError(err).Error(), nil)
+	writeProblem(w, http.StatusBadRequest, "request body: "+describeJSONError(err).Error(), nil)
 	return errBodyHandled
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Store is the one store behind all four surfaces: five collections of immutable
@@ -22,6 +23,9 @@ type Store struct {
 	orders   table[Order]
 
 	feed feed
+
+	// clock is the source of creation times; tests replace it.
+	clock func() time.Time
 }
 
 // table is one collection: records by id plus the ids in ascending order, which is the
@@ -102,7 +106,11 @@ type removeSet struct {
 }
 
 // NewStore returns an empty store.
-func NewStore() *Store { return &Store{} }
+func NewStore() *Store { return &Store{clock: time.Now} }
+
+// now is the time a record is created: UTC, whole seconds, so every surface shows the
+// same instant in its own format (RFC 3339 on HTTP, "yyyy-MM-dd HH:mm:ss" on gRPC).
+func (s *Store) now() time.Time { return s.clock().UTC().Truncate(time.Second) }
 
 // apply performs c on the store. The caller holds the write lock.
 func (s *Store) apply(c *change) {
@@ -183,7 +191,7 @@ func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
 		return nil, nil
 	}
 	users := make([]*User, len(in))
-	at := now()
+	at := s.now()
 	for i, nu := range in {
 		name, email, err := validateUser(nu.Name, nu.Email)
 		if err != nil {
@@ -276,7 +284,7 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 	if _, ok := s.users.get(userID); !ok {
 		return nil, userNotFound(userID)
 	}
-	p := &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: now()}
+	p := &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
 	s.commit(&change{Op: opPutPost, Post: p}, true)
 	return p, nil
 }
@@ -298,7 +306,7 @@ func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error
 	if _, ok := s.users.get(authorID); !ok {
 		return nil, userNotFound(authorID)
 	}
-	c := &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: now()}
+	c := &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
 	s.commit(&change{Op: opPutComment, Comment: c}, true)
 	return c, nil
 }
@@ -337,7 +345,7 @@ func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
 	if len(fields) > 0 {
 		return nil, invalidFields(fields)
 	}
-	o := &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: now(), Quantity: in.Quantity}
+	o := &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
 	s.commit(&change{Op: opPutOrder, Order: o}, false)
 	return o, nil
 }

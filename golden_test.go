@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files with the responses seen")
+
+// fixedTime is the clock of every test store, so golden files hold exact times.
+var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newTestStore returns a store on the demo dataset with the fixed clock.
+func newTestStore(t testing.TB) *Store {
+	t.Helper()
+	s := NewStore()
+	s.clock = func() time.Time { return fixedTime }
+	if err := s.Load(DemoDataset()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newTestServer starts the real HTTP handler on a free 127.0.0.1 port.
+func newTestServer(t testing.TB, store *Store) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(NewServer(store, slog.New(slog.DiscardHandler)))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// goldenHeaders are the response headers a golden file records: the ones a client
+// acts on. Date and Content-Length say nothing about behaviour.
+var goldenHeaders = []string{"Allow", "Content-Type", "Location", "WWW-Authenticate"}
+
+// TestGoldenHTTP runs every testdata/<surface>/*.http file against a fresh server on
+// the demo data and compares the transcript with the .golden file beside it.
+//
+// A .http file holds requests separated by lines "###": a request line "METHOD
+// /path", header lines, a blank line and the body. A body "@json-string-of N bytes"
+// stands for {"name":"aaa…"} with N a's, for size limits.
+func TestGoldenHTTP(t *testing.T) {
+	files, err := filepath.Glob("testdata/*/*.http")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden request files found: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(file, ".http")
+		t.Run(strings.TrimPrefix(name, "testdata/"), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := newTestServer(t, newTestStore(t))
+			var got bytes.Buffer
+			for i, req := range strings.Split(string(src), "\n###\n") {
+				if i > 0 {
+					got.WriteString("\n###\n")
+				}
+				got.WriteString(roundTrip(t, ts.URL, req))
+			}
+			checkGolden(t, name+".golden", got.Bytes())
+		})
+	}
+}
+
+// roundTrip sends one request written as text and returns the response as text.
+func roundTrip(t *testing.T, base, text string) string {
+	t.Helper()
+	head, body, _ := strings.Cut(strings.TrimLeft(text, "\n"), "\n\n")
+	lines := strings.Split(strings.TrimRight(head, "\n"), "\n")
+	method, target, ok := strings.Cut(lines[0], " ")
+	if !ok {
+		t.Fatalf("bad request line %q", lines[0])
+	}
+	body = strings.TrimSuffix(body, "\n")
+	if n, ok := strings.CutPrefix(body, "@json-string-of "); ok {
+		var size int
+		fmt.Sscan(n, &size)
+		body = `{"name":"` + strings.Repeat("a", size) + `"}`
+	}
+	req, err := http.NewRequest(method, base+target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range lines[1:] {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	respBody, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %s\n", method, target)
+	fmt.Fprintf(&out, "HTTP %d\n", resp.StatusCode)
+	for _, k := range goldenHeaders {
+		if v := resp.Header.Values(k); len(v) > 0 {
+			fmt.Fprintf(&out, "%s: %s\n", k, strings.Join(v, ", "))
+		}
+	}
+	out.WriteString("\n")
+	out.Write(respBody)
+	return out.String()
+}
+
+// checkGolden compares got with the golden file, or rewrites it under -update.
+func checkGolden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("response differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", file, got, want)
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+// usersNamed builds users with ids 1..n in order, named by names and emails.
+func usersNamed(names ...string) []*User {
+	out := make([]*User, len(names))
+	for i, n := range names {
+		out[i] = &User{ID: int64(i + 1), Name: n, Email: fmt.Sprintf("%s@example.com", n), CreatedAt: fixedTime}
+	}
+	return out
+}
+
+func TestPageUsers(t *testing.T) {
+	users := usersNamed("dan", "Ann", "bob", "anna", "Carl", "ann")
+	ids := func(r pagedResult[*User]) []int64 {
+		out := []int64{}
+		for _, u := range r.Items {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		query          string
+		wantIDs        []int64
+		wantTotal      int
+		wantTotalPages int
+	}{
+		{"page=1", []int64{1, 2, 3, 4, 5, 6}, 6, 1},
+		{"pageSize=4", []int64{1, 2, 3, 4}, 6, 2},
+		{"pageSize=4&page=2", []int64{5, 6}, 6, 2},
+		{"pageSize=4&page=3", []int64{}, 6, 2},          // past the end: empty, not an error
+		{"pageSize=3&page=2", []int64{4, 5, 6}, 6, 2},   // exact division
+		{"pageSize=1&page=6", []int64{6}, 6, 6},         // last page
+		{"pageSize=100&page=1", []int64{1, 2, 3, 4, 5, 6}, 6, 1},
+		{"sortBy=name", []int64{2, 6, 4, 3, 5, 1}, 6, 1}, // case-insensitive, ties by id
+		{"sortBy=NAME&pageSize=2&page=2", []int64{4, 3}, 6, 3},
+		{"sortBy=email", []int64{2, 6, 4, 3, 5, 1}, 6, 1},
+		{"sortBy=id", []int64{1, 2, 3, 4, 5, 6}, 6, 1},
+		{"search=ann", []int64{2, 4, 6}, 3, 1},
+		{"search=ANN&sortBy=name&pageSize=2", []int64{2, 6}, 3, 2}, // search, then sort, then count, then page
+		{"search=ann&sortBy=name&pageSize=2&page=2", []int64{4}, 3, 2},
+		{"search=zzz", []int64{}, 0, 0},
+		{"search=example.com&pageSize=5&page=2", []int64{6}, 6, 2}, // email matches too
+		{"page=2147483647&pageSize=100", []int64{}, 6, 1},          // no overflow
+	}
+	for _, tt := range tests {
+		q, _ := url.ParseQuery(tt.query)
+		uq, paged, err := parseUserQuery(q)
+		if err != nil || !paged {
+			t.Fatalf("%s: parse: paged=%v err=%v", tt.query, paged, err)
+		}
+		got := pageUsers(users, uq)
+		if !slices.Equal(ids(got), tt.wantIDs) || got.TotalItems != tt.wantTotal || got.TotalPages != tt.wantTotalPages {
+			t.Errorf("%s: got ids %v total %d pages %d; want %v %d %d", tt.query, ids(got), got.TotalItems, got.TotalPages, tt.wantIDs, tt.wantTotal, tt.wantTotalPages)
+		}
+	}
+	if users[0].Name != "dan" || users[1].Name != "Ann" {
+		t.Error("pageUsers reordered its input")
+	}
+}
+
+func TestParseUserQueryForms(t *testing.T) {
+	tests := []struct {
+		query   string
+		paged   bool
+		wantErr bool
+	}{
+		{"", false, false},
+		{"search=", false, false}, // an empty search is absent
+		{"other=1", false, false},
+		{"sortBy=", true, false},
+		{"PAGE=2", true, false},
+		{"page=0", true, true},
+		{"page=x", true, true},
+		{"pageSize=101", true, true},
+		{"pageSize=0", true, true},
+		{"page=1&Page=2", true, true},
+	}
+	for _, tt := range tests {
+		q, _ := url.ParseQuery(tt.query)
+		_, paged, err := parseUserQuery(q)
+		if paged != tt.paged || (err != nil) != tt.wantErr {
+			t.Errorf("%q: paged=%v err=%v; want paged=%v err=%v", tt.query, paged, err, tt.paged, tt.wantErr)
+		}
+	}
+}
+

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestDeleteUserCascades(t *testing.T) {
+	s := newTestStore(t)
+	// Demo user 1 wrote posts 1 and 2 (comments 1-3 on them) and comments 4 and 8
+	// elsewhere; orders 1 and 2 are hers.
+	if !s.DeleteUser(1) {
+		t.Fatal("DeleteUser(1) = false")
+	}
+	if _, ok := s.User(1); ok {
+		t.Error("user 1 still there")
+	}
+	for _, p := range s.Posts() {
+		if p.UserID == 1 {
+			t.Errorf("post %d of user 1 survived", p.ID)
+		}
+	}
+	for _, c := range s.Comments() {
+		if c.AuthorID == 1 || c.PostID == 1 || c.PostID == 2 {
+			t.Errorf("comment %d survived (author %d, post %d)", c.ID, c.AuthorID, c.PostID)
+		}
+	}
+	if got := len(s.Comments()); got != 11-5 {
+		t.Errorf("%d comments left, want 6", got)
+	}
+	for _, id := range []int64{1, 2} {
+		if o, ok := s.Order(id); !ok || o.UserID != 1 {
+			t.Errorf("order %d: %v %v; orders are sales records and stay", id, o, ok)
+		}
+	}
+	if s.DeleteUser(1) {
+		t.Error("second DeleteUser(1) = true")
+	}
+	// Ids are never reused.
+	u, err := s.CreateUser("New", "new@example.com")
+	if err != nil || u.ID != 7 {
+		t.Fatalf("CreateUser after delete: %v %v, want id 7", u, err)
+	}
+}
+
+func TestIDsAreNeverReused(t *testing.T) {
+	s := NewStore()
+	a, _ := s.CreateUser("A", "a@example.com")
+	b, _ := s.CreateUser("B", "b@example.com")
+	s.DeleteUser(b.ID)
+	c, _ := s.CreateUser("C", "c@example.com")
+	if a.ID != 1 || b.ID != 2 || c.ID != 3 {
+		t.Errorf("ids %d %d %d, want 1 2 3", a.ID, b.ID, c.ID)
+	}
+}
+
+func TestCreateUsersIsAllOrNothing(t *testing.T) {
+	s := newTestStore(t)
+	before := len(s.Users())
+	_, err := s.CreateUsers([]NewUser{{"Ok", "ok@example.com"}, {"Bad", "not-an-email"}, {"Ok2", "ok2@example.com"}})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindInvalid || !strings.HasPrefix(e.Message, "user 1: ") {
+		t.Fatalf("err = %v, want invalid naming user 1", err)
+	}
+	if got := len(s.Users()); got != before {
+		t.Errorf("%d users after a failed batch, want %d", got, before)
+	}
+	users, err := s.CreateUsers([]NewUser{{"A", "a@example.com"}, {"B", "b@example.com"}})
+	if err != nil || len(users) != 2 || users[0].ID != 7 || users[1].ID != 8 {
+		t.Fatalf("CreateUsers = %v, %v", users, err)
+	}
+}
+
+func TestUpdateUserChangesOnlyWhatIsGiven(t *testing.T) {
+	s := newTestStore(t)
+	name := "Alice J."
+	u, err := s.UpdateUser(1, UserPatch{Name: &name})
+	if err != nil || u.Name != name || u.Email != "alice@example.com" || !u.CreatedAt.Equal(mustUser(t, s, 1).CreatedAt) {
+		t.Fatalf("UpdateUser = %+v, %v", u, err)
+	}
+	bad := "nope"
+	if _, err := s.UpdateUser(1, UserPatch{Email: &bad}); err == nil {
+		t.Fatal("invalid email accepted")
+	}
+	if got := mustUser(t, s, 1); got.Name != name || got.Email != "alice@example.com" {
+		t.Errorf("failed update changed the store: %+v", got)
+	}
+	if _, err := s.UpdateUser(99, UserPatch{Name: &name}); err == nil || err.Error() != "user 99 not found" {
+		t.Errorf("missing user: %v", err)
+	}
+}
+
+func mustUser(t *testing.T, s *Store, id int64) *User {
+	t.Helper()
+	u, ok := s.User(id)
+	if !ok {
+		t.Fatalf("no user %d", id)
+	}
+	return u
+}
+
+func TestCreateOrderRules(t *testing.T) {
+	s := newTestStore(t)
+	if _, err := s.CreateOrder(42, NewOrder{ProductID: 1, Quantity: 1}); asError(err).Kind != KindNotFound {
+		t.Errorf("unknown user: %v", err)
+	}
+	_, err := s.CreateOrder(1, NewOrder{ProductID: 999, Quantity: 0})
+	if e := asError(err); e.Kind != KindInvalid || len(e.Fields["productId"]) == 0 || len(e.Fields["quantity"]) == 0 {
+		t.Errorf("bad order: %#v", err)
+	}
+	o, err := s.CreateOrder(1, NewOrder{ProductID: 2, Quantity: 3})
+	if err != nil || o.CustomerName != "Alice Johnson" || o.UserID != 1 || !o.OrderDate.Equal(fixedTime) {
+		t.Errorf("CreateOrder = %+v, %v", o, err)
+	}
+	if got := s.OrdersByProduct(2); len(got) != 3 || got[2].ID != o.ID {
+		t.Errorf("orders of product 2: %v", got)
+	}
+}
+
+func TestFeedPublishesCreations(t *testing.T) {
+	s := newTestStore(t)
+	sub := s.Subscribe(8)
+	u, _ := s.CreateUser("Fed", "fed@example.com")
+	p, _ := s.CreatePost(u.ID, "Title", "Body")
+	s.UpdateUser(u.ID, UserPatch{})                          // not a creation
+	s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}) // not on the feed
+	if e := <-sub.C; e.User != u {
+		t.Errorf("first event %+v, want user %d", e, u.ID)
+	}
+	if e := <-sub.C; e.Post != p {
+		t.Errorf("second event %+v, want post %d", e, p.ID)
+	}
+	select {
+	case e := <-sub.C:
+		t.Errorf("unexpected event %+v", e)
+	default:
+	}
+	sub.Close()
+	if _, open := <-sub.C; open || sub.Err() != nil {
+		t.Errorf("after Close: open=%v err=%v", open, sub.Err())
+	}
+	sub.Close() // twice is fine
+}
+
+func TestFeedDropsSlowSubscriber(t *testing.T) {
+	s := newTestStore(t)
+	slow, fast := s.Subscribe(2), s.Subscribe(10)
+	for i := range 5 {
+		if _, err := s.CreateUser(fmt.Sprint("U", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for range slow.C {
+		n++
+	}
+	if n != 2 || !errors.Is(slow.Err(), ErrSlowSubscriber) {
+		t.Errorf("slow subscriber got %d events, err %v", n, slow.Err())
+	}
+	if len(fast.C) != 5 {
+		t.Errorf("fast subscriber has %d events, want 5", len(fast.C))
+	}
+	s.CloseFeed()
+	for range fast.C {
+	}
+	if fast.Err() == nil {
+		t.Error("CloseFeed left no reason")
+	}
+	if late := s.Subscribe(1); late.Err() == nil {
+		t.Error("subscribing after CloseFeed succeeded")
+	}
+}
+
+// TestConcurrentReadWrite runs writers and readers together under -race and checks that
+// the store ends as the writers were told.
+func TestConcurrentReadWrite(t *testing.T) {
+	s := newTestStore(t)
+	var wg sync.WaitGroup
+	created := make([][]int64, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				u, err := s.CreateUser(fmt.Sprintf("W%d-%d", w, i), fmt.Sprintf("w%d.%d@example.com", w, i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				name := u.Name + "!"
+				if _, err := s.UpdateUser(u.ID, UserPatch{Name: &name}); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.CreatePost(u.ID, "t", "c"); err != nil {
+					t.Error(err)
+				}
+				if i%2 == 0 {
+					s.DeleteUser(u.ID)
+				} else {
+					created[w] = append(created[w], u.ID)
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 200 {
+				users := s.Users()
+				for i := 1; i < len(users); i++ {
+					if users[i-1].ID >= users[i].ID {
+						t.Error("users out of id order")
+					}
+				}
+				pageUsers(users, userQuery{page: 1, pageSize: 10, search: "w", sortBy: "name"})
+				for _, p := range s.Posts() {
+					if _, ok := s.User(p.UserID); !ok {
+						// A post may outlive this read only if its user was deleted in between;
+						// the post must then be gone too.
+						if _, still := s.Post(p.ID); still {
+							if _, ok := s.User(p.UserID); !ok {
+								t.Errorf("post %d outlived user %d", p.ID, p.UserID)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := 6
+	for _, ids := range created {
+		want += len(ids)
+		for _, id := range ids {
+			if u := mustUser(t, s, id); !strings.HasSuffix(u.Name, "!") {
+				t.Errorf("user %d lost its update", id)
+			}
+		}
+	}
+	if got := len(s.Users()); got != want {
+		t.Errorf("%d users, want %d", got, want)
+	}
+}
+
+func TestDemoDataset(t *testing.T) {
+	ds := DemoDataset()
+	if len(ds.Users) < 5 || len(ds.Posts) < 8 || len(ds.Products) < 12 || len(ds.Orders) < 10 {
+		t.Errorf("demo dataset too small: %d users %d posts %d products %d orders", len(ds.Users), len(ds.Posts), len(ds.Products), len(ds.Orders))
+	}
+	categories, inactive := map[string]bool{}, 0
+	for _, p := range ds.Products {
+		categories[p.Category] = true
+		if !p.IsActive {
+			inactive++
+		}
+	}
+	commented := map[int64]bool{}
+	for _, c := range ds.Comments {
+		commented[c.PostID] = true
+	}
+	if len(categories) < 3 || inactive == 0 || len(commented) < 8 {
+		t.Errorf("demo: %d categories, %d inactive products, %d posts with comments", len(categories), inactive, len(commented))
+	}
+	if err := NewStore().Load(ds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadRefusesBadDatasets(t *testing.T) {
+	tests := []struct{ name, json, want string }{
+		{"duplicate id", `{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":1,"name":"B","email":"b@x.io"}]}`, "users[1] (id 1): duplicate id"},
+		{"zero id", `{"products":[{"id":0,"name":"P","price":1}]}`, "products[0]: id must be a positive integer, not 0"},
+		{"dangling post", `{"posts":[{"id":1,"userId":9,"title":"T"}]}`, "posts[0] (id 1): userId 9 names no user"},
+		{"dangling comment post", `{"users":[{"id":1,"name":"A","email":"a@x.io"}],"comments":[{"id":3,"postId":2,"authorId":1,"text":"x"}]}`, "comments[0] (id 3): postId 2 names no post"},
+		{"dangling comment author", `{"users":[{"id":1,"name":"A","email":"a@x.io"}],"posts":[{"id":1,"userId":1,"title":"T"}],"comments":[{"id":1,"postId":1,"authorId":5,"text":"x"}]}`, "comments[0] (id 1): authorId 5 names no user"},
+		{"dangling order product", `{"orders":[{"id":1,"productId":4,"quantity":1}]}`, "orders[0] (id 1): productId 4 names no product"},
+		{"dangling order user", `{"products":[{"id":4,"name":"P","price":1}],"orders":[{"id":1,"userId":3,"productId":4,"quantity":1}]}`, "orders[0] (id 1): userId 3 names no user"},
+		{"invalid user", `{"users":[{"id":2,"name":"A","email":"nope"}]}`, "users[0] (id 2): invalid input: email must be a valid email address"},
+		{"bad quantity", `{"products":[{"id":4,"name":"P","price":1}],"orders":[{"id":1,"productId":4,"quantity":0}]}`, "orders[0] (id 1): quantity must be between 1 and 2147483647"},
+		{"negative price", `{"products":[{"id":4,"name":"P","price":-1}]}`, "products[0] (id 4): price must not be negative"},
+	}
+	for _, tt := range tests {
+		ds, err := ReadDataset(strings.NewReader(tt.json))
+		if err != nil {
+			t.Fatalf("%s: read: %v", tt.name, err)
+		}
+		s := NewStore()
+		err = s.Load(ds)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+		if len(s.Users())+len(s.Products())+len(s.Posts()) != 0 {
+			t.Errorf("%s: a refused dataset left records behind", tt.name)
+		}
+	}
+}
+
+func TestReadDatasetErrors(t *testing.T) {
+	tests := []struct{ json, want string }{
+		{``, "empty input: expected a JSON object"},
+		{`{"users":[`, "malformed JSON: unexpected end of input"},
+		{`{"usres":[]}`, `json: unknown field "usres"`},
+		{`{"users":[{"id":"1"}]}`, "users.id must be a number, not string (byte 19)"},
+		{`{"products":[{"id":1,"price":1.23456}]}`, "1.23456 has more than 4 decimal places"},
+		{`{} {}`, "unexpected data after the dataset object"},
+	}
+	for _, tt := range tests {
+		_, err := ReadDataset(strings.NewReader(tt.json))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.json, err, tt.want)
+		}
+	}
+}
+
+func TestLoadContinuesIDs(t *testing.T) {
+	ds, err := ReadDataset(strings.NewReader(`{"users":[{"id":40,"name":"A","email":"a@x.io"},{"id":7,"name":"B","email":"b@x.io"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore()
+	if err := s.Load(ds); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := s.CreateUser("C", "c@x.io"); u.ID != 41 {
+		t.Errorf("new id %d, want 41", u.ID)
+	}
+	if users := s.Users(); users[0].ID != 7 || users[1].ID != 40 {
+		t.Errorf("users not in id order: %d %d", users[0].ID, users[1].ID)
+	}
+}
+
+// FuzzLoadDataset feeds arbitrary bytes to the dataset reader and loader: no panic, and
+// a dataset that loads has every reference resolving.
+func FuzzLoadDataset(f *testing.F) {
+	f.Add(demoJSON)
+	f.Add([]byte(`{"users":[{"id":1,"name":"A","email":"a@x.io"}],"posts":[{"id":1,"userId":1,"title":"T"}]}`))
+	f.Add([]byte(`{"products":[{"id":1,"name":"P","price":1e3}],"orders":[{"id":2,"productId":1,"quantity":3}]}`))
+	f.Add([]byte(`{"products":[{"id":1,"name":"P","price":-0.00001}]}`))
+	if seed, err := os.ReadFile("testdata/dataset-small.json"); err == nil {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ds, err := ReadDataset(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		s := NewStore()
+		if err := s.Load(ds); err != nil {
+			return
+		}
+		for _, p := range s.Posts() {
+			if _, ok := s.User(p.UserID); !ok {
+				t.Fatalf("post %d references missing user %d", p.ID, p.UserID)
+			}
+		}
+		for _, o := range s.Orders() {
+			if _, ok := s.Product(o.ProductID); !ok {
+				t.Fatalf("order %d references missing product %d", o.ID, o.ProductID)
+			}
+		}
+		if len(s.Users()) != len(ds.Users) || len(s.Orders()) != len(ds.Orders) {
+			t.Fatal("loaded counts differ from the dataset")
+		}
+	})
+}
+
+func TestDecimal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Decimal
+		out  string
+	}{
+		{"19.99", 199900, "19.99"}, {"0", 0, "0"}, {"5", 50000, "5"}, {"0.5", 5000, "0.5"},
+		{"-3.25", -32500, "-3.25"}, {"1e2", 1000000, "100"}, {"1.5E-2", 150, "0.015"},
+		{"999.9900", 9999900, "999.99"}, {"0.0001", 1, "0.0001"}, {"12.3400e1", 1234000, "123.4"},
+	}
+	for _, tt := range tests {
+		d, err := ParseDecimal(tt.in)
+		if err != nil || d != tt.want || d.String() != tt.out {
+			t.Errorf("ParseDecimal(%q) = %d (%s), %v; want %d (%s)", tt.in, d, d, err, tt.want, tt.out)
+		}
+	}
+	for _, bad := range []string{"", "-", ".", "1.00001", "abc", "1e99", "99999999999999999", "1..2", "0x10", "--1", "1e"} {
+		if d, err := ParseDecimal(bad); err == nil {
+			t.Errorf("ParseDecimal(%q) = %d, want an error", bad, d)
+		}
+	}
+}
