@@ -34,9 +34,9 @@ func TestPageUsers(t *testing.T) {
 		{"page=1", []int64{1, 2, 3, 4, 5, 6}, 6, 1},
 		{"pageSize=4", []int64{1, 2, 3, 4}, 6, 2},
 		{"pageSize=4&page=2", []int64{5, 6}, 6, 2},
-		{"pageSize=4&page=3", []int64{}, 6, 2},          // past the end: empty, not an error
-		{"pageSize=3&page=2", []int64{4, 5, 6}, 6, 2},   // exact division
-		{"pageSize=1&page=6", []int64{6}, 6, 6},         // last page
+		{"pageSize=4&page=3", []int64{}, 6, 2},        // past the end: empty, not an error
+		{"pageSize=3&page=2", []int64{4, 5, 6}, 6, 2}, // exact division
+		{"pageSize=1&page=6", []int64{6}, 6, 6},       // last page
 		{"pageSize=100&page=1", []int64{1, 2, 3, 4, 5, 6}, 6, 1},
 		{"sortBy=name", []int64{2, 6, 4, 3, 5, 1}, 6, 1}, // case-insensitive, ties by id
 		{"sortBy=NAME&pageSize=2&page=2", []int64{4, 3}, 6, 3},
@@ -90,4 +90,3 @@ func TestParseUserQueryForms(t *testing.T) {
 		}
 	}
 }
-
