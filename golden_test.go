@@ -34,7 +34,7 @@ func newTestStore(t testing.TB) *Store {
 // newTestServer starts the real HTTP handler on a free 127.0.0.1 port.
 func newTestServer(t testing.TB, store *Store) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(NewServer(store, slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(NewServer(store, slog.New(slog.DiscardHandler), nil))
 	t.Cleanup(ts.Close)
 	return ts
 }

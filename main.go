@@ -23,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc"
 )
 
 func main() {
@@ -39,49 +41,130 @@ func main() {
 // config is the service's configuration (CONTRACT.md section 2).
 type config struct {
 	httpAddr        string
+	grpcAddr        string
 	load            string
 	demo            bool
+	env             string
+	streamDelay     time.Duration
 	shutdownTimeout time.Duration
+	jwt             jwtFlags
+	clock           func() time.Time // tests fix the store's clock; nil is the real one
+}
+
+// jwtFlags configure bearer-token authentication; it is off when no key is given.
+type jwtFlags struct {
+	secret, publicKeyFile, issuer, audience string
+}
+
+func (j *jwtFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
+	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
+	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
+}
+
+// verifierConfig reads the key the flags name; on is false when authentication is off.
+func (j *jwtFlags) verifierConfig() (cfg JWTConfig, on bool, err error) {
+	cfg = JWTConfig{Issuer: j.issuer, Audience: j.audience}
+	switch {
+	case j.secret != "" && j.publicKeyFile != "":
+		return cfg, false, errors.New("-jwt-secret and -jwt-public-key exclude each other")
+	case j.secret != "":
+		cfg.Secret = []byte(j.secret)
+	case j.publicKeyFile != "":
+		pem, err := os.ReadFile(j.publicKeyFile)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-jwt-public-key: %w", unwrapPathError(err))
+		}
+		cfg.PublicKeyPEM = pem
+	default:
+		return cfg, false, nil
+	}
+	return cfg, true, nil
 }
 
 // run is the whole program: it parses args (with environment fallbacks read through
 // getenv), serves until ctx ends, then shuts down in order.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stdout)
-	if err != nil {
+	if len(args) > 0 && args[0] == "token" {
+		return runToken(args[1:], getenv, stdout)
+	}
+	var cfg config
+	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
+	fs.StringVar(&cfg.httpAddr, "http", ":8080", "`address` of the HTTP server (REST, GraphQL, OData)")
+	fs.StringVar(&cfg.grpcAddr, "grpc", ":50051", "`address` of the gRPC server")
+	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
+	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
+	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
+	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
+	cfg.jwt.register(fs)
+	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
 		return err
+	}
+	if cfg.env != "development" && cfg.env != "production" {
+		return fmt.Errorf("-env must be development or production, not %q", cfg.env)
+	}
+	if cfg.streamDelay < 0 {
+		return errors.New("-stream-delay must not be negative")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	a, err := start(cfg, log)
 	if err != nil {
 		return err
 	}
-	log.Info("quartet serving", "http", a.httpAddr)
+	log.Info("quartet serving", "http", a.httpAddr, "grpc", a.grpcAddr, "env", cfg.env, "auth", a.auth != nil)
 	<-ctx.Done()
 	log.Info("shutting down")
 	return a.shutdown()
 }
 
-// parseConfig reads flags; a flag not given takes the environment variable
-// QUARTET_<NAME> (upper case, dashes as underscores) when that is set.
-func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (config, error) {
-	var cfg config
-	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported once, by main, in one line
-	fs.StringVar(&cfg.httpAddr, "http", ":8080", "`address` of the HTTP server (REST, GraphQL, OData)")
-	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
-	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on shutdown")
+// runToken is "quartet token": it prints an HS256 token for the configured secret.
+func runToken(args []string, getenv func(string) string, stdout io.Writer) error {
+	var j jwtFlags
+	var sub, scope string
+	var ttl time.Duration
+	fs := flag.NewFlagSet("quartet token", flag.ContinueOnError)
+	j.register(fs)
+	fs.StringVar(&sub, "sub", "", "the token's subject (sub)")
+	fs.StringVar(&scope, "scope", "", "space-separated scopes, e.g. write")
+	fs.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
+	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet token -sub NAME [-scope write] [-ttl 1h]"); err != nil {
+		return err
+	}
+	if j.secret == "" {
+		return errors.New("token: set -jwt-secret (or QUARTET_JWT_SECRET) to the server's HS256 secret")
+	}
+	if sub == "" {
+		return errors.New("token: -sub is required")
+	}
+	vc, _, err := j.verifierConfig()
+	if err != nil {
+		return err
+	}
+	token, err := SignHS256Token(vc, sub, scope, ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+// parseFlags parses args into fs; a flag not given takes the environment variable
+// QUARTET_<NAME> (upper case, dashes as underscores) when that is set. Errors are
+// returned, not printed, so main reports them in one line; -h prints the usage.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, stdout io.Writer, usage string) error {
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
-			fmt.Fprintln(stdout, "Usage: quartet [flags]\n\nEvery flag can also be set as QUARTET_<NAME> in the environment; flags win.")
+			fmt.Fprintln(stdout, usage+"\n\nEvery flag can also be set as QUARTET_<NAME> in the environment; flags win.")
 			fs.PrintDefaults()
 		}
-		return cfg, err
+		return err
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -94,7 +177,7 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (c
 			}
 		}
 	})
-	return cfg, envErr
+	return envErr
 }
 
 // app is a started service.
@@ -102,46 +185,82 @@ type app struct {
 	cfg      config
 	log      *slog.Logger
 	store    *Store
+	auth     *authenticator
 	httpAddr string
+	grpcAddr string
 	http     *http.Server
+	grpc     *grpc.Server
 	done     sync.WaitGroup
 }
 
 // start loads the store and starts listening; it returns once the service accepts
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
-	store, err := openStore(cfg)
+	a := &app{cfg: cfg, log: log}
+	vc, on, err := cfg.jwt.verifierConfig()
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if on {
+		v, err := NewJWTVerifier(vc)
+		if err != nil {
+			return nil, err
+		}
+		a.auth = &authenticator{verifier: v}
+	}
+	if a.store, err = openStore(cfg); err != nil {
+		return nil, err
+	}
+	httpLn, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
 		return nil, fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
 	}
-	a := &app{cfg: cfg, log: log, store: store, httpAddr: ln.Addr().String()}
+	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
+	if err != nil {
+		httpLn.Close()
+		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
+	}
+	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	a.http = &http.Server{
-		Handler:           NewServer(store, log),
+		Handler:           NewServer(a.store, log, a.auth),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
 	a.done.Go(func() {
-		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
+		}
+	})
+	a.done.Go(func() {
+		if err := a.grpc.Serve(grpcLn); err != nil {
+			log.Error("grpc server", "error", err)
 		}
 	})
 	return a, nil
 }
 
-// shutdown stops accepting, lets in-flight requests finish within the configured
-// bound, and ends every subscription.
+// shutdown stops accepting, ends every subscription, and lets in-flight calls finish
+// within the configured bound before cutting them off.
 func (a *app) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
 	a.store.CloseFeed()
+	grpcDone := make(chan struct{})
+	go func() {
+		a.grpc.GracefulStop()
+		close(grpcDone)
+	}()
 	err := a.http.Shutdown(ctx)
+	select {
+	case <-grpcDone:
+	case <-ctx.Done():
+		a.grpc.Stop()
+		<-grpcDone
+	}
 	a.done.Wait()
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -152,6 +271,9 @@ func (a *app) shutdown() error {
 // openStore builds the store the configuration asks for.
 func openStore(cfg config) (*Store, error) {
 	store := NewStore()
+	if cfg.clock != nil {
+		store.clock = cfg.clock
+	}
 	var ds *Dataset
 	switch {
 	case cfg.load != "":

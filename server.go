@@ -23,15 +23,17 @@ const maxBodyBytes = 1 << 20
 type Server struct {
 	store *Store
 	log   *slog.Logger
+	auth  *authenticator // nil: authentication off
 	mux   *http.ServeMux
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
 }
 
-// NewServer returns a Server with every route added.
-func NewServer(store *Store, log *slog.Logger) *Server {
-	s := &Server{store: store, log: log, mux: http.NewServeMux(), methods: map[string][]string{}}
+// NewServer returns a Server with every route added. A nil auth turns
+// authentication off.
+func NewServer(store *Store, log *slog.Logger, auth *authenticator) *Server {
+	s := &Server{store: store, log: log, auth: auth, mux: http.NewServeMux(), methods: map[string][]string{}}
 	s.addRoutes()
 	return s
 }
@@ -41,12 +43,12 @@ func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 
 	s.handle("GET /api/users", s.listUsers)
-	s.handle("POST /api/users", s.createUser)
+	s.handle("POST /api/users", s.requireWrite(s.createUser))
 	s.handle("GET /api/users/{id}", s.getUser)
-	s.handle("PUT /api/users/{id}", s.updateUser)
-	s.handle("DELETE /api/users/{id}", s.deleteUser)
+	s.handle("PUT /api/users/{id}", s.requireWrite(s.updateUser))
+	s.handle("DELETE /api/users/{id}", s.requireWrite(s.deleteUser))
 	s.handle("GET /api/users/{userId}/orders", s.listUserOrders)
-	s.handle("POST /api/users/{userId}/orders", s.createUserOrder)
+	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
 	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
 
 	s.addFallbacks()
@@ -196,8 +198,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Kind == KindInternal {
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
-	if e.Kind == KindUnauthenticated {
-		w.Header().Set("WWW-Authenticate", `Bearer`)
+	if e.Kind == KindUnauthenticated && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
 	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
 }

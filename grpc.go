@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"quartet/userpb"
+)
+
+// The gRPC surface: user.UserService (spec 4.1) over the shared store.
+
+// maxUsersPerCall bounds what one CreateUsers call may hold in memory before it stores
+// anything: the call is all or nothing, so it is buffered whole.
+const maxUsersPerCall = 100_000
+
+// userService implements userpb.UserServiceServer.
+type userService struct {
+	userpb.UnimplementedUserServiceServer
+	store       *Store
+	streamDelay time.Duration
+}
+
+// newGRPCServer returns a gRPC server with the user service, the standard health
+// service and, when reflect is set (development), server reflection.
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool) *grpc.Server {
+	srv := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(unaryLogAndRecover(log), auth.unaryInterceptor),
+		grpc.ChainStreamInterceptor(streamLogAndRecover(log), auth.streamInterceptor),
+	)
+	userpb.RegisterUserServiceServer(srv, &userService{store: store, streamDelay: streamDelay})
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	if reflect {
+		reflection.Register(srv)
+	}
+	return srv
+}
+
+// GetUser returns one user (spec 4.1 rule 1, 7.1).
+func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (*userpb.UserResponse, error) {
+	if req.GetId() <= 0 {
+		return nil, status.Error(codes.InvalidArgument, "user id must be positive")
+	}
+	u, ok := s.store.User(int64(req.GetId()))
+	if !ok {
+		return nil, userNotFound(int64(req.GetId()))
+	}
+	return userMessage(u), nil
+}
+
+// GetAllUsers streams every user in id order with a pause after each (spec 4.1 rule 2);
+// a cancelled call stops at once.
+func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
+	ctx := stream.Context()
+	var pause *time.Timer
+	for _, u := range s.store.Users() {
+		if err := stream.Send(userMessage(u)); err != nil {
+			return err
+		}
+		if s.streamDelay <= 0 {
+			if ctx.Err() != nil {
+				return status.FromContextError(ctx.Err()).Err()
+			}
+			continue
+		}
+		if pause == nil {
+			pause = time.NewTimer(s.streamDelay)
+			defer pause.Stop()
+		} else {
+			pause.Reset(s.streamDelay)
+		}
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-pause.C:
+		}
+	}
+	return nil
+}
+
+// CreateUsers stores every user the client sent, all at once when the client has
+// finished, or none if any is invalid (spec 4.1 rule 3).
+func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
+	var batch []NewUser
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(batch) == maxUsersPerCall {
+			return status.Errorf(codes.ResourceExhausted, "at most %d users per call", maxUsersPerCall)
+		}
+		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
+			return &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
+		}
+		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
+	}
+	users, err := s.store.CreateUsers(batch)
+	if err != nil {
+		return err
+	}
+	return stream.SendAndClose(&userpb.CreateUsersResponse{UsersCreated: int32(len(users))})
+}
+
+// ChatWithUsers answers each message with an echo from "Server" (spec 4.1 rule 4).
+func (s *userService) ChatWithUsers(stream grpc.BidiStreamingServer[userpb.ChatMessage, userpb.ChatMessage]) error {
+	for {
+		in, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		reply := &userpb.ChatMessage{
+			UserName:  "Server",
+			Message:   "Echo: " + in.GetMessage(),
+			Timestamp: s.store.now().Format(time.TimeOnly),
+		}
+		if err := stream.Send(reply); err != nil {
+			return err
+		}
+	}
+}
+
+func userMessage(u *User) *userpb.UserResponse {
+	return &userpb.UserResponse{
+		Id:        int32(min(u.ID, math.MaxInt32)),
+		Name:      u.Name,
+		Email:     u.Email,
+		CreatedAt: u.CreatedAt.UTC().Format(time.DateTime),
+	}
+}
+
+// grpcError turns a handler's error into a status: a status error passes unchanged, a
+// domain error takes its code from the one table (errors.go), anything else becomes
+// Internal with a generic message while the detail goes to the log (spec 7.1).
+func grpcError(log *slog.Logger, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Kind != KindInternal {
+		return status.Error(e.GRPCCode(), e.Message)
+	}
+	log.Error("grpc internal error", "method", method, "error", err)
+	return status.Error(codes.Internal, "internal server error")
+}
+
+// recovered turns a panic into an Internal status, logging what it was.
+func recovered(log *slog.Logger, method string, v any) error {
+	log.Error("panic in grpc call", "method", method, "panic", v)
+	return status.Error(codes.Internal, "internal server error")
+}
+
+func unaryLogAndRecover(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		start := time.Now()
+		defer func() {
+			if v := recover(); v != nil {
+				resp, err = nil, recovered(log, info.FullMethod, v)
+			}
+			log.Info("grpc", "method", info.FullMethod, "code", status.Code(err).String(), "duration", time.Since(start))
+		}()
+		resp, err = handler(ctx, req)
+		return resp, grpcError(log, info.FullMethod, err)
+	}
+}
+
+func streamLogAndRecover(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		start := time.Now()
+		defer func() {
+			if v := recover(); v != nil {
+				err = recovered(log, info.FullMethod, v)
+			}
+			log.Info("grpc", "method", info.FullMethod, "code", status.Code(err).String(), "duration", time.Since(start))
+		}()
+		return grpcError(log, info.FullMethod, handler(srv, ss))
+	}
+}
