@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestRunServesAndShutsDown runs the program as main does, finds the bound address in
+// its log, uses it, and stops it with the context as a signal would.
+func TestRunServesAndShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, envFrom(map[string]string{"QUARTET_HTTP": "127.0.0.1:0"}), io.Discard, logs)
+	}()
+	addr := regexp.MustCompile(`msg="quartet serving" http=(\S+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	var m []string
+	for m = addr.FindStringSubmatch(logs.String()); m == nil; m = addr.FindStringSubmatch(logs.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving line in the log:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + m[1] + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run after shutdown = %v, want nil", err)
+	}
+	if !strings.Contains(logs.String(), "shutting down") {
+		t.Error("no shutdown line in the log")
+	}
+}
+
+func TestRunRefusesBadConfiguration(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	os.WriteFile(badJSON, []byte(`{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":1,"name":"B","email":"b@x.io"}]}`), 0o644)
+	badPEM := filepath.Join(dir, "key.pem")
+	os.WriteFile(badPEM, []byte("-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n"), 0o644)
+	free := []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-http", busy.Addr().String()}, nil, "-http " + busy.Addr().String() + ": address already in use"},
+		{append(free[:2:2], "-grpc", busy.Addr().String()), nil, "-grpc " + busy.Addr().String() + ": address already in use"},
+		{append(free, "-load", filepath.Join(dir, "missing.json")), nil, "-load: " + filepath.Join(dir, "missing.json") + ": no such file or directory"},
+		{append(free, "-load", badJSON), nil, "dataset " + badJSON + ": users[1] (id 1): duplicate id"},
+		{append(free, "-env", "staging"), nil, `-env must be development or production, not "staging"`},
+		{append(free, "-jwt-secret", "short"), nil, "jwt: HS256 secret is 5 bytes; at least 32 are required (RFC 7518 section 3.2)"},
+		{append(free, "-jwt-public-key", badPEM), nil, "jwt:"},
+		{append(free, "-jwt-public-key", filepath.Join(dir, "none.pem")), nil, "-jwt-public-key: " + filepath.Join(dir, "none.pem") + ": no such file or directory"},
+		{append(free, "-jwt-secret", testSecret, "-jwt-public-key", badPEM), nil, "-jwt-secret and -jwt-public-key exclude each other"},
+		{append(free, "-stream-delay", "soon"), nil, `invalid value "soon" for flag -stream-delay`},
+		{free, map[string]string{"QUARTET_DEMO": "maybe"}, `invalid value "maybe" for QUARTET_DEMO`},
+		{append(free, "-nope"), nil, "flag provided but not defined: -nope"},
+		{append(free, "extra"), nil, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		err := run(t.Context(), tt.args, envFrom(tt.env), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("run %v: err = %v, want one line containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"-h"}, envFrom(nil), &out, io.Discard)
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "QUARTET_<NAME>") || !strings.Contains(out.String(), "-jwt-secret") {
+		t.Errorf("-h: %v\n%s", err, out.String())
+	}
+	// The environment says production, the flag says development: the flag wins, so
+	// the service starts (an invalid env value would have failed first).
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-env", "development"},
+		envFrom(map[string]string{"QUARTET_ENV": "bogus"}), io.Discard, io.Discard)
+	if err != nil {
+		t.Errorf("flag did not win over QUARTET_ENV: %v", err)
+	}
+	err = run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, envFrom(map[string]string{"QUARTET_ENV": "bogus"}), io.Discard, io.Discard)
+	if err == nil {
+		t.Error("QUARTET_ENV was not read")
+	}
+}
+
+func TestTokenCommand(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"token", "-sub", "alice", "-scope", "write", "-ttl", "10m"},
+		envFrom(map[string]string{"QUARTET_JWT_SECRET": testSecret}), &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewJWTVerifier(JWTConfig{Secret: []byte(testSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v.Verify(strings.TrimSpace(out.String()))
+	if err != nil || c.Subject != "alice" || !c.HasScope("write") || time.Until(c.Expiry) > 10*time.Minute {
+		t.Errorf("token claims %+v, %v", c, err)
+	}
+	for _, args := range [][]string{{"token", "-sub", "a"}, {"token", "-jwt-secret", testSecret}, {"token", "-jwt-secret", "short", "-sub", "a"}} {
+		if err := run(t.Context(), args, envFrom(nil), io.Discard, io.Discard); err == nil {
+			t.Errorf("token %v succeeded", args)
+		}
+	}
+}
+
+func TestOpenStoreChoices(t *testing.T) {
+	empty, err := openStore(config{demo: false})
+	if err != nil || len(empty.Users()) != 0 {
+		t.Errorf("-demo=false: %d users, %v", len(empty.Users()), err)
+	}
+	file := filepath.Join(t.TempDir(), "d.json")
+	os.WriteFile(file, []byte(`{"users":[{"id":3,"name":"Only","email":"only@example.com"}]}`), 0o644)
+	loaded, err := openStore(config{demo: true, load: file})
+	if err != nil || len(loaded.Users()) != 1 || len(loaded.Products()) != 0 {
+		t.Errorf("-load: %v users, %v", loaded.Users(), err)
+	}
+}
+
+func TestRESTAuth(t *testing.T) {
+	cfg := testConfig()
+	cfg.jwt.secret = testSecret
+	a, _ := startApp(t, cfg)
+	base := "http://" + a.httpAddr
+	do := func(method, path, token, body string) *http.Response {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	body := `{"name":"Zoe","email":"zoe@example.com"}`
+	tests := []struct {
+		method, path, auth string
+		status             int
+		challenge          string
+	}{
+		{"POST", "/api/users", "", 401, "Bearer"},
+		{"POST", "/api/users", "Bearer garbage", 401, `Bearer error="invalid_token", error_description="token malformed: `},
+		{"POST", "/api/users", "Basic abc", 401, `Bearer error="invalid_token", error_description="token malformed: authorization scheme is not Bearer"`},
+		{"POST", "/api/users", "Bearer " + testToken(t, "read"), 403, `Bearer error="insufficient_scope", scope="write"`},
+		{"POST", "/api/users", "Bearer " + testToken(t, "write"), 201, ""},
+		{"PUT", "/api/users/1", "", 401, "Bearer"},
+		{"PUT", "/api/users/1", "bearer " + testToken(t, "write"), 200, ""},
+		{"DELETE", "/api/users/2", "Bearer " + testToken(t, "admin"), 403, `Bearer error="insufficient_scope"`},
+		{"DELETE", "/api/users/2", "Bearer " + testToken(t, "admin write"), 204, ""},
+		{"POST", "/api/users/1/orders", "", 401, "Bearer"},
+		{"GET", "/api/users", "", 200, ""}, // reads stay open
+		{"GET", "/api/users/1", "Bearer garbage", 200, ""},
+		{"GET", "/api/users/1/orders", "", 200, ""},
+	}
+	for _, tt := range tests {
+		resp := do(tt.method, tt.path, tt.auth, body)
+		if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), tt.challenge) {
+			t.Errorf("%s %s (%.20q): %d %q, want %d %q", tt.method, tt.path, tt.auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tt.status, tt.challenge)
+		}
+		if tt.challenge == "" && resp.Header.Get("WWW-Authenticate") != "" {
+			t.Errorf("%s %s: unexpected challenge %q", tt.method, tt.path, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+}
