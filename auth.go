@@ -28,7 +28,8 @@ package main
 //     all three are NumericDates (integer or fractional JSON numbers from
 //     1970 to year 9999). Times are compared with a leeway of 60 seconds.
 //     "iss" and "aud" are checked only when an issuer or audience is
-//     configured (as the contract says), but their types are always checked.
+//     configured (as the contract says; RFC 7519 section 4.1.3 would refuse
+//     any "aud" when none is configured), but their types are always checked.
 //     "sub" is optional; when present it must be a string.
 //   - Scopes come from "scope", a space-separated string (RFC 8693 section
 //     4.2, RFC 9068 section 2.2.3). A "scp" claim is ignored: one spelling
@@ -111,6 +112,7 @@ type TokenError struct {
 	Detail string // e.g. "payload: exp missing"; may be empty
 }
 
+// Error returns the client-safe message.
 func (e *TokenError) Error() string {
 	if e.Detail == "" {
 		return e.Kind.Error()
@@ -121,12 +123,13 @@ func (e *TokenError) Error() string {
 // Unwrap returns the kind, for errors.Is.
 func (e *TokenError) Unwrap() error { return e.Kind }
 
-func tokenErr(kind error, format string, args ...any) error {
+func jwtErr(kind error, format string, args ...any) error {
 	return &TokenError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
 // JWTConfig configures a JWTVerifier. Exactly one of Secret and
-// PublicKeyPEM must be set.
+// PublicKeyPEM must be non-empty. Authentication being off (neither
+// configured) is the caller's decision: it builds no verifier then.
 type JWTConfig struct {
 	// Secret is the HS256 key: at least 32 bytes.
 	Secret []byte
@@ -166,15 +169,15 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		v.now = time.Now
 	}
 	switch {
-	case cfg.Secret != nil && cfg.PublicKeyPEM != nil:
+	case len(cfg.Secret) > 0 && len(cfg.PublicKeyPEM) > 0:
 		return nil, errors.New("jwt: configure either a secret or a public key, not both")
-	case cfg.Secret != nil:
+	case len(cfg.Secret) > 0:
 		if err := checkJWTSecret(cfg.Secret); err != nil {
 			return nil, err
 		}
 		v.alg = jwtHS256
 		v.secret = bytes.Clone(cfg.Secret)
-	case cfg.PublicKeyPEM != nil:
+	case len(cfg.PublicKeyPEM) > 0:
 		key, err := parseJWTPublicKey(cfg.PublicKeyPEM)
 		if err != nil {
 			return nil, err
@@ -273,13 +276,23 @@ func (c *Claims) HasScope(scope string) bool {
 	return false
 }
 
+// Authenticate extracts the bearer token from an "authorization" value (see
+// BearerToken) and verifies it. Every error is a *TokenError.
+func (v *JWTVerifier) Authenticate(authorization string) (*Claims, error) {
+	token, err := BearerToken(authorization)
+	if err != nil {
+		return nil, err
+	}
+	return v.Verify(token)
+}
+
 // Verify checks token and returns its claims. Every error is a *TokenError.
 func (v *JWTVerifier) Verify(token string) (*Claims, error) {
 	if token == "" {
 		return nil, &TokenError{Kind: ErrTokenMissing}
 	}
 	if len(token) > jwtMaxTokenSize {
-		return nil, tokenErr(ErrTokenMalformed, "longer than %d bytes", jwtMaxTokenSize)
+		return nil, jwtErr(ErrTokenMalformed, "longer than %d bytes", jwtMaxTokenSize)
 	}
 	seg, err := splitJWS(token)
 	if err != nil {
@@ -310,19 +323,19 @@ type jwsParts struct {
 func splitJWS(token string) (*jwsParts, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return nil, tokenErr(ErrTokenMalformed, "want 3 dot-separated segments, found %d", len(parts))
+		return nil, jwtErr(ErrTokenMalformed, "want 3 dot-separated segments, found %d", len(parts))
 	}
 	names := [3]string{"header", "payload", "signature"}
 	var dec [3][]byte
 	for i, p := range parts {
 		for j := 0; j < len(p); j++ {
-			if !isBase64URLChar(p[j]) {
-				return nil, tokenErr(ErrTokenMalformed, "%s: invalid base64url character at offset %d", names[i], j)
+			if !jwsBase64Char(p[j]) {
+				return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url character at offset %d", names[i], j)
 			}
 		}
 		b, err := base64.RawURLEncoding.Strict().DecodeString(p)
 		if err != nil {
-			return nil, tokenErr(ErrTokenMalformed, "%s: invalid base64url length or padding bits", names[i])
+			return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url length or padding bits", names[i])
 		}
 		dec[i] = b
 	}
@@ -334,7 +347,7 @@ func splitJWS(token string) (*jwsParts, error) {
 	}, nil
 }
 
-func isBase64URLChar(c byte) bool {
+func jwsBase64Char(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }
 
@@ -347,40 +360,40 @@ func (v *JWTVerifier) checkHeader(data []byte) error {
 	}
 	rawAlg, ok := h["alg"]
 	if !ok {
-		return tokenErr(ErrTokenMalformed, "header: alg missing")
+		return jwtErr(ErrTokenMalformed, "header: alg missing")
 	}
-	alg, ok := jsonString(rawAlg)
+	alg, ok := jwtJSONString(rawAlg)
 	if !ok {
-		return tokenErr(ErrTokenMalformed, "header: alg is not a string")
+		return jwtErr(ErrTokenMalformed, "header: alg is not a string")
 	}
 	if strings.EqualFold(alg, "none") {
-		return tokenErr(ErrTokenAlgorithm, "unsecured tokens (alg none) are refused")
+		return jwtErr(ErrTokenAlgorithm, "unsecured tokens (alg none) are refused")
 	}
 	if alg != v.alg {
-		return tokenErr(ErrTokenAlgorithm, "want %s", v.alg)
+		return jwtErr(ErrTokenAlgorithm, "want %s", v.alg)
 	}
 	if _, ok := h["crit"]; ok {
 		// Whatever it lists, it lists something not understood here; an
 		// empty list or a non-list is invalid in itself.
-		return tokenErr(ErrTokenHeader, "crit names an unsupported extension")
+		return jwtErr(ErrTokenHeader, "crit names an unsupported extension")
 	}
 	if raw, ok := h["typ"]; ok {
-		typ, ok := jsonString(raw)
+		typ, ok := jwtJSONString(raw)
 		if !ok || !isJWTType(typ) {
-			return tokenErr(ErrTokenHeader, "typ must be JWT or at+jwt")
+			return jwtErr(ErrTokenHeader, "typ must be JWT or at+jwt")
 		}
 	}
 	if raw, ok := h["cty"]; ok {
-		cty, ok := jsonString(raw)
+		cty, ok := jwtJSONString(raw)
 		if !ok {
-			return tokenErr(ErrTokenHeader, "cty is not a string")
+			return jwtErr(ErrTokenHeader, "cty is not a string")
 		}
 		if isJWTType(cty) {
-			return tokenErr(ErrTokenHeader, "nested tokens are not supported")
+			return jwtErr(ErrTokenHeader, "nested tokens are not supported")
 		}
 	}
 	if raw, ok := h["b64"]; ok && !bytes.Equal(raw, []byte("true")) {
-		return tokenErr(ErrTokenHeader, "unencoded payloads (b64) are not supported")
+		return jwtErr(ErrTokenHeader, "unencoded payloads (b64) are not supported")
 	}
 	return nil
 }
@@ -452,39 +465,39 @@ func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
 		dst  *string
 	}{{"sub", &c.Subject}, {"iss", &c.Issuer}, {"jti", &c.ID}} {
 		if raw, ok := m[f.name]; ok {
-			s, ok := jsonString(raw)
+			s, ok := jwtJSONString(raw)
 			if !ok {
-				return nil, tokenErr(ErrTokenClaims, "%s is not a string", f.name)
+				return nil, jwtErr(ErrTokenClaims, "%s is not a string", f.name)
 			}
 			*f.dst = s
 		}
 	}
 	rawExp, ok := m["exp"]
 	if !ok {
-		return nil, tokenErr(ErrTokenClaims, "exp missing")
+		return nil, jwtErr(ErrTokenClaims, "exp missing")
 	}
-	if c.Expiry, err = numericDate("exp", rawExp); err != nil {
+	if c.Expiry, err = jwtNumericDate("exp", rawExp); err != nil {
 		return nil, err
 	}
 	if raw, ok := m["nbf"]; ok {
-		if c.NotBefore, err = numericDate("nbf", raw); err != nil {
+		if c.NotBefore, err = jwtNumericDate("nbf", raw); err != nil {
 			return nil, err
 		}
 	}
 	if raw, ok := m["iat"]; ok {
-		if c.IssuedAt, err = numericDate("iat", raw); err != nil {
+		if c.IssuedAt, err = jwtNumericDate("iat", raw); err != nil {
 			return nil, err
 		}
 	}
 	if raw, ok := m["aud"]; ok {
-		if c.Audience, ok = stringOrStrings(raw); !ok {
-			return nil, tokenErr(ErrTokenClaims, "aud is not a string or an array of strings")
+		if c.Audience, ok = jwtStringOrList(raw); !ok {
+			return nil, jwtErr(ErrTokenClaims, "aud is not a string or an array of strings")
 		}
 	}
 	if raw, ok := m["scope"]; ok {
-		s, ok := jsonString(raw)
+		s, ok := jwtJSONString(raw)
 		if !ok {
-			return nil, tokenErr(ErrTokenClaims, "scope is not a string")
+			return nil, jwtErr(ErrTokenClaims, "scope is not a string")
 		}
 		for _, f := range strings.Split(s, " ") {
 			if f != "" {
@@ -506,13 +519,13 @@ func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
 	if v.issuer != "" && c.Issuer != v.issuer {
 		return nil, &TokenError{Kind: ErrTokenIssuer}
 	}
-	if v.audience != "" && !containsString(c.Audience, v.audience) {
+	if v.audience != "" && !jwtContains(c.Audience, v.audience) {
 		return nil, &TokenError{Kind: ErrTokenAudience}
 	}
 	return &c, nil
 }
 
-func containsString(list []string, s string) bool {
+func jwtContains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -527,10 +540,10 @@ func containsString(list []string, s string) bool {
 // uses. what ("header" or "payload") prefixes error details.
 func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(data) {
-		return nil, tokenErr(ErrTokenMalformed, "%s: invalid UTF-8", what)
+		return nil, jwtErr(ErrTokenMalformed, "%s: invalid UTF-8", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	notObject := func() error { return tokenErr(ErrTokenMalformed, "%s: not a JSON object", what) }
+	notObject := func() error { return jwtErr(ErrTokenMalformed, "%s: not a JSON object", what) }
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, notObject()
 	}
@@ -545,7 +558,7 @@ func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error
 			return nil, notObject()
 		}
 		if _, dup := m[name]; dup {
-			return nil, tokenErr(ErrTokenMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
+			return nil, jwtErr(ErrTokenMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -557,13 +570,13 @@ func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error
 		return nil, notObject()
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, tokenErr(ErrTokenMalformed, "%s: data after the JSON object", what)
+		return nil, jwtErr(ErrTokenMalformed, "%s: data after the JSON object", what)
 	}
 	return m, nil
 }
 
 // jsonString decodes raw if it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
+func jwtJSONString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
@@ -574,9 +587,9 @@ func jsonString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// stringOrStrings decodes an "aud" value: one string or an array of them.
-func stringOrStrings(raw json.RawMessage) ([]string, bool) {
-	if s, ok := jsonString(raw); ok {
+// jwtStringOrList decodes an "aud" value: one string or an array of them.
+func jwtStringOrList(raw json.RawMessage) ([]string, bool) {
+	if s, ok := jwtJSONString(raw); ok {
 		return []string{s}, true
 	}
 	if len(raw) == 0 || raw[0] != '[' {
@@ -588,7 +601,7 @@ func stringOrStrings(raw json.RawMessage) ([]string, bool) {
 	}
 	out := make([]string, 0, len(list))
 	for _, item := range list {
-		s, ok := jsonString(item)
+		s, ok := jwtJSONString(item)
 		if !ok {
 			return nil, false
 		}
@@ -599,8 +612,8 @@ func stringOrStrings(raw json.RawMessage) ([]string, bool) {
 
 // numericDate decodes a NumericDate (RFC 7519 section 2): seconds since the
 // epoch, possibly fractional.
-func numericDate(name string, raw json.RawMessage) (time.Time, error) {
-	bad := tokenErr(ErrTokenClaims, "%s is not a NumericDate", name)
+func jwtNumericDate(name string, raw json.RawMessage) (time.Time, error) {
+	bad := jwtErr(ErrTokenClaims, "%s is not a NumericDate", name)
 	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
 		return time.Time{}, bad
 	}
@@ -617,7 +630,7 @@ func numericDate(name string, raw json.RawMessage) (time.Time, error) {
 // "iat" = now and "exp" = now + ttl, and "iss" and "aud" when cfg configures
 // them, so that a verifier built from the same cfg accepts it.
 func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (string, error) {
-	if cfg.Secret == nil {
+	if len(cfg.Secret) == 0 {
 		return "", errors.New("jwt: signing a token needs the HS256 secret")
 	}
 	if err := checkJWTSecret(cfg.Secret); err != nil {
@@ -666,14 +679,14 @@ func BearerToken(authorization string) (string, error) {
 	}
 	scheme, token, found := strings.Cut(authorization, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return "", tokenErr(ErrTokenMalformed, "authorization scheme is not Bearer")
+		return "", jwtErr(ErrTokenMalformed, "authorization scheme is not Bearer")
 	}
 	if !found || token == "" {
-		return "", tokenErr(ErrTokenMalformed, "authorization has no bearer token")
+		return "", jwtErr(ErrTokenMalformed, "authorization has no bearer token")
 	}
 	for i := 0; i < len(token); i++ {
 		if c := token[i]; c <= ' ' || c >= 0x7f {
-			return "", tokenErr(ErrTokenMalformed, "authorization must be Bearer, one space, then the token")
+			return "", jwtErr(ErrTokenMalformed, "authorization must be Bearer, one space, then the token")
 		}
 	}
 	return token, nil

@@ -119,8 +119,12 @@ func (a *authenticator) checkGRPC(ctx context.Context, method string) (context.C
 	}
 	var authorization string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get("authorization"); len(v) > 0 {
+		switch v := md.Get("authorization"); len(v) {
+		case 0:
+		case 1:
 			authorization = v[0]
+		default: // which one would count is anybody's guess: refuse rather than pick
+			return ctx, &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
 		}
 	}
 	claims, err := a.check(authorization, need)

@@ -25,6 +25,8 @@ type Server struct {
 	log   *slog.Logger
 	auth  *authenticator // nil: authentication off
 	mux   *http.ServeMux
+	// odataKeys serves /api/products(5)-style paths, which only the catch-all sees.
+	odataKeys http.Handler
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
@@ -51,6 +53,8 @@ func (s *Server) addRoutes() {
 	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
 	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
 
+	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
+
 	s.addFallbacks()
 }
 
@@ -64,26 +68,48 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 
 // addFallbacks answers what ServeMux would answer in plain text: 405 with Allow for a
 // known path and an unknown method, and 404 for an unknown path, both as problem+json.
+// The 405 answers live in a mux of their own, keyed by path alone, so they can never
+// conflict with the real routes; the catch-all consults it.
 func (s *Server) addFallbacks() {
+	byPath := http.NewServeMux()
 	for path, methods := range s.methods {
-		allow := slices.Clone(methods)
-		if slices.Contains(allow, http.MethodGet) {
-			allow = append(allow, http.MethodHead)
-		}
-		allow = append(allow, http.MethodOptions)
-		slices.Sort(allow)
-		allowHeader := strings.Join(allow, ", ")
-		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allowHeader)
-			if r.Method == http.MethodOptions {
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-			writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allowHeader), nil)
-		})
+		byPath.Handle(path, methodNotAllowed(methods...))
 	}
+	odataKeyMethods := methodNotAllowed(http.MethodGet)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.odataKeys != nil && odataKeyPath.MatchString(r.URL.Path) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				s.odataKeys.ServeHTTP(w, r)
+			} else {
+				odataKeyMethods.ServeHTTP(w, r)
+			}
+			return
+		}
+		if _, pattern := byPath.Handler(r); pattern != "" {
+			byPath.ServeHTTP(w, r)
+			return
+		}
 		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no resource at %s", r.URL.Path), nil)
+	})
+}
+
+// methodNotAllowed answers a path's other methods: OPTIONS with 204, the rest with 405,
+// both naming the allowed methods.
+func methodNotAllowed(methods ...string) http.Handler {
+	allow := slices.Clone(methods)
+	if slices.Contains(allow, http.MethodGet) {
+		allow = append(allow, http.MethodHead)
+	}
+	allow = append(allow, http.MethodOptions)
+	slices.Sort(allow)
+	allowHeader := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allowHeader)
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allowHeader), nil)
 	})
 }
 

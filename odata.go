@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"time"
+
+	"quartet/odata"
+)
+
+// The OData surface: products and orders (spec 4.4, CONTRACT.md section 5), served by
+// the odata package over the shared store. Each route's allowed options and limits are
+// declared here, once, in the manner of ASP.NET's [EnableQuery(...)].
+
+const odataMetadataPath = "/api/$metadata"
+
+// odataRoutes are the OData endpoints and their settings.
+type odataRoutes struct {
+	model                  *odata.Model
+	products, productOne   *odata.Route
+	search                 *odata.Route
+	orders, orderOne       *odata.Route
+	keySegment             http.Handler // /api/products(5), /api/orders(3)
+	productSet, orderSet   *odata.EntitySet
+	productType, orderType *odata.EntityType
+}
+
+// newODataRoutes describes Product and Order to the odata package, with getters over
+// the store's records and navigation through the store.
+func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
+	product := &odata.EntityType{Name: "Product", Key: "id"}
+	order := &odata.EntityType{Name: "Order", Key: "id"}
+	p := func(x any) *Product { return x.(*Product) }
+	o := func(x any) *Order { return x.(*Order) }
+	product.Properties = []*odata.Property{
+		{Name: "id", Type: odata.EdmInt32, Int: func(x any) int64 { return p(x).ID }},
+		{Name: "name", Type: odata.EdmString, String: func(x any) string { return p(x).Name }},
+		{Name: "price", Type: odata.EdmDecimal, Decimal: func(x any) int64 { return int64(p(x).Price) }},
+		{Name: "category", Type: odata.EdmString, String: func(x any) string { return p(x).Category }},
+		{Name: "createdDate", Type: odata.EdmDateTimeOffset, Time: func(x any) time.Time { return p(x).CreatedDate }},
+		{Name: "isActive", Type: odata.EdmBoolean, Bool: func(x any) bool { return p(x).IsActive }},
+	}
+	order.Properties = []*odata.Property{
+		{Name: "id", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).ID }},
+		{Name: "userId", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).UserID }},
+		{Name: "productId", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).ProductID }},
+		{Name: "customerName", Type: odata.EdmString, String: func(x any) string { return o(x).CustomerName }},
+		{Name: "orderDate", Type: odata.EdmDateTimeOffset, Time: func(x any) time.Time { return o(x).OrderDate }},
+		{Name: "quantity", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).Quantity }},
+	}
+	product.Navigation = []*odata.NavProperty{{Name: "orders", Target: order, Collection: true, Partner: "product",
+		Many: func(x any) []any { return anys(store.OrdersByProduct(p(x).ID)) }}}
+	order.Navigation = []*odata.NavProperty{{Name: "product", Target: product, Partner: "orders",
+		One: func(x any) (any, bool) {
+			pr, ok := store.Product(o(x).ProductID)
+			return pr, ok
+		}}}
+	rt := &odataRoutes{productType: product, orderType: order,
+		productSet: &odata.EntitySet{Name: "Products", Type: product},
+		orderSet:   &odata.EntitySet{Name: "Orders", Type: order}}
+	model, err := odata.NewModel("Quartet", rt.productSet, rt.orderSet)
+	if err != nil {
+		panic("odata model: " + err.Error()) // a defect in the declarations above
+	}
+	rt.model = model
+
+	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
+	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
+	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
+	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
+
+	products := func(context.Context) []any { return anys(store.Products()) }
+	orders := func(context.Context) []any { return anys(store.Orders()) }
+	getProduct := func(_ context.Context, id int64) (any, bool) {
+		pr, ok := store.Product(id)
+		return pr, ok
+	}
+	getOrder := func(_ context.Context, id int64) (any, bool) {
+		or, ok := store.Order(id)
+		return or, ok
+	}
+	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
+		return &odata.Route{Set: set, Settings: s, RejectPassword: true, Metadata: odataMetadataPath}
+	}
+	rt.products = route(rt.productSet, list)
+	rt.products.List = products
+	rt.productOne = route(rt.productSet, one)
+	rt.productOne.Get = getProduct
+	rt.search = route(rt.productSet, searchSettings)
+	rt.search.List, rt.search.AlwaysCount = products, true
+	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
+	rt.orders = route(rt.orderSet, list)
+	rt.orders.List = orders
+	rt.orderOne = route(rt.orderSet, one)
+	rt.orderOne.Get = getOrder
+	rt.keySegment = odata.KeySegmentHandler(map[string]*odata.Route{"products": rt.productOne, "orders": rt.orderOne}, nil)
+	return rt
+}
+
+// addODataRoutes registers the OData endpoints.
+func (s *Server) addODataRoutes(rt *odataRoutes) {
+	s.handle("GET /api/products", rt.products.ListHandler().ServeHTTP)
+	s.handle("GET /api/products/search", rt.search.ListHandler().ServeHTTP)
+	s.handle("GET /api/products/{id}", rt.productOne.EntityHandler().ServeHTTP)
+	s.handle("GET /api/orders", rt.orders.ListHandler().ServeHTTP)
+	s.handle("GET /api/orders/{id}", rt.orderOne.EntityHandler().ServeHTTP)
+	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model).ServeHTTP)
+	s.odataKeys = rt.keySegment
+}
+
+// odataKeyPath matches the OData way of addressing one entity, /api/products(5),
+// which ServeMux patterns cannot express.
+var odataKeyPath = regexp.MustCompile(`^/api/(?i:products|orders)\([^/]*\)$`)
+
+// anys converts a slice of records to the []any the odata package walks.
+func anys[T any](xs []*T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}

@@ -1,0 +1,355 @@
+package odata
+
+import (
+	"fmt"
+	"strings"
+)
+
+// function describes a built-in function: its overloads and how to compile
+// a call.
+type function struct {
+	name  string
+	sigs  []signature
+	build func(c *compiler, call *Call) any
+}
+
+type signature struct {
+	params []Type
+	result Type
+}
+
+func sig(result Type, params ...Type) signature { return signature{params, result} }
+
+var functions map[string]*function
+
+func init() {
+	functions = map[string]*function{}
+	add := func(name string, build func(*compiler, *Call) any, sigs ...signature) {
+		functions[name] = &function{name: name, sigs: sigs, build: build}
+	}
+	s, i, b := TypeString, TypeInt, TypeBool
+	add("contains", buildStrPred, sig(b, s, s))
+	add("startswith", buildStrPred, sig(b, s, s))
+	add("endswith", buildStrPred, sig(b, s, s))
+	add("length", buildLength, sig(i, s))
+	add("indexof", buildIndexOf, sig(i, s, s))
+	add("tolower", buildStrMap, sig(s, s))
+	add("toupper", buildStrMap, sig(s, s))
+	add("trim", buildStrMap, sig(s, s))
+	add("concat", buildConcat, sig(s, s, s))
+	add("substring", buildSubstring, sig(s, s, i), sig(s, s, i, i))
+	for _, n := range []string{"year", "month", "day"} {
+		add(n, buildDatePart, sig(i, TypeDateTimeOffset), sig(i, TypeDate))
+	}
+	for _, n := range []string{"hour", "minute", "second"} {
+		add(n, buildDatePart, sig(i, TypeDateTimeOffset))
+	}
+	add("date", buildDate, sig(TypeDate, TypeDateTimeOffset))
+	for _, n := range []string{"round", "floor", "ceiling"} {
+		add(n, buildRounding, sig(TypeDecimal, TypeDecimal), sig(TypeDouble, TypeDouble))
+	}
+	add("now", buildNow, sig(TypeDateTimeOffset))
+}
+
+// checker resolves names and computes types. vars holds the lambda range
+// variables in scope, innermost last.
+type checker struct {
+	root *EntityType
+	vars []rangeVar
+	maxv int // deepest lambda nesting seen
+}
+
+type rangeVar struct {
+	name string
+	typ  *EntityType
+}
+
+func (c *checker) fail(pos int, format string, args ...any) {
+	panic(errorf(pos, fmt.Sprintf(format, args...)))
+}
+
+// checkBool checks e and requires a Boolean result, as $filter and lambda
+// bodies do.
+func (c *checker) checkBool(e Expr) {
+	if t := c.check(e); t != TypeBool {
+		c.fail(e.Pos(), "expression must be Boolean, not %v", t)
+	}
+}
+
+func setType(e Expr, t Type) Type {
+	switch e := e.(type) {
+	case *Literal:
+		e.typ = t
+	case *Path:
+		e.typ = t
+	case *Lambda:
+		e.typ = t
+	case *Call:
+		e.typ = t
+	case *Unary:
+		e.typ = t
+	case *Binary:
+		e.typ = t
+	case *In:
+		e.typ = t
+	}
+	return t
+}
+
+// check computes and records the type of e.
+func (c *checker) check(e Expr) Type {
+	switch e := e.(type) {
+	case *Literal:
+		return setType(e, e.Kind)
+	case *Path:
+		return setType(e, c.path(e))
+	case *Lambda:
+		return setType(e, c.lambda(e))
+	case *Call:
+		return setType(e, c.call(e))
+	case *Unary:
+		t := c.check(e.X)
+		switch {
+		case e.Op == "not" && (t == TypeBool || t == TypeNull):
+			return setType(e, TypeBool)
+		case e.Op == "-" && t.numeric():
+			return setType(e, t)
+		}
+		c.fail(e.pos, "operator %s cannot be applied to %v", e.Op, t)
+	case *Binary:
+		return setType(e, c.binary(e))
+	case *In:
+		return setType(e, c.in(e))
+	}
+	panic(fmt.Sprintf("odata: unexpected node %T", e))
+}
+
+// promote returns the common type two operands are compared or combined
+// in: numeric types widen Int -> Decimal -> Double, a Date widens to a
+// DateTimeOffset, and null takes the other operand's type.
+func promote(a, b Type) (Type, bool) {
+	switch {
+	case a == TypeNull:
+		return b, b != TypeCollection
+	case b == TypeNull:
+		return a, a != TypeCollection
+	case a.numeric() && b.numeric():
+		return max(a, b), true
+	case (a == TypeDate || a == TypeDateTimeOffset) && (b == TypeDate || b == TypeDateTimeOffset):
+		return max(a, b), true
+	case a == b && (a == TypeString || a == TypeBool):
+		return a, true
+	}
+	return TypeInvalid, false
+}
+
+func (c *checker) binary(e *Binary) Type {
+	x, y := c.check(e.X), c.check(e.Y)
+	switch e.Op {
+	case "and", "or":
+		for _, t := range []Type{x, y} {
+			if t != TypeBool && t != TypeNull {
+				c.fail(e.pos, "operator %s requires Boolean operands, not %v and %v", e.Op, x, y)
+			}
+		}
+		return TypeBool
+	case "eq", "ne":
+		t, ok := promote(x, y)
+		if x == TypeEntity && y == TypeNull || x == TypeNull && y == TypeEntity {
+			t, ok = TypeEntity, true
+		} else if t == TypeEntity {
+			ok = false
+		}
+		if !ok {
+			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+		}
+		e.num = t
+		return TypeBool
+	case "gt", "ge", "lt", "le":
+		t, ok := promote(x, y)
+		if !ok || t == TypeEntity || t == TypeBool || t == TypeNull {
+			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+		}
+		e.num = t
+		return TypeBool
+	case "has":
+		c.fail(e.pos, "operator has requires an enumeration type; this model has none")
+	}
+	// Arithmetic.
+	t, ok := promote(x, y)
+	if !ok || !t.numeric() {
+		c.fail(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)
+	}
+	if e.Op == "divby" && t == TypeInt {
+		t = TypeDecimal
+	}
+	e.num = t
+	return t
+}
+
+func (c *checker) in(e *In) Type {
+	t := c.check(e.X)
+	if t == TypeEntity || t == TypeCollection {
+		c.fail(e.pos, "operator in cannot be applied to %v", t)
+	}
+	for _, item := range e.List {
+		it := c.check(item)
+		u, ok := promote(t, it)
+		if !ok || u == TypeEntity {
+			c.fail(item.Pos(), "list item of type %v cannot be compared with %v", it, t)
+		}
+		t = u
+	}
+	e.num = t
+	return TypeBool
+}
+
+func (c *checker) call(e *Call) Type {
+	fn := functions[e.Name]
+	if fn == nil {
+		c.fail(e.pos, "unknown function %s", e.Name)
+	}
+	args := make([]Type, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = c.check(a)
+	}
+	arity := false
+	for _, s := range fn.sigs {
+		if len(s.params) != len(args) {
+			continue
+		}
+		arity = true
+		if matches(s.params, args) {
+			e.fn = fn
+			return s.result
+		}
+	}
+	if !arity {
+		var ns []string
+		for _, s := range fn.sigs {
+			ns = append(ns, fmt.Sprint(len(s.params)))
+		}
+		c.fail(e.pos, "function %s takes %s arguments, not %d", e.Name, strings.Join(ns, " or "), len(args))
+	}
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.String()
+	}
+	c.fail(e.pos, "function %s cannot be applied to (%s)", e.Name, strings.Join(names, ", "))
+	return TypeInvalid
+}
+
+// matches reports whether arguments of types args can be passed to params,
+// allowing numeric widening and null.
+func matches(params, args []Type) bool {
+	for i, p := range params {
+		a := args[i]
+		if a == p || a == TypeNull {
+			continue
+		}
+		// Only numeric widening applies to arguments: hour(2024-01-01) is
+		// an error, not midnight.
+		if a.numeric() && p.numeric() && a < p {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// path resolves a member path against the current entity type or a range
+// variable.
+func (c *checker) path(p *Path) Type {
+	segs := p.Segments
+	cur := c.root
+	p.Var = -1
+	first := segs[0].Name
+	switch {
+	case c.lookupVar(first) >= 0:
+		p.Var = c.lookupVar(first)
+		cur = c.vars[p.Var].typ
+		segs = segs[1:]
+	case first == "$it":
+		segs = segs[1:]
+	case strings.HasPrefix(first, "$"):
+		c.fail(segs[0].Pos, "%s is not supported", first)
+	}
+	if len(segs) == 0 {
+		return TypeEntity
+	}
+	for i, s := range segs {
+		last := i == len(segs)-1
+		if s.Name == "$count" {
+			c.fail(s.Pos, "$count must follow a collection navigation property")
+		}
+		if prop := cur.Property(s.Name); prop != nil {
+			if !last {
+				c.fail(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
+			}
+			p.Prop = prop
+			return edmToType(prop.Type)
+		}
+		nav := cur.Nav(s.Name)
+		if nav == nil {
+			c.fail(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
+		}
+		p.Navs = append(p.Navs, nav)
+		if nav.Collection {
+			switch {
+			case last:
+				return TypeCollection
+			case segs[i+1].Name == "$count" && i+1 == len(segs)-1:
+				p.Count = true
+				return TypeInt
+			}
+			c.fail(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)
+		}
+		cur = nav.Target
+	}
+	return TypeEntity
+}
+
+func (c *checker) lookupVar(name string) int {
+	for i := len(c.vars) - 1; i >= 0; i-- {
+		if c.vars[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *checker) lambda(l *Lambda) Type {
+	if t := c.path(l.Source); t != TypeCollection || l.Source.Count {
+		c.fail(l.pos, "%s requires a collection navigation property", map[bool]string{true: "all", false: "any"}[l.All])
+	}
+	l.Source.typ = TypeCollection
+	if l.Body == nil {
+		return TypeBool
+	}
+	if c.lookupVar(l.Var) >= 0 || l.Var == "$it" {
+		c.fail(l.pos, "lambda variable %s is already defined", l.Var)
+	}
+	nav := l.Source.Navs[len(l.Source.Navs)-1]
+	l.Depth = len(c.vars)
+	c.vars = append(c.vars, rangeVar{l.Var, nav.Target})
+	c.maxv = max(c.maxv, len(c.vars))
+	c.checkBool(l.Body)
+	c.vars = c.vars[:len(c.vars)-1]
+	return TypeBool
+}
+
+func edmToType(t EdmType) Type {
+	switch t {
+	case EdmInt32, EdmInt64:
+		return TypeInt
+	case EdmDecimal:
+		return TypeDecimal
+	case EdmString:
+		return TypeString
+	case EdmBoolean:
+		return TypeBool
+	case EdmDateTimeOffset:
+		return TypeDateTimeOffset
+	}
+	return TypeInvalid
+}

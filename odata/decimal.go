@@ -1,0 +1,192 @@
+package odata
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Decimals are int64 counts of 1/DecimalScale (four fractional digits).
+// Addition, subtraction, comparison and mod are exact; multiplication is exact
+// when the product has at most four fractional digits and is otherwise
+// rounded half away from zero to four; division is the exact quotient
+// rounded the same way. A result outside the int64 range is null, as is a
+// division or modulo by zero. Decimal literals with more than four
+// fractional digits, or too large for the scale, are carried as doubles.
+
+const maxDecInt = math.MaxInt64 / DecimalScale
+
+// parseDecimal parses [sign] digits [. digits] into units of 1/DecimalScale.
+// It reports false for an exponent, more than four fractional digits or a
+// value out of range.
+func parseDecimal(s string) (int64, bool) {
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	ip, fp, _ := strings.Cut(s, ".")
+	if len(fp) > 4 || strings.ContainsAny(s, "eE") {
+		return 0, false
+	}
+	fp = (fp + "0000")[:4]
+	i, err := strconv.ParseInt(ip, 10, 64)
+	if err != nil || i > maxDecInt {
+		return 0, false
+	}
+	f, _ := strconv.ParseInt(fp, 10, 64)
+	v := i*DecimalScale + f
+	if v < 0 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// FormatDecimal formats a value in units of 1/DecimalScale without trailing
+// zeros: 199900 is "19.99", 50000 is "5", 5000 is "0.5".
+func FormatDecimal(v int64) string { return string(appendDecimal(nil, v)) }
+
+func appendDecimal(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	b = strconv.AppendUint(b, u/DecimalScale, 10)
+	if f := u % DecimalScale; f != 0 {
+		var d [5]byte
+		d[0] = '.'
+		for i := 4; i >= 1; i-- {
+			d[i] = byte('0' + f%10)
+			f /= 10
+		}
+		n := 5
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(b, d[:n]...)
+	}
+	return b
+}
+
+// decFromInt converts an integer to a decimal; false when out of range.
+func decFromInt(i int64) (int64, bool) {
+	if i > maxDecInt || i < -maxDecInt {
+		return 0, false
+	}
+	return i * DecimalScale, true
+}
+
+func decToFloat(d int64) float64 { return float64(d) / DecimalScale }
+
+// cmpDecInt compares decimal d with integer i exactly, without scaling i.
+func cmpDecInt(d, i int64) int {
+	q, r := d/DecimalScale, d%DecimalScale
+	switch {
+	case q < i:
+		return -1
+	case q > i:
+		return 1
+	case r < 0:
+		return -1
+	case r > 0:
+		return 1
+	}
+	return 0
+}
+
+func decAdd(a, b int64) (int64, bool) {
+	c := a + b
+	return c, (c > a) == (b > 0) || b == 0
+}
+
+func decSub(a, b int64) (int64, bool) {
+	c := a - b
+	return c, (c < a) == (b > 0) || b == 0
+}
+
+func decMul(a, b int64) (int64, bool) {
+	neg := (a < 0) != (b < 0)
+	hi, lo := bits.Mul64(abs64(a), abs64(b))
+	if hi >= DecimalScale {
+		return 0, false
+	}
+	q, r := bits.Div64(hi, lo, DecimalScale)
+	if r*2 >= DecimalScale {
+		q++
+	}
+	return signed(q, neg)
+}
+
+func decDiv(a, b int64) (int64, bool) {
+	if b == 0 {
+		return 0, false
+	}
+	neg := (a < 0) != (b < 0)
+	hi, lo := bits.Mul64(abs64(a), DecimalScale)
+	ub := abs64(b)
+	if hi >= ub {
+		return 0, false
+	}
+	q, r := bits.Div64(hi, lo, ub)
+	if r >= ub-r { // r*2 >= ub without overflow
+		q++
+	}
+	return signed(q, neg)
+}
+
+func decMod(a, b int64) (int64, bool) {
+	if b == 0 {
+		return 0, false
+	}
+	if b == -1 {
+		return 0, true
+	}
+	return a % b, true
+}
+
+func abs64(a int64) uint64 {
+	if a < 0 {
+		return -uint64(a)
+	}
+	return uint64(a)
+}
+
+func signed(q uint64, neg bool) (int64, bool) {
+	if q > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(q), true
+	}
+	return int64(q), true
+}
+
+// decRound rounds half away from zero to an integral decimal; floor and
+// ceiling round toward -inf and +inf.
+func decRound(d int64) int64 {
+	r := d % DecimalScale
+	d -= r
+	if r >= DecimalScale/2 {
+		d += DecimalScale
+	} else if r <= -DecimalScale/2 {
+		d -= DecimalScale
+	}
+	return d
+}
+
+func decFloor(d int64) int64 {
+	r := d % DecimalScale
+	if r < 0 {
+		r += DecimalScale
+	}
+	return d - r
+}
+
+func decCeil(d int64) int64 {
+	return -decFloor(-d)
+}

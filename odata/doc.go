@@ -1,0 +1,55 @@
+// Package odata implements the subset of the OData v4.01 URL conventions that
+// quartet serves: parsing of the system query options ($filter, $orderby,
+// $select, $expand, $top, $skip, $count), a type checker, evaluation of the
+// checked expressions over in-memory entities, JSON output and a CSDL
+// $metadata document. It uses no OData library.
+//
+// The package knows nothing about where entities come from. The caller
+// describes each entity type with an EntityType whose properties carry
+// typed getters over an opaque entity value (any), builds a Model with
+// NewModel, and serves each endpoint with a Route. Query options are parsed
+// (ParseQuery), resolved against the model, type-checked and compiled into
+// closures calling the getters directly.
+//
+// Semantics worth knowing:
+//
+//   - Names of properties in query options match case-insensitively;
+//     operators, keywords and function names are case-insensitive too
+//     (OData 4.01). Lambda variables are case-sensitive.
+//   - Operator precedence, tightest first: member access and calls; unary
+//     not and -; mul div divby mod; add sub; gt ge lt le has in; eq ne; and;
+//     or. All binary operators are left-associative. "not a eq b" is
+//     therefore "(not a) eq b", a type error when a is not Boolean.
+//   - Decimals are int64 counts of 1/10,000. Comparison, add, sub and mod
+//     are exact; mul and div are rounded half away from zero to four
+//     fractional digits (computed exactly in 128 bits first). Integers
+//     compare with decimals exactly. A decimal literal with more than four
+//     fractional digits becomes a double, and the comparison is then done
+//     in float64. Overflow and division or modulo by zero give null.
+//   - Integer div truncates; divby always divides as decimal (or double).
+//   - A Date literal (2024-06-01) compared with a DateTimeOffset is taken as
+//     midnight UTC; date(x) gives the calendar date of x in its own offset.
+//   - Null propagates: a missing single-valued navigation (product/name
+//     when product is absent) is null; null eq null is true, null compared
+//     by gt/ge/lt/le is false, null and false is false, null or true is
+//     true, and $filter keeps only entities for which it is true. In
+//     $orderby nulls sort first ascending.
+//   - String functions count characters (runes), not bytes. substring with
+//     a start beyond the end gives the empty string; a negative start counts as 0.
+//   - now() is fixed once per request (Settings.Now can supply it).
+//   - $select lists structural properties only; output keeps the model's
+//     property order regardless of the order in $select. Expanded
+//     navigation properties follow, in $expand order; with a nested
+//     $count=true, "nav@odata.count" precedes "nav".
+//   - Options nested in $expand ($filter, $orderby, $top, $skip, $select,
+//     $expand, $count; the $ is optional there) are allowed whenever $expand
+//     is; the route's MaxTop, MaxSkip and MaxExpansionDepth apply to them.
+//     On a single-valued navigation only $filter, $select and $expand are
+//     allowed; a filtered-out related entity is written as null.
+//   - The unsupported OData options ($search, $format, $apply, $compute,
+//     $levels, ...) are errors, as are unknown $-options; parameters not
+//     starting with $ are ignored.
+//   - Every query error is an *Error whose message ends in " at position N",
+//     N being the byte offset in the percent-decoded option value (for
+//     errors inside $expand, in the $expand value).
+package odata

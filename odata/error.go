@@ -1,0 +1,42 @@
+package odata
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Error is a bad query: a syntax error, an unknown name, a type mismatch, an
+// option the route does not allow or a limit exceeded. Pos is the 0-based
+// byte offset of the problem in the (percent-decoded) value of Option.
+// Services answer it with HTTP 400 and the body from ErrorBody.
+type Error struct {
+	Option string // "$filter", "$top", ...; empty for the query string as a whole
+	Pos    int
+	Msg    string
+}
+
+// Error returns the message; it always ends in " at position N".
+func (e *Error) Error() string {
+	s := e.Msg
+	if e.Option != "" {
+		s = e.Option + ": " + s
+	}
+	return s + " at position " + strconv.Itoa(e.Pos)
+}
+
+// ErrorBody renders err as the OData JSON error body
+// {"error":{"code":"BadRequest","message":"..."}}.
+func ErrorBody(err error) []byte {
+	b := []byte(`{"error":{"code":"BadRequest","message":`)
+	b = appendString(b, err.Error())
+	return append(b, "}}"...)
+}
+
+// AsError reports whether err is (or wraps) an *Error and returns it.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+func errorf(pos int, msg string) *Error { return &Error{Pos: pos, Msg: msg} }

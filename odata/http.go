@@ -1,0 +1,219 @@
+package odata
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Route serves GET requests for one entity set: a collection (ServeList)
+// or a single entity by key (ServeEntity). The service fills one Route per
+// endpoint with that endpoint's Settings.
+type Route struct {
+	Set      *EntitySet
+	Settings Settings
+
+	// List returns the whole entity set, in key order, for collection
+	// routes. Get returns the entity with the given key for entity routes.
+	List func(ctx context.Context) []any
+	Get  func(ctx context.Context, key int64) (any, bool)
+
+	// Restrict, if set, keeps only entities for which it is true; it runs
+	// after $filter and before $orderby (the search endpoint's active-only
+	// rule).
+	Restrict func(any) bool
+	// AlwaysCount includes the counts in every collection response, as if
+	// $count=true were given.
+	AlwaysCount bool
+	// RejectPassword answers 400 with an empty body when the query string
+	// contains "password" (case-insensitively, encoded or decoded).
+	RejectPassword bool
+	// Metadata is the URL of the $metadata document used in context URLs.
+	// A path starting with "/" is made absolute with the request's scheme
+	// and host; empty means "$metadata".
+	Metadata string
+}
+
+// Response is a complete HTTP answer.
+type Response struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+const jsonType = "application/json; odata.metadata=minimal"
+
+// ServeList answers a collection request with the given raw query string.
+func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Response {
+	if r, done := rt.precheck(rawQuery); done {
+		return r
+	}
+	q, err := ParseQuery(rawQuery, rt.Set.Type, rt.Settings)
+	if err != nil {
+		return badRequest(err)
+	}
+	page, n := q.Apply(rt.List(ctx), rt.Restrict)
+	body := q.AppendCollection(nil, q.ContextURL(metadata, rt.Set), page, n, rt.AlwaysCount || q.Count())
+	return Response{http.StatusOK, jsonType, body}
+}
+
+// ServeEntity answers a single-entity request for key.
+func (rt *Route) ServeEntity(ctx context.Context, rawQuery, metadata string, key int64) Response {
+	if r, done := rt.precheck(rawQuery); done {
+		return r
+	}
+	q, err := ParseQuery(rawQuery, rt.Set.Type, rt.Settings)
+	if err != nil {
+		return badRequest(err)
+	}
+	x, ok := rt.Get(ctx, key)
+	if !ok {
+		return notFound(rt.Set.Type.Name + " " + strconv.FormatInt(key, 10) + " not found")
+	}
+	return Response{http.StatusOK, jsonType, q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)}
+}
+
+func (rt *Route) precheck(rawQuery string) (Response, bool) {
+	if rt.RejectPassword && containsPassword(rawQuery) {
+		return Response{Status: http.StatusBadRequest}, true
+	}
+	return Response{}, false
+}
+
+func containsPassword(raw string) bool {
+	const word = "password"
+	if strings.Contains(strings.ToLower(raw), word) {
+		return true
+	}
+	dec, err := url.QueryUnescape(raw)
+	if err != nil {
+		dec, _ = url.PathUnescape(raw)
+	}
+	return strings.Contains(strings.ToLower(dec), word)
+}
+
+func badRequest(err error) Response {
+	return Response{http.StatusBadRequest, "application/json", ErrorBody(err)}
+}
+
+func notFound(msg string) Response {
+	b := []byte(`{"error":{"code":"NotFound","message":`)
+	b = appendString(b, msg)
+	return Response{http.StatusNotFound, "application/json", append(b, "}}"...)}
+}
+
+// ListHandler returns an http.Handler serving the collection.
+func (rt *Route) ListHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		write(w, rt.ServeList(r.Context(), r.URL.RawQuery, rt.metadataURL(r)))
+	})
+}
+
+// EntityHandler returns an http.Handler serving one entity. The key is taken
+// from the last path segment, either "5" (as in /api/products/5) or
+// "products(5)".
+func (rt *Route) EntityHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seg := path.Base(r.URL.Path)
+		key, err := strconv.ParseInt(seg, 10, 64)
+		if err != nil {
+			var ok bool
+			_, key, ok, err = ParseKeySegment(seg)
+			if err == nil && !ok {
+				err = &Error{Msg: "missing key"}
+			}
+		}
+		if err != nil {
+			write(w, badRequest(&Error{Msg: "invalid key in " + strconv.Quote(seg)}))
+			return
+		}
+		write(w, rt.ServeEntity(r.Context(), r.URL.RawQuery, rt.metadataURL(r), key))
+	})
+}
+
+func (rt *Route) metadataURL(r *http.Request) string {
+	m := rt.Metadata
+	if m == "" {
+		return "$metadata"
+	}
+	if strings.HasPrefix(m, "/") && r.Host != "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		return scheme + "://" + r.Host + m
+	}
+	return m
+}
+
+func write(w http.ResponseWriter, r Response) {
+	h := w.Header()
+	h.Set("OData-Version", "4.0")
+	if r.ContentType != "" {
+		h.Set("Content-Type", r.ContentType)
+	}
+	if r.Body != nil {
+		h.Set("Content-Length", strconv.Itoa(len(r.Body)))
+	}
+	w.WriteHeader(r.Status)
+	w.Write(r.Body)
+}
+
+// ParseKeySegment parses a path segment of the form name(key), e.g.
+// "products(5)" or "Products(5)", with an integer key. ok is false when the
+// segment has no parenthesized key; err is set when it has a malformed one.
+// ServeMux patterns cannot match inside a segment, so a service routes
+// "GET /api/{seg}" to a handler that calls this (see KeySegmentHandler).
+func ParseKeySegment(seg string) (name string, key int64, ok bool, err error) {
+	i := strings.IndexByte(seg, '(')
+	if i < 0 {
+		return seg, 0, false, nil
+	}
+	name = seg[:i]
+	if name == "" || !strings.HasSuffix(seg, ")") {
+		return name, 0, false, &Error{Pos: i, Msg: "malformed key segment"}
+	}
+	inner := seg[i+1 : len(seg)-1]
+	// Accept the long form products(id=5) as well.
+	if _, v, found := strings.Cut(inner, "="); found {
+		inner = v
+	}
+	key, perr := strconv.ParseInt(strings.TrimSpace(inner), 10, 64)
+	if perr != nil {
+		return name, 0, false, &Error{Pos: i + 1, Msg: "key must be an integer"}
+	}
+	return name, key, true, nil
+}
+
+// KeySegmentHandler serves "set(key)" segments: the last path segment is
+// parsed with ParseKeySegment and, when its set name matches a key of
+// routes (case-insensitively), the request is served by that route's
+// EntityHandler. Any other request goes to next (404 when next is nil).
+func KeySegmentHandler(routes map[string]*Route, next http.Handler) http.Handler {
+	byName := map[string]http.Handler{}
+	for name, rt := range routes {
+		byName[strings.ToLower(name)] = rt.EntityHandler()
+	}
+	if next == nil {
+		next = http.NotFoundHandler()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, _, _, _ := ParseKeySegment(path.Base(r.URL.Path))
+		if h, ok := byName[strings.ToLower(name)]; ok && strings.Contains(path.Base(r.URL.Path), "(") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// MetadataHandler serves the model's CSDL document.
+func MetadataHandler(m *Model) http.Handler {
+	doc := m.Metadata()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		write(w, Response{http.StatusOK, "application/xml", doc})
+	})
+}

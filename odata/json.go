@@ -1,0 +1,213 @@
+package odata
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// JSON output. Properties are written in model order whether or not $select
+// lists them in another order; expanded navigation properties follow, in
+// $expand order, each preceded by its "@odata.count" when the nested $count
+// is true. A missing single-valued navigation is written as null.
+
+// AppendCollection appends {"@odata.context":...,"@odata.count":N,
+// "count":N,"value":[...]} for a page of entities; the two counts appear
+// only when withCount is set.
+func (q *Query) AppendCollection(b []byte, context string, page []any, count int, withCount bool) []byte {
+	b = append(b, `{"@odata.context":`...)
+	b = appendString(b, context)
+	if withCount {
+		b = append(b, `,"@odata.count":`...)
+		b = strconv.AppendInt(b, int64(count), 10)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, int64(count), 10)
+	}
+	b = append(b, `,"value":`...)
+	b = q.appendArray(b, page)
+	return append(b, '}')
+}
+
+// AppendEntity appends a single entity with its "@odata.context".
+func (q *Query) AppendEntity(b []byte, context string, x any) []byte {
+	b = append(b, `{"@odata.context":`...)
+	b = appendString(b, context)
+	return q.appendFields(b, x, true)
+}
+
+func (q *Query) appendArray(b []byte, items []any) []byte {
+	b = append(b, '[')
+	for i, x := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		b = q.appendFields(b, x, false)
+	}
+	return append(b, ']')
+}
+
+// appendFields writes the members of an entity object and its closing brace;
+// the opening brace (and any leading members) are already written.
+func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
+	props := q.Type.Properties
+	if q.selected != nil {
+		props = q.selected
+	}
+	for _, p := range props {
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		b = appendString(b, p.Name)
+		b = append(b, ':')
+		b = appendValue(b, p, x)
+	}
+	for _, e := range q.expand {
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		if e.nav.Collection {
+			page, n := e.q.Apply(e.nav.Many(x), nil)
+			if e.q.count {
+				b = appendString(b, e.nav.Name+"@odata.count")
+				b = append(b, ':')
+				b = strconv.AppendInt(b, int64(n), 10)
+				b = append(b, ',')
+			}
+			b = appendString(b, e.nav.Name)
+			b = append(b, ':')
+			b = e.q.appendArray(b, page)
+			continue
+		}
+		b = appendString(b, e.nav.Name)
+		b = append(b, ':')
+		y, ok := e.nav.One(x)
+		if ok && (e.q.filter == nil || e.q.filter.Match(y)) {
+			b = append(b, '{')
+			b = e.q.appendFields(b, y, false)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendValue(b []byte, p *Property, x any) []byte {
+	switch p.Type {
+	case EdmInt32, EdmInt64:
+		return strconv.AppendInt(b, p.Int(x), 10)
+	case EdmDecimal:
+		return appendDecimal(b, p.Decimal(x))
+	case EdmString:
+		return appendString(b, p.String(x))
+	case EdmBoolean:
+		return strconv.AppendBool(b, p.Bool(x))
+	}
+	return appendTime(b, p.Time(x))
+}
+
+// appendTime writes RFC 3339 in UTC with a Z, fractional seconds only when
+// present.
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// contextFragment returns the part of the context URL after the set name:
+// the $select/$expand projection in parentheses, if any.
+func (q *Query) contextFragment() string {
+	if !q.explicit && len(q.expand) == 0 {
+		return ""
+	}
+	var parts []string
+	if q.explicit && q.selected == nil {
+		parts = append(parts, "*")
+	}
+	for _, p := range q.selected {
+		parts = append(parts, p.Name)
+	}
+	for _, e := range q.expand {
+		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
+	}
+	s := "("
+	for i, p := range parts {
+		if i > 0 {
+			s += ","
+		}
+		s += p
+	}
+	return s + ")"
+}
+
+func (q *Query) contextFragmentInner() string {
+	f := q.contextFragment()
+	if f == "" {
+		return ""
+	}
+	return f[1 : len(f)-1]
+}
+
+// ContextURL returns the context URL of a collection response for entity
+// set set, given the URL of the $metadata document.
+func (q *Query) ContextURL(metadata string, set *EntitySet) string {
+	return metadata + "#" + set.Name + q.contextFragment()
+}
+
+// EntityContextURL returns the context URL of a single-entity response.
+func (q *Query) EntityContextURL(metadata string, set *EntitySet) string {
+	return q.ContextURL(metadata, set) + "/$entity"
+}

@@ -1,0 +1,240 @@
+package odata
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EdmType is the primitive type of a structural property.
+type EdmType int
+
+// The Edm primitive types a Property may have.
+const (
+	EdmInt32 EdmType = iota + 1
+	EdmInt64
+	EdmDecimal
+	EdmString
+	EdmBoolean
+	EdmDateTimeOffset
+)
+
+// String returns the qualified CSDL name, e.g. "Edm.Int32".
+func (t EdmType) String() string {
+	switch t {
+	case EdmInt32:
+		return "Edm.Int32"
+	case EdmInt64:
+		return "Edm.Int64"
+	case EdmDecimal:
+		return "Edm.Decimal"
+	case EdmString:
+		return "Edm.String"
+	case EdmBoolean:
+		return "Edm.Boolean"
+	case EdmDateTimeOffset:
+		return "Edm.DateTimeOffset"
+	}
+	return fmt.Sprintf("EdmType(%d)", int(t))
+}
+
+// DecimalScale is the number of units per 1 of a decimal value: decimals are
+// carried as int64 counts of 1/10,000, so 19.99 is 199900.
+const DecimalScale = 10000
+
+// Property is a structural (primitive-valued) property of an entity type.
+// Exactly one getter, the one matching Type, must be set: Int for Int32 and
+// Int64, Decimal for Decimal (in units of 1/DecimalScale), String, Bool or
+// Time. Getters receive the entity value as stored by the caller.
+type Property struct {
+	Name     string // JSON name, e.g. "createdDate"
+	Type     EdmType
+	Nullable bool // only reported in $metadata; getters cannot return null
+
+	Int     func(any) int64
+	Decimal func(any) int64
+	String  func(any) string
+	Bool    func(any) bool
+	Time    func(any) time.Time
+}
+
+// NavProperty is a navigation property. A collection navigation sets Many,
+// a single-valued one sets One, which reports false when the related entity
+// does not exist (it then serializes as null).
+type NavProperty struct {
+	Name       string // JSON name, e.g. "orders"
+	Target     *EntityType
+	Collection bool
+	Partner    string // name of the inverse navigation on Target, if any
+
+	Many func(any) []any
+	One  func(any) (any, bool)
+}
+
+// EntityType describes one kind of entity. Properties are serialized in the
+// order given here.
+type EntityType struct {
+	Name       string // unqualified, e.g. "Product"
+	Key        string // name of the key property; it must be an integer property
+	Properties []*Property
+	Navigation []*NavProperty
+
+	props map[string]*Property // lower-cased name -> property
+	navs  map[string]*NavProperty
+	index map[*Property]int
+}
+
+// Property returns the structural property named name, matched
+// case-insensitively.
+func (t *EntityType) Property(name string) *Property { return t.props[strings.ToLower(name)] }
+
+// Nav returns the navigation property named name, matched case-insensitively.
+func (t *EntityType) Nav(name string) *NavProperty { return t.navs[strings.ToLower(name)] }
+
+// KeyProperty returns the key property.
+func (t *EntityType) KeyProperty() *Property { return t.Property(t.Key) }
+
+// EntitySet is a named, addressable collection of entities of one type.
+type EntitySet struct {
+	Name string // e.g. "Products"; URL segments match it case-insensitively
+	Type *EntityType
+}
+
+// Model is a set of entity types and entity sets in one CSDL namespace.
+// Build it with NewModel, which validates and indexes the types.
+type Model struct {
+	Namespace string
+	Container string
+	Types     []*EntityType
+	Sets      []*EntitySet
+}
+
+// NewModel validates the entity sets (and every type reachable from them by
+// navigation) and returns the model. It reports the first inconsistency: a
+// missing getter, a duplicate name, a key that is not an integer property, a
+// navigation without target or a Partner that does not exist.
+func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
+	m := &Model{Namespace: namespace, Container: "Container", Sets: sets}
+	seen := map[*EntityType]bool{}
+	var visit func(t *EntityType) error
+	visit = func(t *EntityType) error {
+		if seen[t] {
+			return nil
+		}
+		seen[t] = true
+		if err := t.init(); err != nil {
+			return err
+		}
+		m.Types = append(m.Types, t)
+		for _, n := range t.Navigation {
+			if err := visit(n.Target); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	names := map[string]bool{}
+	for _, s := range sets {
+		if s == nil || s.Type == nil || s.Name == "" {
+			return nil, fmt.Errorf("odata: entity set without name or type")
+		}
+		if names[strings.ToLower(s.Name)] {
+			return nil, fmt.Errorf("odata: duplicate entity set %s", s.Name)
+		}
+		names[strings.ToLower(s.Name)] = true
+		if err := visit(s.Type); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range m.Types {
+		for _, n := range t.Navigation {
+			if n.Partner != "" && n.Target.Nav(n.Partner) == nil {
+				return nil, fmt.Errorf("odata: %s.%s: partner %s not found on %s", t.Name, n.Name, n.Partner, n.Target.Name)
+			}
+		}
+	}
+	return m, nil
+}
+
+// SetOf returns the first entity set whose type is t, or nil.
+func (m *Model) SetOf(t *EntityType) *EntitySet {
+	for _, s := range m.Sets {
+		if s.Type == t {
+			return s
+		}
+	}
+	return nil
+}
+
+// Set returns the entity set named name (case-insensitively), or nil.
+func (m *Model) Set(name string) *EntitySet {
+	for _, s := range m.Sets {
+		if strings.EqualFold(s.Name, name) {
+			return s
+		}
+	}
+	return nil
+}
+
+func (t *EntityType) init() error {
+	if t.Name == "" {
+		return fmt.Errorf("odata: entity type without name")
+	}
+	t.props = map[string]*Property{}
+	t.navs = map[string]*NavProperty{}
+	t.index = map[*Property]int{}
+	for i, p := range t.Properties {
+		if p == nil || p.Name == "" {
+			return fmt.Errorf("odata: %s: property without name", t.Name)
+		}
+		k := strings.ToLower(p.Name)
+		if t.props[k] != nil {
+			return fmt.Errorf("odata: %s: duplicate property %s", t.Name, p.Name)
+		}
+		if err := p.check(); err != nil {
+			return fmt.Errorf("odata: %s.%s: %v", t.Name, p.Name, err)
+		}
+		t.props[k] = p
+		t.index[p] = i
+	}
+	for _, n := range t.Navigation {
+		if n == nil || n.Name == "" || n.Target == nil {
+			return fmt.Errorf("odata: %s: navigation property without name or target", t.Name)
+		}
+		k := strings.ToLower(n.Name)
+		if t.props[k] != nil || t.navs[k] != nil {
+			return fmt.Errorf("odata: %s: duplicate property %s", t.Name, n.Name)
+		}
+		if n.Collection && n.Many == nil || !n.Collection && n.One == nil {
+			return fmt.Errorf("odata: %s.%s: missing getter", t.Name, n.Name)
+		}
+		t.navs[k] = n
+	}
+	key := t.Property(t.Key)
+	if key == nil || key.Type != EdmInt32 && key.Type != EdmInt64 {
+		return fmt.Errorf("odata: %s: key %q is not an integer property", t.Name, t.Key)
+	}
+	return nil
+}
+
+func (p *Property) check() error {
+	var ok bool
+	switch p.Type {
+	case EdmInt32, EdmInt64:
+		ok = p.Int != nil
+	case EdmDecimal:
+		ok = p.Decimal != nil
+	case EdmString:
+		ok = p.String != nil
+	case EdmBoolean:
+		ok = p.Bool != nil
+	case EdmDateTimeOffset:
+		ok = p.Time != nil
+	default:
+		return fmt.Errorf("unknown type %v", p.Type)
+	}
+	if !ok {
+		return fmt.Errorf("missing getter for %v", p.Type)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package odata
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestDecimal(t *testing.T) {
+	parse := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"19.99", 199900, true}, {"5", 50000, true}, {"0.5", 5000, true}, {"-0.0001", -1, true},
+		{"+42", 420000, true}, {"1234.5678", 12345678, true}, {"1.23456", 0, false}, {"1e3", 0, false},
+		{"922337203685478", 0, false}, {"922337203685477", 9223372036854770000, true},
+	}
+	for _, tt := range parse {
+		got, ok := parseDecimal(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+	format := map[int64]string{199900: "19.99", 9999900: "999.99", 50000: "5", 5000: "0.5", 0: "0",
+		-5000: "-0.5", 1: "0.0001", 12345678: "1234.5678", -9223372036854775808: "-922337203685477.5808"}
+	for in, want := range format {
+		if got := FormatDecimal(in); got != want {
+			t.Errorf("FormatDecimal(%d) = %q, want %q", in, got, want)
+		}
+	}
+	ops := []struct {
+		name string
+		f    func(a, b int64) (int64, bool)
+		a, b int64
+		want int64
+		ok   bool
+	}{
+		{"mul", decMul, 199900, 20000, 399800, true}, // 19.99*2
+		{"mul", decMul, 1, 1, 0, true},               // 0.0001*0.0001 rounds to 0
+		{"mul", decMul, 5000, 1, 1, true},            // 0.5*0.0001 = 0.00005 rounds half away to 0.0001
+		{"mul", decMul, -5000, 1, -1, true},          // sign symmetric
+		{"div", decDiv, 10000, 30000, 3333, true},    // 1/3
+		{"div", decDiv, 20000, 30000, 6667, true},    // 2/3
+		{"div", decDiv, 10000, 0, 0, false},          // by zero: null
+		{"mod", decMod, 199900, 10000, 9900, true},   // 19.99 mod 1
+		{"mod", decMod, -199900, 10000, -9900, true}, // sign of dividend
+		{"add", decAdd, 1 << 62, 1 << 62, 0, false},  // overflow: null
+		{"sub", decSub, -(1 << 62), 1 << 62, -1 << 63, true},
+	}
+	for _, tt := range ops {
+		got, ok := tt.f(tt.a, tt.b)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("%s(%d,%d) = %d,%v; want %d,%v", tt.name, tt.a, tt.b, got, ok, tt.want, tt.ok)
+		}
+	}
+	for _, tt := range []struct {
+		d, i int64
+		want int
+	}{{50000, 5, 0}, {50001, 5, 1}, {49999, 5, -1}, {-5000, 0, -1}, {-5000, -1, 1}, {9223372036854775807, 922337203685477, 1}} {
+		if got := cmpDecInt(tt.d, tt.i); got != tt.want {
+			t.Errorf("cmpDecInt(%d,%d) = %d, want %d", tt.d, tt.i, got, tt.want)
+		}
+	}
+}
+
+func TestMetadataWellFormed(t *testing.T) {
+	m, _, _ := newTestModel()
+	doc := m.Metadata()
+	var edmx struct {
+		XMLName xml.Name `xml:"Edmx"`
+		Version string   `xml:"Version,attr"`
+		Schema  struct {
+			Namespace string `xml:"Namespace,attr"`
+			Types     []struct {
+				Name string `xml:"Name,attr"`
+				Key  struct {
+					Ref struct {
+						Name string `xml:"Name,attr"`
+					} `xml:"PropertyRef"`
+				} `xml:"Key"`
+				Props []struct {
+					Name     string `xml:"Name,attr"`
+					Type     string `xml:"Type,attr"`
+					Nullable string `xml:"Nullable,attr"`
+				} `xml:"Property"`
+				Navs []struct {
+					Name    string `xml:"Name,attr"`
+					Type    string `xml:"Type,attr"`
+					Partner string `xml:"Partner,attr"`
+				} `xml:"NavigationProperty"`
+			} `xml:"EntityType"`
+			Container struct {
+				Sets []struct {
+					Name       string `xml:"Name,attr"`
+					EntityType string `xml:"EntityType,attr"`
+					Bindings   []struct {
+						Path   string `xml:"Path,attr"`
+						Target string `xml:"Target,attr"`
+					} `xml:"NavigationPropertyBinding"`
+				} `xml:"EntitySet"`
+			} `xml:"EntityContainer"`
+		} `xml:"DataServices>Schema"`
+	}
+	if err := xml.Unmarshal(doc, &edmx); err != nil {
+		t.Fatalf("not well-formed: %v\n%s", err, doc)
+	}
+	s := edmx.Schema
+	if edmx.Version != "4.0" || s.Namespace != "Quartet" || len(s.Types) != 2 || len(s.Container.Sets) != 2 {
+		t.Fatalf("unexpected document:\n%s", doc)
+	}
+	p, o := s.Types[0], s.Types[1]
+	if p.Name != "Product" || p.Key.Ref.Name != "id" || len(p.Props) != 6 || p.Props[2].Type != "Edm.Decimal" ||
+		p.Props[4].Type != "Edm.DateTimeOffset" || p.Props[0].Nullable != "false" {
+		t.Errorf("Product: %+v", p)
+	}
+	if len(p.Navs) != 1 || p.Navs[0].Type != "Collection(Quartet.Order)" || p.Navs[0].Partner != "product" {
+		t.Errorf("Product navigation: %+v", p.Navs)
+	}
+	if o.Name != "Order" || len(o.Navs) != 1 || o.Navs[0].Type != "Quartet.Product" || o.Navs[0].Partner != "orders" {
+		t.Errorf("Order: %+v", o)
+	}
+	set := s.Container.Sets[0]
+	if set.Name != "Products" || set.EntityType != "Quartet.Product" || len(set.Bindings) != 1 ||
+		set.Bindings[0].Path != "orders" || set.Bindings[0].Target != "Orders" {
+		t.Errorf("Products set: %+v", set)
+	}
+	rec := httptest.NewRecorder()
+	testMux().ServeHTTP(rec, httptest.NewRequest("GET", "/api/$metadata", nil))
+	if rec.Code != 200 || rec.Body.String() != string(doc) || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/xml") {
+		t.Errorf("GET /api/$metadata: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
+
+func TestNewModelErrors(t *testing.T) {
+	good := func() *EntityType {
+		return &EntityType{Name: "T", Key: "id", Properties: []*Property{
+			{Name: "id", Type: EdmInt64, Int: func(any) int64 { return 0 }}}}
+	}
+	tests := []struct {
+		name string
+		mod  func(*EntityType)
+		want string
+	}{
+		{"missing getter", func(t *EntityType) { t.Properties = append(t.Properties, &Property{Name: "x", Type: EdmString}) }, "missing getter"},
+		{"duplicate", func(t *EntityType) {
+			t.Properties = append(t.Properties, &Property{Name: "ID", Type: EdmInt32, Int: func(any) int64 { return 0 }})
+		}, "duplicate property"},
+		{"bad key", func(t *EntityType) { t.Key = "nope" }, "key"},
+		{"nav without target", func(t *EntityType) { t.Navigation = []*NavProperty{{Name: "n"}} }, "navigation"},
+		{"bad partner", func(t *EntityType) {
+			t.Navigation = []*NavProperty{{Name: "n", Target: t, Collection: true, Partner: "zz", Many: func(any) []any { return nil }}}
+		}, "partner"},
+	}
+	for _, tt := range tests {
+		typ := good()
+		tt.mod(typ)
+		if _, err := NewModel("N", &EntitySet{Name: "Ts", Type: typ}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestErrorBody(t *testing.T) {
+	err := &Error{Option: "$filter", Pos: 7, Msg: `bad "quote" \ here`}
+	var v struct {
+		Error struct{ Code, Message string }
+	}
+	if e := json.Unmarshal(ErrorBody(err), &v); e != nil {
+		t.Fatal(e)
+	}
+	if v.Error.Code != "BadRequest" || v.Error.Message != `$filter: bad "quote" \ here at position 7` {
+		t.Errorf("got %+v", v)
+	}
+}
+
+func TestParseKeySegment(t *testing.T) {
+	tests := []struct {
+		seg  string
+		name string
+		key  int64
+		ok   bool
+		err  bool
+	}{
+		{"products(5)", "products", 5, true, false},
+		{"Orders(id=12)", "Orders", 12, true, false},
+		{"products", "products", 0, false, false},
+		{"products(x)", "products", 0, false, true},
+		{"products(5", "products", 0, false, true},
+		{"(5)", "", 0, false, true},
+	}
+	for _, tt := range tests {
+		name, key, ok, err := ParseKeySegment(tt.seg)
+		if name != tt.name || key != tt.key || ok != tt.ok || (err != nil) != tt.err {
+			t.Errorf("ParseKeySegment(%q) = %q, %d, %v, %v", tt.seg, name, key, ok, err)
+		}
+	}
+}
+
+// TestOutputIsJSON decodes every 200 and 400 golden body as JSON.
+func TestOutputIsJSON(t *testing.T) {
+	mux := testMux()
+	for _, target := range []string{
+		"/api/products?$expand=orders($count=true)",
+		"/api/orders?$expand=product($expand=orders)",
+		"/api/products?$filter=nope",
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Errorf("%s: invalid JSON %s", target, rec.Body)
+		}
+	}
+	if got := string(appendString(nil, "a\"\\\n\x01\u2028\xff")); got != `"a\"\\\n\u0001\u2028\ufffd"` {
+		t.Errorf("appendString: %s", got)
+	}
+}

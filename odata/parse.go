@@ -1,0 +1,464 @@
+package odata
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxDepth bounds the nesting of expressions (parentheses, unary operators,
+// function arguments, lambdas) and of $expand so that hostile input cannot
+// exhaust the stack.
+const maxDepth = 64
+
+// OrderItem is one $orderby key.
+type OrderItem struct {
+	Expr Expr
+	Desc bool
+}
+
+// options is the syntax of a set of query options, at the top level or
+// nested in an $expand item. Names are not resolved yet.
+type options struct {
+	present map[string]int // option name ("$filter") -> position of its value
+
+	filter     Expr
+	orderBy    []OrderItem
+	selects    []Segment
+	selectStar bool
+	expand     []*expandItem
+	top, skip  int64
+	count      bool
+}
+
+func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
+
+type expandItem struct {
+	nav  Segment
+	opts *options
+}
+
+// parser is a recursive-descent parser over one option value. Errors are
+// raised with panic(*Error) and recovered at the entry points, as
+// text/template/parse does.
+type parser struct {
+	lex   lexer
+	tok   token
+	depth int
+}
+
+func newParser(src string) *parser {
+	p := &parser{lex: lexer{src: src}}
+	p.advance()
+	return p
+}
+
+// run calls f, turning a raised *Error into a returned one.
+func run(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	f()
+	return nil
+}
+
+func (p *parser) fail(pos int, format string, args ...any) {
+	panic(errorf(pos, fmt.Sprintf(format, args...)))
+}
+
+func (p *parser) advance() {
+	t, err := p.lex.next()
+	if err != nil {
+		panic(err)
+	}
+	p.tok = t
+}
+
+func (p *parser) expect(k tokKind) token {
+	t := p.tok
+	if t.kind != k {
+		p.unexpected("expected " + tokNames[k])
+	}
+	p.advance()
+	return t
+}
+
+func (p *parser) unexpected(context string) {
+	if p.tok.kind == tokEOF {
+		p.fail(p.tok.pos, "%s, found end of input", context)
+	}
+	p.fail(p.tok.pos, "%s, found %s", context, p.tok)
+}
+
+func (p *parser) enter() {
+	p.depth++
+	if p.depth > maxDepth {
+		p.fail(p.tok.pos, "expression nested too deeply")
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// isWord reports whether the current token is the identifier w (ASCII
+// case-insensitively: OData 4.01 keywords are case-insensitive).
+func (p *parser) isWord(w string) bool {
+	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
+}
+
+// ParseExpr parses a common expression (the syntax of $filter) without
+// resolving names. Positions are byte offsets into s.
+func ParseExpr(s string) (Expr, error) {
+	var e Expr
+	err := run(func() {
+		p := newParser(s)
+		e = p.expr()
+		p.end()
+	})
+	return e, err
+}
+
+func (p *parser) end() {
+	if p.tok.kind != tokEOF {
+		p.unexpected("expected operator or end of expression")
+	}
+}
+
+func (p *parser) expr() Expr { return p.binary(1) }
+
+var binaryPrec = map[string]int{
+	"or": 1, "and": 2,
+	"eq": 3, "ne": 3,
+	"gt": 4, "ge": 4, "lt": 4, "le": 4, "has": 4, "in": 4,
+	"add": 5, "sub": 5,
+	"mul": 6, "div": 6, "divby": 6, "mod": 6,
+}
+
+// binop returns the binary operator at the current token, if any. Word
+// operators must be preceded by whitespace.
+func (p *parser) binop() (string, int) {
+	if p.tok.kind != tokIdent || !p.tok.space || len(p.tok.text) > 5 {
+		return "", 0
+	}
+	op := strings.ToLower(p.tok.text)
+	return op, binaryPrec[op]
+}
+
+// binary parses operators of precedence minPrec and higher by precedence
+// climbing; all binary operators are left-associative.
+func (p *parser) binary(minPrec int) Expr {
+	x := p.unary()
+	for {
+		op, prec := p.binop()
+		if prec == 0 || prec < minPrec {
+			return x
+		}
+		pos := p.tok.pos
+		p.advance()
+		if p.tok.kind == tokEOF {
+			p.unexpected("expected expression after '" + op + "'")
+		}
+		if !p.tok.space {
+			p.fail(p.tok.pos, "expected whitespace after '%s'", op)
+		}
+		if op == "in" {
+			x = p.inList(x, pos)
+			continue
+		}
+		y := p.binary(prec + 1)
+		x = &Binary{exprBase: exprBase{pos: pos}, Op: op, X: x, Y: y}
+	}
+}
+
+func (p *parser) unary() Expr {
+	p.enter()
+	defer p.leave()
+	pos := p.tok.pos
+	switch {
+	case p.isWord("not"):
+		p.advance()
+		if !p.tok.space && p.tok.kind != tokLParen {
+			p.fail(p.tok.pos, "expected whitespace after 'not'")
+		}
+		return &Unary{exprBase: exprBase{pos: pos}, Op: "not", X: p.unary()}
+	case p.tok.kind == tokMinus:
+		p.advance()
+		return &Unary{exprBase: exprBase{pos: pos}, Op: "-", X: p.unary()}
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() Expr {
+	t := p.tok
+	switch t.kind {
+	case tokLiteral:
+		p.advance()
+		return t.lit
+	case tokLParen:
+		p.advance()
+		x := p.expr()
+		p.expect(tokRParen)
+		return x
+	case tokIdent:
+		lower := strings.ToLower(t.text)
+		switch lower {
+		case "true", "false":
+			p.advance()
+			return &Literal{exprBase: exprBase{pos: t.pos}, Kind: TypeBool, Bool: lower == "true"}
+		case "null":
+			p.advance()
+			return &Literal{exprBase: exprBase{pos: t.pos}, Kind: TypeNull}
+		}
+		if p.callFollows() {
+			if lower == "any" || lower == "all" {
+				p.fail(t.end, "%s must follow a collection path", lower)
+			}
+			return p.call()
+		}
+		return p.path()
+	}
+	p.unexpected("expected expression")
+	return nil
+}
+
+// callFollows reports whether the identifier token is immediately followed
+// by '(' (a function call or lambda; no whitespace is allowed in between).
+func (p *parser) callFollows() bool {
+	return p.tok.end < len(p.lex.src) && p.lex.src[p.tok.end] == '('
+}
+
+func (p *parser) call() Expr {
+	c := &Call{exprBase: exprBase{pos: p.tok.pos}, Name: strings.ToLower(p.tok.text)}
+	p.advance()
+	p.expect(tokLParen)
+	if p.tok.kind == tokRParen {
+		p.advance()
+		return c
+	}
+	p.enter()
+	defer p.leave()
+	for {
+		c.Args = append(c.Args, p.expr())
+		if p.tok.kind != tokComma {
+			break
+		}
+		p.advance()
+	}
+	p.expect(tokRParen)
+	return c
+}
+
+// path parses a member path a/b/c, possibly ending in /any(...) or /all(...).
+func (p *parser) path() Expr {
+	path := &Path{exprBase: exprBase{pos: p.tok.pos}}
+	path.Segments = append(path.Segments, Segment{Name: p.tok.text, Pos: p.tok.pos})
+	p.advance()
+	for p.tok.kind == tokSlash && !p.tok.space {
+		p.advance()
+		if p.tok.kind != tokIdent || p.tok.space {
+			p.unexpected("expected name after '/'")
+		}
+		lower := strings.ToLower(p.tok.text)
+		if (lower == "any" || lower == "all") && p.callFollows() {
+			return p.lambda(path, lower == "all")
+		}
+		path.Segments = append(path.Segments, Segment{Name: p.tok.text, Pos: p.tok.pos})
+		p.advance()
+	}
+	return path
+}
+
+func (p *parser) lambda(src *Path, all bool) Expr {
+	l := &Lambda{exprBase: exprBase{pos: p.tok.pos}, Source: src, All: all}
+	p.advance()
+	p.expect(tokLParen)
+	if p.tok.kind == tokRParen {
+		if all {
+			p.fail(p.tok.pos, "all requires a lambda expression")
+		}
+		p.advance()
+		return l
+	}
+	if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
+		p.unexpected("expected lambda variable")
+	}
+	l.Var = p.tok.text
+	p.advance()
+	p.expect(tokColon)
+	p.enter()
+	l.Body = p.expr()
+	p.leave()
+	p.expect(tokRParen)
+	return l
+}
+
+// inList parses the right operand of in: a parenthesized list of literals,
+// or a single parenthesized expression.
+func (p *parser) inList(x Expr, pos int) Expr {
+	in := &In{exprBase: exprBase{pos: pos}, X: x}
+	if p.tok.kind != tokLParen {
+		p.unexpected("expected '(' after in")
+	}
+	p.advance()
+	if p.tok.kind == tokRParen {
+		p.advance()
+		return in
+	}
+	p.enter()
+	defer p.leave()
+	in.List = append(in.List, p.expr())
+	for p.tok.kind == tokComma {
+		if _, ok := in.List[0].(*Literal); !ok {
+			p.fail(p.tok.pos, "a list may contain only literals")
+		}
+		p.advance()
+		e := p.expr()
+		if _, ok := e.(*Literal); !ok {
+			p.fail(e.Pos(), "a list may contain only literals")
+		}
+		in.List = append(in.List, e)
+	}
+	p.expect(tokRParen)
+	return in
+}
+
+// orderBy parses key [asc|desc] {, key [asc|desc]}.
+func (p *parser) orderBy() []OrderItem {
+	var items []OrderItem
+	for {
+		it := OrderItem{Expr: p.expr()}
+		if (p.isWord("asc") || p.isWord("desc")) && p.tok.space {
+			it.Desc = p.isWord("desc")
+			p.advance()
+		}
+		items = append(items, it)
+		if p.tok.kind != tokComma {
+			return items
+		}
+		p.advance()
+	}
+}
+
+// selectList parses name {, name} or *.
+func (p *parser) selectList(o *options) {
+	for {
+		switch {
+		case p.tok.kind == tokStar:
+			o.selectStar = true
+			p.advance()
+		case p.tok.kind == tokIdent && !strings.HasPrefix(p.tok.text, "$"):
+			o.selects = append(o.selects, Segment{Name: p.tok.text, Pos: p.tok.pos})
+			p.advance()
+			if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
+				p.fail(p.tok.pos, "only property names can be selected")
+			}
+		default:
+			p.unexpected("expected property name")
+		}
+		if p.tok.kind != tokComma {
+			return
+		}
+		p.advance()
+	}
+}
+
+// expandList parses item {, item} where item is nav [( options )].
+func (p *parser) expandList() []*expandItem {
+	p.enter()
+	defer p.leave()
+	var items []*expandItem
+	for {
+		if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
+			p.unexpected("expected navigation property")
+		}
+		it := &expandItem{nav: Segment{Name: p.tok.text, Pos: p.tok.pos}, opts: &options{}}
+		p.advance()
+		if p.tok.kind == tokSlash {
+			p.fail(p.tok.pos, "only navigation property names can be expanded")
+		}
+		if p.tok.kind == tokLParen && !p.tok.space {
+			p.advance()
+			p.nestedOptions(it.opts)
+			p.expect(tokRParen)
+		}
+		items = append(items, it)
+		if p.tok.kind != tokComma {
+			return items
+		}
+		p.advance()
+	}
+}
+
+// nestedOptions parses name=value {; name=value} inside $expand(...). The
+// leading $ is optional there, as OData 4.01 allows.
+func (p *parser) nestedOptions(o *options) {
+	o.present = map[string]int{}
+	for {
+		if p.tok.kind != tokIdent {
+			p.unexpected("expected query option")
+		}
+		name := strings.ToLower(p.tok.text)
+		if !strings.HasPrefix(name, "$") {
+			name = "$" + name
+		}
+		namePos := p.tok.pos
+		p.advance()
+		if p.tok.kind != tokEquals || p.tok.space {
+			p.unexpected("expected '='")
+		}
+		p.advance()
+		if _, dup := o.present[name]; dup {
+			p.fail(namePos, "duplicate option %s", name)
+		}
+		o.present[name] = p.tok.pos
+		switch name {
+		case "$filter":
+			o.filter = p.expr()
+		case "$orderby":
+			o.orderBy = p.orderBy()
+		case "$select":
+			p.selectList(o)
+		case "$expand":
+			o.expand = p.expandList()
+		case "$top":
+			o.top = p.count()
+		case "$skip":
+			o.skip = p.count()
+		case "$count":
+			o.count = p.boolean()
+		default:
+			p.fail(namePos, "query option %s is not supported in $expand", name)
+		}
+		if p.tok.kind != tokSemi {
+			return
+		}
+		p.advance()
+	}
+}
+
+// count parses a non-negative integer ($top, $skip).
+func (p *parser) count() int64 {
+	t := p.tok
+	if t.kind == tokLiteral && (t.lit.Kind != TypeInt || t.lit.Int < 0 || p.lex.src[t.pos] == '+') {
+		p.fail(t.pos, "expected non-negative integer")
+	}
+	if t.kind != tokLiteral {
+		p.unexpected("expected non-negative integer")
+	}
+	p.advance()
+	return t.lit.Int
+}
+
+// boolean parses true or false ($count).
+func (p *parser) boolean() bool {
+	if !p.isWord("true") && !p.isWord("false") {
+		p.unexpected("expected true or false")
+	}
+	v := p.isWord("true")
+	p.advance()
+	return v
+}

@@ -1,0 +1,458 @@
+package odata
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// QueryOption is a set of system query options, used to say which options
+// a route allows.
+type QueryOption uint
+
+// The supported system query options.
+const (
+	OptFilter QueryOption = 1 << iota
+	OptOrderBy
+	OptSelect
+	OptExpand
+	OptTop
+	OptSkip
+	OptCount
+
+	OptAll = OptFilter | OptOrderBy | OptSelect | OptExpand | OptTop | OptSkip | OptCount
+)
+
+var optionBits = map[string]QueryOption{
+	"$filter": OptFilter, "$orderby": OptOrderBy, "$select": OptSelect, "$expand": OptExpand,
+	"$top": OptTop, "$skip": OptSkip, "$count": OptCount,
+}
+
+// Options OData defines that this package does not implement; they are
+// reported as unsupported rather than unknown.
+var unsupportedOptions = map[string]bool{
+	"$search": true, "$format": true, "$apply": true, "$compute": true, "$levels": true,
+	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
+}
+
+// Settings are the per-route query settings, in the manner of ASP.NET's
+// [EnableQuery]: the options allowed and the limits. A zero limit means no
+// limit (expansion depth is still capped at 64).
+type Settings struct {
+	Allowed           QueryOption
+	MaxTop            int64
+	MaxSkip           int64
+	MaxExpansionDepth int
+	// Now supplies the value of now(); nil means time.Now.
+	Now func() time.Time
+}
+
+// Query is a parsed, checked and compiled set of query options for one
+// entity type. It is safe for concurrent use.
+type Query struct {
+	Type *EntityType
+
+	filter   *Filter
+	order    []orderKey
+	selected []*Property // in model order; nil means all
+	explicit bool        // $select was given
+	expand   []expansion
+	top      int64
+	skip     int64
+	hasTop   bool
+	hasSkip  bool
+	count    bool
+}
+
+type expansion struct {
+	nav *NavProperty
+	q   *Query
+}
+
+type orderKey struct {
+	expr Expr
+	desc bool
+	f    any
+}
+
+// Count reports whether $count=true was requested.
+func (q *Query) Count() bool { return q.count }
+
+// ParseQuery parses the raw (still percent-encoded) query string of a
+// request against entity type t and route settings s. Parameters whose names
+// do not start with $ are ignored. The error is an *Error whose position is
+// an offset into the decoded value of the offending option.
+func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
+	o := &options{present: map[string]int{}}
+	labels := map[string]string{}
+	for _, part := range strings.Split(raw, "&") {
+		if part == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			return nil, &Error{Option: rawName, Msg: "invalid percent-encoding in option name"}
+		}
+		if !strings.HasPrefix(name, "$") {
+			continue
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return nil, &Error{Option: name, Pos: badEscape(rawValue), Msg: "invalid percent-encoding"}
+		}
+		lname := strings.ToLower(name)
+		bit, known := optionBits[lname]
+		switch {
+		case !known && unsupportedOptions[lname]:
+			return nil, &Error{Option: name, Msg: "query option " + name + " is not supported"}
+		case !known:
+			return nil, &Error{Option: name, Msg: "unknown query option " + name}
+		case s.Allowed&bit == 0:
+			return nil, &Error{Option: name, Msg: "query option " + name + " is not allowed on this resource"}
+		case o.has(lname):
+			return nil, &Error{Option: name, Msg: "duplicate query option " + name}
+		}
+		o.present[lname] = 0
+		labels[lname] = name
+		if err := parseOption(o, lname, value); err != nil {
+			e := err.(*Error)
+			e.Option = name
+			return nil, e
+		}
+	}
+	r := &resolver{settings: s, now: time.Now}
+	if s.Now != nil {
+		r.now = s.Now
+	}
+	var q *Query
+	err := run(func() { q = r.query(o, t, 0, func(opt string) string { return labels[opt] }) })
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// badEscape returns the offset of the first malformed %-escape in s.
+func badEscape(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if _, err := url.QueryUnescape(s[i:min(i+3, len(s))]); err != nil {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// parseOption parses the value of one top-level system query option.
+func parseOption(o *options, name, value string) error {
+	return run(func() {
+		p := newParser(value)
+		switch name {
+		case "$filter":
+			o.filter = p.expr()
+		case "$orderby":
+			o.orderBy = p.orderBy()
+		case "$select":
+			p.selectList(o)
+		case "$expand":
+			o.expand = p.expandList()
+		case "$top":
+			o.top = p.count()
+		case "$skip":
+			o.skip = p.count()
+		case "$count":
+			o.count = p.boolean()
+		}
+		p.end()
+	})
+}
+
+// resolver binds parsed options to the model. Errors are raised as panics
+// of *Error; label names the option an error position refers to.
+type resolver struct {
+	settings Settings
+	now      func() time.Time
+}
+
+func (r *resolver) guard(option string, f func()) {
+	defer func() {
+		if x := recover(); x != nil {
+			if e, ok := x.(*Error); ok && e.Option == "" {
+				e.Option = option
+			}
+			panic(x)
+		}
+	}()
+	f()
+}
+
+func fail(option string, pos int, format string, args ...any) {
+	panic(&Error{Option: option, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
+	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
+	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
+	c := &compiler{now: r.now()}
+	if o.filter != nil {
+		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
+	}
+	if len(o.orderBy) > 0 {
+		r.guard(label("$orderby"), func() { q.order = compileOrder(o.orderBy, t, c) })
+	}
+	if o.has("$select") {
+		q.explicit = true
+		if !o.selectStar {
+			set := map[*Property]bool{}
+			for _, s := range o.selects {
+				p := t.Property(s.Name)
+				if p == nil {
+					msg := "unknown property %s on %s"
+					if t.Nav(s.Name) != nil {
+						msg = "navigation property %s on %s cannot be selected; use $expand"
+					}
+					fail(label("$select"), s.Pos, msg, s.Name, t.Name)
+				}
+				set[p] = true
+			}
+			for _, p := range t.Properties {
+				if set[p] {
+					q.selected = append(q.selected, p)
+				}
+			}
+		}
+	}
+	s := r.settings
+	if q.hasTop && s.MaxTop > 0 && q.top > s.MaxTop {
+		fail(label("$top"), o.present["$top"], "$top %d exceeds the maximum of %d", q.top, s.MaxTop)
+	}
+	if q.hasSkip && s.MaxSkip > 0 && q.skip > s.MaxSkip {
+		fail(label("$skip"), o.present["$skip"], "$skip %d exceeds the maximum of %d", q.skip, s.MaxSkip)
+	}
+	seen := map[*NavProperty]bool{}
+	for _, it := range o.expand {
+		nav := t.Nav(it.nav.Name)
+		switch {
+		case nav == nil && t.Property(it.nav.Name) != nil:
+			fail(label("$expand"), it.nav.Pos, "%s is not a navigation property of %s", it.nav.Name, t.Name)
+		case nav == nil:
+			fail(label("$expand"), it.nav.Pos, "unknown navigation property %s on %s", it.nav.Name, t.Name)
+		case seen[nav]:
+			fail(label("$expand"), it.nav.Pos, "%s is expanded twice", nav.Name)
+		case s.MaxExpansionDepth > 0 && depth+1 > s.MaxExpansionDepth:
+			fail(label("$expand"), it.nav.Pos, "$expand depth exceeds the maximum of %d", s.MaxExpansionDepth)
+		}
+		seen[nav] = true
+		if !nav.Collection {
+			for _, opt := range []string{"$orderby", "$top", "$skip", "$count"} {
+				if pos, ok := it.opts.present[opt]; ok {
+					fail(label("$expand"), pos, "%s cannot be applied to single-valued %s", opt, nav.Name)
+				}
+			}
+		}
+		sub := r.query(it.opts, nav.Target, depth+1, func(string) string { return label("$expand") })
+		q.expand = append(q.expand, expansion{nav: nav, q: sub})
+	}
+	return q
+}
+
+// Filter is a compiled Boolean expression over one entity type.
+type Filter struct {
+	expr  Expr
+	f     fn[bool]
+	nvars int
+}
+
+// ParseFilter parses, checks and compiles a $filter expression (already
+// percent-decoded) for entity type t.
+func ParseFilter(expr string, t *EntityType) (*Filter, error) {
+	var f *Filter
+	err := run(func() {
+		p := newParser(expr)
+		e := p.expr()
+		p.end()
+		f = compileFilter(e, t, &compiler{now: time.Now()})
+	})
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Option == "" {
+			e.Option = "$filter"
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {
+	ck := &checker{root: t}
+	ck.checkBool(e)
+	return &Filter{expr: e, f: c.compile(e).(fn[bool]), nvars: ck.maxv}
+}
+
+// Expr returns the checked expression tree.
+func (f *Filter) Expr() Expr { return f.expr }
+
+// Match reports whether the filter is true for entity x (null counts as
+// false).
+func (f *Filter) Match(x any) bool {
+	var vars []any
+	if f.nvars > 0 {
+		vars = make([]any, f.nvars)
+	}
+	b, ok := f.f(x, vars)
+	return b && ok
+}
+
+// Select returns the entities for which the filter is true, in order.
+func (f *Filter) Select(items []any) []any {
+	var vars []any
+	if f.nvars > 0 {
+		vars = make([]any, f.nvars)
+	}
+	out := make([]any, 0, len(items)/4)
+	for _, x := range items {
+		if b, ok := f.f(x, vars); b && ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
+	keys := make([]orderKey, len(items))
+	for i, it := range items {
+		ck := &checker{root: t}
+		switch typ := ck.check(it.Expr); typ {
+		case TypeNull, TypeEntity, TypeCollection:
+			ck.fail(it.Expr.Pos(), "cannot order by a value of type %v", typ)
+		}
+		if ck.maxv > 0 {
+			ck.fail(it.Expr.Pos(), "lambda expressions cannot be used in $orderby")
+		}
+		keys[i] = orderKey{expr: it.Expr, desc: it.Desc, f: c.compile(it.Expr)}
+	}
+	return keys
+}
+
+// Apply runs the query over items in the order OData prescribes: $filter,
+// then restrict (if not nil), $orderby, count, $skip, $top. It returns the
+// page and the number of entities before $skip and $top. items is not
+// modified.
+func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int) {
+	if q.filter != nil {
+		items = q.filter.Select(items)
+	}
+	if restrict != nil {
+		kept := make([]any, 0, len(items))
+		for _, x := range items {
+			if restrict(x) {
+				kept = append(kept, x)
+			}
+		}
+		items = kept
+	}
+	if len(q.order) > 0 {
+		items = sortItems(items, q.order)
+	}
+	count = len(items)
+	if q.hasSkip {
+		items = items[min(int64(len(items)), q.skip):]
+	}
+	if q.hasTop && q.top < int64(len(items)) {
+		items = items[:q.top]
+	}
+	return items, count
+}
+
+// sortKey holds the precomputed values of one $orderby key.
+type sortKey interface {
+	compare(i, j int) int
+}
+
+type typedKey[T any] struct {
+	vals []T
+	ok   []bool
+	cmpf func(a, b T) int
+	desc bool
+}
+
+func loadKey[T any](f fn[T], items []any, cmpf func(a, b T) int, desc bool) sortKey {
+	k := &typedKey[T]{vals: make([]T, len(items)), ok: make([]bool, len(items)), cmpf: cmpf, desc: desc}
+	for i, x := range items {
+		k.vals[i], k.ok[i] = f(x, nil)
+	}
+	return k
+}
+
+// compare orders nulls first, as OData does for ascending order.
+func (k *typedKey[T]) compare(i, j int) int {
+	var c int
+	switch {
+	case !k.ok[i] || !k.ok[j]:
+		c = cmpBool(k.ok[i], k.ok[j])
+	default:
+		c = k.cmpf(k.vals[i], k.vals[j])
+	}
+	if k.desc {
+		return -c
+	}
+	return c
+}
+
+func sortItems(items []any, order []orderKey) []any {
+	keys := make([]sortKey, len(order))
+	for i, o := range order {
+		switch f := o.f.(type) {
+		case fn[bool]:
+			keys[i] = loadKey(f, items, cmpBool, o.desc)
+		case fn[int64]:
+			keys[i] = loadKey(f, items, compareInt64, o.desc)
+		case fn[float64]:
+			keys[i] = loadKey(f, items, compareFloat, o.desc)
+		case fn[string]:
+			keys[i] = loadKey(f, items, strings.Compare, o.desc)
+		case fn[time.Time]:
+			keys[i] = loadKey(f, items, cmpTime, o.desc)
+		}
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		for _, k := range keys {
+			if c := k.compare(a, b); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := make([]any, len(items))
+	for i, j := range idx {
+		out[i] = items[j]
+	}
+	return out
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
