@@ -44,6 +44,8 @@ type config struct {
 	grpcAddr        string
 	load            string
 	demo            bool
+	dataDir         string
+	snapshotBytes   int64
 	env             string
 	streamDelay     time.Duration
 	shutdownTimeout time.Duration
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.grpcAddr, "grpc", ":50051", "`address` of the gRPC server")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
+	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
+	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
@@ -107,6 +111,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.streamDelay < 0 {
 		return errors.New("-stream-delay must not be negative")
+	}
+	if cfg.snapshotBytes < 1 {
+		return errors.New("-snapshot-bytes must be positive")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	a, err := start(cfg, log)
@@ -208,16 +215,18 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		}
 		a.auth = &authenticator{verifier: v}
 	}
-	if a.store, err = openStore(cfg); err != nil {
+	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err
 	}
 	httpLn, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
+		a.store.Close()
 		return nil, fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
 	}
 	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
 	if err != nil {
 		httpLn.Close()
+		a.store.Close()
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
@@ -262,34 +271,68 @@ func (a *app) shutdown() error {
 		<-grpcDone
 	}
 	a.done.Wait()
+	if serr := a.store.Close(); serr != nil && err == nil {
+		err = serr
+	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
 }
 
-// openStore builds the store the configuration asks for.
-func openStore(cfg config) (*Store, error) {
-	store := NewStore()
-	if cfg.clock != nil {
-		store.clock = cfg.clock
+// openStore builds the store the configuration asks for: from DIR when -data names
+// one that holds a store, else from -load, the demo data or nothing.
+func openStore(cfg config, log *slog.Logger) (*Store, error) {
+	seed := func() (*Dataset, error) {
+		switch {
+		case cfg.load != "":
+			f, err := os.Open(cfg.load)
+			if err != nil {
+				return nil, fmt.Errorf("-load: %w", unwrapPathError(err))
+			}
+			defer f.Close()
+			ds, err := ReadDataset(f)
+			if err != nil {
+				return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
+			}
+			return ds, nil
+		case cfg.demo:
+			return DemoDataset(), nil
+		}
+		return &Dataset{}, nil
 	}
-	var ds *Dataset
-	switch {
-	case cfg.load != "":
-		f, err := os.Open(cfg.load)
+	withClock := func(s *Store) *Store {
+		if cfg.clock != nil {
+			s.clock = cfg.clock
+		}
+		return s
+	}
+	if cfg.dataDir != "" {
+		if cfg.load != "" {
+			// Loading over a stored state would silently drop one or the other.
+			if has, err := HasStore(cfg.dataDir); err != nil {
+				return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
+			} else if has {
+				return nil, fmt.Errorf("-load %s: -data %s already holds a store; drop -load, or use an empty directory", cfg.load, cfg.dataDir)
+			}
+		}
+		s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
+			ds, err := seed()
+			if err == nil {
+				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cmp.Or(cfg.load, map[bool]string{true: "demo", false: "empty"}[cfg.demo]))
+			}
+			return ds, err
+		}, log, cfg.snapshotBytes)
 		if err != nil {
-			return nil, fmt.Errorf("-load: %w", unwrapPathError(err))
+			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
 		}
-		defer f.Close()
-		if ds, err = ReadDataset(f); err != nil {
-			return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
-		}
-	case cfg.demo:
-		ds = DemoDataset()
-	default:
-		return store, nil
+		return withClock(s), nil
 	}
+	ds, err := seed()
+	if err != nil {
+		return nil, err
+	}
+	store := withClock(NewStore())
 	if err := store.Load(ds); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", cmp.Or(cfg.load, "demo"), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -134,13 +135,13 @@ func TestTokenCommand(t *testing.T) {
 }
 
 func TestOpenStoreChoices(t *testing.T) {
-	empty, err := openStore(config{demo: false})
+	empty, err := openStore(config{demo: false}, slog.New(slog.DiscardHandler))
 	if err != nil || len(empty.Users()) != 0 {
 		t.Errorf("-demo=false: %d users, %v", len(empty.Users()), err)
 	}
 	file := filepath.Join(t.TempDir(), "d.json")
 	os.WriteFile(file, []byte(`{"users":[{"id":3,"name":"Only","email":"only@example.com"}]}`), 0o644)
-	loaded, err := openStore(config{demo: true, load: file})
+	loaded, err := openStore(config{demo: true, load: file}, slog.New(slog.DiscardHandler))
 	if err != nil || len(loaded.Users()) != 1 || len(loaded.Products()) != 0 {
 		t.Errorf("-load: %v users, %v", loaded.Users(), err)
 	}

@@ -208,7 +208,12 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if !s.store.DeleteUser(id) {
+	existed, err := s.store.DeleteUser(id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !existed {
 		s.writeError(w, r, userNotFound(id))
 		return
 	}

@@ -26,6 +26,9 @@ type Store struct {
 
 	// clock is the source of creation times; tests replace it.
 	clock func() time.Time
+
+	journal *journal // nil: memory only
+	broken  error    // set when the journal failed: writes are refused
 }
 
 // table is one collection: records by id plus the ids in ascending order, which is the
@@ -88,6 +91,9 @@ type change struct {
 	Order    *Order   `json:"order,omitempty"`
 	Product  *Product `json:"product,omitempty"`
 	DeleteID int64    `json:"deleteId,omitempty"`
+
+	// created marks a change that creates records subscribers hear of.
+	created bool
 }
 
 // The change operations.
@@ -161,11 +167,39 @@ func (s *Store) cascade(userID int64) removeSet {
 	return rm
 }
 
-// commit applies c and tells subscribers about what it created, in commit order.
-// The caller holds the write lock.
-func (s *Store) commit(c *change, created bool) {
+// write makes one change: decide runs under the write lock, checks the input against
+// the current state and returns the change (or an error, and nothing happens). The
+// change is applied and, with a journal, written to disk before write returns, so a
+// caller acknowledges only what survives a crash.
+func (s *Store) write(decide func() (*change, error)) error {
+	s.mu.Lock()
+	if s.broken != nil {
+		s.mu.Unlock()
+		return &Error{Kind: KindInternal, Message: s.broken.Error()}
+	}
+	c, err := decide()
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	var pending *pendingWrite
+	if s.journal != nil {
+		pending = s.journal.enqueue(c) // in apply order, as the lock is held
+	}
 	s.apply(c)
-	if !created {
+	if pending == nil {
+		s.publish(c) // under the lock: subscribers hear of changes in commit order
+	}
+	s.mu.Unlock()
+	if pending == nil {
+		return nil
+	}
+	return pending.wait()
+}
+
+// publish tells subscribers about the records c created.
+func (s *Store) publish(c *change) {
+	if !c.created {
 		return
 	}
 	switch c.Op {
@@ -176,6 +210,14 @@ func (s *Store) commit(c *change, created bool) {
 	case opPutPost:
 		s.feed.publish(Event{Post: c.Post})
 	}
+}
+
+// Close flushes and closes the journal, if any.
+func (s *Store) Close() error {
+	if s.journal == nil {
+		return nil
+	}
+	return s.journal.close()
 }
 
 // NewUser is the input to CreateUsers.
@@ -203,13 +245,16 @@ func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
 		}
 		users[i] = &User{Name: name, Email: email, CreatedAt: at}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	next := s.users.nextID()
-	for i, u := range users {
-		u.ID = next + int64(i)
+	err := s.write(func() (*change, error) {
+		next := s.users.nextID()
+		for i, u := range users {
+			u.ID = next + int64(i)
+		}
+		return &change{Op: opPutUsers, Users: users, created: true}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.commit(&change{Op: opPutUsers, Users: users}, true)
 	return users, nil
 }
 
@@ -230,38 +275,45 @@ type UserPatch struct {
 
 // UpdateUser changes the supplied fields of user id.
 func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok := s.users.get(id)
-	if !ok {
-		return nil, userNotFound(id)
-	}
-	u := *old
-	if p.Name != nil {
-		u.Name = *p.Name
-	}
-	if p.Email != nil {
-		u.Email = *p.Email
-	}
-	name, email, err := validateUser(u.Name, u.Email)
+	var u User
+	err := s.write(func() (*change, error) {
+		old, ok := s.users.get(id)
+		if !ok {
+			return nil, userNotFound(id)
+		}
+		u = *old
+		if p.Name != nil {
+			u.Name = *p.Name
+		}
+		if p.Email != nil {
+			u.Email = *p.Email
+		}
+		name, email, err := validateUser(u.Name, u.Email)
+		if err != nil {
+			return nil, err
+		}
+		u.Name, u.Email = name, email
+		return &change{Op: opPutUsers, Users: []*User{&u}}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	u.Name, u.Email = name, email
-	s.commit(&change{Op: opPutUsers, Users: []*User{&u}}, false)
 	return &u, nil
 }
 
 // DeleteUser removes user id with its posts and comments (see cascade). It reports
-// whether the user existed.
-func (s *Store) DeleteUser(id int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.users.get(id); !ok {
-		return false
+// whether the user existed; the error is a storage failure.
+func (s *Store) DeleteUser(id int64) (bool, error) {
+	err := s.write(func() (*change, error) {
+		if _, ok := s.users.get(id); !ok {
+			return nil, userNotFound(id)
+		}
+		return &change{Op: opDeleteUser, DeleteID: id}, nil
+	})
+	if e, ok := errors.AsType[*Error](err); ok && e.Kind == KindNotFound {
+		return false, nil
 	}
-	s.commit(&change{Op: opDeleteUser, DeleteID: id}, false)
-	return true
+	return err == nil, err
 }
 
 // CreatePost stores a new post by user userID.
@@ -279,13 +331,17 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 	if len(fields) > 0 {
 		return nil, invalidFields(fields)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.users.get(userID); !ok {
-		return nil, userNotFound(userID)
+	var p *Post
+	err := s.write(func() (*change, error) {
+		if _, ok := s.users.get(userID); !ok {
+			return nil, userNotFound(userID)
+		}
+		p = &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
+		return &change{Op: opPutPost, Post: p, created: true}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	p := &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
-	s.commit(&change{Op: opPutPost, Post: p}, true)
 	return p, nil
 }
 
@@ -298,16 +354,20 @@ func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error
 	if len(text) > 10_000 {
 		return nil, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.posts.get(postID); !ok {
-		return nil, notFound("post %d not found", postID)
+	var c *Comment
+	err := s.write(func() (*change, error) {
+		if _, ok := s.posts.get(postID); !ok {
+			return nil, notFound("post %d not found", postID)
+		}
+		if _, ok := s.users.get(authorID); !ok {
+			return nil, userNotFound(authorID)
+		}
+		c = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
+		return &change{Op: opPutComment, Comment: c}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := s.users.get(authorID); !ok {
-		return nil, userNotFound(authorID)
-	}
-	c := &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
-	s.commit(&change{Op: opPutComment, Comment: c}, true)
 	return c, nil
 }
 
@@ -323,30 +383,34 @@ const maxQuantity = 1<<31 - 1
 
 // CreateOrder stores a new order placed by user userID.
 func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u, ok := s.users.get(userID)
-	if !ok {
-		return nil, userNotFound(userID)
+	var o *Order
+	err := s.write(func() (*change, error) {
+		u, ok := s.users.get(userID)
+		if !ok {
+			return nil, userNotFound(userID)
+		}
+		fields := map[string][]string{}
+		if _, ok := s.products.get(in.ProductID); !ok {
+			fields["productId"] = []string{"must name an existing product"}
+		}
+		if in.Quantity < 1 || in.Quantity > maxQuantity {
+			fields["quantity"] = []string{"must be between 1 and 2147483647"}
+		}
+		name := strings.TrimSpace(in.CustomerName)
+		if name == "" {
+			name = u.Name
+		} else if len([]rune(name)) > maxNameLength {
+			fields["customerName"] = []string{"must be at most 100 characters"}
+		}
+		if len(fields) > 0 {
+			return nil, invalidFields(fields)
+		}
+		o = &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
+		return &change{Op: opPutOrder, Order: o}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	fields := map[string][]string{}
-	if _, ok := s.products.get(in.ProductID); !ok {
-		fields["productId"] = []string{"must name an existing product"}
-	}
-	if in.Quantity < 1 || in.Quantity > maxQuantity {
-		fields["quantity"] = []string{"must be between 1 and 2147483647"}
-	}
-	name := strings.TrimSpace(in.CustomerName)
-	if name == "" {
-		name = u.Name
-	} else if len([]rune(name)) > maxNameLength {
-		fields["customerName"] = []string{"must be at most 100 characters"}
-	}
-	if len(fields) > 0 {
-		return nil, invalidFields(fields)
-	}
-	o := &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
-	s.commit(&change{Op: opPutOrder, Order: o}, false)
 	return o, nil
 }
 

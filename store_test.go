@@ -14,8 +14,8 @@ func TestDeleteUserCascades(t *testing.T) {
 	s := newTestStore(t)
 	// Demo user 1 wrote posts 1 and 2 (comments 1-3 on them) and comments 4 and 8
 	// elsewhere; orders 1 and 2 are hers.
-	if !s.DeleteUser(1) {
-		t.Fatal("DeleteUser(1) = false")
+	if ok, err := s.DeleteUser(1); !ok || err != nil {
+		t.Fatalf("DeleteUser(1) = %v, %v", ok, err)
 	}
 	if _, ok := s.User(1); ok {
 		t.Error("user 1 still there")
@@ -38,7 +38,7 @@ func TestDeleteUserCascades(t *testing.T) {
 			t.Errorf("order %d: %v %v; orders are sales records and stay", id, o, ok)
 		}
 	}
-	if s.DeleteUser(1) {
+	if ok, _ := s.DeleteUser(1); ok {
 		t.Error("second DeleteUser(1) = true")
 	}
 	// Ids are never reused.

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes int64) *Store {
+	t.Helper()
+	if logs == nil {
+		logs = &syncBuffer{}
+	}
+	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.NewTextHandler(logs, nil)), snapshotBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// state is everything a store holds, for comparing two stores.
+func state(s *Store) *snapshotState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.captureLocked(0)
+}
+
+func mustEqualState(t *testing.T, got, want *Store) {
+	t.Helper()
+	g, w := state(got), state(want)
+	if !reflect.DeepEqual(g, w) {
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(w)
+		t.Fatalf("recovered state differs\n got: %s\nwant: %s", gj, wj)
+	}
+}
+
+// mutateAll makes one change of every kind.
+func mutateAll(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := s.CreateUsers([]NewUser{{"Batch One", "b1@example.com"}, {"Batch Two", "b2@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	name := "Alice Renamed"
+	if _, err := s.UpdateUser(1, UserPatch{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.DeleteUser(3); !ok || err != nil {
+		t.Fatal("delete", ok, err)
+	}
+	p, err := s.CreatePost(2, "Durable", "It survives.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddComment(p.ID, 4, "Indeed."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateOrder(8, NewOrder{ProductID: 3, Quantity: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.DeleteUser(8); !ok || err != nil { // the largest user id, deleted
+		t.Fatal("delete", ok, err)
+	}
+}
+
+func TestDurableReplaysEveryMutation(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, s)
+	u, err := again.CreateUser("After", "after@example.com")
+	if err != nil || u.ID != 9 {
+		t.Errorf("first user after restart: %v %v, want id 9 (ids are never reused)", u, err)
+	}
+}
+
+func TestDurableSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, 2<<10) // a snapshot every 2 KiB of journal
+	for i := range 200 {
+		u, err := s.CreateUser(fmt.Sprint("User ", i), fmt.Sprintf("u%d@example.com", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			s.DeleteUser(u.ID)
+		}
+	}
+	mutateAll(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gens, _ := journalGens(dir)
+	if len(gens) == 0 || gens[len(gens)-1] < 5 {
+		t.Fatalf("journals %v: expected several rotations", gens)
+	}
+	if len(gens) > 2 {
+		t.Errorf("journals %v: old journals were not removed after their snapshot", gens)
+	}
+	again := openTestDurable(t, dir, nil, 2<<10)
+	defer again.Close()
+	mustEqualState(t, again, s)
+}
+
+// lastJournal returns the path of the newest journal in dir.
+func lastJournal(t *testing.T, dir string) string {
+	gens, err := journalGens(dir)
+	if err != nil || len(gens) == 0 {
+		t.Fatal("no journal", err)
+	}
+	return filepath.Join(dir, journalName(gens[len(gens)-1]))
+}
+
+func TestDurableTornTail(t *testing.T) {
+	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Torn","email":"t@example.com"}]}`))
+	tails := map[string]func(j []byte) []byte{
+		"partial header":   func(j []byte) []byte { return append(j, record[:7]...) },
+		"partial payload":  func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
+		"zeros":            func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
+		"garbage":          func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
+		"bit flip in last": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
+	}
+	for name, tear := range tails {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			mutateAll(t, s)
+			s.Close()
+			path := lastJournal(t, dir)
+			good, _ := os.ReadFile(path)
+			os.WriteFile(path, tear(append([]byte(nil), good...)), 0o644)
+			logs := &syncBuffer{}
+			again := openTestDurable(t, dir, logs, defaultSnapshotBytes)
+			mustEqualState(t, again, s)
+			if !strings.Contains(logs.String(), "torn write") || strings.Count(logs.String(), "\n") != 1 {
+				t.Errorf("want one log line about the torn write, got:\n%s", logs)
+			}
+			if _, err := again.CreateUser("Next", "next@example.com"); err != nil {
+				t.Fatal(err)
+			}
+			again.Close()
+			if after, _ := os.ReadFile(path); len(after) <= len(good) || !strings.HasPrefix(string(after), string(good)) {
+				t.Error("the journal was not cut back to its intact records before appending")
+			}
+			third := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer third.Close()
+			mustEqualState(t, third, again)
+		})
+	}
+}
+
+func TestDurableRefusesCorruption(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	path := lastJournal(t, dir)
+	data, _ := os.ReadFile(path)
+	data[recordHeaderSize+5] ^= 0x01 // inside the first record, with intact records after it
+	os.WriteFile(path, data, 0o644)
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
+	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (intact records follow") {
+		t.Errorf("err = %v, want a refusal naming the damage", err)
+	}
+
+	snap := filepath.Join(t.TempDir(), "x")
+	os.MkdirAll(snap, 0o755)
+	s = openTestDurable(t, snap, nil, defaultSnapshotBytes)
+	s.Close()
+	data, _ = os.ReadFile(filepath.Join(snap, "snapshot"))
+	data[len(data)/2] ^= 0x40
+	os.WriteFile(filepath.Join(snap, "snapshot"), data, 0o644)
+	if _, err := OpenDurableStore(snap, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes); err == nil || !strings.Contains(err.Error(), "snapshot is corrupt") {
+		t.Errorf("corrupt snapshot: err = %v", err)
+	}
+}
+
+func TestDurableLock(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
+	if err == nil || !strings.Contains(err.Error(), "in use by another quartet process") {
+		t.Errorf("second open: %v", err)
+	}
+	s.Close()
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes) // released on close
+	again.Close()
+}
+
+func TestDurableStartChoices(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "d.json")
+	os.WriteFile(file, []byte(`{"users":[{"id":3,"name":"Only","email":"only@example.com"}]}`), 0o644)
+	log := slog.New(slog.DiscardHandler)
+	s, err := openStore(config{dataDir: dir, load: file, demo: true, snapshotBytes: defaultSnapshotBytes}, log)
+	if err != nil || len(s.Users()) != 1 {
+		t.Fatalf("first start with -load: %v", err)
+	}
+	s.Close()
+	if _, err := openStore(config{dataDir: dir, load: file, snapshotBytes: defaultSnapshotBytes}, log); err == nil || !strings.Contains(err.Error(), "already holds a store") {
+		t.Errorf("-load on a non-empty -data: %v", err)
+	}
+	s, err = openStore(config{dataDir: dir, demo: true, snapshotBytes: defaultSnapshotBytes}, log)
+	if err != nil || len(s.Users()) != 1 {
+		t.Errorf("restart without -load: %d users, %v; want the stored 1", len(s.Users()), err)
+	}
+	s.Close()
+}
