@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +35,7 @@ func newTestStore(t testing.TB) *Store {
 // newTestServer starts the real HTTP handler on a free 127.0.0.1 port.
 func newTestServer(t testing.TB, store *Store) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(NewServer(store, slog.New(slog.DiscardHandler), nil))
+	ts := httptest.NewServer(NewServer(store, slog.New(slog.DiscardHandler), serverOptions{}))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -136,5 +137,39 @@ func checkGolden(t *testing.T, file string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("response differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", file, got, want)
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestGoldenGraphQL posts every testdata/graphql/*.graphql document (with the variables
+// in the .vars.json beside it, if any) to a fresh server and compares status and body
+// with the .golden file beside it.
+func TestGoldenGraphQL(t *testing.T) {
+	files, err := filepath.Glob("testdata/graphql/*.graphql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no GraphQL documents found: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(file, ".graphql")
+		t.Run(strings.TrimPrefix(name, "testdata/"), func(t *testing.T) {
+			query, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := map[string]any{"query": string(query)}
+			if vars, err := os.ReadFile(name + ".vars.json"); err == nil {
+				body["variables"] = json.RawMessage(vars)
+			}
+			payload, _ := json.Marshal(body)
+			ts := newTestServer(t, newTestStore(t))
+			resp, err := http.Post(ts.URL+"/graphql", "application/json", bytes.NewReader(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			checkGolden(t, name+".golden", fmt.Appendf(nil, "HTTP %d\n%s", resp.StatusCode, got))
+		})
 	}
 }

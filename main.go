@@ -46,6 +46,7 @@ type config struct {
 	demo            bool
 	dataDir         string
 	snapshotBytes   int64
+	graphqlMaxDepth int
 	env             string
 	streamDelay     time.Duration
 	shutdownTimeout time.Duration
@@ -101,6 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
+	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.jwt.register(fs)
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
@@ -111,6 +113,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.streamDelay < 0 {
 		return errors.New("-stream-delay must not be negative")
+	}
+	if cfg.graphqlMaxDepth < 1 {
+		return errors.New("-graphql-max-depth must be positive")
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
@@ -231,7 +236,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	a.http = &http.Server{
-		Handler:           NewServer(a.store, log, a.auth),
+		Handler:           NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

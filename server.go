@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"quartet/graphql"
 )
 
 // maxBodyBytes bounds every request body (CONTRACT.md section 3: larger is 413).
@@ -24,6 +27,7 @@ type Server struct {
 	store *Store
 	log   *slog.Logger
 	auth  *authenticator // nil: authentication off
+	opts  serverOptions
 	mux   *http.ServeMux
 	// odataKeys serves /api/products(5)-style paths, which only the catch-all sees.
 	odataKeys http.Handler
@@ -32,10 +36,15 @@ type Server struct {
 	methods map[string][]string
 }
 
-// NewServer returns a Server with every route added. A nil auth turns
-// authentication off.
-func NewServer(store *Store, log *slog.Logger, auth *authenticator) *Server {
-	s := &Server{store: store, log: log, auth: auth, mux: http.NewServeMux(), methods: map[string][]string{}}
+// serverOptions are the HTTP side's settings.
+type serverOptions struct {
+	auth            *authenticator // nil: authentication off
+	graphqlMaxDepth int            // 0: graphql.DefaultLimits
+}
+
+// NewServer returns a Server with every route added.
+func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
+	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}}
 	s.addRoutes()
 	return s
 }
@@ -54,6 +63,10 @@ func (s *Server) addRoutes() {
 	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
+
+	graphqlHandler := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)))
+	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
+	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 
 	s.addFallbacks()
 }

@@ -1,0 +1,33 @@
+// Package graphql implements GraphQL as specified by the GraphQL
+// specification, October 2021 edition: lexing and parsing of executable and
+// type-system documents, schemas built from SDL, validation, execution,
+// introspection, and a handler for the GraphQL over HTTP specification.
+//
+// The package knows nothing of where data comes from. A service builds a
+// Schema from SDL and binds Go functions to it:
+//
+//	s, err := graphql.ParseSchema(sdl)
+//	s.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) {
+//		return store.User(p.Args["id"].(int)) // a map[string]any, or nil
+//	})
+//	s.SetScalar("DateTime", graphql.ScalarFuncs{Serialize: ...})
+//	s.SetSubscriber("onUserCreated", func(p graphql.ResolveParams) (<-chan any, error) { ... })
+//	http.Handle("/graphql", graphql.NewHandler(s))
+//
+// Fields without a resolver read their value from a map[string]any source
+// by field name. Argument values arrive coerced: Int as int, Float as
+// float64, String and ID as string, Boolean as bool, enums as their name,
+// input objects as map[string]any, lists as []any.
+//
+// Errors. A resolver error becomes a field error whose message is the
+// error's text; if the error (or one it wraps) implements ExtendedError its
+// extensions are used, so NewError("NOT_FOUND", "user 4 not found") gives
+// extensions.code NOT_FOUND. A resolver panic is recovered and becomes
+// "internal server error" with code INTERNAL_SERVER_ERROR. Parse errors have
+// code GRAPHQL_PARSE_FAILED, validation and limit errors
+// GRAPHQL_VALIDATION_FAILED, variable and operation-name errors
+// BAD_USER_INPUT.
+//
+// Every query text is parsed, checked against Schema.Limits and validated
+// once; the result is kept in a bounded cache shared by all goroutines.
+package graphql

@@ -1,0 +1,310 @@
+package graphql
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Values of extensions.code set by this package.
+const (
+	CodeParseFailed      = "GRAPHQL_PARSE_FAILED"
+	CodeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+	CodeBadUserInput     = "BAD_USER_INPUT"
+	CodeInternal         = "INTERNAL_SERVER_ERROR"
+)
+
+// Error is a GraphQL error as it appears in a response (spec 7.1.2).
+type Error struct {
+	Message    string
+	Locations  []Position
+	Path       []any // string keys and int indices
+	Extensions map[string]any
+	Err        error // the resolver's error, if any; not serialised
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for i, l := range e.Locations {
+		if i == 0 {
+			b.WriteString(" at ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(l.String())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying resolver error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Code returns extensions.code, or "".
+func (e *Error) Code() string {
+	c, _ := e.Extensions["code"].(string)
+	return c
+}
+
+// ErrorList is a list of GraphQL errors used as a Go error.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// ExtendedError is implemented by resolver errors that carry GraphQL error
+// extensions, such as {"code": "NOT_FOUND"}. The executor finds it with
+// errors.As, so wrapped errors work too.
+type ExtendedError interface {
+	error
+	Extensions() map[string]any
+}
+
+// NewError returns an error whose GraphQL form has the given message and
+// extensions.code. Resolvers use it for NOT_FOUND, UNAUTHENTICATED and the
+// like.
+func NewError(code, message string) error {
+	return &codedError{code: code, msg: message}
+}
+
+type codedError struct{ code, msg string }
+
+func (e *codedError) Error() string              { return e.msg }
+func (e *codedError) Extensions() map[string]any { return map[string]any{"code": e.code} }
+
+func newError(code, msg string, locs ...Position) *Error {
+	e := &Error{Message: msg, Locations: locs}
+	if code != "" {
+		e.Extensions = map[string]any{"code": code}
+	}
+	return e
+}
+
+// fromResolverError converts an error returned by a resolver.
+func fromResolverError(err error) *Error {
+	var ge *Error
+	if errors.As(err, &ge) {
+		c := *ge
+		return &c
+	}
+	e := &Error{Message: err.Error(), Err: err}
+	var ext ExtendedError
+	if errors.As(err, &ext) {
+		e.Extensions = ext.Extensions()
+	}
+	return e
+}
+
+// Response is the result of executing a request (spec 7.1). Data holds the
+// JSON text of the data entry; it is nil when the request failed before
+// execution began, so that the entry is left out.
+type Response struct {
+	Errors []*Error
+	Data   []byte
+}
+
+// MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.
+func (r *Response) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(nil), nil
+}
+
+// AppendJSON appends the response's JSON form to buf.
+func (r *Response) AppendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	if len(r.Errors) > 0 {
+		buf = append(buf, `"errors":[`...)
+		for i, e := range r.Errors {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = e.appendJSON(buf)
+		}
+		buf = append(buf, ']')
+	}
+	if r.Data != nil {
+		if len(r.Errors) > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `"data":`...)
+		buf = append(buf, r.Data...)
+	}
+	return append(buf, '}')
+}
+
+// MarshalJSON writes the error in the response form of spec 7.1.2.
+func (e *Error) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
+
+func (e *Error) appendJSON(buf []byte) []byte {
+	buf = append(buf, `{"message":`...)
+	buf = appendString(buf, e.Message)
+	if len(e.Locations) > 0 {
+		buf = append(buf, `,"locations":[`...)
+		for i, l := range e.Locations {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, `{"line":`...)
+			buf = strconv.AppendInt(buf, int64(l.Line), 10)
+			buf = append(buf, `,"column":`...)
+			buf = strconv.AppendInt(buf, int64(l.Column), 10)
+			buf = append(buf, '}')
+		}
+		buf = append(buf, ']')
+	}
+	if e.Path != nil {
+		buf = append(buf, `,"path":`...)
+		buf = appendValue(buf, e.Path)
+	}
+	if len(e.Extensions) > 0 {
+		buf = append(buf, `,"extensions":`...)
+		buf = appendValue(buf, e.Extensions)
+	}
+	return append(buf, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaping as encoding/json does
+// except that <, > and & are left alone.
+func appendString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				buf = append(buf, '\\', c)
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+// appendFloat formats f as encoding/json does. f must be finite.
+func appendFloat(buf []byte, f float64, bits int) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	buf = strconv.AppendFloat(buf, f, format, -1, bits)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(buf)
+		if n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
+			buf[n-2] = buf[n-1]
+			buf = buf[:n-1]
+		}
+	}
+	return buf
+}
+
+// appendValue appends a JSON-like Go value. Maps are written with sorted
+// keys; unknown types go through encoding/json.
+func appendValue(buf []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(buf, "null"...)
+	case string:
+		return appendString(buf, v)
+	case bool:
+		return strconv.AppendBool(buf, v)
+	case int:
+		return strconv.AppendInt(buf, int64(v), 10)
+	case int32:
+		return strconv.AppendInt(buf, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(buf, v, 10)
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return append(buf, "null"...)
+		}
+		return appendFloat(buf, v, 64)
+	case json.Number:
+		return append(buf, v...)
+	case []any:
+		buf = append(buf, '[')
+		for i, e := range v {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendValue(buf, e)
+		}
+		return append(buf, ']')
+	case []string:
+		buf = append(buf, '[')
+		for i, e := range v {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendString(buf, e)
+		}
+		return append(buf, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf = append(buf, '{')
+		for i, k := range keys {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendString(buf, k)
+			buf = append(buf, ':')
+			buf = appendValue(buf, v[k])
+		}
+		return append(buf, '}')
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, b...)
+}

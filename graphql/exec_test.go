@@ -1,0 +1,67 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExecuteGolden runs every testdata/exec/NAME.graphql (with variables
+// from NAME.vars.json and the operation named by a "# operation: X" first
+// line) against a fresh test schema and compares the indented response with
+// NAME.json. Run with -update to rewrite the golden files.
+func TestExecuteGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "exec", "*.graphql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".graphql")
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := Request{Query: string(src)}
+			if op, ok := strings.CutPrefix(req.Query, "# operation: "); ok {
+				req.OperationName, _, _ = strings.Cut(op, "\n")
+			}
+			if vars, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".vars.json"); err == nil {
+				d := json.NewDecoder(bytes.NewReader(vars))
+				d.UseNumber()
+				if err := d.Decode(&req.Variables); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, _ := newTestSchema(t)
+			resp := s.Execute(context.Background(), req)
+			var out bytes.Buffer
+			if err := json.Indent(&out, resp.AppendJSON(nil), "", "  "); err != nil {
+				t.Fatalf("response is not JSON: %v\n%s", err, resp.AppendJSON(nil))
+			}
+			out.WriteByte('\n')
+			checkGolden(t, strings.TrimSuffix(file, ".graphql")+".json", out.Bytes())
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,629 @@
+package graphql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// Request is one GraphQL request: a document, the operation to run and the
+// variable values (as decoded from JSON; json.Number is accepted).
+type Request struct {
+	Query         string
+	OperationName string
+	Variables     map[string]any
+}
+
+// ResolveParams is what a resolver receives.
+type ResolveParams struct {
+	Context context.Context
+	Source  any            // the parent object's value; nil at the root
+	Args    map[string]any // coerced arguments; nil when the field has none. Do not modify.
+	Info    ResolveInfo
+}
+
+// ResolveInfo describes the field being resolved. It is valid only during
+// the resolver call.
+type ResolveInfo struct {
+	FieldName  string
+	ParentType *Type
+	ReturnType *Type
+	FieldNodes []*Field
+	Operation  *OperationDefinition
+	Variables  map[string]any
+	Schema     *Schema
+	ex         *executor
+}
+
+// Path returns the response path of the field being resolved: string keys
+// and int list indices.
+func (i ResolveInfo) Path() []any {
+	if i.ex == nil {
+		return nil
+	}
+	return i.ex.currentPath()
+}
+
+// PanicHook is called with the value of a recovered panic, e.g. to log it.
+type PanicHook func(ctx context.Context, recovered any)
+
+type pathSeg struct {
+	key   string
+	index int // -1 for object keys
+}
+
+// execGroup is one response key of a collected selection set: the fields
+// merged under it and their definition on the object type.
+type execGroup struct {
+	key       string
+	fields    []*Field
+	def       *FieldDef
+	args      map[string]any
+	argsErr   error
+	argsReady bool
+}
+
+type subKey struct {
+	g *execGroup
+	t *Type
+}
+
+type executor struct {
+	s         *Schema
+	ctx       context.Context
+	op        *OperationDefinition
+	fragments map[string]*FragmentDefinition
+	vars      map[string]any
+	buf       []byte
+	errs      []*Error
+	path      []pathSeg
+	sub       map[subKey][]*execGroup
+	event     bool // executing a subscription event; source is the event
+}
+
+// Execute runs a query or mutation. Parse, validation and variable errors
+// give a response without data; field errors give partial data. A
+// subscription operation is refused: use Subscribe.
+func (s *Schema) Execute(ctx context.Context, req Request) *Response {
+	p := s.prepare(req.Query)
+	if p.errs != nil {
+		return &Response{Errors: p.errs}
+	}
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	if errResp != nil {
+		return errResp
+	}
+	if op.Operation == Subscription {
+		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscription operations cannot be executed here; subscribe over a WebSocket.", op.Pos)}}
+	}
+	return s.executeOperation(ctx, p.doc, op, req.Variables, nil)
+}
+
+// selectOperation implements GetOperation (spec 6.1).
+func selectOperation(doc *Document, name string) (*OperationDefinition, *Response) {
+	var found *OperationDefinition
+	count := 0
+	for _, d := range doc.Definitions {
+		op, ok := d.(*OperationDefinition)
+		if !ok {
+			continue
+		}
+		count++
+		if name == "" || op.Name == name {
+			found = op
+		}
+	}
+	switch {
+	case name == "" && count > 1:
+		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, "Must provide operation name if query contains multiple operations.")}}
+	case found == nil && name != "":
+		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, fmt.Sprintf("Unknown operation named %q.", name))}}
+	case found == nil:
+		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, "Must provide an operation.")}}
+	}
+	return found, nil
+}
+
+func (s *Schema) newExecutor(ctx context.Context, doc *Document, op *OperationDefinition, vars map[string]any) *executor {
+	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: make(map[string]*FragmentDefinition)}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*FragmentDefinition); ok {
+			if _, dup := e.fragments[f.Name]; !dup {
+				e.fragments[f.Name] = f
+			}
+		}
+	}
+	return e
+}
+
+// executeOperation coerces variables and runs op. For a subscription event,
+// root is the event and the operation's single root field resolves from it.
+func (s *Schema) executeOperation(ctx context.Context, doc *Document, op *OperationDefinition, given map[string]any, coerced map[string]any) (resp *Response) {
+	vars := coerced
+	if vars == nil {
+		var errs []*Error
+		vars, errs = coerceVariables(s, op, given)
+		if errs != nil {
+			return &Response{Errors: errs}
+		}
+	}
+	root := s.rootType(op.Operation)
+	if root == nil {
+		return &Response{Errors: []*Error{newError(CodeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
+	}
+	e := s.newExecutor(ctx, doc, op, vars)
+	return e.run(root, nil)
+}
+
+func (e *executor) run(root *Type, source any) (resp *Response) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.s.panicked(e.ctx, r)
+			resp = &Response{Errors: append(e.errs, newError(CodeInternal, "internal server error")), Data: []byte("null")}
+		}
+	}()
+	e.buf = make([]byte, 0, 1024)
+	groups := e.collect(root, nil, []*SelectionSet{e.op.SelectionSet})
+	if !e.executeFields(root, source, groups) {
+		e.buf = append(e.buf[:0], "null"...)
+	}
+	return &Response{Errors: e.errs, Data: e.buf}
+}
+
+func (s *Schema) panicked(ctx context.Context, r any) {
+	if s.OnPanic != nil {
+		s.OnPanic(ctx, r)
+	}
+}
+
+// collect implements CollectFields (spec 6.3.2) for the selection sets sets
+// on object type t. The result for a field group is cached per execution.
+func (e *executor) collect(t *Type, parent *execGroup, sets []*SelectionSet) []*execGroup {
+	var groups []*execGroup
+	var visited map[string]bool
+	var walk func(set *SelectionSet)
+	walk = func(set *SelectionSet) {
+		for _, sel := range set.Selections {
+			switch s := sel.(type) {
+			case *Field:
+				if e.skipped(s.Directives) {
+					continue
+				}
+				k := s.ResponseKey()
+				found := false
+				for _, g := range groups {
+					if g.key == k {
+						g.fields = append(g.fields, s)
+						found = true
+						break
+					}
+				}
+				if !found {
+					def := fieldDef(e.s, t, s.Name)
+					if def == nil {
+						continue // not on this type; validation reports it
+					}
+					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
+				}
+			case *FragmentSpread:
+				if visited[s.Name] || e.skipped(s.Directives) {
+					continue
+				}
+				if visited == nil {
+					visited = make(map[string]bool)
+				}
+				visited[s.Name] = true
+				f := e.fragments[s.Name]
+				if f == nil {
+					continue
+				}
+				if ft := e.s.types[f.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
+					continue
+				}
+				walk(f.SelectionSet)
+			case *InlineFragment:
+				if e.skipped(s.Directives) {
+					continue
+				}
+				if s.TypeCondition != nil {
+					if ft := e.s.types[s.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
+						continue
+					}
+				}
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, set := range sets {
+		walk(set)
+	}
+	return groups
+}
+
+// skipped evaluates @skip and @include.
+func (e *executor) skipped(ds []*Directive) bool {
+	for _, d := range ds {
+		if d.Name != "skip" && d.Name != "include" {
+			continue
+		}
+		var cond bool
+		for _, a := range d.Arguments {
+			if a.Name != "if" {
+				continue
+			}
+			switch a.Value.Kind {
+			case BooleanValue:
+				cond = a.Value.Raw == "true"
+			case VariableValue:
+				cond, _ = e.vars[a.Value.Raw].(bool)
+			}
+		}
+		if cond == (d.Name == "skip") {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
+	k := subKey{g, t}
+	if gs, ok := e.sub[k]; ok {
+		return gs
+	}
+	sets := make([]*SelectionSet, 0, len(g.fields))
+	for _, f := range g.fields {
+		if f.SelectionSet != nil {
+			sets = append(sets, f.SelectionSet)
+		}
+	}
+	gs := e.collect(t, g, sets)
+	if e.sub == nil {
+		e.sub = make(map[subKey][]*execGroup)
+	}
+	e.sub[k] = gs
+	return gs
+}
+
+func (e *executor) currentPath() []any {
+	p := make([]any, len(e.path))
+	for i, s := range e.path {
+		if s.index >= 0 {
+			p[i] = s.index
+		} else {
+			p[i] = s.key
+		}
+	}
+	return p
+}
+
+func (e *executor) fieldError(err *Error, g *execGroup) {
+	if err.Locations == nil {
+		err.Locations = []Position{g.fields[0].Pos}
+	}
+	err.Path = e.currentPath()
+	e.errs = append(e.errs, err)
+}
+
+// executeFields writes the object {key: value, ...} for source of object
+// type t. It returns false when a non-null field came out null, in which case
+// the object itself is null.
+func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool {
+	e.buf = append(e.buf, '{')
+	for i, g := range groups {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = appendString(e.buf, g.key)
+		e.buf = append(e.buf, ':')
+		if g.def == typenameField {
+			e.buf = appendString(e.buf, t.Name)
+			continue
+		}
+		e.path = append(e.path, pathSeg{key: g.key, index: -1})
+		ok := e.executeField(t, source, g)
+		e.path = e.path[:len(e.path)-1]
+		if !ok {
+			return false
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return true
+}
+
+func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
+	def := g.def
+	if !g.argsReady {
+		g.args, g.argsErr = coerceArguments(def.Args, g.fields[0].Arguments, e.vars)
+		g.argsReady = true
+	}
+	var value any
+	err := g.argsErr
+	if err != nil {
+		err = NewError(CodeBadUserInput, err.Error())
+	} else {
+		value, err = e.resolve(t, source, g)
+	}
+	if err != nil {
+		e.fieldError(fromResolverError(err), g)
+		e.buf = append(e.buf, "null"...)
+		return def.Type.Kind != NonNull
+	}
+	start := len(e.buf)
+	if e.complete(def.Type, g, value) {
+		return true
+	}
+	if def.Type.Kind == NonNull {
+		return false
+	}
+	e.buf = append(e.buf[:start], "null"...)
+	return true
+}
+
+var errPanic = NewError(CodeInternal, "internal server error")
+
+func (e *executor) resolve(t *Type, source any, g *execGroup) (v any, err error) {
+	fn := g.def.resolve
+	if fn == nil {
+		if t == e.s.Subscription && e.event {
+			return source, nil
+		}
+		if m, ok := source.(map[string]any); ok {
+			return m[g.def.Name], nil
+		}
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.s.panicked(e.ctx, r)
+			v, err = nil, errPanic
+		}
+	}()
+	return fn(ResolveParams{
+		Context: e.ctx,
+		Source:  source,
+		Args:    g.args,
+		Info: ResolveInfo{
+			FieldName:  g.def.Name,
+			ParentType: t,
+			ReturnType: g.def.Type,
+			FieldNodes: g.fields,
+			Operation:  e.op,
+			Variables:  e.vars,
+			Schema:     e.s,
+			ex:         e,
+		},
+	})
+}
+
+// complete implements CompleteValue (spec 6.4.3), writing the JSON of value.
+// It returns false when the value is null because of an error and the
+// position's type does not allow null; the caller then nulls its own
+// position or propagates further.
+func (e *executor) complete(t *Type, g *execGroup, value any) bool {
+	if t.Kind == NonNull {
+		if isNil(value) {
+			e.fieldError(&Error{Message: fmt.Sprintf("Cannot return null for non-nullable field %s.", g.def.Name)}, g)
+			return false
+		}
+		return e.complete(t.OfType, g, value)
+	}
+	if isNil(value) {
+		e.buf = append(e.buf, "null"...)
+		return true
+	}
+	switch t.Kind {
+	case List:
+		return e.completeList(t, g, value)
+	case Scalar, Enum:
+		b, err := serialize(e.buf, t, value)
+		if err != nil {
+			e.fieldError(&Error{Message: err.Error()}, g)
+			return false
+		}
+		e.buf = b
+		return true
+	case Object:
+		return e.executeFields(t, value, e.subfields(t, g))
+	case Interface, Union:
+		ot, err := e.resolveType(t, value)
+		if err != nil {
+			e.fieldError(&Error{Message: err.Error()}, g)
+			return false
+		}
+		return e.executeFields(ot, value, e.subfields(ot, g))
+	}
+	return false
+}
+
+func (e *executor) resolveType(t *Type, value any) (*Type, error) {
+	var name string
+	if t.resolveType != nil {
+		name = t.resolveType(e.ctx, value)
+	} else if m, ok := value.(map[string]any); ok {
+		name, _ = m["__typename"].(string)
+	}
+	ot := e.s.types[name]
+	if ot == nil || ot.Kind != Object {
+		return nil, fmt.Errorf("Abstract type %q must resolve to an Object type at runtime; got %q.", t.Name, name)
+	}
+	if !t.IsPossibleType(ot) {
+		return nil, fmt.Errorf("Runtime Object type %q is not a possible type for %q.", name, t.Name)
+	}
+	return ot, nil
+}
+
+func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
+	items, ok := asList(value)
+	if !ok {
+		e.fieldError(&Error{Message: fmt.Sprintf("Expected a list for field %s, got %T.", g.def.Name, value)}, g)
+		return false
+	}
+	item := t.OfType
+	e.buf = append(e.buf, '[')
+	for i, v := range items {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.path = append(e.path, pathSeg{index: i})
+		start := len(e.buf)
+		ok := e.complete(item, g, v)
+		e.path = e.path[:len(e.path)-1]
+		if !ok {
+			if item.Kind == NonNull {
+				return false
+			}
+			e.buf = append(e.buf[:start], "null"...)
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return true
+}
+
+// asList turns a resolver's list value into []any. []any is used as is;
+// other slices are converted, the uncommon ones by reflection.
+func asList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []map[string]any:
+		out := make([]any, len(l))
+		for i, x := range l {
+			out[i] = x
+		}
+		return out, true
+	case []string:
+		out := make([]any, len(l))
+		for i, x := range l {
+			out[i] = x
+		}
+		return out, true
+	case []int:
+		out := make([]any, len(l))
+		for i, x := range l {
+			out[i] = x
+		}
+		return out, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
+}
+
+// isNil reports whether v is nil or a nil pointer, map, func or channel.
+// A nil slice is not null: Go code returns it for an empty list.
+func isNil(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string, bool, int, float64, []any, []map[string]any:
+		return false
+	case map[string]any:
+		return x == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Interface, reflect.Chan:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// serialize appends the JSON of a leaf value (spec 3.5 result coercion).
+func serialize(buf []byte, t *Type, v any) ([]byte, error) {
+	if t.Kind == Enum {
+		s, ok := v.(string)
+		if !ok {
+			if st, isStringer := v.(fmt.Stringer); isStringer {
+				s, ok = st.String(), true
+			}
+		}
+		if !ok || t.enumMap[s] == nil {
+			return buf, fmt.Errorf("Enum %q cannot represent value: %s", t.Name, jsonText(v))
+		}
+		return appendString(buf, s), nil
+	}
+	switch t.Name {
+	case "Int":
+		if !t.builtin {
+			break
+		}
+		n, ok := toInt64(v)
+		if !ok {
+			return buf, fmt.Errorf("Int cannot represent non-integer value: %s", jsonText(v))
+		}
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return buf, fmt.Errorf("Int cannot represent non 32-bit signed integer value: %d", n)
+		}
+		return strconv.AppendInt(buf, n, 10), nil
+	case "Float":
+		if !t.builtin {
+			break
+		}
+		if f, ok := toFloat64(v); ok {
+			if _, isF32 := v.(float32); isF32 {
+				return appendFloat(buf, f, 32), nil
+			}
+			return appendFloat(buf, f, 64), nil
+		}
+		return buf, fmt.Errorf("Float cannot represent non numeric value: %s", jsonText(v))
+	case "String", "ID":
+		if !t.builtin {
+			break
+		}
+		switch s := v.(type) {
+		case string:
+			return appendString(buf, s), nil
+		case *string:
+			return appendString(buf, *s), nil
+		case []byte:
+			return appendString(buf, string(s)), nil
+		case bool:
+			if t.Name == "String" {
+				return append(strconv.AppendBool(append(buf, '"'), s), '"'), nil
+			}
+		case fmt.Stringer:
+			return appendString(buf, s.String()), nil
+		}
+		if n, ok := toInt64(v); ok {
+			buf = append(buf, '"')
+			buf = strconv.AppendInt(buf, n, 10)
+			return append(buf, '"'), nil
+		}
+		return buf, fmt.Errorf("%s cannot represent value: %s", t.Name, jsonText(v))
+	case "Boolean":
+		if !t.builtin {
+			break
+		}
+		switch b := v.(type) {
+		case bool:
+			return strconv.AppendBool(buf, b), nil
+		case *bool:
+			return strconv.AppendBool(buf, *b), nil
+		}
+		return buf, fmt.Errorf("Boolean cannot represent a non boolean value: %s", jsonText(v))
+	}
+	if t.scalar.Serialize != nil {
+		out, err := t.scalar.Serialize(v)
+		if err != nil {
+			return buf, err
+		}
+		v = out
+	}
+	if m, ok := v.(json.Marshaler); ok {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return buf, err
+		}
+		return append(buf, b...), nil
+	}
+	return appendValue(buf, v), nil
+}

@@ -1,0 +1,78 @@
+package graphql
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	"{ users { name posts(limit: 2) { title comments { text author { name } } } } }",
+	"query Q($id: Int! = 1, $f: PostFilter) @skip(if: false) { user(id: $id) { ...U ... on User { id } } filteredPosts(filter: {ids: [1], limit: 2}) { id } }\nfragment U on User { name }",
+	"mutation { createUser(name: \"a\", email: \"b\") { id } }",
+	"subscription S { onUserCreated { id } }",
+	"{ echo(text: \"\"\"\n  block \\\"\"\" \n \"\"\", float: -1.5e-3, list: [1, null], role: ADMIN) }",
+	"{ a: echo(text: \"\\u{1F600}\\uD83D\\uDE00\") __typename __type(name: \"User\") { name } }",
+	"type T implements A & B @d { \"desc\" f(a: Int = 1): [T!]! } extend schema @x union U = A | B input I { a: Int = 2 } directive @d repeatable on FIELD",
+	"{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
+	"{ search(text: \"o\") { ... on User { name } ... on Post { name: title } } }",
+	"{{{{{{{",
+	"query ($v: [[[[Int]]]]) { echo(list: $v) }",
+}
+
+// FuzzParse checks that the parser never panics and that errors carry a
+// position inside the document.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		doc, err := Parse(src)
+		if err != nil {
+			se, ok := err.(*SyntaxError)
+			if !ok || se.Pos.Line < 1 || se.Pos.Column < 1 || se.Pos.Line > strings.Count(src, "\n")+strings.Count(src, "\r")+1 {
+				t.Fatalf("bad error %#v", err)
+			}
+			return
+		}
+		if doc == nil || len(doc.Definitions) == 0 {
+			t.Fatal("no definitions and no error")
+		}
+	})
+}
+
+// FuzzValidate runs limits, validation and, for valid queries, execution
+// against the test schema; none of it may panic.
+func FuzzValidate(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	s, _ := newTestSchema(f)
+	f.Fuzz(func(t *testing.T, src string) {
+		doc, err := Parse(src)
+		if err != nil {
+			return
+		}
+		if errs := checkLimits(doc, DefaultLimits); errs != nil {
+			return
+		}
+		errs := s.Validate(doc)
+		for _, e := range errs {
+			if e.Message == "" || e.Code() != CodeValidationFailed {
+				t.Fatalf("bad validation error %#v", e)
+			}
+		}
+		if len(errs) > 0 {
+			return
+		}
+		for _, d := range doc.Definitions {
+			if op, ok := d.(*OperationDefinition); ok && op.Operation != Query {
+				return
+			}
+		}
+		resp := s.Execute(context.Background(), Request{Query: src})
+		if resp.Data == nil && len(resp.Errors) == 0 {
+			t.Fatal("no data and no errors")
+		}
+	})
+}

@@ -1,0 +1,297 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Media types of the GraphQL over HTTP specification.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// MaxRequestBytes is the default bound on a request document: a POST body,
+// or the query parameters of a GET.
+const MaxRequestBytes = 1 << 20
+
+// Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
+// POST with an application/json body {"query", "operationName",
+// "variables", "extensions"}, and GET with the same as URL parameters for
+// queries only. Responses are application/json (status 200 for every
+// well-formed request) unless the Accept header prefers
+// application/graphql-response+json, whose status codes tell request errors
+// (400) from executed operations (200).
+type Handler struct {
+	Schema *Schema
+
+	// ContextFunc, when set, makes the context in which the operation runs,
+	// e.g. to attach the caller's identity. It defaults to r.Context().
+	ContextFunc func(r *http.Request) context.Context
+
+	// HTMLPage, when set, serves GET requests whose Accept header asks for
+	// text/html and that carry no query: the interactive query editor.
+	HTMLPage http.Handler
+
+	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
+	WebSocket http.Handler
+
+	// MaxBytes bounds the request document; 0 means MaxRequestBytes.
+	MaxBytes int64
+}
+
+// NewHandler returns a Handler for s with default settings.
+func NewHandler(s *Schema) *Handler { return &Handler{Schema: s} }
+
+type httpParams struct {
+	Query         *string         `json:"query"`
+	OperationName *string         `json:"operationName"`
+	Variables     json.RawMessage `json:"variables"`
+	Extensions    json.RawMessage `json:"extensions"`
+}
+
+func (h *Handler) maxBytes() int64 {
+	if h.MaxBytes > 0 {
+		return h.MaxBytes
+	}
+	return MaxRequestBytes
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.WebSocket != nil && isWebSocketUpgrade(r) {
+		h.WebSocket.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodGet && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
+		h.HTMLPage.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
+		return
+	}
+	media, ok := negotiate(r.Header.Get("Accept"))
+	if !ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusNotAcceptable)
+		io.WriteString(w, "Not Acceptable: this endpoint answers application/graphql-response+json or application/json.\n")
+		return
+	}
+	req, status, msg := h.readRequest(w, r)
+	if status != 0 {
+		writeHTTPError(w, media, status, msg)
+		return
+	}
+	ctx := r.Context()
+	if h.ContextFunc != nil {
+		ctx = h.ContextFunc(r)
+	}
+	resp, status := h.execute(ctx, r.Method, req)
+	if media == mediaJSON && status != http.StatusMethodNotAllowed {
+		status = http.StatusOK
+	}
+	if status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", "POST")
+	}
+	writeResponse(w, media, status, resp)
+}
+
+// execute runs req and returns the response with the status code
+// application/graphql-response+json calls for.
+func (h *Handler) execute(ctx context.Context, method string, req Request) (*Response, int) {
+	s := h.Schema
+	p := s.prepare(req.Query)
+	if p.errs != nil {
+		return &Response{Errors: p.errs}, http.StatusBadRequest
+	}
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	if errResp != nil {
+		return errResp, http.StatusBadRequest
+	}
+	switch {
+	case op.Operation == Mutation && method != http.MethodPost:
+		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed
+	case op.Operation == Subscription:
+		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
+	}
+	resp := s.executeOperation(ctx, p.doc, op, req.Variables, nil)
+	if resp.Data == nil {
+		return resp, http.StatusBadRequest
+	}
+	return resp, http.StatusOK
+}
+
+// readRequest extracts the GraphQL request from r. A non-zero status means
+// the request is not well-formed.
+func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, int, string) {
+	var params httpParams
+	if r.Method == http.MethodGet {
+		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
+			return Request{}, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+		}
+		q := r.URL.Query()
+		if q.Has("query") {
+			v := q.Get("query")
+			params.Query = &v
+		}
+		if q.Has("operationName") {
+			v := q.Get("operationName")
+			params.OperationName = &v
+		}
+		if v := q.Get("variables"); v != "" {
+			params.Variables = json.RawMessage(v)
+		}
+		if v := q.Get("extensions"); v != "" {
+			params.Extensions = json.RawMessage(v)
+		}
+	} else {
+		ct := r.Header.Get("Content-Type")
+		mt, mp, err := mime.ParseMediaType(ct)
+		if ct == "" || err != nil || mt != mediaJSON {
+			return Request{}, http.StatusUnsupportedMediaType, "The request body must be application/json."
+		}
+		if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return Request{}, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes()))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return Request{}, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+			}
+			return Request{}, http.StatusBadRequest, "The request body could not be read."
+		}
+		if err := json.Unmarshal(body, &params); err != nil {
+			return Request{}, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
+		}
+	}
+	if params.Query == nil || *params.Query == "" {
+		return Request{}, http.StatusBadRequest, "The request has no query."
+	}
+	req := Request{Query: *params.Query}
+	if params.OperationName != nil {
+		req.OperationName = *params.OperationName
+	}
+	if len(params.Variables) > 0 && string(params.Variables) != "null" {
+		d := json.NewDecoder(bytes.NewReader(params.Variables))
+		d.UseNumber()
+		if err := d.Decode(&req.Variables); err != nil || req.Variables == nil {
+			return Request{}, http.StatusBadRequest, "The variables parameter must be a JSON object."
+		}
+	}
+	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
+		var ext map[string]any
+		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
+			return Request{}, http.StatusBadRequest, "The extensions parameter must be a JSON object."
+		}
+	}
+	return req, 0, ""
+}
+
+func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
+	buf := resp.AppendJSON(make([]byte, 0, len(resp.Data)+64))
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(buf)+1))
+	w.WriteHeader(status)
+	w.Write(append(buf, '\n'))
+}
+
+func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
+	code := CodeBadUserInput
+	if status == http.StatusBadRequest {
+		code = "BAD_REQUEST"
+	}
+	writeResponse(w, media, status, &Response{Errors: []*Error{newError(code, msg)}})
+}
+
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		headerContainsToken(r.Header.Values("Connection"), "upgrade")
+}
+
+func headerContainsToken(values []string, token string) bool {
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type acceptRange struct {
+	media string
+	q     float64
+}
+
+func parseAccept(h string) []acceptRange {
+	var out []acceptRange
+	for _, part := range strings.Split(h, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if qs, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(qs, 64); err == nil {
+				q = f
+			}
+		}
+		out = append(out, acceptRange{media: mt, q: q})
+	}
+	return out
+}
+
+// negotiate picks the response media type from an Accept header: the
+// supported type with the highest quality, the first listed among equals.
+// A missing header means application/json.
+func negotiate(accept string) (string, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, true
+	}
+	best, bestQ := "", 0.0
+	for _, a := range parseAccept(accept) {
+		var m string
+		switch a.media {
+		case mediaGraphQLResponse:
+			m = mediaGraphQLResponse
+		case mediaJSON, "application/*", "*/*":
+			m = mediaJSON
+		default:
+			continue
+		}
+		if a.q > bestQ {
+			best, bestQ = m, a.q
+		}
+	}
+	return best, best != ""
+}
+
+// prefersHTML reports whether the Accept header lists text/html (as
+// browsers do for page loads) ahead of the JSON types.
+func prefersHTML(accept string) bool {
+	htmlQ, jsonQ := -1.0, -1.0
+	for _, a := range parseAccept(accept) {
+		switch a.media {
+		case "text/html":
+			htmlQ = max(htmlQ, a.q)
+		case mediaJSON, mediaGraphQLResponse:
+			jsonQ = max(jsonQ, a.q)
+		}
+	}
+	return htmlQ > 0 && htmlQ >= jsonQ
+}

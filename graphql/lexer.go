@@ -1,0 +1,576 @@
+package graphql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Position is a location in a source text. Line and Column start at 1;
+// Column counts Unicode code points.
+type Position struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
+
+// TokenKind identifies the lexical class of a Token.
+type TokenKind uint8
+
+// The token kinds of GraphQL (spec section 2.1).
+const (
+	TokenEOF TokenKind = iota
+	TokenBang
+	TokenDollar
+	TokenAmp
+	TokenParenL
+	TokenParenR
+	TokenSpread
+	TokenColon
+	TokenEquals
+	TokenAt
+	TokenBracketL
+	TokenBracketR
+	TokenBraceL
+	TokenPipe
+	TokenBraceR
+	TokenName
+	TokenInt
+	TokenFloat
+	TokenString
+	TokenBlockString
+)
+
+var tokenKindNames = [...]string{
+	TokenEOF: "<EOF>", TokenBang: "\"!\"", TokenDollar: "\"$\"", TokenAmp: "\"&\"",
+	TokenParenL: "\"(\"", TokenParenR: "\")\"", TokenSpread: "\"...\"", TokenColon: "\":\"",
+	TokenEquals: "\"=\"", TokenAt: "\"@\"", TokenBracketL: "\"[\"", TokenBracketR: "\"]\"",
+	TokenBraceL: "\"{\"", TokenPipe: "\"|\"", TokenBraceR: "\"}\"", TokenName: "Name",
+	TokenInt: "Int", TokenFloat: "Float", TokenString: "String", TokenBlockString: "BlockString",
+}
+
+func (k TokenKind) String() string {
+	if int(k) < len(tokenKindNames) {
+		return tokenKindNames[k]
+	}
+	return "TokenKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Token is one lexical token. Value holds the text of names and numbers and
+// the decoded value of strings; it is empty for punctuators.
+type Token struct {
+	Kind  TokenKind
+	Value string
+	Pos   Position
+}
+
+func (t Token) String() string {
+	switch t.Kind {
+	case TokenName, TokenInt, TokenFloat:
+		return t.Kind.String() + " \"" + t.Value + "\""
+	case TokenString, TokenBlockString:
+		return t.Kind.String() + " " + strconv.Quote(t.Value)
+	}
+	return t.Kind.String()
+}
+
+// SyntaxError is a lexing or parsing failure at a position of the source.
+type SyntaxError struct {
+	Pos Position
+	Msg string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("Syntax Error: %s (line %d, column %d)", e.Msg, e.Pos.Line, e.Pos.Column)
+}
+
+// lexer turns a source text into tokens. It tracks line and column as it goes
+// so that positions cost nothing extra to compute.
+type lexer struct {
+	src       string
+	off       int // byte offset of the next unread byte
+	line      int
+	lineStart int // byte offset where the current line starts
+	colOff    int // a byte offset on the current line whose column is col
+	col       int
+	err       *SyntaxError
+}
+
+func newLexer(src string) *lexer {
+	return &lexer{src: src, line: 1, col: 1}
+}
+
+// pos converts a byte offset on the current line into a position whose
+// column counts code points. Offsets mostly grow, so counting on from the
+// previous answer keeps a long single-line document linear.
+func (l *lexer) pos(off int) Position {
+	if off < l.colOff {
+		l.colOff, l.col = l.lineStart, 1
+	}
+	l.col += utf8.RuneCountInString(l.src[l.colOff:off])
+	l.colOff = off
+	return Position{Line: l.line, Column: l.col}
+}
+
+func (l *lexer) fail(off int, format string, args ...any) Token {
+	if l.err == nil {
+		l.err = &SyntaxError{Pos: l.pos(off), Msg: fmt.Sprintf(format, args...)}
+	}
+	return Token{Kind: TokenEOF, Pos: l.pos(off)}
+}
+
+func (l *lexer) newline(next int) {
+	l.line++
+	l.lineStart = next
+	l.colOff, l.col = next, 1
+}
+
+// next returns the next significant token, skipping ignored tokens. After an
+// error it keeps returning EOF; the error is in l.err.
+func (l *lexer) next() Token {
+	if l.err != nil {
+		return Token{Kind: TokenEOF, Pos: l.err.Pos}
+	}
+	src := l.src
+	for l.off < len(src) {
+		c := src[l.off]
+		switch c {
+		case ' ', '\t', ',':
+			l.off++
+			continue
+		case '\n':
+			l.off++
+			l.newline(l.off)
+			continue
+		case '\r':
+			l.off++
+			if l.off < len(src) && src[l.off] == '\n' {
+				l.off++
+			}
+			l.newline(l.off)
+			continue
+		case '#':
+			for l.off < len(src) && src[l.off] != '\n' && src[l.off] != '\r' {
+				l.off++
+			}
+			continue
+		case 0xEF: // byte order mark U+FEFF
+			if strings.HasPrefix(src[l.off:], "\uFEFF") {
+				l.off += 3
+				continue
+			}
+		}
+		break
+	}
+	start := l.off
+	if start >= len(src) {
+		return Token{Kind: TokenEOF, Pos: l.pos(start)}
+	}
+	c := src[start]
+	var kind TokenKind
+	switch c {
+	case '!':
+		kind = TokenBang
+	case '$':
+		kind = TokenDollar
+	case '&':
+		kind = TokenAmp
+	case '(':
+		kind = TokenParenL
+	case ')':
+		kind = TokenParenR
+	case ':':
+		kind = TokenColon
+	case '=':
+		kind = TokenEquals
+	case '@':
+		kind = TokenAt
+	case '[':
+		kind = TokenBracketL
+	case ']':
+		kind = TokenBracketR
+	case '{':
+		kind = TokenBraceL
+	case '|':
+		kind = TokenPipe
+	case '}':
+		kind = TokenBraceR
+	case '.':
+		if strings.HasPrefix(src[start:], "...") {
+			l.off += 3
+			return Token{Kind: TokenSpread, Pos: l.pos(start)}
+		}
+		return l.fail(start, "Unexpected \".\"; did you mean \"...\"?")
+	case '"':
+		if strings.HasPrefix(src[start:], `"""`) {
+			return l.blockString(start)
+		}
+		return l.string(start)
+	default:
+		if isNameStart(c) {
+			l.off++
+			for l.off < len(src) && isNameContinue(src[l.off]) {
+				l.off++
+			}
+			return Token{Kind: TokenName, Value: src[start:l.off], Pos: l.pos(start)}
+		}
+		if c == '-' || isDigit(c) {
+			return l.number(start)
+		}
+		r, _ := utf8.DecodeRuneInString(src[start:])
+		if r == utf8.RuneError {
+			return l.fail(start, "Invalid UTF-8 byte 0x%02X", c)
+		}
+		return l.fail(start, "Unexpected character %s", describeRune(r))
+	}
+	l.off++
+	return Token{Kind: kind, Pos: l.pos(start)}
+}
+
+func describeRune(r rune) string {
+	if r < 0x20 || r == 0x7F || (r >= 0x80 && r < 0xA0) {
+		return fmt.Sprintf("U+%04X", r)
+	}
+	return "\"" + string(r) + "\""
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isNameContinue(c byte) bool { return isNameStart(c) || isDigit(c) }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number lexes IntValue and FloatValue (spec 2.9.1, 2.9.2), including the
+// lookahead restrictions that forbid a digit, "." or a name start directly
+// after a number.
+func (l *lexer) number(start int) Token {
+	src := l.src
+	i := start
+	if src[i] == '-' {
+		i++
+	}
+	if i >= len(src) || !isDigit(src[i]) {
+		return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
+	}
+	if src[i] == '0' {
+		i++
+		if i < len(src) && isDigit(src[i]) {
+			return l.fail(i, "Invalid number, unexpected digit after 0: %s", l.describeAt(i))
+		}
+	} else {
+		for i < len(src) && isDigit(src[i]) {
+			i++
+		}
+	}
+	kind := TokenInt
+	if i < len(src) && src[i] == '.' {
+		kind = TokenFloat
+		i++
+		if i >= len(src) || !isDigit(src[i]) {
+			return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
+		}
+		for i < len(src) && isDigit(src[i]) {
+			i++
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		kind = TokenFloat
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if i >= len(src) || !isDigit(src[i]) {
+			return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
+		}
+		for i < len(src) && isDigit(src[i]) {
+			i++
+		}
+	}
+	if i < len(src) && (src[i] == '.' || isNameStart(src[i])) {
+		return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
+	}
+	l.off = i
+	return Token{Kind: kind, Value: src[start:i], Pos: l.pos(start)}
+}
+
+func (l *lexer) describeAt(off int) string {
+	if off >= len(l.src) {
+		return "<EOF>"
+	}
+	r, _ := utf8.DecodeRuneInString(l.src[off:])
+	return describeRune(r)
+}
+
+// string lexes a quoted StringValue and decodes its escape sequences.
+func (l *lexer) string(start int) Token {
+	src := l.src
+	i := start + 1
+	var b *strings.Builder // allocated only when an escape needs decoding
+	chunk := i
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '"':
+			var v string
+			if b == nil {
+				v = src[chunk:i]
+			} else {
+				b.WriteString(src[chunk:i])
+				v = b.String()
+			}
+			l.off = i + 1
+			return Token{Kind: TokenString, Value: v, Pos: l.pos(start)}
+		case c == '\n' || c == '\r':
+			return l.fail(i, "Unterminated string.")
+		case c == '\\':
+			if b == nil {
+				b = new(strings.Builder)
+			}
+			b.WriteString(src[chunk:i])
+			n, ok := l.escape(i, b)
+			if !ok {
+				return Token{Kind: TokenEOF}
+			}
+			i += n
+			chunk = i
+		case c < 0x20 && c != '\t':
+			return l.fail(i, "Invalid character within String: %s", describeRune(rune(c)))
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				return l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c)
+			}
+			i += size
+		}
+	}
+	return l.fail(i, "Unterminated string.")
+}
+
+// escape decodes the escape sequence at src[i] (a backslash) into b and
+// returns its length in bytes.
+func (l *lexer) escape(i int, b *strings.Builder) (int, bool) {
+	src := l.src
+	if i+1 >= len(src) {
+		l.fail(i, "Unterminated string.")
+		return 0, false
+	}
+	switch src[i+1] {
+	case '"':
+		b.WriteByte('"')
+	case '\\':
+		b.WriteByte('\\')
+	case '/':
+		b.WriteByte('/')
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		return l.unicodeEscape(i, b)
+	default:
+		l.fail(i, "Invalid character escape sequence: %q", src[i:i+2])
+		return 0, false
+	}
+	return 2, true
+}
+
+// unicodeEscape decodes \uXXXX, \u{X...} and surrogate pairs written as two
+// consecutive fixed-width escapes (spec 2.9.4, October 2021).
+func (l *lexer) unicodeEscape(i int, b *strings.Builder) (int, bool) {
+	src := l.src
+	if i+2 < len(src) && src[i+2] == '{' {
+		j := i + 3
+		var r rune
+		for j < len(src) && src[j] != '}' {
+			h := hexVal(src[j])
+			if h < 0 || r > 0x10FFFF {
+				l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, j+1))
+				return 0, false
+			}
+			r = r<<4 | rune(h)
+			j++
+		}
+		if j >= len(src) || j == i+3 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF) {
+			l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, j+1))
+			return 0, false
+		}
+		b.WriteRune(r)
+		return j + 1 - i, true
+	}
+	r, ok := hex4(src, i+2)
+	if !ok {
+		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
+		return 0, false
+	}
+	if r >= 0xD800 && r <= 0xDBFF {
+		// A leading surrogate is valid only as the first half of a pair.
+		if i+7 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+			if lo, ok := hex4(src, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				b.WriteRune(0x10000 + (r-0xD800)<<10 + (lo - 0xDC00))
+				return 12, true
+			}
+		}
+		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
+		return 0, false
+	}
+	if r >= 0xDC00 && r <= 0xDFFF {
+		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
+		return 0, false
+	}
+	b.WriteRune(r)
+	return 6, true
+}
+
+func (l *lexer) escapeText(from, to int) string {
+	if to > len(l.src) {
+		to = len(l.src)
+	}
+	return l.src[from:to]
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		h := hexVal(s[k])
+		if h < 0 {
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, true
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// blockString lexes a """block string""" and returns its value after the
+// indentation removal of BlockStringValue (spec 2.9.4).
+func (l *lexer) blockString(start int) Token {
+	src := l.src
+	i := start + 3
+	var raw strings.Builder
+	chunk := i
+	// Lines inside the block string move the lexer's line counter, but the
+	// token's position is its start.
+	startPos := l.pos(start)
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '"' && strings.HasPrefix(src[i:], `"""`):
+			raw.WriteString(src[chunk:i])
+			l.off = i + 3
+			return Token{Kind: TokenBlockString, Value: blockStringValue(raw.String()), Pos: startPos}
+		case c == '\\' && strings.HasPrefix(src[i:], `\"""`):
+			raw.WriteString(src[chunk:i])
+			raw.WriteString(`"""`)
+			i += 4
+			chunk = i
+		case c == '\n':
+			i++
+			l.newline(i)
+		case c == '\r':
+			i++
+			if i < len(src) && src[i] == '\n' {
+				i++
+			}
+			l.newline(i)
+		case c < 0x20 && c != '\t':
+			return l.fail(i, "Invalid character within String: %s", describeRune(rune(c)))
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				return l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c)
+			}
+			i += size
+		}
+	}
+	return l.fail(i, "Unterminated string.")
+}
+
+// blockStringValue removes the common indentation and the leading and
+// trailing blank lines of a raw block string.
+func blockStringValue(raw string) string {
+	lines := splitLines(raw)
+	common := -1
+	for i, line := range lines {
+		if i == 0 {
+			continue
+		}
+		indent := leadingWhitespace(line)
+		if indent == len(line) {
+			continue
+		}
+		if common < 0 || indent < common {
+			common = indent
+		}
+	}
+	if common > 0 {
+		for i := 1; i < len(lines); i++ {
+			if len(lines[i]) >= common {
+				lines[i] = lines[i][common:]
+			} else {
+				lines[i] = ""
+			}
+		}
+	}
+	for len(lines) > 0 && leadingWhitespace(lines[0]) == len(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && leadingWhitespace(lines[len(lines)-1]) == len(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func splitLines(s string) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			lines = append(lines, s[start:i])
+			start = i + 1
+		case '\r':
+			lines = append(lines, s[start:i])
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	return append(lines, s[start:])
+}
+
+func leadingWhitespace(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}

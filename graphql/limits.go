@@ -1,0 +1,191 @@
+package graphql
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+)
+
+// Limits bound the cost of an operation. They are checked after parsing and
+// before validation, so that an abusive document is refused before any
+// quadratic validation work is done.
+type Limits struct {
+	// MaxDepth is the deepest nesting of fields, counting the top-level
+	// field as 1. Introspection's ofType chains do not count, so that the
+	// standard introspection query fits.
+	MaxDepth int
+	// MaxFields is the number of field selections after fragment expansion.
+	MaxFields int
+	// MaxAliases is the number of aliased field selections after fragment
+	// expansion.
+	MaxAliases int
+}
+
+// DefaultLimits are the limits a new Schema starts with.
+var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100}
+
+type limitChecker struct {
+	lim       Limits
+	fragments map[string]*FragmentDefinition
+	active    map[string]bool // fragments being expanded, to stop at cycles
+	fields    int
+	aliases   int
+	work      int
+	err       *Error
+}
+
+// checkLimits measures every operation of doc. Fragment cycles are not
+// followed (validation reports them); counting stops at the first limit
+// exceeded, so the work is bounded by the limits, not by the document.
+func checkLimits(doc *Document, lim Limits) []*Error {
+	c := &limitChecker{lim: lim, fragments: map[string]*FragmentDefinition{}, active: map[string]bool{}}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*FragmentDefinition); ok {
+			if _, dup := c.fragments[f.Name]; !dup {
+				c.fragments[f.Name] = f
+			}
+		}
+	}
+	for _, d := range doc.Definitions {
+		op, ok := d.(*OperationDefinition)
+		if !ok {
+			continue
+		}
+		c.fields, c.aliases, c.work = 0, 0, 0
+		c.selectionSet(op.SelectionSet, 1, false)
+		if c.err != nil {
+			return []*Error{c.err}
+		}
+	}
+	return nil
+}
+
+func (c *limitChecker) fail(pos Position, format string, args ...any) {
+	if c.err == nil {
+		c.err = newError(CodeValidationFailed, fmt.Sprintf(format, args...), pos)
+	}
+}
+
+func (c *limitChecker) selectionSet(set *SelectionSet, depth int, introspection bool) {
+	for _, sel := range set.Selections {
+		if c.err != nil {
+			return
+		}
+		// Selections of every kind count as work, so that spreads which
+		// expand to few fields cannot make the expansion itself expensive.
+		c.work++
+		if c.lim.MaxFields > 0 && c.work > 10*c.lim.MaxFields {
+			c.fail(sel.Position(), "Query is too large: at most %d selections are allowed after fragment expansion.", 10*c.lim.MaxFields)
+			return
+		}
+		switch s := sel.(type) {
+		case *Field:
+			d := depth
+			intro := introspection || s.Name == "__schema" || s.Name == "__type"
+			if intro && s.Name == "ofType" {
+				d--
+			}
+			if c.lim.MaxDepth > 0 && d > c.lim.MaxDepth {
+				c.fail(s.Pos, "Query is nested too deeply: the maximum depth is %d.", c.lim.MaxDepth)
+				return
+			}
+			c.fields++
+			if c.lim.MaxFields > 0 && c.fields > c.lim.MaxFields {
+				c.fail(s.Pos, "Query selects too many fields: at most %d field selections are allowed after fragment expansion.", c.lim.MaxFields)
+				return
+			}
+			if s.Alias != "" {
+				c.aliases++
+				if c.lim.MaxAliases > 0 && c.aliases > c.lim.MaxAliases {
+					c.fail(s.Pos, "Query uses too many aliases: at most %d are allowed.", c.lim.MaxAliases)
+					return
+				}
+			}
+			if s.SelectionSet != nil {
+				c.selectionSet(s.SelectionSet, d+1, intro)
+			}
+		case *InlineFragment:
+			c.selectionSet(s.SelectionSet, depth, introspection)
+		case *FragmentSpread:
+			f := c.fragments[s.Name]
+			if f == nil || c.active[s.Name] {
+				continue
+			}
+			c.active[s.Name] = true
+			c.selectionSet(f.SelectionSet, depth, introspection)
+			delete(c.active, s.Name)
+		}
+	}
+}
+
+// documentCache keeps parsed and validated documents by query text, least
+// recently used first out.
+type documentCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *preparedDocument, most recent at the front
+	byKey map[string]*list.Element
+}
+
+const (
+	defaultCacheSize = 1000
+	// Longer queries are not cached, which bounds the cache's memory.
+	maxCachedQueryLen = 16 << 10
+)
+
+type preparedDocument struct {
+	query string
+	doc   *Document
+	errs  []*Error // parse, limit or validation errors
+}
+
+func newDocumentCache(max int) *documentCache {
+	return &documentCache{max: max, order: list.New(), byKey: make(map[string]*list.Element)}
+}
+
+func (c *documentCache) get(q string) *preparedDocument {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[q]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*preparedDocument)
+	}
+	return nil
+}
+
+func (c *documentCache) put(p *preparedDocument) {
+	if len(p.query) > maxCachedQueryLen || c.max <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[p.query]; ok {
+		return
+	}
+	c.byKey[p.query] = c.order.PushFront(p)
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.byKey, last.Value.(*preparedDocument).query)
+	}
+}
+
+// prepare parses, limits and validates a query, or finds it in the cache.
+func (s *Schema) prepare(query string) *preparedDocument {
+	if p := s.cache.get(query); p != nil {
+		return p
+	}
+	p := &preparedDocument{query: query}
+	doc, err := Parse(query)
+	if err != nil {
+		se := err.(*SyntaxError)
+		p.errs = []*Error{newError(CodeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
+	} else if errs := checkLimits(doc, s.Limits); errs != nil {
+		p.errs = errs
+	} else if errs := s.Validate(doc); len(errs) > 0 {
+		p.errs = errs
+	}
+	p.doc = doc
+	s.cache.put(p)
+	return p
+}

@@ -1,0 +1,366 @@
+package graphql
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// OverlappingFieldsCanBeMerged (spec 5.3.2). This follows graphql-js's
+// algorithm: fields and fragment names of each selection set are collected
+// once and cached, and pairs of fragments already compared are remembered,
+// so that the work stays polynomial even with many fragments.
+
+type fieldAndDef struct {
+	parent *Type
+	node   *Field
+	def    *FieldDef
+}
+
+// fieldMap groups fields by response name, keeping first-seen order.
+type fieldMap struct {
+	keys   []string
+	fields map[string][]fieldAndDef
+}
+
+type fieldsAndFragments struct {
+	fields    *fieldMap
+	fragments []string
+}
+
+type conflict struct {
+	key     string
+	reason  string
+	fields1 []*Field
+	fields2 []*Field
+}
+
+type pairKey struct{ a, b string }
+
+type overlapChecker struct {
+	c        *vctx
+	cache    map[*SelectionSet]*fieldsAndFragments
+	compared map[pairKey]bool // value: whether compared as mutually exclusive
+	// comparedFields remembers which field maps were compared with which
+	// fragments, which stops recursion through self-referencing fragments.
+	comparedFields map[fieldsFragmentKey]bool
+}
+
+type fieldsFragmentKey struct {
+	fields   *fieldMap
+	fragment string
+}
+
+func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
+	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
+		comparedFields: map[fieldsFragmentKey]bool{}}
+	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
+		for _, cf := range o.withinSelectionSet(parent, set) {
+			locs := make([]Position, 0, len(cf.fields1)+len(cf.fields2))
+			for _, f := range cf.fields1 {
+				locs = append(locs, f.Pos)
+			}
+			for _, f := range cf.fields2 {
+				locs = append(locs, f.Pos)
+			}
+			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
+		}
+	}}
+}
+
+func (o *overlapChecker) pairSeen(a, b string, exclusive bool) bool {
+	if a > b {
+		a, b = b, a
+	}
+	was, ok := o.compared[pairKey{a, b}]
+	if !ok {
+		return false
+	}
+	// Comparing as not exclusive covers comparing as exclusive.
+	return exclusive || was == exclusive
+}
+
+func (o *overlapChecker) addPair(a, b string, exclusive bool) {
+	if a > b {
+		a, b = b, a
+	}
+	o.compared[pairKey{a, b}] = exclusive
+}
+
+func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []conflict {
+	var out []conflict
+	ff := o.fieldsAndFragmentNames(parent, set)
+	o.collectWithin(&out, ff.fields)
+	for i, name := range ff.fragments {
+		o.betweenFieldsAndFragment(&out, false, ff.fields, name)
+		for _, other := range ff.fragments[i+1:] {
+			o.betweenFragments(&out, false, name, other)
+		}
+	}
+	return out
+}
+
+func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive bool, fm *fieldMap, fragName string) {
+	k := fieldsFragmentKey{fm, fragName}
+	if was, ok := o.comparedFields[k]; ok && (exclusive || !was) {
+		return
+	}
+	o.comparedFields[k] = exclusive
+	f := o.c.fragments[fragName]
+	if f == nil {
+		return
+	}
+	ff2 := o.referencedFieldsAndFragmentNames(f)
+	if fm == ff2.fields {
+		return
+	}
+	o.collectBetween(out, exclusive, fm, ff2.fields)
+	for _, ref := range ff2.fragments {
+		o.betweenFieldsAndFragment(out, exclusive, fm, ref)
+	}
+}
+
+func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1, name2 string) {
+	if name1 == name2 || o.pairSeen(name1, name2, exclusive) {
+		return
+	}
+	o.addPair(name1, name2, exclusive)
+	f1, f2 := o.c.fragments[name1], o.c.fragments[name2]
+	if f1 == nil || f2 == nil {
+		return
+	}
+	ff1 := o.referencedFieldsAndFragmentNames(f1)
+	ff2 := o.referencedFieldsAndFragmentNames(f2)
+	o.collectBetween(out, exclusive, ff1.fields, ff2.fields)
+	for _, ref := range ff2.fragments {
+		o.betweenFragments(out, exclusive, name1, ref)
+	}
+	for _, ref := range ff1.fragments {
+		o.betweenFragments(out, exclusive, ref, name2)
+	}
+}
+
+func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *SelectionSet, p2 *Type, s2 *SelectionSet) []conflict {
+	var out []conflict
+	ff1 := o.fieldsAndFragmentNames(p1, s1)
+	ff2 := o.fieldsAndFragmentNames(p2, s2)
+	o.collectBetween(&out, exclusive, ff1.fields, ff2.fields)
+	for _, n2 := range ff2.fragments {
+		o.betweenFieldsAndFragment(&out, exclusive, ff1.fields, n2)
+	}
+	for _, n1 := range ff1.fragments {
+		o.betweenFieldsAndFragment(&out, exclusive, ff2.fields, n1)
+	}
+	for _, n1 := range ff1.fragments {
+		for _, n2 := range ff2.fragments {
+			o.betweenFragments(&out, exclusive, n1, n2)
+		}
+	}
+	return out
+}
+
+func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
+	for _, k := range fm.keys {
+		fs := fm.fields[k]
+		for i := range fs {
+			for j := i + 1; j < len(fs); j++ {
+				if cf := o.findConflict(false, k, fs[i], fs[j]); cf != nil {
+					*out = append(*out, *cf)
+				}
+			}
+		}
+	}
+}
+
+func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm2 *fieldMap) {
+	for _, k := range fm1.keys {
+		fs2, ok := fm2.fields[k]
+		if !ok {
+			continue
+		}
+		for _, f1 := range fm1.fields[k] {
+			for _, f2 := range fs2 {
+				if cf := o.findConflict(exclusive, k, f1, f2); cf != nil {
+					*out = append(*out, *cf)
+				}
+			}
+		}
+	}
+}
+
+func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
+	exclusive := parentExclusive || (f1.parent != f2.parent && f1.parent != nil && f2.parent != nil &&
+		f1.parent.Kind == Object && f2.parent.Kind == Object)
+	if !exclusive {
+		if f1.node.Name != f2.node.Name {
+			return &conflict{key: key, reason: fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name),
+				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		}
+		if !sameArguments(f1.node.Arguments, f2.node.Arguments) {
+			return &conflict{key: key, reason: "they have differing arguments",
+				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		}
+	}
+	var t1, t2 *Type
+	if f1.def != nil {
+		t1 = f1.def.Type
+	}
+	if f2.def != nil {
+		t2 = f2.def.Type
+	}
+	if t1 != nil && t2 != nil && doTypesConflict(t1, t2) {
+		return &conflict{key: key, reason: fmt.Sprintf("they return conflicting types %q and %q", t1, t2),
+			fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+	}
+	s1, s2 := f1.node.SelectionSet, f2.node.SelectionSet
+	if s1 != nil && s2 != nil {
+		var n1, n2 *Type
+		if t1 != nil {
+			n1 = t1.Named()
+		}
+		if t2 != nil {
+			n2 = t2.Named()
+		}
+		subs := o.betweenSubSelectionSets(exclusive, n1, s1, n2, s2)
+		if len(subs) == 0 {
+			return nil
+		}
+		cf := &conflict{key: key, fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		var reasons []string
+		for _, s := range subs {
+			reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
+			cf.fields1 = append(cf.fields1, s.fields1...)
+			cf.fields2 = append(cf.fields2, s.fields2...)
+		}
+		cf.reason = strings.Join(reasons, " and ")
+		return cf
+	}
+	return nil
+}
+
+func doTypesConflict(t1, t2 *Type) bool {
+	if t1.Kind == List {
+		if t2.Kind == List {
+			return doTypesConflict(t1.OfType, t2.OfType)
+		}
+		return true
+	}
+	if t2.Kind == List {
+		return true
+	}
+	if t1.Kind == NonNull {
+		if t2.Kind == NonNull {
+			return doTypesConflict(t1.OfType, t2.OfType)
+		}
+		return true
+	}
+	if t2.Kind == NonNull {
+		return true
+	}
+	if t1.IsLeaf() || t2.IsLeaf() {
+		return t1 != t2
+	}
+	return false
+}
+
+func sameArguments(a1, a2 []*Argument) bool {
+	if len(a1) != len(a2) {
+		return false
+	}
+	for _, x := range a1 {
+		var y *Argument
+		for _, z := range a2 {
+			if z.Name == x.Name {
+				y = z
+				break
+			}
+		}
+		if y == nil || canonicalValue(x.Value) != canonicalValue(y.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalValue prints a value with object fields sorted, so that equal
+// values print equally.
+func canonicalValue(v *Value) string {
+	var b strings.Builder
+	writeCanonical(&b, v)
+	return b.String()
+}
+
+func writeCanonical(b *strings.Builder, v *Value) {
+	switch v.Kind {
+	case ListValue:
+		b.WriteByte('[')
+		for i, e := range v.List {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonical(b, e)
+		}
+		b.WriteByte(']')
+	case ObjectValue:
+		fs := append([]*ObjectField(nil), v.Fields...)
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+		b.WriteByte('{')
+		for i, f := range fs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f.Name)
+			b.WriteByte(':')
+			writeCanonical(b, f.Value)
+		}
+		b.WriteByte('}')
+	default:
+		writeValue(b, v)
+	}
+}
+
+func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldsAndFragments {
+	if ff, ok := o.cache[set]; ok {
+		return ff
+	}
+	ff := &fieldsAndFragments{fields: &fieldMap{fields: map[string][]fieldAndDef{}}}
+	seen := map[string]bool{}
+	o.collectFieldsAndFragmentNames(parent, set, ff, seen)
+	o.cache[set] = ff
+	return ff
+}
+
+func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldsAndFragments {
+	if ff, ok := o.cache[f.SelectionSet]; ok {
+		return ff
+	}
+	return o.fieldsAndFragmentNames(o.c.typeFromRef(f.TypeCondition), f.SelectionSet)
+}
+
+func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *SelectionSet, ff *fieldsAndFragments, seen map[string]bool) {
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *Field:
+			var def *FieldDef
+			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) {
+				def = parent.fieldMap[s.Name]
+			}
+			k := s.ResponseKey()
+			if _, ok := ff.fields.fields[k]; !ok {
+				ff.fields.keys = append(ff.fields.keys, k)
+			}
+			ff.fields.fields[k] = append(ff.fields.fields[k], fieldAndDef{parent: parent, node: s, def: def})
+		case *FragmentSpread:
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				ff.fragments = append(ff.fragments, s.Name)
+			}
+		case *InlineFragment:
+			t := parent
+			if s.TypeCondition != nil {
+				t = o.c.typeFromRef(s.TypeCondition)
+			}
+			o.collectFieldsAndFragmentNames(t, s.SelectionSet, ff, seen)
+		}
+	}
+}

@@ -1,0 +1,642 @@
+package graphql
+
+import "fmt"
+
+// Parser limits. A document nested deeper than MaxParseDepth (selection sets,
+// list and object values, list types) or longer than MaxTokens tokens is
+// refused with a syntax error, so hostile input can neither overflow the
+// stack nor make the parser work without bound.
+const (
+	MaxParseDepth = 256
+	MaxTokens     = 100000
+)
+
+// Parse parses a GraphQL document. Both executable and type-system
+// definitions are accepted; validation decides what may be executed. The
+// error, if any, is a *SyntaxError.
+func Parse(src string) (*Document, error) {
+	return parse(src, MaxTokens)
+}
+
+func parse(src string, maxTokens int) (doc *Document, err error) {
+	p := &parser{lex: newLexer(src), maxTokens: maxTokens}
+	p.advance()
+	doc = p.document()
+	if p.err != nil {
+		return nil, p.err
+	}
+	return doc, nil
+}
+
+type parser struct {
+	lex       *lexer
+	tok       Token
+	tokens    int
+	maxTokens int
+	depth     int
+	err       *SyntaxError
+}
+
+func (p *parser) advance() {
+	if p.err != nil {
+		return
+	}
+	p.tok = p.lex.next()
+	if p.lex.err != nil {
+		p.err = p.lex.err
+		return
+	}
+	p.tokens++
+	if p.maxTokens > 0 && p.tokens > p.maxTokens {
+		p.errorf(p.tok.Pos, "Document contains more than %d tokens.", p.maxTokens)
+	}
+}
+
+// errorf records the first error; later calls are ignored so that the error
+// reported is the one closest to the cause. After an error the current token
+// is EOF, which ends every loop of the parser.
+func (p *parser) errorf(pos Position, format string, args ...any) {
+	if p.err == nil {
+		p.err = &SyntaxError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
+	p.tok = Token{Kind: TokenEOF, Pos: pos}
+}
+
+func (p *parser) unexpected() {
+	if p.tok.Kind == TokenEOF {
+		p.errorf(p.tok.Pos, "Unexpected <EOF>.")
+		return
+	}
+	p.errorf(p.tok.Pos, "Unexpected %s.", p.tok)
+}
+
+func (p *parser) enter() bool {
+	p.depth++
+	if p.depth > MaxParseDepth {
+		p.errorf(p.tok.Pos, "Document nesting exceeds the maximum depth of %d.", MaxParseDepth)
+		return false
+	}
+	return true
+}
+
+func (p *parser) leave() { p.depth-- }
+
+func (p *parser) peek(k TokenKind) bool { return p.tok.Kind == k }
+
+func (p *parser) peekName(name string) bool {
+	return p.tok.Kind == TokenName && p.tok.Value == name
+}
+
+func (p *parser) skip(k TokenKind) bool {
+	if p.tok.Kind == k {
+		p.advance()
+		return true
+	}
+	return false
+}
+
+// closes ends a list: it consumes the closing token k and reports true, or
+// reports an error and true at the end of input, or false otherwise.
+func (p *parser) closes(k TokenKind) bool {
+	if p.skip(k) {
+		return true
+	}
+	if p.tok.Kind == TokenEOF {
+		if p.err == nil {
+			p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
+		}
+		return true
+	}
+	return false
+}
+
+func (p *parser) expect(k TokenKind) Token {
+	t := p.tok
+	if t.Kind != k {
+		p.errorf(t.Pos, "Expected %s, found %s.", k, t)
+		return t
+	}
+	p.advance()
+	return t
+}
+
+func (p *parser) expectKeyword(name string) {
+	if !p.peekName(name) {
+		p.errorf(p.tok.Pos, "Expected \"%s\", found %s.", name, p.tok)
+		return
+	}
+	p.advance()
+}
+
+func (p *parser) name() (string, Position) {
+	t := p.expect(TokenName)
+	return t.Value, t.Pos
+}
+
+func (p *parser) document() *Document {
+	doc := &Document{}
+	if p.peek(TokenEOF) {
+		p.unexpected()
+		return doc
+	}
+	for !p.peek(TokenEOF) {
+		if d := p.definition(); d != nil {
+			doc.Definitions = append(doc.Definitions, d)
+		}
+	}
+	return doc
+}
+
+func (p *parser) definition() Definition {
+	if p.peek(TokenBraceL) {
+		return p.operation()
+	}
+	var desc string
+	hasDesc := p.peek(TokenString) || p.peek(TokenBlockString)
+	start := p.tok.Pos
+	if hasDesc {
+		desc = p.tok.Value
+		p.advance()
+	}
+	if !p.peek(TokenName) {
+		p.unexpected()
+		return nil
+	}
+	switch p.tok.Value {
+	case "query", "mutation", "subscription":
+		if !hasDesc {
+			return p.operation()
+		}
+	case "fragment":
+		if !hasDesc {
+			return p.fragmentDefinition()
+		}
+	case "extend":
+		if !hasDesc {
+			return p.extension()
+		}
+	case "schema":
+		return p.schemaDefinition(start, desc, false)
+	case "scalar", "type", "interface", "union", "enum", "input":
+		return p.typeDefinition(start, desc, false)
+	case "directive":
+		return p.directiveDefinition(start, desc)
+	}
+	p.unexpected()
+	return nil
+}
+
+func (p *parser) operation() *OperationDefinition {
+	op := &OperationDefinition{Pos: p.tok.Pos}
+	if p.peek(TokenBraceL) {
+		op.SelectionSet = p.selectionSet()
+		return op
+	}
+	switch p.tok.Value {
+	case "mutation":
+		op.Operation = Mutation
+	case "subscription":
+		op.Operation = Subscription
+	}
+	p.advance()
+	if p.peek(TokenName) {
+		op.Name, op.NamePos = p.name()
+	}
+	op.Variables = p.variableDefinitions()
+	op.Directives = p.directives(false)
+	op.SelectionSet = p.selectionSet()
+	return op
+}
+
+func (p *parser) variableDefinitions() []*VariableDefinition {
+	if !p.skip(TokenParenL) {
+		return nil
+	}
+	var defs []*VariableDefinition
+	for {
+		v := &VariableDefinition{Pos: p.tok.Pos}
+		p.expect(TokenDollar)
+		v.Name, v.NamePos = p.name()
+		p.expect(TokenColon)
+		v.Type = p.typeRef()
+		if p.skip(TokenEquals) {
+			v.DefaultValue = p.value(true)
+		}
+		v.Directives = p.directives(true)
+		defs = append(defs, v)
+		if p.closes(TokenParenR) {
+			break
+		}
+	}
+	return defs
+}
+
+func (p *parser) selectionSet() *SelectionSet {
+	set := &SelectionSet{Pos: p.tok.Pos}
+	p.expect(TokenBraceL)
+	if !p.enter() {
+		return set
+	}
+	defer p.leave()
+	for {
+		if s := p.selection(); s != nil {
+			set.Selections = append(set.Selections, s)
+		}
+		if p.closes(TokenBraceR) {
+			break
+		}
+	}
+	return set
+}
+
+func (p *parser) selection() Selection {
+	if p.peek(TokenSpread) {
+		start := p.tok.Pos
+		p.advance()
+		if p.peek(TokenName) && p.tok.Value != "on" {
+			s := &FragmentSpread{Pos: start}
+			s.Name, s.NamePos = p.name()
+			s.Directives = p.directives(false)
+			return s
+		}
+		f := &InlineFragment{Pos: start}
+		if p.peekName("on") {
+			p.advance()
+			f.TypeCondition = p.namedType()
+		}
+		f.Directives = p.directives(false)
+		f.SelectionSet = p.selectionSet()
+		return f
+	}
+	return p.field()
+}
+
+func (p *parser) field() *Field {
+	f := &Field{Pos: p.tok.Pos}
+	f.Name, f.NamePos = p.name()
+	if p.skip(TokenColon) {
+		f.Alias = f.Name
+		f.Name, f.NamePos = p.name()
+	}
+	f.Arguments = p.arguments(false)
+	f.Directives = p.directives(false)
+	if p.peek(TokenBraceL) {
+		f.SelectionSet = p.selectionSet()
+	}
+	return f
+}
+
+func (p *parser) arguments(isConst bool) []*Argument {
+	if !p.skip(TokenParenL) {
+		return nil
+	}
+	var args []*Argument
+	for {
+		a := &Argument{Pos: p.tok.Pos}
+		a.Name, _ = p.name()
+		p.expect(TokenColon)
+		a.Value = p.value(isConst)
+		args = append(args, a)
+		if p.closes(TokenParenR) {
+			break
+		}
+	}
+	return args
+}
+
+func (p *parser) directives(isConst bool) []*Directive {
+	var ds []*Directive
+	for p.peek(TokenAt) {
+		d := &Directive{Pos: p.tok.Pos}
+		p.advance()
+		d.Name, _ = p.name()
+		d.Arguments = p.arguments(isConst)
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+func (p *parser) fragmentDefinition() *FragmentDefinition {
+	f := &FragmentDefinition{Pos: p.tok.Pos}
+	p.advance()
+	if p.peekName("on") {
+		p.unexpected()
+		return f
+	}
+	f.Name, f.NamePos = p.name()
+	p.expectKeyword("on")
+	f.TypeCondition = p.namedType()
+	f.Directives = p.directives(false)
+	f.SelectionSet = p.selectionSet()
+	return f
+}
+
+func (p *parser) value(isConst bool) *Value {
+	t := p.tok
+	v := &Value{Pos: t.Pos}
+	switch t.Kind {
+	case TokenBracketL:
+		v.Kind = ListValue
+		p.advance()
+		if !p.enter() {
+			return v
+		}
+		for !p.skip(TokenBracketR) && !p.peek(TokenEOF) {
+			v.List = append(v.List, p.value(isConst))
+		}
+		p.leave()
+		if p.peek(TokenEOF) && p.err == nil {
+			p.unexpected()
+		}
+		return v
+	case TokenBraceL:
+		v.Kind = ObjectValue
+		p.advance()
+		if !p.enter() {
+			return v
+		}
+		for !p.skip(TokenBraceR) && !p.peek(TokenEOF) {
+			f := &ObjectField{Pos: p.tok.Pos}
+			f.Name, _ = p.name()
+			p.expect(TokenColon)
+			f.Value = p.value(isConst)
+			v.Fields = append(v.Fields, f)
+		}
+		p.leave()
+		if p.peek(TokenEOF) && p.err == nil {
+			p.unexpected()
+		}
+		return v
+	case TokenInt:
+		v.Kind = IntValue
+	case TokenFloat:
+		v.Kind = FloatValue
+	case TokenString:
+		v.Kind = StringValue
+	case TokenBlockString:
+		v.Kind = StringValue
+		v.Block = true
+	case TokenName:
+		switch t.Value {
+		case "true", "false":
+			v.Kind = BooleanValue
+		case "null":
+			v.Kind = NullValue
+		default:
+			v.Kind = EnumValue
+		}
+	case TokenDollar:
+		if isConst {
+			p.advance()
+			if p.peek(TokenName) {
+				p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
+			} else {
+				p.unexpected()
+			}
+			return v
+		}
+		p.advance()
+		v.Kind = VariableValue
+		v.Raw, _ = p.name()
+		return v
+	default:
+		p.unexpected()
+		return v
+	}
+	v.Raw = t.Value
+	p.advance()
+	return v
+}
+
+func (p *parser) typeRef() *TypeRef {
+	var t *TypeRef
+	if p.peek(TokenBracketL) {
+		t = &TypeRef{Pos: p.tok.Pos, Kind: ListTypeRef}
+		p.advance()
+		if !p.enter() {
+			return t
+		}
+		t.Elem = p.typeRef()
+		p.leave()
+		p.expect(TokenBracketR)
+	} else {
+		t = p.namedType()
+	}
+	if p.peek(TokenBang) {
+		p.advance()
+		return &TypeRef{Pos: t.Pos, Kind: NonNullTypeRef, Elem: t}
+	}
+	return t
+}
+
+func (p *parser) namedType() *TypeRef {
+	t := &TypeRef{Pos: p.tok.Pos, Kind: NamedTypeRef}
+	t.Name, _ = p.name()
+	return t
+}
+
+// Type-system definitions (spec section 3).
+
+func (p *parser) extension() Definition {
+	start := p.tok.Pos
+	p.advance()
+	if !p.peek(TokenName) {
+		p.unexpected()
+		return nil
+	}
+	switch p.tok.Value {
+	case "schema":
+		return p.schemaDefinition(start, "", true)
+	case "scalar", "type", "interface", "union", "enum", "input":
+		return p.typeDefinition(start, "", true)
+	}
+	p.unexpected()
+	return nil
+}
+
+func (p *parser) schemaDefinition(start Position, desc string, extend bool) *SchemaDefinition {
+	s := &SchemaDefinition{Pos: start, Extend: extend, Description: desc}
+	p.advance()
+	s.Directives = p.directives(true)
+	if extend && !p.peek(TokenBraceL) {
+		if len(s.Directives) == 0 {
+			p.unexpected()
+		}
+		return s
+	}
+	p.expect(TokenBraceL)
+	for {
+		r := &RootOperationType{Pos: p.tok.Pos}
+		switch {
+		case p.peekName("query"):
+			r.Operation = Query
+		case p.peekName("mutation"):
+			r.Operation = Mutation
+		case p.peekName("subscription"):
+			r.Operation = Subscription
+		default:
+			p.unexpected()
+			return s
+		}
+		p.advance()
+		p.expect(TokenColon)
+		r.Type = p.namedType()
+		s.Operations = append(s.Operations, r)
+		if p.closes(TokenBraceR) {
+			break
+		}
+	}
+	return s
+}
+
+var typeKeywords = map[string]TypeKind{
+	"scalar": Scalar, "type": Object, "interface": Interface,
+	"union": Union, "enum": Enum, "input": InputObject,
+}
+
+func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeDefinition {
+	d := &TypeDefinition{Pos: start, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
+	p.advance()
+	d.Name, d.NamePos = p.name()
+	switch d.Kind {
+	case Object, Interface:
+		if p.peekName("implements") {
+			p.advance()
+			p.skip(TokenAmp)
+			for {
+				d.Interfaces = append(d.Interfaces, p.namedType())
+				if !p.skip(TokenAmp) {
+					break
+				}
+			}
+		}
+		d.Directives = p.directives(true)
+		if p.skip(TokenBraceL) {
+			for {
+				d.Fields = append(d.Fields, p.fieldDefinition())
+				if p.closes(TokenBraceR) {
+					break
+				}
+			}
+		}
+	case Union:
+		d.Directives = p.directives(true)
+		if p.skip(TokenEquals) {
+			p.skip(TokenPipe)
+			for {
+				d.Types = append(d.Types, p.namedType())
+				if !p.skip(TokenPipe) {
+					break
+				}
+			}
+		}
+	case Enum:
+		d.Directives = p.directives(true)
+		if p.skip(TokenBraceL) {
+			for {
+				e := &EnumValueDefinition{Pos: p.tok.Pos}
+				e.Description = p.description()
+				if p.peekName("true") || p.peekName("false") || p.peekName("null") {
+					p.errorf(p.tok.Pos, "%s is reserved and cannot be used for an enum value.", p.tok.Value)
+					return d
+				}
+				e.Name, _ = p.name()
+				e.Directives = p.directives(true)
+				d.EnumValues = append(d.EnumValues, e)
+				if p.closes(TokenBraceR) {
+					break
+				}
+			}
+		}
+	case InputObject:
+		d.Directives = p.directives(true)
+		if p.skip(TokenBraceL) {
+			for {
+				d.InputFields = append(d.InputFields, p.inputValueDefinition())
+				if p.closes(TokenBraceR) {
+					break
+				}
+			}
+		}
+	default:
+		d.Directives = p.directives(true)
+	}
+	if extend && len(d.Interfaces) == 0 && len(d.Directives) == 0 && len(d.Fields) == 0 &&
+		len(d.InputFields) == 0 && len(d.Types) == 0 && len(d.EnumValues) == 0 {
+		p.unexpected()
+	}
+	return d
+}
+
+func (p *parser) description() string {
+	if p.peek(TokenString) || p.peek(TokenBlockString) {
+		s := p.tok.Value
+		p.advance()
+		return s
+	}
+	return ""
+}
+
+func (p *parser) fieldDefinition() *FieldDefinition {
+	f := &FieldDefinition{Pos: p.tok.Pos}
+	f.Description = p.description()
+	f.Name, _ = p.name()
+	f.Args = p.argumentDefinitions()
+	p.expect(TokenColon)
+	f.Type = p.typeRef()
+	f.Directives = p.directives(true)
+	return f
+}
+
+func (p *parser) argumentDefinitions() []*InputValueDefinition {
+	if !p.skip(TokenParenL) {
+		return nil
+	}
+	var args []*InputValueDefinition
+	for {
+		args = append(args, p.inputValueDefinition())
+		if p.closes(TokenParenR) {
+			break
+		}
+	}
+	return args
+}
+
+func (p *parser) inputValueDefinition() *InputValueDefinition {
+	v := &InputValueDefinition{Pos: p.tok.Pos}
+	v.Description = p.description()
+	v.Name, _ = p.name()
+	p.expect(TokenColon)
+	v.Type = p.typeRef()
+	if p.skip(TokenEquals) {
+		v.DefaultValue = p.value(true)
+	}
+	v.Directives = p.directives(true)
+	return v
+}
+
+func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefinition {
+	d := &DirectiveDefinition{Pos: start, Description: desc}
+	p.advance()
+	p.expect(TokenAt)
+	d.Name, _ = p.name()
+	d.Args = p.argumentDefinitions()
+	if p.peekName("repeatable") {
+		d.Repeatable = true
+		p.advance()
+	}
+	p.expectKeyword("on")
+	p.skip(TokenPipe)
+	for {
+		name, pos := p.name()
+		if p.err == nil && !isDirectiveLocation(name) {
+			p.errorf(pos, "Unexpected Name \"%s\".", name)
+		}
+		d.Locations = append(d.Locations, name)
+		d.LocationPos = append(d.LocationPos, pos)
+		if !p.skip(TokenPipe) {
+			break
+		}
+	}
+	return d
+}

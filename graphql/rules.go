@@ -1,0 +1,857 @@
+package graphql
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The validation rules of spec section 5, named after graphql-js's.
+
+func executableDefinitionsRule(c *vctx) *visitor {
+	return &visitor{document: func(doc *Document) {
+		for _, d := range doc.Definitions {
+			switch d := d.(type) {
+			case *OperationDefinition, *FragmentDefinition:
+			case *SchemaDefinition:
+				c.report("The schema definition is not executable.", d.Pos)
+			case *TypeDefinition:
+				c.report(fmt.Sprintf("The %q definition is not executable.", d.Name), d.Pos)
+			case *DirectiveDefinition:
+				c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
+			}
+		}
+	}}
+}
+
+func uniqueOperationNamesRule(c *vctx) *visitor {
+	known := map[string]Position{}
+	return &visitor{operation: func(op *OperationDefinition) {
+		if op.Name == "" {
+			return
+		}
+		if p, ok := known[op.Name]; ok {
+			c.report(fmt.Sprintf("There can be only one operation named %q.", op.Name), p, op.NamePos)
+			return
+		}
+		known[op.Name] = op.NamePos
+	}}
+}
+
+func loneAnonymousOperationRule(c *vctx) *visitor {
+	count := 0
+	return &visitor{
+		document: func(doc *Document) {
+			for _, d := range doc.Definitions {
+				if _, ok := d.(*OperationDefinition); ok {
+					count++
+				}
+			}
+		},
+		operation: func(op *OperationDefinition) {
+			if op.Name == "" && count > 1 {
+				c.report("This anonymous operation must be the only defined operation.", op.Pos)
+			}
+		},
+	}
+}
+
+func singleFieldSubscriptionsRule(c *vctx) *visitor {
+	return &visitor{operation: func(op *OperationDefinition) {
+		root := c.schema.Subscription
+		if op.Operation != Subscription || root == nil {
+			return
+		}
+		groups := collectFieldsStatic(c, root, op.SelectionSet)
+		if len(groups) > 1 {
+			var locs []Position
+			for _, g := range groups[1:] {
+				for _, f := range g.fields {
+					locs = append(locs, f.Pos)
+				}
+			}
+			if op.Name != "" {
+				c.report(fmt.Sprintf("Subscription %q must select only one top level field.", op.Name), locs...)
+			} else {
+				c.report("Anonymous Subscription must select only one top level field.", locs...)
+			}
+		}
+		for _, g := range groups {
+			if strings.HasPrefix(g.fields[0].Name, "__") {
+				var locs []Position
+				for _, f := range g.fields {
+					locs = append(locs, f.Pos)
+				}
+				if op.Name != "" {
+					c.report(fmt.Sprintf("Subscription %q must not select an introspection top level field.", op.Name), locs...)
+				} else {
+					c.report("Anonymous Subscription must not select an introspection top level field.", locs...)
+				}
+			}
+		}
+	}}
+}
+
+type fieldGroup struct {
+	key    string
+	fields []*Field
+}
+
+// collectFieldsStatic is CollectFields (spec 6.3.2) without variable values:
+// @skip and @include with a literal condition apply, those with a variable
+// are taken to include.
+func collectFieldsStatic(c *vctx, t *Type, set *SelectionSet) []fieldGroup {
+	var groups []fieldGroup
+	index := map[string]int{}
+	visited := map[string]bool{}
+	var collect func(set *SelectionSet)
+	collect = func(set *SelectionSet) {
+		for _, sel := range set.Selections {
+			switch s := sel.(type) {
+			case *Field:
+				if staticSkip(s.Directives) {
+					continue
+				}
+				k := s.ResponseKey()
+				if i, ok := index[k]; ok {
+					groups[i].fields = append(groups[i].fields, s)
+				} else {
+					index[k] = len(groups)
+					groups = append(groups, fieldGroup{key: k, fields: []*Field{s}})
+				}
+			case *FragmentSpread:
+				if staticSkip(s.Directives) || visited[s.Name] {
+					continue
+				}
+				visited[s.Name] = true
+				f := c.fragments[s.Name]
+				if f == nil {
+					continue
+				}
+				if ft := c.typeFromRef(f.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
+					continue
+				}
+				collect(f.SelectionSet)
+			case *InlineFragment:
+				if staticSkip(s.Directives) {
+					continue
+				}
+				if s.TypeCondition != nil {
+					if ft := c.typeFromRef(s.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
+						continue
+					}
+				}
+				collect(s.SelectionSet)
+			}
+		}
+	}
+	collect(set)
+	return groups
+}
+
+func staticSkip(ds []*Directive) bool {
+	for _, d := range ds {
+		if d.Name != "skip" && d.Name != "include" {
+			continue
+		}
+		for _, a := range d.Arguments {
+			if a.Name == "if" && a.Value.Kind == BooleanValue {
+				if (a.Value.Raw == "true") == (d.Name == "skip") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// doesFragmentTypeApply reports whether a fragment on type ft applies to
+// objects of type t (spec 6.3.2 DoesFragmentTypeApply).
+func doesFragmentTypeApply(t, ft *Type) bool {
+	switch ft.Kind {
+	case Object:
+		return t == ft
+	case Interface, Union:
+		return ft.IsPossibleType(t)
+	}
+	return false
+}
+
+func knownTypeNamesRule(c *vctx) *visitor {
+	defined := map[string]bool{}
+	return &visitor{
+		document: func(doc *Document) {
+			for _, d := range doc.Definitions {
+				if t, ok := d.(*TypeDefinition); ok && !t.Extend {
+					defined[t.Name] = true
+				}
+			}
+		},
+		typeRef: func(r *TypeRef) {
+			if c.schema.types[r.Name] == nil && !defined[r.Name] {
+				c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
+			}
+		},
+	}
+}
+
+func fragmentsOnCompositeTypesRule(c *vctx) *visitor {
+	return &visitor{
+		inline: func(f *InlineFragment, _, _ *Type) {
+			if f.TypeCondition == nil {
+				return
+			}
+			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.IsComposite() {
+				c.report(fmt.Sprintf("Fragment cannot condition on non composite type %q.", t), f.TypeCondition.Pos)
+			}
+		},
+		fragment: func(f *FragmentDefinition) {
+			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.IsComposite() {
+				c.report(fmt.Sprintf("Fragment %q cannot condition on non composite type %q.", f.Name, t), f.TypeCondition.Pos)
+			}
+		},
+	}
+}
+
+func variablesAreInputTypesRule(c *vctx) *visitor {
+	return &visitor{variableDef: func(v *VariableDefinition) {
+		if t := c.typeFromRef(v.Type); t != nil && !t.IsInput() {
+			c.report(fmt.Sprintf("Variable \"$%s\" cannot be non-input type %q.", v.Name, v.Type), v.Type.Pos)
+		}
+	}}
+}
+
+func scalarLeafsRule(c *vctx) *visitor {
+	return &visitor{field: func(f *Field, _ *Type, def *FieldDef) {
+		if def == nil {
+			return
+		}
+		if def.Type.Named().IsLeaf() {
+			if f.SelectionSet != nil {
+				c.report(fmt.Sprintf("Field %q must not have a selection since type %q has no subfields.", f.Name, def.Type), f.SelectionSet.Pos)
+			}
+		} else if f.SelectionSet == nil {
+			c.report(fmt.Sprintf("Field %q of type %q must have a selection of subfields. Did you mean \"%s { ... }\"?", f.Name, def.Type, f.Name), f.Pos)
+		}
+	}}
+}
+
+func fieldsOnCorrectTypeRule(c *vctx) *visitor {
+	return &visitor{field: func(f *Field, parent *Type, def *FieldDef) {
+		if parent != nil && def == nil {
+			c.report(fmt.Sprintf("Cannot query field %q on type %q.", f.Name, parent.Name), f.Pos)
+		}
+	}}
+}
+
+func uniqueFragmentNamesRule(c *vctx) *visitor {
+	known := map[string]Position{}
+	return &visitor{fragment: func(f *FragmentDefinition) {
+		if p, ok := known[f.Name]; ok {
+			c.report(fmt.Sprintf("There can be only one fragment named %q.", f.Name), p, f.NamePos)
+			return
+		}
+		known[f.Name] = f.NamePos
+	}}
+}
+
+func knownFragmentNamesRule(c *vctx) *visitor {
+	return &visitor{spread: func(s *FragmentSpread, _ *Type) {
+		if c.fragments[s.Name] == nil {
+			c.report(fmt.Sprintf("Unknown fragment %q.", s.Name), s.NamePos)
+		}
+	}}
+}
+
+func noUnusedFragmentsRule(c *vctx) *visitor {
+	return &visitor{leaveDocument: func() {
+		used := map[string]bool{}
+		for _, d := range c.doc.Definitions {
+			if op, ok := d.(*OperationDefinition); ok {
+				for _, f := range c.referencedFragments(op) {
+					used[f.Name] = true
+				}
+			}
+		}
+		for _, d := range c.doc.Definitions {
+			if f, ok := d.(*FragmentDefinition); ok && !used[f.Name] {
+				c.report(fmt.Sprintf("Fragment %q is never used.", f.Name), f.Pos)
+			}
+		}
+	}}
+}
+
+// isSubTypeOf reports whether t is a possible type of the abstract type a,
+// or an interface implementing a.
+func isSubTypeOf(a, t *Type) bool {
+	if a.IsPossibleType(t) {
+		return true
+	}
+	return a.Kind == Interface && t.Kind == Interface && implements(t, a)
+}
+
+func doTypesOverlap(a, b *Type) bool {
+	if a == b {
+		return true
+	}
+	if a.IsAbstract() {
+		if b.IsAbstract() {
+			for _, t := range a.PossibleTypes {
+				if isSubTypeOf(b, t) {
+					return true
+				}
+			}
+			return false
+		}
+		return isSubTypeOf(a, b)
+	}
+	if b.IsAbstract() {
+		return isSubTypeOf(b, a)
+	}
+	return false
+}
+
+func possibleFragmentSpreadsRule(c *vctx) *visitor {
+	return &visitor{
+		inline: func(f *InlineFragment, parent, t *Type) {
+			if t != nil && parent != nil && t.IsComposite() && !doTypesOverlap(t, parent) {
+				c.report(fmt.Sprintf("Fragment cannot be spread here as objects of type %q can never be of type %q.", parent, t), f.Pos)
+			}
+		},
+		spread: func(s *FragmentSpread, parent *Type) {
+			f := c.fragments[s.Name]
+			if f == nil || parent == nil {
+				return
+			}
+			t := c.typeFromRef(f.TypeCondition)
+			if t != nil && t.IsComposite() && !doTypesOverlap(t, parent) {
+				c.report(fmt.Sprintf("Fragment %q cannot be spread here as objects of type %q can never be of type %q.", s.Name, parent, t), s.Pos)
+			}
+		},
+	}
+}
+
+func noFragmentCyclesRule(c *vctx) *visitor {
+	visited := map[string]bool{}
+	var path []*FragmentSpread
+	indexByName := map[string]int{}
+	var detect func(f *FragmentDefinition)
+	detect = func(f *FragmentDefinition) {
+		if visited[f.Name] {
+			return
+		}
+		visited[f.Name] = true
+		spreads := spreadsIn(f.SelectionSet)
+		if len(spreads) == 0 {
+			return
+		}
+		indexByName[f.Name] = len(path)
+		for _, s := range spreads {
+			cycle, inPath := indexByName[s.Name]
+			path = append(path, s)
+			if !inPath {
+				if g := c.fragments[s.Name]; g != nil {
+					detect(g)
+				}
+			} else {
+				cyc := path[cycle:]
+				var via []string
+				locs := make([]Position, len(cyc))
+				for i, sp := range cyc {
+					locs[i] = sp.Pos
+					if i < len(cyc)-1 {
+						via = append(via, strconv.Quote(sp.Name))
+					}
+				}
+				msg := fmt.Sprintf("Cannot spread fragment %q within itself", s.Name)
+				if len(via) > 0 {
+					msg += " via " + strings.Join(via, ", ")
+				}
+				c.report(msg+".", locs...)
+			}
+			path = path[:len(path)-1]
+		}
+		delete(indexByName, f.Name)
+	}
+	return &visitor{fragment: detect}
+}
+
+func uniqueVariableNamesRule(c *vctx) *visitor {
+	return &visitor{operation: func(op *OperationDefinition) {
+		var order []string
+		groups := map[string][]Position{}
+		for _, v := range op.Variables {
+			if _, ok := groups[v.Name]; !ok {
+				order = append(order, v.Name)
+			}
+			groups[v.Name] = append(groups[v.Name], v.NamePos)
+		}
+		for _, name := range order {
+			if len(groups[name]) > 1 {
+				c.report(fmt.Sprintf("There can be only one variable named \"$%s\".", name), groups[name]...)
+			}
+		}
+	}}
+}
+
+func noUndefinedVariablesRule(c *vctx) *visitor {
+	return &visitor{leaveOperation: func(op *OperationDefinition) {
+		defined := map[string]bool{}
+		for _, v := range op.Variables {
+			defined[v.Name] = true
+		}
+		for _, u := range c.recursiveVariableUsages(op) {
+			if defined[u.node.Raw] {
+				continue
+			}
+			if op.Name != "" {
+				c.report(fmt.Sprintf("Variable \"$%s\" is not defined by operation %q.", u.node.Raw, op.Name), u.node.Pos, op.Pos)
+			} else {
+				c.report(fmt.Sprintf("Variable \"$%s\" is not defined.", u.node.Raw), u.node.Pos, op.Pos)
+			}
+		}
+	}}
+}
+
+func noUnusedVariablesRule(c *vctx) *visitor {
+	return &visitor{leaveOperation: func(op *OperationDefinition) {
+		used := map[string]bool{}
+		for _, u := range c.recursiveVariableUsages(op) {
+			used[u.node.Raw] = true
+		}
+		for _, v := range op.Variables {
+			if used[v.Name] {
+				continue
+			}
+			if op.Name != "" {
+				c.report(fmt.Sprintf("Variable \"$%s\" is never used in operation %q.", v.Name, op.Name), v.Pos)
+			} else {
+				c.report(fmt.Sprintf("Variable \"$%s\" is never used.", v.Name), v.Pos)
+			}
+		}
+	}}
+}
+
+func knownDirectivesRule(c *vctx) *visitor {
+	return &visitor{directive: func(d *Directive, loc string, def *DirectiveDef) {
+		if def == nil {
+			c.report(fmt.Sprintf("Unknown directive \"@%s\".", d.Name), d.Pos)
+			return
+		}
+		for _, l := range def.Locations {
+			if l == loc {
+				return
+			}
+		}
+		c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
+	}}
+}
+
+func uniqueDirectivesPerLocationRule(c *vctx) *visitor {
+	return &visitor{directives: func(ds []*Directive, _ string) {
+		seen := map[string]Position{}
+		for _, d := range ds {
+			def := c.schema.directives[d.Name]
+			if def == nil || def.IsRepeatable {
+				continue
+			}
+			if p, ok := seen[d.Name]; ok {
+				c.report(fmt.Sprintf("The directive \"@%s\" can only be used once at this location.", d.Name), p, d.Pos)
+				continue
+			}
+			seen[d.Name] = d.Pos
+		}
+	}}
+}
+
+func knownArgumentNamesRule(c *vctx) *visitor {
+	return &visitor{argument: func(a *Argument, def *InputValue, o argOwner) {
+		if def != nil {
+			return
+		}
+		switch {
+		case o.directive != nil:
+			if o.dirDef != nil {
+				c.report(fmt.Sprintf("Unknown argument %q on directive \"@%s\".", a.Name, o.dirDef.Name), a.Pos)
+			}
+		case o.field != nil && o.parent != nil:
+			c.report(fmt.Sprintf("Unknown argument %q on field \"%s.%s\".", a.Name, o.parent.Name, o.field.Name), a.Pos)
+		}
+	}}
+}
+
+func uniqueArgumentNamesRule(c *vctx) *visitor {
+	return &visitor{arguments: func(args []*Argument) {
+		if len(args) < 2 {
+			return
+		}
+		var order []string
+		groups := map[string][]Position{}
+		for _, a := range args {
+			if _, ok := groups[a.Name]; !ok {
+				order = append(order, a.Name)
+			}
+			groups[a.Name] = append(groups[a.Name], a.Pos)
+		}
+		for _, name := range order {
+			if len(groups[name]) > 1 {
+				c.report(fmt.Sprintf("There can be only one argument named %q.", name), groups[name]...)
+			}
+		}
+	}}
+}
+
+func valuesOfCorrectTypeRule(c *vctx) *visitor {
+	return &visitor{
+		value: func(v *Value, t, _ *Type) bool {
+			switch v.Kind {
+			case VariableValue:
+				return true
+			case NullValue:
+				if t != nil && t.Kind == NonNull {
+					c.report(fmt.Sprintf("Expected value of type %q, found null.", t), v.Pos)
+				}
+				return true
+			case ListValue:
+				if t == nil || t.Nullable().Kind != List {
+					c.checkLeafLiteral(v, t)
+					return false
+				}
+				return true
+			case ObjectValue:
+				if t == nil || t.Named().Kind != InputObject {
+					c.checkLeafLiteral(v, t)
+					return false
+				}
+				it := t.Named()
+				given := map[string]*ObjectField{}
+				for _, f := range v.Fields {
+					if _, dup := given[f.Name]; !dup {
+						given[f.Name] = f
+					}
+				}
+				for _, def := range it.InputFields {
+					if given[def.Name] == nil && def.Type.Kind == NonNull && def.DefaultValue == nil {
+						c.report(fmt.Sprintf("Field \"%s.%s\" of required type %q was not provided.", it.Name, def.Name, def.Type), v.Pos)
+					}
+				}
+				if it.OneOf {
+					if len(given) != 1 {
+						c.report(fmt.Sprintf("OneOf Input Object %q must specify exactly one key.", it.Name), v.Pos)
+					} else {
+						for name, f := range given {
+							if f.Value.Kind == NullValue {
+								c.report(fmt.Sprintf("Field \"%s.%s\" must be non-null.", it.Name, name), v.Pos)
+							}
+						}
+					}
+				}
+				return true
+			}
+			c.checkLeafLiteral(v, t)
+			return true
+		},
+		objectField: func(f *ObjectField, parent *Type, def *InputValue) {
+			if def == nil && parent != nil {
+				c.report(fmt.Sprintf("Field %q is not defined by type %q.", f.Name, parent.Name), f.Pos)
+			}
+		},
+	}
+}
+
+// checkLeafLiteral reports a literal that the leaf type t cannot accept.
+func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
+	if t == nil {
+		return
+	}
+	n := t.Named()
+	if !n.IsLeaf() {
+		c.report(fmt.Sprintf("Expected value of type %q, found %s.", t, printValue(v)), v.Pos)
+		return
+	}
+	if _, err := parseLiteral(v, n, nil); err != nil {
+		msg := err.Error()
+		if msg == "" {
+			msg = fmt.Sprintf("Expected value of type %q, found %s.", t, printValue(v))
+		}
+		c.report(msg, v.Pos)
+	}
+}
+
+func providedRequiredArgumentsRule(c *vctx) *visitor {
+	return &visitor{
+		leaveField: func(f *Field, _ *Type, def *FieldDef) {
+			if def == nil {
+				return
+			}
+			for _, a := range def.Args {
+				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(f.Arguments, a.Name) {
+					c.report(fmt.Sprintf("Field %q argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), f.Pos)
+				}
+			}
+		},
+		leaveDirective: func(d *Directive, def *DirectiveDef) {
+			if def == nil {
+				return
+			}
+			for _, a := range def.Args {
+				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(d.Arguments, a.Name) {
+					c.report(fmt.Sprintf("Directive \"@%s\" argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), d.Pos)
+				}
+			}
+		},
+	}
+}
+
+func hasArgument(args []*Argument, name string) bool {
+	for _, a := range args {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func variablesInAllowedPositionRule(c *vctx) *visitor {
+	return &visitor{leaveOperation: func(op *OperationDefinition) {
+		defs := map[string]*VariableDefinition{}
+		for _, v := range op.Variables {
+			defs[v.Name] = v
+		}
+		for _, u := range c.recursiveVariableUsages(op) {
+			vd := defs[u.node.Raw]
+			if vd == nil || u.typ == nil {
+				continue
+			}
+			vt := c.typeFromRef(vd.Type)
+			if vt == nil {
+				continue
+			}
+			if !allowedVariableUsage(vt, vd.DefaultValue, u.typ, u.hasDefault) {
+				c.report(fmt.Sprintf("Variable \"$%s\" of type %q used in position expecting type %q.", vd.Name, vt, u.typ), vd.Pos, u.node.Pos)
+			} else if u.parent != nil && u.parent.OneOf && vt.Kind != NonNull {
+				c.report(fmt.Sprintf("Variable \"$%s\" is of type %q but must be non-nullable to be used for OneOf Input Object %q.", vd.Name, vt, u.parent.Name), vd.Pos, u.node.Pos)
+			}
+		}
+	}}
+}
+
+// allowedVariableUsage implements IsVariableUsageAllowed (spec 5.8.5).
+func allowedVariableUsage(varType *Type, varDefault *Value, locType *Type, locHasDefault bool) bool {
+	if locType.Kind == NonNull && varType.Kind != NonNull {
+		hasNonNullDefault := varDefault != nil && varDefault.Kind != NullValue
+		if !hasNonNullDefault && !locHasDefault {
+			return false
+		}
+		return isInputSubType(varType, locType.OfType)
+	}
+	return isInputSubType(varType, locType)
+}
+
+// isInputSubType is graphql-js's isTypeSubTypeOf for input positions.
+func isInputSubType(sub, super *Type) bool {
+	if sameType(sub, super) {
+		return true
+	}
+	if super.Kind == NonNull {
+		return sub.Kind == NonNull && isInputSubType(sub.OfType, super.OfType)
+	}
+	if sub.Kind == NonNull {
+		return isInputSubType(sub.OfType, super)
+	}
+	if super.Kind == List {
+		return sub.Kind == List && isInputSubType(sub.OfType, super.OfType)
+	}
+	if sub.Kind == List {
+		return false
+	}
+	return super.IsAbstract() && isSubTypeOf(super, sub)
+}
+
+func uniqueInputFieldNamesRule(c *vctx) *visitor {
+	return &visitor{value: func(v *Value, _, _ *Type) bool {
+		if v.Kind != ObjectValue {
+			return true
+		}
+		known := map[string]Position{}
+		for _, f := range v.Fields {
+			if p, ok := known[f.Name]; ok {
+				c.report(fmt.Sprintf("There can be only one input field named %q.", f.Name), p, f.Pos)
+				continue
+			}
+			known[f.Name] = f.Pos
+		}
+		return true
+	}}
+}
+
+// noDeprecatedCustomRule is not part of the specification's rule set; it is
+// graphql-js's optional rule reporting uses of deprecated schema elements.
+func noDeprecatedCustomRule(c *vctx) *visitor {
+	return &visitor{
+		field: func(f *Field, parent *Type, def *FieldDef) {
+			if def != nil && def.IsDeprecated && parent != nil {
+				c.report(fmt.Sprintf("The field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
+			}
+		},
+		argument: func(a *Argument, def *InputValue, o argOwner) {
+			if def == nil || !def.IsDeprecated {
+				return
+			}
+			if o.directive != nil {
+				c.report(fmt.Sprintf("Directive \"@%s\" argument %q is deprecated. %s", o.dirDef.Name, def.Name, def.DeprecationReason), a.Pos)
+			} else if o.field != nil && o.parent != nil {
+				c.report(fmt.Sprintf("Field \"%s.%s\" argument %q is deprecated. %s", o.parent.Name, o.field.Name, def.Name, def.DeprecationReason), a.Pos)
+			}
+		},
+		objectField: func(f *ObjectField, parent *Type, def *InputValue) {
+			if def != nil && def.IsDeprecated {
+				c.report(fmt.Sprintf("The input field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
+			}
+		},
+		value: func(v *Value, t, _ *Type) bool {
+			if v.Kind == EnumValue && t != nil {
+				if n := t.Named(); n.Kind == Enum {
+					if e := n.enumMap[v.Raw]; e != nil && e.IsDeprecated {
+						c.report(fmt.Sprintf("The enum value \"%s.%s\" is deprecated. %s", n.Name, e.Name, e.DeprecationReason), v.Pos)
+					}
+				}
+			}
+			return true
+		},
+	}
+}
+
+// printValue prints a literal in GraphQL syntax, for messages.
+func printValue(v *Value) string {
+	var b strings.Builder
+	writeValue(&b, v)
+	return b.String()
+}
+
+func writeValue(b *strings.Builder, v *Value) {
+	switch v.Kind {
+	case VariableValue:
+		b.WriteString("$" + v.Raw)
+	case StringValue:
+		b.WriteString(strconv.Quote(v.Raw))
+	case NullValue:
+		b.WriteString("null")
+	case ListValue:
+		b.WriteByte('[')
+		for i, e := range v.List {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeValue(b, e)
+		}
+		b.WriteByte(']')
+	case ObjectValue:
+		b.WriteByte('{')
+		for i, f := range v.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.Name + ": ")
+			writeValue(b, f.Value)
+		}
+		b.WriteByte('}')
+	default:
+		b.WriteString(v.Raw)
+	}
+}
+
+// parseLiteral coerces a literal to the leaf type t (spec 3.5 and 3.9 input
+// coercion). vars supplies variable values inside custom scalar literals.
+// The error message is empty when the generic "Expected value" text fits.
+func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
+	if t.Kind == Enum {
+		if v.Kind != EnumValue {
+			return nil, fmt.Errorf("Enum %q cannot represent non-enum value: %s.", t.Name, printValue(v))
+		}
+		if t.enumMap[v.Raw] == nil {
+			return nil, fmt.Errorf("Value %q does not exist in %q enum.", v.Raw, t.Name)
+		}
+		return v.Raw, nil
+	}
+	switch t.Name {
+	case "Int":
+		if v.Kind != IntValue {
+			return nil, fmt.Errorf("Int cannot represent non-integer value: %s", printValue(v))
+		}
+		n, err := strconv.ParseInt(v.Raw, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("Int cannot represent non 32-bit signed integer value: %s", v.Raw)
+		}
+		return int(n), nil
+	case "Float":
+		if v.Kind != IntValue && v.Kind != FloatValue {
+			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", printValue(v))
+		}
+		f, err := strconv.ParseFloat(v.Raw, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", v.Raw)
+		}
+		return f, nil
+	case "String":
+		if v.Kind != StringValue {
+			return nil, fmt.Errorf("String cannot represent a non string value: %s", printValue(v))
+		}
+		return v.Raw, nil
+	case "Boolean":
+		if v.Kind != BooleanValue {
+			return nil, fmt.Errorf("Boolean cannot represent a non boolean value: %s", printValue(v))
+		}
+		return v.Raw == "true", nil
+	case "ID":
+		if v.Kind != StringValue && v.Kind != IntValue {
+			return nil, fmt.Errorf("ID cannot represent a non-string and non-integer value: %s", printValue(v))
+		}
+		return v.Raw, nil
+	}
+	if t.scalar.ParseLiteral != nil {
+		return t.scalar.ParseLiteral(v)
+	}
+	raw := valueToJSON(v, vars)
+	if t.scalar.ParseValue != nil {
+		return t.scalar.ParseValue(raw)
+	}
+	return raw, nil
+}
+
+// valueToJSON converts a literal to the form JSON decoding would give it:
+// numbers become float64 (or int when integral and small), lists []any,
+// objects map[string]any.
+func valueToJSON(v *Value, vars map[string]any) any {
+	switch v.Kind {
+	case VariableValue:
+		return vars[v.Raw]
+	case IntValue:
+		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+			return int(n)
+		}
+		f, _ := strconv.ParseFloat(v.Raw, 64)
+		return f
+	case FloatValue:
+		f, _ := strconv.ParseFloat(v.Raw, 64)
+		return f
+	case StringValue, EnumValue:
+		return v.Raw
+	case BooleanValue:
+		return v.Raw == "true"
+	case ListValue:
+		l := make([]any, len(v.List))
+		for i, e := range v.List {
+			l[i] = valueToJSON(e, vars)
+		}
+		return l
+	case ObjectValue:
+		m := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			m[f.Name] = valueToJSON(f.Value, vars)
+		}
+		return m
+	}
+	return nil
+}

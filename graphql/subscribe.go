@@ -1,0 +1,109 @@
+package graphql
+
+import (
+	"context"
+	"fmt"
+)
+
+// Subscribe runs a request as a subscription (spec 6.2.3). For a
+// subscription operation it creates the source stream of its root field and
+// returns a channel that carries one Response per event; the channel is
+// closed when the source closes or ctx is cancelled. A query or mutation is
+// executed at once and its single Response sent on the channel. Request
+// errors (parse, validation, variables, or a failing subscriber) are
+// returned as an ErrorList, with no channel.
+func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, error) {
+	p := s.prepare(req.Query)
+	if p.errs != nil {
+		return nil, ErrorList(p.errs)
+	}
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	if errResp != nil {
+		return nil, ErrorList(errResp.Errors)
+	}
+	vars, errs := coerceVariables(s, op, req.Variables)
+	if errs != nil {
+		return nil, ErrorList(errs)
+	}
+	if op.Operation != Subscription {
+		out := make(chan *Response, 1)
+		out <- s.executeOperation(ctx, p.doc, op, nil, vars)
+		close(out)
+		return out, nil
+	}
+	root := s.Subscription
+	if root == nil {
+		return nil, ErrorList{newError(CodeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
+	}
+	e := s.newExecutor(ctx, p.doc, op, vars)
+	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
+	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
+		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
+	}
+	g := groups[0]
+	src, err := s.createSourceStream(e, root, g)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *Response)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-src:
+				if !ok {
+					return
+				}
+				ex := s.newExecutor(ctx, p.doc, op, vars)
+				ex.event = true
+				resp := ex.run(root, ev)
+				select {
+				case out <- resp:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup) (src <-chan any, err error) {
+	fail := func(msg string, cause error) error {
+		ge := newError("", msg, g.fields[0].Pos)
+		if cause != nil {
+			ge = fromResolverError(cause)
+			ge.Locations = []Position{g.fields[0].Pos}
+		}
+		ge.Path = []any{g.key}
+		return ErrorList{ge}
+	}
+	if g.def.subscribe == nil {
+		return nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
+	}
+	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
+	if err != nil {
+		return nil, fail("", NewError(CodeBadUserInput, err.Error()))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.panicked(e.ctx, r)
+			src, err = nil, fail("", errPanic)
+		}
+	}()
+	src, err = g.def.subscribe(ResolveParams{
+		Context: e.ctx,
+		Args:    args,
+		Info: ResolveInfo{FieldName: g.def.Name, ParentType: root, ReturnType: g.def.Type,
+			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
+	})
+	if err != nil {
+		return nil, fail("", err)
+	}
+	if src == nil {
+		return nil, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
+	}
+	return src, nil
+}

@@ -1,0 +1,59 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestSubscribe(t *testing.T) {
+	s, _ := newTestSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := s.Subscribe(ctx, Request{Query: "subscription { onUserCreated { id name } }"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Dan", "Eve"} {
+		r := s.Execute(context.Background(), Request{
+			Query:     "mutation($n: String!) { createUser(name: $n, email: \"x@y.z\") { id } }",
+			Variables: map[string]any{"n": name},
+		})
+		if len(r.Errors) > 0 {
+			t.Fatal(ErrorList(r.Errors))
+		}
+	}
+	for _, want := range []string{
+		`{"data":{"onUserCreated":{"id":4,"name":"Dan"}}}`,
+		`{"data":{"onUserCreated":{"id":5,"name":"Eve"}}}`,
+	} {
+		resp := <-events
+		if got := string(resp.AppendJSON(nil)); got != want {
+			t.Errorf("event %s, want %s", got, want)
+		}
+	}
+	cancel()
+	for range events {
+		// The stream must end once the context is cancelled.
+	}
+
+	_, err = s.Subscribe(context.Background(), Request{Query: "subscription { onPostCreated { id } }"})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Code() != "FORBIDDEN" || list[0].Path[0] != "onPostCreated" {
+		t.Errorf("failing subscriber: got %v", err)
+	}
+	_, err = s.Subscribe(context.Background(), Request{Query: "subscription { onUserCreated { id } onPostCreated { id } }"})
+	if !errors.As(err, &list) || list[0].Code() != CodeValidationFailed {
+		t.Errorf("two root fields: got %v", err)
+	}
+	one, err := s.Subscribe(context.Background(), Request{Query: "{ user(id: 2) { name } }"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string((<-one).AppendJSON(nil)); got != `{"data":{"user":{"name":"Bob"}}}` {
+		t.Errorf("query over Subscribe: %s", got)
+	}
+	if _, open := <-one; open {
+		t.Error("query stream not closed after its response")
+	}
+}

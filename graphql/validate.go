@@ -1,0 +1,552 @@
+package graphql
+
+// Validation (spec section 5). A walker traverses the document once while
+// tracking types, and calls the hooks of every rule; each rule is a small
+// function that sets the hooks it needs. The rule names are those of
+// graphql-js so the shared conformance cases can name the rule they test.
+
+// Validate checks an executable document against the schema with every
+// validation rule of the specification and returns the errors found, each
+// with extensions.code GRAPHQL_VALIDATION_FAILED.
+func (s *Schema) Validate(doc *Document) []*Error {
+	return validate(s, doc, specifiedRules)
+}
+
+type ruleFunc func(c *vctx) *visitor
+
+// specifiedRules are the rules run by Validate, in graphql-js's order.
+var specifiedRules = []ruleFunc{
+	executableDefinitionsRule,
+	uniqueOperationNamesRule,
+	loneAnonymousOperationRule,
+	singleFieldSubscriptionsRule,
+	knownTypeNamesRule,
+	fragmentsOnCompositeTypesRule,
+	variablesAreInputTypesRule,
+	scalarLeafsRule,
+	fieldsOnCorrectTypeRule,
+	uniqueFragmentNamesRule,
+	knownFragmentNamesRule,
+	noUnusedFragmentsRule,
+	possibleFragmentSpreadsRule,
+	noFragmentCyclesRule,
+	uniqueVariableNamesRule,
+	noUndefinedVariablesRule,
+	noUnusedVariablesRule,
+	knownDirectivesRule,
+	uniqueDirectivesPerLocationRule,
+	knownArgumentNamesRule,
+	uniqueArgumentNamesRule,
+	valuesOfCorrectTypeRule,
+	providedRequiredArgumentsRule,
+	variablesInAllowedPositionRule,
+	overlappingFieldsCanBeMergedRule,
+	uniqueInputFieldNamesRule,
+}
+
+// rulesByName maps graphql-js rule names to their implementations.
+var rulesByName = map[string]ruleFunc{
+	"ExecutableDefinitionsRule":        executableDefinitionsRule,
+	"UniqueOperationNamesRule":         uniqueOperationNamesRule,
+	"LoneAnonymousOperationRule":       loneAnonymousOperationRule,
+	"SingleFieldSubscriptionsRule":     singleFieldSubscriptionsRule,
+	"KnownTypeNamesRule":               knownTypeNamesRule,
+	"FragmentsOnCompositeTypesRule":    fragmentsOnCompositeTypesRule,
+	"VariablesAreInputTypesRule":       variablesAreInputTypesRule,
+	"ScalarLeafsRule":                  scalarLeafsRule,
+	"FieldsOnCorrectTypeRule":          fieldsOnCorrectTypeRule,
+	"UniqueFragmentNamesRule":          uniqueFragmentNamesRule,
+	"KnownFragmentNamesRule":           knownFragmentNamesRule,
+	"NoUnusedFragmentsRule":            noUnusedFragmentsRule,
+	"PossibleFragmentSpreadsRule":      possibleFragmentSpreadsRule,
+	"NoFragmentCyclesRule":             noFragmentCyclesRule,
+	"UniqueVariableNamesRule":          uniqueVariableNamesRule,
+	"NoUndefinedVariablesRule":         noUndefinedVariablesRule,
+	"NoUnusedVariablesRule":            noUnusedVariablesRule,
+	"KnownDirectivesRule":              knownDirectivesRule,
+	"UniqueDirectivesPerLocationRule":  uniqueDirectivesPerLocationRule,
+	"KnownArgumentNamesRule":           knownArgumentNamesRule,
+	"UniqueArgumentNamesRule":          uniqueArgumentNamesRule,
+	"ValuesOfCorrectTypeRule":          valuesOfCorrectTypeRule,
+	"ProvidedRequiredArgumentsRule":    providedRequiredArgumentsRule,
+	"VariablesInAllowedPositionRule":   variablesInAllowedPositionRule,
+	"OverlappingFieldsCanBeMergedRule": overlappingFieldsCanBeMergedRule,
+	"UniqueInputFieldNamesRule":        uniqueInputFieldNamesRule,
+	"NoDeprecatedCustomRule":           noDeprecatedCustomRule,
+}
+
+// argOwner is what an argument belongs to: a field (with its parent type)
+// or a directive. Any of them may be nil when unknown.
+type argOwner struct {
+	field     *FieldDef
+	parent    *Type
+	directive *Directive
+	dirDef    *DirectiveDef
+}
+
+// visitor holds the hooks of one rule. Nil hooks are skipped. A value hook
+// returning false stops that rule from seeing the value's children.
+type visitor struct {
+	document       func(doc *Document)
+	leaveDocument  func()
+	operation      func(op *OperationDefinition)
+	leaveOperation func(op *OperationDefinition)
+	fragment       func(f *FragmentDefinition)
+	variableDef    func(v *VariableDefinition)
+	typeRef        func(r *TypeRef) // every named type in a variable type or type condition
+	selectionSet   func(set *SelectionSet, parent *Type)
+	field          func(f *Field, parent *Type, def *FieldDef)
+	leaveField     func(f *Field, parent *Type, def *FieldDef)
+	spread         func(s *FragmentSpread, parent *Type)
+	inline         func(f *InlineFragment, parent, typ *Type)
+	directives     func(ds []*Directive, loc string)
+	directive      func(d *Directive, loc string, def *DirectiveDef)
+	leaveDirective func(d *Directive, def *DirectiveDef)
+	arguments      func(args []*Argument)
+	argument       func(a *Argument, def *InputValue, owner argOwner)
+	value          func(v *Value, typ *Type, parent *Type) bool
+	objectField    func(f *ObjectField, parent *Type, def *InputValue)
+}
+
+// vctx is the state shared by the rules while validating one document.
+type vctx struct {
+	schema    *Schema
+	doc       *Document
+	fragments map[string]*FragmentDefinition
+	errors    []*Error
+
+	usages     map[any][]varUsage
+	referenced map[*OperationDefinition][]*FragmentDefinition
+}
+
+func (c *vctx) report(msg string, locs ...Position) {
+	c.errors = append(c.errors, newError(CodeValidationFailed, msg, locs...))
+}
+
+func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
+	c := newVctx(s, doc)
+	vs := make([]*visitor, len(rules))
+	for i, r := range rules {
+		vs[i] = r(c)
+	}
+	w := &walker{c: c, vs: vs, skip: make([]*Value, len(vs))}
+	w.document(doc)
+	return c.errors
+}
+
+func newVctx(s *Schema, doc *Document) *vctx {
+	c := &vctx{schema: s, doc: doc, fragments: make(map[string]*FragmentDefinition)}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*FragmentDefinition); ok {
+			if _, dup := c.fragments[f.Name]; !dup {
+				c.fragments[f.Name] = f
+			}
+		}
+	}
+	return c
+}
+
+// typeFromRef resolves a type reference against the schema; nil when the
+// named type is unknown.
+func (c *vctx) typeFromRef(r *TypeRef) *Type {
+	switch r.Kind {
+	case ListTypeRef:
+		if e := c.typeFromRef(r.Elem); e != nil {
+			return &Type{Kind: List, OfType: e}
+		}
+		return nil
+	case NonNullTypeRef:
+		if e := c.typeFromRef(r.Elem); e != nil {
+			return &Type{Kind: NonNull, OfType: e}
+		}
+		return nil
+	}
+	return c.schema.types[r.Name]
+}
+
+// fieldDef finds a field of a composite type, including the meta fields
+// __typename, __schema and __type.
+func fieldDef(s *Schema, parent *Type, name string) *FieldDef {
+	if len(name) > 2 && name[0] == '_' && name[1] == '_' {
+		switch name {
+		case "__typename":
+			return typenameField
+		case "__schema":
+			if parent == s.Query {
+				return schemaField
+			}
+		case "__type":
+			if parent == s.Query {
+				return typeField
+			}
+		}
+	}
+	return parent.fieldMap[name]
+}
+
+// spreadsIn returns the fragment spreads inside set, in graphql-js's order.
+func spreadsIn(set *SelectionSet) []*FragmentSpread {
+	var spreads []*FragmentSpread
+	stack := []*SelectionSet{set}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, sel := range s.Selections {
+			switch sel := sel.(type) {
+			case *FragmentSpread:
+				spreads = append(spreads, sel)
+			case *Field:
+				if sel.SelectionSet != nil {
+					stack = append(stack, sel.SelectionSet)
+				}
+			case *InlineFragment:
+				stack = append(stack, sel.SelectionSet)
+			}
+		}
+	}
+	return spreads
+}
+
+// referencedFragments returns the fragments an operation uses, directly or
+// through other fragments.
+func (c *vctx) referencedFragments(op *OperationDefinition) []*FragmentDefinition {
+	if r, ok := c.referenced[op]; ok {
+		return r
+	}
+	var frags []*FragmentDefinition
+	seen := map[string]bool{}
+	stack := []*SelectionSet{op.SelectionSet}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, sp := range spreadsIn(s) {
+			if seen[sp.Name] {
+				continue
+			}
+			seen[sp.Name] = true
+			if f := c.fragments[sp.Name]; f != nil {
+				frags = append(frags, f)
+				stack = append(stack, f.SelectionSet)
+			}
+		}
+	}
+	if c.referenced == nil {
+		c.referenced = make(map[*OperationDefinition][]*FragmentDefinition)
+	}
+	c.referenced[op] = frags
+	return frags
+}
+
+// varUsage is a variable used in a value: the type expected there, whether
+// that position has a default, and the input object around it, if any.
+type varUsage struct {
+	node       *Value
+	typ        *Type
+	hasDefault bool
+	parent     *Type
+}
+
+func (c *vctx) variableUsages(def Definition) []varUsage {
+	if u, ok := c.usages[def]; ok {
+		return u
+	}
+	var us []varUsage
+	v := &visitor{}
+	w := &walker{c: c, vs: []*visitor{v}, skip: make([]*Value, 1)}
+	v.value = func(val *Value, typ, parent *Type) bool {
+		if val.Kind == VariableValue {
+			us = append(us, varUsage{node: val, typ: typ, hasDefault: w.locationDefault, parent: parent})
+		}
+		return true
+	}
+	switch d := def.(type) {
+	case *OperationDefinition:
+		w.operation(d)
+	case *FragmentDefinition:
+		w.fragment(d)
+	}
+	if c.usages == nil {
+		c.usages = make(map[any][]varUsage)
+	}
+	c.usages[def] = us
+	return us
+}
+
+func (c *vctx) recursiveVariableUsages(op *OperationDefinition) []varUsage {
+	us := append([]varUsage(nil), c.variableUsages(op)...)
+	for _, f := range c.referencedFragments(op) {
+		us = append(us, c.variableUsages(f)...)
+	}
+	return us
+}
+
+// walker traverses a document with type information and calls the hooks.
+type walker struct {
+	c    *vctx
+	vs   []*visitor
+	skip []*Value // per visitor: the value whose subtree it does not want
+
+	// locationDefault tells the value hook whether the position of the value
+	// being visited has a default value (an argument or input field default).
+	locationDefault bool
+}
+
+func (w *walker) document(doc *Document) {
+	for _, v := range w.vs {
+		if v.document != nil {
+			v.document(doc)
+		}
+	}
+	for _, d := range doc.Definitions {
+		switch d := d.(type) {
+		case *OperationDefinition:
+			w.operation(d)
+		case *FragmentDefinition:
+			w.fragment(d)
+		}
+	}
+	for _, v := range w.vs {
+		if v.leaveDocument != nil {
+			v.leaveDocument()
+		}
+	}
+}
+
+var operationLocations = [...]string{Query: "QUERY", Mutation: "MUTATION", Subscription: "SUBSCRIPTION"}
+
+func (w *walker) operation(op *OperationDefinition) {
+	for _, v := range w.vs {
+		if v.operation != nil {
+			v.operation(op)
+		}
+	}
+	for _, vd := range op.Variables {
+		for _, v := range w.vs {
+			if v.variableDef != nil {
+				v.variableDef(vd)
+			}
+		}
+		w.typeRef(vd.Type)
+		t := w.c.typeFromRef(vd.Type)
+		if t != nil && !t.IsInput() {
+			t = nil
+		}
+		w.directives(vd.Directives, "VARIABLE_DEFINITION", argOwner{})
+		if vd.DefaultValue != nil {
+			w.locationDefault = false
+			w.value(vd.DefaultValue, t, nil)
+		}
+	}
+	w.directives(op.Directives, operationLocations[op.Operation], argOwner{})
+	w.selectionSet(op.SelectionSet, w.c.schema.rootType(op.Operation))
+	for _, v := range w.vs {
+		if v.leaveOperation != nil {
+			v.leaveOperation(op)
+		}
+	}
+}
+
+func (w *walker) fragment(f *FragmentDefinition) {
+	for _, v := range w.vs {
+		if v.fragment != nil {
+			v.fragment(f)
+		}
+	}
+	w.typeRef(f.TypeCondition)
+	t := w.c.typeFromRef(f.TypeCondition)
+	w.directives(f.Directives, "FRAGMENT_DEFINITION", argOwner{})
+	w.selectionSet(f.SelectionSet, t)
+}
+
+func (w *walker) typeRef(r *TypeRef) {
+	for r.Kind != NamedTypeRef {
+		r = r.Elem
+	}
+	for _, v := range w.vs {
+		if v.typeRef != nil {
+			v.typeRef(r)
+		}
+	}
+}
+
+// selectionSet visits a selection set whose enclosing type is t (the type of
+// the field, possibly wrapped, or a fragment's type; nil when unknown).
+func (w *walker) selectionSet(set *SelectionSet, t *Type) {
+	if set == nil {
+		return
+	}
+	var parent *Type
+	if t != nil {
+		if n := t.Named(); n.IsComposite() {
+			parent = n
+		}
+	}
+	for _, v := range w.vs {
+		if v.selectionSet != nil {
+			v.selectionSet(set, parent)
+		}
+	}
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *Field:
+			var def *FieldDef
+			if parent != nil {
+				def = fieldDef(w.c.schema, parent, s.Name)
+			}
+			for _, v := range w.vs {
+				if v.field != nil {
+					v.field(s, parent, def)
+				}
+			}
+			owner := argOwner{field: def, parent: parent}
+			var args []*InputValue
+			if def != nil {
+				args = def.Args
+			}
+			w.arguments(s.Arguments, args, owner)
+			w.directives(s.Directives, "FIELD", owner)
+			if s.SelectionSet != nil {
+				var ft *Type
+				if def != nil {
+					ft = def.Type
+				}
+				w.selectionSet(s.SelectionSet, ft)
+			}
+			for _, v := range w.vs {
+				if v.leaveField != nil {
+					v.leaveField(s, parent, def)
+				}
+			}
+		case *FragmentSpread:
+			for _, v := range w.vs {
+				if v.spread != nil {
+					v.spread(s, parent)
+				}
+			}
+			w.directives(s.Directives, "FRAGMENT_SPREAD", argOwner{})
+		case *InlineFragment:
+			ft := parent
+			if s.TypeCondition != nil {
+				w.typeRef(s.TypeCondition)
+				ft = w.c.typeFromRef(s.TypeCondition)
+				if ft != nil && !ft.IsOutput() {
+					ft = nil
+				}
+			}
+			for _, v := range w.vs {
+				if v.inline != nil {
+					v.inline(s, parent, ft)
+				}
+			}
+			w.directives(s.Directives, "INLINE_FRAGMENT", argOwner{})
+			w.selectionSet(s.SelectionSet, ft)
+		}
+	}
+}
+
+func (w *walker) directives(ds []*Directive, loc string, field argOwner) {
+	if len(ds) == 0 {
+		return
+	}
+	for _, v := range w.vs {
+		if v.directives != nil {
+			v.directives(ds, loc)
+		}
+	}
+	for _, d := range ds {
+		def := w.c.schema.directives[d.Name]
+		for _, v := range w.vs {
+			if v.directive != nil {
+				v.directive(d, loc, def)
+			}
+		}
+		var args []*InputValue
+		if def != nil {
+			args = def.Args
+		}
+		w.arguments(d.Arguments, args, argOwner{directive: d, dirDef: def, field: field.field, parent: field.parent})
+		for _, v := range w.vs {
+			if v.leaveDirective != nil {
+				v.leaveDirective(d, def)
+			}
+		}
+	}
+}
+
+func (w *walker) arguments(args []*Argument, defs []*InputValue, owner argOwner) {
+	if len(args) == 0 {
+		return
+	}
+	for _, v := range w.vs {
+		if v.arguments != nil {
+			v.arguments(args)
+		}
+	}
+	for _, a := range args {
+		def := findInputValue(defs, a.Name)
+		for _, v := range w.vs {
+			if v.argument != nil {
+				v.argument(a, def, owner)
+			}
+		}
+		var t *Type
+		if def != nil {
+			t = def.Type
+		}
+		w.locationDefault = def != nil && def.DefaultValue != nil
+		w.value(a.Value, t, nil)
+	}
+}
+
+// value visits a value expected to be of type t (nil when unknown); parent
+// is the input object type whose field the value is.
+func (w *walker) value(val *Value, t, parent *Type) {
+	for i, v := range w.vs {
+		if v.value != nil && w.skip[i] == nil && !v.value(val, t, parent) {
+			w.skip[i] = val
+		}
+	}
+	switch val.Kind {
+	case ListValue:
+		var item *Type
+		if t != nil {
+			item = t.Nullable()
+			if item.Kind == List {
+				item = item.OfType
+			}
+		}
+		for _, e := range val.List {
+			w.locationDefault = false
+			w.value(e, item, nil)
+		}
+	case ObjectValue:
+		var ot *Type
+		if t != nil {
+			if n := t.Named(); n.Kind == InputObject {
+				ot = n
+			}
+		}
+		for _, f := range val.Fields {
+			var def *InputValue
+			if ot != nil {
+				def = ot.inputFieldMap[f.Name]
+			}
+			for i, v := range w.vs {
+				if v.objectField != nil && w.skip[i] == nil {
+					v.objectField(f, ot, def)
+				}
+			}
+			var ft *Type
+			if def != nil {
+				ft = def.Type
+			}
+			w.locationDefault = def != nil && def.DefaultValue != nil
+			w.value(f.Value, ft, ot)
+		}
+	}
+	for i := range w.vs {
+		if w.skip[i] == val {
+			w.skip[i] = nil
+		}
+	}
+}

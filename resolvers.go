@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"quartet/graphql"
+)
+
+// The GraphQL surface (spec 4.3, CONTRACT.md section 4): schema.graphql bound to the
+// store by the resolvers below.
+
+//go:embed schema.graphql
+var schemaSDL string
+
+// subscriptionBuffer is how many events a subscriber may fall behind before it is cut
+// off with an error (the store never waits for a reader).
+const subscriptionBuffer = 256
+
+type authorizationKey struct{}
+
+// newGraphQLSchema builds the executable schema over store; mutations need the write
+// scope when auth is on.
+func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDepth int) *graphql.Schema {
+	schema, err := graphql.ParseSchema(schemaSDL)
+	if err != nil {
+		panic("schema.graphql: " + err.Error()) // embedded and tested: a build defect
+	}
+	schema.Limits.MaxDepth = maxDepth
+	schema.OnPanic = func(ctx context.Context, v any) {
+		log.Error("panic in a graphql resolver", "panic", v)
+	}
+	schema.SetScalar("DateTime", graphql.ScalarFuncs{
+		Serialize: func(v any) (any, error) {
+			t, ok := v.(time.Time)
+			if !ok {
+				return nil, fmt.Errorf("DateTime cannot represent %T", v)
+			}
+			return t.UTC().Format(time.RFC3339Nano), nil
+		},
+		ParseValue: parseDateTime,
+		ParseLiteral: func(v *graphql.Value) (any, error) {
+			if v.Kind != graphql.StringValue {
+				return nil, errors.New("DateTime must be an RFC 3339 string")
+			}
+			return parseDateTime(v.Raw)
+		},
+	})
+
+	id := func(p graphql.ResolveParams, name string) int64 { return int64(p.Args[name].(int)) }
+	optional := func(p graphql.ResolveParams, name string) *string {
+		if v, ok := p.Args[name].(string); ok {
+			return &v
+		}
+		return nil // omitted or null: leave the stored value as it is
+	}
+	// write guards a mutation with the write-scope rule of CONTRACT.md section 6.
+	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc {
+		return func(p graphql.ResolveParams) (any, error) {
+			header, _ := p.Context.Value(authorizationKey{}).(string)
+			if _, err := auth.check(header, accessWrite); err != nil {
+				return nil, err
+			}
+			return fn(p)
+		}
+	}
+	// found turns a lookup into a nullable result.
+	found := func(v any, ok bool) (any, error) {
+		if !ok {
+			return nil, nil
+		}
+		return v, nil
+	}
+
+	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return anys(store.Users()), nil })
+	schema.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) })
+	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return anys(store.Posts()), nil })
+	schema.SetResolver("Query", "post", func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) })
+
+	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {
+		return store.CreateUser(p.Args["name"].(string), p.Args["email"].(string))
+	}))
+	schema.SetResolver("Mutation", "updateUser", write(func(p graphql.ResolveParams) (any, error) {
+		return store.UpdateUser(id(p, "id"), UserPatch{Name: optional(p, "name"), Email: optional(p, "email")})
+	}))
+	schema.SetResolver("Mutation", "deleteUser", write(func(p graphql.ResolveParams) (any, error) {
+		return store.DeleteUser(id(p, "id"))
+	}))
+	schema.SetResolver("Mutation", "createPost", write(func(p graphql.ResolveParams) (any, error) {
+		return store.CreatePost(id(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
+	}))
+	schema.SetResolver("Mutation", "addComment", write(func(p graphql.ResolveParams) (any, error) {
+		return store.AddComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+	}))
+
+	schema.SetSubscriber("onUserCreated", subscribe(store, func(e Event) any { return e.User }))
+	schema.SetSubscriber("onPostCreated", subscribe(store, func(e Event) any { return e.Post }))
+	// An event that is an error ends the subscription with that error.
+	for _, field := range []string{"onUserCreated", "onPostCreated"} {
+		schema.SetResolver("Subscription", field, func(p graphql.ResolveParams) (any, error) {
+			if err, ok := p.Source.(error); ok {
+				return nil, err
+			}
+			return p.Source, nil
+		})
+	}
+
+	user := func(p graphql.ResolveParams) *User { return p.Source.(*User) }
+	schema.SetResolver("User", "id", func(p graphql.ResolveParams) (any, error) { return user(p).ID, nil })
+	schema.SetResolver("User", "name", func(p graphql.ResolveParams) (any, error) { return user(p).Name, nil })
+	schema.SetResolver("User", "email", func(p graphql.ResolveParams) (any, error) { return user(p).Email, nil })
+	schema.SetResolver("User", "createdAt", func(p graphql.ResolveParams) (any, error) { return user(p).CreatedAt, nil })
+	schema.SetResolver("User", "posts", func(p graphql.ResolveParams) (any, error) {
+		limit := -1
+		if l, ok := p.Args["limit"].(int); ok {
+			if l < 0 {
+				return nil, invalid("limit must not be negative, not %d", l)
+			}
+			limit = l
+		}
+		return anys(store.PostsByUser(user(p).ID, limit)), nil
+	})
+
+	post := func(p graphql.ResolveParams) *Post { return p.Source.(*Post) }
+	schema.SetResolver("Post", "id", func(p graphql.ResolveParams) (any, error) { return post(p).ID, nil })
+	schema.SetResolver("Post", "title", func(p graphql.ResolveParams) (any, error) { return post(p).Title, nil })
+	schema.SetResolver("Post", "content", func(p graphql.ResolveParams) (any, error) { return post(p).Content, nil })
+	schema.SetResolver("Post", "userId", func(p graphql.ResolveParams) (any, error) { return post(p).UserID, nil })
+	schema.SetResolver("Post", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(post(p).UserID)) })
+	schema.SetResolver("Post", "createdAt", func(p graphql.ResolveParams) (any, error) { return post(p).CreatedAt, nil })
+	schema.SetResolver("Post", "comments", func(p graphql.ResolveParams) (any, error) {
+		return anys(store.CommentsOnPost(post(p).ID)), nil
+	})
+
+	comment := func(p graphql.ResolveParams) *Comment { return p.Source.(*Comment) }
+	schema.SetResolver("Comment", "id", func(p graphql.ResolveParams) (any, error) { return comment(p).ID, nil })
+	schema.SetResolver("Comment", "text", func(p graphql.ResolveParams) (any, error) { return comment(p).Text, nil })
+	schema.SetResolver("Comment", "postId", func(p graphql.ResolveParams) (any, error) { return comment(p).PostID, nil })
+	schema.SetResolver("Comment", "createdAt", func(p graphql.ResolveParams) (any, error) { return comment(p).CreatedAt, nil })
+	schema.SetResolver("Comment", "author", func(p graphql.ResolveParams) (any, error) {
+		u, ok := store.User(comment(p).AuthorID)
+		if !ok { // the cascade removes a deleted author's comments, so this is a defect
+			return nil, fmt.Errorf("comment %d: author %d missing", comment(p).ID, comment(p).AuthorID)
+		}
+		return u, nil
+	})
+	return schema
+}
+
+// subscribe turns the store's change feed into a GraphQL source stream of the events
+// pick selects (nil: not this stream's kind). A subscriber that falls behind gets an
+// error as its last event.
+func subscribe(store *Store, pick func(Event) any) graphql.SubscribeFunc {
+	return func(p graphql.ResolveParams) (<-chan any, error) {
+		sub := store.Subscribe(subscriptionBuffer)
+		out := make(chan any)
+		go func() {
+			defer close(out)
+			defer sub.Close()
+			for {
+				var v any
+				select {
+				case <-p.Context.Done():
+					return
+				case e, open := <-sub.C:
+					if !open {
+						if err := sub.Err(); err != nil {
+							v = &Error{Kind: KindInternal, Message: err.Error()}
+						} else {
+							return
+						}
+					} else if v = pick(e); v == nil || v == (*User)(nil) || v == (*Post)(nil) {
+						continue
+					}
+				}
+				select {
+				case out <- v:
+				case <-p.Context.Done():
+					return
+				}
+				if _, isErr := v.(error); isErr {
+					return
+				}
+			}
+		}()
+		return out, nil
+	}
+}
+
+func parseDateTime(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, errors.New("DateTime must be an RFC 3339 string")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, errors.New("DateTime must be an RFC 3339 string such as 2024-05-01T12:00:00Z")
+	}
+	return t.UTC(), nil
+}
+
+// newGraphQLHandler serves /graphql over HTTP, passing the Authorization header on to
+// the mutation resolvers.
+func newGraphQLHandler(schema *graphql.Schema) *graphql.Handler {
+	h := graphql.NewHandler(schema)
+	h.ContextFunc = func(r *http.Request) context.Context {
+		return context.WithValue(r.Context(), authorizationKey{}, r.Header.Get("Authorization"))
+	}
+	return h
+}
