@@ -189,8 +189,10 @@ func (s *Store) Load(ds *Dataset) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.beginLoad()
 	for _, c := range changes {
 		s.apply(c)
 	}
+	s.endLoad()
 	return nil
 }

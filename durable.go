@@ -101,22 +101,22 @@ func (s *Store) captureLocked(gen uint64) *snapshotState {
 	}
 }
 
-// restore fills an empty store from a snapshot.
+// restore fills an empty store from a snapshot. The caller is in a bulk load.
 func (s *Store) restore(st *snapshotState) {
 	for _, u := range st.Users {
-		s.users.put(u.ID, u)
+		s.putUser(u)
 	}
 	for _, p := range st.Posts {
-		s.posts.put(p.ID, p)
+		s.putPost(p)
 	}
 	for _, c := range st.Comments {
-		s.comments.put(c.ID, c)
+		s.putComment(c)
 	}
 	for _, p := range st.Products {
-		s.products.put(p.ID, p)
+		s.products.put(p.ID, p, s.loading)
 	}
 	for _, o := range st.Orders {
-		s.orders.put(o.ID, o)
+		s.putOrder(o)
 	}
 	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
 	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])
@@ -488,8 +488,13 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, sna
 			return nil, err
 		}
 		j.gen = 1
-	} else if err := j.recover(); err != nil {
-		return nil, err
+	} else {
+		s.beginLoad()
+		err := j.recover()
+		s.endLoad()
+		if err != nil {
+			return nil, err
+		}
 	}
 	s.journal = j
 	go j.flush()

@@ -20,6 +20,8 @@ type User struct {
 	Name      string    `json:"name"`
 	Email     string    `json:"email"`
 	CreatedAt time.Time `json:"createdAt"`
+
+	nameKey, emailKey string // case-folded Name and Email, set when stored
 }
 
 // Post is a user's post.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -105,51 +103,19 @@ func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
 	return uq, true, nil
 }
 
-// pageUsers applies a paged query to users (in id order): search, then sort, then
-// count, then page (spec 4.2).
-func pageUsers(users []*User, uq userQuery) pagedResult[*User] {
-	if uq.search != "" {
-		needle := strings.ToLower(uq.search)
-		kept := users[:0:0]
-		for _, u := range users {
-			if strings.Contains(strings.ToLower(u.Name), needle) || strings.Contains(strings.ToLower(u.Email), needle) {
-				kept = append(kept, u)
-			}
-		}
-		users = kept
-	}
-	if uq.sortBy != "" {
-		key := func(u *User) string { return u.Name }
-		if uq.sortBy == "email" {
-			key = func(u *User) string { return u.Email }
-		}
-		users = slices.Clone(users)
-		slices.SortStableFunc(users, func(a, b *User) int {
-			return cmp.Or(cmp.Compare(strings.ToLower(key(a)), strings.ToLower(key(b))), cmp.Compare(a.ID, b.ID))
-		})
-	}
-	total := len(users)
-	res := pagedResult[*User]{Items: []*User{}, Page: uq.page, PageSize: uq.pageSize, TotalItems: total,
-		TotalPages: (total + uq.pageSize - 1) / uq.pageSize}
-	if uq.page <= res.TotalPages { // checked first: (page-1)*pageSize may not fit an int
-		skip := (uq.page - 1) * uq.pageSize
-		res.Items = users[skip:min(skip+uq.pageSize, total)]
-	}
-	return res
-}
-
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
 	uq, paged, err := parseUserQuery(r.URL.Query())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	users := s.store.Users()
 	if !paged {
-		writeJSON(w, http.StatusOK, users)
+		writeJSON(w, http.StatusOK, s.store.Users())
 		return
 	}
-	writeJSON(w, http.StatusOK, pageUsers(users, uq))
+	items, total := s.store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
+	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.page, PageSize: uq.pageSize,
+		TotalItems: total, TotalPages: (total + uq.pageSize - 1) / uq.pageSize})
 }
 
 func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {

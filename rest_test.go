@@ -16,11 +16,14 @@ func usersNamed(names ...string) []*User {
 	return out
 }
 
-func TestPageUsers(t *testing.T) {
-	users := usersNamed("dan", "Ann", "bob", "anna", "Carl", "ann")
-	ids := func(r pagedResult[*User]) []int64 {
+func TestUserPage(t *testing.T) {
+	store := NewStore()
+	if err := store.Load(&Dataset{Users: derefAll(usersNamed("dan", "Ann", "bob", "anna", "Carl", "ann"))}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(items []*User) []int64 {
 		out := []int64{}
-		for _, u := range r.Items {
+		for _, u := range items {
 			out = append(out, u.ID)
 		}
 		return out
@@ -55,14 +58,28 @@ func TestPageUsers(t *testing.T) {
 		if err != nil || !paged {
 			t.Fatalf("%s: parse: paged=%v err=%v", tt.query, paged, err)
 		}
-		got := pageUsers(users, uq)
-		if !slices.Equal(ids(got), tt.wantIDs) || got.TotalItems != tt.wantTotal || got.TotalPages != tt.wantTotalPages {
-			t.Errorf("%s: got ids %v total %d pages %d; want %v %d %d", tt.query, ids(got), got.TotalItems, got.TotalPages, tt.wantIDs, tt.wantTotal, tt.wantTotalPages)
+		items, total := store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
+		pages := (total + uq.pageSize - 1) / uq.pageSize
+		if !slices.Equal(ids(items), tt.wantIDs) || total != tt.wantTotal || pages != tt.wantTotalPages {
+			t.Errorf("%s: got ids %v total %d pages %d; want %v %d %d", tt.query, ids(items), total, pages, tt.wantIDs, tt.wantTotal, tt.wantTotalPages)
 		}
 	}
-	if users[0].Name != "dan" || users[1].Name != "Ann" {
-		t.Error("pageUsers reordered its input")
+	// The orders follow updates and deletes.
+	dan := "Zed"
+	store.UpdateUser(1, UserPatch{Name: &dan})
+	store.DeleteUser(2)
+	items, _ := store.UserPage(UserQuery{SortBy: "name", Page: 1, PageSize: 10})
+	if got := ids(items); !slices.Equal(got, []int64{6, 4, 3, 5, 1}) {
+		t.Errorf("after rename and delete: name order %v", got)
 	}
+}
+
+func derefAll(users []*User) []User {
+	out := make([]User, len(users))
+	for i, u := range users {
+		out[i] = *u
+	}
+	return out
 }
 
 func TestParseUserQueryForms(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,10 @@ import (
 // state, then turned into a change with its ids and times filled in, and only then
 // applied; apply cannot fail, so a reader never sees half a write, and a journal of
 // changes replays to the same state.
+//
+// Beside the collections the store keeps the indexes its readers need, updated by apply:
+// who owns which posts, comments and orders, and the users in name and email order, so
+// no read sorts or scans more than its answer needs.
 type Store struct {
 	mu       sync.RWMutex
 	users    table[User]
@@ -21,6 +26,18 @@ type Store struct {
 	comments table[Comment]
 	products table[Product]
 	orders   table[Order]
+
+	postsByUser      ownerIndex
+	commentsByPost   ownerIndex
+	commentsByAuthor ownerIndex
+	ordersByUser     ownerIndex
+	ordersByProduct  ownerIndex
+	usersByName      userOrder
+	usersByEmail     userOrder
+
+	// loading defers keeping orders sorted until endLoad, so a bulk load sorts once
+	// instead of inserting a million times.
+	loading bool
 
 	feed feed
 
@@ -31,12 +48,14 @@ type Store struct {
 	broken  error    // set when the journal failed: writes are refused
 }
 
-// table is one collection: records by id plus the ids in ascending order, which is the
-// order every list is served in. Ids only grow, so an insert appends.
+// table is one collection: records by id, and the same records in ascending id order,
+// which is the order every list is served in. Ids only grow, so an insert appends.
 type table[T any] struct {
 	byID   map[int64]*T
-	ids    []int64
+	ids    []int64 // ascending
+	recs   []*T    // recs[i] is the record with id ids[i]
 	lastID int64
+	loaded bool // ids appended out of order during a bulk load; sort before reading
 }
 
 func (t *table[T]) get(id int64) (*T, bool) {
@@ -44,20 +63,28 @@ func (t *table[T]) get(id int64) (*T, bool) {
 	return v, ok
 }
 
-func (t *table[T]) put(id int64, v *T) {
+func (t *table[T]) put(id int64, v *T, loading bool) {
 	if t.byID == nil {
 		t.byID = make(map[int64]*T)
 	}
-	if _, ok := t.byID[id]; !ok {
-		if n := len(t.ids); n > 0 && t.ids[n-1] > id {
-			i, _ := slices.BinarySearch(t.ids, id)
-			t.ids = slices.Insert(t.ids, i, id)
-		} else {
-			t.ids = append(t.ids, id)
-		}
-	}
+	_, exists := t.byID[id]
 	t.byID[id] = v
 	t.lastID = max(t.lastID, id)
+	switch n := len(t.ids); {
+	case loading && !exists:
+		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+		t.loaded = true
+	case loading: // replaced during a load: fixed up by sortLoaded
+	case !exists && (n == 0 || t.ids[n-1] < id):
+		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+	default:
+		i, found := slices.BinarySearch(t.ids, id)
+		if found {
+			t.recs[i] = v
+		} else {
+			t.ids, t.recs = slices.Insert(t.ids, i, id), slices.Insert(t.recs, i, v)
+		}
+	}
 }
 
 func (t *table[T]) remove(id int64) {
@@ -66,20 +93,91 @@ func (t *table[T]) remove(id int64) {
 	}
 	delete(t.byID, id)
 	if i, ok := slices.BinarySearch(t.ids, id); ok {
-		t.ids = slices.Delete(t.ids, i, i+1)
+		t.ids, t.recs = slices.Delete(t.ids, i, i+1), slices.Delete(t.recs, i, i+1)
 	}
+}
+
+// sortLoaded restores id order after a bulk load.
+func (t *table[T]) sortLoaded() {
+	if !t.loaded {
+		return
+	}
+	slices.Sort(t.ids)
+	t.ids = slices.Compact(t.ids)
+	t.recs = t.recs[:len(t.ids)]
+	for i, id := range t.ids {
+		t.recs[i] = t.byID[id]
+	}
+	t.loaded = false
 }
 
 // all returns the records in id order.
-func (t *table[T]) all() []*T {
-	out := make([]*T, len(t.ids))
-	for i, id := range t.ids {
-		out[i] = t.byID[id]
-	}
-	return out
-}
+func (t *table[T]) all() []*T { return slices.Clone(t.recs) }
 
 func (t *table[T]) nextID() int64 { return t.lastID + 1 }
+
+// ownerIndex lists, per owner id, the ids of the records it owns in ascending order.
+type ownerIndex map[int64][]int64
+
+func (x *ownerIndex) add(owner, id int64, loading bool) {
+	if *x == nil {
+		*x = make(ownerIndex)
+	}
+	ids := (*x)[owner]
+	if n := len(ids); loading || n == 0 || ids[n-1] < id {
+		(*x)[owner] = append(ids, id)
+	} else if i, found := slices.BinarySearch(ids, id); !found {
+		(*x)[owner] = slices.Insert(ids, i, id)
+	}
+}
+
+func (x ownerIndex) remove(owner, id int64) {
+	ids := x[owner]
+	if i, found := slices.BinarySearch(ids, id); found {
+		if len(ids) == 1 {
+			delete(x, owner)
+		} else {
+			x[owner] = slices.Delete(ids, i, i+1)
+		}
+	}
+}
+
+func (x ownerIndex) sortLoaded() {
+	for owner, ids := range x {
+		slices.Sort(ids)
+		x[owner] = slices.Compact(ids)
+	}
+}
+
+// userOrder keeps users sorted case-insensitively by one field, ties by id.
+type userOrder struct {
+	users []*User
+	key   func(*User) string // the folded field
+}
+
+func (o *userOrder) compare(a, b *User) int {
+	return cmp.Or(strings.Compare(o.key(a), o.key(b)), cmp.Compare(a.ID, b.ID))
+}
+
+func (o *userOrder) add(u *User, loading bool) {
+	if loading {
+		o.users = append(o.users, u)
+		return
+	}
+	i, _ := slices.BinarySearchFunc(o.users, u, o.compare)
+	o.users = slices.Insert(o.users, i, u)
+}
+
+func (o *userOrder) remove(u *User) {
+	if i, found := slices.BinarySearchFunc(o.users, u, o.compare); found {
+		o.users = slices.Delete(o.users, i, i+1)
+	}
+}
+
+func (o *userOrder) sortLoaded() { slices.SortFunc(o.users, o.compare) }
+
+// foldKey is the case-insensitive form users are searched and sorted by.
+func foldKey(s string) string { return strings.ToLower(s) }
 
 // change is one committed mutation, with everything decided: ids, times, normalised
 // values. Applying a change is deterministic and cannot fail.
@@ -106,13 +204,14 @@ const (
 	opPutProduct = "putProduct"
 )
 
-// removeSet is what deleting a user takes with it.
-type removeSet struct {
-	posts, comments []int64
-}
-
 // NewStore returns an empty store.
-func NewStore() *Store { return &Store{clock: time.Now} }
+func NewStore() *Store {
+	return &Store{
+		clock:        time.Now,
+		usersByName:  userOrder{key: func(u *User) string { return u.nameKey }},
+		usersByEmail: userOrder{key: func(u *User) string { return u.emailKey }},
+	}
+}
 
 // now is the time a record is created: UTC, whole seconds, so every surface shows the
 // same instant in its own format (RFC 3339 on HTTP, "yyyy-MM-dd HH:mm:ss" on gRPC).
@@ -123,48 +222,115 @@ func (s *Store) apply(c *change) {
 	switch c.Op {
 	case opPutUsers:
 		for _, u := range c.Users {
-			s.users.put(u.ID, u)
+			s.putUser(u)
 		}
 	case opDeleteUser:
-		rm := s.cascade(c.DeleteID)
-		for _, id := range rm.comments {
-			s.comments.remove(id)
-		}
-		for _, id := range rm.posts {
-			s.posts.remove(id)
-		}
-		s.users.remove(c.DeleteID)
+		s.deleteUser(c.DeleteID)
 	case opPutPost:
-		s.posts.put(c.Post.ID, c.Post)
+		s.putPost(c.Post)
 	case opPutComment:
-		s.comments.put(c.Comment.ID, c.Comment)
+		s.putComment(c.Comment)
 	case opPutOrder:
-		s.orders.put(c.Order.ID, c.Order)
+		s.putOrder(c.Order)
 	case opPutProduct:
-		s.products.put(c.Product.ID, c.Product)
+		s.products.put(c.Product.ID, c.Product, s.loading)
 	default:
 		panic("store: unknown change " + c.Op)
 	}
 }
 
-// cascade lists what deleting user id removes: the user's posts, every comment on those
-// posts and every comment the user wrote. Orders stay: they are sales records.
-func (s *Store) cascade(userID int64) removeSet {
-	var rm removeSet
-	gone := map[int64]bool{}
-	for _, id := range s.posts.ids {
-		if s.posts.byID[id].UserID == userID {
-			rm.posts = append(rm.posts, id)
-			gone[id] = true
+func (s *Store) putUser(u *User) {
+	if old, ok := s.users.get(u.ID); ok {
+		s.usersByName.remove(old)
+		s.usersByEmail.remove(old)
+	}
+	u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
+	s.users.put(u.ID, u, s.loading)
+	s.usersByName.add(u, s.loading)
+	s.usersByEmail.add(u, s.loading)
+}
+
+// deleteUser removes user id, the user's posts, every comment on those posts and every
+// comment the user wrote. Orders stay: they are sales records.
+func (s *Store) deleteUser(id int64) {
+	for _, postID := range slices.Clone(s.postsByUser[id]) {
+		for _, commentID := range slices.Clone(s.commentsByPost[postID]) {
+			s.removeComment(commentID)
+		}
+		if p, ok := s.posts.get(postID); ok {
+			s.postsByUser.remove(p.UserID, postID)
+			s.posts.remove(postID)
 		}
 	}
-	for _, id := range s.comments.ids {
-		c := s.comments.byID[id]
-		if c.AuthorID == userID || gone[c.PostID] {
-			rm.comments = append(rm.comments, id)
-		}
+	for _, commentID := range slices.Clone(s.commentsByAuthor[id]) {
+		s.removeComment(commentID)
 	}
-	return rm
+	if u, ok := s.users.get(id); ok {
+		s.usersByName.remove(u)
+		s.usersByEmail.remove(u)
+		s.users.remove(id)
+	}
+}
+
+func (s *Store) removeComment(id int64) {
+	if c, ok := s.comments.get(id); ok {
+		s.commentsByPost.remove(c.PostID, id)
+		s.commentsByAuthor.remove(c.AuthorID, id)
+		s.comments.remove(id)
+	}
+}
+
+func (s *Store) putPost(p *Post) {
+	if old, ok := s.posts.get(p.ID); ok {
+		s.postsByUser.remove(old.UserID, old.ID)
+	}
+	s.posts.put(p.ID, p, s.loading)
+	s.postsByUser.add(p.UserID, p.ID, s.loading)
+}
+
+func (s *Store) putComment(c *Comment) {
+	if old, ok := s.comments.get(c.ID); ok {
+		s.commentsByPost.remove(old.PostID, old.ID)
+		s.commentsByAuthor.remove(old.AuthorID, old.ID)
+	}
+	s.comments.put(c.ID, c, s.loading)
+	s.commentsByPost.add(c.PostID, c.ID, s.loading)
+	s.commentsByAuthor.add(c.AuthorID, c.ID, s.loading)
+}
+
+func (s *Store) putOrder(o *Order) {
+	if old, ok := s.orders.get(o.ID); ok {
+		s.ordersByUser.remove(old.UserID, old.ID)
+		s.ordersByProduct.remove(old.ProductID, old.ID)
+	}
+	s.orders.put(o.ID, o, s.loading)
+	if o.UserID != 0 {
+		s.ordersByUser.add(o.UserID, o.ID, s.loading)
+	}
+	s.ordersByProduct.add(o.ProductID, o.ID, s.loading)
+}
+
+// beginLoad and endLoad bracket a bulk load (a dataset, a snapshot, a journal replay):
+// in between, orders and indexes are appended to, and endLoad sorts them once.
+// The caller holds the write lock.
+func (s *Store) beginLoad() { s.loading = true }
+
+func (s *Store) endLoad() {
+	s.loading = false
+	s.users.sortLoaded()
+	s.posts.sortLoaded()
+	s.comments.sortLoaded()
+	s.products.sortLoaded()
+	s.orders.sortLoaded()
+	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
+		x.sortLoaded()
+	}
+	// A user replaced during the load left its old record in the orders: keep the
+	// current ones.
+	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+		o.users = slices.DeleteFunc(o.users, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
+		o.sortLoaded()
+	}
 }
 
 // write makes one change: decide runs under the write lock, checks the input against
@@ -432,6 +598,49 @@ func (s *Store) Users() []*User {
 	return s.users.all()
 }
 
+// UserQuery selects a page of users.
+type UserQuery struct {
+	Search   string // keep users whose name or email contains it, case-insensitively
+	SortBy   string // "name", "email", or "" for id order
+	Page     int    // 1-based
+	PageSize int
+}
+
+// UserPage answers q: search, then sort, then count, then page (spec 4.2). The orders
+// are kept by the store, so no request sorts.
+func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	order := s.users.recs
+	switch q.SortBy {
+	case "name":
+		order = s.usersByName.users
+	case "email":
+		order = s.usersByEmail.users
+	}
+	skip := -1
+	if q.Page >= 1 && q.Page-1 <= len(order)/max(q.PageSize, 1) { // (page-1)*pageSize may not fit an int
+		skip = (q.Page - 1) * q.PageSize
+	}
+	items = []*User{}
+	if q.Search == "" {
+		if skip >= 0 && skip < len(order) {
+			items = slices.Clone(order[skip:min(skip+q.PageSize, len(order))])
+		}
+		return items, len(order)
+	}
+	needle := foldKey(q.Search)
+	for _, u := range order {
+		if strings.Contains(u.nameKey, needle) || strings.Contains(u.emailKey, needle) {
+			if total >= skip && skip >= 0 && len(items) < q.PageSize {
+				items = append(items, u)
+			}
+			total++
+		}
+	}
+	return items, total
+}
+
 // Post returns post id.
 func (s *Store) Post(id int64) (*Post, bool) {
 	s.mu.RLock()
@@ -451,29 +660,18 @@ func (s *Store) Posts() []*Post {
 func (s *Store) PostsByUser(userID int64, limit int) []*Post {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*Post
-	for _, id := range s.posts.ids {
-		if limit >= 0 && len(out) >= limit {
-			break
-		}
-		if p := s.posts.byID[id]; p.UserID == userID {
-			out = append(out, p)
-		}
+	ids := s.postsByUser[userID]
+	if limit >= 0 && limit < len(ids) {
+		ids = ids[:limit]
 	}
-	return out
+	return lookup(&s.posts, ids)
 }
 
 // CommentsOnPost returns the comments on post postID in id order.
 func (s *Store) CommentsOnPost(postID int64) []*Comment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*Comment
-	for _, id := range s.comments.ids {
-		if c := s.comments.byID[id]; c.PostID == postID {
-			out = append(out, c)
-		}
-	}
-	return out
+	return lookup(&s.comments, s.commentsByPost[postID])
 }
 
 // Comments returns every comment in id order.
@@ -519,24 +717,21 @@ func (s *Store) OrdersByUser(userID int64) (orders []*Order, ok bool) {
 	if _, ok := s.users.get(userID); !ok {
 		return nil, false
 	}
-	out := []*Order{}
-	for _, id := range s.orders.ids {
-		if o := s.orders.byID[id]; o.UserID == userID {
-			out = append(out, o)
-		}
-	}
-	return out, true
+	return lookup(&s.orders, s.ordersByUser[userID]), true
 }
 
 // OrdersByProduct returns the orders of product productID in id order.
 func (s *Store) OrdersByProduct(productID int64) []*Order {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*Order
-	for _, id := range s.orders.ids {
-		if o := s.orders.byID[id]; o.ProductID == productID {
-			out = append(out, o)
-		}
+	return lookup(&s.orders, s.ordersByProduct[productID])
+}
+
+// lookup returns the records with the given ids, never nil.
+func lookup[T any](t *table[T], ids []int64) []*T {
+	out := make([]*T, len(ids))
+	for i, id := range ids {
+		out[i] = t.byID[id]
 	}
 	return out
 }

@@ -212,7 +212,7 @@ func TestConcurrentReadWrite(t *testing.T) {
 						t.Error("users out of id order")
 					}
 				}
-				pageUsers(users, userQuery{page: 1, pageSize: 10, search: "w", sortBy: "name"})
+				s.UserPage(UserQuery{Page: 1, PageSize: 10, Search: "w", SortBy: "name"})
 				for _, p := range s.Posts() {
 					if _, ok := s.User(p.UserID); !ok {
 						// A post may outlive this read only if its user was deleted in between;
