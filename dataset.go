@@ -96,11 +96,15 @@ func (s *Store) Load(ds *Dataset) error {
 		}
 		return t.UTC()
 	}
-	var changes []*change
+	var users []*User
+	var posts []*Post
+	var comments []*Comment
+	var products []*Product
+	var orders []*Order
 	seen := map[string]map[int64]bool{}
 	checkID := func(coll string, i int, id int64) error {
 		if seen[coll] == nil {
-			seen[coll] = map[int64]bool{}
+			seen[coll] = make(map[int64]bool, len(ds.Users)+len(ds.Products))
 		}
 		switch {
 		case id <= 0:
@@ -111,7 +115,7 @@ func (s *Store) Load(ds *Dataset) error {
 		seen[coll][id] = true
 		return nil
 	}
-	users := map[int64]*User{}
+	userByID := make(map[int64]*User, len(ds.Users))
 	for i, u := range ds.Users {
 		if err := checkID("users", i, u.ID); err != nil {
 			return err
@@ -121,14 +125,14 @@ func (s *Store) Load(ds *Dataset) error {
 			return fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)
 		}
 		rec := &User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt)}
-		users[u.ID] = rec
-		changes = append(changes, &change{Op: opPutUsers, Users: []*User{rec}})
+		userByID[u.ID] = rec
+		users = append(users, rec)
 	}
 	for i, p := range ds.Posts {
 		if err := checkID("posts", i, p.ID); err != nil {
 			return err
 		}
-		if users[p.UserID] == nil {
+		if userByID[p.UserID] == nil {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
 		if strings.TrimSpace(p.Title) == "" {
@@ -136,7 +140,7 @@ func (s *Store) Load(ds *Dataset) error {
 		}
 		rec := p
 		rec.CreatedAt = stamp(p.CreatedAt)
-		changes = append(changes, &change{Op: opPutPost, Post: &rec})
+		posts = append(posts, &rec)
 	}
 	for i, c := range ds.Comments {
 		if err := checkID("comments", i, c.ID); err != nil {
@@ -145,12 +149,12 @@ func (s *Store) Load(ds *Dataset) error {
 		if !seen["posts"][c.PostID] {
 			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
 		}
-		if users[c.AuthorID] == nil {
+		if userByID[c.AuthorID] == nil {
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
 		rec := c
 		rec.CreatedAt = stamp(c.CreatedAt)
-		changes = append(changes, &change{Op: opPutComment, Comment: &rec})
+		comments = append(comments, &rec)
 	}
 	for i, p := range ds.Products {
 		if err := checkID("products", i, p.ID); err != nil {
@@ -164,7 +168,7 @@ func (s *Store) Load(ds *Dataset) error {
 		}
 		rec := p
 		rec.CreatedDate = stamp(p.CreatedDate)
-		changes = append(changes, &change{Op: opPutProduct, Product: &rec})
+		products = append(products, &rec)
 	}
 	for i, o := range ds.Orders {
 		if err := checkID("orders", i, o.ID); err != nil {
@@ -173,7 +177,7 @@ func (s *Store) Load(ds *Dataset) error {
 		if !seen["products"][o.ProductID] {
 			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 		}
-		if o.UserID != 0 && users[o.UserID] == nil {
+		if o.UserID != 0 && userByID[o.UserID] == nil {
 			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
 		}
 		if o.Quantity < 1 || o.Quantity > maxQuantity {
@@ -182,17 +186,15 @@ func (s *Store) Load(ds *Dataset) error {
 		rec := o
 		rec.OrderDate = stamp(o.OrderDate)
 		if strings.TrimSpace(rec.CustomerName) == "" && o.UserID != 0 {
-			rec.CustomerName = users[o.UserID].Name
+			rec.CustomerName = userByID[o.UserID].Name
 		}
-		changes = append(changes, &change{Op: opPutOrder, Order: &rec})
+		orders = append(orders, &rec)
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.beginLoad()
-	for _, c := range changes {
-		s.apply(c)
-	}
+	s.restore(&snapshotState{Users: users, Posts: posts, Comments: comments, Products: products, Orders: orders})
 	s.endLoad()
 	return nil
 }

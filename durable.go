@@ -103,6 +103,13 @@ func (s *Store) captureLocked(gen uint64) *snapshotState {
 
 // restore fills an empty store from a snapshot. The caller is in a bulk load.
 func (s *Store) restore(st *snapshotState) {
+	s.users.reserve(len(st.Users))
+	s.posts.reserve(len(st.Posts))
+	s.comments.reserve(len(st.Comments))
+	s.products.reserve(len(st.Products))
+	s.orders.reserve(len(st.Orders))
+	s.usersByName.users = slices.Grow(s.usersByName.users, len(st.Users))
+	s.usersByEmail.users = slices.Grow(s.usersByEmail.users, len(st.Users))
 	for _, u := range st.Users {
 		s.putUser(u)
 	}
