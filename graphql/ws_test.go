@@ -1,0 +1,1299 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+)
+
+// wsWait bounds every wait in these tests; reaching it means a hang, not
+// slowness.
+const wsWait = 20 * time.Second
+
+var errFellBehind = errors.New("subscriber fell behind and was disconnected")
+
+// wsHub is the test event source behind onUserCreated. Like the service's
+// feed it never blocks a publisher: a subscriber whose buffer is full gets
+// errFellBehind as its last event.
+type wsHub struct {
+	buf     int
+	mu      sync.Mutex
+	subs    map[*hubSub]struct{}
+	started int
+	changed chan struct{} // closed and replaced on every change
+	nextID  int
+}
+
+type hubSub struct {
+	c    chan any // room for buf events and the final error
+	user any      // the "user" value of the subscription's context, if any
+}
+
+type wsUserKey struct{}
+
+func newWSHub(buf int) *wsHub {
+	return &wsHub{buf: buf, subs: map[*hubSub]struct{}{}, changed: make(chan struct{}), nextID: 10}
+}
+
+func (h *wsHub) notifyLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+func (h *wsHub) subscribe(p ResolveParams) (<-chan any, error) {
+	s := &hubSub{c: make(chan any, h.buf+1), user: p.Context.Value(wsUserKey{})}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.started++
+	h.notifyLocked()
+	h.mu.Unlock()
+	context.AfterFunc(p.Context, func() { h.remove(s) })
+	return s.c, nil
+}
+
+func (h *wsHub) remove(s *hubSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		close(s.c)
+		h.notifyLocked()
+	}
+}
+
+// publish sends a new user event to every subscriber and returns the event
+// and how many subscribers were cut off for falling behind.
+func (h *wsHub) publish(name string) (event map[string]any, dropped int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nextID++
+	u := map[string]any{"__typename": "User", "id": h.nextID, "name": name, "email": strings.ToLower(name) + "@example.com", "createdAt": day(5, 12), "role": "MEMBER"}
+	for s := range h.subs {
+		if len(s.c) < h.buf {
+			s.c <- u
+			continue
+		}
+		s.c <- errFellBehind
+		close(s.c)
+		delete(h.subs, s)
+		dropped++
+	}
+	if dropped > 0 {
+		h.notifyLocked()
+	}
+	return u, dropped
+}
+
+// end closes every source stream, as the service does at shutdown.
+func (h *wsHub) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		close(s.c)
+		delete(h.subs, s)
+	}
+	h.notifyLocked()
+}
+
+// wait blocks until cond holds for the number of active subscriptions and
+// of subscriptions ever started.
+func (h *wsHub) wait(t testing.TB, what string, cond func(active, started int) bool) {
+	t.Helper()
+	deadline := time.After(wsWait)
+	for {
+		h.mu.Lock()
+		ok := cond(len(h.subs), h.started)
+		ch := h.changed
+		h.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("event source: still waiting for %s", what)
+		}
+	}
+}
+
+func (h *wsHub) waitActive(t testing.TB, n int) {
+	t.Helper()
+	h.wait(t, fmt.Sprintf("%d active subscriptions", n), func(active, _ int) bool { return active == n })
+}
+
+func (h *wsHub) subscribers() []*hubSub {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*hubSub
+	for s := range h.subs {
+		out = append(out, s)
+	}
+	return out
+}
+
+// wsCloseRecord is how the server says a connection ended.
+type wsCloseRecord struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+// wsServer is an httptest server with the package's Handler in front of a
+// WebSocketHandler over the test schema, its onUserCreated fed by a wsHub.
+type wsServer struct {
+	*httptest.Server
+	ws     *WebSocketHandler
+	hub    *wsHub
+	closes chan wsCloseRecord
+}
+
+func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
+	t.Helper()
+	s, err := ParseSchema(loadTestSDL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindTestSchema(s, newTestStore())
+	hub := newWSHub(hubBuf)
+	s.SetSubscriber("onUserCreated", hub.subscribe)
+	s.SetResolver("Subscription", "onUserCreated", func(p ResolveParams) (any, error) {
+		if err, ok := p.Source.(error); ok {
+			return nil, err
+		}
+		return p.Source, nil
+	})
+	ws := NewWebSocketHandler(s, opts)
+	closes := make(chan wsCloseRecord, 1024)
+	ws.closed = func(code websocket.StatusCode, reason string) {
+		select {
+		case closes <- wsCloseRecord{code, reason}:
+		default:
+		}
+	}
+	h := NewHandler(s)
+	h.WebSocket = ws
+	srv := &wsServer{Server: httptest.NewServer(h), ws: ws, hub: hub, closes: closes}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+		defer cancel()
+		if err := ws.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		srv.Close()
+	})
+	return srv
+}
+
+func (s *wsServer) url() string { return "ws" + strings.TrimPrefix(s.URL, "http") }
+
+// waitIdle waits until the handler runs no goroutine.
+func (s *wsServer) waitIdle(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(wsWait)
+	for s.ws.live.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the handler still runs %d goroutines", s.ws.live.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitGoroutines waits until the process runs no more goroutines than
+// base: nothing the connections started is left behind.
+func waitGoroutines(t testing.TB, base int) {
+	t.Helper()
+	deadline := time.Now().Add(wsWait)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines left, want at most %d:\n%s", n, base, buf)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func dialWS(t testing.TB, url string, protocols ...string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protocols})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	c.SetReadLimit(-1)
+	return c
+}
+
+func wsSend(t testing.TB, c *websocket.Conn, msg string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		t.Fatalf("send %s: %v", msg, err)
+	}
+}
+
+// wsRecv reads one message; err is the read error (a close, typically).
+func wsRecv(t testing.TB, c *websocket.Conn) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	_, data, err := c.Read(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("no message from the server")
+	}
+	return string(data), err
+}
+
+func wsMustRecv(t testing.TB, c *websocket.Conn) string {
+	t.Helper()
+	msg, err := wsRecv(t, c)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return msg
+}
+
+// wsStep is one step of a scenario.
+type wsStep struct {
+	kind string // send, recv, closed, publish, end, active, started, shutdown
+	text string
+	n    int
+}
+
+func send(msg string) wsStep     { return wsStep{kind: "send", text: msg} }
+func recv(n int) wsStep          { return wsStep{kind: "recv", n: n} }
+func closed() wsStep             { return wsStep{kind: "closed"} }
+func publish(name string) wsStep { return wsStep{kind: "publish", text: name} }
+func endSource() wsStep          { return wsStep{kind: "end"} }
+func active(n int) wsStep        { return wsStep{kind: "active", n: n} }
+func started(n int) wsStep       { return wsStep{kind: "started", n: n} }
+func shutdown() wsStep           { return wsStep{kind: "shutdown"} }
+
+// wsScenario is a conversation with the server; its transcript, client and
+// server messages in order, is compared with testdata/ws/NAME.json.
+type wsScenario struct {
+	name      string
+	protocols []string // offered subprotocols
+	opts      WebSocketOptions
+	steps     []wsStep
+}
+
+const (
+	initMsg = `{"type":"connection_init"}`
+	subUser = `{"id":"1","type":"subscribe","payload":{"query":"subscription OnUser { onUserCreated { name id createdAt } }","operationName":"OnUser"}}`
+	ack     = `{"type":"connection_ack"}`
+)
+
+// legacyStart is a legacy start message for query q with the given id.
+func legacyStart(id, q string) string {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "start", "payload": map[string]any{"query": q}})
+	return string(b)
+}
+
+// subscribe is a graphql-transport-ws subscribe message.
+func subscribe(id, q string, vars map[string]any) string {
+	payload := map[string]any{"query": q}
+	if vars != nil {
+		payload["variables"] = vars
+	}
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "subscribe", "payload": payload})
+	return string(b)
+}
+
+func refuseBadToken(r *http.Request, payload map[string]any) (context.Context, error) {
+	return nil, errors.New("bad token")
+}
+
+func panicOnInit(r *http.Request, payload map[string]any) (context.Context, error) {
+	panic("init exploded")
+}
+
+var wsScenarios = []wsScenario{
+	// graphql-transport-ws
+	{name: "transport_subscribe", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subUser), active(1),
+		publish("Dan"), recv(1),
+		publish("Eve"), recv(1),
+		endSource(), recv(1), // complete
+		send(`{"type":"ping"}`), recv(1),
+	}},
+	{name: "transport_fragments_variables", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("s", "subscription($withEmail: Boolean!) { onUserCreated { ...F email @include(if: $withEmail) } } fragment F on User { id alias: name }", map[string]any{"withEmail": true})),
+		active(1), publish("Fay"), recv(1),
+		send(`{"id":"s","type":"complete"}`), active(0),
+	}},
+	{name: "transport_query_mutation", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("q", "{ user(id: 2) { name posts { title } } }", nil)), recv(2),
+		send(subscribe("m", `mutation($n: String!) { createUser(name: $n, email: "g@example.com") { id name } }`, map[string]any{"n": "Gus"})), recv(2),
+		send(subscribe("f", "{ user(id: 1) { name } fail }", nil)), recv(2),
+		send(subscribe("q", "{ user(id: 99) { name } }", nil)), recv(2), // an id is free again after complete
+	}},
+	{name: "transport_client_complete", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subUser), active(1),
+		send(`{"id":"1","type":"complete"}`), active(0),
+		publish("Hal"),
+		send(`{"id":"unknown","type":"complete"}`),
+		send(`{"type":"ping"}`), recv(1), // only the pong: no event after complete
+		send(subUser), active(1), // the id may be reused
+		publish("Ida"), recv(1),
+	}},
+	{name: "transport_request_errors", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("1", "subscription { nope }", nil)), recv(1),
+		send(subscribe("2", "subscription {", nil)), recv(1),
+		send(subscribe("3", "subscription { onPostCreated { id } }", nil)), recv(1),
+		send(subscribe("4", "subscription { onUserCreated { id } onPostCreated { id } }", nil)), recv(1),
+		send(subscribe("5", "query($id: Int!) { user(id: $id) { name } }", map[string]any{"id": "x"})), recv(1),
+		send(subscribe("6", "query A { users { id } } query B { posts { id } }", nil)), recv(1),
+		send(`{"type":"ping","payload":{"still":"open"}}`), recv(1),
+	}},
+	{name: "transport_max_subscriptions", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{MaxSubscriptions: 2}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("a", "subscription { onUserCreated { id } }", nil)),
+		send(subscribe("b", "subscription { onUserCreated { id } }", nil)),
+		send(subscribe("c", "subscription { onUserCreated { id } }", nil)), recv(1),
+		active(2),
+	}},
+	{name: "transport_ping_pong", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"ping"}`), recv(1), // allowed before connection_init
+		send(initMsg), recv(1),
+		send(`{"type":"ping","payload":{"n":1,"s":"x"}}`), recv(1),
+		send(`{"type":"pong"}`),
+		send(`{"type":"pong","payload":{"unsolicited":true}}`),
+		send(`{"type":"ping","payload":null}`), recv(1),
+	}},
+	{name: "transport_server_complete_frees_id", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subUser), active(1),
+		endSource(), recv(1),
+		send(subUser), active(1), // the server freed the id
+	}},
+	{name: "transport_4400_invalid_json", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"type":`), closed(),
+	}},
+	{name: "transport_4400_unknown_type", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"type":"start","id":"1","payload":{"query":"{ users { id } }"}}`), closed(),
+	}},
+	{name: "transport_4400_server_message_type", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"type":"next","id":"1","payload":{"data":null}}`), closed(),
+	}},
+	{name: "transport_4400_no_query", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"type":"subscribe","id":"1","payload":{"variables":{}}}`), closed(),
+	}},
+	{name: "transport_4400_bad_id", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"type":"subscribe","id":7,"payload":{"query":"{ users { id } }"}}`), closed(),
+	}},
+	{name: "transport_4400_bad_init_payload", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":"token"}`), closed(),
+	}},
+	{name: "transport_4401_subscribe_before_ack", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(subUser), closed(),
+	}},
+	{name: "transport_4403_forbidden", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: refuseBadToken}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"Authorization":"Bearer nope"}}`), closed(),
+	}},
+	{name: "transport_4406_no_subprotocol", steps: []wsStep{closed()}},
+	{name: "transport_4406_unknown_subprotocol", protocols: []string{"graphql-sse"}, steps: []wsStep{closed()}},
+	{name: "transport_4408_init_timeout", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{ConnectionInitWaitTimeout: 30 * time.Millisecond}, steps: []wsStep{
+		closed(),
+	}},
+	{name: "transport_4409_duplicate_id", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(subUser), active(1), send(subUser), closed(), active(0),
+	}},
+	{name: "transport_4429_second_init", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(initMsg), closed(),
+	}},
+	{name: "transport_4500_internal_error", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: panicOnInit}, steps: []wsStep{
+		send(initMsg), closed(),
+	}},
+	{name: "transport_1001_shutdown", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(subUser), active(1), shutdown(), closed(), active(0),
+	}},
+	{name: "transport_preferred_over_legacy", protocols: []string{ProtocolLegacyWS, ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1),
+	}},
+
+	// graphql-ws, the legacy protocol
+	{name: "legacy_subscribe", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(initMsg), recv(2), // connection_ack, ka
+		send(legacyStart("1", "subscription { onUserCreated { name id } }")), active(1),
+		publish("Dan"), recv(1),
+		publish("Eve"), recv(1),
+		send(`{"id":"1","type":"stop"}`), recv(1), active(0),
+		publish("Fay"),
+		send(legacyStart("2", "{ user(id: 1) { name } }")), recv(2), // no event for the stopped one came first
+		send(`{"type":"connection_terminate"}`), closed(),
+	}},
+	{name: "legacy_query_mutation", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{}}`), recv(2),
+		send(legacyStart("1", "{ users { id name } }")), recv(2),
+		send(`{"id":"2","type":"start","payload":{"query":"mutation M($n: String!) { createUser(name: $n, email: \"h@example.com\") { id name } }","variables":{"n":"Hal"},"operationName":"M"}}`), recv(2),
+		send(legacyStart("3", "{ fail }")), recv(2),
+	}},
+	{name: "legacy_source_end", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(initMsg), recv(2),
+		send(legacyStart("1", "subscription { onUserCreated { id } }")), active(1),
+		endSource(), recv(1),
+	}},
+	{name: "legacy_request_errors", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(initMsg), recv(2),
+		send(legacyStart("1", "subscription { nope }")), recv(1),
+		send(legacyStart("2", "{")), recv(1),
+		send(legacyStart("3", "subscription { onPostCreated { id } }")), recv(1),
+		send(`{"id":"4","type":"start","payload":{"variables":{}}}`), recv(1),
+		send(legacyStart("5", "{ user(id: 3) { name } }")), recv(2),
+	}},
+	{name: "legacy_bad_messages", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(`{"type":`), recv(1), // connection_error; the connection stays open
+		send(`{"type":"ping","id":"9"}`), recv(1),
+		send(`{"type":"subscribe"}`), recv(1),
+		send(`{"type":"start","payload":{"query":"{ users { id } }"}}`), recv(1),
+		send(initMsg), recv(2),
+		send(initMsg), recv(1),
+		send(legacyStart("1", "{ user(id: 1) { name } }")), recv(2),
+	}},
+	{name: "legacy_start_before_init", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(legacyStart("1", "subscription { onUserCreated { id } }")), recv(1),
+		send(initMsg), recv(2),
+		send(legacyStart("1", "{ user(id: 2) { name } }")), recv(2),
+	}},
+	{name: "legacy_duplicate_id_replaces", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(initMsg), recv(2),
+		send(legacyStart("1", "subscription { onUserCreated { id } }")), active(1),
+		send(legacyStart("1", "subscription { onUserCreated { name } }")), started(2), active(1),
+		publish("Ann"), recv(1),
+		send(`{"id":"1","type":"stop"}`), recv(1), active(0),
+	}},
+	{name: "legacy_max_subscriptions", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{MaxSubscriptions: 1}, steps: []wsStep{
+		send(initMsg), recv(2),
+		send(legacyStart("a", "subscription { onUserCreated { id } }")),
+		send(legacyStart("b", "subscription { onUserCreated { id } }")), recv(1),
+		active(1),
+	}},
+	{name: "legacy_init_refused", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: refuseBadToken}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"authorization":"Bearer nope"}}`), recv(1), closed(),
+	}},
+	{name: "legacy_init_panics", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: panicOnInit}, steps: []wsStep{
+		send(initMsg), recv(1), closed(),
+	}},
+	{name: "legacy_init_timeout", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{ConnectionInitWaitTimeout: 30 * time.Millisecond}, steps: []wsStep{
+		closed(),
+	}},
+	{name: "legacy_no_keepalive", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{KeepAlive: -1}, steps: []wsStep{
+		send(initMsg), recv(1), send(legacyStart("1", "{ user(id: 1) { id } }")), recv(2),
+	}},
+	{name: "legacy_1001_shutdown", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(initMsg), recv(2), send(legacyStart("1", "subscription { onUserCreated { id } }")), active(1),
+		shutdown(), closed(), active(0),
+	}},
+}
+
+// TestWebSocketTranscripts runs each scenario and compares its transcript
+// with the golden file; -update rewrites them.
+func TestWebSocketTranscripts(t *testing.T) {
+	for _, sc := range wsScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := runWSScenario(t, sc)
+			file := filepath.Join("testdata", "ws", sc.name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("transcript differs from %s:\n--- got\n%s--- want\n%s", file, got, want)
+			}
+		})
+	}
+}
+
+// transcript collects a scenario's entries, one JSON object per line.
+type transcript struct {
+	t     testing.TB
+	lines []string
+}
+
+func (tr *transcript) add(key string, v any) {
+	var val []byte
+	switch v := v.(type) {
+	case json.RawMessage:
+		val = v
+	default:
+		var err error
+		if val, err = json.Marshal(v); err != nil {
+			tr.t.Fatal(err)
+		}
+	}
+	tr.lines = append(tr.lines, `{"`+key+`":`+string(val)+`}`)
+}
+
+func (tr *transcript) bytes() []byte {
+	return []byte("[\n" + strings.Join(tr.lines, ",\n") + "\n]\n")
+}
+
+func runWSScenario(t *testing.T, sc wsScenario) []byte {
+	opts := sc.opts
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = time.Hour // one ka after the legacy ack, and no pings
+	}
+	srv := newWSServer(t, 4, opts)
+	base := runtime.NumGoroutine()
+	c := dialWS(t, srv.url(), sc.protocols...)
+	tr := &transcript{t: t}
+	if len(sc.protocols) > 0 {
+		tr.add("subprotocols", sc.protocols)
+	}
+	tr.add("negotiated", c.Subprotocol())
+	isClosed := false
+	for _, st := range sc.steps {
+		switch st.kind {
+		case "send":
+			if json.Valid([]byte(st.text)) {
+				tr.add("client", json.RawMessage(st.text))
+			} else {
+				tr.add("client_text", st.text)
+			}
+			wsSend(t, c, st.text)
+		case "recv":
+			for range st.n {
+				msg := wsMustRecv(t, c)
+				if !json.Valid([]byte(msg)) {
+					t.Fatalf("server sent invalid JSON: %s", msg)
+				}
+				tr.add("server", json.RawMessage(msg))
+			}
+		case "closed":
+			for {
+				msg, err := wsRecv(t, c)
+				if err == nil {
+					tr.add("server", json.RawMessage(msg))
+					continue
+				}
+				var ce websocket.CloseError
+				if !errors.As(err, &ce) {
+					t.Fatalf("connection ended without a close frame: %v", err)
+				}
+				tr.add("close", map[string]any{"code": int(ce.Code), "reason": ce.Reason})
+				break
+			}
+			isClosed = true
+		case "publish":
+			srv.hub.publish(st.text)
+			tr.add("publish", st.text)
+		case "end":
+			srv.hub.end()
+			tr.add("source", "end")
+		case "active":
+			srv.hub.waitActive(t, st.n)
+			tr.add("active_subscriptions", st.n)
+		case "started":
+			srv.hub.wait(t, fmt.Sprintf("%d subscriptions started", st.n), func(_, s int) bool { return s == st.n })
+			tr.add("started_subscriptions", st.n)
+		case "shutdown":
+			go srv.ws.Shutdown(context.Background())
+			tr.add("server_shutdown", true)
+		default:
+			t.Fatalf("unknown step %q", st.kind)
+		}
+	}
+	if !isClosed {
+		c.Close(websocket.StatusNormalClosure, "")
+	}
+	srv.waitIdle(t)
+	srv.hub.waitActive(t, 0)
+	waitGoroutines(t, base)
+	return tr.bytes()
+}
+
+// TestWebSocketServerCloseRecords checks what the server recorded for the
+// scenarios that close: the code it chose is the one the client saw.
+func TestWebSocketServerCloseRecords(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, initMsg)
+	if _, err := wsRecv(t, c); websocket.CloseStatus(err) != 4429 {
+		t.Fatalf("second init: %v, want close 4429", err)
+	}
+	srv.waitIdle(t)
+	if got := <-srv.closes; got.code != 4429 || got.reason != "Too many initialisation requests" {
+		t.Errorf("server recorded %v", got)
+	}
+	c = dialWS(t, srv.url(), ProtocolTransportWS)
+	c.Close(websocket.StatusNormalClosure, "bye")
+	srv.waitIdle(t)
+	if got := <-srv.closes; got.code != 0 {
+		t.Errorf("a close by the client was recorded as the server's: %v", got)
+	}
+}
+
+// TestWebSocketInitContext checks that OnInit sees the upgrade request's
+// headers and the init payload, and that its context reaches the source
+// stream and resolvers.
+func TestWebSocketInitContext(t *testing.T) {
+	var srv *wsServer
+	opts := WebSocketOptions{OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
+		auth := r.Header.Get("Authorization")
+		for _, k := range []string{"Authorization", "authorization"} {
+			if v, ok := payload[k].(string); ok {
+				auth = v
+			}
+		}
+		user, ok := strings.CutPrefix(auth, "Bearer ")
+		if !ok {
+			return nil, errors.New("no token")
+		}
+		if r.Context().Err() != nil {
+			t.Error("the request context is done during init")
+		}
+		return context.WithValue(r.Context(), wsUserKey{}, user), nil
+	}}
+	srv = newWSServer(t, 4, opts)
+	cases := []struct {
+		name, header, init string
+		want               any // user seen by the source; nil: refused
+	}{
+		{"header", "Bearer alice", initMsg, "alice"},
+		{"payload", "", `{"type":"connection_init","payload":{"Authorization":"Bearer bob"}}`, "bob"},
+		{"lowercase payload key", "", `{"type":"connection_init","payload":{"authorization":"Bearer carol"}}`, "carol"},
+		{"payload over header", "Bearer alice", `{"type":"connection_init","payload":{"authorization":"Bearer dave"}}`, "dave"},
+		{"none", "", initMsg, nil},
+	}
+	for _, tc := range cases {
+		for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+			t.Run(tc.name+"/"+proto, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+				defer cancel()
+				h := http.Header{}
+				if tc.header != "" {
+					h.Set("Authorization", tc.header)
+				}
+				c, _, err := websocket.Dial(ctx, srv.url(), &websocket.DialOptions{Subprotocols: []string{proto}, HTTPHeader: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.CloseNow()
+				wsSend(t, c, tc.init)
+				msg, err := wsRecv(t, c)
+				if tc.want == nil {
+					if proto == ProtocolLegacyWS {
+						if msg != `{"type":"connection_error","payload":{"message":"no token"}}` {
+							t.Fatalf("got %s, want connection_error", msg)
+						}
+						_, err = wsRecv(t, c)
+					}
+					if websocket.CloseStatus(err) != 4403 {
+						t.Fatalf("refused init: %v, want close 4403", err)
+					}
+					return
+				}
+				if msg != ack {
+					t.Fatalf("got %s %v, want the ack", msg, err)
+				}
+				if proto == ProtocolTransportWS {
+					wsSend(t, c, subUser)
+				} else {
+					wsMustRecv(t, c) // ka
+					wsSend(t, c, legacyStart("1", "subscription { onUserCreated { id } }"))
+				}
+				srv.hub.waitActive(t, 1)
+				if got := srv.hub.subscribers()[0].user; got != tc.want {
+					t.Errorf("source saw user %v, want %v", got, tc.want)
+				}
+				c.Close(websocket.StatusNormalClosure, "")
+				srv.hub.waitActive(t, 0)
+			})
+		}
+	}
+}
+
+// TestWebSocketOrigin checks the Origin policy of the upgrade.
+func TestWebSocketOrigin(t *testing.T) {
+	check := func(t *testing.T, srv *wsServer, origin string, want int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+		defer cancel()
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		c, resp, err := websocket.Dial(ctx, srv.url(), &websocket.DialOptions{Subprotocols: []string{ProtocolTransportWS}, HTTPHeader: h})
+		if c != nil {
+			c.CloseNow()
+		}
+		got := 0
+		if resp != nil {
+			got = resp.StatusCode
+		}
+		if got != want {
+			t.Errorf("Origin %q: status %d (%v), want %d", origin, got, err, want)
+		}
+	}
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	check(t, srv, "", http.StatusSwitchingProtocols)
+	check(t, srv, srv.URL, http.StatusSwitchingProtocols) // same host
+	check(t, srv, "https://evil.example", http.StatusForbidden)
+	srv = newWSServer(t, 4, WebSocketOptions{OriginPatterns: []string{"*.example.com"}})
+	check(t, srv, "https://app.example.com", http.StatusSwitchingProtocols)
+	check(t, srv, "https://evil.example", http.StatusForbidden)
+	srv = newWSServer(t, 4, WebSocketOptions{AllowAnyOrigin: true})
+	check(t, srv, "https://evil.example", http.StatusSwitchingProtocols)
+}
+
+// TestWebSocketShutdownRefusesNew checks that after Shutdown upgrades get
+// 503 and that Shutdown with live connections returns once they are closed.
+func TestWebSocketShutdownRefusesNew(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	a := dialWS(t, srv.url(), ProtocolTransportWS)
+	b := dialWS(t, srv.url(), ProtocolLegacyWS)
+	wsSend(t, a, initMsg)
+	wsSend(t, b, initMsg)
+	wsMustRecv(t, a)
+	wsMustRecv(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.ws.Shutdown(ctx) }()
+	for _, c := range []*websocket.Conn{a, b} {
+		for {
+			_, err := wsRecv(t, c)
+			if err != nil {
+				if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+					t.Errorf("got %v, want close 1001", err)
+				}
+				break
+			}
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	_, resp, err := websocket.Dial(ctx, srv.url(), &websocket.DialOptions{Subprotocols: []string{ProtocolTransportWS}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("upgrade after Shutdown: %v %v, want 503", resp, err)
+	}
+}
+
+// TestWebSocketShutdownDeadline checks that Shutdown gives up when its
+// context ends before a peer completes the close handshake.
+func TestWebSocketShutdownDeadline(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c) // the ack; from now on it reads nothing, so never answers a close
+	srv.ws.mu.Lock()
+	n := len(srv.ws.conns)
+	srv.ws.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d connections registered", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := srv.ws.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown with a done context: %v", err)
+	}
+	srv.waitIdle(t)
+}
+
+// TestWebSocketAbruptDisconnect drops connections with active operations
+// without a close frame and checks that nothing is left running.
+func TestWebSocketAbruptDisconnect(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	base := runtime.NumGoroutine()
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		c := dialWS(t, srv.url(), proto)
+		wsSend(t, c, initMsg)
+		for i := range 5 {
+			if proto == ProtocolTransportWS {
+				wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { onUserCreated { id } }", nil))
+			} else {
+				wsSend(t, c, legacyStart(fmt.Sprint(i), "subscription { onUserCreated { id } }"))
+			}
+		}
+		srv.hub.waitActive(t, 5)
+		srv.hub.publish("Zed") // events in flight as the client vanishes
+		c.CloseNow()
+		srv.hub.waitActive(t, 0)
+		srv.waitIdle(t)
+	}
+	waitGoroutines(t, base)
+}
+
+// TestWebSocketSlowConsumer stops reading while events keep coming. The
+// publisher never blocks; the source cuts the subscriber off; once the
+// client reads again it gets every event up to that point, in order, then
+// the error event and complete.
+func TestWebSocketSlowConsumer(t *testing.T) {
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		t.Run(proto, func(t *testing.T) {
+			srv := newWSServer(t, 4, WebSocketOptions{SendQueue: 2, WriteTimeout: time.Minute, KeepAlive: -1})
+			c := dialWS(t, srv.url(), proto)
+			wsSend(t, c, initMsg)
+			wsMustRecv(t, c)
+			q := "subscription { onUserCreated { id name } }"
+			if proto == ProtocolTransportWS {
+				wsSend(t, c, subscribe("1", q, nil))
+			} else {
+				wsSend(t, c, legacyStart("1", q))
+			}
+			srv.hub.waitActive(t, 1)
+			big := strings.Repeat("x", 256<<10)
+			var sent []map[string]any
+			for len(sent) < 400 {
+				ev, dropped := srv.hub.publish(big)
+				if dropped == 1 {
+					break
+				}
+				sent = append(sent, ev)
+			}
+			if len(sent) == 400 {
+				t.Fatal("the subscriber was never cut off")
+			}
+			next := "next"
+			if proto == ProtocolLegacyWS {
+				next = "data"
+			}
+			for i, ev := range sent {
+				var m struct {
+					ID, Type string
+					Payload  struct {
+						Data struct{ OnUserCreated struct{ ID int } }
+					}
+				}
+				if err := json.Unmarshal([]byte(wsMustRecv(t, c)), &m); err != nil {
+					t.Fatal(err)
+				}
+				if m.Type != next || m.Payload.Data.OnUserCreated.ID != ev["id"] {
+					t.Fatalf("message %d: %s for user %d, want %s for user %v", i, m.Type, m.Payload.Data.OnUserCreated.ID, next, ev["id"])
+				}
+			}
+			want := `{"id":"1","type":"` + next + `","payload":{"errors":[{"message":"subscriber fell behind and was disconnected","locations":[{"line":1,"column":16}],"path":["onUserCreated"]}],"data":null}}`
+			if got := wsMustRecv(t, c); got != want {
+				t.Errorf("after the events: %s\nwant %s", got, want)
+			}
+			if got := wsMustRecv(t, c); got != `{"id":"1","type":"complete"}` {
+				t.Errorf("last: %s", got)
+			}
+			c.Close(websocket.StatusNormalClosure, "")
+			srv.waitIdle(t)
+		})
+	}
+}
+
+// TestWebSocketStalledSocket checks that a connection whose socket takes
+// nothing for WriteTimeout is dropped and its operations end.
+func TestWebSocketStalledSocket(t *testing.T) {
+	srv := newWSServer(t, 1000, WebSocketOptions{SendQueue: 1, WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	base := runtime.NumGoroutine()
+	c := dialWS(t, srv.url(), ProtocolTransportWS) // never reads again
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsSend(t, c, subscribe("1", "subscription { onUserCreated { name } }", nil))
+	srv.hub.waitActive(t, 1)
+	big := strings.Repeat("y", 256<<10)
+	var rec wsCloseRecord
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("the stalled connection was never dropped")
+		}
+		srv.hub.publish(big)
+		select {
+		case rec = <-srv.closes:
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if rec.code != closeDropped || !strings.HasPrefix(rec.reason, "Write timeout") {
+		t.Errorf("server recorded %v, want a drop for the write timeout", rec)
+	}
+	srv.hub.waitActive(t, 0)
+	srv.waitIdle(t)
+	c.CloseNow()
+	waitGoroutines(t, base)
+}
+
+// TestWebSocketKeepAlive checks the legacy "ka" messages and the
+// graphql-transport-ws pings, and that a client answering nothing is
+// dropped.
+func TestWebSocketKeepAlive(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: 10 * time.Millisecond})
+	legacy := dialWS(t, srv.url(), ProtocolLegacyWS)
+	wsSend(t, legacy, initMsg)
+	if got := wsMustRecv(t, legacy); got != ack {
+		t.Fatalf("got %s", got)
+	}
+	for range 3 {
+		if got := wsMustRecv(t, legacy); got != `{"type":"ka"}` {
+			t.Fatalf("got %s, want ka", got)
+		}
+	}
+	legacy.Close(websocket.StatusNormalClosure, "")
+
+	// A pong must come within one interval: long enough for a loaded machine.
+	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 250 * time.Millisecond})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	if got := wsMustRecv(t, c); got != ack {
+		t.Fatalf("got %s", got)
+	}
+	for range 3 { // answered pings keep the connection
+		if got := wsMustRecv(t, c); got != `{"type":"ping"}` {
+			t.Fatalf("got %s, want ping", got)
+		}
+		wsSend(t, c, `{"type":"pong"}`)
+	}
+	for { // unanswered ones end it
+		if _, err := wsRecv(t, c); err != nil {
+			break
+		}
+	}
+	srv.waitIdle(t)
+	var last wsCloseRecord
+	for len(srv.closes) > 0 {
+		last = <-srv.closes
+	}
+	if last.code != closeDropped || last.reason != "No answer to ping" {
+		t.Errorf("server recorded %v", last)
+	}
+}
+
+// TestWebSocketMessageTooBig checks MaxMessageBytes.
+func TestWebSocketMessageTooBig(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{MaxMessageBytes: 1000})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, subscribe("1", "{ users { id } } # "+strings.Repeat("x", 1000), nil))
+	if _, err := wsRecv(t, c); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("got %v, want close 1009", err)
+	}
+	srv.waitIdle(t)
+}
+
+// TestWebSocketManySubscribers has 1,000 connections, half of each
+// protocol, subscribe and checks that every one receives every event once,
+// in order, with exactly its selected fields.
+func TestWebSocketManySubscribers(t *testing.T) {
+	const clients, events = 1000, 5
+	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1})
+	base := runtime.NumGoroutine()
+	conns := make([]*websocket.Conn, clients)
+	for i := range conns {
+		proto := []string{ProtocolTransportWS, ProtocolLegacyWS}[i%2]
+		c := dialWS(t, srv.url(), proto)
+		conns[i] = c
+		// Messages are handled in order, so no need to wait for the ack.
+		wsSend(t, c, initMsg)
+		if proto == ProtocolTransportWS {
+			wsSend(t, c, subscribe("s", "subscription { onUserCreated { name id } }", nil))
+		} else {
+			wsSend(t, c, legacyStart("s", "subscription { onUserCreated { id email } }"))
+		}
+	}
+	srv.hub.waitActive(t, clients)
+	var sent []map[string]any
+	for i := range events {
+		ev, dropped := srv.hub.publish(fmt.Sprintf("U%d", i))
+		if dropped != 0 {
+			t.Fatalf("%d subscribers dropped", dropped)
+		}
+		sent = append(sent, ev)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i, c := range conns {
+		wg.Go(func() {
+			var want []string
+			if i%2 == 0 {
+				want = append(want, ack)
+				for _, ev := range sent {
+					want = append(want, fmt.Sprintf(`{"id":"s","type":"next","payload":{"data":{"onUserCreated":{"name":%q,"id":%d}}}}`, ev["name"], ev["id"]))
+				}
+			} else {
+				want = append(want, ack) // no ka: KeepAlive is off
+				for _, ev := range sent {
+					want = append(want, fmt.Sprintf(`{"id":"s","type":"data","payload":{"data":{"onUserCreated":{"id":%d,"email":%q}}}}`, ev["id"], ev["email"]))
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+			defer cancel()
+			for j, w := range want {
+				_, data, err := c.Read(ctx)
+				if err != nil || string(data) != w {
+					errs <- fmt.Errorf("client %d, message %d: %s %v, want %s", i, j, data, err, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, c := range conns {
+		c.CloseNow()
+	}
+	srv.hub.waitActive(t, 0)
+	srv.waitIdle(t)
+	waitGoroutines(t, base)
+}
+
+// TestLimitReason checks that close reasons fit a close frame and stay
+// valid UTF-8.
+func TestLimitReason(t *testing.T) {
+	for _, s := range []string{"", "short", strings.Repeat("a", 200), strings.Repeat("é", 100), "bad \xff byte", strings.Repeat("a", 122) + "€"} {
+		got := limitReason(s)
+		if len(got) > maxCloseReason || !utf8.ValidString(got) {
+			t.Errorf("limitReason(%q) = %q", s, got)
+		}
+		if len(s) <= maxCloseReason && utf8.ValidString(s) && got != s {
+			t.Errorf("limitReason(%q) changed a valid reason to %q", s, got)
+		}
+	}
+}
+
+// TestParseOperation checks the subscribe payload reader.
+func TestParseOperation(t *testing.T) {
+	for _, tc := range []struct {
+		payload string
+		want    Request
+		err     string
+	}{
+		{`{"query":"{ a }"}`, Request{Query: "{ a }"}, ""},
+		{`{"query":"q","operationName":"A","variables":{"n":1.5},"extensions":{}}`, Request{Query: "q", OperationName: "A", Variables: map[string]any{"n": json.Number("1.5")}}, ""},
+		{`{"query":"q","operationName":null,"variables":null,"extensions":null}`, Request{Query: "q"}, ""},
+		{`{"Query":"q"}`, Request{}, "payload.query must be a string"},
+		{`{"query":1}`, Request{}, "payload.query must be a string"},
+		{`{"query":"q","variables":[]}`, Request{}, "payload.variables must be an object"},
+		{`{"query":"q","operationName":2}`, Request{}, "payload.operationName must be a string"},
+		{`{"query":"q","extensions":"x"}`, Request{}, "payload.extensions must be an object"},
+		{`[]`, Request{}, "payload must be an object"},
+	} {
+		got, err := parseOperation(json.RawMessage(tc.payload))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: error %v, want %s", tc.payload, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %#v %v, want %#v", tc.payload, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzWebSocketMessage feeds arbitrary text to the message readers of both
+// protocols: they must not panic, and what they accept must be well formed.
+func FuzzWebSocketMessage(f *testing.F) {
+	for _, s := range []string{
+		initMsg, subUser, `{"type":"ping","payload":{"a":1}}`, `{"id":"1","type":"complete"}`,
+		`{"type":"connection_init","payload":{"Authorization":"Bearer x"}}`,
+		`{"id":"1","type":"start","payload":{"query":"{ a }","variables":{"x":[1,{"y":null}]}}}`,
+		`{"type":`, `null`, `[]`, `{"type":1}`, `{"type":"subscribe","id":{},"payload":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseWSMessage(data)
+		if err != nil {
+			return
+		}
+		if m.typ == "" || (m.payload != nil && !json.Valid(m.payload)) {
+			t.Fatalf("accepted %q as %+v", data, m)
+		}
+		if req, err := parseOperation(m.payload); err == nil && req.Variables != nil {
+			if _, err := json.Marshal(req.Variables); err != nil {
+				t.Fatalf("variables %v: %v", req.Variables, err)
+			}
+		}
+		if p, err := initPayload(m.payload); err == nil && m.payload != nil && p == nil {
+			t.Fatalf("init payload %s decoded to nil", m.payload)
+		}
+	})
+}
+
+// TestWebSocketNodeClients runs the real npm clients against the handler:
+// graphql-ws's createClient over graphql-transport-ws and Apollo's legacy
+// subscriptions-transport-ws over graphql-ws (testdata/wsjs/clients.mjs).
+// It needs `npm ci` in testdata/wsjs.
+func TestWebSocketNodeClients(t *testing.T) {
+	dir := filepath.Join("testdata", "wsjs")
+	for _, pkg := range []string{"graphql-ws", "subscriptions-transport-ws", "ws", "graphql"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed in %s (run npm ci there): %v", pkg, dir, err)
+			}
+			t.Skipf("skipping: the npm clients are not installed; run `npm ci` in %s to enable this test", dir)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node not found: %v", err)
+	}
+	srv := newWSServer(t, 16, WebSocketOptions{OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
+		for _, k := range []string{"Authorization", "authorization"} {
+			if v, ok := payload[k].(string); ok {
+				return context.WithValue(r.Context(), wsUserKey{}, strings.TrimPrefix(v, "Bearer ")), nil
+			}
+		}
+		return nil, errors.New("no token")
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wsWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "clients.mjs", srv.url())
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// waitHub waits for n active subscriptions unless the script ends first.
+	waitHub := func(n int) {
+		t.Helper()
+		for {
+			srv.hub.mu.Lock()
+			got, ch := len(srv.hub.subs), srv.hub.changed
+			srv.hub.mu.Unlock()
+			if got == n {
+				return
+			}
+			select {
+			case <-ch:
+			case err := <-exited:
+				t.Fatalf("the clients ended early (%v) with %d subscriptions active, want %d:\n%s%s", err, got, n, stdout.Bytes(), stderr.Bytes())
+			}
+		}
+	}
+	waitHub(4)
+	users := map[any]bool{}
+	for _, s := range srv.hub.subscribers() {
+		users[s.user] = true
+	}
+	if !users["node-transport"] || !users["node-legacy"] || len(users) != 2 {
+		t.Errorf("the sources saw the users %v, want node-transport and node-legacy from the init payloads", users)
+	}
+	var sent []map[string]any
+	ev, _ := srv.hub.publish("First")
+	sent = append(sent, ev)
+	waitHub(2) // each client has ended "short" after its first event
+	for _, name := range []string{"Second", "Third"} {
+		ev, _ := srv.hub.publish(name)
+		sent = append(sent, ev)
+	}
+	srv.hub.end()
+	if err := <-exited; err != nil {
+		t.Fatalf("node clients.mjs: %v\n%s", err, stderr.Bytes())
+	}
+
+	type result = map[string]any
+	var long []any
+	for _, ev := range sent {
+		long = append(long, result{"data": result{"onUserCreated": result{"id": ev["id"], "name": ev["name"]}}})
+	}
+	short := []any{result{"data": result{"onUserCreated": result{"email": sent[0]["email"]}}}}
+	want := result{}
+	for i, name := range []string{"transport", "legacy"} {
+		want[name] = result{
+			"query":         []any{result{"data": result{"user": result{"name": "Alice"}}}},
+			"mutation":      []any{result{"data": result{"createUser": result{"id": 4 + i, "name": name}}}},
+			"long":          long,
+			"longCompleted": true,
+			"short":         short,
+		}
+	}
+	var got any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("clients.mjs printed %q: %v", stdout.Bytes(), err)
+	}
+	wantJSON, _ := json.MarshalIndent(want, "", " ")
+	gotJSON, _ := json.MarshalIndent(got, "", " ")
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Errorf("the clients saw\n%s\nwant\n%s", gotJSON, wantJSON)
+	}
+	srv.hub.waitActive(t, 0)
+	srv.waitIdle(t)
+}
+
+// FuzzWebSocketSession sends one arbitrary message on an initialised
+// connection of either protocol, then a probe. The server must answer the
+// probe or close with a code of the protocol; never an internal error.
+func FuzzWebSocketSession(f *testing.F) {
+	for _, s := range []string{
+		subUser, `{"type":"ping"}`, `{"id":"1","type":"complete"}`, initMsg, `{"type":"next"}`, `{`,
+		legacyStart("1", "{ users { id } }"), `{"id":"1","type":"stop"}`, `{"type":"connection_terminate"}`,
+		`{"id":"x","type":"subscribe","payload":{"query":"query($a: [Int!]!) { user(id: 1) { posts(limit: $a) { id } } }","variables":{"a":[1]}}}`,
+	} {
+		f.Add(false, s)
+		f.Add(true, s)
+	}
+	srv := newWSServer(f, 4, WebSocketOptions{KeepAlive: -1})
+	f.Fuzz(func(t *testing.T, legacy bool, msg string) {
+		proto, probe, answered := ProtocolTransportWS, `{"type":"ping","payload":{"probe":1}}`, `{"type":"pong","payload":{"probe":1}}`
+		if legacy {
+			proto, probe, answered = ProtocolLegacyWS, legacyStart("probe", "{ user(id: 1) { id } }"), `{"id":"probe","type":"complete"}`
+		}
+		c := dialWS(t, srv.url(), proto)
+		defer c.CloseNow()
+		wsSend(t, c, initMsg)
+		if got := wsMustRecv(t, c); got != ack {
+			t.Fatalf("got %s, want the ack", got)
+		}
+		wsSend(t, c, msg)
+		wsSend(t, c, probe)
+		for {
+			got, err := wsRecv(t, c)
+			if err != nil {
+				switch websocket.CloseStatus(err) {
+				case closeBadRequest, closeTooManyInits, websocket.StatusNormalClosure:
+					return
+				}
+				t.Fatalf("after %q: %v", msg, err)
+			}
+			var m struct{ Type string }
+			if json.Unmarshal([]byte(got), &m) != nil || m.Type == "" {
+				t.Fatalf("after %q the server sent %q", msg, got)
+			}
+			if got == answered || legacy && strings.HasPrefix(got, `{"id":"probe","type":"error"`) {
+				return
+			}
+		}
+	})
+}
