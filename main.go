@@ -47,6 +47,7 @@ type config struct {
 	dataDir         string
 	snapshotBytes   int64
 	graphqlMaxDepth int
+	wsOrigins       string
 	env             string
 	streamDelay     time.Duration
 	shutdownTimeout time.Duration
@@ -103,6 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
+	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.jwt.register(fs)
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
@@ -201,6 +203,7 @@ type app struct {
 	httpAddr string
 	grpcAddr string
 	http     *http.Server
+	server   *Server
 	grpc     *grpc.Server
 	done     sync.WaitGroup
 }
@@ -235,13 +238,22 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
+	var origins []string
+	for _, o := range strings.Split(cfg.wsOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, wsOrigins: origins})
 	a.http = &http.Server{
-		Handler:           NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth}),
+		Handler:           a.server,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
+
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
 	a.done.Go(func() {
@@ -262,13 +274,14 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 func (a *app) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
-	a.store.CloseFeed()
+	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
 	grpcDone := make(chan struct{})
 	go func() {
 		a.grpc.GracefulStop()
 		close(grpcDone)
 	}()
-	err := a.http.Shutdown(ctx)
+	wsErr := a.server.Shutdown(ctx)
+	err := cmp.Or(a.http.Shutdown(ctx), wsErr)
 	select {
 	case <-grpcDone:
 	case <-ctx.Done():

@@ -204,12 +204,27 @@ func parseDateTime(v any) (any, error) {
 	return t.UTC(), nil
 }
 
-// newGraphQLHandler serves /graphql over HTTP, passing the Authorization header on to
-// the mutation resolvers.
-func newGraphQLHandler(schema *graphql.Schema) *graphql.Handler {
+// newGraphQLHandler serves /graphql: GraphQL over HTTP, and subscriptions (and any
+// operation) over WebSocket. Both pass the caller's Authorization on to the mutation
+// resolvers; over WebSocket it may also come in the connection_init payload, since
+// browsers cannot set headers on a WebSocket.
+func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.ContextFunc = func(r *http.Request) context.Context {
 		return context.WithValue(r.Context(), authorizationKey{}, r.Header.Get("Authorization"))
 	}
-	return h
+	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
+		OriginPatterns: origins,
+		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
+			authorization := r.Header.Get("Authorization")
+			for _, key := range []string{"Authorization", "authorization"} {
+				if v, ok := payload[key].(string); ok {
+					authorization = v
+				}
+			}
+			return context.WithValue(r.Context(), authorizationKey{}, authorization), nil
+		},
+	})
+	h.WebSocket = ws
+	return h, ws
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type Server struct {
 	auth  *authenticator // nil: authentication off
 	opts  serverOptions
 	mux   *http.ServeMux
+	// websockets are the live GraphQL sockets, which http.Server.Shutdown does not see.
+	websockets *graphql.WebSocketHandler
 	// odataKeys serves /api/products(5)-style paths, which only the catch-all sees.
 	odataKeys http.Handler
 	// methods lists, per registered path pattern, the methods it answers, so a request
@@ -40,6 +43,7 @@ type Server struct {
 type serverOptions struct {
 	auth            *authenticator // nil: authentication off
 	graphqlMaxDepth int            // 0: graphql.DefaultLimits
+	wsOrigins       []string       // origins allowed to open WebSockets besides the server's own
 }
 
 // NewServer returns a Server with every route added.
@@ -64,7 +68,8 @@ func (s *Server) addRoutes() {
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
-	graphqlHandler := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)))
+	graphqlHandler, ws := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)), s.opts.wsOrigins)
+	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 
@@ -145,6 +150,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	s.mux.ServeHTTP(rec, r)
 }
+
+// Shutdown closes every WebSocket with a going-away close frame after what is already
+// queued for it; http.Server.Shutdown takes care of the rest.
+func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
