@@ -210,6 +210,7 @@ func parseDateTime(v any) (any, error) {
 // browsers cannot set headers on a WebSocket.
 func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
+	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
 		return context.WithValue(r.Context(), authorizationKey{}, r.Header.Get("Authorization"))
 	}

@@ -1,0 +1,142 @@
+package graphql
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The editor's sources stay three readable files; editorPage inlines the
+// stylesheet and the script into the HTML so that the page is one response,
+// served from the one URL (/graphql) that reaches the Handler.
+//
+//go:embed editor.html editor.css editor.js
+var editorFiles embed.FS
+
+// Tags in editor.html that the stylesheet and the script replace. With them
+// the HTML also works when opened straight from the source directory.
+const (
+	editorStyleTag  = `<link rel="stylesheet" href="editor.css">`
+	editorScriptTag = `<script src="editor.js"></script>`
+)
+
+// EditorPage returns the handler of the interactive query editor, for
+// Handler.HTMLPage:
+//
+//	h := graphql.NewHandler(schema)
+//	h.HTMLPage = graphql.EditorPage()
+//
+// The page is one self-contained HTML document embedded in the binary: its
+// stylesheet and script are inline and nothing is loaded from any other
+// host, so it works offline. It sends operations to the URL it was served
+// from (POST, application/json) and subscriptions to the same URL over
+// WebSocket with the graphql-transport-ws subprotocol. Its
+// Content-Security-Policy allows no script or style but its own, named by
+// their SHA-256 hashes, and connections only to its own origin.
+//
+// The handler answers GET and HEAD (405 otherwise) and honours
+// If-None-Match.
+func EditorPage() http.Handler {
+	editorOnce.Do(buildEditor)
+	return editor
+}
+
+var (
+	editorOnce sync.Once
+	editor     *editorPage
+)
+
+type editorPage struct {
+	body []byte
+	etag string
+	// csp is the Content-Security-Policy without its connect-src, which
+	// depends on the request's host.
+	csp string
+}
+
+func buildEditor() {
+	read := func(name string) string {
+		b, err := editorFiles.ReadFile(name)
+		if err != nil {
+			panic("graphql: editor asset missing: " + err.Error())
+		}
+		return string(b)
+	}
+	html, css, js := read("editor.html"), read("editor.css"), read("editor.js")
+	page, cssHash, jsHash, err := inlineAssets(html, css, js)
+	if err != nil {
+		panic("graphql: " + err.Error())
+	}
+	sum := sha256.Sum256([]byte(page))
+	editor = &editorPage{
+		body: []byte(page),
+		etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`,
+		csp: "default-src 'none'; script-src '" + jsHash + "'; style-src '" + cssHash + "'; " +
+			"img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	}
+}
+
+type editorError string
+
+func (e editorError) Error() string { return string(e) }
+
+// inlineAssets puts css and js into html in place of editorStyleTag and
+// editorScriptTag and returns the page with the CSP hash sources of the
+// two inline elements.
+func inlineAssets(html, css, js string) (page, cssHash, jsHash string, err error) {
+	switch {
+	case strings.Count(html, editorStyleTag) != 1:
+		return "", "", "", editorError("editor.html must link editor.css exactly once")
+	case strings.Count(html, editorScriptTag) != 1:
+		return "", "", "", editorError("editor.html must load editor.js exactly once")
+	case strings.Contains(strings.ToLower(css), "</style"):
+		return "", "", "", editorError("editor.css must not contain </style")
+	case strings.Contains(strings.ToLower(js), "</script"), strings.Contains(js, "<!--"):
+		return "", "", "", editorError("editor.js must not contain </script or <!--")
+	}
+	page = strings.Replace(html, editorStyleTag, "<style>"+css+"</style>", 1)
+	page = strings.Replace(page, editorScriptTag, "<script>"+js+"</script>", 1)
+	return page, hashSource(css), hashSource(js), nil
+}
+
+// hashSource is the CSP source expression matching an inline element whose
+// text is s.
+func hashSource(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// connectSrc allows fetches to the page's own origin and WebSockets to its
+// host. 'self' covers ws: and wss: in CSP Level 3; the explicit sources are
+// for browsers that predate it. A host that is not plain host[:port] text
+// gets 'self' only.
+func connectSrc(host string) string {
+	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-:[]", r))
+	}) {
+		return "connect-src 'self'"
+	}
+	return "connect-src 'self' ws://" + host + " wss://" + host
+}
+
+func (p *editorPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Method "+r.Method+" is not allowed; use GET.", http.StatusMethodNotAllowed)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Security-Policy", p.csp+"; "+connectSrc(r.Host))
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("ETag", p.etag)
+	hdr.Add("Vary", "Accept")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(p.body))
+}
