@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ func BenchmarkRESTCreateUser(b *testing.B) {
 								b.Error(err)
 								return
 							}
+							io.Copy(io.Discard, resp.Body) // a drained body lets the connection be reused
 							resp.Body.Close()
 							if resp.StatusCode != http.StatusCreated {
 								b.Errorf("status %d", resp.StatusCode)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -47,6 +49,9 @@ func TestMixedLoad(t *testing.T) {
 				if resp.StatusCode != want {
 					t.Errorf("%s %s: status %d, want %d", method, path, resp.StatusCode, want)
 				}
+				data, _ := io.ReadAll(resp.Body) // drained, so the connection is reused
+				resp.Body.Close()
+				resp.Body = io.NopCloser(bytes.NewReader(data))
 				return resp
 			}
 			for i := 0; time.Now().Before(stop); i++ {
