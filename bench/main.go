@@ -1,0 +1,80 @@
+// Command bench is quartet's load harness. It builds the service, generates
+// deterministic datasets, starts the service and its yardsticks (a bare net/http
+// server, a bare grpc-go server and a graph-gophers/graphql-go server, each in a
+// process of its own), drives each in turn from this process over HTTP/1.1
+// keep-alive or gRPC, and prints one table of throughput, latency and the ratios the
+// performance targets are stated in.
+//
+// Usage (from the bench directory):
+//
+//	go run . [flags]                  run the harness (see -h)
+//	go run . gen [flags] -o FILE      write a generated dataset
+//	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	err := dispatch(os.Args[1:])
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func dispatch(args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "gen":
+			return runGen(args[1:])
+		case "peer":
+			return runPeer(args[1:])
+		case "run":
+			args = args[1:]
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runHarness(ctx, args, os.Stdout)
+}
+
+// runGen is the "gen" subcommand.
+func runGen(args []string) error {
+	fs := flag.NewFlagSet("bench gen", flag.ContinueOnError)
+	var cfg GenConfig
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed`; the same seed and sizes give the same file")
+	fs.IntVar(&cfg.Users, "users", 1000, "number of users")
+	fs.IntVar(&cfg.PostsPerUser, "posts-per-user", 5, "posts per user")
+	fs.IntVar(&cfg.CommentsPerPost, "comments-per-post", 3, "comments per post")
+	fs.IntVar(&cfg.Products, "products", 1000, "number of products")
+	fs.IntVar(&cfg.Orders, "orders", 1000, "number of orders")
+	out := fs.String("o", "", "output `file` (default: standard output)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return Generate(os.Stdout, cfg)
+	}
+	return writeDataset(*out, cfg)
+}
+
+// writeDataset generates cfg into the file path.
+func writeDataset(path string, cfg GenConfig) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := Generate(f, cfg); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
