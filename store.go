@@ -36,8 +36,9 @@ type Store struct {
 	usersByEmail     userOrder
 
 	// loading defers keeping orders sorted until endLoad, so a bulk load sorts once
-	// instead of inserting a million times.
-	loading bool
+	// instead of inserting a million times; replacedInLoad notes that a load replaced
+	// a user, leaving a stale entry in the orders for endLoad to drop.
+	loading, replacedInLoad bool
 
 	feed feed
 
@@ -92,7 +93,12 @@ func (t *table[T]) remove(id int64) {
 		return
 	}
 	delete(t.byID, id)
-	if i, ok := slices.BinarySearch(t.ids, id); ok {
+	i, ok := slices.BinarySearch(t.ids, id)
+	if !ok && t.loaded { // a bulk load may have appended out of order
+		i = slices.Index(t.ids, id)
+		ok = i >= 0
+	}
+	if ok {
 		t.ids, t.recs = slices.Delete(t.ids, i, i+1), slices.Delete(t.recs, i, i+1)
 	}
 }
@@ -133,7 +139,12 @@ func (x *ownerIndex) add(owner, id int64, loading bool) {
 
 func (x ownerIndex) remove(owner, id int64) {
 	ids := x[owner]
-	if i, found := slices.BinarySearch(ids, id); found {
+	i, found := slices.BinarySearch(ids, id)
+	if !found { // appended out of order during a bulk load
+		i = slices.Index(ids, id)
+		found = i >= 0
+	}
+	if found {
 		if len(ids) == 1 {
 			delete(x, owner)
 		} else {
@@ -181,7 +192,30 @@ func (o *userOrder) remove(u *User) {
 	}
 }
 
-func (o *userOrder) sortLoaded() { slices.SortFunc(o.users, o.compare) }
+// sortLoaded sorts after a bulk load. It sorts compact (key, id) entries rather than
+// the users they point to: a million comparisons then stay in cache.
+func (o *userOrder) sortLoaded() {
+	type entry struct {
+		key string
+		u   *User
+	}
+	entries := make([]entry, len(o.users))
+	for i, u := range o.users {
+		entries[i] = entry{u.nameKey, u}
+		if o.byEmail {
+			entries[i].key = u.emailKey
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.u.ID, b.u.ID)
+	})
+	for i, e := range entries {
+		o.users[i] = e.u
+	}
+}
 
 // foldKey is the case-insensitive form users are searched and sorted by.
 func foldKey(s string) string { return strings.ToLower(s) }
@@ -247,8 +281,12 @@ func (s *Store) apply(c *change) {
 
 func (s *Store) putUser(u *User) {
 	if old, ok := s.users.get(u.ID); ok {
-		s.usersByName.remove(old)
-		s.usersByEmail.remove(old)
+		if s.loading {
+			s.replacedInLoad = true
+		} else {
+			s.usersByName.remove(old)
+			s.usersByEmail.remove(old)
+		}
 	}
 	u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
 	s.users.put(u.ID, u, s.loading)
@@ -272,8 +310,12 @@ func (s *Store) deleteUser(id int64) {
 		s.removeComment(commentID)
 	}
 	if u, ok := s.users.get(id); ok {
-		s.usersByName.remove(u)
-		s.usersByEmail.remove(u)
+		if s.loading {
+			s.replacedInLoad = true
+		} else {
+			s.usersByName.remove(u)
+			s.usersByEmail.remove(u)
+		}
 		s.users.remove(id)
 	}
 }
@@ -335,10 +377,13 @@ func (s *Store) endLoad() {
 	// current ones. The two sorts are the bulk of a large load; they run side by side.
 	var wg sync.WaitGroup
 	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
-		o.users = slices.DeleteFunc(o.users, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
+		if s.replacedInLoad {
+			o.users = slices.DeleteFunc(o.users, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
+		}
 		wg.Go(o.sortLoaded)
 	}
 	wg.Wait()
+	s.replacedInLoad = false
 }
 
 // reserve makes room for a bulk load of n more records of each kind.
