@@ -152,7 +152,7 @@ func TestGRPCGetAllUsersStopsOnCancel(t *testing.T) {
 func TestGRPCCreateUsers(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
-	sub := a.store.Subscribe(10)
+	sub := a.store.Subscribe(10, nil)
 	defer sub.Close()
 
 	send := func(reqs ...*userpb.CreateUserRequest) (*userpb.CreateUsersResponse, error) {
@@ -181,8 +181,8 @@ func TestGRPCCreateUsers(t *testing.T) {
 		t.Errorf("user 8 = %+v", u)
 	}
 	for _, want := range []string{"G1", "G2"} {
-		if e := <-sub.C; e.User == nil || e.User.Name != want {
-			t.Errorf("feed event %+v, want user %s", e, want)
+		if u, ok := (<-sub.C).(*User); !ok || u.Name != want {
+			t.Errorf("feed event %+v, want user %s", u, want)
 		}
 	}
 	resp, err = send()

@@ -344,7 +344,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 		s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
 			ds, err := seed()
 			if err == nil {
-				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cmp.Or(cfg.load, map[bool]string{true: "demo", false: "empty"}[cfg.demo]))
+				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
 			}
 			return ds, err
 		}, log, cfg.snapshotBytes)
@@ -359,9 +359,20 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	}
 	store := withClock(NewStore())
 	if err := store.Load(ds); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", cmp.Or(cfg.load, "demo"), err)
+		return nil, fmt.Errorf("dataset %s: %w", cfg.seedName(), err)
 	}
 	return store, nil
+}
+
+// seedName says where a new store's data comes from.
+func (cfg config) seedName() string {
+	switch {
+	case cfg.load != "":
+		return cfg.load
+	case cfg.demo:
+		return "demo"
+	}
+	return "empty"
 }
 
 // unwrapOpError drops the "listen tcp" prefix that would repeat what the caller says.

@@ -98,13 +98,13 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return store.AddComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
 	}))
 
-	schema.SetSubscriber("onUserCreated", subscribe(store, func(e Event) any { return e.User }))
-	schema.SetSubscriber("onPostCreated", subscribe(store, func(e Event) any { return e.Post }))
+	schema.SetSubscriber("onUserCreated", subscribe(store, func(v any) bool { _, ok := v.(*User); return ok }))
+	schema.SetSubscriber("onPostCreated", subscribe(store, func(v any) bool { _, ok := v.(*Post); return ok }))
 	// An event that is an error ends the subscription with that error.
 	for _, field := range []string{"onUserCreated", "onPostCreated"} {
 		schema.SetResolver("Subscription", field, func(p graphql.ResolveParams) (any, error) {
 			if err, ok := p.Source.(error); ok {
-				return nil, err
+				return nil, &Error{Kind: KindInternal, Message: err.Error()}
 			}
 			return p.Source, nil
 		})
@@ -152,43 +152,14 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	return schema
 }
 
-// subscribe turns the store's change feed into a GraphQL source stream of the events
-// pick selects (nil: not this stream's kind). A subscriber that falls behind gets an
-// error as its last event.
-func subscribe(store *Store, pick func(Event) any) graphql.SubscribeFunc {
+// subscribe gives a subscription field its source stream: the store's created records
+// that want accepts, delivered straight from the store's feed. A subscriber that falls
+// behind gets an error as its last event; one that unsubscribes is removed from the feed.
+func subscribe(store *Store, want func(any) bool) graphql.SubscribeFunc {
 	return func(p graphql.ResolveParams) (<-chan any, error) {
-		sub := store.Subscribe(subscriptionBuffer)
-		out := make(chan any)
-		go func() {
-			defer close(out)
-			defer sub.Close()
-			for {
-				var v any
-				select {
-				case <-p.Context.Done():
-					return
-				case e, open := <-sub.C:
-					if !open {
-						if err := sub.Err(); err != nil {
-							v = &Error{Kind: KindInternal, Message: err.Error()}
-						} else {
-							return
-						}
-					} else if v = pick(e); v == nil || v == (*User)(nil) || v == (*Post)(nil) {
-						continue
-					}
-				}
-				select {
-				case out <- v:
-				case <-p.Context.Done():
-					return
-				}
-				if _, isErr := v.(error); isErr {
-					return
-				}
-			}
-		}()
-		return out, nil
+		sub := store.Subscribe(subscriptionBuffer, want)
+		context.AfterFunc(p.Context, sub.Close)
+		return sub.C, nil
 	}
 }
 

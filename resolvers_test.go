@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -207,4 +208,33 @@ func TestGraphQLAuth(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestSlowSubscriberEndsWithError: a subscriber that stops reading does not hold up
+// writers; once it is more than the buffer behind, its stream ends with an error.
+func TestSlowSubscriberEndsWithError(t *testing.T) {
+	store := newTestStore(t)
+	schema := newGraphQLSchema(store, nil, discardLogger(), 12)
+	events, err := schema.Subscribe(t.Context(), graphql.Request{Query: "subscription { onUserCreated { id } }"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSubscribers(t, store, 1)
+	for i := range subscriptionBuffer + 10 { // nobody reads meanwhile; these must not block
+		if _, err := store.CreateUser("U", fmt.Sprintf("u%d@example.com", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	var last *graphql.Response
+	for resp := range events {
+		n++
+		last = resp
+	}
+	if last == nil || len(last.Errors) != 1 || !strings.Contains(last.Errors[0].Message, "fell behind") {
+		t.Fatalf("after %d events the last was %+v, want the fell-behind error", n, last)
+	}
+	if n < subscriptionBuffer || n > subscriptionBuffer+3 {
+		t.Errorf("%d events before the end, want about the buffer (%d)", n, subscriptionBuffer)
+	}
 }

@@ -432,10 +432,10 @@ func (s *Store) publish(c *change) {
 	switch c.Op {
 	case opPutUsers:
 		for _, u := range c.Users {
-			s.feed.publish(Event{User: u})
+			s.feed.publish(u)
 		}
 	case opPutPost:
-		s.feed.publish(Event{Post: c.Post})
+		s.feed.publish(c.Post)
 	}
 }
 
@@ -799,12 +799,6 @@ func lookup[T any](t *table[T], ids []int64) []*T {
 
 // The change feed: created users and posts, pushed to subscribers in commit order.
 
-// Event is one created record: exactly one field is set.
-type Event struct {
-	User *User
-	Post *Post
-}
-
 // ErrSlowSubscriber ends a subscription whose buffer filled up: the store never waits
 // for a reader, so one that falls behind is cut off rather than silently skipped.
 var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected")
@@ -812,10 +806,12 @@ var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected"
 // errFeedClosed ends every subscription when the store shuts down.
 var errFeedClosed = errors.New("server is shutting down")
 
-// Subscription receives events on C until it is closed; then Err says why.
+// Subscription receives created records (*User, *Post) on C. When the subscription is
+// ended by the store, C carries the reason (an error) last; then C is closed.
 type Subscription struct {
-	C    <-chan Event
-	c    chan Event
+	C    <-chan any
+	c    chan any // one slot more than the buffer, kept free for the final error
+	want func(any) bool
 	feed *feed
 	err  error // set under feed.mu before c is closed
 }
@@ -836,15 +832,17 @@ type feed struct {
 	closed bool
 }
 
-// Subscribe starts a subscription to created users and posts with room for buffer
-// pending events.
-func (s *Store) Subscribe(buffer int) *Subscription {
-	c := make(chan Event, max(buffer, 1))
-	sub := &Subscription{C: c, c: c, feed: &s.feed}
+// Subscribe starts a subscription to the created records want accepts (nil: all), with
+// room for buffer pending ones. Records go straight into the subscriber's channel: no
+// goroutine stands between the store and a reader.
+func (s *Store) Subscribe(buffer int, want func(any) bool) *Subscription {
+	c := make(chan any, max(buffer, 1)+1)
+	sub := &Subscription{C: c, c: c, want: want, feed: &s.feed}
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
 	if s.feed.closed {
 		sub.err = errFeedClosed
+		c <- errFeedClosed
 		close(c)
 		return sub
 	}
@@ -865,12 +863,14 @@ func (s *Store) CloseFeed() {
 	}
 }
 
-func (f *feed) publish(e Event) {
+func (f *feed) publish(v any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for sub := range f.subs {
-		select {
-		case sub.c <- e:
+		switch {
+		case sub.want != nil && !sub.want(v):
+		case len(sub.c) < cap(sub.c)-1:
+			sub.c <- v // cannot block: there is room, and only publish sends
 		default:
 			f.dropLocked(sub, ErrSlowSubscriber)
 		}
@@ -889,5 +889,8 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 	}
 	delete(f.subs, sub)
 	sub.err = err
+	if err != nil {
+		sub.c <- err // the slot kept free by publish
+	}
 	close(sub.c)
 }

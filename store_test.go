@@ -125,20 +125,24 @@ func TestCreateOrderRules(t *testing.T) {
 
 func TestFeedPublishesCreations(t *testing.T) {
 	s := newTestStore(t)
-	sub := s.Subscribe(8)
+	sub := s.Subscribe(8, nil)
+	users := s.Subscribe(8, func(v any) bool { _, ok := v.(*User); return ok })
 	u, _ := s.CreateUser("Fed", "fed@example.com")
 	p, _ := s.CreatePost(u.ID, "Title", "Body")
 	s.UpdateUser(u.ID, UserPatch{})                          // not a creation
 	s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}) // not on the feed
-	if e := <-sub.C; e.User != u {
-		t.Errorf("first event %+v, want user %d", e, u.ID)
+	if v := <-sub.C; v != u {
+		t.Errorf("first event %+v, want user %d", v, u.ID)
 	}
-	if e := <-sub.C; e.Post != p {
-		t.Errorf("second event %+v, want post %d", e, p.ID)
+	if v := <-sub.C; v != p {
+		t.Errorf("second event %+v, want post %d", v, p.ID)
+	}
+	if v := <-users.C; v != u || len(users.C) != 0 {
+		t.Errorf("the users-only subscription got %+v and %d more", v, len(users.C))
 	}
 	select {
-	case e := <-sub.C:
-		t.Errorf("unexpected event %+v", e)
+	case v := <-sub.C:
+		t.Errorf("unexpected event %+v", v)
 	default:
 	}
 	sub.Close()
@@ -150,29 +154,31 @@ func TestFeedPublishesCreations(t *testing.T) {
 
 func TestFeedDropsSlowSubscriber(t *testing.T) {
 	s := newTestStore(t)
-	slow, fast := s.Subscribe(2), s.Subscribe(10)
+	slow, fast := s.Subscribe(2, nil), s.Subscribe(10, nil)
 	for i := range 5 {
 		if _, err := s.CreateUser(fmt.Sprint("U", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n := 0
-	for range slow.C {
-		n++
+	var got []any
+	for v := range slow.C {
+		got = append(got, v)
 	}
-	if n != 2 || !errors.Is(slow.Err(), ErrSlowSubscriber) {
-		t.Errorf("slow subscriber got %d events, err %v", n, slow.Err())
+	if len(got) != 3 || got[2] != ErrSlowSubscriber || !errors.Is(slow.Err(), ErrSlowSubscriber) {
+		t.Errorf("slow subscriber got %v, err %v; want 2 users, then the error", got, slow.Err())
 	}
 	if len(fast.C) != 5 {
 		t.Errorf("fast subscriber has %d events, want 5", len(fast.C))
 	}
 	s.CloseFeed()
-	for range fast.C {
+	var last any
+	for v := range fast.C {
+		last = v
 	}
-	if fast.Err() == nil {
-		t.Error("CloseFeed left no reason")
+	if last != errFeedClosed || fast.Err() != errFeedClosed {
+		t.Errorf("CloseFeed: last event %v, err %v", last, fast.Err())
 	}
-	if late := s.Subscribe(1); late.Err() == nil {
+	if late := s.Subscribe(1, nil); late.Err() == nil {
 		t.Error("subscribing after CloseFeed succeeded")
 	}
 }
