@@ -13,6 +13,32 @@ import (
 // errors (parse, validation, variables, or a failing subscriber) are
 // returned as an ErrorList, with no channel.
 func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, error) {
+	each, err := s.SubscribeEach(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *Response)
+	go func() {
+		defer close(out)
+		each(func(resp *Response) bool {
+			select {
+			case out <- resp:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	return out, nil
+}
+
+// SubscribeEach is Subscribe for a caller that handles each Response itself:
+// it checks the request and creates the source stream at once (request errors
+// are returned as an ErrorList), and gives back a function that runs the
+// stream in the caller's goroutine, calling yield with each Response until
+// the source closes, ctx is cancelled or yield returns false. Serving many
+// subscribers, this saves a goroutine and a hand-off per event.
+func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
 	p := s.prepare(req.Query)
 	if p.errs != nil {
 		return nil, ErrorList(p.errs)
@@ -26,10 +52,9 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 		return nil, ErrorList(errs)
 	}
 	if op.Operation != Subscription {
-		out := make(chan *Response, 1)
-		out <- s.executeOperation(ctx, p.doc, op, nil, vars)
-		close(out)
-		return out, nil
+		return func(yield func(*Response) bool) {
+			yield(s.executeOperation(ctx, p.doc, op, nil, vars))
+		}, nil
 	}
 	root := s.Subscription
 	if root == nil {
@@ -40,14 +65,11 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
-	g := groups[0]
-	src, err := s.createSourceStream(e, root, g)
+	src, err := s.createSourceStream(e, root, groups[0])
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan *Response)
-	go func() {
-		defer close(out)
+	return func(yield func(*Response) bool) {
 		for {
 			select {
 			case <-ctx.Done():
@@ -58,16 +80,12 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 				}
 				ex := s.newExecutor(ctx, p.doc, op, vars)
 				ex.event = true
-				resp := ex.run(root, ev)
-				select {
-				case out <- resp:
-				case <-ctx.Done():
+				if !yield(ex.run(root, ev)) {
 					return
 				}
 			}
 		}
-	}()
-	return out, nil
+	}, nil
 }
 
 func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup) (src <-chan any, err error) {

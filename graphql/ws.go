@@ -628,7 +628,7 @@ func (c *wsConn) stop(id string) bool {
 // run executes an operation and queues its results.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	defer op.cancel()
-	events, err := c.h.schema.Subscribe(ctx, req)
+	each, err := c.h.schema.SubscribeEach(ctx, req)
 	if err != nil {
 		c.forget(op)
 		c.sendErrors(op.id, op, errorList(err))
@@ -638,10 +638,13 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	if c.legacy {
 		next = "data"
 	}
-	for resp := range events {
-		if !c.send(outMsg{data: opMessage(next, op.id, resp.AppendJSON(nil)), op: op}) {
-			return // the connection is gone; its teardown cancels ctx
-		}
+	gone := false
+	each(func(resp *Response) bool {
+		gone = !c.send(outMsg{data: opMessage(next, op.id, resp.AppendJSON(nil)), op: op})
+		return !gone
+	})
+	if gone {
+		return // the connection is gone; its teardown cancels ctx
 	}
 	// The stream ended: the source closed, or ctx ended because the client
 	// stopped the operation or the connection is going.
