@@ -267,6 +267,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 			log.Error("grpc server", "error", err)
 		}
 	})
+	// The load's garbage is gone now; give its memory back while already serving.
+	go debug.FreeOSMemory()
 	return a, nil
 }
 
@@ -303,11 +305,10 @@ func (a *app) shutdown() error {
 // one that holds a store, else from -load, the demo data or nothing.
 //
 // A large load makes much short-lived garbage (the decoded file, the dataset); the
-// collector is held back while loading and the memory it frees is given back to the
-// system afterwards, so start-up is quicker and the resident size reflects the store.
+// collector is held back while loading (start's caller gives the memory back to the
+// system once the service is up), so start-up is quicker.
 func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	defer debug.FreeOSMemory()
 	seed := func() (*Dataset, error) {
 		switch {
 		case cfg.load != "":
