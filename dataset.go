@@ -36,16 +36,14 @@ func DemoDataset() *Dataset {
 // ReadDataset decodes a dataset. Unknown keys are refused, so a misspelt collection or
 // field is reported instead of silently ignored.
 func ReadDataset(r io.Reader) (*Dataset, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var ds Dataset
-	if err := dec.Decode(&ds); err != nil {
-		return nil, describeJSONError(err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the dataset object")
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty input: expected a JSON object")
 	}
-	return &ds, nil
+	return decodeDataset(data)
 }
 
 // describeJSONError turns a decoding error into one line that says where.
@@ -101,23 +99,27 @@ func (s *Store) Load(ds *Dataset) error {
 	var comments []*Comment
 	var products []*Product
 	var orders []*Order
-	seen := map[string]map[int64]bool{}
-	checkID := func(coll string, i int, id int64) error {
-		if seen[coll] == nil {
-			seen[coll] = make(map[int64]bool, len(ds.Users)+len(ds.Products))
-		}
+	// seen holds the ids of the collections others refer to; users are in userByID.
+	seen := map[string]map[int64]bool{"posts": {}, "comments": {}, "products": {}, "orders": {}}
+	checkID := func(coll string, i int, id int64, dup bool) error {
 		switch {
 		case id <= 0:
 			return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
-		case seen[coll][id]:
+		case dup:
 			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+		}
+		return nil
+	}
+	check := func(coll string, i int, id int64) error {
+		if err := checkID(coll, i, id, seen[coll][id]); err != nil {
+			return err
 		}
 		seen[coll][id] = true
 		return nil
 	}
 	userByID := make(map[int64]*User, len(ds.Users))
 	for i, u := range ds.Users {
-		if err := checkID("users", i, u.ID); err != nil {
+		if err := checkID("users", i, u.ID, userByID[u.ID] != nil); err != nil {
 			return err
 		}
 		name, email, err := validateUser(u.Name, u.Email)
@@ -129,7 +131,7 @@ func (s *Store) Load(ds *Dataset) error {
 		users = append(users, rec)
 	}
 	for i, p := range ds.Posts {
-		if err := checkID("posts", i, p.ID); err != nil {
+		if err := check("posts", i, p.ID); err != nil {
 			return err
 		}
 		if userByID[p.UserID] == nil {
@@ -143,7 +145,7 @@ func (s *Store) Load(ds *Dataset) error {
 		posts = append(posts, &rec)
 	}
 	for i, c := range ds.Comments {
-		if err := checkID("comments", i, c.ID); err != nil {
+		if err := check("comments", i, c.ID); err != nil {
 			return err
 		}
 		if !seen["posts"][c.PostID] {
@@ -157,7 +159,7 @@ func (s *Store) Load(ds *Dataset) error {
 		comments = append(comments, &rec)
 	}
 	for i, p := range ds.Products {
-		if err := checkID("products", i, p.ID); err != nil {
+		if err := check("products", i, p.ID); err != nil {
 			return err
 		}
 		if strings.TrimSpace(p.Name) == "" {
@@ -171,7 +173,7 @@ func (s *Store) Load(ds *Dataset) error {
 		products = append(products, &rec)
 	}
 	for i, o := range ds.Orders {
-		if err := checkID("orders", i, o.ID); err != nil {
+		if err := check("orders", i, o.ID); err != nil {
 			return err
 		}
 		if !seen["products"][o.ProductID] {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"reflect"
+	"testing"
+)
+
+// decodeWithStdlib is the reference: encoding/json into a Dataset, unknown fields
+// refused, one value only.
+func decodeWithStdlib(data []byte) (*Dataset, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var ds Dataset
+	if err := dec.Decode(&ds); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return &ds, nil
+}
+
+var datasetSeeds = []string{
+	`{}`, `null`, `{"users":null}`, `{"users":[]}`, `[]`, `"x"`, `{"users":{}}`, `{"users":"x"}`,
+	`{"users":[{"id":1,"name":"A","email":"a@x.io","createdAt":"2024-01-01T09:00:00Z"}]}`,
+	`{"Users":[{"ID":1,"NAME":"A"}],"users":[{"id":2}]}`,
+	`{"users":[{"id":1,"id":2}]}`, `{"users":[null,{"id":null,"name":null}]}`,
+	`{"users":[{"id":1.5}]}`, `{"users":[{"id":1e2}]}`, `{"users":[{"id":-0}]}`, `{"users":[{"id":99999999999999999999}]}`,
+	`{"users":[{"id":"1"}]}`, `{"users":[{"name":1}]}`, `{"users":[{"name":"a\u00e9\ud83d\ude00\n"}]}`,
+	`{"users":[{"name":"\ud800"}]}`, "{\"users\":[{\"name\":\"\xff\"}]}", `{"users":[{"name":"a\x"}]}`,
+	`{"products":[{"id":1,"price":19.99,"isActive":true,"createdDate":null}]}`, `{"products":[{"price":"1"}]}`,
+	`{"products":[{"price":1.00001}]}`, `{"products":[{"isActive":1}]}`, `{"orders":[{"quantity":3,"orderDate":"bad"}]}`,
+	`{"comments":[{"postId":1,"authorId":2,"text":"t"}],"posts":[{"userId":1,"title":"t","content":"c"}]}`,
+	`{"nope":1}`, `{"users":[{"nope":{"a":[1,2]}}]}`, `{"users":[]} x`, `{"users":[] `, `{"users":[1,]}`,
+	` { "users" : [ { "id" : 1 } ] } `, `{"users":[{"id":01}]}`, `{"users":[{"id":-}]}`, `{"users":[{"id":1.}]}`,
+	`{"users":[{"createdAt":"2024-01-01T09:00:00+02:00"}]}`, `{"users":[{"createdAt":1}]}`,
+	`{"users":[{"name":"K"}],"uſers":[]}`, `{"uſers":[]}`,
+}
+
+func TestDecodeDatasetMatchesEncodingJSON(t *testing.T) {
+	for _, seed := range append(datasetSeeds, string(demoJSON)) {
+		checkAgainstStdlib(t, []byte(seed))
+	}
+}
+
+// FuzzDecodeDataset holds the one-pass decoder to encoding/json: both accept the same
+// inputs, with the same values.
+func FuzzDecodeDataset(f *testing.F) {
+	for _, seed := range datasetSeeds {
+		f.Add([]byte(seed))
+	}
+	f.Add(demoJSON)
+	f.Fuzz(func(t *testing.T, data []byte) { checkAgainstStdlib(t, data) })
+}
+
+func checkAgainstStdlib(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := decodeDataset(data)
+	want, wantErr := decodeWithStdlib(data)
+	switch {
+	case err == nil && wantErr != nil:
+		t.Fatalf("%q: accepted, but encoding/json says %v", data, wantErr)
+	case err != nil && wantErr == nil:
+		t.Fatalf("%q: refused (%v), but encoding/json accepts it", data, err)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("%q: decoded\n%+v\nencoding/json decoded\n%+v", data, got, want)
+	}
+}
