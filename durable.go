@@ -108,8 +108,8 @@ func (s *Store) restore(st *snapshotState) {
 	s.comments.reserve(len(st.Comments))
 	s.products.reserve(len(st.Products))
 	s.orders.reserve(len(st.Orders))
-	s.usersByName.users = slices.Grow(s.usersByName.users, len(st.Users))
-	s.usersByEmail.users = slices.Grow(s.usersByEmail.users, len(st.Users))
+	s.usersByName.loaded = slices.Grow(s.usersByName.loaded, len(st.Users))
+	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
 	for _, u := range st.Users {
 		s.putUser(u)
 	}

@@ -154,3 +154,67 @@ func TestLoadOutOfOrderKeepsIndexes(t *testing.T) {
 		t.Error("users not in id order after a shuffled load")
 	}
 }
+
+// TestUserOrderAcrossChunks drives the user orders well past one chunk with inserts,
+// renames and deletes (and a bulk load in between), and checks every page against a
+// sort of all users.
+func TestUserOrderAcrossChunks(t *testing.T) {
+	s := NewStore()
+	rng := rand.New(rand.NewPCG(5, 6))
+	word := func() string { return fmt.Sprintf("%c%c%c", 'a'+rng.IntN(6), 'A'+rng.IntN(6), 'a'+rng.IntN(6)) }
+	var ids []int64
+	check := func() {
+		t.Helper()
+		users := s.Users()
+		for _, by := range []string{"name", "email"} {
+			want := slices.Clone(users)
+			key := func(u *User) string { return strings.ToLower(u.Name) }
+			if by == "email" {
+				key = func(u *User) string { return strings.ToLower(u.Email) }
+			}
+			slices.SortFunc(want, func(a, b *User) int { return cmp.Or(strings.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID)) })
+			for _, size := range []int{1, 7, 100} {
+				for page := 1; (page-1)*size <= len(want); page += 1 + rng.IntN(40) {
+					got, total := s.UserPage(UserQuery{SortBy: by, Page: page, PageSize: size})
+					lo := min((page-1)*size, len(want))
+					if total != len(want) || !slices.Equal(got, want[lo:min(lo+size, len(want))]) {
+						t.Fatalf("by %s, page %d of %d: wrong users", by, page, size)
+					}
+				}
+			}
+		}
+	}
+	for round := range 4 {
+		for range 1500 {
+			switch op := rng.IntN(10); {
+			case op < 6 || len(ids) == 0:
+				u, err := s.CreateUser(word()+" "+word(), word()+"@"+word()+".io")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, u.ID)
+			case op < 8:
+				name := word()
+				s.UpdateUser(ids[rng.IntN(len(ids))], UserPatch{Name: &name})
+			default:
+				k := rng.IntN(len(ids))
+				s.DeleteUser(ids[k])
+				ids = slices.Delete(ids, k, k+1)
+			}
+		}
+		check()
+		if round == 1 { // a bulk load on top of a populated store merges into the orders
+			var more []User
+			for i := range 700 {
+				more = append(more, User{ID: int64(100000 + round*1000 + i), Name: word(), Email: word() + "@x.io"})
+			}
+			if err := s.Load(&Dataset{Users: more}); err != nil {
+				t.Fatal(err)
+			}
+			check()
+		}
+	}
+	if n := len(s.usersByName.chunks); n < 4 {
+		t.Errorf("only %d chunks: the test did not reach splitting", n)
+	}
+}

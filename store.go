@@ -160,11 +160,18 @@ func (x ownerIndex) sortLoaded() {
 	}
 }
 
-// userOrder keeps users sorted case-insensitively by name or by email, ties by id.
+// userOrder keeps users sorted case-insensitively by name or by email, ties by id. It
+// holds them in sorted chunks of about orderChunk users: an insert or a removal moves
+// at most one chunk's worth of pointers, however many users there are, and finding
+// the k-th user walks the chunk lengths only.
 type userOrder struct {
-	users   []*User
+	chunks  [][]*User
+	n       int
 	byEmail bool
+	loaded  []*User // a bulk load's users, unsorted until sortLoaded
 }
+
+const orderChunk = 512
 
 func (o *userOrder) compare(a, b *User) int {
 	ka, kb := a.nameKey, b.nameKey
@@ -177,30 +184,95 @@ func (o *userOrder) compare(a, b *User) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
+// chunkFor returns the chunk u belongs in: the first whose last user is not before it.
+func (o *userOrder) chunkFor(u *User) int {
+	i, _ := slices.BinarySearchFunc(o.chunks, u, func(c []*User, u *User) int { return o.compare(c[len(c)-1], u) })
+	return min(i, len(o.chunks)-1)
+}
+
 func (o *userOrder) add(u *User, loading bool) {
 	if loading {
-		o.users = append(o.users, u)
+		o.loaded = append(o.loaded, u)
 		return
 	}
-	i, _ := slices.BinarySearchFunc(o.users, u, o.compare)
-	o.users = slices.Insert(o.users, i, u)
+	o.n++
+	if len(o.chunks) == 0 {
+		o.chunks = [][]*User{{u}}
+		return
+	}
+	ci := o.chunkFor(u)
+	c := o.chunks[ci]
+	i, _ := slices.BinarySearchFunc(c, u, o.compare)
+	c = slices.Insert(c, i, u)
+	if len(c) <= 2*orderChunk {
+		o.chunks[ci] = c
+		return
+	}
+	half := len(c) / 2
+	o.chunks[ci] = c[:half:half] // capped, so a later insert cannot run into the right half
+	o.chunks = slices.Insert(o.chunks, ci+1, slices.Clone(c[half:]))
 }
 
 func (o *userOrder) remove(u *User) {
-	if i, found := slices.BinarySearchFunc(o.users, u, o.compare); found {
-		o.users = slices.Delete(o.users, i, i+1)
+	if len(o.chunks) == 0 {
+		return
+	}
+	ci := o.chunkFor(u)
+	c := o.chunks[ci]
+	i, found := slices.BinarySearchFunc(c, u, o.compare)
+	if !found {
+		return
+	}
+	o.n--
+	if c = slices.Delete(c, i, i+1); len(c) == 0 {
+		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+	} else {
+		o.chunks[ci] = c
 	}
 }
 
-// sortLoaded sorts after a bulk load. It sorts compact (key, id) entries rather than
-// the users they point to: a million comparisons then stay in cache.
+// page returns up to size users from position skip on.
+func (o *userOrder) page(skip, size int) []*User {
+	out := []*User{}
+	for _, c := range o.chunks {
+		if skip >= len(c) {
+			skip -= len(c)
+			continue
+		}
+		for _, u := range c[skip:] {
+			if len(out) == size {
+				return out
+			}
+			out = append(out, u)
+		}
+		skip = 0
+	}
+	return out
+}
+
+// each calls fn with the users in order until fn returns false.
+func (o *userOrder) each(fn func(*User) bool) {
+	for _, c := range o.chunks {
+		for _, u := range c {
+			if !fn(u) {
+				return
+			}
+		}
+	}
+}
+
+// sortLoaded sorts and chunks after a bulk load (merging in users added before it).
+// It sorts compact (key, user) entries rather than the users they point to: a million
+// comparisons then stay in cache.
 func (o *userOrder) sortLoaded() {
 	type entry struct {
 		key string
 		u   *User
 	}
-	entries := make([]entry, len(o.users))
-	for i, u := range o.users {
+	all := o.loaded
+	o.each(func(u *User) bool { all = append(all, u); return true })
+	entries := make([]entry, len(all))
+	for i, u := range all {
 		entries[i] = entry{u.nameKey, u}
 		if o.byEmail {
 			entries[i].key = u.emailKey
@@ -212,8 +284,15 @@ func (o *userOrder) sortLoaded() {
 		}
 		return cmp.Compare(a.u.ID, b.u.ID)
 	})
+	sorted := make([]*User, len(entries))
 	for i, e := range entries {
-		o.users[i] = e.u
+		sorted[i] = e.u
+	}
+	o.chunks, o.n, o.loaded = nil, len(sorted), nil
+	for len(sorted) > 0 {
+		k := min(orderChunk, len(sorted))
+		o.chunks = append(o.chunks, sorted[:k:k])
+		sorted = sorted[k:]
 	}
 }
 
@@ -378,7 +457,7 @@ func (s *Store) endLoad() {
 	var wg sync.WaitGroup
 	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
-			o.users = slices.DeleteFunc(o.users, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
+			o.loaded = slices.DeleteFunc(o.loaded, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
 		}
 		wg.Go(o.sortLoaded)
 	}
@@ -672,31 +751,44 @@ type UserQuery struct {
 func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	order := s.users.recs
+	var order *userOrder
 	switch q.SortBy {
 	case "name":
-		order = s.usersByName.users
+		order = &s.usersByName
 	case "email":
-		order = s.usersByEmail.users
+		order = &s.usersByEmail
 	}
+	n := len(s.users.recs)
 	skip := -1
-	if q.Page >= 1 && q.Page-1 <= len(order)/max(q.PageSize, 1) { // (page-1)*pageSize may not fit an int
+	if q.Page >= 1 && q.Page-1 <= n/max(q.PageSize, 1) { // (page-1)*pageSize may not fit an int
 		skip = (q.Page - 1) * q.PageSize
 	}
 	items = []*User{}
 	if q.Search == "" {
-		if skip >= 0 && skip < len(order) {
-			items = slices.Clone(order[skip:min(skip+q.PageSize, len(order))])
+		switch {
+		case skip < 0 || skip >= n:
+		case order != nil:
+			items = order.page(skip, q.PageSize)
+		default:
+			items = slices.Clone(s.users.recs[skip:min(skip+q.PageSize, n)])
 		}
-		return items, len(order)
+		return items, n
 	}
 	needle := foldKey(q.Search)
-	for _, u := range order {
+	match := func(u *User) bool {
 		if strings.Contains(u.nameKey, needle) || strings.Contains(u.emailKey, needle) {
 			if total >= skip && skip >= 0 && len(items) < q.PageSize {
 				items = append(items, u)
 			}
 			total++
+		}
+		return true
+	}
+	if order != nil {
+		order.each(match)
+	} else {
+		for _, u := range s.users.recs {
+			match(u)
 		}
 	}
 	return items, total
