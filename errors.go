@@ -24,21 +24,22 @@ const (
 	KindForbidden                   // valid credentials, not permitted
 )
 
-// kindInfo is how one Kind appears on each surface.
+// kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
+// its only failures are query errors and missing entities, which the odata package
+// answers as 400 BadRequest and 404 NotFound, the codes this table would give.)
 type kindInfo struct {
 	httpStatus  int
 	grpcCode    codes.Code
 	graphqlCode string
-	odataCode   string
 }
 
 var kinds = map[Kind]kindInfo{
-	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
-	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
-	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
-	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
-	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
-	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
+	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR"},
+	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT"},
+	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND"},
+	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT"},
+	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED"},
+	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN"},
 }
 
 // Error is the one error type of the domain. Message is safe to show to a client;
@@ -65,9 +66,6 @@ func (e *Error) Extensions() map[string]any {
 	}
 	return ext
 }
-
-// ODataCode is the code of the OData error body for e.
-func (e *Error) ODataCode() string { return kinds[e.Kind].odataCode }
 
 // asError returns err as a domain *Error; anything else is an internal failure whose
 // message must not reach the client.
