@@ -364,9 +364,28 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// A snapshot file is two records: a header (generation, last ids) and the records in
+// the dataset format, so a restart reads them with the one-pass dataset decoder.
+type snapshotHeader struct {
+	Gen     uint64           `json:"gen"`
+	LastIDs map[string]int64 `json:"lastIds"`
+}
+
+type snapshotBody struct {
+	Users    []*User    `json:"users"`
+	Posts    []*Post    `json:"posts"`
+	Comments []*Comment `json:"comments"`
+	Products []*Product `json:"products"`
+	Orders   []*Order   `json:"orders"`
+}
+
 // writeSnapshot replaces DIR/snapshot atomically: temp file, fsync, rename, fsync DIR.
 func writeSnapshot(dir string, st *snapshotState) error {
-	payload, err := json.Marshal(st)
+	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs})
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(snapshotBody{st.Users, st.Posts, st.Comments, st.Products, st.Orders})
 	if err != nil {
 		return err
 	}
@@ -375,7 +394,7 @@ func writeSnapshot(dir string, st *snapshotState) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(appendRecord(nil, payload)); err != nil {
+	if _, err := f.Write(appendRecord(appendRecord(nil, header), body)); err != nil {
 		f.Close()
 		return err
 	}
@@ -517,12 +536,8 @@ func (j *journal) recover() error {
 	var st snapshotState
 	switch {
 	case err == nil:
-		payload, next, ok := readRecord(data, 0)
-		if !ok || next != len(data) {
-			return fmt.Errorf("%s is corrupt (checksum mismatch); restore it from a backup", filepath.Join(j.dir, "snapshot"))
-		}
-		if err := json.Unmarshal(payload, &st); err != nil {
-			return fmt.Errorf("%s is unreadable: %v", filepath.Join(j.dir, "snapshot"), err)
+		if err := readSnapshot(data, &st); err != nil {
+			return fmt.Errorf("%s %v; restore it from a backup", filepath.Join(j.dir, "snapshot"), err)
 		}
 		s.restore(&st)
 	case errors.Is(err, os.ErrNotExist):
@@ -561,6 +576,46 @@ func (j *journal) recover() error {
 	}
 	j.file, j.size = f, info.Size()
 	return nil
+}
+
+// readSnapshot decodes a snapshot file: a header record and a body record, or one
+// record holding both (the first format).
+func readSnapshot(data []byte, st *snapshotState) error {
+	header, next, ok := readRecord(data, 0)
+	if !ok {
+		return errors.New("is corrupt (checksum mismatch)")
+	}
+	if next == len(data) { // one record: header and body together
+		if err := json.Unmarshal(header, st); err != nil {
+			return fmt.Errorf("is unreadable: %v", err)
+		}
+		return nil
+	}
+	body, end, ok := readRecord(data, next)
+	if !ok || end != len(data) {
+		return errors.New("is corrupt (checksum mismatch)")
+	}
+	var h snapshotHeader
+	if err := json.Unmarshal(header, &h); err != nil {
+		return fmt.Errorf("is unreadable: %v", err)
+	}
+	ds, err := decodeDataset(body)
+	if err != nil {
+		return fmt.Errorf("is unreadable: %v", err)
+	}
+	st.Gen, st.LastIDs = h.Gen, h.LastIDs
+	st.Users, st.Posts, st.Comments = pointers(ds.Users), pointers(ds.Posts), pointers(ds.Comments)
+	st.Products, st.Orders = pointers(ds.Products), pointers(ds.Orders)
+	return nil
+}
+
+// pointers returns pointers to the elements of xs.
+func pointers[T any](xs []T) []*T {
+	out := make([]*T, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
 }
 
 func (j *journal) replay(gen uint64, last bool) error {

@@ -216,3 +216,21 @@ func TestDurableStartChoices(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestDurableReadsFirstSnapshotFormat opens a DIR whose snapshot is one record holding
+// header and records together, as the first version wrote it.
+func TestDurableReadsFirstSnapshotFormat(t *testing.T) {
+	dir := t.TempDir()
+	want := newTestStore(t)
+	mutateAll(t, want)
+	want.mu.RLock()
+	payload, err := json.Marshal(want.captureLocked(1))
+	want.mu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "snapshot"), appendRecord(nil, payload), 0o644)
+	got := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer got.Close()
+	mustEqualState(t, got, want)
+}
