@@ -17,13 +17,11 @@ const odataMetadataPath = "/api/$metadata"
 
 // odataRoutes are the OData endpoints and their settings.
 type odataRoutes struct {
-	model                  *odata.Model
-	products, productOne   *odata.Route
-	search                 *odata.Route
-	orders, orderOne       *odata.Route
-	keySegment             http.Handler // /api/products(5), /api/orders(3)
-	productSet, orderSet   *odata.EntitySet
-	productType, orderType *odata.EntityType
+	model                *odata.Model
+	products, productOne *odata.Route
+	search               *odata.Route
+	orders, orderOne     *odata.Route
+	keySegment           http.Handler // /api/products(5), /api/orders(3)
 }
 
 // newODataRoutes describes Product and Order to the odata package, with getters over
@@ -56,14 +54,13 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 			pr, ok := store.Product(o(x).ProductID)
 			return pr, ok
 		}}}
-	rt := &odataRoutes{productType: product, orderType: order,
-		productSet: &odata.EntitySet{Name: "Products", Type: product},
-		orderSet:   &odata.EntitySet{Name: "Orders", Type: order}}
-	model, err := odata.NewModel("Quartet", rt.productSet, rt.orderSet)
+	productSet := &odata.EntitySet{Name: "Products", Type: product}
+	orderSet := &odata.EntitySet{Name: "Orders", Type: order}
+	model, err := odata.NewModel("Quartet", productSet, orderSet)
 	if err != nil {
 		panic("odata model: " + err.Error()) // a defect in the declarations above
 	}
-	rt.model = model
+	rt := &odataRoutes{model: model}
 
 	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
@@ -83,16 +80,16 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
 		return &odata.Route{Set: set, Settings: s, RejectPassword: true, Metadata: odataMetadataPath}
 	}
-	rt.products = route(rt.productSet, list)
+	rt.products = route(productSet, list)
 	rt.products.List = products
-	rt.productOne = route(rt.productSet, one)
+	rt.productOne = route(productSet, one)
 	rt.productOne.Get = getProduct
-	rt.search = route(rt.productSet, searchSettings)
+	rt.search = route(productSet, searchSettings)
 	rt.search.List, rt.search.AlwaysCount = products, true
 	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
-	rt.orders = route(rt.orderSet, list)
+	rt.orders = route(orderSet, list)
 	rt.orders.List = orders
-	rt.orderOne = route(rt.orderSet, one)
+	rt.orderOne = route(orderSet, one)
 	rt.orderOne.Get = getOrder
 	rt.keySegment = odata.KeySegmentHandler(map[string]*odata.Route{"products": rt.productOne, "orders": rt.orderOne}, nil)
 	return rt
