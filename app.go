@@ -1,0 +1,217 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+)
+
+// app is a started service.
+type app struct {
+	cfg      config
+	log      *slog.Logger
+	store    *Store
+	auth     *authenticator
+	httpAddr string
+	grpcAddr string
+	http     *http.Server
+	server   *Server
+	grpc     *grpc.Server
+	done     sync.WaitGroup
+}
+
+// start loads the store and starts listening; it returns once the service accepts
+// connections, so a caller can use the bound addresses at once.
+func start(cfg config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+	vc, on, err := cfg.jwt.verifierConfig()
+	if err != nil {
+		return nil, err
+	}
+	if on {
+		v, err := NewJWTVerifier(vc)
+		if err != nil {
+			return nil, err
+		}
+		a.auth = &authenticator{verifier: v}
+	}
+	if a.store, err = openStore(cfg, log); err != nil {
+		return nil, err
+	}
+	httpLn, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
+	}
+	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
+	if err != nil {
+		httpLn.Close()
+		a.store.Close()
+		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
+	}
+	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
+	var origins []string
+	for _, o := range strings.Split(cfg.wsOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, wsOrigins: origins})
+	a.http = &http.Server{
+		Handler:           a.server,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
+
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
+	a.done.Go(func() {
+		if err := a.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "error", err)
+		}
+	})
+	a.done.Go(func() {
+		if err := a.grpc.Serve(grpcLn); err != nil {
+			log.Error("grpc server", "error", err)
+		}
+	})
+	// The load's garbage is gone now; give its memory back while already serving.
+	go debug.FreeOSMemory()
+	return a, nil
+}
+
+// shutdown stops accepting, ends every subscription, and lets in-flight calls finish
+// within the configured bound before cutting them off.
+func (a *app) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
+	defer cancel()
+	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
+	grpcDone := make(chan struct{})
+	go func() {
+		a.grpc.GracefulStop()
+		close(grpcDone)
+	}()
+	wsErr := a.server.Shutdown(ctx)
+	err := cmp.Or(a.http.Shutdown(ctx), wsErr)
+	select {
+	case <-grpcDone:
+	case <-ctx.Done():
+		a.grpc.Stop()
+		<-grpcDone
+	}
+	a.done.Wait()
+	if serr := a.store.Close(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// openStore builds the store the configuration asks for: from DIR when -data names
+// one that holds a store, else from -load, the demo data or nothing.
+//
+// A large load makes much short-lived garbage (the decoded file, the dataset); the
+// collector is held back while loading (start's caller gives the memory back to the
+// system once the service is up), so start-up is quicker.
+func openStore(cfg config, log *slog.Logger) (*Store, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	seed := func() (*Dataset, error) {
+		switch {
+		case cfg.load != "":
+			f, err := os.Open(cfg.load)
+			if err != nil {
+				return nil, fmt.Errorf("-load: %w", unwrapPathError(err))
+			}
+			defer f.Close()
+			ds, err := ReadDataset(f)
+			if err != nil {
+				return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
+			}
+			return ds, nil
+		case cfg.demo:
+			return DemoDataset(), nil
+		}
+		return &Dataset{}, nil
+	}
+	withClock := func(s *Store) *Store {
+		if cfg.clock != nil {
+			s.clock = cfg.clock
+		}
+		return s
+	}
+	if cfg.dataDir != "" {
+		if cfg.load != "" {
+			// Loading over a stored state would silently drop one or the other.
+			if has, err := HasStore(cfg.dataDir); err != nil {
+				return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
+			} else if has {
+				return nil, fmt.Errorf("-load %s: -data %s already holds a store; drop -load, or use an empty directory", cfg.load, cfg.dataDir)
+			}
+		}
+		s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
+			ds, err := seed()
+			if err == nil {
+				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
+			}
+			return ds, err
+		}, log, cfg.snapshotBytes)
+		if err != nil {
+			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
+		}
+		return withClock(s), nil
+	}
+	ds, err := seed()
+	if err != nil {
+		return nil, err
+	}
+	store := withClock(NewStore())
+	if err := store.Load(ds); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", cfg.seedName(), err)
+	}
+	return store, nil
+}
+
+// seedName says where a new store's data comes from.
+func (cfg config) seedName() string {
+	switch {
+	case cfg.load != "":
+		return cfg.load
+	case cfg.demo:
+		return "demo"
+	}
+	return "empty"
+}
+
+// unwrapOpError drops the "listen tcp" prefix that would repeat what the caller says.
+func unwrapOpError(err error) error {
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Err != nil {
+		if sys, ok := errors.AsType[*os.SyscallError](op.Err); ok {
+			return sys.Err
+		}
+		return op.Err
+	}
+	return err
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
