@@ -32,6 +32,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		panic("schema.graphql: " + err.Error()) // embedded and tested: a build defect
 	}
 	schema.Limits.MaxDepth = maxDepth
+	// A created user or post reads the same to every subscriber: nothing under
+	// Subscription depends on who asks, so one execution per event serves them all.
+	schema.ShareEventResults = true
 	schema.OnPanic = func(ctx context.Context, v any) {
 		log.Error("panic in a graphql resolver", "panic", v)
 	}

@@ -110,6 +110,8 @@ func fromResolverError(err error) *Error {
 type Response struct {
 	Errors []*Error
 	Data   []byte
+
+	raw []byte // the encoded response, when it is shared by many subscribers
 }
 
 // MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.
@@ -119,6 +121,9 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 
 // AppendJSON appends the response's JSON form to buf.
 func (r *Response) AppendJSON(buf []byte) []byte {
+	if r.raw != nil {
+		return append(buf, r.raw...)
+	}
 	buf = append(buf, '{')
 	if len(r.Errors) > 0 {
 		buf = append(buf, `"errors":[`...)

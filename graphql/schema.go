@@ -223,6 +223,15 @@ type Schema struct {
 	// resolver panic; the panic becomes an "internal server error".
 	OnPanic PanicHook
 
+	// ShareEventResults lets the subscribers of one subscription document
+	// without variables share a single execution, and its JSON, per event:
+	// with thousands of subscribers, an event then costs one execution
+	// instead of thousands. Set it only when the resolvers reached from
+	// Subscription do not depend on the request's context (the caller's
+	// identity, say), since every subscriber gets the first one's result.
+	// Shared responses must be treated as read-only.
+	ShareEventResults bool
+
 	types      map[string]*Type
 	typeList   []*Type
 	directives map[string]*DirectiveDef

@@ -69,6 +69,10 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	if err != nil {
 		return nil, err
 	}
+	var shared *sharedEvent
+	if s.ShareEventResults && len(op.Variables) == 0 {
+		shared = p.sharedFor(op)
+	}
 	return func(yield func(*Response) bool) {
 		for {
 			select {
@@ -78,9 +82,12 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 				if !ok {
 					return
 				}
-				ex := s.newExecutor(ctx, p.doc, op, vars)
-				ex.event = true
-				if !yield(ex.run(root, ev)) {
+				resp := shared.result(ev, func() *Response {
+					ex := s.newExecutor(ctx, p.doc, op, vars)
+					ex.event = true
+					return ex.run(root, ev)
+				})
+				if !yield(resp) {
 					return
 				}
 			}
