@@ -124,27 +124,6 @@ func jwtCheckSafeMessage(t testing.TB, msg string) {
 	}
 }
 
-// jwtConformanceDir finds shared/conformance by walking up from the working
-// directory.
-func jwtConformanceDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "conformance")
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/conformance not found in any parent of the working directory")
-		}
-		dir = parent
-	}
-}
-
 func jwtDecodeB64(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := base64.RawURLEncoding.DecodeString(s)
@@ -277,7 +256,7 @@ type rfc7520Example struct {
 
 func loadRFC7520(t *testing.T, name string) *rfc7520Example {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(jwtConformanceDir(t), "jose", name))
+	data, err := os.ReadFile(filepath.Join(findShared(t), "conformance", "jose", name))
 	if err != nil {
 		t.Fatal(err)
 	}

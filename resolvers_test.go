@@ -21,7 +21,7 @@ import (
 
 // findShared walks up from the working directory to the shared/ folder that sits beside
 // the repository (CI has it there too).
-func findShared(t *testing.T) string {
+func findShared(t testing.TB) string {
 	t.Helper()
 	dir, _ := os.Getwd()
 	for {

@@ -415,22 +415,7 @@ func (p *parser) nestedOptions(o *options) {
 			p.fail(namePos, "duplicate option %s", name)
 		}
 		o.present[name] = p.tok.pos
-		switch name {
-		case "$filter":
-			o.filter = p.expr()
-		case "$orderby":
-			o.orderBy = p.orderBy()
-		case "$select":
-			p.selectList(o)
-		case "$expand":
-			o.expand = p.expandList()
-		case "$top":
-			o.top = p.count()
-		case "$skip":
-			o.skip = p.count()
-		case "$count":
-			o.count = p.boolean()
-		default:
+		if !p.option(o, name) {
 			p.fail(namePos, "query option %s is not supported in $expand", name)
 		}
 		if p.tok.kind != tokSemi {
@@ -461,4 +446,28 @@ func (p *parser) boolean() bool {
 	v := p.isWord("true")
 	p.advance()
 	return v
+}
+
+// option parses the value of the system query option name into o, at top level or
+// inside $expand; it reports false for an option it does not know.
+func (p *parser) option(o *options, name string) bool {
+	switch name {
+	case "$filter":
+		o.filter = p.expr()
+	case "$orderby":
+		o.orderBy = p.orderBy()
+	case "$select":
+		p.selectList(o)
+	case "$expand":
+		o.expand = p.expandList()
+	case "$top":
+		o.top = p.count()
+	case "$skip":
+		o.skip = p.count()
+	case "$count":
+		o.count = p.boolean()
+	default:
+		return false
+	}
+	return true
 }

@@ -151,22 +151,7 @@ func badEscape(s string) int {
 func parseOption(o *options, name, value string) error {
 	return run(func() {
 		p := newParser(value)
-		switch name {
-		case "$filter":
-			o.filter = p.expr()
-		case "$orderby":
-			o.orderBy = p.orderBy()
-		case "$select":
-			p.selectList(o)
-		case "$expand":
-			o.expand = p.expandList()
-		case "$top":
-			o.top = p.count()
-		case "$skip":
-			o.skip = p.count()
-		case "$count":
-			o.count = p.boolean()
-		}
+		p.option(o, name)
 		p.end()
 	})
 }
