@@ -315,7 +315,7 @@ func writeCanonical(b *strings.Builder, v *Value) {
 		}
 		b.WriteByte('}')
 	default:
-		writeValue(b, v)
+		writeLiteral(b, v)
 	}
 }
 

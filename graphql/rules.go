@@ -723,44 +723,9 @@ func noDeprecatedCustomRule(c *vctx) *visitor {
 	}
 }
 
-// printValue prints a literal in GraphQL syntax, for messages.
-func printValue(v *Value) string {
-	var b strings.Builder
-	writeValue(&b, v)
-	return b.String()
-}
-
-func writeValue(b *strings.Builder, v *Value) {
-	switch v.Kind {
-	case VariableValue:
-		b.WriteString("$" + v.Raw)
-	case StringValue:
-		b.WriteString(strconv.Quote(v.Raw))
-	case NullValue:
-		b.WriteString("null")
-	case ListValue:
-		b.WriteByte('[')
-		for i, e := range v.List {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeValue(b, e)
-		}
-		b.WriteByte(']')
-	case ObjectValue:
-		b.WriteByte('{')
-		for i, f := range v.Fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f.Name + ": ")
-			writeValue(b, f.Value)
-		}
-		b.WriteByte('}')
-	default:
-		b.WriteString(v.Raw)
-	}
-}
+// printValue prints a literal in GraphQL syntax, for messages: the same canonical form
+// introspection gives default values.
+func printValue(v *Value) string { return printLiteral(v) }
 
 // parseLiteral coerces a literal to the leaf type t (spec 3.5 and 3.9 input
 // coercion). vars supplies variable values inside custom scalar literals.
