@@ -8,17 +8,17 @@ import (
 )
 
 // usersNamed builds users with ids 1..n in order, named by names and emails.
-func usersNamed(names ...string) []*User {
-	out := make([]*User, len(names))
+func usersNamed(names ...string) []User {
+	out := make([]User, len(names))
 	for i, n := range names {
-		out[i] = &User{ID: int64(i + 1), Name: n, Email: fmt.Sprintf("%s@example.com", n), CreatedAt: fixedTime}
+		out[i] = User{ID: int64(i + 1), Name: n, Email: fmt.Sprintf("%s@example.com", n), CreatedAt: fixedTime}
 	}
 	return out
 }
 
 func TestUserPage(t *testing.T) {
 	store := NewStore()
-	if err := store.Load(&Dataset{Users: derefAll(usersNamed("dan", "Ann", "bob", "anna", "Carl", "ann"))}); err != nil {
+	if err := store.Load(&Dataset{Users: usersNamed("dan", "Ann", "bob", "anna", "Carl", "ann")}); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(items []*User) []int64 {
@@ -72,14 +72,6 @@ func TestUserPage(t *testing.T) {
 	if got := ids(items); !slices.Equal(got, []int64{6, 4, 3, 5, 1}) {
 		t.Errorf("after rename and delete: name order %v", got)
 	}
-}
-
-func derefAll(users []*User) []User {
-	out := make([]User, len(users))
-	for i, u := range users {
-		out[i] = *u
-	}
-	return out
 }
 
 func TestParseUserQueryForms(t *testing.T) {
