@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -33,43 +35,52 @@ type authenticator struct {
 	verifier *JWTVerifier
 }
 
-type claimsKey struct{}
-
-// claimsFrom returns the verified claims a call carries, if any.
-func claimsFrom(ctx context.Context) (*Claims, bool) {
-	c, ok := ctx.Value(claimsKey{}).(*Claims)
-	return c, ok
+// caller is who made a request, as far as authentication found out: the token's
+// subject (spec 5: the caller's identity is the sub claim). The logging layers put an
+// empty one in the context and print what authentication recorded in it.
+type caller struct {
+	sub atomic.Pointer[string] // set by check, read by the log line after the call
 }
 
-// check verifies the authorization header value for a call that needs need. Failures
-// are domain errors: KindUnauthenticated for a missing or invalid token, KindForbidden
-// for a valid token without the scope.
-func (a *authenticator) check(authorization string, need access) (*Claims, error) {
+type callerKey struct{}
+
+// withCaller returns ctx carrying a new, empty caller.
+func withCaller(ctx context.Context) (context.Context, *caller) {
+	c := &caller{}
+	return context.WithValue(ctx, callerKey{}, c), c
+}
+
+// subject is the authenticated subject, "" when there is none.
+func (c *caller) subject() string {
+	if s := c.sub.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// check verifies the authorization header value for a call that needs need, and
+// records the token's subject as the caller's. Failures are domain errors:
+// KindUnauthenticated for a missing or invalid token, KindForbidden for a valid token
+// without the scope.
+func (a *authenticator) check(ctx context.Context, authorization string, need access) error {
 	if a == nil || need == accessOpen {
-		return nil, nil
+		return nil
 	}
 	token, err := BearerToken(authorization)
 	if err != nil {
-		return nil, &Error{Kind: KindUnauthenticated, Message: err.Error()}
+		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
 	}
 	claims, err := a.verifier.Verify(token)
 	if err != nil {
-		return nil, &Error{Kind: KindUnauthenticated, Message: err.Error()}
+		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
+	}
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c.sub.Store(&claims.Subject)
 	}
 	if need == accessWrite && !claims.HasScope(writeScope) {
-		return nil, &Error{Kind: KindForbidden, Message: "the token's scope does not include " + writeScope}
+		return &Error{Kind: KindForbidden, Message: "the token's scope does not include " + writeScope}
 	}
-	return claims, nil
-}
-
-// authorize checks r's Authorization header for need and returns r with the claims in
-// its context.
-func (a *authenticator) authorize(r *http.Request, need access) (*http.Request, error) {
-	claims, err := a.check(r.Header.Get("Authorization"), need)
-	if err != nil || claims == nil {
-		return r, err
-	}
-	return r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims)), nil
+	return nil
 }
 
 // challenge is the WWW-Authenticate value for an auth failure (RFC 6750 section 3):
@@ -96,8 +107,7 @@ func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		r, err := s.auth.authorize(r, accessWrite)
-		if err != nil {
+		if err := s.auth.check(r.Context(), r.Header.Get("Authorization"), accessWrite); err != nil {
 			w.Header().Set("WWW-Authenticate", challenge(r, err))
 			s.writeError(w, r, err)
 			return
@@ -112,10 +122,10 @@ var grpcAccess = map[string]access{
 	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
 }
 
-func (a *authenticator) checkGRPC(ctx context.Context, method string) (context.Context, error) {
+func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
 	need := grpcAccess[method]
 	if a == nil || need == accessOpen {
-		return ctx, nil
+		return nil
 	}
 	var authorization string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -124,36 +134,33 @@ func (a *authenticator) checkGRPC(ctx context.Context, method string) (context.C
 		case 1:
 			authorization = v[0]
 		default: // which one would count is anybody's guess: refuse rather than pick
-			return ctx, &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
+			return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
 		}
 	}
-	claims, err := a.check(authorization, need)
-	if err != nil {
-		return ctx, err
-	}
-	return context.WithValue(ctx, claimsKey{}, claims), nil
+	return a.check(ctx, authorization, need)
 }
 
 func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := a.checkGRPC(ctx, info.FullMethod)
-	if err != nil {
+	if err := a.checkGRPC(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
 	return handler(ctx, req)
 }
 
 func (a *authenticator) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := a.checkGRPC(ss.Context(), info.FullMethod)
-	if err != nil {
+	if err := a.checkGRPC(ss.Context(), info.FullMethod); err != nil {
 		return err
 	}
-	return handler(srv, &streamWithContext{ServerStream: ss, ctx: ctx})
+	return handler(srv, ss)
 }
 
-// streamWithContext carries the claims into a stream handler.
-type streamWithContext struct {
-	grpc.ServerStream
-	ctx context.Context
+// subjectAttrs is the log attribute naming the caller, when authentication found one.
+func subjectAttrs(c *caller) []slog.Attr {
+	if c == nil {
+		return nil
+	}
+	if sub := c.subject(); sub != "" {
+		return []slog.Attr{slog.String("sub", sub)}
+	}
+	return nil
 }
-
-func (s *streamWithContext) Context() context.Context { return s.ctx }

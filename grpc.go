@@ -36,8 +36,8 @@ type userService struct {
 // service and, when reflect is set (development), server reflection.
 func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool) *grpc.Server {
 	srv := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(unaryLogAndRecover(log), auth.unaryInterceptor),
-		grpc.ChainStreamInterceptor(streamLogAndRecover(log), auth.streamInterceptor),
+		grpc.ChainUnaryInterceptor(unaryLogAndRecover(log, auth != nil), auth.unaryInterceptor),
+		grpc.ChainStreamInterceptor(streamLogAndRecover(log, auth != nil), auth.streamInterceptor),
 	)
 	userpb.RegisterUserServiceServer(srv, &userService{store: store, streamDelay: streamDelay})
 	healthpb.RegisterHealthServer(srv, health.NewServer())
@@ -173,29 +173,55 @@ func recovered(log *slog.Logger, method string, v any) error {
 	return status.Error(codes.Internal, "internal server error")
 }
 
-func unaryLogAndRecover(log *slog.Logger) grpc.UnaryServerInterceptor {
+// The logging interceptors write one line per call; with identities (auth on) they
+// give the call a caller for authentication to name in that line.
+
+func unaryLogAndRecover(log *slog.Logger, identities bool) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
+		var who *caller
+		if identities {
+			ctx, who = withCaller(ctx)
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				resp, err = nil, recovered(log, info.FullMethod, v)
 			}
-			log.Info("grpc", "method", info.FullMethod, "code", status.Code(err).String(), "duration", time.Since(start))
+			logCall(log, ctx, info.FullMethod, err, start, who)
 		}()
 		resp, err = handler(ctx, req)
 		return resp, grpcError(log, info.FullMethod, err)
 	}
 }
 
-func streamLogAndRecover(log *slog.Logger) grpc.StreamServerInterceptor {
+func streamLogAndRecover(log *slog.Logger, identities bool) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		start := time.Now()
+		ctx := context.Background() // what the log line is written with
+		var who *caller
+		if identities {
+			ctx, who = withCaller(ss.Context())
+			ss = &streamWithContext{ServerStream: ss, ctx: ctx}
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				err = recovered(log, info.FullMethod, v)
 			}
-			log.Info("grpc", "method", info.FullMethod, "code", status.Code(err).String(), "duration", time.Since(start))
+			logCall(log, ctx, info.FullMethod, err, start, who)
 		}()
 		return grpcError(log, info.FullMethod, handler(srv, ss))
 	}
 }
+
+func logCall(log *slog.Logger, ctx context.Context, method string, err error, start time.Time, who *caller) {
+	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
+		slog.String("code", status.Code(err).String()), slog.Duration("duration", time.Since(start))}, subjectAttrs(who)...)...)
+}
+
+// streamWithContext gives a stream handler a context carrying the caller.
+type streamWithContext struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *streamWithContext) Context() context.Context { return s.ctx }

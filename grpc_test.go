@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -245,7 +246,7 @@ func TestGRPCErrorMapping(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	info := &grpc.UnaryServerInfo{FullMethod: "/test/Method"}
 	call := func(h grpc.UnaryHandler) error {
-		_, err := unaryLogAndRecover(log)(t.Context(), nil, info, h)
+		_, err := unaryLogAndRecover(log, false)(t.Context(), nil, info, h)
 		return err
 	}
 	wantCode(t, call(func(context.Context, any) (any, error) { panic("boom") }), codes.Internal, "internal server error")
@@ -253,7 +254,7 @@ func TestGRPCErrorMapping(t *testing.T) {
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, status.Error(codes.Aborted, "as is") }), codes.Aborted, "as is")
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, notFound("thing 3 not found") }), codes.NotFound, "thing 3 not found")
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, &Error{Kind: KindForbidden, Message: "no"} }), codes.PermissionDenied, "no")
-	stream := streamLogAndRecover(log)
+	stream := streamLogAndRecover(log, false)
 	err := stream(nil, nil, &grpc.StreamServerInfo{FullMethod: "/test/Stream"}, func(any, grpc.ServerStream) error { panic("boom") })
 	wantCode(t, err, codes.Internal, "internal server error")
 }
@@ -272,7 +273,7 @@ func testToken(t *testing.T, scope string) string {
 func TestGRPCAuth(t *testing.T) {
 	cfg := testConfig()
 	cfg.jwt.secret = testSecret
-	a, _ := startApp(t, cfg)
+	a, logs := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	withToken := func(tok string) context.Context {
 		return metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+tok)
@@ -305,5 +306,11 @@ func TestGRPCAuth(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("GetAllUsers without a token: %v", err)
+	}
+	for _, m := range []string{"GetUser", "CreateUsers"} {
+		if !strings.Contains(logs.String(), "method=/user.UserService/"+m+" code=OK") ||
+			!regexp.MustCompile(`method=/user.UserService/`+m+` code=OK .* sub=alice`).MatchString(logs.String()) {
+			t.Errorf("no %s log line naming the caller:\n%s", m, logs)
+		}
 	}
 }

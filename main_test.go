@@ -150,7 +150,7 @@ func TestOpenStoreChoices(t *testing.T) {
 func TestRESTAuth(t *testing.T) {
 	cfg := testConfig()
 	cfg.jwt.secret = testSecret
-	a, _ := startApp(t, cfg)
+	a, logs := startApp(t, cfg)
 	base := "http://" + a.httpAddr
 	do := func(method, path, token, body string) *http.Response {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -193,5 +193,9 @@ func TestRESTAuth(t *testing.T) {
 		if tt.challenge == "" && resp.Header.Get("WWW-Authenticate") != "" {
 			t.Errorf("%s %s: unexpected challenge %q", tt.method, tt.path, resp.Header.Get("WWW-Authenticate"))
 		}
+	}
+	// The one log line per request names the authenticated caller (the token's sub).
+	if !regexp.MustCompile(`method=POST path=/api/users status=201 .* sub=alice`).MatchString(logs.String()) {
+		t.Errorf("no log line with the caller's subject:\n%s", logs)
 	}
 }

@@ -66,7 +66,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc {
 		return func(p graphql.ResolveParams) (any, error) {
 			header, _ := p.Context.Value(authorizationKey{}).(string)
-			if _, err := auth.check(header, accessWrite); err != nil {
+			if err := auth.check(p.Context, header, accessWrite); err != nil {
 				return nil, err
 			}
 			return fn(p)

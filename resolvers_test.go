@@ -169,7 +169,7 @@ func TestOnUserCreatedFromEverySurface(t *testing.T) {
 func TestGraphQLAuth(t *testing.T) {
 	cfg := testConfig()
 	cfg.jwt.secret = testSecret
-	a, _ := startApp(t, cfg)
+	a, logs := startApp(t, cfg)
 	post := func(token, query string) string {
 		req, _ := http.NewRequest("POST", "http://"+a.httpAddr+"/graphql", strings.NewReader(`{"query":`+strconvQuote(query)+`}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -202,6 +202,9 @@ func TestGraphQLAuth(t *testing.T) {
 	}
 	if got := post("", `{ user(id: 7) { name } }`); got != `{"data":{"user":{"name":"A"}}}` {
 		t.Errorf("reads stay open: %s", got)
+	}
+	if !regexp.MustCompile(`method=POST path=/graphql status=200 .* sub=alice`).MatchString(logs.String()) {
+		t.Errorf("no log line naming the GraphQL caller:\n%s", logs)
 	}
 }
 

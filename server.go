@@ -135,6 +135,12 @@ func methodNotAllowed(methods ...string) http.Handler {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
+	var who *caller
+	if s.auth != nil { // only then is there an identity to log
+		var ctx context.Context
+		ctx, who = withCaller(r.Context())
+		r = r.WithContext(ctx)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -146,9 +152,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		// LogAttrs with typed attributes: the one log line per request costs no boxing.
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", slog.String("method", r.Method),
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr))
+			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)}, subjectAttrs(who)...)...)
 	}()
 	s.mux.ServeHTTP(rec, r)
 }
