@@ -116,7 +116,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	logOut := newLogWriter(stderr)
+	defer logOut.close()
+	log := slog.New(slog.NewTextHandler(logOut, nil))
 	a, err := start(cfg, log)
 	if err != nil {
 		return err

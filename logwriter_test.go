@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the flushing goroutine and the test.
+type lockedBuffer struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes int
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes++
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
+	var out lockedBuffer
+	w := newLogWriter(&out)
+	var want strings.Builder
+	var wg sync.WaitGroup
+	var mu sync.Mutex // the order lines are handed over is the order they must come out
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				line := fmt.Sprintf("goroutine=%d line=%d\n", g, i)
+				mu.Lock()
+				w.Write([]byte(line))
+				want.WriteString(line)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	w.close()
+	if got := out.String(); got != want.String() {
+		t.Fatalf("log differs from what was written: %d bytes, want %d", len(got), want.Len())
+	}
+	if out.writes >= 4000 {
+		t.Errorf("%d writes for 4000 lines: lines are not batched", out.writes)
+	}
+	w.Write([]byte("after close\n"))
+	if !strings.HasSuffix(out.String(), "after close\n") {
+		t.Error("a line logged after close was not written straight through")
+	}
+}
+
+func TestLogWriterFlushesWithoutClose(t *testing.T) {
+	var out lockedBuffer
+	w := newLogWriter(&out)
+	w.Write([]byte("one line\n"))
+	for deadline := time.Now().Add(10 * time.Second); out.String() == ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("a logged line never reached the output")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := out.String(); got != "one line\n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestLogWriterCopiesTheCallersBuffer(t *testing.T) {
+	var out lockedBuffer
+	w := newLogWriter(&out)
+	p := []byte("first\n")
+	w.Write(p)
+	copy(p, "XXXXX\n") // slog reuses its buffer once Write returns
+	w.close()
+	if got := out.String(); got != "first\n" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestLogWriterWritesAFullBufferAtOnce(t *testing.T) {
+	var out lockedBuffer
+	w := newLogWriter(&out)
+	big := bytes.Repeat([]byte("x"), logBufferLimit)
+	w.Write(big)
+	// The limit was reached: the batch is written before Write returns.
+	if got := len(out.String()); got != logBufferLimit {
+		t.Fatalf("%d bytes written after a full buffer, want %d", got, logBufferLimit)
+	}
+	w.close()
+}
