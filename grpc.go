@@ -214,7 +214,7 @@ func streamLogAndRecover(log *slog.Logger, identities bool) grpc.StreamServerInt
 }
 
 func logCall(log *slog.Logger, ctx context.Context, method string, err error, start time.Time, who *caller) {
-	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
+	logInfo(log, ctx, "grpc", append([]slog.Attr{slog.String("method", method),
 		slog.String("code", status.Code(err).String()), slog.Duration("duration", time.Since(start))}, subjectAttrs(who)...)...)
 }
 

@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logOut := newLogWriter(stderr)
 	defer logOut.close()
-	log := slog.New(slog.NewTextHandler(logOut, nil))
+	log := slog.New(newTextHandler(logOut))
 	a, err := start(cfg, log)
 	if err != nil {
 		return err
