@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -46,6 +47,46 @@ func TestExecuteGolden(t *testing.T) {
 			out.WriteByte('\n')
 			checkGolden(t, strings.TrimSuffix(file, ".graphql")+".json", out.Bytes())
 		})
+	}
+}
+
+// TestExecuteRepeatedlyAndConcurrently runs each golden query many times on one
+// schema, from several goroutines: an operation without variables shares what
+// collection and argument coercion worked out the first time, and every later
+// execution must answer exactly as the first did.
+func TestExecuteRepeatedlyAndConcurrently(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "exec", "*.graphql"))
+	s, _ := newTestSchema(t)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "mutation") {
+			continue // changes the data: a second run answers differently
+		}
+		req := Request{Query: string(src)}
+		if op, ok := strings.CutPrefix(req.Query, "# operation: "); ok {
+			req.OperationName, _, _ = strings.Cut(op, "\n")
+		}
+		if vars, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".vars.json"); err == nil {
+			if err := json.Unmarshal(vars, &req.Variables); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first := string(s.Execute(context.Background(), req).AppendJSON(nil))
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 5 {
+					if got := string(s.Execute(context.Background(), req).AppendJSON(nil)); got != first {
+						t.Errorf("%s: a later execution answered\n%s\nthe first\n%s", file, got, first)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
 

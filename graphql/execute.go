@@ -80,8 +80,9 @@ type executor struct {
 	buf       []byte
 	errs      []*Error
 	path      []pathSeg
-	sub       map[subKey][]*execGroup
-	event     bool // executing a subscription event; source is the event
+	sub       map[subKey][]*execGroup // collected subfields, when not shared in plans
+	plans     *preparedDocument       // when set, where collected fields are shared
+	event     bool                    // executing a subscription event; source is the event
 }
 
 // Execute runs a query or mutation. Parse, validation and variable errors
@@ -99,7 +100,7 @@ func (s *Schema) Execute(ctx context.Context, req Request) *Response {
 	if op.Operation == Subscription {
 		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscription operations cannot be executed here; subscribe over a WebSocket.", op.Pos)}}
 	}
-	return s.executeOperation(ctx, p.doc, op, req.Variables, nil)
+	return s.executeOperation(ctx, p, op, req.Variables, nil)
 }
 
 // selectOperation implements GetOperation (spec 6.1).
@@ -127,21 +128,19 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 	return found, nil
 }
 
-func (s *Schema) newExecutor(ctx context.Context, doc *Document, op *OperationDefinition, vars map[string]any) *executor {
-	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: make(map[string]*FragmentDefinition)}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok {
-			if _, dup := e.fragments[f.Name]; !dup {
-				e.fragments[f.Name] = f
-			}
-		}
+func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
+	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: p.fragments}
+	if len(op.Variables) == 0 {
+		// Without variables, what collection yields and every argument are the same for
+		// all executions of the operation: they are worked out once, shared.
+		e.plans = p
 	}
 	return e
 }
 
 // executeOperation coerces variables and runs op. For a subscription event,
 // root is the event and the operation's single root field resolves from it.
-func (s *Schema) executeOperation(ctx context.Context, doc *Document, op *OperationDefinition, given map[string]any, coerced map[string]any) (resp *Response) {
+func (s *Schema) executeOperation(ctx context.Context, p *preparedDocument, op *OperationDefinition, given map[string]any, coerced map[string]any) (resp *Response) {
 	vars := coerced
 	if vars == nil {
 		var errs []*Error
@@ -154,7 +153,7 @@ func (s *Schema) executeOperation(ctx context.Context, doc *Document, op *Operat
 	if root == nil {
 		return &Response{Errors: []*Error{newError(CodeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
 	}
-	e := s.newExecutor(ctx, doc, op, vars)
+	e := s.newExecutor(ctx, p, op, vars)
 	return e.run(root, nil)
 }
 
@@ -166,7 +165,7 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 		}
 	}()
 	e.buf = make([]byte, 0, 1024)
-	groups := e.collect(root, nil, []*SelectionSet{e.op.SelectionSet})
+	groups := e.subfields(root, nil)
 	if !e.executeFields(root, source, groups) {
 		e.buf = append(e.buf[:0], "null"...)
 	}
@@ -268,10 +267,35 @@ func (e *executor) skipped(ds []*Directive) bool {
 	return false
 }
 
+// subfields returns the collected fields of group g's selection sets (g nil: the
+// operation's) on object type t, collected once per execution, or once for all
+// executions when the executor shares plans.
 func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 	k := subKey{g, t}
+	if e.plans != nil {
+		return e.plans.plan(e.op, k, func() []*execGroup {
+			gs := e.collectSubfields(t, g)
+			for _, g := range gs {
+				g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, nil)
+				g.argsReady = true
+			}
+			return gs
+		})
+	}
 	if gs, ok := e.sub[k]; ok {
 		return gs
+	}
+	gs := e.collectSubfields(t, g)
+	if e.sub == nil {
+		e.sub = make(map[subKey][]*execGroup)
+	}
+	e.sub[k] = gs
+	return gs
+}
+
+func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
+	if g == nil {
+		return e.collect(t, nil, []*SelectionSet{e.op.SelectionSet})
 	}
 	sets := make([]*SelectionSet, 0, len(g.fields))
 	for _, f := range g.fields {
@@ -279,12 +303,7 @@ func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 			sets = append(sets, f.SelectionSet)
 		}
 	}
-	gs := e.collect(t, g, sets)
-	if e.sub == nil {
-		e.sub = make(map[subKey][]*execGroup)
-	}
-	e.sub[k] = gs
-	return gs
+	return e.collect(t, g, sets)
 }
 
 func (e *executor) currentPath() []any {

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,36 @@ func FuzzValidate(f *testing.F) {
 		resp := s.Execute(context.Background(), Request{Query: src})
 		if resp.Data == nil && len(resp.Errors) == 0 {
 			t.Fatal("no data and no errors")
+		}
+	})
+}
+
+// FuzzDecodeParams checks the direct reading of plain request bodies against
+// encoding/json: whenever the direct path accepts a body, encoding/json must decode
+// it to the same parameters.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{
+		`{"query":"{ user(id: 7) { id name email } }"}`,
+		` { "query" : "{ a }" , "operationName" : null } `,
+		`{"operationName":"Q","query":"query Q { a }","query":"{ b }"}`,
+		`{}`, `{"query":null}`, `{"Query":"{ a }"}`, `{"query":"caf\u00e9 ü"}`, "{\"query\":\"a\xffb\"}",
+		`{"query":"a\"b"}`, `{"query":"{ a }","variables":{"id":1}}`, `{"query":"{ a }",}`, `{"query":"x"} x`,
+		`{"query":nul}`, `[]`, ``, `{"query":"tab	in"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var fast httpParams
+		if !decodePlainParams(body, &fast) {
+			return
+		}
+		var std httpParams
+		if err := json.Unmarshal(body, &std); err != nil {
+			t.Fatalf("read directly, but encoding/json says: %v", err)
+		}
+		same := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		if !same(fast.Query, std.Query) || !same(fast.OperationName, std.OperationName) || std.Variables != nil || std.Extensions != nil {
+			t.Fatalf("direct %+v, encoding/json %+v", fast, std)
 		}
 	})
 }

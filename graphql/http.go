@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // Media types of the GraphQL over HTTP specification.
@@ -123,7 +125,7 @@ func (h *Handler) execute(ctx context.Context, method string, req Request) (*Res
 	case op.Operation == Subscription:
 		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
 	}
-	resp := s.executeOperation(ctx, p.doc, op, req.Variables, nil)
+	resp := s.executeOperation(ctx, p, op, req.Variables, nil)
 	if resp.Data == nil {
 		return resp, http.StatusBadRequest
 	}
@@ -155,14 +157,17 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 		}
 	} else {
 		ct := r.Header.Get("Content-Type")
-		mt, mp, err := mime.ParseMediaType(ct)
-		if ct == "" || err != nil || mt != mediaJSON {
-			return Request{}, http.StatusUnsupportedMediaType, "The request body must be application/json."
+		if ct != mediaJSON { // the common header needs no parsing
+			mt, mp, err := mime.ParseMediaType(ct)
+			if ct == "" || err != nil || mt != mediaJSON {
+				return Request{}, http.StatusUnsupportedMediaType, "The request body must be application/json."
+			}
+			if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+				return Request{}, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
+			}
 		}
-		if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-			return Request{}, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes()))
+		body, release, err := readBody(w, r, h.maxBytes())
+		defer release()
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
@@ -170,7 +175,7 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 			}
 			return Request{}, http.StatusBadRequest, "The request body could not be read."
 		}
-		if err := json.Unmarshal(body, &params); err != nil {
+		if err := decodeParams(body, &params); err != nil {
 			return Request{}, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
 		}
 	}
@@ -197,10 +202,135 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 	return req, 0, ""
 }
 
+// contentTypeJSON is the Content-Type of application/json answers; never modified.
+var contentTypeJSON = []string{mediaJSON + "; charset=utf-8"}
+
+// bodyBuffers holds request body buffers between requests.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest body buffer kept for reuse; a rare large request
+// should not pin its memory.
+const maxPooledBody = 64 << 10
+
+// readBody reads the whole request body, at most limit bytes. A body of declared
+// length is read into a pooled buffer; release gives the buffer back once nothing
+// refers to it any more.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
+	if r.ContentLength < 0 || r.ContentLength > min(limit, maxPooledBody) {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		return body, func() {}, err
+	}
+	bp := bodyBuffers.Get().(*[]byte)
+	if int64(cap(*bp)) < r.ContentLength {
+		*bp = make([]byte, r.ContentLength)
+	}
+	body = (*bp)[:r.ContentLength]
+	// net/http's body reader stops at the declared length and reports a short body.
+	_, err = io.ReadFull(r.Body, body)
+	return body, func() { bodyBuffers.Put(bp) }, err
+}
+
+// decodeParams decodes a POST body. The usual body, an object whose values are null
+// or strings without escapes, is read directly; any other goes through encoding/json,
+// which then decides every detail (escapes, invalid UTF-8, key case, errors).
+func decodeParams(body []byte, p *httpParams) error {
+	if decodePlainParams(body, p) {
+		return nil
+	}
+	*p = httpParams{}
+	return json.Unmarshal(body, p)
+}
+
+// decodePlainParams decodes body when it is an object of the keys "query" and
+// "operationName" with values that are null or strings of printable characters
+// without escapes (valid UTF-8), and reports whether it could.
+func decodePlainParams(body []byte, p *httpParams) bool {
+	i := skipSpace(body, 0)
+	if i == len(body) || body[i] != '{' {
+		return false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		return skipSpace(body, i+1) == len(body)
+	}
+	for {
+		key, next, ok := plainString(body, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(body, next)
+		if i == len(body) || body[i] != ':' {
+			return false
+		}
+		i = skipSpace(body, i+1)
+		var value *string
+		if strings.HasPrefix(string(body[i:]), "null") {
+			i += len("null")
+		} else {
+			v, next, ok := plainString(body, i)
+			if !ok {
+				return false
+			}
+			value, i = &v, next
+		}
+		switch key {
+		case "query":
+			p.Query = value
+		case "operationName":
+			p.OperationName = value
+		default:
+			return false
+		}
+		i = skipSpace(body, i)
+		if i == len(body) {
+			return false
+		}
+		switch body[i] {
+		case ',':
+			i = skipSpace(body, i+1)
+		case '}':
+			return skipSpace(body, i+1) == len(body)
+		default:
+			return false
+		}
+	}
+}
+
+// plainString reads a JSON string at body[i:] that holds no escape and no control
+// character and is valid UTF-8, returning it and the index after its closing quote.
+func plainString(body []byte, i int) (s string, next int, ok bool) {
+	if i >= len(body) || body[i] != '"' {
+		return "", 0, false
+	}
+	end := i + 1
+	for end < len(body) && body[end] != '"' {
+		if c := body[end]; c < ' ' || c == '\\' {
+			return "", 0, false
+		}
+		end++
+	}
+	if end == len(body) || !utf8.Valid(body[i+1:end]) {
+		return "", 0, false
+	}
+	return string(body[i+1 : end]), end + 1, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
 	buf := resp.AppendJSON(make([]byte, 0, len(resp.Data)+64))
-	w.Header().Set("Content-Type", media+"; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(buf)+1))
+	h := w.Header()
+	if media == mediaJSON { // a shared value saves an allocation on every response
+		h["Content-Type"] = contentTypeJSON
+	} else {
+		h.Set("Content-Type", media+"; charset=utf-8")
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(buf) + 1)}
 	w.WriteHeader(status)
 	w.Write(append(buf, '\n'))
 }

@@ -135,12 +135,45 @@ const (
 )
 
 type preparedDocument struct {
-	query string
-	doc   *Document
-	errs  []*Error // parse, limit or validation errors
+	query     string
+	doc       *Document
+	errs      []*Error                       // parse, limit or validation errors
+	fragments map[string]*FragmentDefinition // by name, the first of each
+
+	plansMu sync.RWMutex
+	plans   map[planKey][]*execGroup // see executor.subfields
 
 	sharedMu sync.Mutex
 	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
+}
+
+// planKey names a selection set collected for all executions of an operation.
+type planKey struct {
+	op *OperationDefinition
+	subKey
+}
+
+// plan returns the collected fields k names for op, made by collect the first time.
+// The groups it returns are never modified.
+func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func() []*execGroup) []*execGroup {
+	pk := planKey{op, k}
+	p.plansMu.RLock()
+	gs, ok := p.plans[pk]
+	p.plansMu.RUnlock()
+	if ok {
+		return gs
+	}
+	gs = collect()
+	p.plansMu.Lock()
+	defer p.plansMu.Unlock()
+	if first, ok := p.plans[pk]; ok {
+		return first // another execution collected it meanwhile: keep one
+	}
+	if p.plans == nil {
+		p.plans = make(map[planKey][]*execGroup)
+	}
+	p.plans[pk] = gs
+	return gs
 }
 
 // sharedFor returns the shared result slot of a subscription operation.
@@ -231,6 +264,16 @@ func (s *Schema) prepare(query string) *preparedDocument {
 		p.errs = errs
 	}
 	p.doc = doc
+	if p.errs == nil {
+		for _, d := range doc.Definitions {
+			if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
+				if p.fragments == nil {
+					p.fragments = make(map[string]*FragmentDefinition)
+				}
+				p.fragments[f.Name] = f
+			}
+		}
+	}
 	s.cache.put(p)
 	return p
 }

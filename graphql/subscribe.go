@@ -53,14 +53,14 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	}
 	if op.Operation != Subscription {
 		return func(yield func(*Response) bool) {
-			yield(s.executeOperation(ctx, p.doc, op, nil, vars))
+			yield(s.executeOperation(ctx, p, op, nil, vars))
 		}, nil
 	}
 	root := s.Subscription
 	if root == nil {
 		return nil, ErrorList{newError(CodeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
 	}
-	e := s.newExecutor(ctx, p.doc, op, vars)
+	e := s.newExecutor(ctx, p, op, vars)
 	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
@@ -83,7 +83,7 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 					return
 				}
 				resp := shared.result(ev, func() *Response {
-					ex := s.newExecutor(ctx, p.doc, op, vars)
+					ex := s.newExecutor(ctx, p, op, vars)
 					ex.event = true
 					return ex.run(root, ev)
 				})
