@@ -110,7 +110,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !paged {
-		writeJSON(w, http.StatusOK, s.store.Users())
+		writeJSONList(w, s.store.Users())
 		return
 	}
 	items, total := s.store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -218,14 +219,74 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := appendJSON(make([]byte, 0, 512), v)
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, "internal server error", nil)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
+}
+
+// contentTypeJSON is the Content-Type header of JSON answers, shared (it saves an
+// allocation per answer); never modified.
+var contentTypeJSON = []string{"application/json"}
+
+// appendJSON appends the JSON of v: users and pages of users, the answers given
+// most, directly (userjson.go), anything else by encoding/json.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case *User:
+		return v.appendJSON(b), nil
+	case pagedResult[*User]:
+		b = append(b, `{"items":[`...)
+		for i, u := range v.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = u.appendJSON(b)
+		}
+		b = append(b, `],"page":`...)
+		b = strconv.AppendInt(b, int64(v.Page), 10)
+		b = append(b, `,"pageSize":`...)
+		b = strconv.AppendInt(b, int64(v.PageSize), 10)
+		b = append(b, `,"totalItems":`...)
+		b = strconv.AppendInt(b, int64(v.TotalItems), 10)
+		b = append(b, `,"totalPages":`...)
+		b = strconv.AppendInt(b, int64(v.TotalPages), 10)
+		return append(b, '}'), nil
+	}
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+// responseChunk is how much of a list's JSON is sent at a time.
+const responseChunk = 32 << 10
+
+// writeJSONList answers 200 with the JSON array of items, encoded and sent a chunk at
+// a time: the whole answer for a million users (about 100 MB) is never in memory.
+func writeJSONList[T any](w http.ResponseWriter, items []T) {
+	w.Header()["Content-Type"] = contentTypeJSON
+	w.WriteHeader(http.StatusOK)
+	buf := make([]byte, 0, responseChunk+1024)
+	buf = append(buf, '[')
+	for i, item := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendJSON(buf, item); err != nil {
+			return // not for the store's records; the client sees a cut-off body
+		}
+		if len(buf) >= responseChunk {
+			if _, err := w.Write(buf); err != nil {
+				return // the client went away
+			}
+			buf = buf[:0]
+		}
+	}
+	w.Write(append(buf, "]\n"...))
 }
 
 // problem is an RFC 9457 problem details body.
