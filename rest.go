@@ -142,7 +142,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Location", fmt.Sprintf("/api/users/%d", u.ID))
+	w.Header().Set("Location", "/api/users/"+strconv.FormatInt(u.ID, 10))
 	writeJSON(w, http.StatusCreated, u)
 }
 
