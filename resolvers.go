@@ -186,7 +186,10 @@ func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handl
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
-		return context.WithValue(r.Context(), authorizationKey{}, r.Header.Get("Authorization"))
+		if a := r.Header.Get("Authorization"); a != "" {
+			return context.WithValue(r.Context(), authorizationKey{}, a)
+		}
+		return r.Context() // a missing value reads as no header
 	}
 	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
 		OriginPatterns: origins,

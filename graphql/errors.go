@@ -111,7 +111,18 @@ type Response struct {
 	Errors []*Error
 	Data   []byte
 
-	raw []byte // the encoded response, when it is shared by many subscribers
+	raw    []byte  // the encoded response, when it is shared by many subscribers
+	pooled *[]byte // Data's buffer, from buffers; see release
+}
+
+// release gives Data's buffer back for reuse. Only the HTTP handler calls it, once
+// the answer is written; a response handed to anyone else keeps its buffer.
+func (r *Response) release() {
+	if r.pooled != nil {
+		*r.pooled = r.Data
+		putBuffer(r.pooled)
+		r.pooled, r.Data = nil, nil
+	}
 }
 
 // MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.

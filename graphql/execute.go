@@ -164,12 +164,13 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 			resp = &Response{Errors: append(e.errs, newError(CodeInternal, "internal server error")), Data: []byte("null")}
 		}
 	}()
-	e.buf = make([]byte, 0, 1024)
+	pooled := buffers.Get().(*[]byte)
+	e.buf = (*pooled)[:0]
 	groups := e.subfields(root, nil)
 	if !e.executeFields(root, source, groups) {
 		e.buf = append(e.buf[:0], "null"...)
 	}
-	return &Response{Errors: e.errs, Data: e.buf}
+	return &Response{Errors: e.errs, Data: e.buf, pooled: pooled}
 }
 
 func (s *Schema) panicked(ctx context.Context, r any) {

@@ -105,6 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 	}
 	writeResponse(w, media, status, resp)
+	resp.release()
 }
 
 // execute runs req and returns the response with the status code
@@ -205,12 +206,18 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 // contentTypeJSON is the Content-Type of application/json answers; never modified.
 var contentTypeJSON = []string{mediaJSON + "; charset=utf-8"}
 
-// bodyBuffers holds request body buffers between requests.
-var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// buffers holds the byte buffers of requests and responses between requests.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// maxPooledBody is the largest body buffer kept for reuse; a rare large request
-// should not pin its memory.
+// maxPooledBody is the largest buffer kept for reuse; a rare large request or
+// answer should not pin its memory.
 const maxPooledBody = 64 << 10
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledBody {
+		buffers.Put(b)
+	}
+}
 
 // readBody reads the whole request body, at most limit bytes. A body of declared
 // length is read into a pooled buffer; release gives the buffer back once nothing
@@ -220,14 +227,14 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		return body, func() {}, err
 	}
-	bp := bodyBuffers.Get().(*[]byte)
+	bp := buffers.Get().(*[]byte)
 	if int64(cap(*bp)) < r.ContentLength {
 		*bp = make([]byte, r.ContentLength)
 	}
 	body = (*bp)[:r.ContentLength]
 	// net/http's body reader stops at the declared length and reports a short body.
 	_, err = io.ReadFull(r.Body, body)
-	return body, func() { bodyBuffers.Put(bp) }, err
+	return body, func() { putBuffer(bp) }, err
 }
 
 // decodeParams decodes a POST body. The usual body, an object whose values are null
@@ -323,16 +330,19 @@ func skipSpace(b []byte, i int) int {
 }
 
 func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
-	buf := resp.AppendJSON(make([]byte, 0, len(resp.Data)+64))
+	bp := buffers.Get().(*[]byte)
+	buf := append(resp.AppendJSON((*bp)[:0]), '\n')
 	h := w.Header()
 	if media == mediaJSON { // a shared value saves an allocation on every response
 		h["Content-Type"] = contentTypeJSON
 	} else {
 		h.Set("Content-Type", media+"; charset=utf-8")
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(buf) + 1)}
+	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	w.WriteHeader(status)
-	w.Write(append(buf, '\n'))
+	w.Write(buf) // copied or sent before it returns: the buffer is free again
+	*bp = buf
+	putBuffer(bp)
 }
 
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {

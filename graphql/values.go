@@ -15,6 +15,9 @@ import (
 
 // coerceVariables implements CoerceVariableValues.
 func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (map[string]any, []*Error) {
+	if len(op.Variables) == 0 {
+		return nil, nil // nothing to coerce; reading a nil map finds nothing, as an empty one would
+	}
 	out := make(map[string]any, len(op.Variables))
 	var errs []*Error
 	c := &vctx{schema: s}
