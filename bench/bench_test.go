@@ -313,17 +313,30 @@ func TestServiceLoadsDatasetAndPeersAgree(t *testing.T) {
 	defer bare.Close()
 
 	client := &http.Client{Timeout: 10 * time.Second}
+	// get makes the call with net/http and with the load client, which must read
+	// the same answer.
 	get := func(base string, hr httpRequest) any {
 		t.Helper()
-		b, err := doHTTP(ctx, client, base, hr, true)
-		if err != nil {
-			t.Fatal(err)
+		var vs [2]any
+		for i := range vs {
+			var b []byte
+			var err error
+			if i == 0 {
+				b, err = doHTTP(ctx, client, base, hr, true)
+			} else {
+				b, err = probeHTTP(ctx, strings.TrimPrefix(base, "http://"), hr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &vs[i]); err != nil {
+				t.Fatalf("%s%s: %v", base, hr.path, err)
+			}
 		}
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
-			t.Fatalf("%s%s: %v", base, hr.path, err)
+		if !reflect.DeepEqual(vs[0], vs[1]) {
+			t.Fatalf("%s%s: net/http read %v, the load client %v", base, hr.path, vs[0], vs[1])
 		}
-		return v
+		return vs[0]
 	}
 
 	var all []any
@@ -424,7 +437,7 @@ func TestFanOutClient(t *testing.T) {
 	if status, err := probeWebSocket(addr); err != nil || status != http.StatusSwitchingProtocols {
 		t.Fatalf("probe: %d, %v", status, err)
 	}
-	res, err := runFanOut(context.Background(), addr, 25)
+	res, err := runFanOut(context.Background(), addr, 25, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

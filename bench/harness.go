@@ -245,7 +245,7 @@ func (h *harness) startPeer(ctx context.Context, kind, dataset string) (*proc, e
 
 // workload is what a scenario sends: HTTP requests or gRPC GetUser calls.
 type workload struct {
-	http  func(rng *rand.Rand) httpRequest
+	http  httpRequest        // when not grpc
 	grpc  bool               // GetUser with a random id
 	check func([]byte) error // checks the answer of the probe call (HTTP)
 }
@@ -277,16 +277,16 @@ func (h *harness) measure(ctx context.Context, p *proc, wl workload, conns int) 
 			return err
 		}
 	} else {
-		client := newHTTPClient(conns)
-		defer client.CloseIdleConnections()
-		body, err := doHTTP(ctx, client, p.httpBase(), wl.http(rand.New(rand.NewPCG(1, 1))), true)
+		body, err := probeHTTP(ctx, p.httpAddr, wl.http)
 		if err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
 		if err := wl.check(body); err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
-		load.Call = httpCall(client, p.httpBase(), wl.http)
+		client := newH1Client(p.httpAddr, conns, wl.http)
+		defer client.close()
+		load.Call = client.call
 	}
 	load.Measuring = func() func() (time.Duration, time.Duration) {
 		server0, err := p.cpuTime()
@@ -309,12 +309,10 @@ func (h *harness) measure(ctx context.Context, p *proc, wl workload, conns int) 
 // service and then the yardstick, each alone on the machine, under the same load.
 func (h *harness) sideBySide(ctx context.Context) {
 	users := h.cfg.small.Users
-	graphql := func(query string) func(*rand.Rand) httpRequest {
+	graphql := func(query string) httpRequest {
 		body, _ := json.Marshal(map[string]string{"query": query})
 		hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-		return func(*rand.Rand) httpRequest {
-			return httpRequest{method: "POST", path: "/graphql", body: body, header: hdr}
-		}
+		return httpRequest{method: "POST", path: "/graphql", body: body, header: hdr}
 	}
 	nestedPosts := min(2, h.cfg.small.PostsPerUser)
 	scenarios := []struct {
@@ -328,9 +326,9 @@ func (h *harness) sideBySide(ctx context.Context) {
 		{
 			name: "REST GET /api/users/{id}", peerKind: "http", peerName: "bare net/http",
 			wl: workload{
-				http: func(rng *rand.Rand) httpRequest {
-					return httpRequest{method: "GET", path: "/api/users/" + strconv.Itoa(1+rng.IntN(users))}
-				},
+				http: httpRequest{method: "GET", pathFor: func(dst []byte, rng *rand.Rand) []byte {
+					return strconv.AppendInt(append(dst, "/api/users/"...), int64(1+rng.IntN(users)), 10)
+				}},
 				check: checkRESTUser,
 			},
 			conns: h.cfg.conns, minRatio: 0.8,
@@ -490,7 +488,7 @@ func (h *harness) largeData_(ctx context.Context) {
 		}
 		h.logf("%s", sc.name)
 		path := sc.path
-		wl := workload{http: func(*rand.Rand) httpRequest { return httpRequest{method: "GET", path: path} }, check: sc.check}
+		wl := workload{http: httpRequest{method: "GET", path: path}, check: sc.check}
 		r := row{scenario: sc.name, load: fmt.Sprintf("%d conns", c.latencyConns), target: "p50 <= " + sc.maxP50.String()}
 		res, err := h.measure(ctx, p, wl, c.latencyConns)
 		r.quartet = res

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -140,66 +137,24 @@ func (l Load) phase(ctx context.Context, rngs []*rand.Rand, d time.Duration, rec
 	return res
 }
 
-// newHTTPClient is an HTTP/1.1 keep-alive client with at most conns connections,
-// all kept idle between calls.
-func newHTTPClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		MaxConnsPerHost:     conns,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-	}}
-}
-
 // httpRequest describes one HTTP call of a scenario.
 type httpRequest struct {
 	method string
 	path   string // with the query
-	body   []byte
-	header http.Header
+	// pathFor, when set, replaces path: it appends the path of one call, drawn with
+	// rng (random ids), to dst, so that the load client renders each request into a
+	// buffer it reuses and allocates nothing.
+	pathFor func(dst []byte, rng *rand.Rand) []byte
+	body    []byte
+	header  http.Header
 }
 
-// httpCall returns a callFunc that sends the request next(rng) makes to base and
-// reads the whole answer, which must have status 200.
-func httpCall(client *http.Client, base string, next func(rng *rand.Rand) httpRequest) callFunc {
-	return func(ctx context.Context, _ int, rng *rand.Rand) error {
-		_, err := doHTTP(ctx, client, base, next(rng), false)
-		return err
+// fixed is the request with the path that pathFor draws first from a source seeded
+// with seed, for the calls that are made once (the probe).
+func (hr httpRequest) fixed(seed uint64) httpRequest {
+	if hr.pathFor != nil {
+		hr.path = string(hr.pathFor(nil, rand.New(rand.NewPCG(seed, seed))))
+		hr.pathFor = nil
 	}
-}
-
-// doHTTP makes one call and, when keep is set, returns the body of a 200 answer;
-// otherwise the body is read and dropped, as a client that only measures would.
-func doHTTP(ctx context.Context, client *http.Client, base string, hr httpRequest, keep bool) ([]byte, error) {
-	var body io.Reader
-	if hr.body != nil {
-		body = bytes.NewReader(hr.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, hr.method, base+hr.path, body)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range hr.header {
-		req.Header[k] = v
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	var b []byte
-	if keep || resp.StatusCode != http.StatusOK {
-		b, err = io.ReadAll(resp.Body)
-	} else {
-		_, err = io.Copy(io.Discard, resp.Body)
-	}
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return b, fmt.Errorf("%s %s: status %d: %.200s", hr.method, hr.path, resp.StatusCode, b)
-	}
-	return b, nil
+	return hr
 }

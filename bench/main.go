@@ -2,8 +2,8 @@
 // deterministic datasets, starts the service and its yardsticks (a bare net/http
 // server, a bare grpc-go server and a graph-gophers/graphql-go server, each in a
 // process of its own), drives each in turn from this process over HTTP/1.1
-// keep-alive or gRPC, and prints one table of throughput, latency and the ratios the
-// performance targets are stated in.
+// keep-alive (a lean client of its own, http1.go) or gRPC, and prints one table of
+// throughput, latency and the ratios the performance targets are stated in.
 //
 // Usage (from the bench directory):
 //
