@@ -303,6 +303,8 @@ type wsConn struct {
 	cancel context.CancelFunc
 
 	out      chan outMsg
+	queued   atomic.Int64  // messages in out not yet written
+	writing  sync.Mutex    // held while a message is written; see send
 	dead     chan struct{} // closed when nothing more will be sent
 	deadOnce sync.Once
 	wg       sync.WaitGroup // goroutines other than the reader
@@ -675,15 +677,50 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
 }
 
-// send queues m, waiting for room; it reports false when the connection
-// will send nothing more.
+// send sends m, or queues it, waiting for room; it reports false when the
+// connection will send nothing more.
+//
+// When nothing is queued and no one is writing, m is written at once by the
+// calling goroutine: an event for ten thousand subscribers then costs ten
+// thousand writes, not also ten thousand hand-offs to writer goroutines. Each
+// goroutine's messages still go out in order: m is written directly only when
+// everything queued before it has been written.
 func (c *wsConn) send(m outMsg) bool {
+	if m.close == 0 && c.writing.TryLock() {
+		if c.queued.Load() == 0 {
+			ok := c.writeMessage(m)
+			c.writing.Unlock()
+			if !ok {
+				c.markDead()
+			}
+			return ok
+		}
+		c.writing.Unlock()
+	}
+	c.queued.Add(1)
 	select {
 	case c.out <- m:
 		return true
 	case <-c.dead:
+		c.queued.Add(-1)
 		return false
 	}
+}
+
+// writeMessage writes one queued or directly sent message, and reports false when
+// the connection will send nothing more. The caller holds c.writing.
+func (c *wsConn) writeMessage(m outMsg) bool {
+	if m.close != 0 {
+		c.closeNow(m.close, m.reason)
+		return false
+	}
+	if c.isClosing() {
+		return false // a close has been sent or is under way
+	}
+	if m.op != nil && m.op.stopped.Load() {
+		return true
+	}
+	return c.write(m.data)
 }
 
 // writeLoop sends the queue, and the keep-alive messages.
@@ -699,14 +736,11 @@ func (c *wsConn) writeLoop() {
 	for {
 		select {
 		case m := <-c.out:
-			if m.close != 0 {
-				c.closeNow(m.close, m.reason)
-				return
-			}
-			if m.op != nil && m.op.stopped.Load() {
-				continue
-			}
-			if !c.write(m.data) {
+			c.writing.Lock()
+			ok := c.writeMessage(m)
+			c.queued.Add(-1)
+			c.writing.Unlock()
+			if !ok {
 				return
 			}
 		case <-tick:
@@ -768,9 +802,11 @@ func (c *wsConn) drop(reason string) {
 // goAway closes the connection with 1001 after what is queued, or at once
 // when the queue is full.
 func (c *wsConn) goAway() {
+	c.queued.Add(1)
 	select {
 	case c.out <- outMsg{close: websocket.StatusGoingAway, reason: "Going away"}:
 	default:
+		c.queued.Add(-1)
 		// Not c.spawn: teardown may be waiting already. Shutdown calls
 		// this before it waits for h.wg, and ServeHTTP holds a count.
 		c.h.wg.Add(1)
