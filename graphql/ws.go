@@ -642,7 +642,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	}
 	gone := false
 	each(func(resp *Response) bool {
-		gone = !c.send(outMsg{data: opMessage(next, op.id, resp.AppendJSON(nil)), op: op})
+		gone = !c.send(outMsg{data: resultMessage(next, op.id, resp), op: op})
 		return !gone
 	})
 	if gone {
@@ -962,16 +962,27 @@ func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '
 
 // opMessage builds {"id":…,"type":…,"payload":…}, leaving out a nil payload.
 func opMessage(typ, id string, payload []byte) []byte {
-	buf := make([]byte, 0, len(payload)+len(id)+40)
-	buf = append(buf, `{"id":`...)
-	buf = appendString(buf, id)
-	buf = append(buf, `,"type":`...)
-	buf = appendString(buf, typ)
+	buf := appendOpHeader(make([]byte, 0, len(payload)+len(id)+40), typ, id)
 	if payload != nil {
 		buf = append(buf, `,"payload":`...)
 		buf = append(buf, payload...)
 	}
 	return append(buf, '}')
+}
+
+// resultMessage is opMessage with resp as the payload, encoded in place.
+func resultMessage(typ, id string, resp *Response) []byte {
+	buf := appendOpHeader(make([]byte, 0, len(resp.raw)+len(resp.Data)+len(id)+64), typ, id)
+	buf = append(buf, `,"payload":`...)
+	buf = resp.AppendJSON(buf)
+	return append(buf, '}')
+}
+
+func appendOpHeader(buf []byte, typ, id string) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = appendString(buf, id)
+	buf = append(buf, `,"type":`...)
+	return appendString(buf, typ)
 }
 
 func connectionErrorMessage(msg string) []byte {
