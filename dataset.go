@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,7 +39,7 @@ func DemoDataset() *Dataset {
 // ReadDataset decodes a dataset. Unknown keys are refused, so a misspelt collection or
 // field is reported instead of silently ignored.
 func ReadDataset(r io.Reader) (*Dataset, error) {
-	data, err := io.ReadAll(r)
+	data, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +47,22 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 		return nil, errors.New("empty input: expected a JSON object")
 	}
 	return decodeDataset(data)
+}
+
+// readAll reads r to the end. A file is read into a buffer of its size: io.ReadAll
+// would grow its buffer step by step, clearing and copying a large file several times.
+func readAll(r io.Reader) ([]byte, error) {
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return io.ReadAll(r)
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // describeJSONError turns a decoding error into one line that says where.
@@ -82,85 +101,216 @@ func jsonTypeName(goKind string) string {
 	return "of another type"
 }
 
-// Load fills an empty store from ds after checking all of it: ids unique and positive
-// per collection, references resolving, users valid by the shared rules. A dataset that
-// breaks a rule is refused whole, with a message naming the record. Missing times
-// default to the time of loading; new ids continue after the largest loaded one.
+// Load fills the store from ds after checking all of it: ids unique and positive per
+// collection, references resolving within ds, users valid by the shared rules. A
+// dataset that breaks a rule is refused whole, with a message naming the record.
+// Missing times default to the time of loading; new ids continue after the largest
+// loaded one.
+//
+// The store takes ds over: its records become the store's (normalised in place), so
+// the caller must not use ds afterwards. A million users are then neither copied nor
+// allocated one by one.
 func (s *Store) Load(ds *Dataset) error {
-	at := s.now()
+	// The records are checked and indexed in a store of their own, which references
+	// are checked against and which is simply dropped if the dataset is refused.
+	loaded := NewStore()
+	if err := loaded.fill(ds, s.now()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hasRecords() {
+		s.adopt(loaded) // the common case: the store starts empty
+		return nil
+	}
+	s.beginLoad()
+	s.restore(loaded.captureLocked(0))
+	s.endLoad()
+	return nil
+}
+
+// fill loads ds into s, which is new, checking it as Load describes. On an error s
+// is left half filled, to be dropped.
+func (s *Store) fill(ds *Dataset, at time.Time) error {
 	stamp := func(t time.Time) time.Time {
 		if t.IsZero() {
 			return at
 		}
 		return t.UTC()
 	}
-	var users []*User
-	var posts []*Post
-	var comments []*Comment
-	var products []*Product
-	var orders []*Order
-	// seen holds the ids of the collections others refer to; users are in userByID.
-	seen := map[string]map[int64]bool{"posts": {}, "comments": {}, "products": {}, "orders": {}}
-	checkID := func(coll string, i int, id int64, dup bool) error {
+	s.beginLoad()
+	s.users.reserve(len(ds.Users))
+	s.posts.reserve(len(ds.Posts))
+	s.comments.reserve(len(ds.Comments))
+	s.products.reserve(len(ds.Products))
+	s.orders.reserve(len(ds.Orders))
+	for _, fill := range []func() error{
+		func() error { return s.fillUsers(ds.Users, stamp) },
+		func() error { return s.fillPosts(ds.Posts, stamp) },
+		func() error { return s.fillComments(ds.Comments, stamp) },
+		func() error { return s.fillProducts(ds.Products, stamp) },
+		func() error { return s.fillOrders(ds.Orders, stamp) },
+	} {
+		if err := fill(); err != nil {
+			return err
+		}
+	}
+	s.endLoad()
+	return nil
+}
+
+func idError(coll string, i int, id int64) error {
+	return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
+}
+
+func duplicateError(coll string, i int, id int64) error {
+	return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+}
+
+// fillUsers adds users. Checking a user on its own (and folding its keys) is done
+// for all users in parallel first; then they go into the table in order, which finds
+// duplicate ids. The error is the first user's by index, and for one user a bad or
+// duplicate id comes before the rest, as if checked one user at a time.
+//
+// Once every user is known to be valid, the name and email orders are sorted while
+// the table is filled: they need nothing from it, and a duplicate id drops them too.
+func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time) error {
+	bad, badErr := prepareUsers(users, stamp)
+	if bad == len(users) {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+			o.loaded = pointers(users)
+			wg.Go(o.sortLoaded)
+		}
+	}
+	for i := range users[:min(bad+1, len(users))] {
+		u := &users[i]
+		if u.ID > 0 && !s.users.insertLoaded(u.ID, u) {
+			return duplicateError("users", i, u.ID)
+		}
+		if i == bad {
+			return badErr
+		}
+	}
+	return nil
+}
+
+// prepareUsers checks each user's id and fields and normalises the user in place,
+// with its keys and creation time set, on every processor at once. It returns the
+// index of the first user that fails, and why (len(users) and nil if none does).
+func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
+	type failure struct {
+		i   int
+		err error
+	}
+	parts := splitWork(len(users))
+	failures := make([]failure, len(parts))
+	var wg sync.WaitGroup
+	for p, part := range parts {
+		wg.Go(func() {
+			failures[p] = failure{i: len(users)}
+			for i := part.lo; i < part.hi; i++ {
+				u := &users[i]
+				if u.ID <= 0 {
+					failures[p] = failure{i, idError("users", i, u.ID)}
+					return
+				}
+				if err := prepareUser(u, stamp); err != nil {
+					failures[p] = failure{i, fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	first := failure{i: len(users)}
+	for _, f := range failures {
+		if f.i < first.i {
+			first = f
+		}
+	}
+	return first.i, first.err
+}
+
+// prepareUser checks and normalises one user with a valid id.
+func prepareUser(u *User, stamp func(time.Time) time.Time) error {
+	name, email, err := validateUser(u.Name, u.Email)
+	if err != nil {
+		return err
+	}
+	*u = User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt), nameKey: foldKey(name), emailKey: foldKey(email)}
+	return nil
+}
+
+// span is the half-open range [lo, hi) of a slice.
+type span struct{ lo, hi int }
+
+// minSpan is the least work worth a goroutine of its own.
+const minSpan = 4096
+
+// splitWork divides n items into one contiguous span per processor (fewer when n is
+// small).
+func splitWork(n int) []span {
+	parts := max(min(runtime.GOMAXPROCS(0), n/minSpan), 1)
+	spans := make([]span, parts)
+	for p := range spans {
+		spans[p] = span{p * n / parts, (p + 1) * n / parts}
+	}
+	return spans
+}
+
+func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
+	for i := range posts {
+		p := &posts[i]
 		switch {
-		case id <= 0:
-			return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
-		case dup:
-			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+		case p.ID <= 0:
+			return idError("posts", i, p.ID)
+		case !s.posts.insertLoaded(p.ID, p):
+			return duplicateError("posts", i, p.ID)
 		}
-		return nil
-	}
-	check := func(coll string, i int, id int64) error {
-		if err := checkID(coll, i, id, seen[coll][id]); err != nil {
-			return err
-		}
-		seen[coll][id] = true
-		return nil
-	}
-	userByID := make(map[int64]*User, len(ds.Users))
-	for i, u := range ds.Users {
-		if err := checkID("users", i, u.ID, userByID[u.ID] != nil); err != nil {
-			return err
-		}
-		name, email, err := validateUser(u.Name, u.Email)
-		if err != nil {
-			return fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)
-		}
-		rec := &User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt)}
-		userByID[u.ID] = rec
-		users = append(users, rec)
-	}
-	for i, p := range ds.Posts {
-		if err := check("posts", i, p.ID); err != nil {
-			return err
-		}
-		if userByID[p.UserID] == nil {
+		if _, ok := s.users.get(p.UserID); !ok {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
 		if strings.TrimSpace(p.Title) == "" {
 			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
 		}
-		rec := p
-		rec.CreatedAt = stamp(p.CreatedAt)
-		posts = append(posts, &rec)
+		p.CreatedAt = stamp(p.CreatedAt)
+		s.postsByUser.add(p.UserID, p.ID, true)
 	}
-	for i, c := range ds.Comments {
-		if err := check("comments", i, c.ID); err != nil {
-			return err
+	return nil
+}
+
+func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time) error {
+	for i := range comments {
+		c := &comments[i]
+		switch {
+		case c.ID <= 0:
+			return idError("comments", i, c.ID)
+		case !s.comments.insertLoaded(c.ID, c):
+			return duplicateError("comments", i, c.ID)
 		}
-		if !seen["posts"][c.PostID] {
+		if _, ok := s.posts.get(c.PostID); !ok {
 			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
 		}
-		if userByID[c.AuthorID] == nil {
+		if _, ok := s.users.get(c.AuthorID); !ok {
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
-		rec := c
-		rec.CreatedAt = stamp(c.CreatedAt)
-		comments = append(comments, &rec)
+		c.CreatedAt = stamp(c.CreatedAt)
+		s.commentsByPost.add(c.PostID, c.ID, true)
+		s.commentsByAuthor.add(c.AuthorID, c.ID, true)
 	}
-	for i, p := range ds.Products {
-		if err := check("products", i, p.ID); err != nil {
-			return err
+	return nil
+}
+
+func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time) error {
+	for i := range products {
+		p := &products[i]
+		switch {
+		case p.ID <= 0:
+			return idError("products", i, p.ID)
+		case !s.products.insertLoaded(p.ID, p):
+			return duplicateError("products", i, p.ID)
 		}
 		if strings.TrimSpace(p.Name) == "" {
 			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
@@ -168,35 +318,38 @@ func (s *Store) Load(ds *Dataset) error {
 		if p.Price < 0 {
 			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
 		}
-		rec := p
-		rec.CreatedDate = stamp(p.CreatedDate)
-		products = append(products, &rec)
+		p.CreatedDate = stamp(p.CreatedDate)
 	}
-	for i, o := range ds.Orders {
-		if err := check("orders", i, o.ID); err != nil {
-			return err
+	return nil
+}
+
+func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) error {
+	for i := range orders {
+		o := &orders[i]
+		switch {
+		case o.ID <= 0:
+			return idError("orders", i, o.ID)
+		case !s.orders.insertLoaded(o.ID, o):
+			return duplicateError("orders", i, o.ID)
 		}
-		if !seen["products"][o.ProductID] {
+		if _, ok := s.products.get(o.ProductID); !ok {
 			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 		}
-		if o.UserID != 0 && userByID[o.UserID] == nil {
+		user, ok := s.users.get(o.UserID)
+		if o.UserID != 0 && !ok {
 			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
 		}
 		if o.Quantity < 1 || o.Quantity > maxQuantity {
 			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
 		}
-		rec := o
-		rec.OrderDate = stamp(o.OrderDate)
-		if strings.TrimSpace(rec.CustomerName) == "" && o.UserID != 0 {
-			rec.CustomerName = userByID[o.UserID].Name
+		o.OrderDate = stamp(o.OrderDate)
+		if strings.TrimSpace(o.CustomerName) == "" && o.UserID != 0 {
+			o.CustomerName = user.Name
 		}
-		orders = append(orders, &rec)
+		if o.UserID != 0 {
+			s.ordersByUser.add(o.UserID, o.ID, true)
+		}
+		s.ordersByProduct.add(o.ProductID, o.ID, true)
 	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.beginLoad()
-	s.restore(&snapshotState{Users: users, Posts: posts, Comments: comments, Products: products, Orders: orders})
-	s.endLoad()
 	return nil
 }

@@ -110,20 +110,21 @@ func (s *Store) restore(st *snapshotState) {
 	s.orders.reserve(len(st.Orders))
 	s.usersByName.loaded = slices.Grow(s.usersByName.loaded, len(st.Users))
 	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
+	setKeys(st.Users)
 	for _, u := range st.Users {
-		s.putUser(u)
+		s.putLoadedUser(u)
 	}
 	for _, p := range st.Posts {
-		s.putPost(p)
+		s.putLoadedPost(p)
 	}
 	for _, c := range st.Comments {
-		s.putComment(c)
+		s.putLoadedComment(c)
 	}
 	for _, p := range st.Products {
-		s.products.put(p.ID, p, s.loading)
+		s.putLoadedProduct(p)
 	}
 	for _, o := range st.Orders {
-		s.putOrder(o)
+		s.putLoadedOrder(o)
 	}
 	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
 	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])

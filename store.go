@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,6 +58,7 @@ type table[T any] struct {
 	recs   []*T    // recs[i] is the record with id ids[i]
 	lastID int64
 	loaded bool // ids appended out of order during a bulk load; sort before reading
+	stale  bool // recs may hold a record replaced during the bulk load
 }
 
 func (t *table[T]) get(id int64) (*T, bool) {
@@ -75,7 +77,14 @@ func (t *table[T]) put(id int64, v *T, loading bool) {
 	case loading && !exists:
 		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
 		t.loaded = true
-	case loading: // replaced during a load: fixed up by sortLoaded
+	case loading: // replaced during a load
+		// The ids are in order unless this load appended some out of order; then
+		// sortLoaded fixes recs up.
+		if i, found := slices.BinarySearch(t.ids, id); found {
+			t.recs[i] = v
+		} else {
+			t.stale = true
+		}
 	case !exists && (n == 0 || t.ids[n-1] < id):
 		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
 	default:
@@ -103,18 +112,58 @@ func (t *table[T]) remove(id int64) {
 	}
 }
 
-// sortLoaded restores id order after a bulk load.
+// sortLoaded restores id order after a bulk load. Records usually come in id order,
+// so the common case is one pass that finds the ids sorted; an unsorted load sorts
+// ids and records together, and only one that also replaced records (see put) looks
+// every id up again.
 func (t *table[T]) sortLoaded() {
 	if !t.loaded {
 		return
 	}
-	slices.Sort(t.ids)
-	t.ids = slices.Compact(t.ids)
-	t.recs = t.recs[:len(t.ids)]
-	for i, id := range t.ids {
-		t.recs[i] = t.byID[id]
+	switch {
+	case t.stale:
+		slices.Sort(t.ids)
+		t.ids = slices.Compact(t.ids)
+		t.recs = t.recs[:len(t.ids)]
+		for i, id := range t.ids {
+			t.recs[i] = t.byID[id]
+		}
+	case !slices.IsSorted(t.ids):
+		t.sortByID()
 	}
-	t.loaded = false
+	t.loaded, t.stale = false, false
+}
+
+// sortByID sorts ids and recs together by id.
+func (t *table[T]) sortByID() {
+	type entry struct {
+		id  int64
+		rec *T
+	}
+	entries := make([]entry, len(t.ids))
+	for i, id := range t.ids {
+		entries[i] = entry{id, t.recs[i]}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
+	for i, e := range entries {
+		t.ids[i], t.recs[i] = e.id, e.rec
+	}
+}
+
+// insertLoaded adds v with a new id during a bulk load and reports true; if id is
+// taken it changes nothing and reports false. Unlike put it does not look id up twice.
+func (t *table[T]) insertLoaded(id int64, v *T) bool {
+	if _, taken := t.byID[id]; taken {
+		return false
+	}
+	if t.byID == nil {
+		t.byID = make(map[int64]*T)
+	}
+	t.byID[id] = v
+	t.lastID = max(t.lastID, id)
+	t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+	t.loaded = true
+	return true
 }
 
 // all returns the records in id order.
@@ -153,11 +202,25 @@ func (x ownerIndex) remove(owner, id int64) {
 	}
 }
 
+// sortLoaded restores ascending order after a bulk load. Records mostly come in id
+// order, so most lists are found in order and left alone.
 func (x ownerIndex) sortLoaded() {
 	for owner, ids := range x {
-		slices.Sort(ids)
-		x[owner] = slices.Compact(ids)
+		if !isIncreasing(ids) {
+			slices.Sort(ids)
+			x[owner] = slices.Compact(ids)
+		}
 	}
+}
+
+// isIncreasing reports whether ids ascend strictly: sorted, with no id twice.
+func isIncreasing(ids []int64) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i-1] >= ids[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // userOrder keeps users sorted case-insensitively by name or by email, ties by id. It
@@ -262,31 +325,20 @@ func (o *userOrder) each(fn func(*User) bool) {
 }
 
 // sortLoaded sorts and chunks after a bulk load (merging in users added before it).
-// It sorts compact (key, user) entries rather than the users they point to: a million
-// comparisons then stay in cache.
 func (o *userOrder) sortLoaded() {
-	type entry struct {
-		key string
-		u   *User
+	if len(o.loaded) == 0 {
+		return
 	}
 	all := o.loaded
 	o.each(func(u *User) bool { all = append(all, u); return true })
-	entries := make([]entry, len(all))
-	for i, u := range all {
-		entries[i] = entry{u.nameKey, u}
-		if o.byEmail {
-			entries[i].key = u.emailKey
-		}
+	entries := make([]orderEntry, len(all))
+	for i := range entries {
+		entries[i].user = i
 	}
-	slices.SortFunc(entries, func(a, b entry) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.u.ID, b.u.ID)
-	})
+	o.sortEntries(all, entries, 0)
 	sorted := make([]*User, len(entries))
 	for i, e := range entries {
-		sorted[i] = e.u
+		sorted[i] = all[e.user]
 	}
 	o.chunks, o.n, o.loaded = nil, len(sorted), nil
 	for len(sorted) > 0 {
@@ -295,6 +347,78 @@ func (o *userOrder) sortLoaded() {
 		sorted = sorted[k:]
 	}
 }
+
+// orderEntry is a user being sorted: a window of its key (see keyWindow) and its
+// index in the users being sorted. It holds no pointer, so the garbage collector has
+// neither to scan the entries nor to watch them being moved.
+type orderEntry struct {
+	window keyWindow
+	user   int
+}
+
+// sortEntries sorts entries by their users' keys, ties by id, when their keys are
+// known to agree in the first depth bytes. It compares fixed-size windows of the keys
+// rather than the strings: a sort of integers in a compact slice stays in cache,
+// where comparing strings would chase two pointers per comparison. Entries whose
+// windows tie and whose keys go on are sorted again by their next windows; with keys
+// that share prefixes ("user1234…@example.com") those are few.
+func (o *userOrder) sortEntries(users []*User, entries []orderEntry, depth int) {
+	for i := range entries {
+		entries[i].window = windowOf(o.key(users[entries[i].user]), depth)
+	}
+	slices.SortFunc(entries, func(a, b orderEntry) int { return a.window.compare(b.window) })
+	for lo := 0; lo < len(entries); {
+		hi := lo + 1
+		for hi < len(entries) && entries[hi].window == entries[lo].window {
+			hi++
+		}
+		switch tied := entries[lo:hi]; {
+		case len(tied) == 1:
+		case entries[lo].window.goesOn():
+			o.sortEntries(users, tied, depth+windowBytes)
+		default: // equal keys
+			slices.SortFunc(tied, func(a, b orderEntry) int { return cmp.Compare(users[a.user].ID, users[b.user].ID) })
+		}
+		lo = hi
+	}
+}
+
+func (o *userOrder) key(u *User) string {
+	if o.byEmail {
+		return u.emailKey
+	}
+	return u.nameKey
+}
+
+// keyWindow is 15 bytes of a key from some depth on, zero padded, big-endian in hi and
+// the high 7 bytes of lo, and in the low byte of lo how many bytes of the key are left
+// from that depth, capped at 16 to mean "more than the window". Windows compare as
+// the keys do from their depth on: where the bytes differ, the first difference
+// decides (a key that ended has a zero there and is the shorter, so the smaller,
+// unless the other's byte is zero too and the decision falls to the length); where
+// they are equal, the shorter key is the smaller; equal windows with fewer than 16
+// bytes left are equal keys.
+type keyWindow struct{ hi, lo uint64 }
+
+const windowBytes = 15
+
+func windowOf(key string, depth int) keyWindow {
+	rest := key[min(depth, len(key)):]
+	var b [16]byte
+	copy(b[:windowBytes], rest)
+	b[windowBytes] = byte(min(len(rest), windowBytes+1))
+	return keyWindow{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+func (w keyWindow) compare(v keyWindow) int {
+	if c := cmp.Compare(w.hi, v.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(w.lo, v.lo)
+}
+
+// goesOn reports whether the key goes on past the window.
+func (w keyWindow) goesOn() bool { return w.lo&0xff > windowBytes }
 
 // foldKey is the case-insensitive form users are searched and sorted by.
 func foldKey(s string) string { return strings.ToLower(s) }
@@ -452,17 +576,99 @@ func (s *Store) endLoad() {
 	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
-	// A user replaced during the load left its old record in the orders: keep the
-	// current ones. The two sorts are the bulk of a large load; they run side by side.
+	// A user replaced or deleted during the load left its old record in the orders:
+	// they are rebuilt from the current users then. The two sorts are the bulk of a
+	// large load; they run side by side.
 	var wg sync.WaitGroup
 	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
-			o.loaded = slices.DeleteFunc(o.loaded, func(u *User) bool { cur, ok := s.users.get(u.ID); return !ok || cur != u })
+			o.chunks, o.n, o.loaded = nil, 0, slices.Clone(s.users.recs)
 		}
 		wg.Go(o.sortLoaded)
 	}
 	wg.Wait()
 	s.replacedInLoad = false
+}
+
+// The put methods of a bulk load (the caller is in one): a record with a new id is
+// appended with one lookup and one insert, a record that replaces another goes the
+// usual way. A user's keys must be set (see setKeys).
+
+func (s *Store) putLoadedUser(u *User) {
+	if !s.users.insertLoaded(u.ID, u) {
+		s.putUser(u)
+		return
+	}
+	s.usersByName.loaded = append(s.usersByName.loaded, u)
+	s.usersByEmail.loaded = append(s.usersByEmail.loaded, u)
+}
+
+func (s *Store) putLoadedPost(p *Post) {
+	if !s.posts.insertLoaded(p.ID, p) {
+		s.putPost(p)
+		return
+	}
+	s.postsByUser.add(p.UserID, p.ID, true)
+}
+
+func (s *Store) putLoadedComment(c *Comment) {
+	if !s.comments.insertLoaded(c.ID, c) {
+		s.putComment(c)
+		return
+	}
+	s.commentsByPost.add(c.PostID, c.ID, true)
+	s.commentsByAuthor.add(c.AuthorID, c.ID, true)
+}
+
+func (s *Store) putLoadedProduct(p *Product) {
+	if !s.products.insertLoaded(p.ID, p) {
+		s.products.put(p.ID, p, true)
+	}
+}
+
+func (s *Store) putLoadedOrder(o *Order) {
+	if !s.orders.insertLoaded(o.ID, o) {
+		s.putOrder(o)
+		return
+	}
+	if o.UserID != 0 {
+		s.ordersByUser.add(o.UserID, o.ID, true)
+	}
+	s.ordersByProduct.add(o.ProductID, o.ID, true)
+}
+
+// setKeys sets the users' case-folded keys, on every processor at once.
+func setKeys(users []*User) {
+	var wg sync.WaitGroup
+	for _, part := range splitWork(len(users)) {
+		wg.Go(func() {
+			for _, u := range users[part.lo:part.hi] {
+				u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// hasRecords reports whether any collection holds a record.
+func (s *Store) hasRecords() bool {
+	return len(s.users.byID)+len(s.posts.byID)+len(s.comments.byID)+len(s.products.byID)+len(s.orders.byID) > 0
+}
+
+// adopt moves the records and indexes of from, a store just bulk-loaded, into s,
+// which holds no records (and so no index entries either); s keeps its own last ids
+// where they are larger, as a load would.
+func (s *Store) adopt(from *Store) {
+	lastIDs := [...]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}
+	s.users, s.posts, s.comments, s.products, s.orders = from.users, from.posts, from.comments, from.products, from.orders
+	s.users.lastID = max(s.users.lastID, lastIDs[0])
+	s.posts.lastID = max(s.posts.lastID, lastIDs[1])
+	s.comments.lastID = max(s.comments.lastID, lastIDs[2])
+	s.products.lastID = max(s.products.lastID, lastIDs[3])
+	s.orders.lastID = max(s.orders.lastID, lastIDs[4])
+	s.postsByUser, s.commentsByPost, s.commentsByAuthor = from.postsByUser, from.commentsByPost, from.commentsByAuthor
+	s.ordersByUser, s.ordersByProduct = from.ordersByUser, from.ordersByProduct
+	s.usersByName, s.usersByEmail = from.usersByName, from.usersByEmail
 }
 
 // reserve makes room for a bulk load of n more records of each kind.

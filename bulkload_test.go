@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUserOrderSortLoaded sorts keys made to trip a sort by fixed-size windows: keys
+// that end inside or at the edge of a window, zero bytes (which pad a window),
+// bytes above 0x7f, long shared prefixes and equal keys, and checks the order against
+// strings.Compare with ties by id.
+func TestUserOrderSortLoaded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"", "a", "b", "\x00", "\x00\x00", "\xff", "é", "z", strings.Repeat("x", 14), strings.Repeat("x", 15), strings.Repeat("x", 16), "user1234567@example.com"}
+	key := func() string {
+		var b strings.Builder
+		for range rng.IntN(5) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
+		for _, byEmail := range []bool{false, true} {
+			o := &userOrder{byEmail: byEmail}
+			var users []*User
+			for i := range n {
+				u := &User{ID: int64(rng.IntN(n+1) + 1), nameKey: key(), emailKey: key()}
+				if i%3 == 0 && i > 0 { // an equal key, a different id
+					u.nameKey, u.emailKey = users[i-1].nameKey, users[i-1].emailKey
+				}
+				users = append(users, u)
+			}
+			o.loaded = slices.Clone(users)
+			o.sortLoaded()
+			var got []*User
+			o.each(func(u *User) bool { got = append(got, u); return true })
+			want := slices.Clone(users)
+			slices.SortStableFunc(want, o.compare)
+			for i := range want {
+				if o.compare(got[i], want[i]) != 0 {
+					t.Fatalf("%d users by email=%v: position %d holds %q (id %d), want %q (id %d)",
+						n, byEmail, i, o.key(got[i]), got[i].ID, o.key(want[i]), want[i].ID)
+				}
+			}
+			if len(got) != n || o.n != n {
+				t.Fatalf("%d users: %d in the order, n = %d", n, len(got), o.n)
+			}
+		}
+	}
+}
+
+// TestLoadReportsTheFirstError checks that a dataset large enough to be checked in
+// parallel parts reports what checking one user at a time would: the first bad user
+// by index, and for one user a bad or duplicate id before its fields.
+func TestLoadReportsTheFirstError(t *testing.T) {
+	const n = 3*minSpan + 17
+	users := func(edit func([]User)) []User {
+		us := make([]User, n)
+		for i := range us {
+			us[i] = User{ID: int64(i + 1), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("u%d@example.com", i)}
+		}
+		edit(us)
+		return us
+	}
+	late, early := n-5, minSpan+3 // in different parts
+	tests := []struct {
+		name string
+		edit func([]User)
+		want string
+	}{
+		{"invalid, later part first", func(us []User) { us[late].Email = "x"; us[early].Name = " " },
+			fmt.Sprintf("users[%d] (id %d): invalid input: name is required", early, early+1)},
+		{"duplicate before invalid", func(us []User) { us[late].Email = "x"; us[early].ID = 1 },
+			fmt.Sprintf("users[%d] (id 1): duplicate id", early)},
+		{"invalid before duplicate", func(us []User) { us[late].ID = 1; us[early].Email = "x" },
+			fmt.Sprintf("users[%d] (id %d): invalid input: email must be a valid email address", early, early+1)},
+		{"duplicate and invalid", func(us []User) { us[early].ID, us[early].Email = 2, "x" },
+			fmt.Sprintf("users[%d] (id 2): duplicate id", early)},
+		{"bad id", func(us []User) { us[late].Email = "x"; us[early].ID, us[early].Email = -4, "x" },
+			fmt.Sprintf("users[%d]: id must be a positive integer, not -4", early)},
+		{"last", func(us []User) { us[n-1].ID = 7 }, fmt.Sprintf("users[%d] (id 7): duplicate id", n-1)},
+	}
+	for _, tt := range tests {
+		s := NewStore()
+		err := s.Load(&Dataset{Users: users(tt.edit)})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+		if len(s.Users()) != 0 {
+			t.Errorf("%s: a refused dataset left users behind", tt.name)
+		}
+	}
+}
+
+// TestLoadIntoPopulatedStore loads a dataset into a store that holds records: they
+// are added to those there, and a refused dataset leaves the store as it was.
+func TestLoadIntoPopulatedStore(t *testing.T) {
+	s := NewStore()
+	s.clock = func() time.Time { return fixedTime }
+	for _, name := range []string{"Mia", "Al", "Zoe"} {
+		if _, err := s.CreateUser(name, strings.ToLower(name)+"@x.io"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := &Dataset{Users: []User{{ID: 10, Name: "Bo", Email: "bo@x.io"}}, Posts: []Post{{ID: 1, UserID: 1, Title: "T"}}}
+	if err := s.Load(bad); err == nil || err.Error() != "posts[0] (id 1): userId 1 names no user" {
+		t.Fatalf("err = %v", err)
+	}
+	ds := &Dataset{Users: []User{{ID: 10, Name: "Bo", Email: "bo@x.io"}, {ID: 8, Name: "Cy", Email: "cy@x.io"}},
+		Posts: []Post{{ID: 1, UserID: 8, Title: "T"}}}
+	if err := s.Load(ds); err != nil {
+		t.Fatal(err)
+	}
+	page, total := s.UserPage(UserQuery{SortBy: "name", Page: 1, PageSize: 10})
+	var names []string
+	for _, u := range page {
+		names = append(names, u.Name)
+	}
+	if total != 5 || strings.Join(names, ",") != "Al,Bo,Cy,Mia,Zoe" {
+		t.Errorf("users by name: %v of %d", names, total)
+	}
+	if u, _ := s.CreateUser("Di", "di@x.io"); u.ID != 11 {
+		t.Errorf("new id %d, want 11", u.ID)
+	}
+	if posts := s.PostsByUser(8, -1); len(posts) != 1 {
+		t.Errorf("posts of user 8: %v", posts)
+	}
+	checkIndexes(t, s)
+}
+
+// loadErrorOnePass is Load's checking done the plain way, one record after another,
+// for FuzzLoadMatchesOnePass to hold Load to.
+func loadErrorOnePass(ds *Dataset) error {
+	seen := map[string]map[int64]bool{"users": {}, "posts": {}, "comments": {}, "products": {}, "orders": {}}
+	check := func(coll string, i int, id int64) error {
+		switch {
+		case id <= 0:
+			return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
+		case seen[coll][id]:
+			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+		}
+		seen[coll][id] = true
+		return nil
+	}
+	for i, u := range ds.Users {
+		if err := check("users", i, u.ID); err != nil {
+			return err
+		}
+		if _, _, err := validateUser(u.Name, u.Email); err != nil {
+			return fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)
+		}
+	}
+	for i, p := range ds.Posts {
+		switch err := check("posts", i, p.ID); {
+		case err != nil:
+			return err
+		case !seen["users"][p.UserID]:
+			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
+		case strings.TrimSpace(p.Title) == "":
+			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
+		}
+	}
+	for i, c := range ds.Comments {
+		switch err := check("comments", i, c.ID); {
+		case err != nil:
+			return err
+		case !seen["posts"][c.PostID]:
+			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
+		case !seen["users"][c.AuthorID]:
+			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
+		}
+	}
+	for i, p := range ds.Products {
+		switch err := check("products", i, p.ID); {
+		case err != nil:
+			return err
+		case strings.TrimSpace(p.Name) == "":
+			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
+		case p.Price < 0:
+			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
+		}
+	}
+	for i, o := range ds.Orders {
+		switch err := check("orders", i, o.ID); {
+		case err != nil:
+			return err
+		case !seen["products"][o.ProductID]:
+			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
+		case o.UserID != 0 && !seen["users"][o.UserID]:
+			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
+		case o.Quantity < 1 || o.Quantity > maxQuantity:
+			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
+		}
+	}
+	return nil
+}
+
+// FuzzLoadMatchesOnePass holds Load to checking one record after another: the same
+// error, or the dataset loaded whole with its users in order by name and by email.
+func FuzzLoadMatchesOnePass(f *testing.F) {
+	f.Add(demoJSON)
+	f.Add([]byte(`{"users":[{"id":2,"name":" B ","email":"b@x.io"},{"id":1,"name":"a","email":"A@x.io"}],"posts":[{"id":1,"userId":2,"title":"T"}],` +
+		`"products":[{"id":1,"name":"P","price":1}],"orders":[{"id":1,"userId":1,"productId":1,"quantity":1},{"id":2,"productId":1,"quantity":2}]}`))
+	f.Add([]byte(`{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":1,"name":"","email":"b@x.io"}]}`))
+	f.Add([]byte(`{"users":[{"id":3,"name":"A","email":"a@x.io"},{"id":-1,"name":"B","email":"b"}],"comments":[{"id":1,"postId":1,"authorId":3}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ds, err := ReadDataset(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		want := loadErrorOnePass(ds)
+		s := NewStore()
+		err = s.Load(ds)
+		if (err == nil) != (want == nil) || err != nil && err.Error() != want.Error() {
+			t.Fatalf("Load: %v, checked one by one: %v", err, want)
+		}
+		if err != nil {
+			return
+		}
+		users := s.Users()
+		if len(users) != len(ds.Users) || len(s.Posts()) != len(ds.Posts) || len(s.Orders()) != len(ds.Orders) {
+			t.Fatal("loaded counts differ from the dataset")
+		}
+		for _, by := range []string{"name", "email"} {
+			sorted := slices.Clone(users)
+			key := func(u *User) string { return strings.ToLower(u.Name) }
+			if by == "email" {
+				key = func(u *User) string { return strings.ToLower(u.Email) }
+			}
+			slices.SortFunc(sorted, func(a, b *User) int { return cmp.Or(strings.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID)) })
+			if page, _ := s.UserPage(UserQuery{SortBy: by, Page: 1, PageSize: len(users)}); len(users) > 0 && !slices.Equal(page, sorted) {
+				t.Fatalf("users by %s out of order", by)
+			}
+		}
+	})
+}
