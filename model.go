@@ -169,22 +169,28 @@ const (
 // returns them normalised (trimmed). Problems are reported per field.
 func validateUser(name, email string) (string, string, error) {
 	name, email = strings.TrimSpace(name), strings.TrimSpace(email)
-	fields := map[string][]string{}
+	var fields map[string][]string // made only for a failure: most users are valid
+	add := func(field, msg string) {
+		if fields == nil {
+			fields = map[string][]string{}
+		}
+		fields[field] = append(fields[field], msg)
+	}
 	switch n := utf8.RuneCountInString(name); {
 	case n == 0:
-		fields["name"] = append(fields["name"], "is required")
+		add("name", "is required")
 	case n > maxNameLength:
-		fields["name"] = append(fields["name"], fmt.Sprintf("must be at most %d characters", maxNameLength))
+		add("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
 	}
 	switch {
 	case email == "":
-		fields["email"] = append(fields["email"], "is required")
+		add("email", "is required")
 	case len(email) > maxEmailLength:
-		fields["email"] = append(fields["email"], fmt.Sprintf("must be at most %d characters", maxEmailLength))
+		add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
 	case !isEmailAddress(email):
-		fields["email"] = append(fields["email"], "must be a valid email address")
+		add("email", "must be a valid email address")
 	}
-	if len(fields) > 0 {
+	if fields != nil {
 		return "", "", invalidFields(fields)
 	}
 	return name, email, nil
