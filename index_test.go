@@ -78,6 +78,16 @@ func checkIndexes(t *testing.T, s *Store) {
 			t.Fatalf("users by %s disagree with a sort", by)
 		}
 	}
+	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+		if len(o.lasts) != len(o.chunks) {
+			t.Fatalf("%d chunk keys for %d chunks", len(o.lasts), len(o.chunks))
+		}
+		for i, c := range o.chunks {
+			if len(c) == 0 || o.lasts[i] != o.key(c[len(c)-1]) {
+				t.Fatalf("chunk %d of %d: key %q, last user %v", i, len(o.chunks), o.lasts[i], c)
+			}
+		}
+	}
 	for _, c := range comments { // no comment outlives its post or author
 		if _, ok := s.Post(c.PostID); !ok {
 			t.Fatalf("comment %d on missing post %d", c.ID, c.PostID)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -228,7 +229,11 @@ func isIncreasing(ids []int64) bool {
 // at most one chunk's worth of pointers, however many users there are, and finding
 // the k-th user walks the chunk lengths only.
 type userOrder struct {
-	chunks  [][]*User
+	chunks [][]*User
+	// lasts[i] is the key of chunks[i]'s last user. Finding a user's chunk compares
+	// these, one contiguous list, instead of reaching through each chunk to a user and
+	// from it to its key: at a million users that is two cache misses less per step.
+	lasts   []string
 	n       int
 	byEmail bool
 	loaded  []*User // a bulk load's users, unsorted until sortLoaded
@@ -247,10 +252,29 @@ func (o *userOrder) compare(a, b *User) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
+func (o *userOrder) key(u *User) string {
+	if o.byEmail {
+		return u.emailKey
+	}
+	return u.nameKey
+}
+
 // chunkFor returns the chunk u belongs in: the first whose last user is not before it.
 func (o *userOrder) chunkFor(u *User) int {
-	i, _ := slices.BinarySearchFunc(o.chunks, u, func(c []*User, u *User) int { return o.compare(c[len(c)-1], u) })
+	k := o.key(u)
+	i := sort.Search(len(o.lasts), func(i int) bool {
+		if c := strings.Compare(o.lasts[i], k); c != 0 {
+			return c > 0
+		}
+		c := o.chunks[i]
+		return c[len(c)-1].ID >= u.ID // a tie on the key: ids decide
+	})
 	return min(i, len(o.chunks)-1)
+}
+
+// setChunk stores c as chunk ci, keeping lasts in step.
+func (o *userOrder) setChunk(ci int, c []*User) {
+	o.chunks[ci], o.lasts[ci] = c, o.key(c[len(c)-1])
 }
 
 func (o *userOrder) add(u *User, loading bool) {
@@ -260,7 +284,7 @@ func (o *userOrder) add(u *User, loading bool) {
 	}
 	o.n++
 	if len(o.chunks) == 0 {
-		o.chunks = [][]*User{{u}}
+		o.chunks, o.lasts = [][]*User{{u}}, []string{o.key(u)}
 		return
 	}
 	ci := o.chunkFor(u)
@@ -268,12 +292,14 @@ func (o *userOrder) add(u *User, loading bool) {
 	i, _ := slices.BinarySearchFunc(c, u, o.compare)
 	c = slices.Insert(c, i, u)
 	if len(c) <= 2*orderChunk {
-		o.chunks[ci] = c
+		o.setChunk(ci, c)
 		return
 	}
 	half := len(c) / 2
-	o.chunks[ci] = c[:half:half] // capped, so a later insert cannot run into the right half
-	o.chunks = slices.Insert(o.chunks, ci+1, slices.Clone(c[half:]))
+	o.chunks = slices.Insert(o.chunks, ci+1, nil)
+	o.lasts = slices.Insert(o.lasts, ci+1, "")
+	o.setChunk(ci, c[:half:half]) // capped, so a later insert cannot run into the right half
+	o.setChunk(ci+1, slices.Clone(c[half:]))
 }
 
 func (o *userOrder) remove(u *User) {
@@ -288,9 +314,9 @@ func (o *userOrder) remove(u *User) {
 	}
 	o.n--
 	if c = slices.Delete(c, i, i+1); len(c) == 0 {
-		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+		o.chunks, o.lasts = slices.Delete(o.chunks, ci, ci+1), slices.Delete(o.lasts, ci, ci+1)
 	} else {
-		o.chunks[ci] = c
+		o.setChunk(ci, c)
 	}
 }
 
@@ -340,10 +366,10 @@ func (o *userOrder) sortLoaded() {
 	for i, e := range entries {
 		sorted[i] = all[e.user]
 	}
-	o.chunks, o.n, o.loaded = nil, len(sorted), nil
+	o.chunks, o.lasts, o.n, o.loaded = nil, nil, len(sorted), nil
 	for len(sorted) > 0 {
 		k := min(orderChunk, len(sorted))
-		o.chunks = append(o.chunks, sorted[:k:k])
+		o.chunks, o.lasts = append(o.chunks, sorted[:k:k]), append(o.lasts, o.key(sorted[k-1]))
 		sorted = sorted[k:]
 	}
 }
@@ -381,13 +407,6 @@ func (o *userOrder) sortEntries(users []*User, entries []orderEntry, depth int) 
 		}
 		lo = hi
 	}
-}
-
-func (o *userOrder) key(u *User) string {
-	if o.byEmail {
-		return u.emailKey
-	}
-	return u.nameKey
 }
 
 // keyWindow is 15 bytes of a key from some depth on, zero padded, big-endian in hi and
@@ -582,7 +601,7 @@ func (s *Store) endLoad() {
 	var wg sync.WaitGroup
 	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
-			o.chunks, o.n, o.loaded = nil, 0, slices.Clone(s.users.recs)
+			o.chunks, o.lasts, o.n, o.loaded = nil, nil, 0, slices.Clone(s.users.recs)
 		}
 		wg.Go(o.sortLoaded)
 	}
