@@ -35,10 +35,12 @@ type userService struct {
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service and, when reflect is set (development), server reflection.
 func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool) *grpc.Server {
-	srv := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(unaryLogAndRecover(log, auth != nil), auth.unaryInterceptor),
-		grpc.ChainStreamInterceptor(streamLogAndRecover(log, auth != nil), auth.streamInterceptor),
-	)
+	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
+	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil)}
+	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
+		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	userpb.RegisterUserServiceServer(srv, &userService{store: store, streamDelay: streamDelay})
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	if reflect {
