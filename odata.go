@@ -67,8 +67,8 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
 
-	products := func(context.Context) []any { return anys(store.Products()) }
-	orders := func(context.Context) []any { return anys(store.Orders()) }
+	products := func(context.Context) []any { return store.ProductValues() }
+	orders := func(context.Context) []any { return store.OrderValues() }
 	getProduct := func(_ context.Context, id int64) (any, bool) {
 		pr, ok := store.Product(id)
 		return pr, ok

@@ -1073,6 +1073,28 @@ func (s *Store) Products() []*Product {
 	return s.products.all()
 }
 
+// ProductValues and OrderValues are Products and Orders as []any, the form a generic
+// query evaluator (OData's) takes, made in one copy rather than two.
+func (s *Store) ProductValues() []any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return values(s.products.recs)
+}
+
+func (s *Store) OrderValues() []any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return values(s.orders.recs)
+}
+
+func values[T any](recs []*T) []any {
+	out := make([]any, len(recs))
+	for i, r := range recs {
+		out[i] = r
+	}
+	return out
+}
+
 // Order returns order id.
 func (s *Store) Order(id int64) (*Order, bool) {
 	s.mu.RLock()

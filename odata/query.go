@@ -297,7 +297,7 @@ func (f *Filter) Select(items []any) []any {
 	if f.nvars > 0 {
 		vars = make([]any, f.nvars)
 	}
-	out := make([]any, 0, len(items)/4)
+	var out []any // most filters keep few: grown as needed, not sized for many
 	for _, x := range items {
 		if b, ok := f.f(x, vars); b && ok {
 			out = append(out, x)
