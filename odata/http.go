@@ -48,16 +48,34 @@ const jsonType = "application/json; odata.metadata=minimal"
 
 // ServeList answers a collection request with the given raw query string.
 func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Response {
+	l, failed := rt.list(ctx, rawQuery, metadata)
+	if failed != nil {
+		return *failed
+	}
+	return Response{http.StatusOK, jsonType, l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)}
+}
+
+// listAnswer is a collection request's answer, decided but not yet encoded.
+type listAnswer struct {
+	q         *Query
+	context   string
+	page      []any
+	count     int
+	withCount bool
+}
+
+// list evaluates a collection request, or returns the error answer.
+func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswer, *Response) {
 	if r, done := rt.precheck(rawQuery); done {
-		return r
+		return listAnswer{}, &r
 	}
 	q, err := ParseQuery(rawQuery, rt.Set.Type, rt.Settings)
 	if err != nil {
-		return badRequest(err)
+		r := badRequest(err)
+		return listAnswer{}, &r
 	}
 	page, n := q.Apply(rt.List(ctx), rt.Restrict)
-	body := q.AppendCollection(nil, q.ContextURL(metadata, rt.Set), page, n, rt.AlwaysCount || q.Count())
-	return Response{http.StatusOK, jsonType, body}
+	return listAnswer{q, q.ContextURL(metadata, rt.Set), page, n, rt.AlwaysCount || q.Count()}, nil
 }
 
 // ServeEntity answers a single-entity request for key.
@@ -106,9 +124,33 @@ func notFound(msg string) Response {
 }
 
 // ListHandler returns an http.Handler serving the collection.
+//
+// A long collection (a list without $top can hold every entity) is sent as it is
+// encoded, a piece at a time; a short one in one write with its Content-Length.
 func (rt *Route) ListHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		write(w, rt.ServeList(r.Context(), r.URL.RawQuery, rt.metadataURL(r)))
+		l, failed := rt.list(r.Context(), r.URL.RawQuery, rt.metadataURL(r))
+		if failed != nil {
+			write(w, *failed)
+			return
+		}
+		streaming := false
+		flush := func(b []byte) []byte {
+			if !streaming {
+				streaming = true
+				w.Header().Set("OData-Version", "4.0")
+				w.Header().Set("Content-Type", jsonType)
+				w.WriteHeader(http.StatusOK)
+			}
+			w.Write(b) // a client gone away makes the rest fail quietly
+			return b[:0]
+		}
+		body := l.q.appendCollection(make([]byte, 0, flushSize+4<<10), l.context, l.page, l.count, l.withCount, flush)
+		if streaming {
+			w.Write(body)
+			return
+		}
+		write(w, Response{http.StatusOK, jsonType, body})
 	})
 }
 

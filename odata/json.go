@@ -15,6 +15,13 @@ import (
 // "count":N,"value":[...]} for a page of entities; the two counts appear
 // only when withCount is set.
 func (q *Query) AppendCollection(b []byte, context string, page []any, count int, withCount bool) []byte {
+	return q.appendCollection(b, context, page, count, withCount, nil)
+}
+
+// appendCollection is AppendCollection; when flush is set, it is called with what is
+// encoded so far whenever that passes flushSize, and encoding goes on in the buffer
+// it returns, so a long collection is never in memory whole.
+func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
 	b = append(b, `{"@odata.context":`...)
 	b = appendString(b, context)
 	if withCount {
@@ -23,10 +30,22 @@ func (q *Query) AppendCollection(b []byte, context string, page []any, count int
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(count), 10)
 	}
-	b = append(b, `,"value":`...)
-	b = q.appendArray(b, page)
-	return append(b, '}')
+	b = append(b, `,"value":[`...)
+	for i, x := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		b = q.appendFields(b, x, false)
+		if flush != nil && len(b) >= flushSize {
+			b = flush(b)
+		}
+	}
+	return append(b, "]}"...)
 }
+
+// flushSize is how much of a streamed collection is encoded before it is sent.
+const flushSize = 32 << 10
 
 // AppendEntity appends a single entity with its "@odata.context".
 func (q *Query) AppendEntity(b []byte, context string, x any) []byte {
