@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -240,22 +239,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case *User:
 		return v.appendJSON(b), nil
 	case pagedResult[*User]:
-		b = append(b, `{"items":[`...)
-		for i, u := range v.Items {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = u.appendJSON(b)
-		}
-		b = append(b, `],"page":`...)
-		b = strconv.AppendInt(b, int64(v.Page), 10)
-		b = append(b, `,"pageSize":`...)
-		b = strconv.AppendInt(b, int64(v.PageSize), 10)
-		b = append(b, `,"totalItems":`...)
-		b = strconv.AppendInt(b, int64(v.TotalItems), 10)
-		b = append(b, `,"totalPages":`...)
-		b = strconv.AppendInt(b, int64(v.TotalPages), 10)
-		return append(b, '}'), nil
+		return appendUserPage(b, v), nil
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err

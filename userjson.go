@@ -26,6 +26,26 @@ func (u *User) appendJSON(b []byte) []byte {
 	return append(b, `"}`...)
 }
 
+// appendUserPage appends a page of users as encoding/json encodes pagedResult.
+func appendUserPage(b []byte, p pagedResult[*User]) []byte {
+	b = append(b, `{"items":[`...)
+	for i, u := range p.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = u.appendJSON(b)
+	}
+	b = append(b, `],"page":`...)
+	b = strconv.AppendInt(b, int64(p.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	b = append(b, `,"totalItems":`...)
+	b = strconv.AppendInt(b, int64(p.TotalItems), 10)
+	b = append(b, `,"totalPages":`...)
+	b = strconv.AppendInt(b, int64(p.TotalPages), 10)
+	return append(b, '}')
+}
+
 // appendJSONString appends s as a JSON string by encoding/json's rules: <, > and &
 // escaped for HTML, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
