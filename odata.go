@@ -48,7 +48,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 		{Name: "quantity", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).Quantity }},
 	}
 	product.Navigation = []*odata.NavProperty{{Name: "orders", Target: order, Collection: true, Partner: "product",
-		Many: func(x any) []any { return anys(store.OrdersByProduct(p(x).ID)) }}}
+		Many: func(x any) []any { return values(store.OrdersByProduct(p(x).ID)) }}}
 	order.Navigation = []*odata.NavProperty{{Name: "product", Target: product, Partner: "orders",
 		One: func(x any) (any, bool) {
 			pr, ok := store.Product(o(x).ProductID)
@@ -109,12 +109,3 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 // odataKeyPath matches the OData way of addressing one entity, /api/products(5),
 // which ServeMux patterns cannot express.
 var odataKeyPath = regexp.MustCompile(`^/api/(?i:products|orders)\([^/]*\)$`)
-
-// anys converts a slice of records to the []any the odata package walks.
-func anys[T any](xs []*T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}

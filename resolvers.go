@@ -80,9 +80,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return v, nil
 	}
 
-	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return anys(store.Users()), nil })
+	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return values(store.Users()), nil })
 	schema.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) })
-	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return anys(store.Posts()), nil })
+	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return values(store.Posts()), nil })
 	schema.SetResolver("Query", "post", func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) })
 
 	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {
@@ -126,7 +126,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 			}
 			limit = l
 		}
-		return anys(store.PostsByUser(user(p).ID, limit)), nil
+		return values(store.PostsByUser(user(p).ID, limit)), nil
 	})
 
 	post := func(p graphql.ResolveParams) *Post { return p.Source.(*Post) }
@@ -137,7 +137,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	schema.SetResolver("Post", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(post(p).UserID)) })
 	schema.SetResolver("Post", "createdAt", func(p graphql.ResolveParams) (any, error) { return post(p).CreatedAt, nil })
 	schema.SetResolver("Post", "comments", func(p graphql.ResolveParams) (any, error) {
-		return anys(store.CommentsOnPost(post(p).ID)), nil
+		return values(store.CommentsOnPost(post(p).ID)), nil
 	})
 
 	comment := func(p graphql.ResolveParams) *Comment { return p.Source.(*Comment) }

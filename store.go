@@ -1087,6 +1087,8 @@ func (s *Store) OrderValues() []any {
 	return values(s.orders.recs)
 }
 
+// values converts records to []any, the form the query engines (GraphQL's, OData's)
+// take lists in.
 func values[T any](recs []*T) []any {
 	out := make([]any, len(recs))
 	for i, r := range recs {
