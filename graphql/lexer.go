@@ -337,14 +337,10 @@ func (l *lexer) string(start int) Token {
 			}
 			i += n
 			chunk = i
-		case c < 0x20 && c != '\t':
-			return l.fail(i, "Invalid character within String: %s", describeRune(rune(c)))
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, size := utf8.DecodeRuneInString(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				return l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c)
+			size, bad, ok := l.stringChar(i)
+			if !ok {
+				return bad
 			}
 			i += size
 		}
@@ -467,6 +463,24 @@ func hexVal(c byte) int {
 	return -1
 }
 
+// stringChar checks the source character at i inside a string (a SourceCharacter,
+// spec 2.1.1, and valid UTF-8) and returns its size; when it is not one, ok is false
+// and bad is the error token to return.
+func (l *lexer) stringChar(i int) (size int, bad Token, ok bool) {
+	c := l.src[i]
+	switch {
+	case c < 0x20 && c != '\t':
+		return 0, l.fail(i, "Invalid character within String: %s", describeRune(rune(c))), false
+	case c < utf8.RuneSelf:
+		return 1, Token{}, true
+	}
+	r, size := utf8.DecodeRuneInString(l.src[i:])
+	if r == utf8.RuneError && size == 1 {
+		return 0, l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c), false
+	}
+	return size, Token{}, true
+}
+
 // blockString lexes a """block string""" and returns its value after the
 // indentation removal of BlockStringValue (spec 2.9.4).
 func (l *lexer) blockString(start int) Token {
@@ -498,14 +512,10 @@ func (l *lexer) blockString(start int) Token {
 				i++
 			}
 			l.newline(i)
-		case c < 0x20 && c != '\t':
-			return l.fail(i, "Invalid character within String: %s", describeRune(rune(c)))
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, size := utf8.DecodeRuneInString(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				return l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c)
+			size, bad, ok := l.stringChar(i)
+			if !ok {
+				return bad
 			}
 			i += size
 		}

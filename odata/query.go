@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -394,7 +395,7 @@ func sortItems(items []any, order []orderKey) []any {
 		case fn[bool]:
 			keys[i] = loadKey(f, items, cmpBool, o.desc)
 		case fn[int64]:
-			keys[i] = loadKey(f, items, compareInt64, o.desc)
+			keys[i] = loadKey(f, items, cmp.Compare[int64], o.desc)
 		case fn[float64]:
 			keys[i] = loadKey(f, items, compareFloat, o.desc)
 		case fn[string]:
@@ -420,16 +421,6 @@ func sortItems(items []any, order []orderKey) []any {
 		out[i] = items[j]
 	}
 	return out
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func compareFloat(a, b float64) int {
