@@ -80,9 +80,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return v, nil
 	}
 
-	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return values(store.Users()), nil })
+	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil })
 	schema.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) })
-	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return values(store.Posts()), nil })
+	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil })
 	schema.SetResolver("Query", "post", func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) })
 
 	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {

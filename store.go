@@ -1073,18 +1073,18 @@ func (s *Store) Products() []*Product {
 	return s.products.all()
 }
 
-// ProductValues and OrderValues are Products and Orders as []any, the form a generic
-// query evaluator (OData's) takes, made in one copy rather than two.
-func (s *Store) ProductValues() []any {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return values(s.products.recs)
-}
+// UserValues, PostValues, ProductValues and OrderValues are the records in id order
+// as []any, the form the query engines (GraphQL's, OData's) take lists in, made in
+// one copy rather than two.
+func (s *Store) UserValues() []any    { return tableValues(s, &s.users) }
+func (s *Store) PostValues() []any    { return tableValues(s, &s.posts) }
+func (s *Store) ProductValues() []any { return tableValues(s, &s.products) }
+func (s *Store) OrderValues() []any   { return tableValues(s, &s.orders) }
 
-func (s *Store) OrderValues() []any {
+func tableValues[T any](s *Store, t *table[T]) []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return values(s.orders.recs)
+	return values(t.recs)
 }
 
 // values converts records to []any, the form the query engines (GraphQL's, OData's)
