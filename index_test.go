@@ -83,8 +83,16 @@ func checkIndexes(t *testing.T, s *Store) {
 			t.Fatalf("%d chunk keys for %d chunks", len(o.lasts), len(o.chunks))
 		}
 		for i, c := range o.chunks {
-			if len(c) == 0 || o.lasts[i] != o.key(c[len(c)-1]) {
-				t.Fatalf("chunk %d of %d: key %q, last user %v", i, len(o.chunks), o.lasts[i], c)
+			if len(c.users) == 0 || o.lasts[i] != o.key(c.users[len(c.users)-1]) {
+				t.Fatalf("chunk %d of %d: key %q, last user %v", i, len(o.chunks), o.lasts[i], c.users)
+			}
+			if len(c.heads) != len(c.users) {
+				t.Fatalf("chunk %d of %d: %d heads for %d users", i, len(o.chunks), len(c.heads), len(c.users))
+			}
+			for k, u := range c.users {
+				if c.heads[k] != keyHead(o.key(u)) {
+					t.Fatalf("chunk %d, user %d (%q): head %x, want %x", i, k, o.key(u), c.heads[k], keyHead(o.key(u)))
+				}
 			}
 		}
 	}
