@@ -179,7 +179,15 @@ func TestLoadOutOfOrderKeepsIndexes(t *testing.T) {
 func TestUserOrderAcrossChunks(t *testing.T) {
 	s := NewStore()
 	rng := rand.New(rand.NewPCG(5, 6))
-	word := func() string { return fmt.Sprintf("%c%c%c", 'a'+rng.IntN(6), 'A'+rng.IntN(6), 'a'+rng.IntN(6)) }
+	// Words are short and few, so keys tie; some start with a long shared prefix, so
+	// the 8-byte key heads the chunks keep tie too and the keys must decide.
+	word := func() string {
+		w := fmt.Sprintf("%c%c%c", 'a'+rng.IntN(6), 'A'+rng.IntN(6), 'a'+rng.IntN(6))
+		if rng.IntN(4) == 0 {
+			w = "Prefix" + w[:1+rng.IntN(3)]
+		}
+		return w
+	}
 	var ids []int64
 	check := func() {
 		t.Helper()
