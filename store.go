@@ -225,11 +225,11 @@ func isIncreasing(ids []int64) bool {
 }
 
 // userOrder keeps users sorted case-insensitively by name or by email, ties by id. It
-// holds them in sorted chunks of about orderChunkSize users: an insert or a removal moves
+// holds them in sorted chunks of about orderChunk users: an insert or a removal moves
 // at most one chunk's worth of pointers, however many users there are, and finding
 // the k-th user walks the chunk lengths only.
 type userOrder struct {
-	chunks []orderChunk
+	chunks [][]*User
 	// lasts[i] is the key of chunks[i]'s last user. Finding a user's chunk compares
 	// these, one contiguous list, instead of reaching through each chunk to a user and
 	// from it to its key: at a million users that is two cache misses less per step.
@@ -239,26 +239,7 @@ type userOrder struct {
 	loaded  []*User // a bulk load's users, unsorted until sortLoaded
 }
 
-// orderChunk is a run of users in order and, beside each, the head of its key (see
-// keyHead). A search within the chunk compares the heads, which lie side by side in
-// memory, and reaches through to users and their keys only where heads tie: with
-// users at random places in a large store, every pointer followed is a cache miss,
-// and those made an insert several times slower.
-type orderChunk struct {
-	users []*User
-	heads []uint64
-}
-
-const orderChunkSize = 512
-
-// keyHead is the first 8 bytes of key, zero padded, big-endian: heads order as their
-// keys do wherever they differ, since a key that ends early pads with zeros, the
-// smallest byte. Equal heads say nothing; the keys then decide.
-func keyHead(key string) uint64 {
-	var b [8]byte
-	copy(b[:], key)
-	return binary.BigEndian.Uint64(b[:])
-}
+const orderChunk = 512
 
 func (o *userOrder) compare(a, b *User) int {
 	ka, kb := a.nameKey, b.nameKey
@@ -285,23 +266,15 @@ func (o *userOrder) chunkFor(u *User) int {
 		if c := strings.Compare(o.lasts[i], k); c != 0 {
 			return c > 0
 		}
-		c := o.chunks[i].users
+		c := o.chunks[i]
 		return c[len(c)-1].ID >= u.ID // a tie on the key: ids decide
 	})
 	return min(i, len(o.chunks)-1)
 }
 
-// search returns where u is or would be in c.
-func (o *userOrder) search(c *orderChunk, u *User, head uint64) (int, bool) {
-	lo, _ := slices.BinarySearch(c.heads, head)
-	hi := lo + sort.Search(len(c.heads)-lo, func(i int) bool { return c.heads[lo+i] != head })
-	i, found := slices.BinarySearchFunc(c.users[lo:hi], u, o.compare)
-	return lo + i, found
-}
-
 // setChunk stores c as chunk ci, keeping lasts in step.
-func (o *userOrder) setChunk(ci int, c orderChunk) {
-	o.chunks[ci], o.lasts[ci] = c, o.key(c.users[len(c.users)-1])
+func (o *userOrder) setChunk(ci int, c []*User) {
+	o.chunks[ci], o.lasts[ci] = c, o.key(c[len(c)-1])
 }
 
 func (o *userOrder) add(u *User, loading bool) {
@@ -310,25 +283,23 @@ func (o *userOrder) add(u *User, loading bool) {
 		return
 	}
 	o.n++
-	head := keyHead(o.key(u))
 	if len(o.chunks) == 0 {
-		o.chunks, o.lasts = []orderChunk{{[]*User{u}, []uint64{head}}}, []string{o.key(u)}
+		o.chunks, o.lasts = [][]*User{{u}}, []string{o.key(u)}
 		return
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, _ := o.search(&c, u, head)
-	c.users, c.heads = slices.Insert(c.users, i, u), slices.Insert(c.heads, i, head)
-	if len(c.users) <= 2*orderChunkSize {
+	i, _ := slices.BinarySearchFunc(c, u, o.compare)
+	c = slices.Insert(c, i, u)
+	if len(c) <= 2*orderChunk {
 		o.setChunk(ci, c)
 		return
 	}
-	half := len(c.users) / 2
-	o.chunks = slices.Insert(o.chunks, ci+1, orderChunk{})
+	half := len(c) / 2
+	o.chunks = slices.Insert(o.chunks, ci+1, nil)
 	o.lasts = slices.Insert(o.lasts, ci+1, "")
-	// The left half is capped, so a later insert cannot run into the right half.
-	o.setChunk(ci, orderChunk{c.users[:half:half], c.heads[:half:half]})
-	o.setChunk(ci+1, orderChunk{slices.Clone(c.users[half:]), slices.Clone(c.heads[half:])})
+	o.setChunk(ci, c[:half:half]) // capped, so a later insert cannot run into the right half
+	o.setChunk(ci+1, slices.Clone(c[half:]))
 }
 
 func (o *userOrder) remove(u *User) {
@@ -337,12 +308,12 @@ func (o *userOrder) remove(u *User) {
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, found := o.search(&c, u, keyHead(o.key(u)))
+	i, found := slices.BinarySearchFunc(c, u, o.compare)
 	if !found {
 		return
 	}
 	o.n--
-	if c.users, c.heads = slices.Delete(c.users, i, i+1), slices.Delete(c.heads, i, i+1); len(c.users) == 0 {
+	if c = slices.Delete(c, i, i+1); len(c) == 0 {
 		o.chunks, o.lasts = slices.Delete(o.chunks, ci, ci+1), slices.Delete(o.lasts, ci, ci+1)
 	} else {
 		o.setChunk(ci, c)
@@ -353,11 +324,11 @@ func (o *userOrder) remove(u *User) {
 func (o *userOrder) page(skip, size int) []*User {
 	out := []*User{}
 	for _, c := range o.chunks {
-		if skip >= len(c.users) {
-			skip -= len(c.users)
+		if skip >= len(c) {
+			skip -= len(c)
 			continue
 		}
-		for _, u := range c.users[skip:] {
+		for _, u := range c[skip:] {
 			if len(out) == size {
 				return out
 			}
@@ -371,7 +342,7 @@ func (o *userOrder) page(skip, size int) []*User {
 // each calls fn with the users in order until fn returns false.
 func (o *userOrder) each(fn func(*User) bool) {
 	for _, c := range o.chunks {
-		for _, u := range c.users {
+		for _, u := range c {
 			if !fn(u) {
 				return
 			}
@@ -396,15 +367,10 @@ func (o *userOrder) sortLoaded() {
 		sorted[i] = all[e.user]
 	}
 	o.chunks, o.lasts, o.n, o.loaded = nil, nil, len(sorted), nil
-	heads := make([]uint64, len(sorted))
-	for i, u := range sorted {
-		heads[i] = keyHead(o.key(u))
-	}
 	for len(sorted) > 0 {
-		k := min(orderChunkSize, len(sorted))
-		o.chunks = append(o.chunks, orderChunk{sorted[:k:k], heads[:k:k]})
-		o.lasts = append(o.lasts, o.key(sorted[k-1]))
-		sorted, heads = sorted[k:], heads[k:]
+		k := min(orderChunk, len(sorted))
+		o.chunks, o.lasts = append(o.chunks, sorted[:k:k]), append(o.lasts, o.key(sorted[k-1]))
+		sorted = sorted[k:]
 	}
 }
 
