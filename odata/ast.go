@@ -51,6 +51,8 @@ type exprBase struct {
 func (e *exprBase) Pos() int   { return e.pos }
 func (e *exprBase) Type() Type { return e.typ }
 
+func (e *exprBase) setTyp(t Type) { e.typ = t }
+
 // Literal is a constant. Which value field is meaningful depends on Kind:
 // Int (TypeInt, and TypeDecimal in units of 1/DecimalScale), Float
 // (TypeDouble), Str (TypeString), Bool (TypeBool), Time (TypeDate,

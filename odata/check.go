@@ -77,21 +77,8 @@ func (c *checker) checkBool(e Expr) {
 }
 
 func setType(e Expr, t Type) Type {
-	switch e := e.(type) {
-	case *Literal:
-		e.typ = t
-	case *Path:
-		e.typ = t
-	case *Lambda:
-		e.typ = t
-	case *Call:
-		e.typ = t
-	case *Unary:
-		e.typ = t
-	case *Binary:
-		e.typ = t
-	case *In:
-		e.typ = t
+	if n, ok := e.(interface{ setTyp(Type) }); ok { // every node embeds exprBase
+		n.setTyp(t)
 	}
 	return t
 }
