@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -81,6 +82,30 @@ func TestDurableReplaysEveryMutation(t *testing.T) {
 	u, err := again.CreateUser("After", "after@example.com")
 	if err != nil || u.ID != 9 {
 		t.Errorf("first user after restart: %v %v, want id 9 (ids are never reused)", u, err)
+	}
+}
+
+// TestDurableGroupCommit: writers waiting at the same time share an fsync.
+func TestDurableGroupCommit(t *testing.T) {
+	s := openTestDurable(t, t.TempDir(), nil, defaultSnapshotBytes)
+	const writers, each = 32, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.CreateUser(fmt.Sprintf("Writer %d", w), fmt.Sprintf("w%d.%d@example.com", w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.journal; j.writes != writers*each || j.syncs >= j.writes {
+		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", j.writes, j.syncs, writers*each)
 	}
 }
 

@@ -83,8 +83,8 @@ func checkIndexes(t *testing.T, s *Store) {
 			t.Fatalf("%d chunk keys for %d chunks", len(o.lasts), len(o.chunks))
 		}
 		for i, c := range o.chunks {
-			if len(c) == 0 || o.lasts[i] != o.key(c[len(c)-1]) {
-				t.Fatalf("chunk %d of %d: key %q, last user %v", i, len(o.chunks), o.lasts[i], c)
+			if len(c) == 0 || o.lasts[i] != lastOf(o.key(c[len(c)-1])) {
+				t.Fatalf("chunk %d of %d: last %+v, last user %v", i, len(o.chunks), o.lasts[i], c)
 			}
 		}
 	}

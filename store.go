@@ -232,14 +232,24 @@ type userOrder struct {
 	chunks [][]*User
 	// lasts[i] is the key of chunks[i]'s last user. Finding a user's chunk compares
 	// these, one contiguous list, instead of reaching through each chunk to a user and
-	// from it to its key: at a million users that is two cache misses less per step.
-	lasts   []string
+	// from it to its key; their windows first, which decide without touching the keys'
+	// bytes wherever keys differ in their first 15: at a million users, every pointer
+	// followed is a cache miss.
+	lasts   []chunkLast
 	n       int
 	byEmail bool
 	loaded  []*User // a bulk load's users, unsorted until sortLoaded
 }
 
-const orderChunk = 512
+const orderChunk = 128
+
+// chunkLast is the key of a chunk's last user and its first window (see keyWindow).
+type chunkLast struct {
+	window keyWindow
+	key    string
+}
+
+func lastOf(key string) chunkLast { return chunkLast{windowOf(key, 0), key} }
 
 func (o *userOrder) compare(a, b *User) int {
 	ka, kb := a.nameKey, b.nameKey
@@ -261,9 +271,13 @@ func (o *userOrder) key(u *User) string {
 
 // chunkFor returns the chunk u belongs in: the first whose last user is not before it.
 func (o *userOrder) chunkFor(u *User) int {
-	k := o.key(u)
+	k := lastOf(o.key(u))
 	i := sort.Search(len(o.lasts), func(i int) bool {
-		if c := strings.Compare(o.lasts[i], k); c != 0 {
+		last := &o.lasts[i]
+		if c := last.window.compare(k.window); c != 0 {
+			return c > 0
+		}
+		if c := strings.Compare(last.key, k.key); c != 0 {
 			return c > 0
 		}
 		c := o.chunks[i]
@@ -274,7 +288,7 @@ func (o *userOrder) chunkFor(u *User) int {
 
 // setChunk stores c as chunk ci, keeping lasts in step.
 func (o *userOrder) setChunk(ci int, c []*User) {
-	o.chunks[ci], o.lasts[ci] = c, o.key(c[len(c)-1])
+	o.chunks[ci], o.lasts[ci] = c, lastOf(o.key(c[len(c)-1]))
 }
 
 func (o *userOrder) add(u *User, loading bool) {
@@ -284,7 +298,7 @@ func (o *userOrder) add(u *User, loading bool) {
 	}
 	o.n++
 	if len(o.chunks) == 0 {
-		o.chunks, o.lasts = [][]*User{{u}}, []string{o.key(u)}
+		o.chunks, o.lasts = [][]*User{{u}}, []chunkLast{lastOf(o.key(u))}
 		return
 	}
 	ci := o.chunkFor(u)
@@ -297,7 +311,7 @@ func (o *userOrder) add(u *User, loading bool) {
 	}
 	half := len(c) / 2
 	o.chunks = slices.Insert(o.chunks, ci+1, nil)
-	o.lasts = slices.Insert(o.lasts, ci+1, "")
+	o.lasts = slices.Insert(o.lasts, ci+1, chunkLast{})
 	o.setChunk(ci, c[:half:half]) // capped, so a later insert cannot run into the right half
 	o.setChunk(ci+1, slices.Clone(c[half:]))
 }
@@ -369,7 +383,7 @@ func (o *userOrder) sortLoaded() {
 	o.chunks, o.lasts, o.n, o.loaded = nil, nil, len(sorted), nil
 	for len(sorted) > 0 {
 		k := min(orderChunk, len(sorted))
-		o.chunks, o.lasts = append(o.chunks, sorted[:k:k]), append(o.lasts, o.key(sorted[k-1]))
+		o.chunks, o.lasts = append(o.chunks, sorted[:k:k]), append(o.lasts, lastOf(o.key(sorted[k-1])))
 		sorted = sorted[k:]
 	}
 }
