@@ -18,6 +18,35 @@ type userBody struct {
 	Email string `json:"email"`
 }
 
+// decodeJSON decodes data into b as encoding/json would, with the dataset's scanner
+// (datasetjson.go), several times faster: creating users is what a busy service does
+// most. It reports false, leaving b as it was, where it cannot be sure, and
+// encoding/json then decides and words the error; FuzzUserBodyJSON holds the two to
+// the same results.
+func (b *userBody) decodeJSON(data []byte) bool {
+	d := &jsonScanner{data: data}
+	d.space()
+	var got userBody
+	err := d.object(loc{}, func(key []byte) error {
+		switch fieldName(key, userBodyFields) {
+		case "id":
+			return d.int64(loc{}, &got.ID)
+		case "name":
+			return d.string(loc{}, &got.Name)
+		case "email":
+			return d.string(loc{}, &got.Email)
+		}
+		return d.skip(0) // unknown fields are ignored, as by encoding/json
+	})
+	if d.space(); err != nil || d.pos != len(data) {
+		return false
+	}
+	*b = got
+	return true
+}
+
+var userBodyFields = []string{"id", "name", "email"}
+
 // orderBody is the JSON body of POST /api/users/{userId}/orders. The user comes from
 // the path and the date from the clock, so the body cannot set them.
 type orderBody struct {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"testing"
@@ -98,4 +102,66 @@ func TestParseUserQueryForms(t *testing.T) {
 			t.Errorf("%q: paged=%v err=%v; want paged=%v err=%v", tt.query, paged, err, tt.paged, tt.wantErr)
 		}
 	}
+}
+
+// userBodySeeds are user bodies, well-formed and not, for the fast decoder.
+var userBodySeeds = []string{
+	`{"name":"Ann Lee","email":"ann@example.com"}`, ` {"name" : "A" , "email":"a@x.io" } `, `null`, `{}`, `[]`, `"x"`, ``,
+	`{"id":7,"name":"A"}`, `{"ID":7,"NAME":"A","Email":"e"}`, `{"name":"a","name":"b"}`, `{"name":null,"email":null,"id":null}`,
+	`{"name":1}`, `{"id":"7"}`, `{"id":1.5}`, `{"id":1e2}`, `{"id":-0}`, `{"id":99999999999999999999}`, `{"id":01}`,
+	`{"name":"caf\u00e9 \ud83d\ude00\n"}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", `{"name":"a\x"}`,
+	`{"name":"a","extra":{"deep":[1,2,{"x":null}]},"more":true}`, `{"extra":[1,]}`, `{"name":"a"} x`, `{"name":"a"} {}`,
+	`{"name":"a"`, `{"name":"a",}`, `{"nameſ":"x"}`, `{"ſ":1}`, `{"emaiſ":"x"}`, `{"name":"a"}` + "\n\t ",
+}
+
+// decodeUserBodyWithStdlib is what decodeJSON does without the fast decoder.
+func decodeUserBodyWithStdlib(data []byte) (userBody, error) {
+	var b userBody
+	dec := json.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(&b)
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return b, nil
+		}
+		err = errors.New("unexpected data after the JSON value")
+	}
+	return b, err
+}
+
+func checkUserBody(t *testing.T, data []byte) {
+	t.Helper()
+	var fast userBody
+	ok := fast.decodeJSON(data)
+	want, err := decodeUserBodyWithStdlib(data)
+	switch {
+	case ok && err != nil:
+		t.Fatalf("%q: the fast decoder accepts what encoding/json refuses (%v)", data, err)
+	case ok && fast != want:
+		t.Fatalf("%q: fast decoder %+v, encoding/json %+v", data, fast, want)
+	case !ok && fast != (userBody{}):
+		t.Fatalf("%q: the fast decoder gave up but changed the body: %+v", data, fast)
+	}
+}
+
+func TestUserBodyFastDecoder(t *testing.T) {
+	accepted := 0
+	for _, seed := range userBodySeeds {
+		checkUserBody(t, []byte(seed))
+		var b userBody
+		if b.decodeJSON([]byte(seed)) {
+			accepted++
+		}
+	}
+	if accepted < 10 { // the fast path is taken for ordinary bodies, not only checked
+		t.Fatalf("the fast decoder accepted only %d of %d seeds", accepted, len(userBodySeeds))
+	}
+}
+
+// FuzzUserBodyJSON holds the fast user body decoder to encoding/json: whatever it
+// accepts, encoding/json accepts with the same values.
+func FuzzUserBodyJSON(f *testing.F) {
+	for _, seed := range userBodySeeds {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkUserBody(t, data) })
 }
