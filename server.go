@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"quartet/graphql"
@@ -219,14 +220,30 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := appendJSON(make([]byte, 0, 512), v)
+	bp := bodyBuffers.Get().(*[]byte)
+	defer putBodyBuffer(bp)
+	body, err := appendJSON((*bp)[:0], v)
+	*bp = body
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, "internal server error", nil)
 		return
 	}
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	*bp = append(body, '\n')
+	w.Write(*bp) // copied or sent before Write returns, so the buffer can be reused
+}
+
+// bodyBuffers recycles the buffers answers are encoded into: most answers are small,
+// and a fresh buffer per answer was a fifth of the bytes a write allocated.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// putBodyBuffer returns bp to bodyBuffers unless it grew large (a big list): kept, it
+// would pin that much memory for the next small answer.
+func putBodyBuffer(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		bodyBuffers.Put(bp)
+	}
 }
 
 // contentTypeJSON is the Content-Type header of JSON answers, shared (it saves an
