@@ -83,8 +83,16 @@ func checkIndexes(t *testing.T, s *Store) {
 			t.Fatalf("%d chunk keys for %d chunks", len(o.lasts), len(o.chunks))
 		}
 		for i, c := range o.chunks {
-			if len(c) == 0 || o.lasts[i] != lastOf(o.key(c[len(c)-1])) {
-				t.Fatalf("chunk %d of %d: last %+v, last user %v", i, len(o.chunks), o.lasts[i], c)
+			if len(c.users) == 0 || o.lasts[i] != lastOf(o.key(c.users[len(c.users)-1])) {
+				t.Fatalf("chunk %d of %d: last %+v, last user %v", i, len(o.chunks), o.lasts[i], c.users)
+			}
+			if len(c.marks) != len(c.users) {
+				t.Fatalf("chunk %d of %d: %d marks for %d users", i, len(o.chunks), len(c.marks), len(c.users))
+			}
+			for k, u := range c.users {
+				if key := o.key(u); !strings.HasPrefix(key, c.prefix) || c.marks[k] != markOf(key, len(c.prefix)) {
+					t.Fatalf("chunk %d, user %d (%q): prefix %q, mark %x", i, k, key, c.prefix, c.marks[k])
+				}
 			}
 		}
 	}

@@ -225,23 +225,47 @@ func isIncreasing(ids []int64) bool {
 }
 
 // userOrder keeps users sorted case-insensitively by name or by email, ties by id. It
-// holds them in sorted chunks of about orderChunk users: an insert or a removal moves
-// at most one chunk's worth of pointers, however many users there are, and finding
-// the k-th user walks the chunk lengths only.
+// holds them in sorted chunks of at most 2*chunkUsers users: an insert or a
+// removal moves at most one chunk's worth of pointers, however many users there are,
+// and finding the k-th user walks the chunk lengths only.
+//
+// Finding a user's place is built to follow few pointers: at a million users, each
+// one followed (to a user, from it to its key) is a cache miss, and those misses were
+// most of what creating a user cost.
 type userOrder struct {
-	chunks [][]*User
+	chunks []orderChunk
 	// lasts[i] is the key of chunks[i]'s last user. Finding a user's chunk compares
 	// these, one contiguous list, instead of reaching through each chunk to a user and
-	// from it to its key; their windows first, which decide without touching the keys'
-	// bytes wherever keys differ in their first 15: at a million users, every pointer
-	// followed is a cache miss.
+	// to its key; their windows first, which decide without touching the keys' bytes
+	// wherever keys differ in their first 15.
 	lasts   []chunkLast
 	n       int
 	byEmail bool
 	loaded  []*User // a bulk load's users, unsorted until sortLoaded
 }
 
-const orderChunk = 128
+const chunkUsers = 128
+
+// orderChunk is a run of users in order. Every user's key starts with prefix, and
+// marks[i] is the four bytes of users[i]'s key that follow it (see markOf): sorted
+// keys with a common prefix have sorted marks, so a search within the chunk narrows
+// to the users whose marks equal the sought key's, side by side in memory, before it
+// reaches through to any user. Within a chunk the common prefix is long, and the four
+// bytes after it tell nearly all users apart.
+type orderChunk struct {
+	users  []*User
+	marks  []uint32
+	prefix string
+}
+
+// markOf is the four bytes of key after its first at, zero padded, big-endian: marks
+// order as their keys do where they differ (a key that ends early pads with zeros,
+// the smallest byte); equal marks say nothing, and the keys then decide.
+func markOf(key string, at int) uint32 {
+	var b [4]byte
+	copy(b[:], key[min(at, len(key)):])
+	return binary.BigEndian.Uint32(b[:])
+}
 
 // chunkLast is the key of a chunk's last user and its first window (see keyWindow).
 type chunkLast struct {
@@ -269,6 +293,21 @@ func (o *userOrder) key(u *User) string {
 	return u.nameKey
 }
 
+// newChunk makes a chunk of users, which are in order, with the longest prefix their
+// keys share: that of the first and the last.
+func (o *userOrder) newChunk(users []*User) orderChunk {
+	first, last := o.key(users[0]), o.key(users[len(users)-1])
+	n := 0
+	for n < min(len(first), len(last)) && first[n] == last[n] {
+		n++
+	}
+	c := orderChunk{users: users, marks: make([]uint32, len(users)), prefix: first[:n]}
+	for i, u := range users {
+		c.marks[i] = markOf(o.key(u), n)
+	}
+	return c
+}
+
 // chunkFor returns the chunk u belongs in: the first whose last user is not before it.
 func (o *userOrder) chunkFor(u *User) int {
 	k := lastOf(o.key(u))
@@ -280,15 +319,35 @@ func (o *userOrder) chunkFor(u *User) int {
 		if c := strings.Compare(last.key, k.key); c != 0 {
 			return c > 0
 		}
-		c := o.chunks[i]
+		c := o.chunks[i].users
 		return c[len(c)-1].ID >= u.ID // a tie on the key: ids decide
 	})
 	return min(i, len(o.chunks)-1)
 }
 
+// search returns where u is or would be in c. A key without c's prefix sorts before
+// or after all of c's keys, as it does before or after the prefix itself.
+func (o *userOrder) search(c *orderChunk, u *User) (int, bool) {
+	k := o.key(u)
+	if !strings.HasPrefix(k, c.prefix) {
+		if k < c.prefix {
+			return 0, false
+		}
+		return len(c.users), false
+	}
+	m := markOf(k, len(c.prefix))
+	lo, _ := slices.BinarySearch(c.marks, m)
+	hi := lo
+	for hi < len(c.marks) && c.marks[hi] == m {
+		hi++
+	}
+	i, found := slices.BinarySearchFunc(c.users[lo:hi], u, o.compare)
+	return lo + i, found
+}
+
 // setChunk stores c as chunk ci, keeping lasts in step.
-func (o *userOrder) setChunk(ci int, c []*User) {
-	o.chunks[ci], o.lasts[ci] = c, lastOf(o.key(c[len(c)-1]))
+func (o *userOrder) setChunk(ci int, c orderChunk) {
+	o.chunks[ci], o.lasts[ci] = c, lastOf(o.key(c.users[len(c.users)-1]))
 }
 
 func (o *userOrder) add(u *User, loading bool) {
@@ -298,22 +357,27 @@ func (o *userOrder) add(u *User, loading bool) {
 	}
 	o.n++
 	if len(o.chunks) == 0 {
-		o.chunks, o.lasts = [][]*User{{u}}, []chunkLast{lastOf(o.key(u))}
+		o.chunks, o.lasts = []orderChunk{o.newChunk([]*User{u})}, []chunkLast{lastOf(o.key(u))}
 		return
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, _ := slices.BinarySearchFunc(c, u, o.compare)
-	c = slices.Insert(c, i, u)
-	if len(c) <= 2*orderChunk {
-		o.setChunk(ci, c)
+	i, _ := o.search(&c, u)
+	c.users = slices.Insert(c.users, i, u)
+	switch {
+	case len(c.users) > 2*chunkUsers:
+		half := len(c.users) / 2
+		o.chunks = slices.Insert(o.chunks, ci+1, orderChunk{})
+		o.lasts = slices.Insert(o.lasts, ci+1, chunkLast{})
+		o.setChunk(ci, o.newChunk(c.users[:half:half])) // capped, so a later insert cannot run into the right half
+		o.setChunk(ci+1, o.newChunk(slices.Clone(c.users[half:])))
 		return
+	case strings.HasPrefix(o.key(u), c.prefix):
+		c.marks = slices.Insert(c.marks, i, markOf(o.key(u), len(c.prefix)))
+	default: // the first or the last user now, with a shorter prefix in common
+		c = o.newChunk(c.users)
 	}
-	half := len(c) / 2
-	o.chunks = slices.Insert(o.chunks, ci+1, nil)
-	o.lasts = slices.Insert(o.lasts, ci+1, chunkLast{})
-	o.setChunk(ci, c[:half:half]) // capped, so a later insert cannot run into the right half
-	o.setChunk(ci+1, slices.Clone(c[half:]))
+	o.setChunk(ci, c)
 }
 
 func (o *userOrder) remove(u *User) {
@@ -322,22 +386,25 @@ func (o *userOrder) remove(u *User) {
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, found := slices.BinarySearchFunc(c, u, o.compare)
+	i, found := o.search(&c, u)
 	if !found {
 		return
 	}
 	o.n--
-	if c = slices.Delete(c, i, i+1); len(c) == 0 {
+	if len(c.users) == 1 {
 		o.chunks, o.lasts = slices.Delete(o.chunks, ci, ci+1), slices.Delete(o.lasts, ci, ci+1)
-	} else {
-		o.setChunk(ci, c)
+		return
 	}
+	// The prefix is still common to all; a longer one may be, found at the next split.
+	c.users, c.marks = slices.Delete(c.users, i, i+1), slices.Delete(c.marks, i, i+1)
+	o.setChunk(ci, c)
 }
 
 // page returns up to size users from position skip on.
 func (o *userOrder) page(skip, size int) []*User {
 	out := []*User{}
 	for _, c := range o.chunks {
+		c := c.users
 		if skip >= len(c) {
 			skip -= len(c)
 			continue
@@ -356,7 +423,7 @@ func (o *userOrder) page(skip, size int) []*User {
 // each calls fn with the users in order until fn returns false.
 func (o *userOrder) each(fn func(*User) bool) {
 	for _, c := range o.chunks {
-		for _, u := range c {
+		for _, u := range c.users {
 			if !fn(u) {
 				return
 			}
@@ -382,8 +449,8 @@ func (o *userOrder) sortLoaded() {
 	}
 	o.chunks, o.lasts, o.n, o.loaded = nil, nil, len(sorted), nil
 	for len(sorted) > 0 {
-		k := min(orderChunk, len(sorted))
-		o.chunks, o.lasts = append(o.chunks, sorted[:k:k]), append(o.lasts, lastOf(o.key(sorted[k-1])))
+		k := min(chunkUsers, len(sorted))
+		o.chunks, o.lasts = append(o.chunks, o.newChunk(sorted[:k:k])), append(o.lasts, lastOf(o.key(sorted[k-1])))
 		sorted = sorted[k:]
 	}
 }
