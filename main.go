@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -116,16 +115,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
-	}
-	if cfg.dataDir != "" && getenv("GOMAXPROCS") == "" {
-		// The journal's flusher spends most of its time in fsync, and the runtime
-		// hands the processor it holds to other goroutines only once it notices,
-		// 20 µs or more later, while the flusher itself, when fsync returns, may wait
-		// for a processor behind the handlers. One processor more than the CPUs keeps
-		// the CPUs busy meanwhile: with 64 writers on 2 CPUs, 8-13% more writes per
-		// second (README "Measured"). GOMAXPROCS, if set, wins.
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	logOut := newLogWriter(stderr)
 	defer logOut.close()
