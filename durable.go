@@ -40,11 +40,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
-	var h [recordHeaderSize]byte
+	return sealRecord(append(append(b, make([]byte, recordHeaderSize)...), payload...), len(b))
+}
+
+// sealRecord fills in the header of the record at b[start:], whose payload runs to
+// the end of b: a payload can then be encoded in place, after room for its header.
+func sealRecord(b []byte, start int) []byte {
+	h, payload := b[start:start+recordHeaderSize], b[start+recordHeaderSize:]
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(payload, castagnoli))
 	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
-	return append(append(b, h[:]...), payload...)
+	return b
 }
 
 // readRecord returns the record at data[off:], or ok false if there is no whole,
@@ -230,11 +236,12 @@ func (j *journal) flush() {
 		for i, w := range batch {
 			if w.rotate == nil {
 				j.writes++
-				payload, mErr := w.c.appendJSON(nil)
-				if mErr != nil {
+				at := len(buf)
+				var mErr error
+				if buf, mErr = w.c.appendJSON(append(buf, make([]byte, recordHeaderSize)...)); mErr != nil {
 					err = mErr
 				}
-				buf = appendRecord(buf, payload)
+				buf = sealRecord(buf, at)
 				continue
 			}
 			// Everything before the marker belongs to the old journal.
