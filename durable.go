@@ -167,8 +167,10 @@ type journal struct {
 
 // pendingWrite is one change waiting for its fsync, or a journal rotation marker.
 type pendingWrite struct {
-	c      *change
-	done   chan struct{}
+	c *change
+	// done is released once the change is on disk or err says why not; a WaitGroup
+	// rather than a channel, which would be an allocation more per write.
+	done   sync.WaitGroup
 	err    error
 	rotate *rotation
 }
@@ -181,7 +183,7 @@ type rotation struct {
 }
 
 func (w *pendingWrite) wait() error {
-	<-w.done
+	w.done.Wait()
 	return w.err
 }
 
@@ -192,7 +194,8 @@ var errStoreBroken = errors.New("the store stopped accepting writes after a stor
 // enqueue queues c behind every change applied before it. The caller holds the store's
 // write lock.
 func (j *journal) enqueue(c *change) *pendingWrite {
-	w := &pendingWrite{c: c, done: make(chan struct{})}
+	w := &pendingWrite{c: c}
+	w.done.Add(1)
 	j.mu.Lock()
 	j.queue = append(j.queue, w)
 	j.mu.Unlock()
@@ -284,7 +287,7 @@ func (j *journal) release(batch []*pendingWrite, err error) {
 			continue
 		}
 		w.err = err
-		close(w.done)
+		w.done.Done()
 	}
 	if err == nil {
 		for _, w := range batch {

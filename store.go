@@ -377,7 +377,11 @@ func (o *userOrder) add(u *User, loading bool) {
 	default: // the first or the last user now, with a shorter prefix in common
 		c = o.newChunk(c.users)
 	}
-	o.setChunk(ci, c)
+	if i == len(c.users)-1 {
+		o.setChunk(ci, c)
+	} else {
+		o.chunks[ci] = c // the same last user
+	}
 }
 
 func (o *userOrder) remove(u *User) {
@@ -397,7 +401,11 @@ func (o *userOrder) remove(u *User) {
 	}
 	// The prefix is still common to all; a longer one may be, found at the next split.
 	c.users, c.marks = slices.Delete(c.users, i, i+1), slices.Delete(c.marks, i, i+1)
-	o.setChunk(ci, c)
+	if i == len(c.users) {
+		o.setChunk(ci, c)
+	} else {
+		o.chunks[ci] = c // the same last user
+	}
 }
 
 // page returns up to size users from position skip on.
