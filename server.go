@@ -223,14 +223,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	bp := bodyBuffers.Get().(*[]byte)
 	defer putBodyBuffer(bp)
 	body, err := appendJSON((*bp)[:0], v)
-	*bp = body
+	*bp = append(body, '\n') // kept, grown, for the next answer
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, "internal server error", nil)
 		return
 	}
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
-	*bp = append(body, '\n')
 	w.Write(*bp) // copied or sent before Write returns, so the buffer can be reused
 }
 
