@@ -322,6 +322,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
 }
 
+// decodeOneJSONValue decodes src into v with encoding/json: one value, then nothing
+// but white space. A body over its limit is reported as the http.MaxBytesError it is.
+func decodeOneJSONValue(src io.Reader, v any) error {
+	dec := json.NewDecoder(src)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	_, err := dec.Token()
+	if err == io.EOF {
+		return nil
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return err
+	}
+	return errors.New("unexpected data after the JSON value")
+}
+
 // fastJSONDecoder is a request body with a decoder of its own for the common case
 // (see userBody.decodeJSON): decodeJSON tries it on bodies of up to fastBodyBytes.
 type fastJSONDecoder interface {
@@ -355,14 +372,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		// encoding/json reads the same bytes, then whatever stopped the reading.
 		src = io.MultiReader(bytes.NewReader(buf[:n]), body)
 	}
-	dec := json.NewDecoder(src)
-	err := dec.Decode(v)
+	err := decodeOneJSONValue(src, v)
 	if err == nil {
-		if _, err = dec.Token(); err == io.EOF {
-			return nil
-		} else if _, ok := errors.AsType[*http.MaxBytesError](err); !ok {
-			err = errors.New("unexpected data after the JSON value")
-		}
+		return nil
 	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)

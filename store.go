@@ -258,14 +258,10 @@ type orderChunk struct {
 	prefix string
 }
 
-// markOf is the four bytes of key after its first at, zero padded, big-endian: marks
-// order as their keys do where they differ (a key that ends early pads with zeros,
-// the smallest byte); equal marks say nothing, and the keys then decide.
-func markOf(key string, at int) uint32 {
-	var b [4]byte
-	copy(b[:], key[min(at, len(key)):])
-	return binary.BigEndian.Uint32(b[:])
-}
+// markOf is the first four bytes of key's window at depth at (see keyWindow): marks
+// order as their keys do where they differ; equal marks say nothing, and the keys
+// then decide.
+func markOf(key string, at int) uint32 { return uint32(windowOf(key, at).hi >> 32) }
 
 // chunkLast is the key of a chunk's last user and its first window (see keyWindow).
 type chunkLast struct {
