@@ -1,0 +1,7 @@
+//go:build !race
+
+package graphql
+
+const raceEnabled = false
+
+const raceSlowdown = 1

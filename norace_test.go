@@ -1,0 +1,7 @@
+//go:build !race
+
+package main
+
+const raceEnabled = false
+
+const raceSlowdown = 1

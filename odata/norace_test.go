@@ -1,0 +1,7 @@
+//go:build !race
+
+package odata
+
+const raceEnabled = false
+
+const raceSlowdown = 1
