@@ -333,12 +333,17 @@ type wsOp struct {
 	stopped atomic.Bool
 }
 
-// outMsg is an entry of the send queue: a message, or a close.
+// outMsg is an entry of the send queue: a message, a result, or a close.
 type outMsg struct {
-	data   []byte
-	op     *wsOp // the operation the message belongs to, if any
-	close  websocket.StatusCode
-	reason string
+	data []byte
+	// A result of op is framed only when it is written, into a pooled
+	// buffer: a response shared by many subscribers is then never copied
+	// per subscriber, but for the write itself.
+	result     *Response
+	resultType string // "next", or the legacy "data"
+	op         *wsOp  // the operation the message belongs to, if any
+	close      websocket.StatusCode
+	reason     string
 }
 
 func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
@@ -642,7 +647,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	}
 	gone := false
 	each(func(resp *Response) bool {
-		gone = !c.send(outMsg{data: resultMessage(next, op.id, resp), op: op})
+		gone = !c.send(outMsg{result: resp, resultType: next, op: op})
 		return !gone
 	})
 	if gone {
@@ -720,8 +725,34 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 	if m.op != nil && m.op.stopped.Load() {
 		return true
 	}
+	if m.result != nil {
+		return c.writeResult(m.resultType, m.op.id, m.result)
+	}
 	return c.write(m.data)
 }
+
+// writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
+// buffer that is free again once written.
+func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
+	bp := frameBuffers.Get().(*[]byte)
+	buf := appendOpHeader((*bp)[:0], typ, id)
+	buf = append(buf, `,"payload":`...)
+	buf = resp.AppendJSON(buf)
+	buf = append(buf, '}')
+	ok := c.write(buf) // the library has sent or copied buf when it returns
+	*bp = buf
+	if cap(buf) <= maxPooledFrame {
+		frameBuffers.Put(bp)
+	}
+	return ok
+}
+
+// frameBuffers recycles the buffers results are framed in.
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame is the largest frame buffer kept for reuse: a large one
+// would pin its memory while small results pass through it.
+const maxPooledFrame = 64 << 10
 
 // writeLoop sends the queue, and the keep-alive messages.
 func (c *wsConn) writeLoop() {
@@ -967,14 +998,6 @@ func opMessage(typ, id string, payload []byte) []byte {
 		buf = append(buf, `,"payload":`...)
 		buf = append(buf, payload...)
 	}
-	return append(buf, '}')
-}
-
-// resultMessage is opMessage with resp as the payload, encoded in place.
-func resultMessage(typ, id string, resp *Response) []byte {
-	buf := appendOpHeader(make([]byte, 0, len(resp.raw)+len(resp.Data)+len(id)+64), typ, id)
-	buf = append(buf, `,"payload":`...)
-	buf = resp.AppendJSON(buf)
 	return append(buf, '}')
 }
 
