@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/jsonkeys"
 )
 
 // The WebSocket subprotocols WebSocketHandler speaks, chosen by the client's
@@ -921,12 +923,18 @@ type wsMessage struct {
 }
 
 // parseWSMessage reads the envelope shared by both protocols. Keys are
-// matched exactly, unlike encoding/json's struct decoding.
+// matched exactly, unlike encoding/json's struct decoding. A key repeated
+// anywhere in the message (the envelope, the payload, its variables) makes
+// the message ambiguous, since encoding/json would silently keep the last,
+// so it is refused; so are envelope keys differing only in case.
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return m, errors.New("not a JSON object")
+	}
+	if err := jsonkeys.Check(data); err != nil {
+		return m, err // the JSON is valid, so err names the repeated key
 	}
 	raw, ok := fields["type"]
 	if !ok {

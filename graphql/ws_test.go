@@ -19,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/jsonkeys"
 )
 
 // wsWait bounds every wait in these tests; reaching it means a hang, not
@@ -407,6 +409,18 @@ var wsScenarios = []wsScenario{
 	{name: "transport_4400_bad_id", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(initMsg), recv(1), send(`{"type":"subscribe","id":7,"payload":{"query":"{ users { id } }"}}`), closed(),
 	}},
+	{name: "transport_4400_duplicate_key", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"{ users { id } }","query":"mutation { deleteUser(id: 1) }"}}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_variable", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"query($id: Int!) { user(id: $id) { name } }","variables":{"id":1,"id":2}}}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_type", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"ping","Type":"connection_init"}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_init_token", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"Authorization":"Bearer a","Authorization":"Bearer b"}}`), closed(),
+	}},
 	{name: "transport_4400_bad_init_payload", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(`{"type":"connection_init","payload":"token"}`), closed(),
 	}},
@@ -475,6 +489,13 @@ var wsScenarios = []wsScenario{
 		send(initMsg), recv(2),
 		send(initMsg), recv(1),
 		send(legacyStart("1", "{ user(id: 1) { name } }")), recv(2),
+	}},
+	{name: "legacy_duplicate_keys", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"authorization":"a","authorization":"b"}}`), recv(1), // connection_error
+		send(initMsg), recv(2),
+		send(`{"id":"1","type":"start","payload":{"query":"{ user(id: 1) { name } }","query":"{ users { id } }"}}`), recv(1),
+		send(`{"id":"2","type":"start","id":"3","payload":{"query":"{ user(id: 1) { name } }"}}`), recv(1),
+		send(legacyStart("4", "{ user(id: 1) { name } }")), recv(2), // still open
 	}},
 	{name: "legacy_start_before_init", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
 		send(legacyStart("1", "subscription { onUserCreated { id } }")), recv(1),
@@ -1126,6 +1147,7 @@ func FuzzWebSocketMessage(f *testing.F) {
 		`{"type":"connection_init","payload":{"Authorization":"Bearer x"}}`,
 		`{"id":"1","type":"start","payload":{"query":"{ a }","variables":{"x":[1,{"y":null}]}}}`,
 		`{"type":`, `null`, `[]`, `{"type":1}`, `{"type":"subscribe","id":{},"payload":"x"}`,
+		`{"type":"ping","type":"pong"}`, `{"id":"1","type":"subscribe","payload":{"query":"{ a }","variables":{"a":1,"a":2}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -1133,6 +1155,9 @@ func FuzzWebSocketMessage(f *testing.F) {
 		m, err := parseWSMessage(data)
 		if err != nil {
 			return
+		}
+		if jsonkeys.Check(data) != nil {
+			t.Fatalf("accepted %q, which repeats a key", data)
 		}
 		if m.typ == "" || (m.payload != nil && !json.Valid(m.payload)) {
 			t.Fatalf("accepted %q as %+v", data, m)
