@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +106,29 @@ type WebSocketOptions struct {
 	// complete); 0 means 100. One more gets an error message of its own.
 	MaxSubscriptions int
 
+	// MaxTotalSubscriptions bounds the operations active at once over all
+	// connections; 0 means DefaultMaxTotalSubscriptions (100,000), a
+	// negative value sets no bound. One more gets an error message of its
+	// own.
+	MaxTotalSubscriptions int
+
+	// MaxSockets bounds the connections open at once; 0 means
+	// DefaultMaxSockets (10,000), a negative value sets no bound. One more
+	// is refused before the upgrade with 503 Service Unavailable.
+	MaxSockets int
+
+	// MaxSocketsPerClient bounds the connections open at once from one
+	// client address (the peer's IP: clients behind one proxy or NAT share
+	// it); 0 means DefaultMaxSocketsPerClient (100), a negative value sets no
+	// bound. One more is refused before the upgrade with 429 Too Many
+	// Requests.
+	MaxSocketsPerClient int
+
+	// Log, when set, gets a warning for each kind of refusal by the four
+	// bounds above: the first at once, then a count at most every 10 s, so
+	// that an attack cannot flood it.
+	Log *slog.Logger
+
 	// MaxMessageBytes bounds one incoming message; 0 means MaxRequestBytes.
 	// A larger message closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
@@ -128,6 +151,15 @@ func (o *WebSocketOptions) setDefaults() {
 	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = defaultMaxSubscriptions
+	}
+	if o.MaxTotalSubscriptions == 0 {
+		o.MaxTotalSubscriptions = DefaultMaxTotalSubscriptions
+	}
+	if o.MaxSockets == 0 {
+		o.MaxSockets = DefaultMaxSockets
+	}
+	if o.MaxSocketsPerClient == 0 {
+		o.MaxSocketsPerClient = DefaultMaxSocketsPerClient
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = MaxRequestBytes
@@ -177,18 +209,26 @@ func (o *WebSocketOptions) setDefaults() {
 // is dropped without a close frame, which a stalled socket could not carry;
 // the client sees 1006 Abnormal Closure. Nothing is buffered without bound.
 //
-// Limits. An operation beyond MaxSubscriptions gets an error message
-// (GRAPHQL_VALIDATION_FAILED) and the connection stays open; a message
-// beyond MaxMessageBytes closes it with 1009. An internal failure closes
+// Limits. A connection beyond MaxSockets is refused before the upgrade with
+// 503, one beyond MaxSocketsPerClient with 429, each with a plain-text
+// reason. An operation beyond MaxSubscriptions or MaxTotalSubscriptions gets
+// an error message (GRAPHQL_VALIDATION_FAILED) and the connection stays
+// open. Refusals are logged, aggregated. A message beyond MaxMessageBytes
+// closes the connection with 1009. An internal failure closes
 // with 4500; Shutdown closes with 1001 Going Away.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
 
-	mu       sync.Mutex
-	conns    map[*wsConn]struct{}
-	shutdown bool
-	wg       sync.WaitGroup // one per ServeHTTP past the shutdown check
+	mu        sync.Mutex
+	conns     map[*wsConn]struct{}
+	shutdown  bool
+	wg        sync.WaitGroup // one per ServeHTTP past the shutdown check
+	sockets   int            // admitted, counted before the upgrade
+	perClient map[string]int // sockets admitted by client address, none at 0
+
+	operations atomic.Int64 // active over all connections
+	refusals   refusalLog
 
 	live atomic.Int64 // goroutines of live connections, for tests
 
@@ -200,20 +240,27 @@ type WebSocketHandler struct {
 // NewWebSocketHandler returns a handler serving s over WebSocket.
 func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 	opts.setDefaults()
-	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}}
+	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}, perClient: map[string]int{},
+		refusals: refusalLog{log: opts.Log, every: refusalLogInterval}}
 }
 
 // ServeHTTP upgrades r to a WebSocket and serves it until it closes.
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client := clientAddress(r)
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()
 		http.Error(w, "The server is shutting down.", http.StatusServiceUnavailable)
 		return
 	}
+	if !h.admitSocket(w, client) {
+		h.mu.Unlock()
+		return
+	}
 	h.wg.Add(1)
 	h.mu.Unlock()
 	defer h.wg.Done()
+	defer h.releaseSocket(client)
 
 	hw := &hijackRecorder{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
@@ -228,6 +275,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.live.Add(1)
 	defer h.live.Add(-1)
 	c := newWSConn(h, ws, hw.conn, r)
+	c.client = client
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
@@ -258,6 +306,7 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.goAway()
 	}
+	h.refusals.close()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()
@@ -300,6 +349,7 @@ type wsConn struct {
 	ws     *websocket.Conn
 	raw    net.Conn      // under ws
 	r      *http.Request // the upgrade request, with ctx as its context
+	client string        // its address, as the caps count it
 	legacy bool
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -605,17 +655,18 @@ func (c *wsConn) admit(ctx context.Context) {
 
 // start begins the operation id, unless too many are active.
 func (c *wsConn) start(id string, req Request) bool {
-	c.mu.Lock()
-	if len(c.ops) >= c.h.opts.MaxSubscriptions {
-		c.mu.Unlock()
-		msg := "Too many operations on this connection: at most " + strconv.Itoa(c.h.opts.MaxSubscriptions) + " may be active at once."
-		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, msg)})
+	if refused := c.admitOperation(); refused != "" {
+		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, refused)})
 	}
+	c.mu.Lock()
 	ctx, cancel := context.WithCancel(c.base)
 	op := &wsOp{id: id, cancel: cancel}
 	c.ops[id] = op
 	c.mu.Unlock()
-	c.spawn(func() { c.run(ctx, op, req) })
+	c.spawn(func() {
+		defer c.h.operations.Add(-1)
+		c.run(ctx, op, req)
+	})
 	return true
 }
 
