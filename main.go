@@ -42,6 +42,7 @@ type config struct {
 	snapshotBytes   int64
 	graphqlMaxDepth int
 	wsOrigins       string
+	ws              wsLimits
 	env             string
 	streamDelay     time.Duration
 	shutdownTimeout time.Duration
@@ -100,6 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
+	cfg.ws.register(fs)
 	cfg.jwt.register(fs)
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
 		return err
@@ -115,6 +117,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
+	}
+	if err := cfg.ws.validate(); err != nil {
+		return err
 	}
 	logOut := newLogWriter(stderr)
 	defer logOut.close()

@@ -181,8 +181,9 @@ func parseDateTime(v any) (any, error) {
 // newGraphQLHandler serves /graphql: GraphQL over HTTP, and subscriptions (and any
 // operation) over WebSocket. Both pass the caller's Authorization on to the mutation
 // resolvers; over WebSocket it may also come in the connection_init payload, since
-// browsers cannot set headers on a WebSocket.
-func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
+// browsers cannot set headers on a WebSocket. limits caps the sockets; refusals are
+// logged to log.
+func newGraphQLHandler(schema *graphql.Schema, origins []string, limits wsLimits, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
@@ -191,8 +192,9 @@ func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handl
 		}
 		return r.Context() // a missing value reads as no header
 	}
-	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
+	opts := graphql.WebSocketOptions{
 		OriginPatterns: origins,
+		Log:            log,
 		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
 			authorization := r.Header.Get("Authorization")
 			for _, key := range []string{"Authorization", "authorization"} {
@@ -202,7 +204,9 @@ func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handl
 			}
 			return context.WithValue(r.Context(), authorizationKey{}, authorization), nil
 		},
-	})
+	}
+	limits.options(&opts)
+	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = ws
 	return h, ws
 }
