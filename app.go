@@ -44,7 +44,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.auth = &authenticator{verifier: v}
+		a.auth = &authenticator{verifier: v, reads: cfg.authReads}
+	} else if cfg.authReads {
+		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
 	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ type config struct {
 	streamDelay     time.Duration
 	shutdownTimeout time.Duration
 	jwt             jwtFlags
+	authReads       bool             // every read needs a valid token, not only writes
 	clock           func() time.Time // tests fix the store's clock; nil is the real one
 }
 
@@ -101,6 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.jwt.register(fs)
+	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
 		return err
 	}

@@ -22,7 +22,27 @@ var schemaSDL string
 // off with an error (the store never waits for a reader).
 const subscriptionBuffer = 256
 
+// authorizationKey carries a GraphQL request's graphqlAuthorization in its context.
 type authorizationKey struct{}
+
+// graphqlAuthorization is what a GraphQL request said about its caller: the one
+// Authorization value, or why there was none to use.
+type graphqlAuthorization struct {
+	header string
+	err    error
+}
+
+// checkGraphQL applies the rule need to the caller of the GraphQL request in ctx.
+func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
+	if auth == nil || need == accessOpen {
+		return nil
+	}
+	a, _ := ctx.Value(authorizationKey{}).(graphqlAuthorization)
+	if a.err != nil {
+		return a.err
+	}
+	return auth.check(ctx, a.header, need)
+}
 
 // newGraphQLSchema builds the executable schema over store; mutations need the write
 // scope when auth is on.
@@ -62,16 +82,22 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return nil // omitted or null: leave the stored value as it is
 	}
-	// write guards a mutation with the write-scope rule of CONTRACT.md section 6.
-	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc {
+	// guard puts fn behind the rule need of CONTRACT.md section 6.
+	guard := func(need access, fn graphql.ResolveFunc) graphql.ResolveFunc {
+		if auth == nil || need == accessOpen {
+			return fn
+		}
 		return func(p graphql.ResolveParams) (any, error) {
-			header, _ := p.Context.Value(authorizationKey{}).(string)
-			if err := auth.check(p.Context, header, accessWrite); err != nil {
+			if err := checkGraphQL(p.Context, auth, need); err != nil {
 				return nil, err
 			}
 			return fn(p)
 		}
 	}
+	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(accessWrite, fn) }
+	// read guards a root query field: with -auth-reads it needs a valid token. The
+	// fields below the root need nothing more, since only a root field leads to them.
+	read := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth.readAccess(), fn) }
 	// found turns a lookup into a nullable result.
 	found := func(v any, ok bool) (any, error) {
 		if !ok {
@@ -80,10 +106,10 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return v, nil
 	}
 
-	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil })
-	schema.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) })
-	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil })
-	schema.SetResolver("Query", "post", func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) })
+	schema.SetResolver("Query", "users", read(func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil }))
+	schema.SetResolver("Query", "user", read(func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) }))
+	schema.SetResolver("Query", "posts", read(func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil }))
+	schema.SetResolver("Query", "post", read(func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) }))
 
 	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {
 		return store.CreateUser(p.Args["name"].(string), p.Args["email"].(string))
@@ -101,8 +127,8 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return store.AddComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
 	}))
 
-	schema.SetSubscriber("onUserCreated", subscribe(store, func(v any) bool { _, ok := v.(*User); return ok }))
-	schema.SetSubscriber("onPostCreated", subscribe(store, func(v any) bool { _, ok := v.(*Post); return ok }))
+	schema.SetSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
+	schema.SetSubscriber("onPostCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*Post); return ok }))
 	// An event that is an error ends the subscription with that error.
 	for _, field := range []string{"onUserCreated", "onPostCreated"} {
 		schema.SetResolver("Subscription", field, func(p graphql.ResolveParams) (any, error) {
@@ -158,8 +184,11 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 // subscribe gives a subscription field its source stream: the store's created records
 // that want accepts, delivered straight from the store's feed. A subscriber that falls
 // behind gets an error as its last event; one that unsubscribes is removed from the feed.
-func subscribe(store *Store, want func(any) bool) graphql.SubscribeFunc {
+func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.SubscribeFunc {
 	return func(p graphql.ResolveParams) (<-chan any, error) {
+		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
+			return nil, err
+		}
 		sub := store.Subscribe(subscriptionBuffer, want)
 		context.AfterFunc(p.Context, sub.Close)
 		return sub.C, nil
@@ -179,28 +208,34 @@ func parseDateTime(v any) (any, error) {
 }
 
 // newGraphQLHandler serves /graphql: GraphQL over HTTP, and subscriptions (and any
-// operation) over WebSocket. Both pass the caller's Authorization on to the mutation
+// operation) over WebSocket. Both pass the caller's Authorization on to the guarded
 // resolvers; over WebSocket it may also come in the connection_init payload, since
-// browsers cannot set headers on a WebSocket.
-func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
+// browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
+// without a valid token is refused (close 4403).
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
-		if a := r.Header.Get("Authorization"); a != "" {
-			return context.WithValue(r.Context(), authorizationKey{}, a)
+		if r.Header.Get("Authorization") == "" {
+			return r.Context() // a missing value reads as no header
 		}
-		return r.Context() // a missing value reads as no header
+		header, err := authorizationHeader(r)
+		return context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 	}
 	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
 		OriginPatterns: origins,
 		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
-			authorization := r.Header.Get("Authorization")
+			header, err := authorizationHeader(r)
 			for _, key := range []string{"Authorization", "authorization"} {
 				if v, ok := payload[key].(string); ok {
-					authorization = v
+					header, err = v, nil
 				}
 			}
-			return context.WithValue(r.Context(), authorizationKey{}, authorization), nil
+			ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
+			if err := checkGraphQL(ctx, auth, auth.readAccess()); err != nil {
+				return nil, err
+			}
+			return ctx, nil
 		},
 	})
 	h.WebSocket = ws

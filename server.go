@@ -59,18 +59,18 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 
-	s.handle("GET /api/users", s.listUsers)
+	s.handle("GET /api/users", s.requireRead(s.listUsers))
 	s.handle("POST /api/users", s.requireWrite(s.createUser))
-	s.handle("GET /api/users/{id}", s.getUser)
+	s.handle("GET /api/users/{id}", s.requireRead(s.getUser))
 	s.handle("PUT /api/users/{id}", s.requireWrite(s.updateUser))
 	s.handle("DELETE /api/users/{id}", s.requireWrite(s.deleteUser))
-	s.handle("GET /api/users/{userId}/orders", s.listUserOrders)
+	s.handle("GET /api/users/{userId}/orders", s.requireRead(s.listUserOrders))
 	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
+	s.handle("GET /api/users/{userId}/orders/{id}", s.requireRead(s.getUserOrder))
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
-	graphqlHandler, ws := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)), s.opts.wsOrigins)
+	graphqlHandler, ws := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)), s.auth, s.opts.wsOrigins)
 	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
