@@ -102,7 +102,7 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET /api/products/{id}", rt.productOne.EntityHandler().ServeHTTP)
 	s.handle("GET /api/orders", rt.orders.ListHandler().ServeHTTP)
 	s.handle("GET /api/orders/{id}", rt.orderOne.EntityHandler().ServeHTTP)
-	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model).ServeHTTP)
+	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model, true).ServeHTTP)
 	s.odataKeys = rt.keySegment
 }
 
