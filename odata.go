@@ -103,7 +103,7 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET /api/products/{id}", s.requireODataRead(rt.productOne.EntityHandler().ServeHTTP))
 	s.handle("GET /api/orders", s.requireODataRead(rt.orders.ListHandler().ServeHTTP))
 	s.handle("GET /api/orders/{id}", s.requireODataRead(rt.orderOne.EntityHandler().ServeHTTP))
-	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model).ServeHTTP)
+	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model, true).ServeHTTP)
 	s.odataKeys = s.requireODataRead(rt.keySegment.ServeHTTP)
 }
 

@@ -3,7 +3,6 @@ package odata
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -29,7 +28,9 @@ type Route struct {
 	// $count=true were given.
 	AlwaysCount bool
 	// RejectPassword answers 400 with an empty body when the query string
-	// contains "password" (case-insensitively, encoded or decoded).
+	// contains "password" in any letter case, as sent or percent-decoded
+	// (valid escapes decoded even when another escape is invalid). It is
+	// checked before anything else about the query string.
 	RejectPassword bool
 	// Metadata is the URL of the $metadata document used in context URLs.
 	// A path starting with "/" is made absolute with the request's scheme
@@ -94,23 +95,13 @@ func (rt *Route) ServeEntity(ctx context.Context, rawQuery, metadata string, key
 	return Response{http.StatusOK, jsonType, q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)}
 }
 
+// precheck applies the rules that come before the query is parsed: the password
+// rule, whose answer has no body (CONTRACT.md section 5).
 func (rt *Route) precheck(rawQuery string) (Response, bool) {
 	if rt.RejectPassword && containsPassword(rawQuery) {
 		return Response{Status: http.StatusBadRequest}, true
 	}
 	return Response{}, false
-}
-
-func containsPassword(raw string) bool {
-	const word = "password"
-	if strings.Contains(strings.ToLower(raw), word) {
-		return true
-	}
-	dec, err := url.QueryUnescape(raw)
-	if err != nil {
-		dec, _ = url.PathUnescape(raw)
-	}
-	return strings.Contains(strings.ToLower(dec), word)
 }
 
 func badRequest(err error) Response {
@@ -159,6 +150,10 @@ func (rt *Route) ListHandler() http.Handler {
 // "products(5)".
 func (rt *Route) EntityHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failed, done := rt.precheck(r.URL.RawQuery); done {
+			write(w, failed)
+			return
+		}
 		seg := path.Base(r.URL.Path)
 		key, err := strconv.ParseInt(seg, 10, 64)
 		if err != nil {
@@ -252,10 +247,22 @@ func KeySegmentHandler(routes map[string]*Route, next http.Handler) http.Handler
 	})
 }
 
-// MetadataHandler serves the model's CSDL document.
-func MetadataHandler(m *Model) http.Handler {
+// MetadataHandler serves the model's CSDL document. The document takes no query
+// options, but its query string is held to the same rules as a route's (see
+// ParseQuery), with DefaultLimits, and to the password rule when rejectPassword is
+// set, so that no OData URL answers 200 to a query string the others refuse.
+func MetadataHandler(m *Model, rejectPassword bool) http.Handler {
 	doc := m.Metadata()
+	check := Route{RejectPassword: rejectPassword}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failed, done := check.precheck(r.URL.RawQuery); done {
+			write(w, failed)
+			return
+		}
+		if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+			write(w, badRequest(err))
+			return
+		}
 		write(w, Response{http.StatusOK, "application/xml", doc})
 	})
 }
