@@ -7,12 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -40,13 +44,85 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	userpb.RegisterUserServiceServer(srv, &userService{store: store, streamDelay: streamDelay})
-	healthpb.RegisterHealthServer(srv, health.NewServer())
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))
+	reg := strictRegistrar{srv}
+	userpb.RegisterUserServiceServer(reg, &userService{store: store, streamDelay: streamDelay})
+	healthpb.RegisterHealthServer(reg, health.NewServer())
 	if reflect {
-		reflection.Register(srv)
+		reflection.Register(reg)
 	}
 	return srv
+}
+
+// strictRegistrar registers services whose received messages are checked by
+// strictService.
+type strictRegistrar struct{ *grpc.Server }
+
+// RegisterService registers impl under desc made strict.
+func (r strictRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	r.Server.RegisterService(strictService(desc), impl)
+}
+
+// strictService returns a copy of desc whose calls answer a request message that does
+// not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument
+// (issue 15.12): the fault is in what the client sent. grpc-go would answer Internal,
+// and would do so itself before the service saw the error, so the service hands the
+// codec a receiving box, in which strictCodec reports the failure instead.
+func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i, m := range d.Methods {
+		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req) }, in)
+		}
+	}
+	d.Streams = slices.Clone(desc.Streams)
+	for i, s := range d.Streams {
+		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
+			return s.Handler(srv, strictStream{ss})
+		}
+	}
+	return &d
+}
+
+// strictStream is a server stream whose messages are received as strictService says.
+type strictStream struct{ grpc.ServerStream }
+
+// RecvMsg receives the next message into m; see strictService.
+func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m) }
+
+// receiving is a request message on its way through strictCodec, with the error of
+// decoding it.
+type receiving struct {
+	msg any
+	err error
+}
+
+// receive reads one message into m with recv; a message that does not decode is
+// InvalidArgument.
+func receive(recv func(any) error, m any) error {
+	r := &receiving{msg: m}
+	if err := recv(r); err != nil {
+		return err
+	}
+	if r.err != nil {
+		return status.Errorf(codes.InvalidArgument, "malformed message: %v", r.err)
+	}
+	return nil
+}
+
+// strictCodec is grpc-go's proto codec, except that it decodes a receiving box by
+// decoding its message and keeping the error in the box (see strictService).
+type strictCodec struct{ encoding.CodecV2 }
+
+// Unmarshal decodes data into v.
+func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*receiving); ok {
+		r.err = c.CodecV2.Unmarshal(data, r.msg)
+		return nil
+	}
+	return c.CodecV2.Unmarshal(data, v)
 }
 
 // GetUser returns one user (spec 4.1 rule 1, 7.1).
