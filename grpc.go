@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -16,6 +19,7 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
@@ -29,6 +33,133 @@ import (
 // anything: the call is all or nothing, so it is buffered whole.
 const maxUsersPerCall = 100_000
 
+// grpcLimits bounds what gRPC clients may claim of the service (issue 14); every number
+// of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
+// a configuration that names none gets them all.
+//
+// At worst the connections hold maxConns × (connWindowBytes + maxStreams ×
+// maxMessageBytes) of messages not yet handled: with the defaults 256 × (1 MiB + 100 ×
+// 16 KiB), about 656 MiB, reached only by clients that actually send it all.
+type grpcLimits struct {
+	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
+	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
+	maxMessageBytes   int           // one received message; more is ResourceExhausted
+	streamWindowBytes int32         // data a client may send on one call before the service reads it
+	connWindowBytes   int32         // the same for all calls of one connection
+	handshakeTimeout  time.Duration // a new connection must finish the HTTP/2 handshake within it
+	maxIdle           time.Duration // a connection without calls for this long is closed (-grpc-max-idle)
+	pingAfter         time.Duration // the server pings a connection that was silent this long...
+	pingTimeout       time.Duration // ...and closes it if the answer takes longer than this
+	minClientPing     time.Duration // a client pinging more often is told "too_many_pings" and cut off
+}
+
+// defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
+//
+// A user is under 1 KiB on the wire and a chat line has no use for more than 16 KiB, so
+// maxMessageBytes stays far below grpc-go's 4 MiB; the windows are fixed (grpc-go would
+// grow them up to 16 MiB per connection) because no call here needs bulk throughput
+// from the client.
+func defaultGRPCLimits() grpcLimits {
+	return grpcLimits{
+		maxConns:          256,
+		maxStreams:        100, // the least HTTP/2 (RFC 9113 section 6.5.2) suggests a server allow
+		maxMessageBytes:   16 << 10,
+		streamWindowBytes: 64 << 10, // HTTP/2's smallest; grpc-go ignores less
+		connWindowBytes:   1 << 20,
+		handshakeTimeout:  10 * time.Second,
+		maxIdle:           5 * time.Minute,
+		pingAfter:         2 * time.Minute,
+		pingTimeout:       20 * time.Second,
+		minClientPing:     10 * time.Second, // grpc-go clients never ping more often
+	}
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l grpcLimits) withDefaults() grpcLimits {
+	d := defaultGRPCLimits()
+	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
+	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
+	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
+	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
+	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
+	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
+	l.maxIdle = cmp.Or(l.maxIdle, d.maxIdle)
+	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
+	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
+	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
+	return l
+}
+
+// serverOptions are the grpc-go settings that enforce l.
+func (l grpcLimits) serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(l.maxMessageBytes),
+		grpc.MaxConcurrentStreams(uint32(l.maxStreams)),
+		grpc.InitialWindowSize(l.streamWindowBytes),
+		grpc.InitialConnWindowSize(l.connWindowBytes),
+		grpc.ConnectionTimeout(l.handshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: l.maxIdle,
+			Time:              l.pingAfter,
+			Timeout:           l.pingTimeout,
+		}),
+		// Idle connections are closed by maxIdle whatever their pings, so a client that
+		// keeps one alive between calls is tolerated rather than cut off.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.minClientPing, PermitWithoutStream: true}),
+	}
+}
+
+// limitListener accepts at most cap(slots) connections at once: Accept waits until one
+// of them is closed, as a server without free workers would, so a flood of connections
+// queues in the kernel's backlog instead of in the service's memory.
+//
+// (The wrapped connection hides *net.TCPConn from grpc-go, which then does not set
+// TCP_USER_TIMEOUT; its keepalive pings still find a dead peer.)
+type limitListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, slots: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+// Accept waits for a free slot, then for a connection.
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+}
+
+// Close stops accepting, also for an Accept waiting for a slot.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// limitedConn gives its listener's slot back when it is closed.
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+// Close closes the connection and frees its slot.
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
+}
+
 // userService implements userpb.UserServiceServer.
 type userService struct {
 	userpb.UnimplementedUserServiceServer
@@ -38,14 +169,15 @@ type userService struct {
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service and, when reflect is set (development), server reflection.
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool) *grpc.Server {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpc.Server {
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil)}
 	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
-		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))
+	srv := grpc.NewServer(append(limits.withDefaults().serverOptions(),
+		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, &userService{store: store, streamDelay: streamDelay})
 	healthpb.RegisterHealthServer(reg, health.NewServer())
