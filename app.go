@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // app is a started service.
@@ -27,7 +25,7 @@ type app struct {
 	grpcAddr string
 	http     *http.Server
 	server   *Server
-	grpc     *grpc.Server
+	grpc     *grpcServer
 	done     sync.WaitGroup
 }
 

@@ -29,10 +29,6 @@ import (
 
 // The gRPC surface: user.UserService (spec 4.1) over the shared store.
 
-// maxUsersPerCall bounds what one CreateUsers call may hold in memory before it stores
-// anything: the call is all or nothing, so it is buffered whole.
-const maxUsersPerCall = 100_000
-
 // grpcLimits bounds what gRPC clients may claim of the service (issue 14); every number
 // of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
 // a configuration that names none gets them all.
@@ -51,6 +47,13 @@ type grpcLimits struct {
 	pingAfter         time.Duration // the server pings a connection that was silent this long...
 	pingTimeout       time.Duration // ...and closes it if the answer takes longer than this
 	minClientPing     time.Duration // a client pinging more often is told "too_many_pings" and cut off
+
+	// A CreateUsers call is all or nothing, so its users wait in memory until the client
+	// has sent them all; these bound that wait (see userCost for how bytes are counted).
+	createUsersMax      int           // users in one call
+	createUsersMaxBytes int64         // bytes of users in one call
+	createUsersTime     time.Duration // from the call's start to its last message
+	createUsersBudget   int64         // bytes of users waiting in all calls together
 }
 
 // defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
@@ -71,6 +74,14 @@ func defaultGRPCLimits() grpcLimits {
 		pingAfter:         2 * time.Minute,
 		pingTimeout:       20 * time.Second,
 		minClientPing:     10 * time.Second, // grpc-go clients never ping more often
+
+		// 10,000 users take about 2 MB of names and addresses; at most, 4 MiB (about
+		// 5,800 users of the longest name and address) wait per call, and four such
+		// calls fill the budget. A larger import is several calls.
+		createUsersMax:      10_000,
+		createUsersMaxBytes: 4 << 20,
+		createUsersTime:     time.Minute,
+		createUsersBudget:   16 << 20,
 	}
 }
 
@@ -87,6 +98,10 @@ func (l grpcLimits) withDefaults() grpcLimits {
 	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
 	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
 	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
+	l.createUsersMax = cmp.Or(l.createUsersMax, d.createUsersMax)
+	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
+	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
+	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
 	return l
 }
 
@@ -165,26 +180,36 @@ type userService struct {
 	userpb.UnimplementedUserServiceServer
 	store       *Store
 	streamDelay time.Duration
+	limits      grpcLimits
+	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
+}
+
+// grpcServer is the gRPC server and the user service it serves.
+type grpcServer struct {
+	*grpc.Server
+	users *userService
 }
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service and, when reflect is set (development), server reflection.
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpc.Server {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpcServer {
+	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil)}
 	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
-	srv := grpc.NewServer(append(limits.withDefaults().serverOptions(),
+	srv := grpc.NewServer(append(limits.serverOptions(),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
+	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
 	reg := strictRegistrar{srv}
-	userpb.RegisterUserServiceServer(reg, &userService{store: store, streamDelay: streamDelay})
+	userpb.RegisterUserServiceServer(reg, users)
 	healthpb.RegisterHealthServer(reg, health.NewServer())
 	if reflect {
 		reflection.Register(reg)
 	}
-	return srv
+	return &grpcServer{Server: srv, users: users}
 }
 
 // strictRegistrar registers services whose received messages are checked by
@@ -300,30 +325,124 @@ func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingSe
 }
 
 // CreateUsers stores every user the client sent, all at once when the client has
-// finished, or none if any is invalid (spec 4.1 rule 3).
+// finished, or none if any is invalid or the call breaks a bound (spec 4.1 rule 3).
 func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
-	var batch []NewUser
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if len(batch) == maxUsersPerCall {
-			return status.Errorf(codes.ResourceExhausted, "at most %d users per call", maxUsersPerCall)
-		}
-		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
-			return &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
-		}
-		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
+	batch, held, err := s.receiveUsers(stream)
+	defer s.waiting.release(held)
+	if err != nil {
+		return err
 	}
 	users, err := s.store.CreateUsers(batch)
 	if err != nil {
 		return err
 	}
 	return stream.SendAndClose(&userpb.CreateUsersResponse{UsersCreated: int32(len(users))})
+}
+
+// receiveUsers receives a CreateUsers call's users until the client has sent them all,
+// within the call's bounds. held is what it claimed of s.waiting, also on failure.
+func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
+	l := s.limits
+	deadline := time.NewTimer(l.createUsersTime)
+	defer deadline.Stop()
+	done := make(chan struct{})
+	defer close(done)
+	msgs := forward(stream.Recv, done)
+	for {
+		var m received[*userpb.CreateUserRequest]
+		select {
+		case m = <-msgs:
+		case <-deadline.C:
+			return batch, held, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", l.createUsersTime)
+		}
+		switch {
+		case errors.Is(m.err, io.EOF):
+			return batch, held, nil
+		case m.err != nil:
+			return batch, held, m.err
+		case len(batch) == l.createUsersMax:
+			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d users per CreateUsers call", l.createUsersMax)
+		}
+		req := m.msg
+		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
+			return batch, held, &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
+		}
+		cost := userCost(req)
+		if held+cost > l.createUsersMaxBytes {
+			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d bytes of users per CreateUsers call", l.createUsersMaxBytes)
+		}
+		if !s.waiting.claim(cost) {
+			return batch, held, status.Error(codes.ResourceExhausted, "the server is receiving too many users at once; try again later")
+		}
+		held += cost
+		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
+	}
+}
+
+// userCost is what one waiting user holds: its name and address, and its slot in the
+// batch (two string headers, 32 bytes, and as much again that append may leave spare).
+func userCost(req *userpb.CreateUserRequest) int64 {
+	return int64(len(req.GetName()) + len(req.GetEmail()) + 64)
+}
+
+// received is one result of a stream's Recv.
+type received[T any] struct {
+	msg T
+	err error
+}
+
+// forward calls recv until it fails, handing on each result, so that a handler can
+// wait for a message and for a deadline at once (a Recv cannot be interrupted). It
+// stops once done is closed: the handler has returned, which ends the stream and so
+// the Recv in progress.
+func forward[T any](recv func() (T, error), done <-chan struct{}) <-chan received[T] {
+	out := make(chan received[T])
+	go func() {
+		for {
+			msg, err := recv()
+			select {
+			case out <- received[T]{msg, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// byteBudget is a number of bytes that concurrent callers claim parts of and release.
+type byteBudget struct {
+	mu   sync.Mutex
+	used int64
+	size int64
+}
+
+// claim takes n bytes, unless that would use more than the budget's size.
+func (b *byteBudget) claim(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.size {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// release gives back n claimed bytes.
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+}
+
+// inUse is the number of bytes claimed.
+func (b *byteBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // ChatWithUsers answers each message with an echo from "Server" (spec 4.1 rule 4).

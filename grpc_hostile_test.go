@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 
@@ -242,5 +246,172 @@ func TestGRPCLimitFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%v: %v, want an error naming the flag", args, err)
 		}
+	}
+}
+
+// longUser is a valid user of the longest name (100 four-byte characters) and a long
+// address: 718 bytes by userCost.
+var longUser = &userpb.CreateUserRequest{Name: strings.Repeat("𝔸", 100), Email: strings.Repeat("a", 240) + "@example.com"}
+
+// createUsers opens a CreateUsers call on c and sends n copies of u, stopping early if
+// the server ends the call; it does not close the call.
+func createUsers(t *testing.T, c userpb.UserServiceClient, n int, u *userpb.CreateUserRequest) grpc.ClientStreamingClient[userpb.CreateUserRequest, userpb.CreateUsersResponse] {
+	t.Helper()
+	s, err := c.CreateUsers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if s.Send(u) != nil {
+			break // the call has ended; RecvMsg says why
+		}
+	}
+	return s
+}
+
+// finish reads how a CreateUsers call ended, without closing it first.
+func finish(s grpc.ClientStreamingClient[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
+	return s.RecvMsg(new(userpb.CreateUsersResponse))
+}
+
+// waitFor polls cond until it holds, failing the test after a bound only a broken
+// server reaches.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second * raceSlowdown)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestGRPCCreateUsersBounds(t *testing.T) {
+	cost := userCost(longUser)
+	a, _ := startApp(t, grpcConfig(grpcLimits{createUsersMax: 3, createUsersMaxBytes: 2*cost + cost/2, createUsersTime: 200 * time.Millisecond}))
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	short := &userpb.CreateUserRequest{Name: "A", Email: "a@example.com"}
+	wantCode(t, finish(createUsers(t, c, 4, short)), codes.ResourceExhausted, "at most 3 users per CreateUsers call")
+	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, fmt.Sprintf("at most %d bytes of users per CreateUsers call", 2*cost+cost/2))
+	// A client that stops sending loses the call when its time is up.
+	wantCode(t, finish(createUsers(t, c, 1, short)), codes.DeadlineExceeded, "a CreateUsers call must be finished within 200ms")
+	if n := len(a.store.Users()); n != 6 {
+		t.Errorf("%d users, want the demo's 6: nothing of a refused call is stored", n)
+	}
+	waitFor(t, "the refused calls release what they held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
+	// At the bounds, a call is served.
+	s := createUsers(t, c, 2, longUser)
+	if resp, err := s.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 2 {
+		t.Errorf("two long users: %v, %v", resp, err)
+	}
+	if used := a.grpc.users.waiting.inUse(); used != 0 {
+		t.Errorf("%d bytes still held after a stored call", used)
+	}
+}
+
+// TestGRPCCreateUsersBudget: what all calls hold together is bounded; a call past the
+// budget is refused, and the budget is free again once the holder is done.
+func TestGRPCCreateUsersBudget(t *testing.T) {
+	cost := userCost(longUser)
+	a, _ := startApp(t, grpcConfig(grpcLimits{createUsersBudget: 5 * cost}))
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	holder := createUsers(t, c, 3, longUser)
+	waitFor(t, "the server holds the first call's users", func() bool { return a.grpc.users.waiting.inUse() == 3*cost })
+	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, "the server is receiving too many users at once; try again later")
+	if resp, err := holder.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 3 {
+		t.Fatalf("the first call: %v, %v", resp, err)
+	}
+	if resp, err := createUsers(t, c, 3, longUser).CloseAndRecv(); err != nil || resp.GetUsersCreated() != 3 {
+		t.Errorf("a call once the budget is free: %v, %v", resp, err)
+	}
+	if n := len(a.store.Users()); n != 12 {
+		t.Errorf("%d users, want 6 + 3 + 3", n)
+	}
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestGRPCCreateUsersFlood replays issue 14's attack with the default limits: 8
+// connections each open a CreateUsers call and try to send 100,000 users, which held
+// 492 MB before the bounds. First every call sends 5,500 long users (3.9 MB, within a
+// call's bounds) and keeps the call open: the server holds at most the 16 MiB budget
+// and refuses the calls past it. Then every call goes on towards 100,000 and is refused
+// at its 4 MiB. Nothing is stored.
+func TestGRPCCreateUsersFlood(t *testing.T) {
+	a, _ := startApp(t, testConfig())
+	limits, cost := defaultGRPCLimits(), userCost(longUser)
+	const calls, first = 8, 5_500
+	before := heapInUse()
+
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		refused int
+		errs    []error
+		proceed = make(chan struct{})
+	)
+	for range calls {
+		c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+		wg.Go(func() {
+			s := createUsers(t, c, first, longUser)
+			ended := make(chan error, 1)
+			go func() { ended <- finish(s) }()
+			select {
+			case err := <-ended: // refused while within its own bounds: the budget
+				mu.Lock()
+				refused++
+				errs = append(errs, err)
+				mu.Unlock()
+				<-proceed
+				return
+			case <-proceed:
+			}
+			for range 100_000 - first {
+				if s.Send(longUser) != nil {
+					break
+				}
+			}
+			mu.Lock()
+			errs = append(errs, <-ended)
+			mu.Unlock()
+		})
+	}
+	// Settled: every call is refused or wholly held.
+	waitFor(t, "every call is refused or held", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return a.grpc.users.waiting.inUse() == int64(calls-refused)*first*cost
+	})
+	held := heapInUse() - before
+	mu.Lock()
+	holders := calls - refused
+	mu.Unlock()
+	t.Logf("%d calls held, %d refused by the budget; heap grew %.1f MiB", holders, refused, float64(held)/(1<<20))
+	if maxHolders := int(limits.createUsersBudget / (first * cost)); holders > maxHolders || holders == calls {
+		t.Errorf("%d calls held, want at most %d", holders, maxHolders)
+	}
+	// The budget, plus the connections' flow-control windows and the transport's
+	// buffers (client and server are in this process).
+	if bound := limits.createUsersBudget + calls*int64(limits.connWindowBytes); held > bound {
+		t.Errorf("holding the calls grew the heap %d bytes, want under %d", held, bound)
+	}
+	close(proceed)
+	wg.Wait()
+	for _, err := range errs {
+		wantCode(t, err, codes.ResourceExhausted, "")
+	}
+	if n := len(a.store.Users()); n != 6 {
+		t.Errorf("%d users, want the demo's 6", n)
+	}
+	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
+	if grown := heapInUse() - before; grown > 8<<20 {
+		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
 	}
 }
