@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // app is a started service.
@@ -27,7 +25,7 @@ type app struct {
 	grpcAddr string
 	http     *http.Server
 	server   *Server
-	grpc     *grpc.Server
+	grpc     *grpcServer
 	done     sync.WaitGroup
 }
 
@@ -80,14 +78,16 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
+	grpcLimits := cfg.grpcLimits.withDefaults()
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
+	grpcConns := newLimitListener(grpcLn, grpcLimits.maxConns)
 	a.done.Go(func() {
 		if err := a.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
 		}
 	})
 	a.done.Go(func() {
-		if err := a.grpc.Serve(grpcLn); err != nil {
+		if err := a.grpc.Serve(grpcConns); err != nil {
 			log.Error("grpc server", "error", err)
 		}
 	})

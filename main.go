@@ -44,6 +44,7 @@ type config struct {
 	wsOrigins       string
 	env             string
 	streamDelay     time.Duration
+	grpcLimits      grpcLimits
 	shutdownTimeout time.Duration
 	jwt             jwtFlags
 	authReads       bool             // every read needs a valid token, not only writes
@@ -98,6 +99,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
+	grpcDefaults := defaultGRPCLimits()
+	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")
+	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", grpcDefaults.maxStreams, "gRPC calls at once on one connection")
+	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", grpcDefaults.maxIdle, "close a gRPC connection that had no call for this long")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
@@ -111,6 +116,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.streamDelay < 0 {
 		return errors.New("-stream-delay must not be negative")
+	}
+	if cfg.grpcLimits.maxConns < 1 {
+		return errors.New("-grpc-max-conns must be positive")
+	}
+	if cfg.grpcLimits.maxStreams < 1 || cfg.grpcLimits.maxStreams > 1_000_000 {
+		return errors.New("-grpc-max-streams must be between 1 and 1000000")
+	}
+	if cfg.grpcLimits.maxIdle <= 0 {
+		return errors.New("-grpc-max-idle must be positive")
 	}
 	if cfg.graphqlMaxDepth < 1 {
 		return errors.New("-graphql-max-depth must be positive")
