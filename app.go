@@ -170,7 +170,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
 			}
 			return ds, err
-		}, log, cfg.snapshotBytes)
+		}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes})
 		if err != nil {
 			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
 		}

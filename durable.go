@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,9 @@ import (
 //
 // A write is applied in memory under the store lock and queued in the same order; one
 // flusher writes everything queued with a single fsync (group commit) and only then
-// releases the writers, so a client is answered only for what is on disk.
+// releases the writers, so a client is answered only for what is on disk. When the
+// disk fails, every change not yet on disk is rolled back before anyone is answered
+// (see journal.fail), and the store refuses writes until a restart.
 
 // defaultSnapshotBytes is the journal size past which a snapshot is taken.
 const defaultSnapshotBytes = 64 << 20
@@ -140,12 +143,33 @@ func (s *Store) restore(st *snapshotState) {
 	s.orders.lastID = max(s.orders.lastID, st.LastIDs["orders"])
 }
 
+// DurableOptions tune OpenDurableStore.
+type DurableOptions struct {
+	// SnapshotBytes is the journal size past which a snapshot is taken; 0 means
+	// defaultSnapshotBytes.
+	SnapshotBytes int64
+
+	// wrapFile, when set, wraps every journal file the store writes: tests inject
+	// storage failures through it.
+	wrapFile func(journalFile) journalFile
+}
+
+// journalFile is what the journal writes through: an *os.File, or in tests one that
+// fails on cue.
+type journalFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
 // journal is the append-only log of changes and its flusher.
 type journal struct {
 	dir           string
 	log           *slog.Logger
 	store         *Store
 	snapshotBytes int64
+	wrapFile      func(journalFile) journalFile
 	lock          *os.File
 
 	mu           sync.Mutex
@@ -157,9 +181,10 @@ type journal struct {
 	snapshots    sync.WaitGroup
 
 	// Owned by the flusher goroutine.
-	file *os.File
-	gen  uint64
-	size int64
+	file   journalFile
+	gen    uint64
+	size   int64 // how much of file is durable
+	failed bool  // the disk failed: nothing more is written
 	// writes and syncs count the changes written and the fsyncs that made them
 	// durable: their ratio is group commit at work, logged on close.
 	writes, syncs int64
@@ -167,7 +192,8 @@ type journal struct {
 
 // pendingWrite is one change waiting for its fsync, or a journal rotation marker.
 type pendingWrite struct {
-	c *change
+	c    *change
+	undo undo // rolls c back if it cannot be stored
 	// done is released once the change is on disk or err says why not; a WaitGroup
 	// rather than a channel, which would be an allocation more per write.
 	done   sync.WaitGroup
@@ -187,14 +213,15 @@ func (w *pendingWrite) wait() error {
 	return w.err
 }
 
-// errStoreBroken refuses writes after the disk failed: memory may then hold a change
-// the journal does not, and only a restart (which replays the journal) is consistent.
-var errStoreBroken = errors.New("the store stopped accepting writes after a storage failure; restart the service")
+// errJournalFailed is why the store refuses writes after the disk failed: what
+// reached the journal of the failed batch is uncertain (a failed fsync may or may not
+// have written it), and only a restart, which reads the journal, knows.
+var errJournalFailed = errors.New("journal write failed; writes are refused until a restart")
 
-// enqueue queues c behind every change applied before it. The caller holds the store's
-// write lock.
-func (j *journal) enqueue(c *change) *pendingWrite {
-	w := &pendingWrite{c: c}
+// enqueue queues c, and what undoes it, behind every change applied before it. The
+// caller holds the store's write lock.
+func (j *journal) enqueue(c *change, u undo) *pendingWrite {
+	w := &pendingWrite{c: c, undo: u}
 	w.done.Add(1)
 	j.mu.Lock()
 	j.queue = append(j.queue, w)
@@ -233,6 +260,10 @@ func (j *journal) flush() {
 			<-j.wake
 			continue
 		}
+		if j.failed { // only after a failure that found no one to answer
+			j.fail(batch, errJournalFailed)
+			continue
+		}
 		buf = buf[:0]
 		var err error
 		start := 0
@@ -248,18 +279,28 @@ func (j *journal) flush() {
 				continue
 			}
 			// Everything before the marker belongs to the old journal.
-			err = j.writeAndSync(buf, err)
-			j.release(batch[start:i], err)
+			if err = j.writeAndSync(buf, err); err != nil {
+				break
+			}
+			j.release(batch[start:i])
 			buf, start = buf[:0], i+1
 			w.rotate.err = j.rotate(w.rotate.gen)
 			close(w.rotate.rotated)
 		}
-		err = j.writeAndSync(buf, err)
-		j.release(batch[start:], err)
+		if err == nil {
+			err = j.writeAndSync(buf, nil)
+		}
+		if err != nil {
+			j.fail(batch[start:], err)
+			continue
+		}
+		j.release(batch[start:])
 		j.maybeSnapshot()
 	}
 }
 
+// writeAndSync appends buf to the journal and fsyncs it; err is an encoding failure
+// already met, which stands for the write.
 func (j *journal) writeAndSync(buf []byte, err error) error {
 	if err != nil || len(buf) == 0 {
 		return err
@@ -267,35 +308,81 @@ func (j *journal) writeAndSync(buf []byte, err error) error {
 	if _, err := j.file.Write(buf); err != nil {
 		return err
 	}
-	j.size += int64(len(buf))
 	j.syncs++
-	return j.file.Sync()
+	if err := j.file.Sync(); err != nil {
+		return err
+	}
+	j.size += int64(len(buf))
+	return nil
 }
 
-// release answers the writers of a batch. On a storage failure the store is marked
-// broken before anyone is answered.
-func (j *journal) release(batch []*pendingWrite, err error) {
-	if err != nil {
-		j.log.Error("journal write failed; refusing further writes", "error", err)
-		j.store.mu.Lock()
-		j.store.broken = errStoreBroken
-		j.store.mu.Unlock()
-		err = &Error{Kind: KindInternal, Message: err.Error()}
+// release answers the writers of a batch that is on disk, then tells subscribers of
+// what it created, in commit order.
+func (j *journal) release(batch []*pendingWrite) {
+	for _, w := range batch {
+		if w.rotate == nil {
+			w.done.Done()
+		}
 	}
 	for _, w := range batch {
+		if w.c != nil {
+			j.store.publish(w.c)
+		}
+	}
+}
+
+// fail handles a storage failure while rest, the start of which was being written,
+// waited for the disk. The store refuses writes from then on; every change not on
+// disk (rest, and whatever was queued behind it, all applied after the last change
+// that is) is rolled back under the write lock, newest first, so that no reader
+// sees a write after its writer was told it failed; the journal is cut back to its
+// last durable size; then the writers are answered, with no detail: the cause is
+// logged here, once.
+func (j *journal) fail(rest []*pendingWrite, cause error) {
+	if !j.failed {
+		j.failed = true
+		j.log.Error("journal write failed; the writes not stored are rolled back and further writes refused until a restart",
+			"error", cause, "rolledBack", countChanges(rest))
+		if err := j.file.Truncate(j.size); err != nil {
+			// A restart then finds the failed batch's records whole (and keeps
+			// them: their writers were told "internal server error", which
+			// promises nothing) or torn (and cuts them away).
+			j.log.Error("cutting the journal back to its last durable size failed", "error", err)
+		}
+	}
+	s := j.store
+	s.mu.Lock()
+	s.broken = errJournalFailed
+	j.mu.Lock()
+	rest = append(rest, j.queue...) // nothing joins the queue now: writes are refused
+	j.queue = nil
+	j.mu.Unlock()
+	for i := len(rest) - 1; i >= 0; i-- {
+		if w := rest[i]; w.c != nil {
+			s.rollback(w.c, &w.undo)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range rest {
 		if w.rotate != nil {
+			w.rotate.err = errJournalFailed
+			close(w.rotate.rotated)
 			continue
 		}
-		w.err = err
+		w.err = errNotStored()
 		w.done.Done()
 	}
-	if err == nil {
-		for _, w := range batch {
-			if w.c != nil {
-				j.store.publish(w.c)
-			}
+}
+
+// countChanges counts the writes among ws (the rest are rotation markers).
+func countChanges(ws []*pendingWrite) int {
+	n := 0
+	for _, w := range ws {
+		if w.c != nil {
+			n++
 		}
 	}
+	return n
 }
 
 // maybeSnapshot starts a snapshot when the journal has grown past the threshold. The
@@ -303,7 +390,7 @@ func (j *journal) release(batch []*pendingWrite, err error) {
 // snapshot holds exactly the changes queued before the marker.
 func (j *journal) maybeSnapshot() {
 	j.mu.Lock()
-	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing
+	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing && !j.failed
 	if due {
 		j.snapshotting = true
 	}
@@ -348,8 +435,16 @@ func (j *journal) rotate(gen uint64) error {
 		return err
 	}
 	j.file.Close()
-	j.file, j.gen, j.size = f, gen, 0
+	j.file, j.gen, j.size = j.wrap(f), gen, 0
 	return nil
+}
+
+// wrap returns f as the journal writes through it.
+func (j *journal) wrap(f *os.File) journalFile {
+	if j.wrapFile != nil {
+		return j.wrapFile(f)
+	}
+	return f
 }
 
 // close flushes what is queued, waits for a running snapshot, and releases DIR.
@@ -364,6 +459,11 @@ func (j *journal) close() error {
 	<-j.stopped
 	j.log.Info("journal closed", "writes", j.writes, "fsyncs", j.syncs)
 	j.snapshots.Wait()
+	if j.failed {
+		j.file.Close()
+		j.lock.Close()
+		return errJournalFailed
+	}
 	err := j.file.Sync()
 	if cerr := j.file.Close(); err == nil {
 		err = cerr
@@ -482,7 +582,7 @@ var errDirInUse = errors.New("is in use by another quartet process")
 // OpenDurableStore opens the store kept in dir. An empty (or new) dir is initialised
 // from seed; a dir that already holds a store is recovered from its snapshot and
 // journals, and seed is not called.
-func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, snapshotBytes int64) (*Store, error) {
+func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -497,7 +597,7 @@ func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logge
 		}
 		return nil, err
 	}
-	s, err := openLocked(dir, seed, log, snapshotBytes, lock)
+	s, err := openLocked(dir, seed, log, opts, lock)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -519,10 +619,10 @@ func HasStore(dir string) (bool, error) {
 	return len(gens) > 0, err
 }
 
-func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, snapshotBytes int64, lock *os.File) (*Store, error) {
+func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions, lock *os.File) (*Store, error) {
 	s := NewStore()
-	j := &journal{dir: dir, log: log, store: s, snapshotBytes: snapshotBytes, lock: lock,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	j := &journal{dir: dir, log: log, store: s, snapshotBytes: cmp.Or(opts.SnapshotBytes, defaultSnapshotBytes),
+		wrapFile: opts.wrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	existing, err := HasStore(dir)
 	if err != nil {
 		return nil, err
@@ -538,10 +638,11 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, sna
 		if err := writeSnapshot(dir, s.captureLocked(1)); err != nil {
 			return nil, fmt.Errorf("writing the first snapshot: %w", err)
 		}
-		if j.file, err = createJournal(dir, 1); err != nil {
+		f, err := createJournal(dir, 1)
+		if err != nil {
 			return nil, err
 		}
-		j.gen = 1
+		j.file, j.gen = j.wrap(f), 1
 	} else {
 		s.beginLoad()
 		err := j.recover()
@@ -602,7 +703,7 @@ func (j *journal) recover() error {
 		f.Close()
 		return err
 	}
-	j.file, j.size = f, info.Size()
+	j.file, j.size = j.wrap(f), info.Size()
 	return nil
 }
 

@@ -2,14 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes int64) *Store {
@@ -17,7 +21,7 @@ func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes i
 	if logs == nil {
 		logs = &syncBuffer{}
 	}
-	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.NewTextHandler(logs, nil)), snapshotBytes)
+	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{SnapshotBytes: snapshotBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +37,12 @@ func state(s *Store) *snapshotState {
 
 func mustEqualState(t *testing.T, got, want *Store) {
 	t.Helper()
-	g, w := state(got), state(want)
-	if !reflect.DeepEqual(g, w) {
+	mustEqualStateTo(t, got, state(want))
+}
+
+func mustEqualStateTo(t *testing.T, got *Store, w *snapshotState) {
+	t.Helper()
+	if g := state(got); !reflect.DeepEqual(g, w) {
 		gj, _ := json.Marshal(g)
 		wj, _ := json.Marshal(w)
 		t.Fatalf("recovered state differs\n got: %s\nwant: %s", gj, wj)
@@ -193,7 +201,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data[recordHeaderSize+5] ^= 0x01 // inside the first record, with intact records after it
 	os.WriteFile(path, data, 0o644)
-	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
 	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (intact records follow") {
 		t.Errorf("err = %v, want a refusal naming the damage", err)
 	}
@@ -205,7 +213,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 	data, _ = os.ReadFile(filepath.Join(snap, "snapshot"))
 	data[len(data)/2] ^= 0x40
 	os.WriteFile(filepath.Join(snap, "snapshot"), data, 0o644)
-	if _, err := OpenDurableStore(snap, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes); err == nil || !strings.Contains(err.Error(), "snapshot is corrupt") {
+	if _, err := OpenDurableStore(snap, nil, slog.New(slog.DiscardHandler), DurableOptions{}); err == nil || !strings.Contains(err.Error(), "snapshot is corrupt") {
 		t.Errorf("corrupt snapshot: err = %v", err)
 	}
 }
@@ -213,7 +221,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 func TestDurableLock(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
-	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
 	if err == nil || !strings.Contains(err.Error(), "in use by another quartet process") {
 		t.Errorf("second open: %v", err)
 	}
@@ -258,4 +266,194 @@ func TestDurableReadsFirstSnapshotFormat(t *testing.T) {
 	got := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	defer got.Close()
 	mustEqualState(t, got, want)
+}
+
+// faults make the journal's files fail on cue, as a full or failing disk does.
+type faults struct {
+	mu       sync.Mutex
+	writeErr error         // the next Write writes half its bytes, then fails with it
+	syncErr  error         // the next Sync fails with it
+	hold     chan struct{} // when set, the next Write reports on held, then waits for hold to close
+	held     chan struct{}
+}
+
+func (f *faults) wrap(file journalFile) journalFile { return &faultyFile{file, f} }
+
+type faultyFile struct {
+	journalFile
+	f *faults
+}
+
+func (ff *faultyFile) Write(p []byte) (int, error) {
+	f := ff.f
+	f.mu.Lock()
+	hold, held := f.hold, f.held
+	f.hold = nil
+	f.mu.Unlock()
+	if hold != nil {
+		close(held)
+		<-hold
+	}
+	f.mu.Lock()
+	err := f.writeErr
+	f.writeErr = nil
+	f.mu.Unlock()
+	if err != nil {
+		n, _ := ff.journalFile.Write(p[:len(p)/2])
+		return n, err
+	}
+	return ff.journalFile.Write(p)
+}
+
+func (ff *faultyFile) Sync() error {
+	f := ff.f
+	f.mu.Lock()
+	err := f.syncErr
+	f.syncErr = nil
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return ff.journalFile.Sync()
+}
+
+// indexes is what a store's indexes answer, for comparing two stores beyond their records.
+type indexes struct {
+	PostsByUser, CommentsByPost, CommentsByAuthor, OrdersByUser, OrdersByProduct ownerIndex
+	ByName, ByEmail                                                              []int64
+}
+
+func indexesOf(s *Store) indexes {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	x := indexes{PostsByUser: s.postsByUser, CommentsByPost: s.commentsByPost, CommentsByAuthor: s.commentsByAuthor,
+		OrdersByUser: s.ordersByUser, OrdersByProduct: s.ordersByProduct}
+	x.ByName, x.ByEmail = []int64{}, []int64{}
+	s.usersByName.each(func(u *User) bool { x.ByName = append(x.ByName, u.ID); return true })
+	s.usersByEmail.each(func(u *User) bool { x.ByEmail = append(x.ByEmail, u.ID); return true })
+	return x
+}
+
+// deepCopyIndexes copies x, so that later changes to the store do not show in it.
+func deepCopyIndexes(x indexes) indexes {
+	cp := func(o ownerIndex) ownerIndex {
+		out := ownerIndex{}
+		for k, v := range o {
+			out[k] = append([]int64(nil), v...)
+		}
+		return out
+	}
+	return indexes{cp(x.PostsByUser), cp(x.CommentsByPost), cp(x.CommentsByAuthor), cp(x.OrdersByUser), cp(x.OrdersByProduct), x.ByName, x.ByEmail}
+}
+
+// waitQueued waits (a bounded number of rounds) until n writes wait in the journal's queue.
+func waitQueued(t *testing.T, j *journal, n int) {
+	t.Helper()
+	for range 20000 {
+		j.mu.Lock()
+		queued := len(j.queue)
+		j.mu.Unlock()
+		if queued >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the writes did not reach the journal queue")
+}
+
+// TestDurableFailedWriteRollsBack: issue 15.1. A batch of writes whose journal write or
+// fsync fails is rolled back, newest first, with everything queued behind it: no reader
+// sees them, every writer is told "internal server error" (the OS error and the path
+// are logged only), /healthz says 503, further writes are refused, and a restart finds
+// exactly the state before the batch.
+func TestDurableFailedWriteRollsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		atSync bool
+	}{
+		{"ENOSPC at write", syscall.ENOSPC, false},
+		{"EIO at write", syscall.EIO, false},
+		{"ENOSPC at fsync", syscall.ENOSPC, true},
+		{"EIO at fsync", syscall.EIO, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := &faults{}
+			logs := &syncBuffer{}
+			s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil },
+				slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{wrapFile: f.wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutateAll(t, s)
+			before, beforeIdx := state(s), deepCopyIndexes(indexesOf(s))
+			info, _ := os.Stat(lastJournal(t, dir))
+
+			f.mu.Lock()
+			f.hold, f.held = make(chan struct{}), make(chan struct{})
+			if tc.atSync {
+				f.syncErr = tc.err
+			} else {
+				f.writeErr = tc.err
+			}
+			hold, held := f.hold, f.held
+			f.mu.Unlock()
+			name1, name2 := "Renamed Once", "Renamed Twice"
+			writes := []func() error{
+				func() error {
+					_, err := s.CreateUsers([]NewUser{{"New One", "n1@example.com"}, {"New Two", "n2@example.com"}})
+					return err
+				},
+				func() error { _, err := s.UpdateUser(1, UserPatch{Name: &name1}); return err },
+				func() error { _, err := s.UpdateUser(1, UserPatch{Name: &name2}); return err },
+				func() error { _, err := s.DeleteUser(4); return err }, // with a post, comments on it and comments by 4
+				func() error { _, err := s.CreatePost(2, "Lost", "Never stored."); return err },
+				func() error { _, err := s.AddComment(3, 5, "Lost too."); return err },
+				func() error { _, err := s.CreateOrder(6, NewOrder{ProductID: 2, Quantity: 1}); return err },
+			}
+			errs := make([]error, len(writes))
+			var wg sync.WaitGroup
+			for i, w := range writes {
+				wg.Go(func() { errs[i] = w() })
+				if i == 0 {
+					<-held // the first write is being written; the others queue behind it
+				}
+			}
+			waitQueued(t, s.journal, len(writes)-1)
+			close(hold)
+			wg.Wait()
+
+			for i, err := range errs {
+				e, ok := errors.AsType[*Error](err)
+				if !ok || e.Kind != KindInternal || e.Message != "internal server error" {
+					t.Errorf("write %d: err = %v, want the generic internal error", i, err)
+				}
+			}
+			mustEqualStateTo(t, s, before)
+			if got := indexesOf(s); !reflect.DeepEqual(got, beforeIdx) {
+				t.Errorf("indexes after the rollback:\n got %+v\nwant %+v", got, beforeIdx)
+			}
+			if _, err := s.CreateUser("After", "after@example.com"); err == nil || err.Error() != "internal server error" {
+				t.Errorf("a write after the failure: %v, want it refused with the generic error", err)
+			}
+			rec := httptest.NewRecorder()
+			NewServer(s, slog.New(slog.DiscardHandler), serverOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"status":"unavailable"`) || !strings.Contains(rec.Body.String(), `"reason":"journal write failed`) {
+				t.Errorf("/healthz: %d %s", rec.Code, rec.Body)
+			}
+			if !strings.Contains(logs.String(), "journal write failed") || !strings.Contains(logs.String(), tc.err.Error()) {
+				t.Errorf("the failure was not logged:\n%s", logs)
+			}
+			if err := s.Close(); err == nil {
+				t.Error("Close after a journal failure reported nothing")
+			}
+			if after, _ := os.Stat(lastJournal(t, dir)); after.Size() != info.Size() {
+				t.Errorf("journal is %d bytes, want it cut back to %d", after.Size(), info.Size())
+			}
+			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer again.Close()
+			mustEqualStateTo(t, again, before)
+		})
+	}
 }
