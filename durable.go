@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The durable store (-data DIR): every acknowledged write survives kill -9 and a power
@@ -38,8 +39,8 @@ const defaultSnapshotBytes = 64 << 20
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Records are framed as [length u32][crc32c(payload) u32][crc32c(first 8 bytes) u32]
-// [payload], little endian. The header's own checksum lets recovery tell a torn tail
-// (nothing valid after the damage) from corruption (valid records after it) cheaply.
+// [payload], little endian. The header's own checksum lets recovery trust a length,
+// and so tell a record cut short by a crash (see tornTail) from a damaged one.
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
@@ -76,6 +77,24 @@ func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
 		return nil, off, false
 	}
 	return payload, end, true
+}
+
+// tornTail reports whether tail, what follows the last intact record of the last
+// journal, is what a crash leaves of a write that was never acknowledged: the start of
+// a record cut short (a header incomplete, or an intact header whose record runs past
+// the end), followed by nothing or by zeros (a file extended whose data never reached
+// the disk). A complete record whose checksum fails is not that but an acknowledged
+// write damaged on disk, and so is anything else.
+func tornTail(tail []byte) bool {
+	p := bytes.TrimRight(tail, "\x00") // a record's payload, JSON, never ends in a zero
+	if len(p) < recordHeaderSize {
+		return true
+	}
+	h := p[:recordHeaderSize]
+	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
+		return false
+	}
+	return int64(len(p)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
 }
 
 // validRecordAfter reports whether an intact record starts anywhere after off.
@@ -149,6 +168,10 @@ type DurableOptions struct {
 	// defaultSnapshotBytes.
 	SnapshotBytes int64
 
+	// Repair cuts a damaged journal at its damage, saving the bytes cut (and any
+	// later journal) beside it, instead of refusing to start.
+	Repair bool
+
 	// wrapFile, when set, wraps every journal file the store writes: tests inject
 	// storage failures through it.
 	wrapFile func(journalFile) journalFile
@@ -169,6 +192,7 @@ type journal struct {
 	log           *slog.Logger
 	store         *Store
 	snapshotBytes int64
+	repair        bool
 	wrapFile      func(journalFile) journalFile
 	lock          *os.File
 
@@ -622,7 +646,7 @@ func HasStore(dir string) (bool, error) {
 func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions, lock *os.File) (*Store, error) {
 	s := NewStore()
 	j := &journal{dir: dir, log: log, store: s, snapshotBytes: cmp.Or(opts.SnapshotBytes, defaultSnapshotBytes),
-		wrapFile: opts.wrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+		repair: opts.Repair, wrapFile: opts.wrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	existing, err := HasStore(dir)
 	if err != nil {
 		return nil, err
@@ -688,9 +712,13 @@ func (j *journal) recover() error {
 		f.Close()
 	}
 	for i, g := range gens {
-		last := i == len(gens)-1
-		if err := j.replay(g, last); err != nil {
+		cut, err := j.replay(g, gens[i+1:])
+		if err != nil {
 			return err
+		}
+		if cut { // -repair moved the later journals aside
+			gens = gens[:i+1]
+			break
 		}
 	}
 	j.gen = gens[len(gens)-1]
@@ -747,36 +775,91 @@ func pointers[T any](xs []T) []*T {
 	return out
 }
 
-func (j *journal) replay(gen uint64, last bool) error {
+// replay applies journal gen, which later journals follow. A torn tail of the last
+// journal (see tornTail) is cut away with one log line. Other damage refuses to start,
+// naming the offset, unless -repair is given: then the journal is cut there (see cut)
+// and cut reports true.
+func (j *journal) replay(gen uint64, later []uint64) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	off := 0
 	for off < len(data) {
 		payload, next, ok := readRecord(data, off)
-		if !ok {
-			if at, found := validRecordAfter(data, off); found || !last {
-				return fmt.Errorf("%s is corrupt at byte %d (intact records follow at byte %d); restore it from a backup", path, off, at)
-			}
+		if !ok && len(later) == 0 && tornTail(data[off:]) {
 			j.log.Warn("journal ends in a torn write, which was never acknowledged; cutting it away",
 				"file", path, "offset", off, "bytes", len(data)-off)
-			if err := os.Truncate(path, int64(off)); err != nil {
-				return err
-			}
-			return nil
+			return false, os.Truncate(path, int64(off))
 		}
 		var c change
-		dec := json.NewDecoder(bytes.NewReader(payload))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil || !c.valid() {
-			return fmt.Errorf("%s holds an unreadable change at byte %d; restore it from a backup", path, off)
+		if ok {
+			dec := json.NewDecoder(bytes.NewReader(payload))
+			dec.DisallowUnknownFields()
+			ok = dec.Decode(&c) == nil && c.valid()
+		}
+		if !ok {
+			if j.repair {
+				return true, j.cut(path, data, off, later)
+			}
+			what := "a record fails its checksum"
+			if _, _, intact := readRecord(data, off); intact {
+				what = "a record holds no valid change"
+			} else if at, found := validRecordAfter(data, off); found {
+				what += fmt.Sprintf("; intact records follow at byte %d", at)
+			}
+			return false, fmt.Errorf("%s is corrupt at byte %d (%s); restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)", path, off, what)
 		}
 		j.store.apply(&c)
 		off = next
 	}
+	return false, nil
+}
+
+// cut is -repair: it keeps data[:off] as the journal at path, after saving the rest
+// to a side file, and moves the later journals aside too, since their changes follow
+// from what is cut. Nothing is deleted; the log says what was cut and where it went.
+func (j *journal) cut(path string, data []byte, off int, later []uint64) error {
+	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	side := path + suffix
+	if err := writeFileSync(side, data[off:]); err != nil {
+		return fmt.Errorf("-repair: saving the bytes to cut: %w", err)
+	}
+	if err := os.Truncate(path, int64(off)); err != nil {
+		return fmt.Errorf("-repair: %w", err)
+	}
+	moved := []string{}
+	for _, g := range later {
+		name := filepath.Join(j.dir, journalName(g))
+		if err := os.Rename(name, name+suffix); err != nil {
+			return fmt.Errorf("-repair: %w", err)
+		}
+		moved = append(moved, name+suffix)
+	}
+	if err := syncDir(j.dir); err != nil {
+		return err
+	}
+	j.log.Warn("-repair: the journal is damaged; cut it there, dropping the changes from that point on",
+		"file", path, "offset", off, "bytes", len(data)-off, "savedTo", side, "laterJournalsMoved", moved)
 	return nil
+}
+
+// writeFileSync writes a new file and makes it durable.
+func writeFileSync(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // appendJSON appends c as encoding/json encodes it. A change that creates or replaces

@@ -157,11 +157,15 @@ func lastJournal(t *testing.T, dir string) string {
 func TestDurableTornTail(t *testing.T) {
 	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Torn","email":"t@example.com"}]}`))
 	tails := map[string]func(j []byte) []byte{
-		"partial header":   func(j []byte) []byte { return append(j, record[:7]...) },
-		"partial payload":  func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
-		"zeros":            func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
-		"garbage":          func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
-		"bit flip in last": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
+		"partial header":  func(j []byte) []byte { return append(j, record[:7]...) },
+		"partial payload": func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
+		"zeros":           func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
+		"header then zeros": func(j []byte) []byte {
+			return append(append(j, record[:5]...), make([]byte, 200)...)
+		},
+		"payload then zeros": func(j []byte) []byte {
+			return append(append(j, record[:len(record)-9]...), make([]byte, 9)...)
+		},
 	}
 	for name, tear := range tails {
 		t.Run(name, func(t *testing.T) {
@@ -202,7 +206,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 	data[recordHeaderSize+5] ^= 0x01 // inside the first record, with intact records after it
 	os.WriteFile(path, data, 0o644)
 	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
-	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (intact records follow") {
+	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (a record fails its checksum; intact records follow") {
 		t.Errorf("err = %v, want a refusal naming the damage", err)
 	}
 
@@ -455,5 +459,136 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 			defer again.Close()
 			mustEqualStateTo(t, again, before)
 		})
+	}
+}
+
+// TestDurableRefusesDamagedTail: issue 15.3. Damage at the end of the last journal that
+// is not a record cut short is corruption of an acknowledged write, not a torn tail:
+// start-up refuses, naming the offset.
+func TestDurableRefusesDamagedTail(t *testing.T) {
+	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Acked","email":"a@example.com"}]}`))
+	tails := map[string]func(j []byte) []byte{
+		"bit flip in the last record's payload": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
+		"bit flip in the last record's length":  func(j []byte) []byte { j = append(j, record...); j[len(j)-len(record)] ^= 0x01; return j },
+		"garbage":                               func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
+	}
+	for name, damage := range tails {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			mutateAll(t, s)
+			s.Close()
+			path := lastJournal(t, dir)
+			good, _ := os.ReadFile(path)
+			os.WriteFile(path, damage(append([]byte(nil), good...)), 0o644)
+			_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+			want := fmt.Sprintf("%s is corrupt at byte %d", path, len(good))
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line containing %q", err, want)
+			}
+		})
+	}
+}
+
+// copyDir copies the files of a store's directory into a new one.
+func copyDir(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// recordStarts returns the offsets at which the records of a journal start, and its length.
+func recordStarts(t *testing.T, data []byte) []int {
+	t.Helper()
+	var starts []int
+	for off := 0; off < len(data); {
+		_, next, ok := readRecord(data, off)
+		if !ok {
+			t.Fatalf("journal damaged at %d", off)
+		}
+		starts = append(starts, off)
+		off = next
+	}
+	return append(starts, len(data))
+}
+
+// TestDurableBitFlipEverywhere: issues 15.3 and 15.6. A bit flipped at any position of
+// a small journal is refused at start-up with the offset of the record it damaged;
+// with -repair the journal is cut there, the cut bytes are saved beside it, and the
+// store holds exactly the records before the damage.
+func TestDurableBitFlipEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	if _, err := s.CreateUser("Flip", "flip@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteUser(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateOrder(2, NewOrder{ProductID: 1, Quantity: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	name := filepath.Base(lastJournal(t, dir))
+	data, _ := os.ReadFile(filepath.Join(dir, name))
+	starts := recordStarts(t, data)
+	// want[k] is the state holding the records before record k.
+	want := make([]*snapshotState, len(starts)-1)
+	for k := range want {
+		d := copyDir(t, dir)
+		os.Truncate(filepath.Join(d, name), int64(starts[k]))
+		s := openTestDurable(t, d, nil, defaultSnapshotBytes)
+		want[k] = state(s)
+		s.Close()
+	}
+	k := 0
+	for pos := range data {
+		for pos >= starts[k+1] {
+			k++
+		}
+		d := copyDir(t, dir)
+		damaged := append([]byte(nil), data...)
+		damaged[pos] ^= 1 << (pos % 8)
+		path := filepath.Join(d, name)
+		os.WriteFile(path, damaged, 0o644)
+		_, err := OpenDurableStore(d, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+		wantErr := fmt.Sprintf("is corrupt at byte %d", starts[k])
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), "-repair") {
+			t.Fatalf("bit %d of byte %d flipped: err = %v, want %q", pos%8, pos, err, wantErr)
+		}
+		logs := &syncBuffer{}
+		repaired, err := OpenDurableStore(d, nil, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{Repair: true})
+		if err != nil {
+			t.Fatalf("byte %d: -repair: %v", pos, err)
+		}
+		mustEqualStateTo(t, repaired, want[k])
+		repaired.Close()
+		if kept, _ := os.ReadFile(path); len(kept) != starts[k] {
+			t.Fatalf("byte %d: the journal is %d bytes after -repair, want %d", pos, len(kept), starts[k])
+		}
+		sides, _ := filepath.Glob(path + ".cut-*")
+		if len(sides) != 1 {
+			t.Fatalf("byte %d: side files %v, want one", pos, sides)
+		}
+		if cut, _ := os.ReadFile(sides[0]); string(cut) != string(damaged[starts[k]:]) {
+			t.Fatalf("byte %d: the side file does not hold the cut bytes", pos)
+		}
+		if !strings.Contains(logs.String(), "-repair") || !strings.Contains(logs.String(), fmt.Sprintf("offset=%d", starts[k])) {
+			t.Fatalf("byte %d: the repair was not logged:\n%s", pos, logs)
+		}
+		os.RemoveAll(d)
 	}
 }
