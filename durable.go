@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +28,13 @@ import (
 //	LOCK                 held with flock while a process uses DIR
 //	snapshot             the whole store as of the start of journal <gen>
 //	journal-<gen>.log    the changes made since, appended and fsynced
+//
+// The snapshot names its generation and the store's id (random, made when DIR is
+// initialised); each journal starts with a header naming its own generation and the
+// same id. Start-up replays exactly the journals <gen>, <gen>+1, ... of that store,
+// and refuses a DIR where one is missing or foreign, or where the snapshot is missing
+// while a journal says one was written: replaying such a DIR would silently serve a
+// state no client ever saw (ids reused, orders given to the wrong user).
 //
 // A write is applied in memory under the store lock and queued in the same order; one
 // flusher writes everything queued with a single fsync (group commit) and only then
@@ -109,7 +118,8 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 
 // snapshotState is the store at one moment, as written to the snapshot file.
 type snapshotState struct {
-	Gen      uint64           `json:"gen"` // the first journal not contained in it
+	Gen      uint64           `json:"gen"`             // the first journal not contained in it
+	Store    string           `json:"store,omitempty"` // the store's id; "" in the first formats
 	LastIDs  map[string]int64 `json:"lastIds"`
 	Users    []*User          `json:"users"`
 	Posts    []*Post          `json:"posts"`
@@ -203,6 +213,9 @@ type journal struct {
 	wake         chan struct{}
 	stopped      chan struct{}
 	snapshots    sync.WaitGroup
+
+	// storeID is the store's id, in the snapshot and in every journal's header.
+	storeID string
 
 	// Owned by the flusher goroutine.
 	file   journalFile
@@ -425,6 +438,7 @@ func (j *journal) maybeSnapshot() {
 	j.store.mu.RLock()
 	gen := j.gen + 1
 	state := j.store.captureLocked(gen)
+	state.Store = j.storeID
 	rot := &rotation{gen: gen, rotated: make(chan struct{})}
 	j.mu.Lock()
 	j.queue = append(j.queue, &pendingWrite{rotate: rot})
@@ -454,12 +468,12 @@ func (j *journal) rotate(gen uint64) error {
 	if err := j.file.Sync(); err != nil {
 		return err
 	}
-	f, err := createJournal(j.dir, gen)
+	f, size, err := createJournal(j.dir, gen, j.storeID)
 	if err != nil {
 		return err
 	}
 	j.file.Close()
-	j.file, j.gen, j.size = j.wrap(f), gen, 0
+	j.file, j.gen, j.size = j.wrap(f), gen, size
 	return nil
 }
 
@@ -498,12 +512,52 @@ func (j *journal) close() error {
 
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
-func createJournal(dir string, gen uint64) (*os.File, error) {
+// journalHeader is the first record of a journal: which journal of which store it is.
+// A change record starts with {"op": instead, which is how a journal of the first
+// format, without a header, is told apart.
+type journalHeader struct {
+	Journal uint64 `json:"journal"`
+	Store   string `json:"store"`
+}
+
+var journalHeaderStart = []byte(`{"journal":`)
+
+// createJournal creates journal gen of store, its header on disk, and returns it
+// open for appending, with its size.
+func createJournal(dir string, gen uint64, store string) (*os.File, int64, error) {
 	f, err := os.OpenFile(filepath.Join(dir, journalName(gen)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return f, syncDir(dir)
+	size, err := writeJournalHeader(f, gen, store)
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// writeJournalHeader writes and fsyncs the header of journal gen, an empty file.
+func writeJournalHeader(f *os.File, gen uint64, store string) (int64, error) {
+	payload, err := json.Marshal(journalHeader{gen, store})
+	if err != nil {
+		return 0, err
+	}
+	rec := appendRecord(nil, payload)
+	if _, err := f.Write(rec); err != nil {
+		return 0, err
+	}
+	return int64(len(rec)), f.Sync()
+}
+
+// newStoreID makes the id of a new store.
+func newStoreID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // syncDir makes a created, renamed or removed file name durable.
@@ -521,6 +575,7 @@ func syncDir(dir string) error {
 type snapshotHeader struct {
 	Gen     uint64           `json:"gen"`
 	LastIDs map[string]int64 `json:"lastIds"`
+	Store   string           `json:"store,omitempty"`
 }
 
 type snapshotBody struct {
@@ -533,7 +588,7 @@ type snapshotBody struct {
 
 // writeSnapshot replaces DIR/snapshot atomically: temp file, fsync, rename, fsync DIR.
 func writeSnapshot(dir string, st *snapshotState) error {
-	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs})
+	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs, st.Store})
 	if err != nil {
 		return err
 	}
@@ -659,14 +714,17 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 		if err := s.Load(ds); err != nil {
 			return nil, err
 		}
-		if err := writeSnapshot(dir, s.captureLocked(1)); err != nil {
+		j.storeID = newStoreID()
+		st := s.captureLocked(1)
+		st.Store = j.storeID
+		if err := writeSnapshot(dir, st); err != nil {
 			return nil, fmt.Errorf("writing the first snapshot: %w", err)
 		}
-		f, err := createJournal(dir, 1)
+		f, size, err := createJournal(dir, 1, j.storeID)
 		if err != nil {
 			return nil, err
 		}
-		j.file, j.gen = j.wrap(f), 1
+		j.file, j.gen, j.size = j.wrap(f), 1, size
 	} else {
 		s.beginLoad()
 		err := j.recover()
@@ -685,34 +743,48 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 // cut away with one log line. Damage anywhere else refuses to start.
 func (j *journal) recover() error {
 	s := j.store
-	data, err := os.ReadFile(filepath.Join(j.dir, "snapshot"))
-	var st snapshotState
-	switch {
-	case err == nil:
-		if err := readSnapshot(data, &st); err != nil {
-			return fmt.Errorf("%s %v; restore it from a backup", filepath.Join(j.dir, "snapshot"), err)
-		}
-		s.restore(&st)
-	case errors.Is(err, os.ErrNotExist):
-		st.Gen = 1
-	default:
-		return err
-	}
+	snapshot := filepath.Join(j.dir, "snapshot")
 	gens, err := journalGens(j.dir)
 	if err != nil {
 		return err
 	}
+	data, err := os.ReadFile(snapshot)
+	var st snapshotState
+	switch {
+	case err == nil:
+		if err := readSnapshot(data, &st); err != nil {
+			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
+		}
+	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
+		// A snapshot is written before the first journal exists, and replaced
+		// only by renaming a newer one over it.
+		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
+			snapshot, journalName(gens[0]))
+	default:
+		return err
+	}
+	s.restore(&st)
+	j.storeID = cmp.Or(st.Store, newStoreID()) // a first-format DIR gets an id from now on
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
-	if len(gens) == 0 {
-		gens = []uint64{st.Gen}
-		f, err := createJournal(j.dir, st.Gen)
+	switch {
+	case len(gens) == 0 && st.Gen == 1:
+		// Initialisation was cut short between the first snapshot and its journal.
+		f, _, err := createJournal(j.dir, 1, j.storeID)
 		if err != nil {
 			return err
 		}
 		f.Close()
+		gens = []uint64{1}
+	case len(gens) == 0 || gens[0] != st.Gen:
+		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
+	}
+	for i := 1; i < len(gens); i++ {
+		if gens[i] != gens[i-1]+1 {
+			return fmt.Errorf("%s is missing: %s follows it; restore the directory from a backup", filepath.Join(j.dir, journalName(gens[i-1]+1)), journalName(gens[i]))
+		}
 	}
 	for i, g := range gens {
-		cut, err := j.replay(g, gens[i+1:])
+		cut, err := j.replay(g, gens[i+1:], st.Store)
 		if err != nil {
 			return err
 		}
@@ -727,6 +799,13 @@ func (j *journal) recover() error {
 		return err
 	}
 	info, err := f.Stat()
+	if err == nil && info.Size() == 0 {
+		// Created, but its header never reached the disk (or -repair cut it).
+		_, err = writeJournalHeader(f, j.gen, j.storeID)
+		if err == nil {
+			info, err = f.Stat()
+		}
+	}
 	if err != nil {
 		f.Close()
 		return err
@@ -740,17 +819,29 @@ func (j *journal) recover() error {
 func readSnapshot(data []byte, st *snapshotState) error {
 	header, next, ok := readRecord(data, 0)
 	if !ok {
-		return errors.New("is corrupt (checksum mismatch)")
+		return snapshotDamage(data, 0)
 	}
-	if next == len(data) { // one record: header and body together
+	if next == len(data) {
+		// One record: the first format, header and records together, or a
+		// snapshot cut short after its header, which has no "users".
+		var first map[string]json.RawMessage
+		if err := json.Unmarshal(header, &first); err != nil {
+			return fmt.Errorf("is unreadable: %v", err)
+		}
+		if _, ok := first["users"]; !ok {
+			return fmt.Errorf("is truncated: it ends at byte %d, where its records should start", len(data))
+		}
 		if err := json.Unmarshal(header, st); err != nil {
 			return fmt.Errorf("is unreadable: %v", err)
 		}
 		return nil
 	}
 	body, end, ok := readRecord(data, next)
-	if !ok || end != len(data) {
-		return errors.New("is corrupt (checksum mismatch)")
+	if !ok {
+		return snapshotDamage(data, next)
+	}
+	if end != len(data) {
+		return fmt.Errorf("is corrupt: %d unexpected bytes follow its records at byte %d", len(data)-end, end)
 	}
 	var h snapshotHeader
 	if err := json.Unmarshal(header, &h); err != nil {
@@ -760,10 +851,20 @@ func readSnapshot(data []byte, st *snapshotState) error {
 	if err != nil {
 		return fmt.Errorf("is unreadable: %v", err)
 	}
-	st.Gen, st.LastIDs = h.Gen, h.LastIDs
+	st.Gen, st.LastIDs, st.Store = h.Gen, h.LastIDs, h.Store
 	st.Users, st.Posts, st.Comments = pointers(ds.Users), pointers(ds.Posts), pointers(ds.Comments)
 	st.Products, st.Orders = pointers(ds.Products), pointers(ds.Orders)
 	return nil
+}
+
+// snapshotDamage says what is wrong with the snapshot record at data[off:], which is
+// not intact: cut short (a header incomplete, or a record running past the end), or
+// corrupt.
+func snapshotDamage(data []byte, off int) error {
+	if len(data)-off < recordHeaderSize || tornTail(data[off:]) {
+		return fmt.Errorf("is truncated: it ends at byte %d, inside the record that starts at byte %d", len(data), off)
+	}
+	return fmt.Errorf("is corrupt at byte %d (checksum mismatch)", off)
 }
 
 // pointers returns pointers to the elements of xs.
@@ -775,17 +876,25 @@ func pointers[T any](xs []T) []*T {
 	return out
 }
 
-// replay applies journal gen, which later journals follow. A torn tail of the last
+// replay applies journal gen, which later journals follow, checking that its header
+// (if it has one: the first format had none) names it and store. A torn tail of the last
 // journal (see tornTail) is cut away with one log line. Other damage refuses to start,
 // naming the offset, unless -repair is given: then the journal is cut there (see cut)
 // and cut reports true.
-func (j *journal) replay(gen uint64, later []uint64) (cut bool, err error) {
+func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
 	off := 0
+	if payload, next, ok := readRecord(data, 0); ok && bytes.HasPrefix(payload, journalHeaderStart) {
+		var h journalHeader
+		if err := json.Unmarshal(payload, &h); err != nil || h.Journal != gen || (store != "" && h.Store != store) {
+			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
+		}
+		off = next
+	}
 	for off < len(data) {
 		payload, next, ok := readRecord(data, off)
 		if !ok && len(later) == 0 && tornTail(data[off:]) {

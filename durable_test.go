@@ -576,8 +576,9 @@ func TestDurableBitFlipEverywhere(t *testing.T) {
 		}
 		mustEqualStateTo(t, repaired, want[k])
 		repaired.Close()
-		if kept, _ := os.ReadFile(path); len(kept) != starts[k] {
-			t.Fatalf("byte %d: the journal is %d bytes after -repair, want %d", pos, len(kept), starts[k])
+		// The journal keeps what preceded the damage; a header cut is written anew.
+		if kept, _ := os.ReadFile(path); string(kept) != string(data[:max(starts[k], starts[1])]) {
+			t.Fatalf("byte %d: the journal is %q after -repair, want the %d bytes before the damage: %q", pos, kept, starts[k], data[:max(starts[k], starts[1])])
 		}
 		sides, _ := filepath.Glob(path + ".cut-*")
 		if len(sides) != 1 {
@@ -591,4 +592,128 @@ func TestDurableBitFlipEverywhere(t *testing.T) {
 		}
 		os.RemoveAll(d)
 	}
+}
+
+// refuses opens dir and wants a one-line refusal containing want.
+func refuses(t *testing.T, dir, want string) {
+	t.Helper()
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line containing %q", err, want)
+	}
+}
+
+// TestDurableJournalFollowsSnapshot: issue 15.2. Start-up refuses a directory whose
+// journals do not follow from its snapshot: the snapshot deleted, an older snapshot
+// restored, a journal missing or taken from another store.
+func TestDurableJournalFollowsSnapshot(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	j1 := journalName(1)
+	storeID := func(dir string) string {
+		data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		var st snapshotState
+		if err := readSnapshot(data, &st); err != nil || st.Store == "" {
+			t.Fatalf("snapshot: %v, store %q", err, st.Store)
+		}
+		return st.Store
+	}
+
+	t.Run("snapshot deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		os.Remove(filepath.Join(dir, "snapshot"))
+		refuses(t, dir, filepath.Join(dir, "snapshot")+" is missing, but "+j1+" follows a snapshot")
+	})
+	t.Run("first journal deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		os.Remove(filepath.Join(dir, j1))
+		f, _, err := createJournal(dir, 2, storeID(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
+	})
+	t.Run("journal in between deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		f, _, err := createJournal(dir, 3, storeID(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		refuses(t, dir, filepath.Join(dir, journalName(2))+" is missing: "+journalName(3)+" follows it")
+	})
+	t.Run("journal renamed", func(t *testing.T) {
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		var st snapshotState
+		readSnapshot(data, &st)
+		st.Gen = 2
+		writeSnapshot(dir, &st)
+		os.Rename(filepath.Join(dir, j1), filepath.Join(dir, journalName(2)))
+		refuses(t, dir, journalName(2)+" does not follow from the snapshot (its header says journal 1")
+	})
+	t.Run("journal of another store", func(t *testing.T) {
+		other := t.TempDir()
+		s := openTestDurable(t, other, nil, defaultSnapshotBytes)
+		s.Close()
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(other, j1))
+		os.WriteFile(filepath.Join(dir, j1), data, 0o644)
+		refuses(t, dir, j1+" does not follow from the snapshot")
+	})
+	t.Run("older snapshot restored", func(t *testing.T) {
+		dir := t.TempDir()
+		s := openTestDurable(t, dir, nil, 1<<10)
+		old, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		for i := range 100 {
+			if _, err := s.CreateUser(fmt.Sprint("User ", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		os.WriteFile(filepath.Join(dir, "snapshot"), old, 0o644)
+		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
+	})
+}
+
+// TestDurableRefusesTruncatedSnapshot: issues 15.2 and 15.6. A snapshot cut short
+// anywhere, even exactly after its header record (which would otherwise read as the
+// first, one-record format of an empty store), is refused.
+func TestDurableRefusesTruncatedSnapshot(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(made, "snapshot"))
+	_, afterHeader, _ := readRecord(data, 0)
+	for _, n := range []int{0, 5, recordHeaderSize, afterHeader - 1, afterHeader, afterHeader + 7, len(data) / 2, len(data) - 1} {
+		dir := copyDir(t, made)
+		os.WriteFile(filepath.Join(dir, "snapshot"), data[:n], 0o644)
+		refuses(t, dir, filepath.Join(dir, "snapshot")+" is truncated")
+	}
+}
+
+// TestDurableReadsPreviousFormat opens a directory as the previous version wrote it:
+// no store id in the snapshot, no header in the journal.
+func TestDurableReadsPreviousFormat(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	var st snapshotState
+	if err := readSnapshot(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Store = ""
+	writeSnapshot(dir, &st)
+	path := filepath.Join(dir, journalName(1))
+	journal, _ := os.ReadFile(path)
+	_, next, _ := readRecord(journal, 0)
+	os.WriteFile(path, journal[next:], 0o644)
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, s)
 }
