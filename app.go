@@ -172,7 +172,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
 			}
 			return ds, err
-		}, log, cfg.snapshotBytes)
+		}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes, Repair: cfg.repair})
 		if err != nil {
 			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
 		}

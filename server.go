@@ -165,7 +165,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // queued for it; http.Server.Shutdown takes care of the rest.
 func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
 
+// healthz answers 200 {"status":"ok"} while the service works, and 503 with a reason
+// once the store refuses writes (its journal failed), so an orchestrator restarts it.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if reason := s.store.Unavailable(); reason != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 

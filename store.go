@@ -48,7 +48,7 @@ type Store struct {
 	clock func() time.Time
 
 	journal *journal // nil: memory only
-	broken  error    // set when the journal failed: writes are refused
+	broken  error    // set when the journal failed: writes are refused, and this is why
 }
 
 // table is one collection: records by id, and the same records in ascending id order,
@@ -786,12 +786,13 @@ func (t *table[T]) reserve(n int) {
 // write makes one change: decide runs under the write lock, checks the input against
 // the current state and returns the change (or an error, and nothing happens). The
 // change is applied and, with a journal, written to disk before write returns, so a
-// caller acknowledges only what survives a crash.
+// caller acknowledges only what survives a crash. A change the journal fails to store
+// is rolled back (see journal.fail) before its writer is answered.
 func (s *Store) write(decide func() (*change, error)) error {
 	s.mu.Lock()
 	if s.broken != nil {
 		s.mu.Unlock()
-		return &Error{Kind: KindInternal, Message: s.broken.Error()}
+		return errNotStored()
 	}
 	c, err := decide()
 	if err != nil {
@@ -800,7 +801,9 @@ func (s *Store) write(decide func() (*change, error)) error {
 	}
 	var pending *pendingWrite
 	if s.journal != nil {
-		pending = s.journal.enqueue(c) // in apply order, as the lock is held
+		// In apply order, as the lock is held; with what undoes c, taken before
+		// apply changes what it would record.
+		pending = s.journal.enqueue(c, s.undoFor(c))
 	}
 	s.apply(c)
 	if pending == nil {
@@ -811,6 +814,117 @@ func (s *Store) write(decide func() (*change, error)) error {
 		return nil
 	}
 	return pending.wait()
+}
+
+// errNotStored answers a write the store could not make durable. What went wrong
+// (a path, an OS error) is logged once, by the journal, and never shown to a client.
+func errNotStored() *Error {
+	return &Error{Kind: KindInternal, Message: "internal server error"}
+}
+
+// Unavailable says why the store refuses writes, or "" when it accepts them.
+func (s *Store) Unavailable() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.broken == nil {
+		return ""
+	}
+	return s.broken.Error()
+}
+
+// undo is what rolls one applied change back: the records it replaced or removed,
+// and the last ids before it.
+type undo struct {
+	lastIDs  [5]int64
+	users    []*User
+	posts    []*Post
+	comments []*Comment
+	orders   []*Order
+	products []*Product
+}
+
+// undoFor records what applying c will replace or remove. The caller holds the write
+// lock. A change that only creates records (most writes) records nothing but the
+// last ids, and allocates nothing.
+func (s *Store) undoFor(c *change) undo {
+	u := undo{lastIDs: [5]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}}
+	switch c.Op {
+	case opPutUsers:
+		for _, nu := range c.Users {
+			if old, ok := s.users.get(nu.ID); ok {
+				u.users = append(u.users, old)
+			}
+		}
+	case opDeleteUser:
+		if old, ok := s.users.get(c.DeleteID); ok {
+			u.users = append(u.users, old)
+		}
+		// What the cascade removes (see deleteUser); a comment may be listed twice,
+		// and putting it back twice is harmless.
+		u.posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
+		for _, p := range u.posts {
+			u.comments = append(u.comments, lookup(&s.comments, s.commentsByPost[p.ID])...)
+		}
+		u.comments = append(u.comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
+	case opPutPost:
+		if old, ok := s.posts.get(c.Post.ID); ok {
+			u.posts = append(u.posts, old)
+		}
+	case opPutComment:
+		if old, ok := s.comments.get(c.Comment.ID); ok {
+			u.comments = append(u.comments, old)
+		}
+	case opPutOrder:
+		if old, ok := s.orders.get(c.Order.ID); ok {
+			u.orders = append(u.orders, old)
+		}
+	case opPutProduct:
+		if old, ok := s.products.get(c.Product.ID); ok {
+			u.products = append(u.products, old)
+		}
+	}
+	return u
+}
+
+// rollback undoes c, which must be the latest change applied and not undone: the
+// records c put are removed, then those it replaced or removed are put back. The
+// caller holds the write lock.
+func (s *Store) rollback(c *change, u *undo) {
+	switch c.Op {
+	case opPutUsers:
+		for _, nu := range c.Users {
+			s.usersByName.remove(nu)
+			s.usersByEmail.remove(nu)
+			s.users.remove(nu.ID)
+		}
+	case opPutPost:
+		s.postsByUser.remove(c.Post.UserID, c.Post.ID)
+		s.posts.remove(c.Post.ID)
+	case opPutComment:
+		s.removeComment(c.Comment.ID)
+	case opPutOrder:
+		s.ordersByUser.remove(c.Order.UserID, c.Order.ID)
+		s.ordersByProduct.remove(c.Order.ProductID, c.Order.ID)
+		s.orders.remove(c.Order.ID)
+	case opPutProduct:
+		s.products.remove(c.Product.ID)
+	}
+	for _, x := range u.users {
+		s.putUser(x)
+	}
+	for _, x := range u.posts {
+		s.putPost(x)
+	}
+	for _, x := range u.comments {
+		s.putComment(x)
+	}
+	for _, x := range u.orders {
+		s.putOrder(x)
+	}
+	for _, x := range u.products {
+		s.products.put(x.ID, x, false)
+	}
+	s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID = u.lastIDs[0], u.lastIDs[1], u.lastIDs[2], u.lastIDs[3], u.lastIDs[4]
 }
 
 // publish tells subscribers about the records c created.
