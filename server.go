@@ -59,14 +59,14 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 
-	s.handle("GET /api/users", s.listUsers)
-	s.handle("POST /api/users", s.requireWrite(s.createUser))
-	s.handle("GET /api/users/{id}", s.getUser)
-	s.handle("PUT /api/users/{id}", s.requireWrite(s.updateUser))
-	s.handle("DELETE /api/users/{id}", s.requireWrite(s.deleteUser))
-	s.handle("GET /api/users/{userId}/orders", s.listUserOrders)
-	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
+	s.handle("GET /api/users", s.rest(s.listUsers))
+	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
+	s.handle("GET /api/users/{id}", s.rest(s.getUser))
+	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
+	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
+	s.handle("GET /api/users/{userId}/orders", s.rest(s.listUserOrders))
+	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
+	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(s.getUserOrder))
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
