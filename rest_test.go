@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -148,4 +149,69 @@ func FuzzUserBodyJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkUserBody(t, data) })
+}
+
+// userQuerySeeds are user list query strings, well-formed and not.
+var userQuerySeeds = []string{
+	"", "page=1", "page=%zz", "page=1;pageSize=2", "search=%41%42", "search=a%2", "page=1&page=2",
+	"PAGE=1&page=2", "pageSize=100&sortBy=NAME", "sortBy=email&search=", "%", "a=%g0", "x=1&&y=2", "page=+1",
+}
+
+// checkUserQuery holds the user list's query parsing to its rules: a %-escape that is
+// not two hex digits, or a ';', makes the query an error; a repeated parameter
+// (names matched case-insensitively) too; an accepted page is within its bounds.
+func checkUserQuery(t *testing.T, raw string) {
+	t.Helper()
+	q, err := restQuery(raw)
+	badEscape := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' && (i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2])) {
+			badEscape = true
+		}
+	}
+	if (badEscape || strings.Contains(raw, ";")) && err == nil {
+		t.Fatalf("%q: a query string that does not decode was accepted", raw)
+	}
+	if err != nil {
+		return
+	}
+	uq, paged, err := parseUserQuery(q)
+	if err != nil {
+		return
+	}
+	counts := map[string]int{}
+	for key, vals := range q {
+		counts[strings.ToLower(key)] += len(vals)
+	}
+	for _, name := range []string{"page", "pagesize", "search", "sortby"} {
+		if counts[name] > 1 {
+			t.Fatalf("%q: repeated parameter %s was accepted", raw, name)
+		}
+	}
+	if paged && (uq.page < 1 || uq.pageSize < 1 || uq.pageSize > maxPageSize) {
+		t.Fatalf("%q: accepted out-of-bounds page %d size %d", raw, uq.page, uq.pageSize)
+	}
+}
+
+func TestUserQueryStrict(t *testing.T) {
+	for _, raw := range userQuerySeeds {
+		checkUserQuery(t, raw)
+	}
+	for _, raw := range []string{"page=%zz", "page=1;pageSize=2", "page=1&Page=2", "%"} {
+		q, err := restQuery(raw)
+		if err == nil {
+			_, _, err = parseUserQuery(q)
+		}
+		if err == nil {
+			t.Errorf("%q: accepted", raw)
+		}
+	}
+}
+
+// FuzzUserQuery checks the user list's query parsing against checkUserQuery's rules.
+func FuzzUserQuery(f *testing.F) {
+	for _, seed := range userQuerySeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkUserQuery(t, raw) })
 }

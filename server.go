@@ -59,14 +59,14 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 
-	s.handle("GET /api/users", s.requireRead(s.listUsers))
-	s.handle("POST /api/users", s.requireWrite(s.createUser))
-	s.handle("GET /api/users/{id}", s.requireRead(s.getUser))
-	s.handle("PUT /api/users/{id}", s.requireWrite(s.updateUser))
-	s.handle("DELETE /api/users/{id}", s.requireWrite(s.deleteUser))
-	s.handle("GET /api/users/{userId}/orders", s.requireRead(s.listUserOrders))
-	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.requireRead(s.getUserOrder))
+	s.handle("GET /api/users", s.rest(s.requireRead(s.listUsers)))
+	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
+	s.handle("GET /api/users/{id}", s.rest(s.requireRead(s.getUser)))
+	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
+	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
+	s.handle("GET /api/users/{userId}/orders", s.rest(s.requireRead(s.listUserOrders)))
+	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
+	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(s.requireRead(s.getUserOrder)))
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
@@ -328,6 +328,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
 }
 
+// checkJSONMediaType says what is wrong with a request body's Content-Type, "" if
+// nothing: it must be application/json (RFC 8259 section 11), in any letter case,
+// with no charset or charset=utf-8. Structured "+json" types are refused: a body
+// labelled application/evil+json is not the JSON this API defines, and a charset
+// other than UTF-8 would be decoded as UTF-8 regardless (issue 15.10). This is
+// GraphQL's rule too.
+func checkJSONMediaType(ct string) string {
+	mediaType, params, err := mime.ParseMediaType(ct)
+	if err != nil || mediaType != "application/json" {
+		return "the request body must be application/json"
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return "the request body must be encoded in UTF-8"
+	}
+	return ""
+}
+
 // decodeOneJSONValue decodes src into v with encoding/json: one value, then nothing
 // but white space. A body over its limit is reported as the http.MaxBytesError it is.
 func decodeOneJSONValue(src io.Reader, v any) error {
@@ -361,9 +378,8 @@ var errBodyHandled = errors.New("request body rejected")
 // (415, 413 or 400) and returns errBodyHandled.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
-		mediaType, _, err := mime.ParseMediaType(ct)
-		if err != nil || !(mediaType == "application/json" || strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json")) {
-			writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be application/json", nil)
+		if detail := checkJSONMediaType(ct); detail != "" {
+			writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
 			return errBodyHandled
 		}
 	}
