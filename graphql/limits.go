@@ -20,10 +20,22 @@ type Limits struct {
 	// MaxAliases is the number of aliased field selections after fragment
 	// expansion.
 	MaxAliases int
+
+	// MaxErrors is the number of validation errors reported before
+	// validation stops with a last error saying so (graphql-js's maxErrors).
+	MaxErrors int
+	// MaxFieldComparisons bounds the work of checking that fields with the
+	// same response name can be merged (OverlappingFieldsCanBeMerged): pairs
+	// of fields compared, response names looked up in another selection set,
+	// fragment pairs entered. A document needing more is refused.
+	MaxFieldComparisons int
 }
 
-// DefaultLimits are the limits a new Schema starts with.
-var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100}
+// DefaultLimits are the limits a new Schema starts with. The editor's
+// introspection query needs a few hundred field comparisons; 100,000 take
+// at most some tens of milliseconds.
+var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100,
+	MaxErrors: 100, MaxFieldComparisons: 100000}
 
 type limitChecker struct {
 	lim       Limits

@@ -10,6 +10,14 @@ import (
 // algorithm: fields and fragment names of each selection set are collected
 // once and cached, and pairs of fragments already compared are remembered,
 // so that the work stays polynomial even with many fragments.
+//
+// Polynomial is still too much for a hostile document: 300 fields with one
+// response name are 44,850 pairs, each a conflict when their arguments
+// differ. So the work is metered (Limits.MaxFieldComparisons: every pair of
+// fields compared, every response name looked up in another selection set,
+// every fragment pair entered) and the rule stops once the conflicts found
+// would already fill the error list (Limits.MaxErrors); either way
+// validation ends with an error that says so.
 
 type fieldAndDef struct {
 	parent *Type
@@ -44,6 +52,13 @@ type overlapChecker struct {
 	// comparedFields remembers which field maps were compared with which
 	// fragments, which stops recursion through self-referencing fragments.
 	comparedFields map[fieldsFragmentKey]bool
+	// canonical holds each argument value printed once, since a field may
+	// be compared with many others.
+	canonical map[*Value]string
+
+	steps     int // work done so far, against Limits.MaxFieldComparisons
+	conflicts int // conflicts found so far, at any depth
+	stopped   bool
 }
 
 type fieldsFragmentKey struct {
@@ -53,9 +68,18 @@ type fieldsFragmentKey struct {
 
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
-		comparedFields: map[fieldsFragmentKey]bool{}}
+		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
-		for _, cf := range o.withinSelectionSet(parent, set) {
+		if o.stopped {
+			return
+		}
+		conflicts := o.withinSelectionSet(parent, set)
+		if o.stopped {
+			// What was found is reported, then the abort: the document is
+			// refused either way, and the client learns why the list ends.
+			defer o.stop()
+		}
+		for _, cf := range conflicts {
 			locs := make([]Position, 0, len(cf.fields1)+len(cf.fields2))
 			for _, f := range cf.fields1 {
 				locs = append(locs, f.Pos)
@@ -66,6 +90,34 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
 		}
 	}}
+}
+
+// step charges one unit of work and reports whether the rule may go on.
+func (o *overlapChecker) step() bool {
+	o.steps++
+	if max := o.c.schema.Limits.MaxFieldComparisons; max > 0 && o.steps > max {
+		o.stopped = true
+	}
+	return !o.stopped
+}
+
+// found counts a conflict and reports whether the rule may go on: past the
+// error limit, more conflicts would not be reported anyway.
+func (o *overlapChecker) found() bool {
+	o.conflicts++
+	if max := o.c.schema.Limits.MaxErrors; max > 0 && o.conflicts > max {
+		o.stopped = true
+	}
+	return !o.stopped
+}
+
+// stop ends validation with the reason the rule stopped.
+func (o *overlapChecker) stop() {
+	if max := o.c.schema.Limits.MaxFieldComparisons; max > 0 && o.steps > max {
+		o.c.abort(fmt.Sprintf("Query is too complex to validate: checking that its fields can be merged takes more than %d comparisons.", max))
+		return
+	}
+	o.c.abort(tooManyErrors)
 }
 
 func (o *overlapChecker) pairSeen(a, b string, exclusive bool) bool {
@@ -101,6 +153,9 @@ func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []c
 }
 
 func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive bool, fm *fieldMap, fragName string) {
+	if !o.step() {
+		return
+	}
 	k := fieldsFragmentKey{fm, fragName}
 	if was, ok := o.comparedFields[k]; ok && (exclusive || !was) {
 		return
@@ -121,7 +176,7 @@ func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive boo
 }
 
 func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1, name2 string) {
-	if name1 == name2 || o.pairSeen(name1, name2, exclusive) {
+	if !o.step() || name1 == name2 || o.pairSeen(name1, name2, exclusive) {
 		return
 	}
 	o.addPair(name1, name2, exclusive)
@@ -164,8 +219,8 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 		fs := fm.fields[k]
 		for i := range fs {
 			for j := i + 1; j < len(fs); j++ {
-				if cf := o.findConflict(false, k, fs[i], fs[j]); cf != nil {
-					*out = append(*out, *cf)
+				if !o.compare(out, false, k, fs[i], fs[j]) {
+					return
 				}
 			}
 		}
@@ -174,18 +229,34 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 
 func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm2 *fieldMap) {
 	for _, k := range fm1.keys {
+		if !o.step() {
+			return
+		}
 		fs2, ok := fm2.fields[k]
 		if !ok {
 			continue
 		}
 		for _, f1 := range fm1.fields[k] {
 			for _, f2 := range fs2 {
-				if cf := o.findConflict(exclusive, k, f1, f2); cf != nil {
-					*out = append(*out, *cf)
+				if !o.compare(out, exclusive, k, f1, f2) {
+					return
 				}
 			}
 		}
 	}
+}
+
+// compare adds the conflict between f1 and f2, if any, to out, and reports
+// whether the rule may go on.
+func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndDef) bool {
+	if !o.step() {
+		return false
+	}
+	if cf := o.findConflict(exclusive, key, f1, f2); cf != nil {
+		*out = append(*out, *cf)
+		return o.found()
+	}
+	return !o.stopped
 }
 
 func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
@@ -196,7 +267,7 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 			return &conflict{key: key, reason: fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name),
 				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
 		}
-		if !sameArguments(f1.node.Arguments, f2.node.Arguments) {
+		if !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
 			return &conflict{key: key, reason: "they have differing arguments",
 				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
 		}
@@ -263,7 +334,7 @@ func doTypesConflict(t1, t2 *Type) bool {
 	return false
 }
 
-func sameArguments(a1, a2 []*Argument) bool {
+func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	if len(a1) != len(a2) {
 		return false
 	}
@@ -275,11 +346,21 @@ func sameArguments(a1, a2 []*Argument) bool {
 				break
 			}
 		}
-		if y == nil || canonicalValue(x.Value) != canonicalValue(y.Value) {
+		if y == nil || o.canonicalValue(x.Value) != o.canonicalValue(y.Value) {
 			return false
 		}
 	}
 	return true
+}
+
+// canonicalValue is canonicalValue(v), printed once per value.
+func (o *overlapChecker) canonicalValue(v *Value) string {
+	s, ok := o.canonical[v]
+	if !ok {
+		s = canonicalValue(v)
+		o.canonical[v] = s
+	}
+	return s
 }
 
 // canonicalValue prints a value with object fields sorted, so that equal
