@@ -3,6 +3,7 @@ package graphql
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,8 +28,9 @@ type fieldAndDef struct {
 
 // fieldMap groups fields by response name, keeping first-seen order.
 type fieldMap struct {
-	keys   []string
-	fields map[string][]fieldAndDef
+	keys    []string
+	fields  map[string][]fieldAndDef
+	classes map[string][][]int // see overlapChecker.classes
 }
 
 type fieldsAndFragments struct {
@@ -55,6 +57,9 @@ type overlapChecker struct {
 	// canonical holds each argument value printed once, since a field may
 	// be compared with many others.
 	canonical map[*Value]string
+	// shapes numbers the fields by how they are written (see shape).
+	shapes  map[*Field]int
+	shapeOf map[string]int
 
 	steps     int // work done so far, against Limits.MaxFieldComparisons
 	conflicts int // conflicts found so far, at any depth
@@ -68,7 +73,8 @@ type fieldsFragmentKey struct {
 
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
-		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{}}
+		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{},
+		shapes: map[*Field]int{}, shapeOf: map[string]int{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
 		if o.stopped {
 			return
@@ -217,9 +223,13 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 	for _, k := range fm.keys {
 		fs := fm.fields[k]
-		for i := range fs {
-			for j := i + 1; j < len(fs); j++ {
-				if !o.compare(out, false, k, fs[i], fs[j]) {
+		if len(fs) < 2 {
+			continue
+		}
+		cs := o.classes(fm, k)
+		for a := range cs {
+			for b := a; b < len(cs); b++ {
+				if !o.compareClasses(out, false, k, fs, cs[a], fs, cs[b], true) {
 					return
 				}
 			}
@@ -236,14 +246,138 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 		if !ok {
 			continue
 		}
-		for _, f1 := range fm1.fields[k] {
-			for _, f2 := range fs2 {
-				if !o.compare(out, exclusive, k, f1, f2) {
+		fs1 := fm1.fields[k]
+		for _, c1 := range o.classes(fm1, k) {
+			for _, c2 := range o.classes(fm2, k) {
+				if !o.compareClasses(out, exclusive, k, fs1, c1, fs2, c2, false) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// compareClasses compares each field of class c1 of fs1 with each of class
+// c2 of fs2; within says that fs1 and fs2 are one list, whose pairs are then
+// compared earlier field first, and c1 with itself means each pair of it.
+// The fields of a class are written alike, so the first pair decides for
+// all: when it does not conflict, no pair does; when it does, the other
+// pairs are compared too, to report each one as graphql-js does. This is
+// what keeps a field repeated a thousand times, as clients do write, from
+// costing half a million comparisons.
+func (o *overlapChecker) compareClasses(out *[]conflict, exclusive bool, key string, fs1 []fieldAndDef, c1 []int, fs2 []fieldAndDef, c2 []int, within bool) bool {
+	same := within && &c1[0] == &c2[0]
+	first := true
+	for x, i := range c1 {
+		ys := c2
+		if same {
+			ys = c1[x+1:]
+		}
+		for _, j := range ys {
+			a, b := i, j
+			if within && a > b {
+				a, b = b, a
+			}
+			n := len(*out)
+			if !o.compare(out, exclusive, key, fs1[a], fs2[b]) {
+				return false
+			}
+			if first && len(*out) == n {
+				return true
+			}
+			first = false
+		}
+	}
+	return true
+}
+
+// oneClass is the classes of a single field.
+var oneClass = [][]int{{0}}
+
+// classes groups the fields of fm under key by parent type and shape, in
+// order of first appearance; each class lists indices into fm.fields[key].
+func (o *overlapChecker) classes(fm *fieldMap, key string) [][]int {
+	fs := fm.fields[key]
+	if len(fs) == 1 {
+		return oneClass
+	}
+	if cs, ok := fm.classes[key]; ok {
+		return cs
+	}
+	type classKey struct {
+		parent *Type
+		shape  int
+	}
+	index := map[classKey]int{}
+	var cs [][]int
+	for i, f := range fs {
+		k := classKey{f.parent, o.shape(f.node)}
+		c, ok := index[k]
+		if !ok {
+			c = len(cs)
+			index[k] = c
+			cs = append(cs, nil)
+		}
+		cs[c] = append(cs[c], i)
+	}
+	if fm.classes == nil {
+		fm.classes = map[string][][]int{}
+	}
+	fm.classes[key] = cs
+	return cs
+}
+
+// shape returns a number shared by exactly the fields written alike: the
+// same alias, name and arguments (in the same order) and selections of the
+// same shapes, directives aside, which do not matter to merging. Each field
+// is numbered once, from its children's numbers, so numbering every field
+// costs time linear in the document.
+func (o *overlapChecker) shape(f *Field) int {
+	if n, ok := o.shapes[f]; ok {
+		return n
+	}
+	o.step()
+	var b strings.Builder
+	b.WriteString(f.Alias)
+	b.WriteByte(':')
+	b.WriteString(f.Name)
+	for _, a := range f.Arguments {
+		b.WriteByte(' ')
+		b.WriteString(a.Name)
+		b.WriteByte('=')
+		b.WriteString(o.canonicalValue(a.Value))
+	}
+	if f.SelectionSet != nil {
+		o.writeShape(&b, f.SelectionSet)
+	}
+	n, ok := o.shapeOf[b.String()]
+	if !ok {
+		n = len(o.shapeOf)
+		o.shapeOf[b.String()] = n
+	}
+	o.shapes[f] = n
+	return n
+}
+
+func (o *overlapChecker) writeShape(b *strings.Builder, set *SelectionSet) {
+	b.WriteByte('{')
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *Field:
+			b.WriteString(strconv.Itoa(o.shape(s)))
+		case *FragmentSpread:
+			b.WriteString("...")
+			b.WriteString(s.Name)
+		case *InlineFragment:
+			b.WriteString("...")
+			if s.TypeCondition != nil {
+				b.WriteString(s.TypeCondition.Name)
+			}
+			o.writeShape(b, s.SelectionSet)
+		}
+		b.WriteByte(' ')
+	}
+	b.WriteByte('}')
 }
 
 // compare adds the conflict between f1 and f2, if any, to out, and reports
