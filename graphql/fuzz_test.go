@@ -19,6 +19,11 @@ var fuzzSeeds = []string{
 	"{ search(text: \"o\") { ... on User { name } ... on Post { name: title } } }",
 	"{{{{{{{",
 	"query ($v: [[[[Int]]]]) { echo(list: $v) }",
+	// Just past the parse limits: tokens, directives, variables, operations.
+	"{" + strings.Repeat(" a", 20000) + " }",
+	"{ a" + strings.Repeat(" @d", 201) + " }",
+	"query (" + strings.Repeat("$v: Int ", 101) + ") { a }",
+	strings.Repeat("{ a } ", 21),
 }
 
 // FuzzParse checks that the parser never panics and that errors carry a
@@ -38,6 +43,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if doc == nil || len(doc.Definitions) == 0 {
 			t.Fatal("no definitions and no error")
+		}
+		l := newLexer(src, 0)
+		for l.next().Kind != TokenEOF {
+		}
+		if l.tokens > DefaultLimits.MaxTokens {
+			t.Fatalf("parsed a document of %d tokens", l.tokens)
 		}
 	})
 }
