@@ -20,10 +20,16 @@ type Limits struct {
 	// MaxAliases is the number of aliased field selections after fragment
 	// expansion.
 	MaxAliases int
+	// MaxCost bounds an operation's estimated cost (see cost.go), worked out
+	// once its variables are known and before any resolver runs; 0: no bound.
+	MaxCost int
+	// MaxResponseBytes bounds the JSON an execution writes, data and errors;
+	// past it the execution stops and answers one error; 0: no bound.
+	MaxResponseBytes int
 }
 
 // DefaultLimits are the limits a new Schema starts with.
-var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100}
+var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100, MaxCost: 50000, MaxResponseBytes: 16 << 20}
 
 type limitChecker struct {
 	lim       Limits
@@ -145,6 +151,8 @@ type preparedDocument struct {
 
 	sharedMu sync.Mutex
 	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
+
+	costs operationCosts // see Schema.operationCost
 }
 
 // planKey names a selection set collected for all executions of an operation.
