@@ -46,6 +46,13 @@ type Limits struct {
 	// of fields compared, response names looked up in another selection set,
 	// fragment pairs entered. A document needing more is refused.
 	MaxFieldComparisons int
+
+	// MaxCost bounds an operation's estimated cost (see cost.go), worked out
+	// once its variables are known and before any resolver runs; 0: no bound.
+	MaxCost int
+	// MaxResponseBytes bounds the JSON an execution writes, data and errors;
+	// past it the execution stops and answers one error; 0: no bound.
+	MaxResponseBytes int
 }
 
 // DefaultLimits are the limits a new Schema starts with, and those of Parse.
@@ -67,6 +74,9 @@ var DefaultLimits = Limits{
 
 	MaxErrors:           100,
 	MaxFieldComparisons: 100000,
+
+	MaxCost:          50000,
+	MaxResponseBytes: 16 << 20,
 }
 
 type limitChecker struct {
@@ -189,6 +199,8 @@ type preparedDocument struct {
 
 	sharedMu sync.Mutex
 	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
+
+	costs operationCosts // see Schema.operationCost
 }
 
 // planKey names a selection set collected for all executions of an operation.

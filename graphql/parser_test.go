@@ -147,7 +147,7 @@ func nested(depth int) string {
 	b.WriteString("{ user(id: 1) {")
 	for i := 1; i < depth-1; i++ {
 		if i%2 == 1 {
-			b.WriteString(" posts {")
+			b.WriteString(" posts(limit: 2) {") // sliced: the cost bound is not what this tests
 		} else {
 			b.WriteString(" user {")
 		}

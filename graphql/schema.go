@@ -239,6 +239,8 @@ type Schema struct {
 
 	prepareOnce sync.Once
 	cache       *documentCache
+	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
+	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
 }
 
 // Type returns the named type called name, or nil.
@@ -442,6 +444,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 	}
 	if withIntrospection {
 		b.addUsedBuiltins()
+		s.sizeIntrospection()
 	}
 	return nil
 }
@@ -537,6 +540,7 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			}
 			f.Args = b.inputValues(fd.Args)
 			f.IsDeprecated, f.DeprecationReason = deprecation(fd.Directives)
+			b.readCostDirectives(t, f, fd)
 			t.Fields = append(t.Fields, f)
 			t.fieldMap[fd.Name] = f
 		}
