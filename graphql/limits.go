@@ -3,7 +3,6 @@ package graphql
 import (
 	"container/list"
 	"fmt"
-	"reflect"
 	"sync"
 )
 
@@ -197,9 +196,6 @@ type preparedDocument struct {
 	plansMu sync.RWMutex
 	plans   map[planKey][]*execGroup // see executor.subfields
 
-	sharedMu sync.Mutex
-	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
-
 	costs operationCosts // see Schema.operationCost
 }
 
@@ -230,47 +226,6 @@ func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func(
 	}
 	p.plans[pk] = gs
 	return gs
-}
-
-// sharedFor returns the shared result slot of a subscription operation.
-func (p *preparedDocument) sharedFor(op *OperationDefinition) *sharedEvent {
-	p.sharedMu.Lock()
-	defer p.sharedMu.Unlock()
-	if p.shared == nil {
-		p.shared = make(map[*OperationDefinition]*sharedEvent)
-	}
-	sh := p.shared[op]
-	if sh == nil {
-		sh = &sharedEvent{}
-		p.shared[op] = sh
-	}
-	return sh
-}
-
-// sharedEvent holds the result of the latest event of one subscription operation,
-// for the other subscribers of the same document to reuse.
-type sharedEvent struct {
-	mu   sync.Mutex
-	ev   any
-	resp *Response
-}
-
-// result returns the response to ev: the one already made for it, or run's, which
-// is then kept (encoded once) for the next subscriber. A nil sharedEvent, or an event
-// that cannot be compared, just runs.
-func (sh *sharedEvent) result(ev any, run func() *Response) *Response {
-	if sh == nil || ev == nil || !reflect.TypeOf(ev).Comparable() {
-		return run()
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.resp != nil && sh.ev == ev {
-		return sh.resp
-	}
-	resp := run()
-	resp.raw = resp.AppendJSON(nil)
-	sh.ev, sh.resp = ev, resp
-	return resp
 }
 
 func newDocumentCache(max int) *documentCache {
