@@ -199,6 +199,7 @@ type hostileReport struct {
 	settled     time.Duration // how long RSS took to come back; the window when it did not
 	restarted   bool          // the final RSS is that of a restarted service
 	took        time.Duration
+	loadBefore  string // /proc/loadavg when the check began
 }
 
 func runHostile(ctx context.Context, args []string, stdout io.Writer) error {
@@ -279,6 +280,9 @@ func (h *hostile) start(ctx context.Context) error {
 func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 	cfg := h.cfg
 	rep := &hostileReport{cfg: cfg}
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.loadBefore = strings.Join(strings.Fields(string(la))[:3], " ")
+	}
 	if err := h.start(ctx); err != nil {
 		return nil, err
 	}
@@ -358,7 +362,7 @@ func (h *hostile) runKind(ctx context.Context, a attack) (*kindResult, error) {
 			k.rssAfter = m.rss
 		}
 	}
-	h.logf("  %s; legit p99 %s (%d calls, %d errors); peak RSS %.0f MiB%s", k.summary(), fmtDur(k.legit.percentile(99)),
+	h.logf("  %s; legit p99 %s (%d calls, %d errors); peak RSS %.0f MiB; %s", k.summary(), fmtDur(k.legit.percentile(99)),
 		len(k.legit.lat), k.legit.errors, mib(k.peakRSS), k.failNote())
 	if !k.held() {
 		// Requests the service is still working on would be charged to the next kind.
@@ -448,6 +452,9 @@ func (k *kindResult) failNote() string {
 	if k.failures > 0 {
 		why = append(why, fmt.Sprintf("%d unanswered (%v)", k.failures, k.firstErr))
 	}
+	if k.gaveUp {
+		why = append(why, "stopped: the service hangs")
+	}
 	if k.overBudget {
 		why = append(why, "over the time budget")
 	}
@@ -457,7 +464,7 @@ func (k *kindResult) failNote() string {
 	if len(why) == 0 {
 		return ""
 	}
-	return "; FAILED: " + strings.Join(why, "; ")
+	return "FAILED: " + strings.Join(why, "; ")
 }
 
 // The verdict's three parts.
@@ -481,32 +488,43 @@ func (r *hostileReport) print(w io.Writer) {
 	fmt.Fprintf(w, "\nflags: %s\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "quartet hostile check: %s, %d CPUs (client and service share them), took %v\n",
 		runtime.Version(), runtime.NumCPU(), r.took.Round(time.Second))
+	if r.loadBefore != "" {
+		fmt.Fprintf(w, "load average before the run: %s (other processes on the machine add noise)\n", r.loadBefore)
+	}
 	fmt.Fprintf(w, "dataset: %d users (%d posts, %d comments each), %d products; %d requests per HTTP kind, %d attackers, timeout %v, budget %v per kind\n",
 		c.data.Users, c.data.PostsPerUser, c.data.CommentsPerPost, c.data.Products, c.requests, c.attackers, c.timeout, c.budget)
 	fmt.Fprintf(w, "legitimate client: %d calls/s, a quarter each of GET /api/users/{id}, POST /api/users, GraphQL user(id){name posts{title}}, GET /api/products?$top=10\n\n", c.legitRate)
 
 	t := newTable(w)
-	t.row("ATTACK", "SENT", "OUTCOMES", "P50", "P99", "ANSWER P50", "ANSWER MAX", "SERVER CPU", "PEAK RSS", "LEGIT P99", "HELD")
+	t.row("ATTACK", "SENT", "OUTCOMES", "P50", "P99", "ANSWER P50", "ANSWER MAX", "SERVER CPU", "PEAK RSS", "RSS AFTER", "LEGIT P99", "HELD")
 	for _, k := range r.kinds {
 		held := "yes"
 		if !k.held() {
-			held = "NO" + k.failNote()
-			if k.restarted {
-				held += " (service restarted)"
-			}
+			held = "NO"
 		}
-		cpu := "-"
+		cpu, after := "-", "-" // the guard killed the service
 		if k.guard == "" {
-			cpu = fmtDur(k.serverCPU)
+			cpu, after = fmtDur(k.serverCPU), fmt.Sprintf("%.0f MiB", mib(k.rssAfter))
 		}
-		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99)),
-			fmtBytes(percentileInt(k.bytes, 50)), fmtBytes(percentileInt(k.bytes, 100)), cpu, fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
-			fmtDur(k.legit.percentile(99)), held)
+		p50, p99, b50, bmax := "-", "-", "-", "-"
+		if len(k.lat) > 0 {
+			p50, p99 = fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99))
+			b50, bmax = fmtBytes(percentileInt(k.bytes, 50)), fmtBytes(percentileInt(k.bytes, 100))
+		}
+		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), p50, p99, b50, bmax, cpu, fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
+			after, fmtDur(k.legit.percentile(99)), held)
 	}
 	t.flush()
 	for _, k := range r.kinds {
 		if k.detail != "" {
 			fmt.Fprintf(w, "  %s: %s\n", k.name, k.detail)
+		}
+		if !k.held() {
+			note := k.failNote()
+			if k.restarted {
+				note += " (service restarted)"
+			}
+			fmt.Fprintf(w, "  %s: %s\n", k.name, note)
 		}
 	}
 

@@ -189,9 +189,12 @@ func filterPath(n int) string {
 // recorded with its status code (ResourceExhausted is the bound working); a stream
 // that took every user is held open for hold, still uncommitted, and then
 // cancelled, so that the users are never stored and only the buffering is
-// measured. A stream not done within timeout has failed.
+// measured. A stream not done within timeout has failed; as in attackHTTP, the
+// kind stops once parallel streams have.
 func attackCreateUsers(ctx context.Context, addr string, streams, parallel, users int, hold, timeout time.Duration) *kindResult {
 	k := &kindResult{}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		k.failed(ctx, err)
@@ -211,6 +214,11 @@ func attackCreateUsers(ctx context.Context, addr string, streams, parallel, user
 	for range parallel {
 		wg.Go(func() {
 			for ctx.Err() == nil && int(next.Add(1)) <= streams {
+				if k.unanswered() >= parallel {
+					k.giveUp()
+					cancel()
+					return
+				}
 				k.mu.Lock()
 				k.sent++
 				k.mu.Unlock()

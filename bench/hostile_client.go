@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -34,6 +35,7 @@ type tally struct {
 	bytes    []int64         // answer sizes of the answered requests, sorted likewise
 	failures int             // requests without an answer: timeouts, broken connections
 	firstErr error
+	gaveUp   bool // the kind stopped early: too many requests went unanswered
 }
 
 // answered records a request the service answered, whatever the answer.
@@ -62,8 +64,26 @@ func (t *tally) failed(ctx context.Context, err error) {
 	t.count(outcome)
 	t.failures++
 	if t.firstErr == nil {
+		// net/http names the URL, which for some attacks is 50 KB long.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s %.60s...: %w", ue.Op, ue.URL, ue.Err)
+		}
 		t.firstErr = err
 	}
+}
+
+func (t *tally) giveUp() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gaveUp = true
+}
+
+// unanswered is the number of failed requests so far.
+func (t *tally) unanswered() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failures
 }
 
 func (t *tally) count(outcome string) {
@@ -281,11 +301,15 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 }
 
 // attackHTTP sends n requests, built by req from their number k, with attackers
-// in flight at once, until all are sent or ctx ends.
+// in flight at once, until all are sent or ctx ends. Once attackers requests
+// have gone unanswered the service is taken to hang, and the kind stops: the
+// rest would only wait out their timeouts, on CPUs other people share.
 func attackHTTP(ctx context.Context, addr string, n, attackers int, timeout time.Duration, req func(k int) hostileRequest) *kindResult {
 	k := &kindResult{}
 	client := newClient(attackers, timeout)
 	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	base := "http://" + addr
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -294,6 +318,11 @@ func attackHTTP(ctx context.Context, addr string, n, attackers int, timeout time
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= n {
+					return
+				}
+				if k.unanswered() >= attackers {
+					k.giveUp()
+					cancel()
 					return
 				}
 				r := req(i)
