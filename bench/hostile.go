@@ -439,7 +439,10 @@ func (g *guard) wait() (string, int64) {
 }
 
 func (k *kindResult) summary() string {
-	s := fmt.Sprintf("%d sent: %s; p50 %s, p99 %s", k.sent, k.outcomeList(), fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99)))
+	s := fmt.Sprintf("%d sent: %s", k.sent, k.outcomeList())
+	if len(k.lat) > 0 {
+		s += fmt.Sprintf("; p50 %s, p99 %s", fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99)))
+	}
 	if k.detail != "" {
 		s += "; " + k.detail
 	}
