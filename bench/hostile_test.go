@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHostileQuick runs the hostile check's quick mode against the real service.
+// CI has no time for the full check; this proves that every attack kind runs,
+// sends all its requests and gets them answered, and that the report prints. The
+// verdict itself is not asserted: it is about the service, not the harness.
+func TestHostileQuick(t *testing.T) {
+	bin := buildQuartet(t)
+	cfg, err := parseHostileFlags([]string{"-quick", "-bin", bin, "-work", t.TempDir()}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	rep, err := hostileCheck(context.Background(), cfg, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	attacks := (&hostile{cfg: cfg}).attacks()
+	if len(rep.kinds) != len(attacks) {
+		t.Fatalf("%d kinds ran, want %d", len(rep.kinds), len(attacks))
+	}
+	for i, k := range rep.kinds {
+		want := cfg.requests
+		switch {
+		case strings.HasPrefix(k.name, "gRPC"):
+			want = cfg.grpcStreams
+		case strings.HasPrefix(k.name, "WebSocket"):
+			want = cfg.sizes.wsSockets
+		}
+		if k.name != attacks[i].name || k.sent != want || !k.held() {
+			t.Errorf("%s: sent %d of %d, held %v: %s%s", k.name, k.sent, want, k.held(), k.summary(), k.failNote())
+		}
+	}
+	if len(rep.baseline.lat) == 0 || len(rep.during.lat) == 0 || rep.baselineRSS == 0 || rep.finalRSS == 0 {
+		t.Errorf("no legitimate calls or no RSS measured: baseline %d calls, during %d calls, RSS %d then %d",
+			len(rep.baseline.lat), len(rep.during.lat), rep.baselineRSS, rep.finalRSS)
+	}
+	var out bytes.Buffer
+	rep.print(&out)
+	for _, a := range attacks {
+		if !strings.Contains(out.String(), a.name) {
+			t.Errorf("the report has no row for %q:\n%s", a.name, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "verdict: ") {
+		t.Errorf("the report has no verdict:\n%s", out.String())
+	}
+}
+
+// TestHostileDocumentSizes checks the full-size attacks have the sizes issue 14
+// states, and that the OData ones fit the service's 64 KiB header limit: a request
+// refused for its header would measure net/http, not OData.
+func TestHostileDocumentSizes(t *testing.T) {
+	s := issueSizes
+	for _, c := range []struct {
+		name     string
+		got      int
+		min, max int
+	}{
+		{"overlap document", len(overlapDoc(999, s.overlapFields)), 4 << 10, 6 << 10},
+		{"nested aliases document", len(nestedAliasesDoc(999, s.nestedAliases)), 2 << 10, 4 << 10},
+		{"45 operations document", len(manyOperationsDoc(999, s.operations, s.opFields)), 250 << 10, 290 << 10},
+		{"directives document", len(directivesDoc(999, s.directives)), 95 << 10, 105 << 10},
+		{"distinct document", len(bigDoc(999, s.docBytes)), 16<<10 - 30, 16<<10 + 24},
+		{"$orderby path", len(orderbyPath(s.orderbyKeys)), 50 << 10, 60 << 10},
+		{"$filter path", len(filterPath(s.filterTerms)), 45 << 10, 60 << 10},
+	} {
+		if c.got < c.min || c.got > c.max {
+			t.Errorf("%s: %d bytes, want %d to %d", c.name, c.got, c.min, c.max)
+		}
+	}
+	if n := strings.Count(overlapDoc(1, 300), "user(id:"); n != 300 {
+		t.Errorf("overlap document: %d fields", n)
+	}
+	if n := strings.Count(manyOperationsDoc(1, 45, 1990), "query O"); n != 45 {
+		t.Errorf("operations document: %d operations", n)
+	}
+	if n := strings.Count(variablesDoc(1, 3000), "$v"); n != 3000 {
+		t.Errorf("variables document: %d variables", n)
+	}
+	if bigDoc(1, 1000) == bigDoc(2, 1000) || overlapDoc(1, 3) == overlapDoc(2, 3) {
+		t.Error("documents for different requests are the same")
+	}
+	var body map[string]string
+	req := graphqlPOST(manyOperationsDoc(1, 2, 3), "O0")
+	if err := json.Unmarshal(req.body, &body); err != nil || body["operationName"] != "O0" {
+		t.Errorf("GraphQL request body %s: %v", req.body, err)
+	}
+}
+
+func TestTallyOutcomes(t *testing.T) {
+	var k tally
+	ctx := context.Background()
+	k.answered("400", time.Millisecond, 10)
+	k.answered("200 COST_LIMIT_EXCEEDED", 2*time.Millisecond, 20)
+	k.answered("400", 3*time.Millisecond, 30)
+	k.failed(ctx, context.DeadlineExceeded)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	k.failed(stopped, context.Canceled)
+	k.sorted()
+	if got, want := k.outcomeList(), "400 x2, 200 COST_LIMIT_EXCEEDED x1, stopped x1, timeout x1"; got != want {
+		t.Errorf("outcomes %q, want %q", got, want)
+	}
+	if k.failures != 1 || k.firstErr != context.DeadlineExceeded {
+		t.Errorf("failures %d (%v), want 1: a request stopped with its kind is not its own failure", k.failures, k.firstErr)
+	}
+	if percentileInt(k.bytes, 50) != 20 || percentileInt(k.bytes, 100) != 30 {
+		t.Errorf("answer sizes %v", k.bytes)
+	}
+}
