@@ -189,7 +189,7 @@ func TestLimits(t *testing.T) {
 		{"100 aliases run", aliases(100), "", ""},
 		{"101 aliases refused", aliases(101), tooManyAliases, ""},
 		{"10000 aliases refused", aliases(10000), "Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
-		{"2000 fields run", "{ users {" + strings.Repeat(" id", 1999) + " } }", "", ""},
+		{"2000 fields run", "{" + strings.Repeat(" __typename", 2000) + " }", "", ""}, // a list of them would cost too much
 		{"2001 fields refused", "{" + strings.Repeat(" __typename", 2001) + " }", tooManyFields, ""},
 		{"fragment bomb refused", bomb.String(), tooManyFields, ""},
 		{"fragment cycle refused", "{ ...A }\nfragment A on Query { ...B }\nfragment B on Query { ...A }", "Cannot spread fragment \"A\" within itself via \"B\".", ""},
