@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"math"
 	"net"
@@ -54,6 +55,8 @@ type grpcLimits struct {
 	createUsersMaxBytes int64         // bytes of users in one call
 	createUsersTime     time.Duration // from the call's start to its last message
 	createUsersBudget   int64         // bytes of users waiting in all calls together
+
+	allUsersPage int // users a GetAllUsers call reads from the store at a time
 }
 
 // defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
@@ -82,6 +85,8 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
 		createUsersBudget:   16 << 20,
+
+		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
 	}
 }
 
@@ -102,6 +107,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
 	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
 	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
+	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
 	return l
 }
 
@@ -299,7 +305,7 @@ func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (
 func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
 	ctx := stream.Context()
 	var pause *time.Timer
-	for _, u := range s.store.Users() {
+	for u := range s.allUsers() {
 		if err := stream.Send(userMessage(u)); err != nil {
 			return err
 		}
@@ -322,6 +328,27 @@ func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingSe
 		}
 	}
 	return nil
+}
+
+// allUsers yields every user in id order, reading the store a page at a time so that
+// many GetAllUsers calls at once do not each hold a copy of the whole list. A user
+// added meanwhile comes if its id is still ahead; one deleted meanwhile, if it had been
+// read already.
+func (s *userService) allUsers() iter.Seq[*User] {
+	return func(yield func(*User) bool) {
+		for after := int64(0); ; {
+			page := s.store.UsersAfter(after, s.limits.allUsersPage)
+			if len(page) == 0 {
+				return
+			}
+			for _, u := range page {
+				if !yield(u) {
+					return
+				}
+			}
+			after = page[len(page)-1].ID
+		}
+	}
 }
 
 // CreateUsers stores every user the client sent, all at once when the client has

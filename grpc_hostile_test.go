@@ -415,3 +415,37 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
 	}
 }
+
+// TestGRPCGetAllUsersManyCalls: 64 GetAllUsers calls at once over 50,000 users each
+// hold a page of the list, not a copy of it (which would be 64 × 400 KB).
+func TestGRPCGetAllUsersManyCalls(t *testing.T) {
+	cfg := testConfig()
+	cfg.streamDelay = time.Hour // every call stops after its first user, holding what it read
+	a, _ := startApp(t, cfg)
+	batch := make([]NewUser, 50_000)
+	for i := range batch {
+		batch[i] = NewUser{Name: fmt.Sprint("User ", i), Email: fmt.Sprintf("u%d@example.com", i)}
+	}
+	if _, err := a.store.CreateUsers(batch); err != nil {
+		t.Fatal(err)
+	}
+	batch = nil
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	before := heapInUse()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for range 64 {
+		s, err := c.GetAllUsers(ctx, &userpb.Empty{})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A call's own cost (its goroutines, buffers and HTTP/2 state, in server and client)
+	// is some kilobytes; a copy of the list would be 400 KB more.
+	if grown := heapInUse() - before; grown > 64*100<<10 {
+		t.Errorf("64 calls grew the heap %d bytes, want under %d", grown, 64*100<<10)
+	}
+}
