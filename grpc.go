@@ -34,13 +34,16 @@ import (
 // of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
 // a configuration that names none gets them all.
 //
-// At worst the connections hold maxConns × (connWindowBytes + maxStreams ×
-// maxMessageBytes) of messages not yet handled: with the defaults 256 × (1 MiB + 100 ×
-// 16 KiB), about 656 MiB, reached only by clients that actually send it all.
+// What clients have sent and the service has not handled yet is bounded by the
+// streams' flow-control windows and the message bound: at worst maxConns × maxStreams ×
+// (streamWindowBytes + maxMessageBytes), with the defaults 100 × 32 × 80 KiB = 250 MiB
+// (grpc-go gives back the connection's window as data arrives, so connWindowBytes does
+// not bound it), plus one header block per connection and the CreateUsers budget.
 type grpcLimits struct {
 	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
 	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
 	maxMessageBytes   int           // one received message; more is ResourceExhausted
+	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
 	streamWindowBytes int32         // data a client may send on one call before the service reads it
 	connWindowBytes   int32         // the same for all calls of one connection
 	handshakeTimeout  time.Duration // a new connection must finish the HTTP/2 handshake within it
@@ -67,9 +70,12 @@ type grpcLimits struct {
 // from the client.
 func defaultGRPCLimits() grpcLimits {
 	return grpcLimits{
-		maxConns:          256,
-		maxStreams:        100, // the least HTTP/2 (RFC 9113 section 6.5.2) suggests a server allow
+		maxConns: 100,
+		// Fewer than the 100 HTTP/2 recommends (RFC 9113 section 6.5.2), since each call
+		// may hold 80 KiB of what the client sent; a client past it waits, not fails.
+		maxStreams:        32,
 		maxMessageBytes:   16 << 10,
+		maxHeaderBytes:    64 << 10, // as the HTTP server's; grpc-go's own is 16 MiB
 		streamWindowBytes: 64 << 10, // HTTP/2's smallest; grpc-go ignores less
 		connWindowBytes:   1 << 20,
 		handshakeTimeout:  10 * time.Second,
@@ -96,6 +102,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
 	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
 	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
+	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
 	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
 	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
 	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
@@ -115,6 +122,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 func (l grpcLimits) serverOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(l.maxMessageBytes),
+		grpc.MaxHeaderListSize(uint32(l.maxHeaderBytes)),
 		grpc.MaxConcurrentStreams(uint32(l.maxStreams)),
 		grpc.InitialWindowSize(l.streamWindowBytes),
 		grpc.InitialConnWindowSize(l.connWindowBytes),
