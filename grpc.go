@@ -198,7 +198,8 @@ type userService struct {
 	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
 }
 
-// grpcServer is the gRPC server and the user service it serves.
+// grpcServer is the gRPC server and the user service it serves (whose CreateUsers
+// budget tests read).
 type grpcServer struct {
 	*grpc.Server
 	users *userService
