@@ -82,7 +82,7 @@ func defaultGRPCLimits() grpcLimits {
 		maxIdle:           5 * time.Minute,
 		pingAfter:         2 * time.Minute,
 		pingTimeout:       20 * time.Second,
-		minClientPing:     10 * time.Second, // grpc-go clients never ping more often
+		minClientPing:     5 * time.Second, // half the 10 s grpc-go clients may ping at: their timers wobble
 
 		// 10,000 users take about 2 MB of names and addresses; at most, 4 MiB (about
 		// 5,800 users of the longest name and address) wait per call, and four such
