@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"math"
 	"net"
@@ -33,13 +34,16 @@ import (
 // of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
 // a configuration that names none gets them all.
 //
-// At worst the connections hold maxConns × (connWindowBytes + maxStreams ×
-// maxMessageBytes) of messages not yet handled: with the defaults 256 × (1 MiB + 100 ×
-// 16 KiB), about 656 MiB, reached only by clients that actually send it all.
+// What clients have sent and the service has not handled yet is bounded by the
+// streams' flow-control windows and the message bound: at worst maxConns × maxStreams ×
+// (streamWindowBytes + maxMessageBytes), with the defaults 100 × 32 × 80 KiB = 250 MiB
+// (grpc-go gives back the connection's window as data arrives, so connWindowBytes does
+// not bound it), plus one header block per connection and the CreateUsers budget.
 type grpcLimits struct {
 	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
 	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
 	maxMessageBytes   int           // one received message; more is ResourceExhausted
+	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
 	streamWindowBytes int32         // data a client may send on one call before the service reads it
 	connWindowBytes   int32         // the same for all calls of one connection
 	handshakeTimeout  time.Duration // a new connection must finish the HTTP/2 handshake within it
@@ -54,6 +58,8 @@ type grpcLimits struct {
 	createUsersMaxBytes int64         // bytes of users in one call
 	createUsersTime     time.Duration // from the call's start to its last message
 	createUsersBudget   int64         // bytes of users waiting in all calls together
+
+	allUsersPage int // users a GetAllUsers call reads from the store at a time
 }
 
 // defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
@@ -64,16 +70,19 @@ type grpcLimits struct {
 // from the client.
 func defaultGRPCLimits() grpcLimits {
 	return grpcLimits{
-		maxConns:          256,
-		maxStreams:        100, // the least HTTP/2 (RFC 9113 section 6.5.2) suggests a server allow
+		maxConns: 100,
+		// Fewer than the 100 HTTP/2 recommends (RFC 9113 section 6.5.2), since each call
+		// may hold 80 KiB of what the client sent; a client past it waits, not fails.
+		maxStreams:        32,
 		maxMessageBytes:   16 << 10,
+		maxHeaderBytes:    64 << 10, // as the HTTP server's; grpc-go's own is 16 MiB
 		streamWindowBytes: 64 << 10, // HTTP/2's smallest; grpc-go ignores less
 		connWindowBytes:   1 << 20,
 		handshakeTimeout:  10 * time.Second,
 		maxIdle:           5 * time.Minute,
 		pingAfter:         2 * time.Minute,
 		pingTimeout:       20 * time.Second,
-		minClientPing:     10 * time.Second, // grpc-go clients never ping more often
+		minClientPing:     5 * time.Second, // half the 10 s grpc-go clients may ping at: their timers wobble
 
 		// 10,000 users take about 2 MB of names and addresses; at most, 4 MiB (about
 		// 5,800 users of the longest name and address) wait per call, and four such
@@ -82,6 +91,8 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
 		createUsersBudget:   16 << 20,
+
+		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
 	}
 }
 
@@ -91,6 +102,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
 	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
 	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
+	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
 	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
 	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
 	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
@@ -102,6 +114,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
 	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
 	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
+	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
 	return l
 }
 
@@ -109,6 +122,7 @@ func (l grpcLimits) withDefaults() grpcLimits {
 func (l grpcLimits) serverOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(l.maxMessageBytes),
+		grpc.MaxHeaderListSize(uint32(l.maxHeaderBytes)),
 		grpc.MaxConcurrentStreams(uint32(l.maxStreams)),
 		grpc.InitialWindowSize(l.streamWindowBytes),
 		grpc.InitialConnWindowSize(l.connWindowBytes),
@@ -184,7 +198,8 @@ type userService struct {
 	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
 }
 
-// grpcServer is the gRPC server and the user service it serves.
+// grpcServer is the gRPC server and the user service it serves (whose CreateUsers
+// budget tests read).
 type grpcServer struct {
 	*grpc.Server
 	users *userService
@@ -299,7 +314,7 @@ func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (
 func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
 	ctx := stream.Context()
 	var pause *time.Timer
-	for _, u := range s.store.Users() {
+	for u := range s.allUsers() {
 		if err := stream.Send(userMessage(u)); err != nil {
 			return err
 		}
@@ -322,6 +337,27 @@ func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingSe
 		}
 	}
 	return nil
+}
+
+// allUsers yields every user in id order, reading the store a page at a time so that
+// many GetAllUsers calls at once do not each hold a copy of the whole list. A user
+// added meanwhile comes if its id is still ahead; one deleted meanwhile, if it had been
+// read already.
+func (s *userService) allUsers() iter.Seq[*User] {
+	return func(yield func(*User) bool) {
+		for after := int64(0); ; {
+			page := s.store.UsersAfter(after, s.limits.allUsersPage)
+			if len(page) == 0 {
+				return
+			}
+			for _, u := range page {
+				if !yield(u) {
+					return
+				}
+			}
+			after = page[len(page)-1].ID
+		}
+	}
 }
 
 // CreateUsers stores every user the client sent, all at once when the client has

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"quartet/userpb"
 )
@@ -413,5 +415,87 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
 	if grown := heapInUse() - before; grown > 8<<20 {
 		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
+	}
+}
+
+// TestGRPCGetAllUsersManyCalls: 64 GetAllUsers calls at once over 50,000 users each
+// hold a page of the list, not a copy of it (which would be 64 × 400 KB).
+func TestGRPCGetAllUsersManyCalls(t *testing.T) {
+	cfg := grpcConfig(grpcLimits{maxStreams: 64})
+	cfg.streamDelay = time.Hour // every call stops after its first user, holding what it read
+	a, _ := startApp(t, cfg)
+	batch := make([]NewUser, 50_000)
+	for i := range batch {
+		batch[i] = NewUser{Name: fmt.Sprint("User ", i), Email: fmt.Sprintf("u%d@example.com", i)}
+	}
+	if _, err := a.store.CreateUsers(batch); err != nil {
+		t.Fatal(err)
+	}
+	batch = nil
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	before := heapInUse()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for range 64 {
+		s, err := c.GetAllUsers(ctx, &userpb.Empty{})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A call's own cost (its goroutines, buffers and HTTP/2 state, in server and client)
+	// is some kilobytes; a copy of the list would be 400 KB more.
+	if grown := heapInUse() - before; grown > 64*100<<10 {
+		t.Errorf("64 calls grew the heap %d bytes, want under %d", grown, 64*100<<10)
+	}
+}
+
+// TestGRPCOversizedMetadata: a call's metadata is bounded (grpc-go would take 16 MiB).
+// The server announces the bound in its SETTINGS; grpc-go's client refuses to send
+// past it, and the server would refuse what another client sends.
+func TestGRPCOversizedMetadata(t *testing.T) {
+	a, _ := startApp(t, testConfig())
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	call := func(size int) error {
+		ctx := metadata.AppendToOutgoingContext(t.Context(), "x-padding", strings.Repeat("x", size))
+		_, err := c.GetUser(ctx, &userpb.GetUserRequest{Id: 1})
+		return err
+	}
+	if err := call(8 << 10); err != nil {
+		t.Errorf("8 KiB of metadata: %v", err)
+	}
+	if err := call(100 << 10); status.Code(err) == codes.OK {
+		t.Error("100 KiB of metadata was taken")
+	}
+}
+
+// TestLimitListenerCloseWhileWaiting: an Accept waiting for a free slot ends when the
+// listener is closed, so a server at its cap still shuts down.
+func TestLimitListenerCloseWhileWaiting(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(inner, 1)
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	first, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	waiting := make(chan error)
+	go func() {
+		_, err := l.Accept()
+		waiting <- err
+	}()
+	l.Close()
+	if err := <-waiting; !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
 }

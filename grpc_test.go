@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -389,5 +390,36 @@ func TestGRPCMalformedMessageIsInvalidArgument(t *testing.T) {
 	}
 	if resp, err := userpb.NewUserServiceClient(conn).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil || resp.GetId() != 1 {
 		t.Errorf("a well-formed call after the malformed ones: %v, %v", resp, err)
+	}
+}
+
+// TestGRPCAllUsersReadsPages: GetAllUsers reads the store a page at a time by id, so a
+// deletion behind the call shifts nothing (user 3 still comes), one ahead of it is
+// seen, and a user added meanwhile comes at the end.
+func TestGRPCAllUsersReadsPages(t *testing.T) {
+	store := NewStore()
+	if err := store.Load(DemoDataset()); err != nil {
+		t.Fatal(err)
+	}
+	svc := &userService{store: store, limits: grpcLimits{allUsersPage: 2}}
+	var ids []int64
+	for u := range svc.allUsers() {
+		ids = append(ids, u.ID)
+		if u.ID == 1 {
+			for _, id := range []int64{1, 4} {
+				if ok, err := store.DeleteUser(id); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			if _, err := store.CreateUser("Late", "late@example.com"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := []int64{1, 2, 3, 5, 6, 7}; !slices.Equal(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+	if got := store.UsersAfter(7, 5); len(got) != 0 {
+		t.Errorf("UsersAfter(last id) = %v, want none", got)
 	}
 }

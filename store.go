@@ -1162,6 +1162,15 @@ func (s *Store) Users() []*User {
 	return s.users.all()
 }
 
+// UsersAfter returns up to n users with ids above after, in id order: a list read a
+// page at a time, which users deleted or added meanwhile do not shift.
+func (s *Store) UsersAfter(after int64, n int) []*User {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, _ := slices.BinarySearch(s.users.ids, after+1)
+	return slices.Clone(s.users.recs[i:min(i+n, len(s.users.recs))])
+}
+
 // UserQuery selects a page of users.
 type UserQuery struct {
 	Search   string // keep users whose name or email contains it, case-insensitively
