@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"container/list"
 	"fmt"
 	"sync"
 )
@@ -172,21 +171,6 @@ func (c *limitChecker) selectionSet(set *SelectionSet, depth int, introspection 
 	}
 }
 
-// documentCache keeps parsed and validated documents by query text, least
-// recently used first out.
-type documentCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *preparedDocument, most recent at the front
-	byKey map[string]*list.Element
-}
-
-const (
-	defaultCacheSize = 1000
-	// Longer queries are not cached, which bounds the cache's memory.
-	maxCachedQueryLen = 16 << 10
-)
-
 type preparedDocument struct {
 	query     string
 	doc       *Document
@@ -226,65 +210,4 @@ func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func(
 	}
 	p.plans[pk] = gs
 	return gs
-}
-
-func newDocumentCache(max int) *documentCache {
-	return &documentCache{max: max, order: list.New(), byKey: make(map[string]*list.Element)}
-}
-
-func (c *documentCache) get(q string) *preparedDocument {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byKey[q]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*preparedDocument)
-	}
-	return nil
-}
-
-func (c *documentCache) put(p *preparedDocument) {
-	if len(p.query) > maxCachedQueryLen || c.max <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[p.query]; ok {
-		return
-	}
-	c.byKey[p.query] = c.order.PushFront(p)
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.byKey, last.Value.(*preparedDocument).query)
-	}
-}
-
-// prepare parses, limits and validates a query, or finds it in the cache.
-func (s *Schema) prepare(query string) *preparedDocument {
-	if p := s.cache.get(query); p != nil {
-		return p
-	}
-	p := &preparedDocument{query: query}
-	doc, err := parseLimited(query, s.Limits)
-	if err != nil {
-		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(CodeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
-	} else if errs := checkLimits(doc, s.Limits); errs != nil {
-		p.errs = errs
-	} else if errs := s.Validate(doc); len(errs) > 0 {
-		p.errs = errs
-	}
-	p.doc = doc
-	if p.errs == nil {
-		for _, d := range doc.Definitions {
-			if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
-				if p.fragments == nil {
-					p.fragments = make(map[string]*FragmentDefinition)
-				}
-				p.fragments[f.Name] = f
-			}
-		}
-	}
-	s.cache.put(p)
-	return p
 }

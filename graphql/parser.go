@@ -12,28 +12,31 @@ const MaxParseDepth = 256
 // Both executable and type-system definitions are accepted; validation
 // decides what may be executed. The error, if any, is a *SyntaxError.
 func Parse(src string) (*Document, error) {
-	return parseLimited(src, DefaultLimits)
+	doc, _, err := parseLimited(src, DefaultLimits)
+	return doc, err
 }
 
 // parse parses a trusted document, such as a schema, with no limit but
 // maxTokens (0: none).
 func parse(src string, maxTokens int) (*Document, error) {
-	return parseLimited(src, Limits{MaxTokens: maxTokens})
+	doc, _, err := parseLimited(src, Limits{MaxTokens: maxTokens})
+	return doc, err
 }
 
 // parseLimited parses src and refuses it, as a syntax error, at the first
 // limit of lim it exceeds: the document is never read further than that.
-func parseLimited(src string, lim Limits) (*Document, error) {
+// It also returns the number of tokens, which measures the document's size.
+func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error) {
 	if lim.MaxDocumentBytes > 0 && len(src) > lim.MaxDocumentBytes {
-		return nil, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
+		return nil, 0, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
 	}
 	p := &parser{lex: newLexer(src, lim.MaxTokens), lim: lim}
 	p.advance()
-	doc := p.document()
+	doc = p.document()
 	if p.err != nil {
-		return nil, p.err
+		return nil, 0, p.err
 	}
-	return doc, nil
+	return doc, p.lex.tokens, nil
 }
 
 type parser struct {

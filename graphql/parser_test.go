@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -264,35 +263,4 @@ func firstOperationName(q string) string {
 		return "Q" + rest[:n]
 	}
 	return ""
-}
-
-func TestDocumentCache(t *testing.T) {
-	s, _ := newTestSchema(t)
-	q := "{ users { name } }"
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				if r := s.Execute(context.Background(), Request{Query: q}); len(r.Errors) > 0 {
-					t.Error(ErrorList(r.Errors))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	p1, p2 := s.prepare(q), s.prepare(q)
-	if p1 != p2 {
-		t.Error("a repeated query was prepared twice")
-	}
-	c := newDocumentCache(2)
-	for _, k := range []string{"a", "b", "a", "c"} {
-		if c.get(k) == nil {
-			c.put(&preparedDocument{query: k})
-		}
-	}
-	if c.get("b") != nil || c.get("a") == nil || c.get("c") == nil {
-		t.Error("the least recently used entry was not the one evicted")
-	}
 }

@@ -343,7 +343,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newDocumentCache(defaultCacheSize)
+	b.s.cache = newDocumentCache(defaultCacheBytes)
 	return b.s, nil
 }
 
