@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"quartet/graphql"
 )
 
 func main() {
@@ -42,6 +44,8 @@ type config struct {
 	snapshotBytes   int64
 	repair          bool
 	graphqlMaxDepth int
+	graphqlMaxCost  int
+	graphqlMaxBytes int // -graphql-max-response-bytes
 	wsOrigins       string
 	env             string
 	streamDelay     time.Duration
@@ -106,6 +110,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", grpcDefaults.maxStreams, "gRPC calls at once on one connection")
 	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", grpcDefaults.maxIdle, "close a gRPC connection that had no call for this long")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
+	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
+	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.jwt.register(fs)
@@ -130,6 +136,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.graphqlMaxDepth < 1 {
 		return errors.New("-graphql-max-depth must be positive")
+	}
+	if cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1 {
+		return errors.New("-graphql-max-cost and -graphql-max-response-bytes must be positive")
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")

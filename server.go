@@ -45,6 +45,8 @@ type Server struct {
 type serverOptions struct {
 	auth            *authenticator // nil: authentication off
 	graphqlMaxDepth int            // 0: graphql.DefaultLimits
+	graphqlMaxCost  int            // 0: graphql.DefaultLimits
+	graphqlMaxBytes int            // answer size; 0: graphql.DefaultLimits
 	wsOrigins       []string       // origins allowed to open WebSockets besides the server's own
 }
 
@@ -70,7 +72,10 @@ func (s *Server) addRoutes() {
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
-	graphqlHandler, ws := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)), s.auth, s.opts.wsOrigins)
+	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
+	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
+	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins)
 	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)

@@ -476,3 +476,108 @@ func TestResponseSizeBoundStopsMutations(t *testing.T) {
 		t.Errorf("%d users after the stop, want 4: the second mutation ran", len(st.users))
 	}
 }
+
+// newCountingCostSchema binds every field of the cost schema to a resolver
+// that adds the field's weight to *weights and returns a value shaped as the
+// analysis assumes: lists as long as their slicing argument says, else their
+// assumed size.
+func newCountingCostSchema(t testing.TB) (*Schema, *int) {
+	t.Helper()
+	s, err := ParseSchema(costSDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Limits.MaxCost, s.Limits.MaxResponseBytes = 0, 0
+	weights := new(int)
+	var fake func(t *Type, size int) any
+	fake = func(t *Type, size int) any {
+		t = t.Nullable()
+		switch t.Kind {
+		case List:
+			out := make([]any, size)
+			for i := range out {
+				out[i] = fake(t.OfType, 1)
+			}
+			return out
+		case Object:
+			return map[string]any{"__typename": t.Name}
+		case Interface, Union:
+			return map[string]any{"__typename": "User"}
+		}
+		if t.Name == "String" {
+			return "s"
+		}
+		return 1
+	}
+	for _, ty := range s.Types() {
+		if ty.Kind != Object || strings.HasPrefix(ty.Name, "__") || ty == s.Subscription {
+			continue
+		}
+		for _, def := range ty.Fields {
+			s.SetResolver(ty.Name, def.Name, func(p ResolveParams) (any, error) {
+				c := s.costOf(def)
+				*weights += c.weight
+				size, given := 0, false
+				for _, name := range c.slicing {
+					if n, ok := p.Args[name].(int); ok {
+						size, given = max(size, n), true
+					}
+				}
+				if !given {
+					size = c.assumedSize
+				}
+				return fake(def.Type, max(size, 0)), nil
+			})
+		}
+	}
+	return s, weights
+}
+
+// FuzzOperationCost checks that the cost analysis never panics, gives the same
+// cost from its cache as fresh, and is an upper bound: on data shaped as it
+// assumes, the weights of the fields an execution resolves add up to no more.
+func FuzzOperationCost(f *testing.F) {
+	for _, q := range []string{
+		"{ users { name posts { title comments { text } } } }",
+		"{ users(first: 3) { ...U } user(id: 1) { ...U } } fragment U on User { posts(limit: 2, last: 1) { id } tags }",
+		"{ search { ... on User { name } ... on Post { title comments { text } } } node { id ... on Post { title } } }",
+		"{ top(count: 2) { id } top2: top { name } expensive grid __typename }",
+		"query ($n: Int = 2, $s: Boolean = false) { users(first: $n) @skip(if: $s) { id } }",
+		"{ a: users(first: 2) { id } a: users(first: 2) { name } }",
+		"{ __schema { types { name fields { name args { name } } } } }",
+		`{ __type(name: "User") { ofType { ofType { ofType { ofType { name } } } } } }`,
+		"{ users(first: -1) { id } user(id: 2) { posts(limit: 2147483647) { id } } }",
+	} {
+		f.Add(q)
+	}
+	s, weights := newCountingCostSchema(f)
+	f.Fuzz(func(t *testing.T, src string) {
+		p := s.prepare(src)
+		if p.errs != nil {
+			return
+		}
+		op, errResp := selectOperation(p.doc, "")
+		if errResp != nil || op.Operation != Query {
+			return
+		}
+		vars, errs := coerceVariables(s, op, nil)
+		if errs != nil {
+			return
+		}
+		cost := s.operationCost(p, op, vars)
+		if again := s.operationCost(p, op, vars); cost < 0 || again != cost {
+			t.Fatalf("cost %d, then %d", cost, again)
+		}
+		if fresh := (&costAnalysis{s: s, fragments: p.fragments, vars: vars}).selectionSet(op.SelectionSet, s.Query); fresh != cost {
+			t.Fatalf("cost %d, %d worked out afresh", cost, fresh)
+		}
+		if cost > 5000 {
+			return // a bound on the work of one input, not a property
+		}
+		*weights = 0
+		s.executeOperation(context.Background(), p, op, nil, vars)
+		if *weights > cost {
+			t.Fatalf("resolved fields weigh %d, over the estimated cost %d", *weights, cost)
+		}
+	})
+}
