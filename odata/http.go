@@ -253,10 +253,9 @@ func KeySegmentHandler(routes map[string]*Route, next http.Handler) http.Handler
 // set, so that no OData URL answers 200 to a query string the others refuse.
 func MetadataHandler(m *Model, rejectPassword bool) http.Handler {
 	doc := m.Metadata()
-	check := Route{RejectPassword: rejectPassword}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if failed, done := check.precheck(r.URL.RawQuery); done {
-			write(w, failed)
+		if rejectPassword && containsPassword(r.URL.RawQuery) {
+			write(w, Response{Status: http.StatusBadRequest})
 			return
 		}
 		if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
