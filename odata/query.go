@@ -54,7 +54,8 @@ type Settings struct {
 }
 
 // Query is a parsed, checked and compiled set of query options for one
-// entity type. It is safe for concurrent use.
+// entity type. It is safe for concurrent use. It is meant for one request:
+// all its evaluations share one count against Limits.MaxVisits.
 type Query struct {
 	Type *EntityType
 
