@@ -63,6 +63,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	}
 	rt := &odataRoutes{model: model}
 
+	// Settings.Limits is left zero: every route has odata.DefaultLimits.
 	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}

@@ -41,7 +41,8 @@ func FuzzParseQuery(f *testing.F) {
 	_, products, _ := newTestModel()
 	items, _ := testData()
 	f.Fuzz(func(t *testing.T, raw string) {
-		settings := Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 3}
+		// A small MaxVisits, so that evaluation reaches it too.
+		settings := Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20}}
 		checkPasswordRule(t, raw)
 		q, err := ParseQuery(raw, products.Type, settings)
 		if why := mustRefuse(raw); why != "" && err == nil {
@@ -67,11 +68,16 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			return
 		}
-		page, n := q.Apply(items, nil)
-		if n > len(items) || len(page) > n {
-			t.Fatalf("%q: page %d of %d", raw, len(page), n)
+		page, n, err := q.Apply(items, nil)
+		if err == nil {
+			if n > len(items) || len(page) > n {
+				t.Fatalf("%q: page %d of %d", raw, len(page), n)
+			}
+			_, err = q.AppendCollection(nil, "$metadata#Products", page, n, true)
 		}
-		q.AppendCollection(nil, "$metadata#Products", page, n, true)
+		if e, ok := AsError(err); err != nil && (!ok || !strings.Contains(e.Msg, "related entities")) {
+			t.Fatalf("%q: evaluation failed with %v", raw, err)
+		}
 	})
 }
 

@@ -1,5 +1,10 @@
 package odata
 
+import (
+	"strconv"
+	"sync/atomic"
+)
+
 // Limits bound the work one query string can ask for. Each is checked while the
 // query string is read, before what it counts is built, so a hostile query is refused
 // after a bounded amount of work (a query error, 400) instead of being evaluated. The
@@ -22,6 +27,13 @@ type Limits struct {
 	// MaxLambdaDepth bounds how deeply any/all nest. Each level multiplies evaluation by
 	// the size of a collection, so the cost of a nested lambda grows as a power of it.
 	MaxLambdaDepth int
+	// MaxVisits bounds the related entities a request's expressions may reach while
+	// they are evaluated: each member of every collection navigation fetched for
+	// any, all or $count, summed over the whole request ($expand's nested options
+	// included). The others bound the query's text; this one depends on the data
+	// (any over a product's orders inside any over orders costs the square of the
+	// orders), so it is counted during evaluation, which stops with a query error.
+	MaxVisits int
 }
 
 // DefaultLimits are the limits a zero Limits field stands for. Every documented
@@ -33,6 +45,7 @@ var DefaultLimits = Limits{
 	MaxOrderByKeys: 8,
 	MaxDepth:       64,
 	MaxLambdaDepth: 2,
+	MaxVisits:      250_000,
 }
 
 // orDefault returns l with each zero field taken from DefaultLimits.
@@ -50,6 +63,7 @@ func (l Limits) orDefault() Limits {
 		MaxOrderByKeys: pick(l.MaxOrderByKeys, d.MaxOrderByKeys),
 		MaxDepth:       pick(l.MaxDepth, d.MaxDepth),
 		MaxLambdaDepth: pick(l.MaxLambdaDepth, d.MaxLambdaDepth),
+		MaxVisits:      pick(l.MaxVisits, d.MaxVisits),
 	}
 }
 
@@ -61,3 +75,21 @@ type budget struct {
 }
 
 func newBudget(l Limits) *budget { return &budget{Limits: l.orDefault()} }
+
+// visits counts the related entities one request's evaluation has reached, against
+// Limits.MaxVisits. Evaluations of one Query may run at once, so the count is atomic.
+// A nil *visits counts nothing.
+type visits struct {
+	n, max int64
+}
+
+// charge counts n more related entities, and stops the evaluation with a query error
+// (a panic recovered where the evaluation started) once they are too many.
+func (v *visits) charge(n int) {
+	if v == nil {
+		return
+	}
+	if atomic.AddInt64(&v.n, int64(n)) > v.max {
+		panic(&Error{Msg: "evaluating the query reached more than " + strconv.FormatInt(v.max, 10) + " related entities"})
+	}
+}

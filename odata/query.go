@@ -54,7 +54,8 @@ type Settings struct {
 }
 
 // Query is a parsed, checked and compiled set of query options for one
-// entity type. It is safe for concurrent use.
+// entity type. It is safe for concurrent use. It is meant for one request:
+// all its evaluations share one count against Limits.MaxVisits.
 type Query struct {
 	Type *EntityType
 
@@ -122,7 +123,7 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 			return nil, e
 		}
 	}
-	r := &resolver{settings: s, now: time.Now}
+	r := &resolver{settings: s, now: time.Now, visits: &visits{max: int64(b.MaxVisits)}}
 	if s.Now != nil {
 		r.now = s.Now
 	}
@@ -148,6 +149,7 @@ func parseOption(o *options, name, value string, b *budget) error {
 type resolver struct {
 	settings Settings
 	now      func() time.Time
+	visits   *visits // shared by the whole query, $expand's nested options included
 }
 
 func (r *resolver) guard(option string, f func()) {
@@ -169,7 +171,7 @@ func fail(option string, pos int, format string, args ...any) {
 func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
 	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
 	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
-	c := &compiler{now: r.now()}
+	c := &compiler{now: r.now(), visits: r.visits}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
@@ -240,7 +242,9 @@ type Filter struct {
 }
 
 // ParseFilter parses, checks and compiles a $filter expression (already
-// percent-decoded) for entity type t.
+// percent-decoded) for entity type t. The expression is held to
+// DefaultLimits, except MaxVisits: the filter is for any number of uses, not
+// one request, so its evaluation is not counted (routes use ParseQuery).
 func ParseFilter(expr string, t *EntityType) (*Filter, error) {
 	var f *Filter
 	err := run(func() {
@@ -312,8 +316,15 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 // Apply runs the query over items in the order OData prescribes: $filter,
 // then restrict (if not nil), $orderby, count, $skip, $top. It returns the
 // page and the number of entities before $skip and $top. items is not
-// modified.
-func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int) {
+// modified. The error is an *Error: the evaluation of this Query, its
+// earlier ones included, reached more than Limits.MaxVisits related entities.
+func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int, err error) {
+	err = run(func() { page, count = q.apply(items, restrict) })
+	return page, count, err
+}
+
+// apply is Apply; it panics with an *Error past Limits.MaxVisits.
+func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count int) {
 	if q.filter != nil {
 		items = q.filter.Select(items)
 	}
