@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -441,10 +442,18 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 			if _, err := s.CreateUser("After", "after@example.com"); err == nil || err.Error() != "internal server error" {
 				t.Errorf("a write after the failure: %v, want it refused with the generic error", err)
 			}
+			srv := NewServer(s, slog.New(slog.DiscardHandler), serverOptions{})
 			rec := httptest.NewRecorder()
-			NewServer(s, slog.New(slog.DiscardHandler), serverOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			srv.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 			if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"status":"unavailable"`) || !strings.Contains(rec.Body.String(), `"reason":"journal write failed`) {
 				t.Errorf("/healthz: %d %s", rec.Code, rec.Body)
+			}
+			rec = httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Rest","email":"rest@example.com"}`))
+			req.Header.Set("Content-Type", "application/json")
+			srv.ServeHTTP(rec, req)
+			if rec.Code != 500 || strings.Contains(rec.Body.String(), dir) || strings.Contains(rec.Body.String(), tc.err.Error()) {
+				t.Errorf("REST write after the failure: %d %s, want a 500 without internals", rec.Code, rec.Body)
 			}
 			if !strings.Contains(logs.String(), "journal write failed") || !strings.Contains(logs.String(), tc.err.Error()) {
 				t.Errorf("the failure was not logged:\n%s", logs)
@@ -716,4 +725,70 @@ func TestDurableReadsPreviousFormat(t *testing.T) {
 	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	defer again.Close()
 	mustEqualState(t, again, s)
+}
+
+// TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
+// the journal fails, at a write or at an fsync; whatever was acknowledged before, and
+// whichever writes were in flight, the store in memory afterwards is exactly what a
+// restart reads from the directory.
+func TestDurableFailureUnderLoad(t *testing.T) {
+	for _, atSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("at fsync ", atSync), func(t *testing.T) {
+			dir := t.TempDir()
+			f := &faults{}
+			s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.DiscardHandler), DurableOptions{wrapFile: f.wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acked atomic.Int64
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 200 {
+						u, err := s.CreateUser(fmt.Sprintf("Load %d", w), fmt.Sprintf("l%d.%d@example.com", w, i))
+						if err != nil {
+							return
+						}
+						if acked.Add(1) == 100 {
+							f.mu.Lock()
+							if atSync {
+								f.syncErr = syscall.EIO
+							} else {
+								f.writeErr = syscall.ENOSPC
+							}
+							f.mu.Unlock()
+						}
+						name := fmt.Sprintf("Load %d renamed", w)
+						p, err1 := s.CreatePost(u.ID, "Post", "Body")
+						_, err2 := s.UpdateUser(u.ID, UserPatch{Name: &name})
+						if err1 != nil || err2 != nil {
+							return
+						}
+						if _, err := s.AddComment(p.ID, 1, "Hi"); err != nil {
+							return
+						}
+						if _, err := s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}); err != nil {
+							return
+						}
+						if i%2 == 0 {
+							if _, err := s.DeleteUser(u.ID); err != nil {
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if s.Unavailable() == "" {
+				t.Fatal("the fault never struck")
+			}
+			s.Close()
+			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer again.Close()
+			mustEqualState(t, again, s)
+			if got, want := indexesOf(again), indexesOf(s); !reflect.DeepEqual(got, want) {
+				t.Errorf("indexes differ after the rollback")
+			}
+		})
+	}
 }
