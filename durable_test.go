@@ -673,6 +673,13 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, j1), data, 0o644)
 		refuses(t, dir, j1+" does not follow from the snapshot")
 	})
+	t.Run("journal header removed", func(t *testing.T) {
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(dir, j1))
+		_, next, _ := readRecord(data, 0)
+		os.WriteFile(filepath.Join(dir, j1), data[next:], 0o644)
+		refuses(t, dir, j1+" does not follow from the snapshot (it has no header")
+	})
 	t.Run("older snapshot restored", func(t *testing.T) {
 		dir := t.TempDir()
 		s := openTestDurable(t, dir, nil, 1<<10)
