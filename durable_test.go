@@ -799,3 +799,53 @@ func TestDurableFailureUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestDurableRepairMovesLaterJournals: -repair of damage in a journal that later
+// journals follow cuts it there and moves the later journals aside, since their
+// changes follow from what was cut.
+func TestDurableRepairMovesLaterJournals(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	var st snapshotState
+	readSnapshot(data, &st)
+	f, _, err := createJournal(dir, 2, st.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":50,"name":"Later","email":"later@example.com","createdAt":"2024-01-01T00:00:00Z"}]}`)))
+	f.Close()
+	path := filepath.Join(dir, journalName(1))
+	journal, _ := os.ReadFile(path)
+	starts := recordStarts(t, journal)
+	journal[starts[2]+recordHeaderSize+3] ^= 0x20 // the second change
+	os.WriteFile(path, journal, 0o644)
+
+	refuses(t, dir, fmt.Sprintf("%s is corrupt at byte %d", path, starts[2]))
+	logs := &syncBuffer{}
+	repaired, err := OpenDurableStore(dir, nil, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := repaired.User(50); ok {
+		t.Error("the later journal was replayed after the cut")
+	}
+	if _, ok := repaired.User(7); !ok { // created by the first change, before the damage
+		t.Error("the change before the damage is missing")
+	}
+	if _, err := repaired.CreateUser("After Repair", "after.repair@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	repaired.Close()
+	if moved, _ := filepath.Glob(filepath.Join(dir, journalName(2)+".cut-*")); len(moved) != 1 {
+		t.Errorf("later journal moved to %v, want one side file", moved)
+	}
+	if gens, _ := journalGens(dir); !reflect.DeepEqual(gens, []uint64{1}) {
+		t.Errorf("journals after -repair: %v, want [1]", gens)
+	}
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, repaired)
+}
