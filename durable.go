@@ -297,7 +297,9 @@ func (j *journal) flush() {
 			<-j.wake
 			continue
 		}
-		if j.failed { // only after a failure that found no one to answer
+		if j.failed {
+			// Writes are refused after a failure, so nothing should be queued;
+			// anything that is is rolled back and refused the same way.
 			j.fail(batch, errJournalFailed)
 			continue
 		}
@@ -523,9 +525,11 @@ type journalHeader struct {
 var journalHeaderStart = []byte(`{"journal":`)
 
 // createJournal creates journal gen of store, its header on disk, and returns it
-// open for appending, with its size.
+// open for appending, with its size. A journal it fails to create is removed, so a
+// later attempt (the next rotation) starts afresh rather than after a torn header.
 func createJournal(dir string, gen uint64, store string) (*os.File, int64, error) {
-	f, err := os.OpenFile(filepath.Join(dir, journalName(gen)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	name := filepath.Join(dir, journalName(gen))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -535,6 +539,7 @@ func createJournal(dir string, gen uint64, store string) (*os.File, int64, error
 	}
 	if err != nil {
 		f.Close()
+		os.Remove(name)
 		return nil, 0, err
 	}
 	return f, size, nil
@@ -888,12 +893,19 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 		return false, err
 	}
 	off := 0
-	if payload, next, ok := readRecord(data, 0); ok && bytes.HasPrefix(payload, journalHeaderStart) {
+	if payload, next, ok := readRecord(data, 0); ok {
 		var h journalHeader
-		if err := json.Unmarshal(payload, &h); err != nil || h.Journal != gen || (store != "" && h.Store != store) {
+		switch {
+		case !bytes.HasPrefix(payload, journalHeaderStart):
+			// Since snapshots name their store, every journal has a header.
+			if store != "" {
+				return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
+			}
+		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || (store != "" && h.Store != store):
 			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
+		default:
+			off = next
 		}
-		off = next
 	}
 	for off < len(data) {
 		payload, next, ok := readRecord(data, off)

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -441,10 +442,18 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 			if _, err := s.CreateUser("After", "after@example.com"); err == nil || err.Error() != "internal server error" {
 				t.Errorf("a write after the failure: %v, want it refused with the generic error", err)
 			}
+			srv := NewServer(s, slog.New(slog.DiscardHandler), serverOptions{})
 			rec := httptest.NewRecorder()
-			NewServer(s, slog.New(slog.DiscardHandler), serverOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			srv.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 			if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"status":"unavailable"`) || !strings.Contains(rec.Body.String(), `"reason":"journal write failed`) {
 				t.Errorf("/healthz: %d %s", rec.Code, rec.Body)
+			}
+			rec = httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Rest","email":"rest@example.com"}`))
+			req.Header.Set("Content-Type", "application/json")
+			srv.ServeHTTP(rec, req)
+			if rec.Code != 500 || strings.Contains(rec.Body.String(), dir) || strings.Contains(rec.Body.String(), tc.err.Error()) {
+				t.Errorf("REST write after the failure: %d %s, want a 500 without internals", rec.Code, rec.Body)
 			}
 			if !strings.Contains(logs.String(), "journal write failed") || !strings.Contains(logs.String(), tc.err.Error()) {
 				t.Errorf("the failure was not logged:\n%s", logs)
@@ -664,6 +673,13 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, j1), data, 0o644)
 		refuses(t, dir, j1+" does not follow from the snapshot")
 	})
+	t.Run("journal header removed", func(t *testing.T) {
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(dir, j1))
+		_, next, _ := readRecord(data, 0)
+		os.WriteFile(filepath.Join(dir, j1), data[next:], 0o644)
+		refuses(t, dir, j1+" does not follow from the snapshot (it has no header")
+	})
 	t.Run("older snapshot restored", func(t *testing.T) {
 		dir := t.TempDir()
 		s := openTestDurable(t, dir, nil, 1<<10)
@@ -716,4 +732,120 @@ func TestDurableReadsPreviousFormat(t *testing.T) {
 	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	defer again.Close()
 	mustEqualState(t, again, s)
+}
+
+// TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
+// the journal fails, at a write or at an fsync; whatever was acknowledged before, and
+// whichever writes were in flight, the store in memory afterwards is exactly what a
+// restart reads from the directory.
+func TestDurableFailureUnderLoad(t *testing.T) {
+	for _, atSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("at fsync ", atSync), func(t *testing.T) {
+			dir := t.TempDir()
+			f := &faults{}
+			s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.DiscardHandler), DurableOptions{wrapFile: f.wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acked atomic.Int64
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 200 {
+						u, err := s.CreateUser(fmt.Sprintf("Load %d", w), fmt.Sprintf("l%d.%d@example.com", w, i))
+						if err != nil {
+							return
+						}
+						if acked.Add(1) == 100 {
+							f.mu.Lock()
+							if atSync {
+								f.syncErr = syscall.EIO
+							} else {
+								f.writeErr = syscall.ENOSPC
+							}
+							f.mu.Unlock()
+						}
+						name := fmt.Sprintf("Load %d renamed", w)
+						p, err1 := s.CreatePost(u.ID, "Post", "Body")
+						_, err2 := s.UpdateUser(u.ID, UserPatch{Name: &name})
+						if err1 != nil || err2 != nil {
+							return
+						}
+						if _, err := s.AddComment(p.ID, 1, "Hi"); err != nil {
+							return
+						}
+						if _, err := s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}); err != nil {
+							return
+						}
+						if i%2 == 0 {
+							if _, err := s.DeleteUser(u.ID); err != nil {
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if s.Unavailable() == "" {
+				t.Fatal("the fault never struck")
+			}
+			s.Close()
+			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer again.Close()
+			mustEqualState(t, again, s)
+			if got, want := indexesOf(again), indexesOf(s); !reflect.DeepEqual(got, want) {
+				t.Errorf("indexes differ after the rollback")
+			}
+		})
+	}
+}
+
+// TestDurableRepairMovesLaterJournals: -repair of damage in a journal that later
+// journals follow cuts it there and moves the later journals aside, since their
+// changes follow from what was cut.
+func TestDurableRepairMovesLaterJournals(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	var st snapshotState
+	readSnapshot(data, &st)
+	f, _, err := createJournal(dir, 2, st.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":50,"name":"Later","email":"later@example.com","createdAt":"2024-01-01T00:00:00Z"}]}`)))
+	f.Close()
+	path := filepath.Join(dir, journalName(1))
+	journal, _ := os.ReadFile(path)
+	starts := recordStarts(t, journal)
+	journal[starts[2]+recordHeaderSize+3] ^= 0x20 // the second change
+	os.WriteFile(path, journal, 0o644)
+
+	refuses(t, dir, fmt.Sprintf("%s is corrupt at byte %d", path, starts[2]))
+	logs := &syncBuffer{}
+	repaired, err := OpenDurableStore(dir, nil, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := repaired.User(50); ok {
+		t.Error("the later journal was replayed after the cut")
+	}
+	if _, ok := repaired.User(7); !ok { // created by the first change, before the damage
+		t.Error("the change before the damage is missing")
+	}
+	if _, err := repaired.CreateUser("After Repair", "after.repair@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	repaired.Close()
+	if moved, _ := filepath.Glob(filepath.Join(dir, journalName(2)+".cut-*")); len(moved) != 1 {
+		t.Errorf("later journal moved to %v, want one side file", moved)
+	}
+	if gens, _ := journalGens(dir); !reflect.DeepEqual(gens, []uint64{1}) {
+		t.Errorf("journals after -repair: %v, want [1]", gens)
+	}
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, repaired)
 }

@@ -47,10 +47,11 @@ func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
 // newGraphQLSchema builds the executable schema over store; mutations need the write
 // scope when auth is on.
 func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDepth int) *graphql.Schema {
-	schema, err := graphql.ParseSchema(schemaSDL)
+	parsed, err := graphql.ParseSchema(schemaSDL)
 	if err != nil {
 		panic("schema.graphql: " + err.Error()) // embedded and tested: a build defect
 	}
+	schema := resolverGuard{parsed, log}
 	schema.Limits.MaxDepth = maxDepth
 	// A created user or post reads the same to every subscriber: nothing under
 	// Subscription depends on who asks, so one execution per event serves them all.
@@ -124,7 +125,11 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return store.CreatePost(id(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
 	}))
 	schema.SetResolver("Mutation", "addComment", write(func(p graphql.ResolveParams) (any, error) {
-		return store.AddComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+		c, err := store.AddAuthoredComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
 	}))
 
 	schema.SetSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
@@ -163,22 +168,49 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	schema.SetResolver("Post", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(post(p).UserID)) })
 	schema.SetResolver("Post", "createdAt", func(p graphql.ResolveParams) (any, error) { return post(p).CreatedAt, nil })
 	schema.SetResolver("Post", "comments", func(p graphql.ResolveParams) (any, error) {
-		return values(store.CommentsOnPost(post(p).ID)), nil
+		// Each with its author, read at once: see AuthoredComment.
+		comments := store.AuthoredCommentsOnPost(post(p).ID)
+		out := make([]any, len(comments))
+		for i := range comments {
+			out[i] = &comments[i]
+		}
+		return out, nil
 	})
 
-	comment := func(p graphql.ResolveParams) *Comment { return p.Source.(*Comment) }
+	comment := func(p graphql.ResolveParams) *AuthoredComment { return p.Source.(*AuthoredComment) }
 	schema.SetResolver("Comment", "id", func(p graphql.ResolveParams) (any, error) { return comment(p).ID, nil })
 	schema.SetResolver("Comment", "text", func(p graphql.ResolveParams) (any, error) { return comment(p).Text, nil })
 	schema.SetResolver("Comment", "postId", func(p graphql.ResolveParams) (any, error) { return comment(p).PostID, nil })
 	schema.SetResolver("Comment", "createdAt", func(p graphql.ResolveParams) (any, error) { return comment(p).CreatedAt, nil })
 	schema.SetResolver("Comment", "author", func(p graphql.ResolveParams) (any, error) {
-		u, ok := store.User(comment(p).AuthorID)
-		if !ok { // the cascade removes a deleted author's comments, so this is a defect
-			return nil, fmt.Errorf("comment %d: author %d missing", comment(p).ID, comment(p).AuthorID)
+		c := comment(p)
+		if c.Author == nil { // the cascade removes a deleted author's comments, so this is a defect
+			return nil, fmt.Errorf("comment %d: author %d missing", c.ID, c.AuthorID)
 		}
-		return u, nil
+		return c.Author, nil
 	})
-	return schema
+	return schema.Schema
+}
+
+// resolverGuard binds resolvers so that an error other than a domain *Error (a
+// defect, whose text may hold internals) is logged and answered as a generic
+// "internal server error" with code INTERNAL_SERVER_ERROR: a client never reads
+// internal text, and the operator reads all of it.
+type resolverGuard struct {
+	*graphql.Schema
+	log *slog.Logger
+}
+
+// SetResolver binds fn, guarded, to typeName.fieldName.
+func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.ResolveFunc) {
+	g.Schema.SetResolver(typeName, fieldName, func(p graphql.ResolveParams) (any, error) {
+		v, err := fn(p)
+		if _, domain := errors.AsType[*Error](err); err != nil && !domain {
+			g.log.Error("graphql resolver failed", "field", typeName+"."+fieldName, "error", err)
+			return nil, &Error{Kind: KindInternal, Message: "internal server error"}
+		}
+		return v, err
+	})
 }
 
 // subscribe gives a subscription field its source stream: the store's created records

@@ -1077,26 +1077,35 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 
 // AddComment stores a new comment by authorID on post postID.
 func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error) {
+	c, err := s.AddAuthoredComment(postID, authorID, text)
+	return c.Comment, err
+}
+
+// AddAuthoredComment stores a new comment by authorID on post postID, and returns it
+// with its author as the comment was made.
+func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return nil, invalidFields(map[string][]string{"text": {"is required"}})
+		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"is required"}})
 	}
 	if len(text) > 10_000 {
-		return nil, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
+		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
 	}
-	var c *Comment
+	var c AuthoredComment
 	err := s.write(func() (*change, error) {
 		if _, ok := s.posts.get(postID); !ok {
 			return nil, notFound("post %d not found", postID)
 		}
-		if _, ok := s.users.get(authorID); !ok {
+		author, ok := s.users.get(authorID)
+		if !ok {
 			return nil, userNotFound(authorID)
 		}
-		c = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
-		return &change{Op: opPutComment, Comment: c}, nil
+		c.Comment = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
+		c.Author = author
+		return &change{Op: opPutComment, Comment: c.Comment}, nil
 	})
 	if err != nil {
-		return nil, err
+		return AuthoredComment{}, err
 	}
 	return c, nil
 }
@@ -1258,6 +1267,28 @@ func (s *Store) CommentsOnPost(postID int64) []*Comment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return lookup(&s.comments, s.commentsByPost[postID])
+}
+
+// AuthoredComment is a comment with its author, read together under one lock. Read
+// apart, the author could be deleted in between: the delete removes the author's
+// comments too, but after this one was read.
+type AuthoredComment struct {
+	*Comment
+	Author *User
+}
+
+// AuthoredCommentsOnPost returns the comments on post postID in id order, each with
+// its author.
+func (s *Store) AuthoredCommentsOnPost(postID int64) []AuthoredComment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.commentsByPost[postID]
+	out := make([]AuthoredComment, len(ids))
+	for i, id := range ids {
+		c := s.comments.byID[id]
+		out[i] = AuthoredComment{c, s.users.byID[c.AuthorID]} // the cascade keeps an author for every comment
+	}
+	return out
 }
 
 // Comments returns every comment in id order.
