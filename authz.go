@@ -107,7 +107,11 @@ func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.auth.check(r.Context(), r.Header.Get("Authorization"), accessWrite); err != nil {
+		authorization, err := authorizationHeader(r)
+		if err == nil {
+			err = s.auth.check(r.Context(), authorization, accessWrite)
+		}
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", challenge(r, err))
 			s.writeError(w, r, err)
 			return
