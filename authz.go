@@ -149,17 +149,6 @@ func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Req
 	}
 }
 
-// authorizationHeader is the request's one Authorization value, "" when it has none.
-// Two are refused: which one a proxy or the next server would honour is anybody's guess.
-func authorizationHeader(r *http.Request) (string, error) {
-	switch v := r.Header.Values("Authorization"); len(v) {
-	case 0:
-		return "", nil
-	case 1:
-		return v[0], nil
-	}
-	return "", &Error{Kind: KindUnauthenticated, Message: "more than one Authorization header"}
-}
 
 // grpcAccess is what each gRPC method needs; a method not listed is open.
 var grpcAccess = map[string]access{

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -58,11 +59,12 @@ type config struct {
 
 // jwtFlags configure bearer-token authentication; it is off when no key is given.
 type jwtFlags struct {
-	secret, publicKeyFile, issuer, audience string
+	secret, secretFile, publicKeyFile, issuer, audience string
 }
 
 func (j *jwtFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret (one trailing newline ignored): unlike -jwt-secret, not visible in ps")
 	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
 	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
 	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
@@ -71,11 +73,29 @@ func (j *jwtFlags) register(fs *flag.FlagSet) {
 // verifierConfig reads the key the flags name; on is false when authentication is off.
 func (j *jwtFlags) verifierConfig() (cfg JWTConfig, on bool, err error) {
 	cfg = JWTConfig{Issuer: j.issuer, Audience: j.audience}
+	var given []string // the key flags set: one at most
+	for _, f := range []struct{ name, value string }{{"-jwt-secret", j.secret}, {"-jwt-secret-file", j.secretFile}, {"-jwt-public-key", j.publicKeyFile}} {
+		if f.value != "" {
+			given = append(given, f.name)
+		}
+	}
 	switch {
-	case j.secret != "" && j.publicKeyFile != "":
-		return cfg, false, errors.New("-jwt-secret and -jwt-public-key exclude each other")
+	case len(given) > 1:
+		return cfg, false, errors.New(strings.Join(given, " and ") + " exclude each other")
 	case j.secret != "":
 		cfg.Secret = []byte(j.secret)
+	case j.secretFile != "":
+		secret, err := os.ReadFile(j.secretFile)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-jwt-secret-file: %w", unwrapPathError(err))
+		}
+		// Editors and echo end a file with a newline that is not part of the secret.
+		secret = bytes.TrimSuffix(secret, []byte("\n"))
+		secret = bytes.TrimSuffix(secret, []byte("\r"))
+		if len(secret) == 0 {
+			return cfg, false, fmt.Errorf("-jwt-secret-file: %s is empty", j.secretFile)
+		}
+		cfg.Secret = secret
 	case j.publicKeyFile != "":
 		pem, err := os.ReadFile(j.publicKeyFile)
 		if err != nil {
@@ -169,8 +189,8 @@ func runToken(args []string, getenv func(string) string, stdout io.Writer) error
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet token -sub NAME [-scope write] [-ttl 1h]"); err != nil {
 		return err
 	}
-	if j.secret == "" {
-		return errors.New("token: set -jwt-secret (or QUARTET_JWT_SECRET) to the server's HS256 secret")
+	if j.secret == "" && j.secretFile == "" {
+		return errors.New("token: set -jwt-secret or -jwt-secret-file (or QUARTET_JWT_SECRET[_FILE]) to the server's HS256 secret")
 	}
 	if sub == "" {
 		return errors.New("token: -sub is required")

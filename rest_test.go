@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+
+	"quartet/internal/jsonkeys"
 )
 
 // usersNamed builds users with ids 1..n in order, named by names and emails.
@@ -112,19 +117,35 @@ var userBodySeeds = []string{
 	`{"name":"a"`, `{"name":"a",}`, `{"nameſ":"x"}`, `{"ſ":1}`, `{"emaiſ":"x"}`, `{"name":"a"}` + "\n\t ",
 }
 
+// checkUserBody holds the REST body decoder to its reference: encoding/json, with
+// a repeated key (case-folded in the outermost object) an error. The fast decoder
+// may give up, but whatever it accepts the reference accepts with the same values;
+// decodeBody fails exactly when the reference does, for user and order bodies.
 func checkUserBody(t *testing.T, data []byte) {
 	t.Helper()
+	_, dup := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data))
 	var fast userBody
 	ok := fast.decodeJSON(data)
 	var want userBody
-	err := decodeOneJSONValue(bytes.NewReader(data), &want) // what decodeJSON does without the fast decoder
+	err := decodeOneJSONValue(bytes.NewReader(data), &want) // what decodeBody does without the fast decoder
+	if dup {
+		err = errors.New("duplicate key")
+	}
 	switch {
 	case ok && err != nil:
-		t.Fatalf("%q: the fast decoder accepts what encoding/json refuses (%v)", data, err)
+		t.Fatalf("%q: the fast decoder accepts what the reference refuses (%v)", data, err)
 	case ok && fast != want:
 		t.Fatalf("%q: fast decoder %+v, encoding/json %+v", data, fast, want)
 	case !ok && fast != (userBody{}):
 		t.Fatalf("%q: the fast decoder gave up but changed the body: %+v", data, fast)
+	}
+	var got userBody
+	if gotErr := decodeBody(data, &got); (gotErr != nil) != (err != nil) || err == nil && got != want {
+		t.Fatalf("%q: decodeBody gives %+v, %v; want %+v, %v", data, got, gotErr, want, err)
+	}
+	var order orderBody
+	if orderErr := decodeBody(data, &order); dup && orderErr == nil {
+		t.Fatalf("%q: an order body with a repeated key was accepted", data)
 	}
 }
 
@@ -214,4 +235,27 @@ func FuzzUserQuery(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) { checkUserQuery(t, raw) })
+}
+
+// BenchmarkDecodeUserBody measures decodeJSON on POST /api/users bodies: a typical
+// one (the fast decoder's path) and one with a key the fast decoder leaves to
+// encoding/json, with what the strict checks cost on each.
+func BenchmarkDecodeUserBody(b *testing.B) {
+	for _, c := range []struct{ name, body string }{
+		{"typical", `{"name":"Ann Lee","email":"ann.lee@example.com"}`},
+		{"extraKey", `{"name":"Ann Lee","email":"ann.lee@example.com","role":"admin"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			header := http.Header{"Content-Type": {"application/json"}}
+			w := &discardResponse{header: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				r := &http.Request{Method: "POST", Header: header, Body: io.NopCloser(strings.NewReader(c.body)), ContentLength: int64(len(c.body))}
+				var u userBody
+				if err := decodeJSON(w, r, &u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

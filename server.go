@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/internal/jsonkeys"
 )
 
 // maxBodyBytes bounds every request body (CONTRACT.md section 3: larger is 413).
@@ -368,7 +369,7 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 }
 
 // fastJSONDecoder is a request body with a decoder of its own for the common case
-// (see userBody.decodeJSON): decodeJSON tries it on bodies of up to fastBodyBytes.
+// (see userBody.decodeJSON): decodeBody tries it on bodies of up to fastBodyBytes.
 type fastJSONDecoder interface {
 	decodeJSON(data []byte) bool
 }
@@ -379,8 +380,8 @@ const fastBodyBytes = 4 << 10
 var errBodyHandled = errors.New("request body rejected")
 
 // decodeJSON reads r's body into v: it must be application/json, at most
-// maxBodyBytes, and exactly one JSON value. On failure it answers the request itself
-// (415, 413 or 400) and returns errBodyHandled.
+// maxBodyBytes, and exactly one JSON value with no repeated key (see decodeBody). On
+// failure it answers the request itself (415, 413 or 400) and returns errBodyHandled.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
 		if detail := checkJSONMediaType(ct); detail != "" {
@@ -388,25 +389,52 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 			return errBodyHandled
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	var src io.Reader = body
-	if fast, ok := v.(fastJSONDecoder); ok && 0 < r.ContentLength && r.ContentLength <= fastBodyBytes {
-		buf := make([]byte, r.ContentLength)
-		n, err := io.ReadFull(body, buf)
-		if err == nil && fast.decodeJSON(buf) {
-			return nil
-		}
-		// encoding/json reads the same bytes, then whatever stopped the reading.
-		src = io.MultiReader(bytes.NewReader(buf[:n]), body)
-	}
-	err := decodeOneJSONValue(src, v)
-	if err == nil {
-		return nil
-	}
+	data, err := readBody(w, r)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
 		return errBodyHandled
 	}
-	writeProblem(w, http.StatusBadRequest, "request body: "+describeJSONError(err).Error(), nil)
-	return errBodyHandled
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
+		return errBodyHandled
+	}
+	if err := decodeBody(data, v); err != nil {
+		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
+		return errBodyHandled
+	}
+	return nil
+}
+
+// readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check
+// needs all of it, and the bound keeps that cheap. A larger body is reported as an
+// *http.MaxBytesError, before any of it is read when its length is declared.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
+	}
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		_, err := io.ReadFull(body, buf)
+		return buf, err
+	}
+	return io.ReadAll(body)
+}
+
+// decodeBody decodes data into v as encoding/json would, except that a key repeated
+// in an object (in the outermost object, also in another letter case, which
+// encoding/json would match to the same field) is an error rather than the last one
+// silently winning (issue 15.9). Errors are worded for the client.
+func decodeBody(data []byte, v any) error {
+	if fast, ok := v.(fastJSONDecoder); ok && len(data) <= fastBodyBytes && fast.decodeJSON(data) {
+		return nil // the fast decoder accepts no repeated key
+	}
+	if dup, ok := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data)); ok {
+		return dup
+	}
+	// Any other error Check found, encoding/json finds too, and words it as usual.
+	if err := decodeOneJSONValue(bytes.NewReader(data), v); err != nil {
+		return describeJSONError(err)
+	}
+	return nil
 }
