@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -189,8 +188,8 @@ func filterPath(n int) string {
 // recorded with its status code (ResourceExhausted is the bound working); a stream
 // that took every user is held open for hold, still uncommitted, and then
 // cancelled, so that the users are never stored and only the buffering is
-// measured. A stream not done within timeout has failed; as in attackHTTP, the
-// kind stops once parallel streams have.
+// measured. A stream not done within timeout (plus the hold) has failed; as in
+// attackHTTP, the kind stops once parallel streams have.
 func attackCreateUsers(ctx context.Context, addr string, streams, parallel, users int, hold, timeout time.Duration) *kindResult {
 	k := &kindResult{}
 	ctx, cancel := context.WithCancel(ctx)
@@ -253,7 +252,7 @@ func attackCreateUsers(ctx context.Context, addr string, streams, parallel, user
 // stream with, or "held open"), and the time until the service refused or the last
 // user was sent.
 func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg *userpb.CreateUserRequest, users int, hold, timeout time.Duration) (int, string, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+hold)
 	defer cancel() // without CloseSend: the call is abandoned, nothing is stored
 	t0 := time.Now()
 	st, err := client.CreateUsers(ctx)
@@ -273,20 +272,21 @@ func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg
 		case <-time.After(hold):
 			return sent, "held open", lat, nil
 		case <-ctx.Done():
-			return sent, "", 0, ctx.Err()
+			return sent, "", 0, fmt.Errorf("CreateUsers holding %d users: %w", sent, ctx.Err())
 		}
 	}
 	if !errors.Is(err, io.EOF) {
 		return sent, "", 0, err
 	}
-	// The service ended the call: its status says why.
+	// The call ended before every user was sent: its status says why. When the
+	// client's own deadline or cancellation ended it, the service did not answer;
+	// otherwise the service refused (a DeadlineExceeded of its own is a bound too).
 	_, err = st.CloseAndRecv()
 	lat := time.Since(t0)
-	code := status.Code(err)
-	if code == codes.DeadlineExceeded || code == codes.Canceled {
-		return sent, "", 0, err
+	if ctx.Err() != nil {
+		return sent, "", 0, fmt.Errorf("CreateUsers after %d users: %w", sent, ctx.Err())
 	}
-	return sent, code.String(), lat, nil
+	return sent, status.Code(err).String(), lat, nil
 }
 
 // attackWebSockets opens sockets WebSockets to /graphql from this one address,

@@ -121,17 +121,6 @@ func isTimeout(err error) bool {
 	return errors.As(err, &te) && te.Timeout()
 }
 
-func percentileInt(sorted []int64, p float64) int64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	d := make([]time.Duration, len(sorted)) // percentile's rank rule, on sizes
-	for i, v := range sorted {
-		d[i] = time.Duration(v)
-	}
-	return int64(percentile(d, p))
-}
-
 // hostileRequest is one HTTP request of an attack.
 type hostileRequest struct {
 	method, path string // path with the query

@@ -115,7 +115,7 @@ func TestTallyOutcomes(t *testing.T) {
 	if k.failures != 1 || k.firstErr != context.DeadlineExceeded {
 		t.Errorf("failures %d (%v), want 1: a request stopped with its kind is not its own failure", k.failures, k.firstErr)
 	}
-	if percentileInt(k.bytes, 50) != 20 || percentileInt(k.bytes, 100) != 30 {
+	if nearestRank(k.bytes, 50) != 20 || nearestRank(k.bytes, 100) != 30 {
 		t.Errorf("answer sizes %v", k.bytes)
 	}
 }
