@@ -165,7 +165,7 @@ type hostile struct {
 	cfg     *hostileConfig
 	bin     string
 	dataset string
-	p       *proc // the service; nil after the guard killed it, until the next kind
+	p       *proc // the service; nil after a kind that did not hold killed it, until the next kind
 	log     io.Writer
 }
 

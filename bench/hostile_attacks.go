@@ -364,8 +364,9 @@ type wsAttacker struct {
 }
 
 // openWSAttacker dials, initialises and subscribes subs times. A refusal (an
-// upgrade status other than 101, or a close before the ack) is returned as the
-// outcome with a nil attacker.
+// upgrade status other than 101, or the socket ended before the last subscribe
+// was sent) is returned as the outcome with a nil attacker; only a timeout or a
+// failed dial is an error.
 func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Duration) (*wsAttacker, string, error) {
 	t0 := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, timeout)
@@ -379,18 +380,28 @@ func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Dur
 	}
 	dl, _ := dctx.Deadline()
 	c.nc.SetDeadline(dl)
+	// After the upgrade, a write or read that fails is the service ending the
+	// socket, named by its close code when it sent one, which may still be
+	// waiting to be read after a failed write.
+	refused := func(stage string, err error) (*wsAttacker, string, error) {
+		defer c.close()
+		if isTimeout(err) {
+			return nil, "", err
+		}
+		for c.closeCode == 0 {
+			if _, err := c.read(); err != nil {
+				break
+			}
+		}
+		return nil, "closed " + closeName(c.closeCode) + " " + stage, nil
+	}
 	if err := c.writeText([]byte(`{"type":"connection_init"}`)); err != nil {
-		c.close()
-		return nil, "", err
+		return refused("at init", err)
 	}
 	for {
 		msg, err := c.read()
-		if errors.Is(err, io.EOF) {
-			return nil, "closed " + closeName(c.closeCode) + " at init", nil
-		}
 		if err != nil {
-			c.close()
-			return nil, "", err
+			return refused("at init", err)
 		}
 		if bytes.Contains(msg, []byte(`"connection_ack"`)) {
 			break
@@ -399,8 +410,7 @@ func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Dur
 	for i := 1; i <= subs; i++ {
 		sub := fmt.Sprintf(`{"id":"%d","type":"subscribe","payload":{"query":%q}}`, i, fanOutQuery)
 		if err := c.writeText([]byte(sub)); err != nil {
-			c.close()
-			return nil, "", err
+			return refused("while subscribing", err)
 		}
 	}
 	c.nc.SetDeadline(time.Time{})

@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // TestHostileQuick runs the hostile check's quick mode against the real service.
@@ -117,5 +122,50 @@ func TestTallyOutcomes(t *testing.T) {
 	}
 	if nearestRank(k.bytes, 50) != 20 || nearestRank(k.bytes, 100) != 30 {
 		t.Errorf("answer sizes %v", k.bytes)
+	}
+}
+
+// TestWebSocketRefusalsCounted checks that the WebSocket kind tells each way of
+// refusing apart: a refused upgrade, a close code after connection_init, and an
+// error message for one subscription on a socket that stays open.
+func TestWebSocketRefusalsCounted(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := conns.Add(1)
+		if n == 1 {
+			http.Error(w, "too many sockets", http.StatusTooManyRequests)
+			return
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			return
+		}
+		ctx := r.Context()
+		if _, _, err := c.Read(ctx); err != nil { // connection_init
+			return
+		}
+		if n == 2 {
+			c.Close(4429, "too many sockets")
+			return
+		}
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_ack"}`))
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			if bytes.Contains(b, []byte(`"id":"3"`)) {
+				c.Write(ctx, websocket.MessageText, []byte(`{"id":"3","type":"error","payload":[{"message":"too many subscriptions"}]}`))
+			}
+		}
+	}))
+	defer srv.Close()
+	k := attackWebSockets(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 3, 3, 200*time.Millisecond, 5*time.Second)
+	want := "closed 4429 at init x1, open, some subscriptions refused x1, upgrade 429 x1"
+	if got := k.outcomeList(); got != want || k.sent != 3 || !k.held() {
+		t.Errorf("outcomes %q, sent %d, held %v (%v); want %q", got, k.sent, k.held(), k.firstErr, want)
+	}
+	if !strings.Contains(k.detail, "subscriptions sent 3, refused by error message 1") {
+		t.Errorf("detail %q", k.detail)
 	}
 }
