@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,11 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"quartet/userpb"
 )
 
 // TestHostileQuick runs the hostile check's quick mode against the real service.
@@ -167,5 +173,45 @@ func TestWebSocketRefusalsCounted(t *testing.T) {
 	}
 	if !strings.Contains(k.detail, "subscriptions sent 3, refused by error message 1") {
 		t.Errorf("detail %q", k.detail)
+	}
+}
+
+// refusingUsers is a CreateUsers that refuses a stream's user number max+1 with
+// ResourceExhausted, as a bounded service does.
+type refusingUsers struct {
+	userpb.UnimplementedUserServiceServer
+	max int
+}
+
+func (s *refusingUsers) CreateUsers(st grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
+	for n := 1; ; n++ {
+		if _, err := st.Recv(); err != nil {
+			return err
+		}
+		if n > s.max {
+			return status.Error(codes.ResourceExhausted, "too many users on one stream")
+		}
+	}
+}
+
+// TestCreateUsersRefusalCounted checks that a stream the service refuses counts
+// as answered with its status code, and one it lets through as held open.
+func TestCreateUsersRefusalCounted(t *testing.T) {
+	for _, c := range []struct {
+		max  int
+		want string
+	}{{max: 10, want: "ResourceExhausted x2"}, {max: 1 << 30, want: "held open x2"}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		userpb.RegisterUserServiceServer(srv, &refusingUsers{max: c.max})
+		go srv.Serve(ln)
+		k := attackCreateUsers(context.Background(), ln.Addr().String(), 2, 2, 1000, 10*time.Millisecond, 5*time.Second)
+		srv.Stop()
+		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
+			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)
+		}
 	}
 }
