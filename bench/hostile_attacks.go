@@ -249,8 +249,8 @@ func attackCreateUsers(ctx context.Context, addr string, streams, parallel, user
 
 // createUsersStream runs one CreateUsers call; see attackCreateUsers. It returns
 // how many users were sent, the outcome (the status code the service ended the
-// stream with, or "held open"), and the time until the service refused or the last
-// user was sent.
+// call with, or "held open"), and the time until the service ended the call or,
+// when it did not, until the last user was sent.
 func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg *userpb.CreateUserRequest, users int, hold, timeout time.Duration) (int, string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout+hold)
 	defer cancel() // without CloseSend: the call is abandoned, nothing is stored
@@ -266,27 +266,32 @@ func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg
 		}
 		sent++
 	}
-	if err == nil {
+	var ended error // the call's status, once the service has ended it
+	switch {
+	case err == nil:
+		// Every user went out, though the last ones may sit in buffers while the
+		// service has already refused the stream: hold it, watching for the end.
 		lat := time.Since(t0)
+		end := make(chan error, 1)
+		go func() { end <- st.RecvMsg(new(userpb.CreateUsersResponse)) }()
 		select {
 		case <-time.After(hold):
 			return sent, "held open", lat, nil
-		case <-ctx.Done():
-			return sent, "", 0, fmt.Errorf("CreateUsers holding %d users: %w", sent, ctx.Err())
+		case ended = <-end:
 		}
-	}
-	if !errors.Is(err, io.EOF) {
+	case errors.Is(err, io.EOF): // the call has ended; its status says why
+		_, ended = st.CloseAndRecv()
+	default:
 		return sent, "", 0, err
 	}
-	// The call ended before every user was sent: its status says why. When the
-	// client's own deadline or cancellation ended it, the service did not answer;
-	// otherwise the service refused (a DeadlineExceeded of its own is a bound too).
-	_, err = st.CloseAndRecv()
 	lat := time.Since(t0)
+	// When the client's own deadline or cancellation ended the call, the service
+	// did not answer; otherwise it refused (a DeadlineExceeded of its own is a
+	// bound too).
 	if ctx.Err() != nil {
 		return sent, "", 0, fmt.Errorf("CreateUsers after %d users: %w", sent, ctx.Err())
 	}
-	return sent, status.Code(err).String(), lat, nil
+	return sent, status.Code(ended).String(), lat, nil
 }
 
 // attackWebSockets opens sockets WebSockets to /graphql from this one address,

@@ -208,7 +208,7 @@ func TestCreateUsersRefusalCounted(t *testing.T) {
 		srv := grpc.NewServer()
 		userpb.RegisterUserServiceServer(srv, &refusingUsers{max: c.max})
 		go srv.Serve(ln)
-		k := attackCreateUsers(context.Background(), ln.Addr().String(), 2, 2, 1000, 10*time.Millisecond, 5*time.Second)
+		k := attackCreateUsers(context.Background(), ln.Addr().String(), 2, 2, 1000, 300*time.Millisecond, 5*time.Second)
 		srv.Stop()
 		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
 			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)
