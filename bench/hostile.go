@@ -165,7 +165,7 @@ type hostile struct {
 	cfg     *hostileConfig
 	bin     string
 	dataset string
-	p       *proc // the service; nil after the guard killed it, until the next kind
+	p       *proc // the service; nil after a kind that did not hold killed it, until the next kind
 	log     io.Writer
 }
 
@@ -412,8 +412,8 @@ func startGuard(ctx context.Context, p *proc, ceiling int64, stop context.Cancel
 				g.peak = max(g.peak, m.rss)
 				if m.rss > ceiling {
 					g.reason = fmt.Sprintf("RSS %.0f MiB over the %.0f MiB ceiling", mib(m.rss), mib(ceiling))
+					stop() // first, so the requests the kill breaks count as stopped, not failed
 					p.kill()
-					stop()
 					return
 				}
 			}
@@ -512,7 +512,7 @@ func (r *hostileReport) print(w io.Writer) {
 		p50, p99, b50, bmax := "-", "-", "-", "-"
 		if len(k.lat) > 0 {
 			p50, p99 = fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99))
-			b50, bmax = fmtBytes(percentileInt(k.bytes, 50)), fmtBytes(percentileInt(k.bytes, 100))
+			b50, bmax = fmtBytes(nearestRank(k.bytes, 50)), fmtBytes(nearestRank(k.bytes, 100))
 		}
 		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), p50, p99, b50, bmax, cpu, fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
 			after, fmtDur(k.legit.percentile(99)), held)

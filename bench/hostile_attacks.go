@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -189,8 +188,8 @@ func filterPath(n int) string {
 // recorded with its status code (ResourceExhausted is the bound working); a stream
 // that took every user is held open for hold, still uncommitted, and then
 // cancelled, so that the users are never stored and only the buffering is
-// measured. A stream not done within timeout has failed; as in attackHTTP, the
-// kind stops once parallel streams have.
+// measured. A stream not done within timeout (plus the hold) has failed; as in
+// attackHTTP, the kind stops once parallel streams have.
 func attackCreateUsers(ctx context.Context, addr string, streams, parallel, users int, hold, timeout time.Duration) *kindResult {
 	k := &kindResult{}
 	ctx, cancel := context.WithCancel(ctx)
@@ -250,10 +249,10 @@ func attackCreateUsers(ctx context.Context, addr string, streams, parallel, user
 
 // createUsersStream runs one CreateUsers call; see attackCreateUsers. It returns
 // how many users were sent, the outcome (the status code the service ended the
-// stream with, or "held open"), and the time until the service refused or the last
-// user was sent.
+// call with, or "held open"), and the time until the service ended the call or,
+// when it did not, until the last user was sent.
 func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg *userpb.CreateUserRequest, users int, hold, timeout time.Duration) (int, string, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+hold)
 	defer cancel() // without CloseSend: the call is abandoned, nothing is stored
 	t0 := time.Now()
 	st, err := client.CreateUsers(ctx)
@@ -267,26 +266,32 @@ func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg
 		}
 		sent++
 	}
-	if err == nil {
+	var ended error // the call's status, once the service has ended it
+	switch {
+	case err == nil:
+		// Every user went out, though the last ones may sit in buffers while the
+		// service has already refused the stream: hold it, watching for the end.
 		lat := time.Since(t0)
+		end := make(chan error, 1)
+		go func() { end <- st.RecvMsg(new(userpb.CreateUsersResponse)) }()
 		select {
 		case <-time.After(hold):
 			return sent, "held open", lat, nil
-		case <-ctx.Done():
-			return sent, "", 0, ctx.Err()
+		case ended = <-end:
 		}
-	}
-	if !errors.Is(err, io.EOF) {
+	case errors.Is(err, io.EOF): // the call has ended; its status says why
+		_, ended = st.CloseAndRecv()
+	default:
 		return sent, "", 0, err
 	}
-	// The service ended the call: its status says why.
-	_, err = st.CloseAndRecv()
 	lat := time.Since(t0)
-	code := status.Code(err)
-	if code == codes.DeadlineExceeded || code == codes.Canceled {
-		return sent, "", 0, err
+	// When the client's own deadline or cancellation ended the call, the service
+	// did not answer; otherwise it refused (a DeadlineExceeded of its own is a
+	// bound too).
+	if ctx.Err() != nil {
+		return sent, "", 0, fmt.Errorf("CreateUsers after %d users: %w", sent, ctx.Err())
 	}
-	return sent, code.String(), lat, nil
+	return sent, status.Code(ended).String(), lat, nil
 }
 
 // attackWebSockets opens sockets WebSockets to /graphql from this one address,
@@ -364,8 +369,9 @@ type wsAttacker struct {
 }
 
 // openWSAttacker dials, initialises and subscribes subs times. A refusal (an
-// upgrade status other than 101, or a close before the ack) is returned as the
-// outcome with a nil attacker.
+// upgrade status other than 101, or the socket ended before the last subscribe
+// was sent) is returned as the outcome with a nil attacker; only a timeout or a
+// failed dial is an error.
 func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Duration) (*wsAttacker, string, error) {
 	t0 := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, timeout)
@@ -379,18 +385,28 @@ func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Dur
 	}
 	dl, _ := dctx.Deadline()
 	c.nc.SetDeadline(dl)
+	// After the upgrade, a write or read that fails is the service ending the
+	// socket, named by its close code when it sent one, which may still be
+	// waiting to be read after a failed write.
+	refused := func(stage string, err error) (*wsAttacker, string, error) {
+		defer c.close()
+		if isTimeout(err) {
+			return nil, "", err
+		}
+		for c.closeCode == 0 {
+			if _, err := c.read(); err != nil {
+				break
+			}
+		}
+		return nil, "closed " + closeName(c.closeCode) + " " + stage, nil
+	}
 	if err := c.writeText([]byte(`{"type":"connection_init"}`)); err != nil {
-		c.close()
-		return nil, "", err
+		return refused("at init", err)
 	}
 	for {
 		msg, err := c.read()
-		if errors.Is(err, io.EOF) {
-			return nil, "closed " + closeName(c.closeCode) + " at init", nil
-		}
 		if err != nil {
-			c.close()
-			return nil, "", err
+			return refused("at init", err)
 		}
 		if bytes.Contains(msg, []byte(`"connection_ack"`)) {
 			break
@@ -399,8 +415,7 @@ func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Dur
 	for i := 1; i <= subs; i++ {
 		sub := fmt.Sprintf(`{"id":"%d","type":"subscribe","payload":{"query":%q}}`, i, fanOutQuery)
 		if err := c.writeText([]byte(sub)); err != nil {
-			c.close()
-			return nil, "", err
+			return refused("while subscribing", err)
 		}
 	}
 	c.nc.SetDeadline(time.Time{})

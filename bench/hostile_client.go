@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,13 +101,9 @@ func (t *tally) sorted() {
 
 // outcomeList is the outcomes with their counts, most frequent first.
 func (t *tally) outcomeList() string {
-	keys := make([]string, 0, len(t.outcomes))
-	for k := range t.outcomes {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := t.outcomes[keys[i]], t.outcomes[keys[j]]
-		return a > b || a == b && keys[i] < keys[j]
+	keys := slices.Collect(maps.Keys(t.outcomes))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(t.outcomes[b], t.outcomes[a]), strings.Compare(a, b))
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
@@ -119,17 +115,6 @@ func (t *tally) outcomeList() string {
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.As(err, &te) && te.Timeout()
-}
-
-func percentileInt(sorted []int64, p float64) int64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	d := make([]time.Duration, len(sorted)) // percentile's rank rule, on sizes
-	for i, v := range sorted {
-		d[i] = time.Duration(v)
-	}
-	return int64(percentile(d, p))
 }
 
 // hostileRequest is one HTTP request of an attack.
@@ -147,10 +132,10 @@ var errorCode = regexp.MustCompile(`"code"\s*:\s*"([A-Za-z_]+)"`)
 // outcomePrefix is how much of an answer is kept to find its error code.
 const outcomePrefix = 4096
 
-// do sends req and reads the whole answer, keeping only its beginning. It returns
+// fetch sends req and reads the whole answer, keeping only its beginning. It returns
 // the outcome (the status, and the first error code in the answer when there is
 // one) and the answer's size.
-func do(ctx context.Context, client *http.Client, base string, req hostileRequest) (string, int64, error) {
+func fetch(ctx context.Context, client *http.Client, base string, req hostileRequest) (string, int64, error) {
 	var body io.Reader
 	if req.body != nil {
 		body = bytes.NewReader(req.body)
@@ -199,7 +184,7 @@ func newClient(conns int, timeout time.Duration) *http.Client {
 func healthz(ctx context.Context, addr string) {
 	c := newClient(1, 5*time.Second)
 	defer c.CloseIdleConnections()
-	do(ctx, c, "http://"+addr, hostileRequest{method: "GET", path: "/healthz"})
+	fetch(ctx, c, "http://"+addr, hostileRequest{method: "GET", path: "/healthz"})
 }
 
 // legitResult is what the legitimate client saw.
@@ -266,7 +251,7 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 			for {
 				req, want := call(1 + rng.IntN(users))
 				t0 := time.Now()
-				outcome, _, err := do(ctx, client, base, req)
+				outcome, _, err := fetch(ctx, client, base, req)
 				el := time.Since(t0)
 				switch {
 				case ctx.Err() != nil:
@@ -330,7 +315,7 @@ func attackHTTP(ctx context.Context, addr string, n, attackers int, timeout time
 				k.sent++
 				k.mu.Unlock()
 				t0 := time.Now()
-				outcome, size, err := do(ctx, client, base, r)
+				outcome, size, err := fetch(ctx, client, base, r)
 				if err != nil {
 					k.failed(ctx, err)
 					continue

@@ -5,9 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"quartet/userpb"
 )
 
 // TestHostileQuick runs the hostile check's quick mode against the real service.
@@ -115,7 +126,92 @@ func TestTallyOutcomes(t *testing.T) {
 	if k.failures != 1 || k.firstErr != context.DeadlineExceeded {
 		t.Errorf("failures %d (%v), want 1: a request stopped with its kind is not its own failure", k.failures, k.firstErr)
 	}
-	if percentileInt(k.bytes, 50) != 20 || percentileInt(k.bytes, 100) != 30 {
+	if nearestRank(k.bytes, 50) != 20 || nearestRank(k.bytes, 100) != 30 {
 		t.Errorf("answer sizes %v", k.bytes)
+	}
+}
+
+// TestWebSocketRefusalsCounted checks that the WebSocket kind tells each way of
+// refusing apart: a refused upgrade, a close code after connection_init, and an
+// error message for one subscription on a socket that stays open.
+func TestWebSocketRefusalsCounted(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := conns.Add(1)
+		if n == 1 {
+			http.Error(w, "too many sockets", http.StatusTooManyRequests)
+			return
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			return
+		}
+		ctx := r.Context()
+		if _, _, err := c.Read(ctx); err != nil { // connection_init
+			return
+		}
+		if n == 2 {
+			c.Close(4429, "too many sockets")
+			return
+		}
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_ack"}`))
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			if bytes.Contains(b, []byte(`"id":"3"`)) {
+				c.Write(ctx, websocket.MessageText, []byte(`{"id":"3","type":"error","payload":[{"message":"too many subscriptions"}]}`))
+			}
+		}
+	}))
+	defer srv.Close()
+	k := attackWebSockets(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 3, 3, 200*time.Millisecond, 5*time.Second)
+	want := "closed 4429 at init x1, open, some subscriptions refused x1, upgrade 429 x1"
+	if got := k.outcomeList(); got != want || k.sent != 3 || !k.held() {
+		t.Errorf("outcomes %q, sent %d, held %v (%v); want %q", got, k.sent, k.held(), k.firstErr, want)
+	}
+	if !strings.Contains(k.detail, "subscriptions sent 3, refused by error message 1") {
+		t.Errorf("detail %q", k.detail)
+	}
+}
+
+// refusingUsers is a CreateUsers that refuses a stream's user number max+1 with
+// ResourceExhausted, as a bounded service does.
+type refusingUsers struct {
+	userpb.UnimplementedUserServiceServer
+	max int
+}
+
+func (s *refusingUsers) CreateUsers(st grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
+	for n := 1; ; n++ {
+		if _, err := st.Recv(); err != nil {
+			return err
+		}
+		if n > s.max {
+			return status.Error(codes.ResourceExhausted, "too many users on one stream")
+		}
+	}
+}
+
+// TestCreateUsersRefusalCounted checks that a stream the service refuses counts
+// as answered with its status code, and one it lets through as held open.
+func TestCreateUsersRefusalCounted(t *testing.T) {
+	for _, c := range []struct {
+		max  int
+		want string
+	}{{max: 10, want: "ResourceExhausted x2"}, {max: 1 << 30, want: "held open x2"}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		userpb.RegisterUserServiceServer(srv, &refusingUsers{max: c.max})
+		go srv.Serve(ln)
+		k := attackCreateUsers(context.Background(), ln.Addr().String(), 2, 2, 1000, 300*time.Millisecond, 5*time.Second)
+		srv.Stop()
+		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
+			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)
+		}
 	}
 }
