@@ -149,7 +149,6 @@ func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Req
 	}
 }
 
-
 // grpcAccess is what each gRPC method needs; a method not listed is open.
 var grpcAccess = map[string]access{
 	userpb.UserService_GetUser_FullMethodName:     accessToken,
