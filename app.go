@@ -125,12 +125,14 @@ func (a *app) shutdown() error {
 	wsErr := a.server.Shutdown(ctx) // past the bound, it drops the WebSockets left
 	err := cmp.Or(a.http.Shutdown(ctx), wsErr)
 	if errors.Is(err, context.DeadlineExceeded) {
+		<-counted      // before anything is cut
 		a.http.Close() // Shutdown leaves the busy connections open
 		err = nil
 	}
 	select {
 	case <-grpcDone:
 	case <-ctx.Done():
+		<-counted
 		a.grpc.Stop()
 		<-grpcDone
 	}
