@@ -239,7 +239,9 @@ type Schema struct {
 
 	prepareOnce sync.Once
 	cache       *documentCache
-	fanout      fanout // see ShareEventResults
+	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
+	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
+	fanout      fanout                  // see ShareEventResults
 }
 
 // Type returns the named type called name, or nil.
@@ -341,7 +343,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newDocumentCache(defaultCacheSize)
+	b.s.cache = newDocumentCache(defaultCacheBytes)
 	return b.s, nil
 }
 
@@ -443,6 +445,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 	}
 	if withIntrospection {
 		b.addUsedBuiltins()
+		s.sizeIntrospection()
 	}
 	return nil
 }
@@ -538,6 +541,7 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			}
 			f.Args = b.inputValues(fd.Args)
 			f.IsDeprecated, f.DeprecationReason = deprecation(fd.Directives)
+			b.readCostDirectives(t, f, fd)
 			t.Fields = append(t.Fields, f)
 			t.fieldMap[fd.Name] = f
 		}

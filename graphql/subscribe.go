@@ -60,6 +60,9 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	if root == nil {
 		return nil, ErrorList{newError(CodeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
 	}
+	if err := s.checkCost(p, op, vars); err != nil {
+		return nil, ErrorList{err}
+	}
 	e := s.newExecutor(ctx, p, op, vars)
 	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
