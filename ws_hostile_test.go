@@ -36,7 +36,9 @@ func TestHostileWebSockets(t *testing.T) {
 		creates        = 9
 		createBound    = 20 * time.Millisecond * raceSlowdown
 		eventsExpected = clientSubs * creates
+		heapBound      = 64 << 20
 	)
+	heapBefore := heapAlloc()
 	cfg := testConfig()
 	cfg.ws = wsLimits{maxSockets: 10_000, maxSocketsPerClient: perClient, maxSubscriptions: 100_000, maxSubscriptionsPerClient: clientSubs}
 	a, logs := startApp(t, cfg)
@@ -153,6 +155,13 @@ func TestHostileWebSockets(t *testing.T) {
 	}
 	if n := feedSubscribers(a.store); n != clientSubs {
 		t.Fatalf("%d subscriptions active, want %d", n, clientSubs)
+	}
+	// What the attack holds, the test's own sockets included: without the
+	// caps, 500 sockets and 50,000 subscriptions held 600 MB or more.
+	if grown := int64(heapAlloc()) - int64(heapBefore); grown > heapBound {
+		t.Errorf("heap grew by %d MB under the attack, want under %d MB", grown>>20, heapBound>>20)
+	} else {
+		t.Logf("heap grew by %.1f MB under the attack", float64(grown)/(1<<20))
 	}
 
 	// The attacker keeps trying for more sockets while a legitimate client
