@@ -225,9 +225,9 @@ func (o *WebSocketOptions) setDefaults() {
 // 503, one beyond MaxSocketsPerClient with 429, each with a plain-text
 // reason. An operation beyond MaxSubscriptions, MaxSubscriptionsPerClient or
 // MaxTotalSubscriptions gets an error message (GRAPHQL_VALIDATION_FAILED)
-// and the connection stays open. Refusals are logged, aggregated. A message beyond MaxMessageBytes
-// closes the connection with 1009. An internal failure closes
-// with 4500; Shutdown closes with 1001 Going Away.
+// and the connection stays open. These refusals go to Log, aggregated. A
+// message beyond MaxMessageBytes closes the connection with 1009. An
+// internal failure closes with 4500; Shutdown closes with 1001 Going Away.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
