@@ -229,7 +229,10 @@ type Schema struct {
 	// costs one execution instead of thousands. Set it only when the resolvers reached from
 	// Subscription do not depend on the request's context (the caller's
 	// identity, say), since every subscriber gets the first one's result.
-	// Shared responses must be treated as read-only.
+	// Events are told apart with ==, so a source should send a fresh value
+	// (a pointer, say) per event: an event equal to one of the last few
+	// gets that one's result. Shared responses must be treated as
+	// read-only.
 	ShareEventResults bool
 
 	types      map[string]*Type
