@@ -226,9 +226,10 @@ type Schema struct {
 	// ShareEventResults lets the subscribers of one subscription (the same
 	// query text, operation name and variables) share a single execution,
 	// and its JSON, per event: with thousands of subscribers, an event then
-	// costs one execution instead of thousands. Set it only when the resolvers reached from
-	// Subscription do not depend on the request's context (the caller's
-	// identity, say), since every subscriber gets the first one's result.
+	// costs one execution instead of thousands. Set it only when the
+	// resolvers reached from Subscription do not depend on the request's
+	// context (the caller's identity, say), since every subscriber gets the
+	// first one's result.
 	// Events are told apart with ==, so a source should send a fresh value
 	// (a pointer, say) per event: an event equal to one of the last few
 	// gets that one's result. Shared responses must be treated as
