@@ -289,3 +289,74 @@ func TestWebSocketFanOut(t *testing.T) {
 		t.Errorf("%d executions for %d sockets, want 1", n, sockets)
 	}
 }
+
+// TestWebSocketCoalescesWrites: results queued for one socket while its
+// writer is busy go out in one system call, in order, each intact.
+func TestWebSocketCoalescesWrites(t *testing.T) {
+	const subscriptions = 50
+	s := newShareSchema(t)
+	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1})
+	srv := httptest.NewServer(ws)
+	defer func() {
+		ws.Shutdown(t.Context())
+		srv.Close()
+	}()
+	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), ProtocolTransportWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	for i := range subscriptions {
+		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
+	}
+	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		n := len(s.sources)
+		s.mu.Unlock()
+		if n == subscriptions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d subscriptions started", n, subscriptions)
+		}
+	}
+	ws.mu.Lock()
+	var conn *wsConn
+	for wc := range ws.conns {
+		conn = wc
+	}
+	ws.mu.Unlock()
+	writes := func() int {
+		conn.coalescer.mu.Lock()
+		defer conn.coalescer.mu.Unlock()
+		return conn.coalescer.writes
+	}
+	conn.writing.Lock() // the writer is busy: every result is queued
+	s.publish(&shareEv{n: 5})
+	for deadline := time.Now().Add(wsWait); conn.queued.Load() < subscriptions; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			conn.writing.Unlock()
+			t.Fatalf("%d of %d results queued", conn.queued.Load(), subscriptions)
+		}
+	}
+	before := writes()
+	conn.writing.Unlock()
+	got := map[string]bool{}
+	for range subscriptions {
+		var m struct {
+			ID      string          `json:"id"`
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		msg := wsMustRecv(t, c)
+		if err := json.Unmarshal([]byte(msg), &m); err != nil || m.Type != "next" || string(m.Payload) != `{"data":{"ev":{"n":5}}}` {
+			t.Fatalf("got %s", msg)
+		}
+		got[m.ID] = true
+	}
+	if len(got) != subscriptions {
+		t.Errorf("%d distinct ids, want %d", len(got), subscriptions)
+	}
+	if n := writes() - before; n != 1 {
+		t.Errorf("%d system calls for %d queued results, want 1", n, subscriptions)
+	}
+}

@@ -286,7 +286,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.live.Add(1)
 	defer h.live.Add(-1)
 	c := newWSConn(h, ws, hw.conn, r)
-	c.client = client
+	c.client, c.coalescer = client, hw.out
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
@@ -338,16 +338,23 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 }
 
 // hijackRecorder keeps the connection that websocket.Accept hijacks, so
-// that it can be closed without waiting for a close handshake.
+// that it can be closed without waiting for a close handshake, and puts a
+// coalescer under the library's writer.
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
+	out  *coalescer
 }
 
 func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return conn, brw, err
+	}
 	w.conn = conn
-	return conn, brw, err
+	w.out = &coalescer{conn: conn}
+	// The response to the upgrade has gone out: the writer holds nothing.
+	return conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.out, brw.Writer.Size())), nil
 }
 
 func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -356,14 +363,17 @@ func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // parses messages and starts operations; each operation has a goroutine that
 // queues its results; one writer goroutine sends the queue.
 type wsConn struct {
-	h      *WebSocketHandler
-	ws     *websocket.Conn
-	raw    net.Conn      // under ws
-	r      *http.Request // the upgrade request, with ctx as its context
-	client string        // its address, as the caps count it
-	legacy bool
-	ctx    context.Context
-	cancel context.CancelFunc
+	h   *WebSocketHandler
+	ws  *websocket.Conn
+	raw net.Conn // under ws
+	// coalescer is between ws and raw: the writer sends what is queued
+	// together.
+	coalescer *coalescer
+	r         *http.Request // the upgrade request, with ctx as its context
+	client    string        // its address, as the caps count it
+	legacy    bool
+	ctx       context.Context
+	cancel    context.CancelFunc
 
 	out      chan outMsg
 	queued   atomic.Int64  // messages in out not yet written
@@ -795,6 +805,52 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 	return c.write(m.data)
 }
 
+// writeQueue writes m and whatever else is queued by then, in one system
+// call as far as it goes; it reports false when the connection will send
+// nothing more. A close is written alone, after what came before it is
+// sent: the close handshake waits for the peer. The caller holds c.writing.
+func (c *wsConn) writeQueue(m outMsg) bool {
+	held := false
+	ok := true
+	for {
+		if m.close == 0 && !held && len(c.out) > 0 {
+			c.coalescer.hold()
+			held = true
+		}
+		if m.close != 0 && held {
+			held = false
+			if ok = c.release(); !ok {
+				c.queued.Add(-1)
+				return false
+			}
+		}
+		ok = c.writeMessage(m)
+		c.queued.Add(-1)
+		if !ok || len(c.out) == 0 {
+			break
+		}
+		m = <-c.out // only this goroutine takes from the queue
+	}
+	if held {
+		return c.release() && ok
+	}
+	return ok
+}
+
+// release sends what the coalescer holds, within WriteTimeout.
+func (c *wsConn) release() bool {
+	err := c.coalescer.release(c.h.opts.WriteTimeout)
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.drop("Write timeout: the client does not keep up")
+	} else if !c.isClosing() {
+		c.raw.Close()
+	}
+	return false
+}
+
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
 // buffer that is free again once written.
 func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
@@ -832,8 +888,7 @@ func (c *wsConn) writeLoop() {
 		select {
 		case m := <-c.out:
 			c.writing.Lock()
-			ok := c.writeMessage(m)
-			c.queued.Add(-1)
+			ok := c.writeQueue(m)
 			c.writing.Unlock()
 			if !ok {
 				return
