@@ -23,9 +23,10 @@
 // error's text; if the error (or one it wraps) implements ExtendedError its
 // extensions are used, so NewError("NOT_FOUND", "user 4 not found") gives
 // extensions.code NOT_FOUND. A resolver panic is recovered and becomes
-// "internal server error" with code INTERNAL_SERVER_ERROR. Parse errors have
-// code GRAPHQL_PARSE_FAILED, validation and limit errors
-// GRAPHQL_VALIDATION_FAILED, variable and operation-name errors
+// "internal server error" with code INTERNAL_SERVER_ERROR. Parse errors,
+// and the limits counted while parsing (see Limits), have code
+// GRAPHQL_PARSE_FAILED; validation errors and the other limits
+// GRAPHQL_VALIDATION_FAILED; variable and operation-name errors
 // BAD_USER_INPUT. An operation whose estimated cost is over Limits.MaxCost
 // is refused before it runs with COST_LIMIT_EXCEEDED (see cost.go), and an
 // execution whose answer outgrows Limits.MaxResponseBytes stops with

@@ -3,8 +3,11 @@ package graphql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"quartet/internal/jsonkeys"
 )
 
 var fuzzSeeds = []string{
@@ -19,6 +22,11 @@ var fuzzSeeds = []string{
 	"{ search(text: \"o\") { ... on User { name } ... on Post { name: title } } }",
 	"{{{{{{{",
 	"query ($v: [[[[Int]]]]) { echo(list: $v) }",
+	// Just past the parse limits: tokens, directives, variables, operations.
+	"{" + strings.Repeat(" a", 20000) + " }",
+	"{ a" + strings.Repeat(" @d", 201) + " }",
+	"query (" + strings.Repeat("$v: Int ", 101) + ") { a }",
+	strings.Repeat("{ a } ", 21),
 }
 
 // FuzzParse checks that the parser never panics and that errors carry a
@@ -38,6 +46,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if doc == nil || len(doc.Definitions) == 0 {
 			t.Fatal("no definitions and no error")
+		}
+		l := newLexer(src, 0)
+		for l.next().Kind != TokenEOF {
+		}
+		if l.tokens > DefaultLimits.MaxTokens {
+			t.Fatalf("parsed a document of %d tokens", l.tokens)
 		}
 	})
 }
@@ -80,7 +94,7 @@ func FuzzValidate(f *testing.F) {
 
 // FuzzDecodeParams checks the direct reading of plain request bodies against
 // encoding/json: whenever the direct path accepts a body, encoding/json must decode
-// it to the same parameters.
+// it to the same parameters. And neither path accepts a body that repeats a key.
 func FuzzDecodeParams(f *testing.F) {
 	for _, s := range []string{
 		`{"query":"{ user(id: 7) { id name email } }"}`,
@@ -89,10 +103,19 @@ func FuzzDecodeParams(f *testing.F) {
 		`{}`, `{"query":null}`, `{"Query":"{ a }"}`, `{"query":"caf\u00e9 ü"}`, "{\"query\":\"a\xffb\"}",
 		`{"query":"a\"b"}`, `{"query":"{ a }","variables":{"id":1}}`, `{"query":"{ a }",}`, `{"query":"x"} x`,
 		`{"query":nul}`, `[]`, ``, `{"query":"tab	in"}`,
+		`{"query":"{ a }","query":"{ b }"}`, `{"operationName":null,"query":"x","operationName":"y"}`,
+		`{"query":"{ a }","QUERY":"{ b }"}`, `{"query":"{ a }","variables":{"a":1,"a":2}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		var dup *jsonkeys.Error
+		if errors.As(jsonkeys.Check(body), &dup) {
+			var p httpParams
+			if decodeParams(body, &p) == nil {
+				t.Fatalf("accepted a body repeating the key %q", dup.Key)
+			}
+		}
 		var fast httpParams
 		if !decodePlainParams(body, &fast) {
 			return

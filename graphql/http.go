@@ -8,10 +8,13 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"quartet/internal/jsonkeys"
 )
 
 // Media types of the GraphQL over HTTP specification.
@@ -141,20 +144,8 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
 			return Request{}, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 		}
-		q := r.URL.Query()
-		if q.Has("query") {
-			v := q.Get("query")
-			params.Query = &v
-		}
-		if q.Has("operationName") {
-			v := q.Get("operationName")
-			params.OperationName = &v
-		}
-		if v := q.Get("variables"); v != "" {
-			params.Variables = json.RawMessage(v)
-		}
-		if v := q.Get("extensions"); v != "" {
-			params.Extensions = json.RawMessage(v)
+		if msg := readQueryString(r.URL.RawQuery, &params); msg != "" {
+			return Request{}, http.StatusBadRequest, msg
 		}
 	} else {
 		ct := r.Header.Get("Content-Type")
@@ -190,7 +181,11 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 	if len(params.Variables) > 0 && string(params.Variables) != "null" {
 		d := json.NewDecoder(bytes.NewReader(params.Variables))
 		d.UseNumber()
-		if err := d.Decode(&req.Variables); err != nil || req.Variables == nil {
+		err := d.Decode(&req.Variables)
+		if err == nil {
+			_, err = d.Token() // what follows the object: only the end will do
+		}
+		if err != io.EOF || req.Variables == nil {
 			return Request{}, http.StatusBadRequest, "The variables parameter must be a JSON object."
 		}
 	}
@@ -201,6 +196,51 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 		}
 	}
 	return req, 0, ""
+}
+
+// readQueryString reads the GraphQL parameters of a GET request's query string
+// into p, or returns why the query string is refused. Parsers differ on what a
+// malformed or ambiguous query string means (a bad escape, a ";" separator, a
+// parameter given twice), so such a query string is refused rather than read
+// one way here and another by a proxy in front.
+func readQueryString(raw string, p *httpParams) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "The query string is malformed: " + err.Error() + "."
+	}
+	for _, name := range [...]string{"query", "operationName", "variables", "extensions"} {
+		if len(q[name]) > 1 {
+			return "The query string gives the " + name + " parameter more than once."
+		}
+	}
+	if q.Has("query") {
+		v := q.Get("query")
+		p.Query = &v
+	}
+	if q.Has("operationName") {
+		v := q.Get("operationName")
+		p.OperationName = &v
+	}
+	for _, jp := range [...]struct {
+		name string
+		dst  *json.RawMessage
+	}{{"variables", &p.Variables}, {"extensions", &p.Extensions}} {
+		v := q.Get(jp.name)
+		if v == "" {
+			continue
+		}
+		// jsonkeys folds letter case in the outermost object, where
+		// encoding/json matches struct fields; these objects are maps, where
+		// case tells keys apart, so they are checked as an array's element.
+		if err := jsonkeys.Check([]byte("[" + v + "]")); err != nil {
+			var dup *jsonkeys.Error
+			if errors.As(err, &dup) {
+				return "The " + jp.name + " parameter repeats the key " + strconv.Quote(dup.Key) + "."
+			}
+		}
+		*jp.dst = json.RawMessage(v)
+	}
+	return ""
 }
 
 // contentTypeJSON is the Content-Type of application/json answers; never modified.
@@ -240,17 +280,24 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 // decodeParams decodes a POST body. The usual body, an object whose values are null
 // or strings without escapes, is read directly; any other goes through encoding/json,
 // which then decides every detail (escapes, invalid UTF-8, key case, errors).
+// A key repeated in any object, or at the top level in another letter case, is
+// refused: encoding/json would keep the last, another parser the first, so
+// {"query":"{ users { id } }","query":"mutation { … }"} would mean different
+// operations to a proxy and to this server.
 func decodeParams(body []byte, p *httpParams) error {
 	if decodePlainParams(body, p) {
 		return nil
 	}
 	*p = httpParams{}
-	return json.Unmarshal(body, p)
+	if err := json.Unmarshal(body, p); err != nil {
+		return err
+	}
+	return jsonkeys.Check(body)
 }
 
 // decodePlainParams decodes body when it is an object of the keys "query" and
-// "operationName" with values that are null or strings of printable characters
-// without escapes (valid UTF-8), and reports whether it could.
+// "operationName", each at most once, with values that are null or strings of
+// printable characters without escapes (valid UTF-8), and reports whether it could.
 func decodePlainParams(body []byte, p *httpParams) bool {
 	i := skipSpace(body, 0)
 	if i == len(body) || body[i] != '{' {
@@ -260,6 +307,7 @@ func decodePlainParams(body []byte, p *httpParams) bool {
 	if i < len(body) && body[i] == '}' {
 		return skipSpace(body, i+1) == len(body)
 	}
+	var sawQuery, sawName bool
 	for {
 		key, next, ok := plainString(body, i)
 		if !ok {
@@ -280,13 +328,13 @@ func decodePlainParams(body []byte, p *httpParams) bool {
 			}
 			value, i = &v, next
 		}
-		switch key {
-		case "query":
-			p.Query = value
-		case "operationName":
-			p.OperationName = value
+		switch {
+		case key == "query" && !sawQuery:
+			p.Query, sawQuery = value, true
+		case key == "operationName" && !sawName:
+			p.OperationName, sawName = value, true
 		default:
-			return false
+			return false // another key, or a repeated one: decodeParams decides
 		}
 		i = skipSpace(body, i)
 		if i == len(body) {

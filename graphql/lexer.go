@@ -96,10 +96,13 @@ type lexer struct {
 	colOff    int // a byte offset on the current line whose column is col
 	col       int
 	err       *SyntaxError
+
+	tokens    int // significant tokens returned so far
+	maxTokens int // 0: no limit
 }
 
-func newLexer(src string) *lexer {
-	return &lexer{src: src, line: 1, col: 1}
+func newLexer(src string, maxTokens int) *lexer {
+	return &lexer{src: src, line: 1, col: 1, maxTokens: maxTokens}
 }
 
 // pos converts a byte offset on the current line into a position whose
@@ -128,8 +131,24 @@ func (l *lexer) newline(next int) {
 }
 
 // next returns the next significant token, skipping ignored tokens. After an
-// error it keeps returning EOF; the error is in l.err.
+// error it keeps returning EOF; the error is in l.err. Past maxTokens tokens
+// it fails, so a long document costs no more than its first maxTokens tokens
+// (graphql-js's maxTokens).
 func (l *lexer) next() Token {
+	t := l.scan()
+	if t.Kind == TokenEOF || l.err != nil {
+		return t
+	}
+	l.tokens++
+	if l.maxTokens > 0 && l.tokens > l.maxTokens {
+		l.err = &SyntaxError{Pos: t.Pos, Msg: fmt.Sprintf("Document contains more than %d tokens.", l.maxTokens)}
+		return Token{Kind: TokenEOF, Pos: t.Pos}
+	}
+	return t
+}
+
+// scan reads the next significant token.
+func (l *lexer) scan() Token {
 	if l.err != nil {
 		return Token{Kind: TokenEOF, Pos: l.err.Pos}
 	}

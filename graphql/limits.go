@@ -1,25 +1,50 @@
 package graphql
 
 import (
-	"container/list"
 	"fmt"
-	"reflect"
 	"sync"
 )
 
-// Limits bound the cost of an operation. They are checked after parsing and
-// before validation, so that an abusive document is refused before any
-// quadratic validation work is done.
+// Limits bound the work one document can cause, each counted for the whole
+// document (all its operations and fragments), not per operation. The first
+// group is counted while parsing, which stops at the first one exceeded, so
+// the parser never builds more than they allow; the second is counted after
+// parsing and before validation, so that no quadratic validation work is
+// done on an abusive document; the last bounds validation itself. A zero
+// field means no limit.
 type Limits struct {
+	// MaxDocumentBytes is the length of the query text.
+	MaxDocumentBytes int
+	// MaxTokens is the number of lexical tokens (punctuators, names,
+	// numbers, strings; not white space or comments).
+	MaxTokens int
+	// MaxOperations is the number of operation definitions.
+	MaxOperations int
+	// MaxDirectives is the number of directives written in the document.
+	MaxDirectives int
+	// MaxVariables is the number of variable definitions of all operations.
+	MaxVariables int
+
 	// MaxDepth is the deepest nesting of fields, counting the top-level
 	// field as 1. Introspection's ofType chains do not count, so that the
 	// standard introspection query fits.
 	MaxDepth int
-	// MaxFields is the number of field selections after fragment expansion.
+	// MaxFields is the number of field selections after fragment expansion,
+	// summed over all operations.
 	MaxFields int
 	// MaxAliases is the number of aliased field selections after fragment
-	// expansion.
+	// expansion, summed over all operations.
 	MaxAliases int
+
+	// MaxErrors is the number of validation errors reported before
+	// validation stops with a last error saying so (graphql-js's maxErrors).
+	MaxErrors int
+	// MaxFieldComparisons bounds the work of checking that fields with the
+	// same response name can be merged (OverlappingFieldsCanBeMerged): pairs
+	// of fields compared, response names looked up in another selection set,
+	// fragment pairs entered. A document needing more is refused.
+	MaxFieldComparisons int
+
 	// MaxCost bounds an operation's estimated cost (see cost.go), worked out
 	// once its variables are known and before any resolver runs; 0: no bound.
 	MaxCost int
@@ -28,8 +53,29 @@ type Limits struct {
 	MaxResponseBytes int
 }
 
-// DefaultLimits are the limits a new Schema starts with.
-var DefaultLimits = Limits{MaxDepth: 12, MaxFields: 2000, MaxAliases: 100, MaxCost: 50000, MaxResponseBytes: 16 << 20}
+// DefaultLimits are the limits a new Schema starts with, and those of Parse.
+// The editor's introspection query has 135 tokens and 135 fields after
+// expansion, one operation, no directive or variable; the README's examples
+// are smaller, and a document at the 2,000-field limit has a few thousand
+// tokens. A 20,000-token document parses and validates in a few
+// milliseconds; 100,000 steps of field comparison take some tens.
+var DefaultLimits = Limits{
+	MaxDocumentBytes: 1 << 20,
+	MaxTokens:        20000,
+	MaxOperations:    20,
+	MaxDirectives:    200,
+	MaxVariables:     100,
+
+	MaxDepth:   12,
+	MaxFields:  2000,
+	MaxAliases: 100,
+
+	MaxErrors:           100,
+	MaxFieldComparisons: 100000,
+
+	MaxCost:          50000,
+	MaxResponseBytes: 16 << 20,
+}
 
 type limitChecker struct {
 	lim       Limits
@@ -41,9 +87,10 @@ type limitChecker struct {
 	err       *Error
 }
 
-// checkLimits measures every operation of doc. Fragment cycles are not
-// followed (validation reports them); counting stops at the first limit
-// exceeded, so the work is bounded by the limits, not by the document.
+// checkLimits measures the operations of doc: depth for each, fields and
+// aliases for all together. Fragment cycles are not followed (validation
+// reports them); counting stops at the first limit exceeded, so the work is
+// bounded by the limits, not by the document.
 func checkLimits(doc *Document, lim Limits) []*Error {
 	c := &limitChecker{lim: lim, fragments: map[string]*FragmentDefinition{}, active: map[string]bool{}}
 	for _, d := range doc.Definitions {
@@ -58,7 +105,6 @@ func checkLimits(doc *Document, lim Limits) []*Error {
 		if !ok {
 			continue
 		}
-		c.fields, c.aliases, c.work = 0, 0, 0
 		c.selectionSet(op.SelectionSet, 1, false)
 		if c.err != nil {
 			return []*Error{c.err}
@@ -125,21 +171,6 @@ func (c *limitChecker) selectionSet(set *SelectionSet, depth int, introspection 
 	}
 }
 
-// documentCache keeps parsed and validated documents by query text, least
-// recently used first out.
-type documentCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *preparedDocument, most recent at the front
-	byKey map[string]*list.Element
-}
-
-const (
-	defaultCacheSize = 1000
-	// Longer queries are not cached, which bounds the cache's memory.
-	maxCachedQueryLen = 16 << 10
-)
-
 type preparedDocument struct {
 	query     string
 	doc       *Document
@@ -148,9 +179,6 @@ type preparedDocument struct {
 
 	plansMu sync.RWMutex
 	plans   map[planKey][]*execGroup // see executor.subfields
-
-	sharedMu sync.Mutex
-	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
 
 	costs operationCosts // see Schema.operationCost
 }
@@ -182,106 +210,4 @@ func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func(
 	}
 	p.plans[pk] = gs
 	return gs
-}
-
-// sharedFor returns the shared result slot of a subscription operation.
-func (p *preparedDocument) sharedFor(op *OperationDefinition) *sharedEvent {
-	p.sharedMu.Lock()
-	defer p.sharedMu.Unlock()
-	if p.shared == nil {
-		p.shared = make(map[*OperationDefinition]*sharedEvent)
-	}
-	sh := p.shared[op]
-	if sh == nil {
-		sh = &sharedEvent{}
-		p.shared[op] = sh
-	}
-	return sh
-}
-
-// sharedEvent holds the result of the latest event of one subscription operation,
-// for the other subscribers of the same document to reuse.
-type sharedEvent struct {
-	mu   sync.Mutex
-	ev   any
-	resp *Response
-}
-
-// result returns the response to ev: the one already made for it, or run's, which
-// is then kept (encoded once) for the next subscriber. A nil sharedEvent, or an event
-// that cannot be compared, just runs.
-func (sh *sharedEvent) result(ev any, run func() *Response) *Response {
-	if sh == nil || ev == nil || !reflect.TypeOf(ev).Comparable() {
-		return run()
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.resp != nil && sh.ev == ev {
-		return sh.resp
-	}
-	resp := run()
-	resp.raw = resp.AppendJSON(nil)
-	sh.ev, sh.resp = ev, resp
-	return resp
-}
-
-func newDocumentCache(max int) *documentCache {
-	return &documentCache{max: max, order: list.New(), byKey: make(map[string]*list.Element)}
-}
-
-func (c *documentCache) get(q string) *preparedDocument {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byKey[q]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*preparedDocument)
-	}
-	return nil
-}
-
-func (c *documentCache) put(p *preparedDocument) {
-	if len(p.query) > maxCachedQueryLen || c.max <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[p.query]; ok {
-		return
-	}
-	c.byKey[p.query] = c.order.PushFront(p)
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.byKey, last.Value.(*preparedDocument).query)
-	}
-}
-
-// prepare parses, limits and validates a query, or finds it in the cache.
-func (s *Schema) prepare(query string) *preparedDocument {
-	if p := s.cache.get(query); p != nil {
-		return p
-	}
-	p := &preparedDocument{query: query}
-	doc, err := Parse(query)
-	if err != nil {
-		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(CodeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
-	} else if errs := checkLimits(doc, s.Limits); errs != nil {
-		p.errs = errs
-	} else if errs := s.Validate(doc); len(errs) > 0 {
-		p.errs = errs
-	}
-	p.doc = doc
-	if p.errs == nil {
-		for _, d := range doc.Definitions {
-			if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
-				if p.fragments == nil {
-					p.fragments = make(map[string]*FragmentDefinition)
-				}
-				p.fragments[f.Name] = f
-			}
-		}
-	}
-	s.cache.put(p)
-	return p
 }

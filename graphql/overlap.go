@@ -3,6 +3,7 @@ package graphql
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -10,6 +11,14 @@ import (
 // algorithm: fields and fragment names of each selection set are collected
 // once and cached, and pairs of fragments already compared are remembered,
 // so that the work stays polynomial even with many fragments.
+//
+// Polynomial is still too much for a hostile document: 300 fields with one
+// response name are 44,850 pairs, each a conflict when their arguments
+// differ. So the work is metered (Limits.MaxFieldComparisons: every pair of
+// fields compared, every response name looked up in another selection set,
+// every fragment pair entered) and the rule stops once the conflicts found
+// would already fill the error list (Limits.MaxErrors); either way
+// validation ends with an error that says so.
 
 type fieldAndDef struct {
 	parent *Type
@@ -19,8 +28,9 @@ type fieldAndDef struct {
 
 // fieldMap groups fields by response name, keeping first-seen order.
 type fieldMap struct {
-	keys   []string
-	fields map[string][]fieldAndDef
+	keys    []string
+	fields  map[string][]fieldAndDef
+	classes map[string][][]int // see overlapChecker.classes
 }
 
 type fieldsAndFragments struct {
@@ -44,6 +54,16 @@ type overlapChecker struct {
 	// comparedFields remembers which field maps were compared with which
 	// fragments, which stops recursion through self-referencing fragments.
 	comparedFields map[fieldsFragmentKey]bool
+	// canonical holds each argument value printed once, since a field may
+	// be compared with many others.
+	canonical map[*Value]string
+	// shapes numbers the fields by how they are written (see shape).
+	shapes  map[*Field]int
+	shapeOf map[string]int
+
+	steps     int // work done so far, against Limits.MaxFieldComparisons
+	conflicts int // conflicts found so far, at any depth
+	stopped   bool
 }
 
 type fieldsFragmentKey struct {
@@ -53,9 +73,19 @@ type fieldsFragmentKey struct {
 
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
-		comparedFields: map[fieldsFragmentKey]bool{}}
+		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{},
+		shapes: map[*Field]int{}, shapeOf: map[string]int{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
-		for _, cf := range o.withinSelectionSet(parent, set) {
+		if o.stopped {
+			return
+		}
+		conflicts := o.withinSelectionSet(parent, set)
+		if o.stopped {
+			// What was found is reported, then the abort: the document is
+			// refused either way, and the client learns why the list ends.
+			defer o.stop()
+		}
+		for _, cf := range conflicts {
 			locs := make([]Position, 0, len(cf.fields1)+len(cf.fields2))
 			for _, f := range cf.fields1 {
 				locs = append(locs, f.Pos)
@@ -66,6 +96,34 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
 		}
 	}}
+}
+
+// step charges one unit of work and reports whether the rule may go on.
+func (o *overlapChecker) step() bool {
+	o.steps++
+	if max := o.c.schema.Limits.MaxFieldComparisons; max > 0 && o.steps > max {
+		o.stopped = true
+	}
+	return !o.stopped
+}
+
+// found counts a conflict and reports whether the rule may go on: past the
+// error limit, more conflicts would not be reported anyway.
+func (o *overlapChecker) found() bool {
+	o.conflicts++
+	if max := o.c.schema.Limits.MaxErrors; max > 0 && o.conflicts > max {
+		o.stopped = true
+	}
+	return !o.stopped
+}
+
+// stop ends validation with the reason the rule stopped.
+func (o *overlapChecker) stop() {
+	if max := o.c.schema.Limits.MaxFieldComparisons; max > 0 && o.steps > max {
+		o.c.abort(fmt.Sprintf("Query is too complex to validate: checking that its fields can be merged takes more than %d comparisons.", max))
+		return
+	}
+	o.c.abort(tooManyErrors)
 }
 
 func (o *overlapChecker) pairSeen(a, b string, exclusive bool) bool {
@@ -101,6 +159,9 @@ func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []c
 }
 
 func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive bool, fm *fieldMap, fragName string) {
+	if !o.step() {
+		return
+	}
 	k := fieldsFragmentKey{fm, fragName}
 	if was, ok := o.comparedFields[k]; ok && (exclusive || !was) {
 		return
@@ -121,7 +182,7 @@ func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive boo
 }
 
 func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1, name2 string) {
-	if name1 == name2 || o.pairSeen(name1, name2, exclusive) {
+	if !o.step() || name1 == name2 || o.pairSeen(name1, name2, exclusive) {
 		return
 	}
 	o.addPair(name1, name2, exclusive)
@@ -162,10 +223,14 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 	for _, k := range fm.keys {
 		fs := fm.fields[k]
-		for i := range fs {
-			for j := i + 1; j < len(fs); j++ {
-				if cf := o.findConflict(false, k, fs[i], fs[j]); cf != nil {
-					*out = append(*out, *cf)
+		if len(fs) < 2 {
+			continue
+		}
+		cs := o.classes(fm, k)
+		for a := range cs {
+			for b := a; b < len(cs); b++ {
+				if !o.compareClasses(out, false, k, fs, cs[a], fs, cs[b], true) {
+					return
 				}
 			}
 		}
@@ -174,18 +239,158 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 
 func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm2 *fieldMap) {
 	for _, k := range fm1.keys {
+		if !o.step() {
+			return
+		}
 		fs2, ok := fm2.fields[k]
 		if !ok {
 			continue
 		}
-		for _, f1 := range fm1.fields[k] {
-			for _, f2 := range fs2 {
-				if cf := o.findConflict(exclusive, k, f1, f2); cf != nil {
-					*out = append(*out, *cf)
+		fs1 := fm1.fields[k]
+		for _, c1 := range o.classes(fm1, k) {
+			for _, c2 := range o.classes(fm2, k) {
+				if !o.compareClasses(out, exclusive, k, fs1, c1, fs2, c2, false) {
+					return
 				}
 			}
 		}
 	}
+}
+
+// compareClasses compares each field of class c1 of fs1 with each of class
+// c2 of fs2; within says that fs1 and fs2 are one list, whose pairs are then
+// compared earlier field first, and c1 with itself means each pair of it.
+// The fields of a class are written alike, so the first pair decides for
+// all: when it does not conflict, no pair does; when it does, the other
+// pairs are compared too, to report each one as graphql-js does. This is
+// what keeps a field repeated a thousand times, as clients do write, from
+// costing half a million comparisons.
+func (o *overlapChecker) compareClasses(out *[]conflict, exclusive bool, key string, fs1 []fieldAndDef, c1 []int, fs2 []fieldAndDef, c2 []int, within bool) bool {
+	same := within && &c1[0] == &c2[0]
+	first := true
+	for x, i := range c1 {
+		ys := c2
+		if same {
+			ys = c1[x+1:]
+		}
+		for _, j := range ys {
+			a, b := i, j
+			if within && a > b {
+				a, b = b, a
+			}
+			n := len(*out)
+			if !o.compare(out, exclusive, key, fs1[a], fs2[b]) {
+				return false
+			}
+			if first && len(*out) == n {
+				return true
+			}
+			first = false
+		}
+	}
+	return true
+}
+
+// oneClass is the classes of a single field.
+var oneClass = [][]int{{0}}
+
+// classes groups the fields of fm under key by parent type and shape, in
+// order of first appearance; each class lists indices into fm.fields[key].
+func (o *overlapChecker) classes(fm *fieldMap, key string) [][]int {
+	fs := fm.fields[key]
+	if len(fs) == 1 {
+		return oneClass
+	}
+	if cs, ok := fm.classes[key]; ok {
+		return cs
+	}
+	type classKey struct {
+		parent *Type
+		shape  int
+	}
+	index := map[classKey]int{}
+	var cs [][]int
+	for i, f := range fs {
+		k := classKey{f.parent, o.shape(f.node)}
+		c, ok := index[k]
+		if !ok {
+			c = len(cs)
+			index[k] = c
+			cs = append(cs, nil)
+		}
+		cs[c] = append(cs[c], i)
+	}
+	if fm.classes == nil {
+		fm.classes = map[string][][]int{}
+	}
+	fm.classes[key] = cs
+	return cs
+}
+
+// shape returns a number shared by exactly the fields written alike: the
+// same alias, name and arguments (in the same order) and selections of the
+// same shapes, directives aside, which do not matter to merging. Each field
+// is numbered once, from its children's numbers, so numbering every field
+// costs time linear in the document.
+func (o *overlapChecker) shape(f *Field) int {
+	if n, ok := o.shapes[f]; ok {
+		return n
+	}
+	o.step()
+	var b strings.Builder
+	b.WriteString(f.Alias)
+	b.WriteByte(':')
+	b.WriteString(f.Name)
+	for _, a := range f.Arguments {
+		b.WriteByte(' ')
+		b.WriteString(a.Name)
+		b.WriteByte('=')
+		b.WriteString(o.canonicalValue(a.Value))
+	}
+	if f.SelectionSet != nil {
+		o.writeShape(&b, f.SelectionSet)
+	}
+	n, ok := o.shapeOf[b.String()]
+	if !ok {
+		n = len(o.shapeOf)
+		o.shapeOf[b.String()] = n
+	}
+	o.shapes[f] = n
+	return n
+}
+
+func (o *overlapChecker) writeShape(b *strings.Builder, set *SelectionSet) {
+	b.WriteByte('{')
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *Field:
+			b.WriteString(strconv.Itoa(o.shape(s)))
+		case *FragmentSpread:
+			b.WriteString("...")
+			b.WriteString(s.Name)
+		case *InlineFragment:
+			b.WriteString("...")
+			if s.TypeCondition != nil {
+				b.WriteString(s.TypeCondition.Name)
+			}
+			o.writeShape(b, s.SelectionSet)
+		}
+		b.WriteByte(' ')
+	}
+	b.WriteByte('}')
+}
+
+// compare adds the conflict between f1 and f2, if any, to out, and reports
+// whether the rule may go on.
+func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndDef) bool {
+	if !o.step() {
+		return false
+	}
+	if cf := o.findConflict(exclusive, key, f1, f2); cf != nil {
+		*out = append(*out, *cf)
+		return o.found()
+	}
+	return !o.stopped
 }
 
 func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
@@ -196,7 +401,7 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 			return &conflict{key: key, reason: fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name),
 				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
 		}
-		if !sameArguments(f1.node.Arguments, f2.node.Arguments) {
+		if !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
 			return &conflict{key: key, reason: "they have differing arguments",
 				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
 		}
@@ -263,7 +468,7 @@ func doTypesConflict(t1, t2 *Type) bool {
 	return false
 }
 
-func sameArguments(a1, a2 []*Argument) bool {
+func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	if len(a1) != len(a2) {
 		return false
 	}
@@ -275,11 +480,21 @@ func sameArguments(a1, a2 []*Argument) bool {
 				break
 			}
 		}
-		if y == nil || canonicalValue(x.Value) != canonicalValue(y.Value) {
+		if y == nil || o.canonicalValue(x.Value) != o.canonicalValue(y.Value) {
 			return false
 		}
 	}
 	return true
+}
+
+// canonicalValue is canonicalValue(v), printed once per value.
+func (o *overlapChecker) canonicalValue(v *Value) string {
+	s, ok := o.canonical[v]
+	if !ok {
+		s = canonicalValue(v)
+		o.canonical[v] = s
+	}
+	return s
 }
 
 // canonicalValue prints a value with object fields sorted, so that equal

@@ -2,39 +2,51 @@ package graphql
 
 import "fmt"
 
-// Parser limits. A document nested deeper than MaxParseDepth (selection sets,
-// list and object values, list types) or longer than MaxTokens tokens is
-// refused with a syntax error, so hostile input can neither overflow the
-// stack nor make the parser work without bound.
-const (
-	MaxParseDepth = 256
-	MaxTokens     = 100000
-)
+// MaxParseDepth bounds the nesting of a document (selection sets, list and
+// object values, list types): a deeper one is refused with a syntax error,
+// so hostile input cannot overflow the stack.
+const MaxParseDepth = 256
 
-// Parse parses a GraphQL document. Both executable and type-system
-// definitions are accepted; validation decides what may be executed. The
-// error, if any, is a *SyntaxError.
+// Parse parses a GraphQL document within the parse limits of DefaultLimits
+// (document bytes, tokens, operations, directives, variable definitions).
+// Both executable and type-system definitions are accepted; validation
+// decides what may be executed. The error, if any, is a *SyntaxError.
 func Parse(src string) (*Document, error) {
-	return parse(src, MaxTokens)
+	doc, _, err := parseLimited(src, DefaultLimits)
+	return doc, err
 }
 
-func parse(src string, maxTokens int) (doc *Document, err error) {
-	p := &parser{lex: newLexer(src), maxTokens: maxTokens}
+// parse parses a trusted document, such as a schema, with no limit but
+// maxTokens (0: none).
+func parse(src string, maxTokens int) (*Document, error) {
+	doc, _, err := parseLimited(src, Limits{MaxTokens: maxTokens})
+	return doc, err
+}
+
+// parseLimited parses src and refuses it, as a syntax error, at the first
+// limit of lim it exceeds: the document is never read further than that.
+// It also returns the number of tokens, which measures the document's size.
+func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error) {
+	if lim.MaxDocumentBytes > 0 && len(src) > lim.MaxDocumentBytes {
+		return nil, 0, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
+	}
+	p := &parser{lex: newLexer(src, lim.MaxTokens), lim: lim}
 	p.advance()
 	doc = p.document()
 	if p.err != nil {
-		return nil, p.err
+		return nil, 0, p.err
 	}
-	return doc, nil
+	return doc, p.lex.tokens, nil
 }
 
 type parser struct {
-	lex       *lexer
-	tok       Token
-	tokens    int
-	maxTokens int
-	depth     int
-	err       *SyntaxError
+	lex   *lexer
+	tok   Token
+	depth int
+	err   *SyntaxError
+
+	lim                                 Limits
+	operations, directiveCount, varDefs int // counted against lim as they are read
 }
 
 func (p *parser) advance() {
@@ -44,11 +56,15 @@ func (p *parser) advance() {
 	p.tok = p.lex.next()
 	if p.lex.err != nil {
 		p.err = p.lex.err
-		return
 	}
-	p.tokens++
-	if p.maxTokens > 0 && p.tokens > p.maxTokens {
-		p.errorf(p.tok.Pos, "Document contains more than %d tokens.", p.maxTokens)
+}
+
+// count adds one to *n, a count of the things called what, and fails once it
+// is over max (0: no limit).
+func (p *parser) count(n *int, max int, what string) {
+	*n++
+	if max > 0 && *n > max {
+		p.errorf(p.tok.Pos, "Document contains more than %d %s.", max, what)
 	}
 }
 
@@ -187,6 +203,7 @@ func (p *parser) definition() Definition {
 }
 
 func (p *parser) operation() *OperationDefinition {
+	p.count(&p.operations, p.lim.MaxOperations, "operations")
 	op := &OperationDefinition{Pos: p.tok.Pos}
 	if p.peek(TokenBraceL) {
 		op.SelectionSet = p.selectionSet()
@@ -214,6 +231,7 @@ func (p *parser) variableDefinitions() []*VariableDefinition {
 	}
 	var defs []*VariableDefinition
 	for {
+		p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
 		v := &VariableDefinition{Pos: p.tok.Pos}
 		p.expect(TokenDollar)
 		v.Name, v.NamePos = p.name()
@@ -307,6 +325,7 @@ func (p *parser) arguments(isConst bool) []*Argument {
 func (p *parser) directives(isConst bool) []*Directive {
 	var ds []*Directive
 	for p.peek(TokenAt) {
+		p.count(&p.directiveCount, p.lim.MaxDirectives, "directives")
 		d := &Directive{Pos: p.tok.Pos}
 		p.advance()
 		d.Name, _ = p.name()

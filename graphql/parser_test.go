@@ -1,17 +1,17 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 )
 
 func TestLexerTokens(t *testing.T) {
 	src := "\uFEFF{ a(x: -1.5e3, y: \"\\u{1F600}\\uD83D\\uDE00\\n\", z: \"\"\"\n    one\n      two\n    \"\"\") ... $v @d } # comment\n!|&="
 	var got []string
-	l := newLexer(src)
+	l := newLexer(src, 0)
 	for {
 		tok := l.next()
 		if l.err != nil {
@@ -56,9 +56,9 @@ func TestParseErrors(t *testing.T) {
 		{"directive @d on NOWHERE", "Syntax Error: Unexpected Name \"NOWHERE\". (line 1, column 17)"},
 		{strings.Repeat("{", 1<<20), "Syntax Error: Expected Name, found \"{\". (line 1, column 2)"},
 		{strings.Repeat("{a", 1<<19), "Syntax Error: Document nesting exceeds the maximum depth of 256. (line 1, column 514)"},
-		{"{ a(x: " + strings.Repeat("[", 1<<20) + " }", "Syntax Error: Document nesting exceeds the maximum depth of 256. (line 1, column 264)"},
+		{"{ a(x: " + strings.Repeat("[", 1<<19) + " }", "Syntax Error: Document nesting exceeds the maximum depth of 256. (line 1, column 264)"},
 		{"query($v: " + strings.Repeat("[", 300) + "Int) { a }", "Syntax Error: Document nesting exceeds the maximum depth of 256. (line 1, column 268)"},
-		{"{" + strings.Repeat(" a", MaxTokens) + " }", fmt.Sprintf("Syntax Error: Document contains more than %d tokens. (line 1, column %d)", MaxTokens, 2*MaxTokens+1)},
+		{"{" + strings.Repeat(" a", DefaultLimits.MaxTokens) + " }", fmt.Sprintf("Syntax Error: Document contains more than %d tokens. (line 1, column %d)", DefaultLimits.MaxTokens, 2*DefaultLimits.MaxTokens+1)},
 	}
 	for _, tt := range tests {
 		name := tt.src
@@ -157,33 +157,70 @@ func nested(depth int) string {
 }
 
 func TestLimits(t *testing.T) {
-	var aliases strings.Builder
-	aliases.WriteString("{")
-	for i := range 10000 {
-		fmt.Fprintf(&aliases, " a%d: __typename", i)
-	}
-	aliases.WriteString(" }")
 	var bomb strings.Builder
 	bomb.WriteString("{ ...F0 }\n")
 	for i := range 20 {
 		fmt.Fprintf(&bomb, "fragment F%d on Query { ...F%d ...F%d }\n", i, i+1, i+1)
 	}
 	bomb.WriteString("fragment F20 on Query { __typename }\n")
+	aliases := func(n int) string {
+		return repeatFields(n, func(i int) string { return fmt.Sprintf("a%d: __typename", i) })
+	}
+	// ops returns n named operations of the fields made by fields.
+	ops := func(n int, fields func(op int) string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "query Q%d %s\n", i, fields(i))
+		}
+		return b.String()
+	}
+	const (
+		tooManyFields  = "Query selects too many fields: at most 2000 field selections are allowed after fragment expansion."
+		tooManyAliases = "Query uses too many aliases: at most 100 are allowed."
+	)
 	tests := []struct {
 		name, query, want string
+		code              string // CodeValidationFailed when empty
 	}{
-		{"depth 12 runs", nested(12), ""},
-		{"depth 13 refused", nested(13), "Query is nested too deeply: the maximum depth is 12."},
-		{"50 levels refused", nested(50), "Query is nested too deeply: the maximum depth is 12."},
-		{"10000 aliases refused", aliases.String(), "Query uses too many aliases: at most 100 are allowed."},
-		{"2001 fields refused", "{" + strings.Repeat(" __typename", 2001) + " }", "Query selects too many fields: at most 2000 field selections are allowed after fragment expansion."},
-		{"fragment bomb refused", bomb.String(), "Query selects too many fields: at most 2000 field selections are allowed after fragment expansion."},
-		{"fragment cycle refused", "{ ...A }\nfragment A on Query { ...B }\nfragment B on Query { ...A }", "Cannot spread fragment \"A\" within itself via \"B\"."},
+		{"depth 12 runs", nested(12), "", ""},
+		{"depth 13 refused", nested(13), "Query is nested too deeply: the maximum depth is 12.", ""},
+		{"50 levels refused", nested(50), "Query is nested too deeply: the maximum depth is 12.", ""},
+		{"100 aliases run", aliases(100), "", ""},
+		{"101 aliases refused", aliases(101), tooManyAliases, ""},
+		{"10000 aliases refused", aliases(10000), "Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+		{"2000 fields run", "{" + strings.Repeat(" __typename", 2000) + " }", "", ""}, // a list of them would cost too much
+		{"2001 fields refused", "{" + strings.Repeat(" __typename", 2001) + " }", tooManyFields, ""},
+		{"fragment bomb refused", bomb.String(), tooManyFields, ""},
+		{"fragment cycle refused", "{ ...A }\nfragment A on Query { ...B }\nfragment B on Query { ...A }", "Cannot spread fragment \"A\" within itself via \"B\".", ""},
+
+		// Counted for the whole document, not per operation.
+		{"fields of 2 operations", ops(2, func(int) string { return "{ users {" + strings.Repeat(" id", 1000) + " } }" }), tooManyFields, ""},
+		{"aliases of 2 operations", ops(2, func(int) string { return aliases(51) }), tooManyAliases, ""},
+		{"45 operations of 1990 fields", ops(45, func(int) string { return "{ users {" + strings.Repeat(" id", 1989) + " } }" }),
+			"Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+
+		// Counted while parsing.
+		{"20 operations run", ops(20, func(int) string { return "{ __typename }" }), "", ""},
+		{"21 operations refused", ops(21, func(int) string { return "{ __typename }" }), "Syntax Error: Document contains more than 20 operations.", CodeParseFailed},
+		{"200 directives run", "{" + strings.Repeat(" __typename @include(if: true)", 200) + " }", "", ""},
+		{"201 directives refused", "{" + strings.Repeat(" __typename @include(if: true)", 201) + " }", "Syntax Error: Document contains more than 200 directives.", CodeParseFailed},
+		{"20000 unknown directives refused", "{ __typename" + strings.Repeat(" @foo", 20000) + " }", "Syntax Error: Document contains more than 200 directives.", CodeParseFailed},
+		{"100 variables run", withVars("Q0", 0, 100), "", ""},
+		{"101 variables refused", withVars("Q0", 0, 101), "Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+		{"variables of 2 operations", withVars("Q0", 0, 50) + withVars("Q1", 50, 51),
+			"Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+		{"3000 unused variables refused", "query (" + strings.Repeat(" $v: Int", 3000) + ") { __typename }",
+			"Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+		// "{ echo ( list : [" and "] ) }" are 9 tokens.
+		{"20000 tokens run", "{ echo(list: [" + strings.Repeat(" 1", 20000-9) + "]) }", "", ""},
+		{"20001 tokens refused", "{ echo(list: [" + strings.Repeat(" 1", 20001-9) + "]) }", "Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+		{"1 MiB runs", "{ __typename }" + strings.Repeat(" ", 1<<20-len("{ __typename }")), "", ""},
+		{"1 MiB and a byte refused", "{ __typename }" + strings.Repeat(" ", 1<<20-len("{ __typename }")+1), "Syntax Error: Document is larger than 1048576 bytes.", CodeParseFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := newTestSchema(t)
-			resp := s.Execute(context.Background(), Request{Query: tt.query})
+			resp := s.Execute(context.Background(), Request{Query: tt.query, OperationName: firstOperationName(tt.query)})
 			if tt.want == "" {
 				if len(resp.Errors) > 0 || resp.Data == nil {
 					t.Fatalf("unexpected errors: %v", ErrorList(resp.Errors))
@@ -191,42 +228,39 @@ func TestLimits(t *testing.T) {
 				return
 			}
 			if len(resp.Errors) != 1 || resp.Errors[0].Message != tt.want || resp.Data != nil {
-				t.Fatalf("got %s, want the single error %q", resp.AppendJSON(nil), tt.want)
+				t.Fatalf("got %.500s, want the single error %q", resp.AppendJSON(nil), tt.want)
 			}
-			if code := resp.Errors[0].Code(); code != CodeValidationFailed {
-				t.Errorf("code %q", code)
+			want := cmp.Or(tt.code, CodeValidationFailed)
+			if code := resp.Errors[0].Code(); code != want {
+				t.Errorf("code %q, want %q", code, want)
 			}
 		})
 	}
 }
 
-func TestDocumentCache(t *testing.T) {
-	s, _ := newTestSchema(t)
-	q := "{ users { name } }"
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				if r := s.Execute(context.Background(), Request{Query: q}); len(r.Errors) > 0 {
-					t.Error(ErrorList(r.Errors))
-				}
-			}
-		}()
+// varDefs returns the definitions of n Boolean variables $v<from>…
+// $v<from+n-1>, and a selection of __typename that uses each of them (unused
+// variables are a validation error).
+func varDefs(from, n int) (defs, uses string) {
+	var d, u strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&d, " $v%d: Boolean = true", i)
+		fmt.Fprintf(&u, " __typename @include(if: $v%d)", i)
 	}
-	wg.Wait()
-	p1, p2 := s.prepare(q), s.prepare(q)
-	if p1 != p2 {
-		t.Error("a repeated query was prepared twice")
+	return d.String(), "{" + u.String() + " }"
+}
+
+// withVars returns an operation named name that defines and uses n variables.
+func withVars(name string, from, n int) string {
+	defs, uses := varDefs(from, n)
+	return "query " + name + "(" + defs + ") " + uses
+}
+
+// firstOperationName returns the name of the first "query Name" in q, or "".
+func firstOperationName(q string) string {
+	if rest, ok := strings.CutPrefix(q, "query Q"); ok {
+		n := strings.IndexAny(rest, " (")
+		return "Q" + rest[:n]
 	}
-	c := newDocumentCache(2)
-	for _, k := range []string{"a", "b", "a", "c"} {
-		if c.get(k) == nil {
-			c.put(&preparedDocument{query: k})
-		}
-	}
-	if c.get("b") != nil || c.get("a") == nil || c.get("c") == nil {
-		t.Error("the least recently used entry was not the one evicted")
-	}
+	return ""
 }

@@ -223,10 +223,10 @@ type Schema struct {
 	// resolver panic; the panic becomes an "internal server error".
 	OnPanic PanicHook
 
-	// ShareEventResults lets the subscribers of one subscription document
-	// without variables share a single execution, and its JSON, per event:
-	// with thousands of subscribers, an event then costs one execution
-	// instead of thousands. Set it only when the resolvers reached from
+	// ShareEventResults lets the subscribers of one subscription (the same
+	// query text, operation name and variables) share a single execution,
+	// and its JSON, per event: with thousands of subscribers, an event then
+	// costs one execution instead of thousands. Set it only when the resolvers reached from
 	// Subscription do not depend on the request's context (the caller's
 	// identity, say), since every subscriber gets the first one's result.
 	// Shared responses must be treated as read-only.
@@ -241,6 +241,7 @@ type Schema struct {
 	cache       *documentCache
 	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
 	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
+	fanout      fanout                  // see ShareEventResults
 }
 
 // Type returns the named type called name, or nil.
@@ -342,7 +343,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newDocumentCache(defaultCacheSize)
+	b.s.cache = newDocumentCache(defaultCacheBytes)
 	return b.s, nil
 }
 

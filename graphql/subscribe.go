@@ -68,15 +68,26 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
+	var shared *sharedStream
+	leave := func() {}
+	if s.ShareEventResults {
+		if key, ok := shareKey(req.Query, req.OperationName, vars); ok {
+			shared, leave = s.fanout.join(key)
+		}
+	}
 	src, err := s.createSourceStream(e, root, groups[0])
 	if err != nil {
+		leave()
 		return nil, err
 	}
-	var shared *sharedEvent
-	if s.ShareEventResults && len(op.Variables) == 0 {
-		shared = p.sharedFor(op)
-	}
+	// The caller may never run the stream: the subscriber is gone when ctx
+	// ends, at the latest.
+	stop := context.AfterFunc(ctx, leave)
 	return func(yield func(*Response) bool) {
+		defer func() {
+			stop()
+			leave()
+		}()
 		for {
 			select {
 			case <-ctx.Done():

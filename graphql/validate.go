@@ -7,7 +7,9 @@ package graphql
 
 // Validate checks an executable document against the schema with every
 // validation rule of the specification and returns the errors found, each
-// with extensions.code GRAPHQL_VALIDATION_FAILED.
+// with extensions.code GRAPHQL_VALIDATION_FAILED. As graphql-js does, it
+// stops after Limits.MaxErrors errors with a last one saying so, and the
+// overlapping-fields rule stops after Limits.MaxFieldComparisons steps.
 func (s *Schema) Validate(doc *Document) []*Error {
 	return validate(s, doc, specifiedRules)
 }
@@ -117,10 +119,32 @@ type vctx struct {
 
 	usages     map[any][]varUsage
 	referenced map[*OperationDefinition][]*FragmentDefinition
+
+	// aborted is set once validation has given up (too many errors, or too
+	// much work); the walker then stops and further reports are dropped.
+	aborted bool
 }
 
+// tooManyErrors is graphql-js's message for validation cut short by maxErrors.
+const tooManyErrors = "Too many validation errors, error limit reached. Validation aborted."
+
 func (c *vctx) report(msg string, locs ...Position) {
+	if c.aborted {
+		return
+	}
+	if max := c.schema.Limits.MaxErrors; max > 0 && len(c.errors) >= max {
+		c.abort(tooManyErrors)
+		return
+	}
 	c.errors = append(c.errors, newError(CodeValidationFailed, msg, locs...))
+}
+
+// abort ends validation with a last error saying why.
+func (c *vctx) abort(msg string) {
+	if !c.aborted {
+		c.errors = append(c.errors, newError(CodeValidationFailed, msg))
+		c.aborted = true
+	}
 }
 
 func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
@@ -298,6 +322,9 @@ func (w *walker) document(doc *Document) {
 		}
 	}
 	for _, d := range doc.Definitions {
+		if w.c.aborted {
+			return
+		}
 		switch d := d.(type) {
 		case *OperationDefinition:
 			w.operation(d)
@@ -306,7 +333,7 @@ func (w *walker) document(doc *Document) {
 		}
 	}
 	for _, v := range w.vs {
-		if v.leaveDocument != nil {
+		if v.leaveDocument != nil && !w.c.aborted {
 			v.leaveDocument()
 		}
 	}
@@ -321,6 +348,9 @@ func (w *walker) operation(op *OperationDefinition) {
 		}
 	}
 	for _, vd := range op.Variables {
+		if w.c.aborted {
+			return
+		}
 		for _, v := range w.vs {
 			if v.variableDef != nil {
 				v.variableDef(vd)
@@ -340,7 +370,7 @@ func (w *walker) operation(op *OperationDefinition) {
 	w.directives(op.Directives, operationLocations[op.Operation], argOwner{})
 	w.selectionSet(op.SelectionSet, w.c.schema.rootType(op.Operation))
 	for _, v := range w.vs {
-		if v.leaveOperation != nil {
+		if v.leaveOperation != nil && !w.c.aborted {
 			v.leaveOperation(op)
 		}
 	}
@@ -387,6 +417,9 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 		}
 	}
 	for _, sel := range set.Selections {
+		if w.c.aborted {
+			return
+		}
 		switch s := sel.(type) {
 		case *Field:
 			var def *FieldDef
@@ -454,6 +487,9 @@ func (w *walker) directives(ds []*Directive, loc string, field argOwner) {
 		}
 	}
 	for _, d := range ds {
+		if w.c.aborted {
+			return
+		}
 		def := w.c.schema.directives[d.Name]
 		for _, v := range w.vs {
 			if v.directive != nil {
@@ -483,6 +519,9 @@ func (w *walker) arguments(args []*Argument, defs []*InputValue, owner argOwner)
 		}
 	}
 	for _, a := range args {
+		if w.c.aborted {
+			return
+		}
 		def := findInputValue(defs, a.Name)
 		for _, v := range w.vs {
 			if v.argument != nil {

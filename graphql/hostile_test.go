@@ -1,0 +1,222 @@
+package graphql
+
+// Issue 14's attacks on the GraphQL surface, replayed with bounded loops: each
+// test asserts the bound that keeps an anonymous client from exhausting the
+// service, as the answer's size, the heap's growth (after a collection) or,
+// where the issue states one, the time taken.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostileServer serves the test schema over HTTP.
+func hostileServer(t *testing.T) (*Schema, *httptest.Server) {
+	t.Helper()
+	s, _ := newTestSchema(t)
+	srv := httptest.NewServer(NewHandler(s))
+	t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// answer is a GraphQL response as a client sees it.
+type answer struct {
+	size   int
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code string `json:"code"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+// post sends query over HTTP, POST (or GET when get is set), and decodes the answer.
+func post(t *testing.T, srv *httptest.Server, query string, get bool) answer {
+	t.Helper()
+	var resp *http.Response
+	var err error
+	if get {
+		resp, err = http.Get(srv.URL + "?" + url.Values{"query": {query}}.Encode())
+	} else {
+		body, _ := json.Marshal(map[string]string{"query": query})
+		resp, err = http.Post(srv.URL, "application/json", bytes.NewReader(body))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := answer{size: len(raw)}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatalf("status %d, answer %.300s: %v", resp.StatusCode, raw, err)
+	}
+	return a
+}
+
+// sameNameFields is the overlap attack: n fields with one response name and
+// different arguments, { user(id: 0) { id } user(id: 1) { id } … }, then a
+// comment that makes each request's text, and so its cache key, new.
+func sameNameFields(n, k int) string {
+	return repeatFields(n, func(i int) string { return fmt.Sprintf("user(id: %d) { id }", i) }) + fmt.Sprintf(" #%d", k)
+}
+
+// TestHostileOverlap replays the overlap attack: it made every conflicting
+// pair an error (12 MB per request, kept by the document cache), so twenty
+// 5 KB requests pinned 874 MB, and a 17 KB variant took 7.6 s.
+func TestHostileOverlap(t *testing.T) {
+	_, srv := hostileServer(t)
+	check := func(a answer) {
+		t.Helper()
+		if a.size > 64<<10 {
+			t.Fatalf("an answer of %d bytes", a.size)
+		}
+		if n := len(a.Errors); n == 0 || n > DefaultLimits.MaxErrors+1 || a.Data != nil {
+			t.Fatalf("%d errors (data %s); want at most %d and the last saying why", n, a.Data, DefaultLimits.MaxErrors+1)
+		}
+		if last := a.Errors[len(a.Errors)-1].Message; last != tooManyErrors {
+			t.Fatalf("last error %q", last)
+		}
+	}
+	before := heapAlloc()
+	for k := range 20 {
+		check(post(t, srv, sameNameFields(300, k), k%2 == 1)) // POST and GET
+	}
+	if grown := int64(heapAlloc()) - int64(before); grown > 20<<20 {
+		t.Errorf("the heap grew by %d bytes", grown)
+	}
+
+	// The 17 KB variant: 1,000 such fields, 2,000 selections, within every
+	// per-document limit; 499,500 conflicting pairs.
+	q := sameNameFields(1000, -1)
+	if len(q) < 17000 {
+		t.Fatalf("the variant is %d bytes", len(q))
+	}
+	start := time.Now()
+	check(post(t, srv, q, false))
+	if d := time.Since(start); d > time.Second*raceSlowdown {
+		t.Errorf("the 17 KB variant took %v", d)
+	}
+}
+
+// TestHostileRefusedFast replays the documents the audit found refused fast
+// (10k aliases 14 ms, fragment bombs 2 ms, 200k braces 11 ms) and the ones
+// that were not (45 operations of 1,990 fields cost 1.15 s; 20,000 @foo or
+// 3,000 unused variables made 2.6 MB of errors): each is now refused with one
+// error, in well under 100 ms (a bound loose enough for a busy machine).
+func TestHostileRefusedFast(t *testing.T) {
+	_, srv := hostileServer(t)
+	var bomb strings.Builder
+	bomb.WriteString("{ ...F0 }\n")
+	for i := range 30 {
+		fmt.Fprintf(&bomb, "fragment F%d on Query { ...F%d ...F%d }\n", i, i+1, i+1)
+	}
+	bomb.WriteString("fragment F30 on Query { __typename }\n")
+	var ops strings.Builder
+	for i := range 45 {
+		fmt.Fprintf(&ops, "query Q%d { users {%s } }\n", i, strings.Repeat(" id", 1989))
+	}
+	tests := []struct {
+		name, query, want string
+	}{
+		{"10k aliases", repeatFields(10000, func(i int) string { return fmt.Sprintf("a%d: __typename", i) }),
+			"Syntax Error: Document contains more than 20000 tokens."},
+		{"fragment bomb", bomb.String(),
+			"Query selects too many fields: at most 2000 field selections are allowed after fragment expansion."},
+		{"200k braces", strings.Repeat("{", 200000),
+			"Syntax Error: Expected Name, found \"{\"."},
+		{"100k braces and names", strings.Repeat("{ a ", 100000),
+			"Syntax Error: Document nesting exceeds the maximum depth of 256."},
+		{"200k names", "{" + strings.Repeat(" a", 200000) + " }",
+			"Syntax Error: Document contains more than 20000 tokens."},
+		{"45 operations of 1,990 fields", ops.String(),
+			"Syntax Error: Document contains more than 20000 tokens."},
+		{"20,000 @foo", "{ __typename" + strings.Repeat(" @foo", 20000) + " }",
+			"Syntax Error: Document contains more than 200 directives."},
+		{"3,000 unused variables", "query (" + varList(3000) + ") { __typename }",
+			"Syntax Error: Document contains more than 100 variable definitions."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The fastest of three, so that another process taking the CPU
+			// for a moment does not fail the test.
+			fastest := time.Hour
+			for range 3 {
+				start := time.Now()
+				a := post(t, srv, tt.query, false)
+				fastest = min(fastest, time.Since(start))
+				if len(a.Errors) != 1 || a.Errors[0].Message != tt.want {
+					t.Fatalf("%d errors, the first %q; want the single error %q", len(a.Errors), a.Errors[0].Message, tt.want)
+				}
+			}
+			if fastest > 100*time.Millisecond*raceSlowdown {
+				t.Errorf("refused in %v", fastest)
+			}
+		})
+	}
+}
+
+// varList defines n variables, $v0: Int … $v<n-1>: Int.
+func varList(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, " $v%d: Int", i)
+	}
+	return b.String()
+}
+
+// TestHostileErrorLists lifts the parse limits that now refuse 20,000
+// directives and 3,000 variables, to check the second bound behind them:
+// validation reports at most MaxErrors errors, then one saying it stopped.
+func TestHostileErrorLists(t *testing.T) {
+	s, srv := hostileServer(t)
+	s.Limits.MaxTokens, s.Limits.MaxDirectives, s.Limits.MaxVariables = 0, 0, 0
+	for _, q := range []string{
+		"{ __typename" + strings.Repeat(" @foo", 20000) + " }",
+		"query (" + varList(3000) + ") { __typename }",
+	} {
+		a := post(t, srv, q, false)
+		if n := len(a.Errors); n != DefaultLimits.MaxErrors+1 || a.Errors[n-1].Message != tooManyErrors {
+			t.Errorf("%d errors; want %d, the last %q", n, DefaultLimits.MaxErrors+1, tooManyErrors)
+		}
+		if a.size > 32<<10 {
+			t.Errorf("an answer of %d bytes", a.size)
+		}
+	}
+}
+
+// TestHostileCache sends 1,000 distinct valid 16 KB documents, which the
+// cache bounded by entries held as 1.3 GB: the cache stays within its byte
+// budget, and so does the heap.
+func TestHostileCache(t *testing.T) {
+	s, _ := newTestSchema(t)
+	before := heapAlloc()
+	for k := range 1000 {
+		// 16 KB and 1,450 tokens, an estimated 330 KB; the same field 1,450
+		// times costs little work but all the memory of its syntax tree.
+		q := fmt.Sprintf("{%s } #%d", strings.Repeat(" __typename", 1450), k)
+		if r := s.Execute(t.Context(), Request{Query: q}); len(r.Errors) > 0 {
+			t.Fatal(ErrorList(r.Errors))
+		}
+		if k == 0 && s.cache.get(q) == nil {
+			t.Fatal("the document was not cached")
+		}
+	}
+	if n := s.cache.bytes(); n > defaultCacheBytes {
+		t.Errorf("the cache holds an estimated %d bytes, over its budget of %d", n, defaultCacheBytes)
+	}
+	if grown := int64(heapAlloc()) - int64(before); grown > defaultCacheBytes {
+		t.Errorf("the heap grew by %d bytes, over the cache's budget of %d", grown, defaultCacheBytes)
+	}
+}
