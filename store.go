@@ -942,11 +942,20 @@ func (s *Store) publish(c *change) {
 	}
 }
 
-// Close flushes and closes the journal, if any.
+// errStoreClosed refuses the writes that come after Close (a call a bounded shutdown
+// cut, still running): with the journal closed, nothing would ever answer them.
+var errStoreClosed = errors.New("the store is closed")
+
+// Close flushes and closes the journal, if any; writes after it are refused.
 func (s *Store) Close() error {
 	if s.journal == nil {
 		return nil
 	}
+	s.mu.Lock()
+	if s.broken == nil {
+		s.broken = errStoreClosed
+	}
+	s.mu.Unlock()
 	return s.journal.close()
 }
 
