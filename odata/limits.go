@@ -5,10 +5,11 @@ import (
 	"sync/atomic"
 )
 
-// Limits bound the work one query string can ask for. Each is checked while the
-// query string is read, before what it counts is built, so a hostile query is refused
-// after a bounded amount of work (a query error, 400) instead of being evaluated. The
-// per-route limits the specification names ($top, $skip, $expand depth) are in Settings.
+// Limits bound the work one query string can ask for. All but MaxVisits are checked
+// while the query string is read, before what they count is built, so a hostile query
+// is refused (a query error, 400) after a bounded amount of work instead of being
+// evaluated. The per-route limits the specification names ($top, $skip, $expand
+// depth) are in Settings.
 //
 // A zero field means the value in DefaultLimits, never "no limit".
 type Limits struct {
