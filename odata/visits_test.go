@@ -117,8 +117,13 @@ func TestMaxVisitsHTTP(t *testing.T) {
 		t.Errorf("$filter: %v %d %s", err, resp.StatusCode, body)
 	}
 
-	// The first product's orders come first and are cheap; the last ones reach the
-	// bound after more than a flush of output.
+	r := rt.ServeList(context.Background(), "$top=1&$expand=orders($filter=product/orders/any(p: p/quantity lt 0))", "m")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "related entities") {
+		t.Errorf("ServeList: %d %s", r.Status, r.Body)
+	}
+
+	// By id descending, the products without orders come first and fill more than a
+	// flush; product 1 comes last and reaches the bound.
 	resp, body, err = get("$orderby=id desc&$expand=orders($filter=product/orders/any(p: p/quantity lt 0))")
 	if resp.StatusCode != http.StatusOK || err == nil || len(body) < flushSize {
 		t.Errorf("streamed: %d, %d bytes, error %v; want 200 cut after a flush", resp.StatusCode, len(body), err)
