@@ -90,9 +90,9 @@ func (q *Query) Count() bool { return q.count }
 // request against entity type t and route settings s. The query string as a
 // whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only
 // separator, every percent-escape valid, no system query option given twice.
-// Parameters whose names do not start with $ are then ignored. The error is an *Error whose position is an
-// offset into the decoded value of the offending option, or into the raw
-// query string when Option is empty.
+// Parameters whose names do not start with $ are then ignored. The error is
+// an *Error whose position is an offset into the decoded value of the
+// offending option, or into the raw query string when Option is empty.
 func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	b := newBudget(s.Limits)
 	params, err := splitQuery(raw, b.Limits)
