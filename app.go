@@ -12,9 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // app is a started service.
@@ -27,8 +26,12 @@ type app struct {
 	grpcAddr string
 	http     *http.Server
 	server   *Server
-	grpc     *grpc.Server
+	grpc     *grpcServer
 	done     sync.WaitGroup
+
+	// httpConns and grpcConns count the open connections, for the log line of a
+	// shutdown that had to cut some.
+	httpConns, grpcConns connCounter
 }
 
 // start loads the store and starts listening; it returns once the service accepts
@@ -44,7 +47,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.auth = &authenticator{verifier: v}
+		a.auth = &authenticator{verifier: v, reads: cfg.authReads}
+	} else if cfg.authReads {
+		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
 	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err
@@ -61,13 +66,14 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
+	httpLn, grpcLn = a.httpConns.listen(httpLn), a.grpcConns.listen(grpcLn)
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			origins = append(origins, o)
 		}
 	}
-	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, wsOrigins: origins})
+	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins})
 	a.http = &http.Server{
 		Handler:           a.server,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -78,14 +84,16 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
+	grpcLimits := cfg.grpcLimits.withDefaults()
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
+	grpcConns := newLimitListener(grpcLn, grpcLimits.maxConns)
 	a.done.Go(func() {
 		if err := a.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
 		}
 	})
 	a.done.Go(func() {
-		if err := a.grpc.Serve(grpcLn); err != nil {
+		if err := a.grpc.Serve(grpcConns); err != nil {
 			log.Error("grpc server", "error", err)
 		}
 	})
@@ -95,18 +103,31 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 }
 
 // shutdown stops accepting, ends every subscription, and lets in-flight calls finish
-// within the configured bound before cutting them off.
+// within the configured bound before cutting them off. Cutting them is part of a
+// bounded shutdown, not a failure: it is logged (how many connections were still
+// open) and shutdown still returns nil, so the process exits 0.
 func (a *app) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
+	// Counted when the bound passes, before anything is cut.
+	var cutHTTP, cutGRPC int64
+	counted := make(chan struct{})
+	stopCounting := context.AfterFunc(ctx, func() {
+		cutHTTP, cutGRPC = a.httpConns.open(), a.grpcConns.open()
+		close(counted)
+	})
 	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
 	grpcDone := make(chan struct{})
 	go func() {
 		a.grpc.GracefulStop()
 		close(grpcDone)
 	}()
-	wsErr := a.server.Shutdown(ctx)
+	wsErr := a.server.Shutdown(ctx) // past the bound, it drops the WebSockets left
 	err := cmp.Or(a.http.Shutdown(ctx), wsErr)
+	if errors.Is(err, context.DeadlineExceeded) {
+		a.http.Close() // Shutdown leaves the busy connections open
+		err = nil
+	}
 	select {
 	case <-grpcDone:
 	case <-ctx.Done():
@@ -114,11 +135,61 @@ func (a *app) shutdown() error {
 		<-grpcDone
 	}
 	a.done.Wait()
+	if !stopCounting() { // the bound passed
+		<-counted
+		a.log.Warn("shutdown: calls still running after -shutdown-timeout were cut",
+			"timeout", a.cfg.shutdownTimeout, "httpConnections", cutHTTP, "grpcConnections", cutGRPC)
+	}
 	if serr := a.store.Close(); serr != nil && err == nil {
 		err = serr
 	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// connCounter counts the connections a listener accepted that are still open.
+type connCounter struct{ n atomic.Int64 }
+
+func (c *connCounter) open() int64 { return c.n.Load() }
+
+// listen returns ln with its connections counted by c.
+func (c *connCounter) listen(ln net.Listener) net.Listener { return &countingListener{ln, c} }
+
+type countingListener struct {
+	net.Listener
+	c *connCounter
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.c.n.Add(1)
+	return &countedConn{Conn: conn, c: l.c}, nil
+}
+
+// countedConn is an accepted connection that uncounts itself on its first Close.
+type countedConn struct {
+	net.Conn
+	c      *connCounter
+	closed atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if !c.closed.Swap(true) {
+		c.c.n.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// CloseWrite keeps the half-close net/http uses to end a connection without
+// resetting it (so the client reads the last answer), which wrapping would hide.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
 	return nil
 }
@@ -170,7 +241,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
 			}
 			return ds, err
-		}, log, cfg.snapshotBytes)
+		}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes, Repair: cfg.repair})
 		if err != nil {
 			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
 		}

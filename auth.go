@@ -30,7 +30,9 @@ package main
 //     "iss" and "aud" are checked only when an issuer or audience is
 //     configured (as the contract says; RFC 7519 section 4.1.3 would refuse
 //     any "aud" when none is configured), but their types are always checked.
-//     "sub" is optional; when present it must be a string.
+//     "sub" is required and must be a non-empty string: it is the caller's
+//     identity (CONTRACT.md section 6), which the logs and every permission
+//     rest on, so a token that names nobody authenticates nobody.
 //   - Scopes come from "scope", a space-separated string (RFC 8693 section
 //     4.2, RFC 9068 section 2.2.3). A "scp" claim is ignored: one spelling
 //     keeps the rule simple to state, and a non-string "scope" is rejected
@@ -54,6 +56,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -522,6 +525,12 @@ func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
 	if v.audience != "" && !jwtContains(c.Audience, v.audience) {
 		return nil, &TokenError{Kind: ErrTokenAudience}
 	}
+	if _, ok := m["sub"]; !ok {
+		return nil, jwtErr(ErrTokenClaims, "sub missing")
+	}
+	if c.Subject == "" {
+		return nil, jwtErr(ErrTokenClaims, "sub is empty")
+	}
 	return &c, nil
 }
 
@@ -626,7 +635,7 @@ func jwtNumericDate(name string, raw json.RawMessage) (time.Time, error) {
 }
 
 // SignHS256Token returns a compact HS256 JWT for development use (the
-// "token" subcommand). It carries "sub", "scope" (omitted when empty),
+// "token" subcommand). It carries "sub" (required), "scope" (omitted when empty),
 // "iat" = now and "exp" = now + ttl, and "iss" and "aud" when cfg configures
 // them, so that a verifier built from the same cfg accepts it.
 func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (string, error) {
@@ -635,6 +644,9 @@ func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (st
 	}
 	if err := checkJWTSecret(cfg.Secret); err != nil {
 		return "", err
+	}
+	if subject == "" {
+		return "", errors.New("jwt: a token needs a subject")
 	}
 	if ttl <= 0 {
 		return "", fmt.Errorf("jwt: token lifetime %v must be positive", ttl)
@@ -690,4 +702,19 @@ func BearerToken(authorization string) (string, error) {
 		}
 	}
 	return token, nil
+}
+
+// authorizationHeader returns r's Authorization header, "" when there is none. Two
+// or more are refused as KindUnauthenticated: net/http's Header.Get would take the
+// first while a proxy in front may have checked another, and gRPC refuses two
+// "authorization" metadata values too (issue 15.13).
+func authorizationHeader(r *http.Request) (string, error) {
+	values := r.Header["Authorization"] // net/http canonicalises the name, in any case
+	switch len(values) {
+	case 0:
+		return "", nil
+	case 1:
+		return values[0], nil
+	}
+	return "", &Error{Kind: KindUnauthenticated, Message: "more than one Authorization header"}
 }

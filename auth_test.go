@@ -16,7 +16,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -360,34 +363,34 @@ func TestJWTVerifyAccepts(t *testing.T) {
 		wantSub    string
 		wantScopes []string
 	}{
-		{"HS256 minimal", hs, k.secret, hdr, `{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
+		{"HS256 minimal", hs, k.secret, hdr, `{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
 		{"RS256", JWTConfig{PublicKeyPEM: k.rsaPEM}, k.rsa, `{"alg":"RS256"}`,
 			`{"sub":"alice","exp":` + jwtAt(time.Hour) + `,"scope":"read write"}`, "alice", []string{"read", "write"}},
 		{"ES256", JWTConfig{PublicKeyPEM: k.ecPEM}, k.ec, `{"alg":"ES256","typ":"JWT"}`,
 			`{"sub":"bob","exp":` + jwtAt(time.Hour) + `}`, "bob", nil},
-		{"exp 59s ago, within leeway", hs, k.secret, hdr, `{"exp":` + jwtAt(-59*time.Second) + `}`, "", nil},
-		{"fractional exp", hs, k.secret, hdr, `{"exp":` + jwtAt(-30*time.Second) + `.5}`, "", nil},
+		{"exp 59s ago, within leeway", hs, k.secret, hdr, `{"sub":"s","exp":` + jwtAt(-59*time.Second) + `}`, "s", nil},
+		{"fractional exp", hs, k.secret, hdr, `{"sub":"s","exp":` + jwtAt(-30*time.Second) + `.5}`, "s", nil},
 		{"exp with exponent", hs, k.secret, hdr, `{"exp":1.9e9,"sub":"x"}`, "x", nil},
-		{"nbf 59s ahead", hs, k.secret, hdr, `{"exp":` + jwtAt(time.Hour) + `,"nbf":` + jwtAt(59*time.Second) + `}`, "", nil},
-		{"iat 59s ahead", hs, k.secret, hdr, `{"exp":` + jwtAt(time.Hour) + `,"iat":` + jwtAt(59*time.Second) + `}`, "", nil},
+		{"nbf 59s ahead", hs, k.secret, hdr, `{"sub":"s","exp":` + jwtAt(time.Hour) + `,"nbf":` + jwtAt(59*time.Second) + `}`, "s", nil},
+		{"iat 59s ahead", hs, k.secret, hdr, `{"sub":"s","exp":` + jwtAt(time.Hour) + `,"iat":` + jwtAt(59*time.Second) + `}`, "s", nil},
 		{"issuer and audience string", JWTConfig{Secret: k.secret, Issuer: "https://issuer.example", Audience: "quartet"}, k.secret, hdr,
-			`{"iss":"https://issuer.example","aud":"quartet","exp":` + jwtAt(time.Hour) + `}`, "", nil},
+			`{"sub":"s","iss":"https://issuer.example","aud":"quartet","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
 		{"audience in array", JWTConfig{Secret: k.secret, Audience: "quartet"}, k.secret, hdr,
-			`{"aud":["other","quartet"],"exp":` + jwtAt(time.Hour) + `}`, "", nil},
-		{"aud not checked when not configured", hs, k.secret, hdr, `{"aud":"other","iss":"anyone","exp":` + jwtAt(time.Hour) + `}`, "", nil},
-		{"typ jwt lower case", hs, k.secret, `{"alg":"HS256","typ":"jwt"}`, `{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
-		{"typ application/at+jwt", hs, k.secret, `{"alg":"HS256","typ":"application/at+JWT"}`, `{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
+			`{"sub":"s","aud":["other","quartet"],"exp":` + jwtAt(time.Hour) + `}`, "s", nil},
+		{"aud not checked when not configured", hs, k.secret, hdr, `{"sub":"s","aud":"other","iss":"anyone","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
+		{"typ jwt lower case", hs, k.secret, `{"alg":"HS256","typ":"jwt"}`, `{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
+		{"typ application/at+jwt", hs, k.secret, `{"alg":"HS256","typ":"application/at+JWT"}`, `{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
 		{"kid jku x5u x5c ignored", hs, k.secret,
 			`{"alg":"HS256","kid":"k1","jku":"https://evil.example/jwks","x5u":"https://evil.example/x5u","x5c":["AAAA"]}`,
-			`{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
-		{"cty other than JWT", hs, k.secret, `{"alg":"HS256","cty":"json"}`, `{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
-		{"b64 true", hs, k.secret, `{"alg":"HS256","b64":true}`, `{"exp":` + jwtAt(time.Hour) + `}`, "", nil},
+			`{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
+		{"cty other than JWT", hs, k.secret, `{"alg":"HS256","cty":"json"}`, `{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
+		{"b64 true", hs, k.secret, `{"alg":"HS256","b64":true}`, `{"sub":"s","exp":` + jwtAt(time.Hour) + `}`, "s", nil},
 		{"scope with extra spaces, scp ignored", hs, k.secret, hdr,
-			`{"exp":` + jwtAt(time.Hour) + `,"scope":" read  write ","scp":["admin"]}`, "", []string{"read", "write"}},
+			`{"sub":"s","exp":` + jwtAt(time.Hour) + `,"scope":" read  write ","scp":["admin"]}`, "s", []string{"read", "write"}},
 		{"case-variant claim names are other claims", hs, k.secret, hdr,
 			`{"exp":` + jwtAt(time.Hour) + `,"EXP":1,"Sub":5,"sub":"s"}`, "s", nil},
 		{"nested private claims", hs, k.secret, hdr,
-			`{"exp":` + jwtAt(time.Hour) + `,"x":{"a":[1,{"b":null}],"exp":"no"}}`, "", nil},
+			`{"sub":"s","exp":` + jwtAt(time.Hour) + `,"x":{"a":[1,{"b":null}],"exp":"no"}}`, "s", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -492,7 +495,7 @@ func TestJWTVerifyRejects(t *testing.T) {
 	if trailingBits == unpadded {
 		t.Fatal("trailing-bits header is unchanged")
 	}
-	oversize := jwtSign(t, k.secret, hdr, `{"exp":`+jwtAt(time.Hour)+`,"pad":"`+strings.Repeat("a", 6100)+`"}`)
+	oversize := jwtSign(t, k.secret, hdr, `{"sub":"s","exp":`+jwtAt(time.Hour)+`,"pad":"`+strings.Repeat("a", 6100)+`"}`)
 	if len(oversize) <= jwtMaxTokenSize {
 		t.Fatalf("oversize token is only %d bytes", len(oversize))
 	}
@@ -549,6 +552,8 @@ func TestJWTVerifyRejects(t *testing.T) {
 		{"aud missing", JWTConfig{Secret: k.secret, Audience: "quartet"}, jwtSign(t, k.secret, hdr, valid), "token audience not accepted"},
 		{"aud mixed array", hs, jwtSign(t, k.secret, hdr, `{"aud":["a",1],"exp":`+jwtAt(time.Hour)+`}`),
 			"token claims invalid: aud is not a string or an array of strings"},
+		{"sub missing", hs, jwtSign(t, k.secret, hdr, `{"exp":`+jwtAt(time.Hour)+`,"scope":"write"}`), "token claims invalid: sub missing"},
+		{"sub empty", hs, jwtSign(t, k.secret, hdr, `{"sub":"","exp":`+jwtAt(time.Hour)+`,"scope":"write"}`), "token claims invalid: sub is empty"},
 		{"sub a number", hs, jwtSign(t, k.secret, hdr, `{"sub":42,"exp":`+jwtAt(time.Hour)+`}`), "token claims invalid: sub is not a string"},
 		{"scope an array", hs, jwtSign(t, k.secret, hdr, `{"scope":["write"],"exp":`+jwtAt(time.Hour)+`}`), "token claims invalid: scope is not a string"},
 		{"bad HS256 signature", hs, jwtTamper(t, good), "token signature invalid"},
@@ -637,7 +642,7 @@ func TestJWTSizeLimit(t *testing.T) {
 	v := jwtVerifier(t, JWTConfig{Secret: k.secret})
 	var largest string
 	for n := 5900; n < 6200; n++ {
-		tok := jwtSign(t, k.secret, `{"alg":"HS256"}`, `{"exp":`+jwtAt(time.Hour)+`,"pad":"`+strings.Repeat("a", n)+`"}`)
+		tok := jwtSign(t, k.secret, `{"alg":"HS256"}`, `{"sub":"s","exp":`+jwtAt(time.Hour)+`,"pad":"`+strings.Repeat("a", n)+`"}`)
 		if len(tok) > jwtMaxTokenSize {
 			if _, err := v.Verify(tok); !errors.Is(err, ErrTokenMalformed) {
 				t.Errorf("%d-byte token: %v, want %v", len(tok), err, ErrTokenMalformed)
@@ -723,7 +728,7 @@ func TestNewJWTVerifier(t *testing.T) {
 func TestJWTVerifierCopiesSecret(t *testing.T) {
 	secret := []byte(strings.Repeat("k", 32))
 	v := jwtVerifier(t, JWTConfig{Secret: secret})
-	tok := jwtSign(t, secret, `{"alg":"HS256"}`, `{"exp":`+jwtAt(time.Hour)+`}`)
+	tok := jwtSign(t, secret, `{"alg":"HS256"}`, `{"sub":"s","exp":`+jwtAt(time.Hour)+`}`)
 	secret[0] = 'x'
 	if _, err := v.Verify(tok); err != nil {
 		t.Fatal(err)
@@ -793,6 +798,9 @@ func TestSignHS256Token(t *testing.T) {
 				t.Errorf("err = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
+	}
+	if _, err := SignHS256Token(JWTConfig{Secret: secret}, "", "write", time.Hour); err == nil {
+		t.Error("a token without a subject was signed")
 	}
 }
 
@@ -958,4 +966,83 @@ func TestJWTAuthenticate(t *testing.T) {
 			t.Errorf("Authenticate(%.20q...) = %+v, %v; want %v", tt.in, c, err, tt.wantKind)
 		}
 	}
+}
+
+func TestAuthorizationHeader(t *testing.T) {
+	tests := []struct {
+		name    string
+		header  http.Header
+		want    string
+		wantErr bool
+	}{
+		{"none", http.Header{}, "", false},
+		{"one", http.Header{"Authorization": {"Bearer a"}}, "Bearer a", false},
+		{"two", http.Header{"Authorization": {"Bearer a", "Bearer b"}}, "", true},
+		{"two, one empty", http.Header{"Authorization": {"", "Bearer b"}}, "", true},
+	}
+	for _, tt := range tests {
+		got, err := authorizationHeader(&http.Request{Header: tt.header})
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("%s: %q, %v; want %q, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+		if e, ok := errors.AsType[*Error](err); err != nil && (!ok || e.Kind != KindUnauthenticated) {
+			t.Errorf("%s: error %v is not KindUnauthenticated", tt.name, err)
+		}
+	}
+}
+
+// TestRESTAuthOdds sends what issue 15.13 found accepted: a write with two
+// Authorization headers (sent on the wire in different letter cases, which net/http
+// joins under one name) and writes with tokens naming no subject. Each is 401 and
+// stores nothing.
+func TestRESTAuthOdds(t *testing.T) {
+	cfg := testConfig()
+	cfg.jwt.secret = testSecret
+	a, _ := startApp(t, cfg)
+	signed := func(payload string) string {
+		return "Bearer " + jwtSign(t, []byte(testSecret), `{"alg":"HS256"}`, payload)
+	}
+	good := "Bearer " + testToken(t, "write")
+	tests := []struct {
+		name    string
+		headers []string // raw header lines
+	}{
+		{"two headers", []string{"Authorization: " + good, "authorization: Bearer x"}},
+		{"two good headers", []string{"Authorization: " + good, "AUTHORIZATION: " + good}},
+		{"no sub", []string{"Authorization: " + signed(`{"scope":"write","exp":`+jwtAt(time.Hour)+`}`)}},
+		{"empty sub", []string{"Authorization: " + signed(`{"sub":"","scope":"write","exp":`+jwtAt(time.Hour)+`}`)}},
+	}
+	before := len(a.store.Users())
+	for _, tt := range tests {
+		body := `{"name":"Zoe","email":"zoe@example.com"}`
+		req := "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n" +
+			strings.Join(tt.headers, "\r\n") + fmt.Sprintf("\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		resp := rawHTTP(t, a.httpAddr, req)
+		if !strings.HasPrefix(resp, "HTTP/1.1 401 ") || !strings.Contains(strings.ToLower(resp), "www-authenticate: bearer") {
+			t.Errorf("%s: got\n%s", tt.name, resp)
+		}
+	}
+	if n := len(a.store.Users()); n != before {
+		t.Errorf("%d users stored by refused writes", n-before)
+	}
+}
+
+// rawHTTP sends req as is on a new connection and returns everything the server
+// writes until it closes the connection.
+func rawHTTP(t *testing.T, addr, req string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second)) // a hang fails the test instead of blocking it
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("reading the answer: %v (got %q)", err, resp)
+	}
+	return string(resp)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -15,7 +16,9 @@ import (
 
 // Who may do what (CONTRACT.md section 6): with a key configured, every write on every
 // surface needs a valid token with the "write" scope, gRPC GetUser needs a valid token,
-// and everything else stays open. Without a key, everything is open.
+// and everything else stays open. With -auth-reads, every read of stored data on every
+// surface needs a valid token too; health checks and the schemas ($metadata, GraphQL
+// introspection, gRPC reflection) stay open. Without a key, everything is open.
 
 // access is what a call needs from its caller.
 type access int
@@ -33,6 +36,16 @@ const writeScope = "write"
 // *authenticator means authentication is off; its methods then let everything pass.
 type authenticator struct {
 	verifier *JWTVerifier
+	// reads makes every read need a valid token (-auth-reads).
+	reads bool
+}
+
+// readAccess is what a read of stored data needs.
+func (a *authenticator) readAccess() access {
+	if a != nil && a.reads {
+		return accessToken
+	}
+	return accessOpen
 }
 
 // caller is who made a request, as far as authentication found out: the token's
@@ -103,13 +116,33 @@ func challenge(r *http.Request, err error) string {
 
 // requireWrite wraps a REST write handler with the write rule.
 func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
-	if s.auth == nil {
+	return s.require(accessWrite, s.writeError, h)
+}
+
+// requireRead wraps a REST read handler with the read rule.
+func (s *Server) requireRead(h http.HandlerFunc) http.HandlerFunc {
+	return s.require(s.auth.readAccess(), s.writeError, h)
+}
+
+// requireODataRead wraps an OData read handler with the read rule; refusals are OData
+// error bodies.
+func (s *Server) requireODataRead(h http.HandlerFunc) http.HandlerFunc {
+	return s.require(s.auth.readAccess(), writeODataError, h)
+}
+
+// require answers a caller without the access need with refuse, and everyone else with h.
+func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Request, error), h http.HandlerFunc) http.HandlerFunc {
+	if s.auth == nil || need == accessOpen {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.auth.check(r.Context(), r.Header.Get("Authorization"), accessWrite); err != nil {
+		authorization, err := authorizationHeader(r)
+		if err == nil {
+			err = s.auth.check(r.Context(), authorization, need)
+		}
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", challenge(r, err))
-			s.writeError(w, r, err)
+			refuse(w, r, err)
 			return
 		}
 		h(w, r)
@@ -122,8 +155,15 @@ var grpcAccess = map[string]access{
 	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
 }
 
+// userServicePrefix starts the full name of every method that serves stored data; the
+// health and reflection services are not guarded.
+var userServicePrefix = "/" + userpb.UserService_ServiceDesc.ServiceName + "/"
+
 func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
 	need := grpcAccess[method]
+	if need == accessOpen && strings.HasPrefix(method, userServicePrefix) {
+		need = a.readAccess()
+	}
 	if a == nil || need == accessOpen {
 		return nil
 	}

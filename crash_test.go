@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -242,4 +243,72 @@ func TestCrashRecovery(t *testing.T) {
 		conn.Close()
 	}
 	t.Logf("%d acknowledged users (%d deleted), %d gRPC batches, %d orders survived %d kills", len(acked), len(deleted), len(ackedBatches), len(ackedOrders), rounds)
+}
+
+// TestCrashStartRefusals: issue 15.6, as an operator meets it. run refuses a damaged
+// directory with one line naming the cause (main prints it and exits 2); -repair
+// starts on a damaged journal, keeping what it cut beside it.
+func TestCrashStartRefusals(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	journal := journalName(1)
+	data, _ := os.ReadFile(filepath.Join(made, journal))
+	starts := recordStarts(t, data)
+	last := starts[len(starts)-2]
+
+	stopped, cancel := context.WithCancel(t.Context())
+	cancel() // start, then shut down at once
+	runOn := func(dir string, extra ...string) (logs string, err error) {
+		var out syncBuffer
+		args := append([]string{"-data", dir, "-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, extra...)
+		err = run(stopped, args, envFrom(nil), io.Discard, &out)
+		return out.String(), err
+	}
+	flip := func(dir string) {
+		damaged := append([]byte(nil), data...)
+		damaged[len(damaged)-2] ^= 0x04 // in the last record's payload
+		os.WriteFile(filepath.Join(dir, journal), damaged, 0o644)
+	}
+	cases := []struct {
+		name   string
+		damage func(dir string)
+		want   string
+	}{
+		{"snapshot removed", func(dir string) { os.Remove(filepath.Join(dir, "snapshot")) }, "snapshot is missing, but " + journal + " follows a snapshot"},
+		{"snapshot truncated", func(dir string) {
+			snap, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+			os.WriteFile(filepath.Join(dir, "snapshot"), snap[:len(snap)-100], 0o644)
+		}, "snapshot is truncated"},
+		{"last record damaged", flip, fmt.Sprintf("%s is corrupt at byte %d (a record fails its checksum)", journal, last)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, made)
+			tc.damage(dir)
+			_, err := runOn(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line containing %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("-repair", func(t *testing.T) {
+		dir := copyDir(t, made)
+		flip(dir)
+		logs, err := runOn(dir, "-repair")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(logs, "-repair") || !strings.Contains(logs, fmt.Sprintf("offset=%d", last)) {
+			t.Errorf("the repair was not logged:\n%s", logs)
+		}
+		if sides, _ := filepath.Glob(filepath.Join(dir, journal+".cut-*")); len(sides) != 1 {
+			t.Errorf("side files %v, want one", sides)
+		}
+		if _, err := runOn(dir); err != nil {
+			t.Errorf("after -repair, a plain start fails: %v", err)
+		}
+	})
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The durable store (-data DIR): every acknowledged write survives kill -9 and a power
@@ -25,9 +29,18 @@ import (
 //	snapshot             the whole store as of the start of journal <gen>
 //	journal-<gen>.log    the changes made since, appended and fsynced
 //
+// The snapshot names its generation and the store's id (random, made when DIR is
+// initialised); each journal starts with a header naming its own generation and the
+// same id. Start-up replays exactly the journals <gen>, <gen>+1, ... of that store,
+// and refuses a DIR where one is missing or foreign, or where the snapshot is missing
+// while a journal says one was written: replaying such a DIR would silently serve a
+// state no client ever saw (ids reused, orders given to the wrong user).
+//
 // A write is applied in memory under the store lock and queued in the same order; one
 // flusher writes everything queued with a single fsync (group commit) and only then
-// releases the writers, so a client is answered only for what is on disk.
+// releases the writers, so a client is answered only for what is on disk. When the
+// disk fails, every change not yet on disk is rolled back before anyone is answered
+// (see journal.fail), and the store refuses writes until a restart.
 
 // defaultSnapshotBytes is the journal size past which a snapshot is taken.
 const defaultSnapshotBytes = 64 << 20
@@ -35,8 +48,8 @@ const defaultSnapshotBytes = 64 << 20
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Records are framed as [length u32][crc32c(payload) u32][crc32c(first 8 bytes) u32]
-// [payload], little endian. The header's own checksum lets recovery tell a torn tail
-// (nothing valid after the damage) from corruption (valid records after it) cheaply.
+// [payload], little endian. The header's own checksum lets recovery trust a length,
+// and so tell a record cut short by a crash (see tornTail) from a damaged one.
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
@@ -75,6 +88,24 @@ func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
 	return payload, end, true
 }
 
+// tornTail reports whether tail, what follows the last intact record of the last
+// journal, is what a crash leaves of a write that was never acknowledged: the start of
+// a record cut short (a header incomplete, or an intact header whose record runs past
+// the end), followed by nothing or by zeros (a file extended whose data never reached
+// the disk). A complete record whose checksum fails is not that but an acknowledged
+// write damaged on disk, and so is anything else.
+func tornTail(tail []byte) bool {
+	p := bytes.TrimRight(tail, "\x00") // a record's payload, JSON, never ends in a zero
+	if len(p) < recordHeaderSize {
+		return true
+	}
+	h := p[:recordHeaderSize]
+	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
+		return false
+	}
+	return int64(len(p)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
+}
+
 // validRecordAfter reports whether an intact record starts anywhere after off.
 func validRecordAfter(data []byte, off int) (int, bool) {
 	for q := off + 1; q+recordHeaderSize <= len(data); q++ {
@@ -87,7 +118,8 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 
 // snapshotState is the store at one moment, as written to the snapshot file.
 type snapshotState struct {
-	Gen      uint64           `json:"gen"` // the first journal not contained in it
+	Gen      uint64           `json:"gen"`             // the first journal not contained in it
+	Store    string           `json:"store,omitempty"` // the store's id; "" in the first formats
 	LastIDs  map[string]int64 `json:"lastIds"`
 	Users    []*User          `json:"users"`
 	Posts    []*Post          `json:"posts"`
@@ -140,12 +172,38 @@ func (s *Store) restore(st *snapshotState) {
 	s.orders.lastID = max(s.orders.lastID, st.LastIDs["orders"])
 }
 
+// DurableOptions tune OpenDurableStore.
+type DurableOptions struct {
+	// SnapshotBytes is the journal size past which a snapshot is taken; 0 means
+	// defaultSnapshotBytes.
+	SnapshotBytes int64
+
+	// Repair cuts a damaged journal at its damage, saving the bytes cut (and any
+	// later journal) beside it, instead of refusing to start.
+	Repair bool
+
+	// wrapFile, when set, wraps every journal file the store writes: tests inject
+	// storage failures through it.
+	wrapFile func(journalFile) journalFile
+}
+
+// journalFile is what the journal writes through: an *os.File, or in tests one that
+// fails on cue.
+type journalFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
 // journal is the append-only log of changes and its flusher.
 type journal struct {
 	dir           string
 	log           *slog.Logger
 	store         *Store
 	snapshotBytes int64
+	repair        bool
+	wrapFile      func(journalFile) journalFile
 	lock          *os.File
 
 	mu           sync.Mutex
@@ -156,10 +214,14 @@ type journal struct {
 	stopped      chan struct{}
 	snapshots    sync.WaitGroup
 
+	// storeID is the store's id, in the snapshot and in every journal's header.
+	storeID string
+
 	// Owned by the flusher goroutine.
-	file *os.File
-	gen  uint64
-	size int64
+	file   journalFile
+	gen    uint64
+	size   int64 // how much of file is durable
+	failed bool  // the disk failed: nothing more is written
 	// writes and syncs count the changes written and the fsyncs that made them
 	// durable: their ratio is group commit at work, logged on close.
 	writes, syncs int64
@@ -167,7 +229,8 @@ type journal struct {
 
 // pendingWrite is one change waiting for its fsync, or a journal rotation marker.
 type pendingWrite struct {
-	c *change
+	c    *change
+	undo undo // rolls c back if it cannot be stored
 	// done is released once the change is on disk or err says why not; a WaitGroup
 	// rather than a channel, which would be an allocation more per write.
 	done   sync.WaitGroup
@@ -187,14 +250,15 @@ func (w *pendingWrite) wait() error {
 	return w.err
 }
 
-// errStoreBroken refuses writes after the disk failed: memory may then hold a change
-// the journal does not, and only a restart (which replays the journal) is consistent.
-var errStoreBroken = errors.New("the store stopped accepting writes after a storage failure; restart the service")
+// errJournalFailed is why the store refuses writes after the disk failed: what
+// reached the journal of the failed batch is uncertain (a failed fsync may or may not
+// have written it), and only a restart, which reads the journal, knows.
+var errJournalFailed = errors.New("journal write failed; writes are refused until a restart")
 
-// enqueue queues c behind every change applied before it. The caller holds the store's
-// write lock.
-func (j *journal) enqueue(c *change) *pendingWrite {
-	w := &pendingWrite{c: c}
+// enqueue queues c, and what undoes it, behind every change applied before it. The
+// caller holds the store's write lock.
+func (j *journal) enqueue(c *change, u undo) *pendingWrite {
+	w := &pendingWrite{c: c, undo: u}
 	w.done.Add(1)
 	j.mu.Lock()
 	j.queue = append(j.queue, w)
@@ -233,6 +297,12 @@ func (j *journal) flush() {
 			<-j.wake
 			continue
 		}
+		if j.failed {
+			// Writes are refused after a failure, so nothing should be queued;
+			// anything that is is rolled back and refused the same way.
+			j.fail(batch, errJournalFailed)
+			continue
+		}
 		buf = buf[:0]
 		var err error
 		start := 0
@@ -248,18 +318,28 @@ func (j *journal) flush() {
 				continue
 			}
 			// Everything before the marker belongs to the old journal.
-			err = j.writeAndSync(buf, err)
-			j.release(batch[start:i], err)
+			if err = j.writeAndSync(buf, err); err != nil {
+				break
+			}
+			j.release(batch[start:i])
 			buf, start = buf[:0], i+1
 			w.rotate.err = j.rotate(w.rotate.gen)
 			close(w.rotate.rotated)
 		}
-		err = j.writeAndSync(buf, err)
-		j.release(batch[start:], err)
+		if err == nil {
+			err = j.writeAndSync(buf, nil)
+		}
+		if err != nil {
+			j.fail(batch[start:], err)
+			continue
+		}
+		j.release(batch[start:])
 		j.maybeSnapshot()
 	}
 }
 
+// writeAndSync appends buf to the journal and fsyncs it; err is an encoding failure
+// already met, which stands for the write.
 func (j *journal) writeAndSync(buf []byte, err error) error {
 	if err != nil || len(buf) == 0 {
 		return err
@@ -267,35 +347,81 @@ func (j *journal) writeAndSync(buf []byte, err error) error {
 	if _, err := j.file.Write(buf); err != nil {
 		return err
 	}
-	j.size += int64(len(buf))
 	j.syncs++
-	return j.file.Sync()
+	if err := j.file.Sync(); err != nil {
+		return err
+	}
+	j.size += int64(len(buf))
+	return nil
 }
 
-// release answers the writers of a batch. On a storage failure the store is marked
-// broken before anyone is answered.
-func (j *journal) release(batch []*pendingWrite, err error) {
-	if err != nil {
-		j.log.Error("journal write failed; refusing further writes", "error", err)
-		j.store.mu.Lock()
-		j.store.broken = errStoreBroken
-		j.store.mu.Unlock()
-		err = &Error{Kind: KindInternal, Message: err.Error()}
+// release answers the writers of a batch that is on disk, then tells subscribers of
+// what it created, in commit order.
+func (j *journal) release(batch []*pendingWrite) {
+	for _, w := range batch {
+		if w.rotate == nil {
+			w.done.Done()
+		}
 	}
 	for _, w := range batch {
+		if w.c != nil {
+			j.store.publish(w.c)
+		}
+	}
+}
+
+// fail handles a storage failure while rest, the start of which was being written,
+// waited for the disk. The store refuses writes from then on; every change not on
+// disk (rest, and whatever was queued behind it, all applied after the last change
+// that is) is rolled back under the write lock, newest first, so that no reader
+// sees a write after its writer was told it failed; the journal is cut back to its
+// last durable size; then the writers are answered, with no detail: the cause is
+// logged here, once.
+func (j *journal) fail(rest []*pendingWrite, cause error) {
+	if !j.failed {
+		j.failed = true
+		j.log.Error("journal write failed; the writes not stored are rolled back and further writes refused until a restart",
+			"error", cause, "rolledBack", countChanges(rest))
+		if err := j.file.Truncate(j.size); err != nil {
+			// A restart then finds the failed batch's records whole (and keeps
+			// them: their writers were told "internal server error", which
+			// promises nothing) or torn (and cuts them away).
+			j.log.Error("cutting the journal back to its last durable size failed", "error", err)
+		}
+	}
+	s := j.store
+	s.mu.Lock()
+	s.broken = errJournalFailed
+	j.mu.Lock()
+	rest = append(rest, j.queue...) // nothing joins the queue now: writes are refused
+	j.queue = nil
+	j.mu.Unlock()
+	for i := len(rest) - 1; i >= 0; i-- {
+		if w := rest[i]; w.c != nil {
+			s.rollback(w.c, &w.undo)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range rest {
 		if w.rotate != nil {
+			w.rotate.err = errJournalFailed
+			close(w.rotate.rotated)
 			continue
 		}
-		w.err = err
+		w.err = errNotStored()
 		w.done.Done()
 	}
-	if err == nil {
-		for _, w := range batch {
-			if w.c != nil {
-				j.store.publish(w.c)
-			}
+}
+
+// countChanges counts the writes among ws (the rest are rotation markers).
+func countChanges(ws []*pendingWrite) int {
+	n := 0
+	for _, w := range ws {
+		if w.c != nil {
+			n++
 		}
 	}
+	return n
 }
 
 // maybeSnapshot starts a snapshot when the journal has grown past the threshold. The
@@ -303,7 +429,7 @@ func (j *journal) release(batch []*pendingWrite, err error) {
 // snapshot holds exactly the changes queued before the marker.
 func (j *journal) maybeSnapshot() {
 	j.mu.Lock()
-	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing
+	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing && !j.failed
 	if due {
 		j.snapshotting = true
 	}
@@ -314,6 +440,7 @@ func (j *journal) maybeSnapshot() {
 	j.store.mu.RLock()
 	gen := j.gen + 1
 	state := j.store.captureLocked(gen)
+	state.Store = j.storeID
 	rot := &rotation{gen: gen, rotated: make(chan struct{})}
 	j.mu.Lock()
 	j.queue = append(j.queue, &pendingWrite{rotate: rot})
@@ -343,13 +470,21 @@ func (j *journal) rotate(gen uint64) error {
 	if err := j.file.Sync(); err != nil {
 		return err
 	}
-	f, err := createJournal(j.dir, gen)
+	f, size, err := createJournal(j.dir, gen, j.storeID)
 	if err != nil {
 		return err
 	}
 	j.file.Close()
-	j.file, j.gen, j.size = f, gen, 0
+	j.file, j.gen, j.size = j.wrap(f), gen, size
 	return nil
+}
+
+// wrap returns f as the journal writes through it.
+func (j *journal) wrap(f *os.File) journalFile {
+	if j.wrapFile != nil {
+		return j.wrapFile(f)
+	}
+	return f
 }
 
 // close flushes what is queued, waits for a running snapshot, and releases DIR.
@@ -364,6 +499,11 @@ func (j *journal) close() error {
 	<-j.stopped
 	j.log.Info("journal closed", "writes", j.writes, "fsyncs", j.syncs)
 	j.snapshots.Wait()
+	if j.failed {
+		j.file.Close()
+		j.lock.Close()
+		return errJournalFailed
+	}
 	err := j.file.Sync()
 	if cerr := j.file.Close(); err == nil {
 		err = cerr
@@ -374,12 +514,55 @@ func (j *journal) close() error {
 
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
-func createJournal(dir string, gen uint64) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, journalName(gen)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// journalHeader is the first record of a journal: which journal of which store it is.
+// A change record starts with {"op": instead, which is how a journal of the first
+// format, without a header, is told apart.
+type journalHeader struct {
+	Journal uint64 `json:"journal"`
+	Store   string `json:"store"`
+}
+
+var journalHeaderStart = []byte(`{"journal":`)
+
+// createJournal creates journal gen of store, its header on disk, and returns it
+// open for appending, with its size. A journal it fails to create is removed, so a
+// later attempt (the next rotation) starts afresh rather than after a torn header.
+func createJournal(dir string, gen uint64, store string) (*os.File, int64, error) {
+	name := filepath.Join(dir, journalName(gen))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return f, syncDir(dir)
+	size, err := writeJournalHeader(f, gen, store)
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// writeJournalHeader writes and fsyncs the header of journal gen, an empty file.
+func writeJournalHeader(f *os.File, gen uint64, store string) (int64, error) {
+	payload, err := json.Marshal(journalHeader{gen, store})
+	if err != nil {
+		return 0, err
+	}
+	rec := appendRecord(nil, payload)
+	if _, err := f.Write(rec); err != nil {
+		return 0, err
+	}
+	return int64(len(rec)), f.Sync()
+}
+
+// newStoreID makes the id of a new store.
+func newStoreID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // syncDir makes a created, renamed or removed file name durable.
@@ -397,6 +580,7 @@ func syncDir(dir string) error {
 type snapshotHeader struct {
 	Gen     uint64           `json:"gen"`
 	LastIDs map[string]int64 `json:"lastIds"`
+	Store   string           `json:"store,omitempty"`
 }
 
 type snapshotBody struct {
@@ -409,7 +593,7 @@ type snapshotBody struct {
 
 // writeSnapshot replaces DIR/snapshot atomically: temp file, fsync, rename, fsync DIR.
 func writeSnapshot(dir string, st *snapshotState) error {
-	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs})
+	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs, st.Store})
 	if err != nil {
 		return err
 	}
@@ -482,7 +666,7 @@ var errDirInUse = errors.New("is in use by another quartet process")
 // OpenDurableStore opens the store kept in dir. An empty (or new) dir is initialised
 // from seed; a dir that already holds a store is recovered from its snapshot and
 // journals, and seed is not called.
-func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, snapshotBytes int64) (*Store, error) {
+func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -497,7 +681,7 @@ func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logge
 		}
 		return nil, err
 	}
-	s, err := openLocked(dir, seed, log, snapshotBytes, lock)
+	s, err := openLocked(dir, seed, log, opts, lock)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -519,10 +703,10 @@ func HasStore(dir string) (bool, error) {
 	return len(gens) > 0, err
 }
 
-func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, snapshotBytes int64, lock *os.File) (*Store, error) {
+func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions, lock *os.File) (*Store, error) {
 	s := NewStore()
-	j := &journal{dir: dir, log: log, store: s, snapshotBytes: snapshotBytes, lock: lock,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	j := &journal{dir: dir, log: log, store: s, snapshotBytes: cmp.Or(opts.SnapshotBytes, defaultSnapshotBytes),
+		repair: opts.Repair, wrapFile: opts.wrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	existing, err := HasStore(dir)
 	if err != nil {
 		return nil, err
@@ -535,13 +719,17 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, sna
 		if err := s.Load(ds); err != nil {
 			return nil, err
 		}
-		if err := writeSnapshot(dir, s.captureLocked(1)); err != nil {
+		j.storeID = newStoreID()
+		st := s.captureLocked(1)
+		st.Store = j.storeID
+		if err := writeSnapshot(dir, st); err != nil {
 			return nil, fmt.Errorf("writing the first snapshot: %w", err)
 		}
-		if j.file, err = createJournal(dir, 1); err != nil {
+		f, size, err := createJournal(dir, 1, j.storeID)
+		if err != nil {
 			return nil, err
 		}
-		j.gen = 1
+		j.file, j.gen, j.size = j.wrap(f), 1, size
 	} else {
 		s.beginLoad()
 		err := j.recover()
@@ -560,36 +748,54 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, sna
 // cut away with one log line. Damage anywhere else refuses to start.
 func (j *journal) recover() error {
 	s := j.store
-	data, err := os.ReadFile(filepath.Join(j.dir, "snapshot"))
-	var st snapshotState
-	switch {
-	case err == nil:
-		if err := readSnapshot(data, &st); err != nil {
-			return fmt.Errorf("%s %v; restore it from a backup", filepath.Join(j.dir, "snapshot"), err)
-		}
-		s.restore(&st)
-	case errors.Is(err, os.ErrNotExist):
-		st.Gen = 1
-	default:
-		return err
-	}
+	snapshot := filepath.Join(j.dir, "snapshot")
 	gens, err := journalGens(j.dir)
 	if err != nil {
 		return err
 	}
+	data, err := os.ReadFile(snapshot)
+	var st snapshotState
+	switch {
+	case err == nil:
+		if err := readSnapshot(data, &st); err != nil {
+			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
+		}
+	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
+		// A snapshot is written before the first journal exists, and replaced
+		// only by renaming a newer one over it.
+		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
+			snapshot, journalName(gens[0]))
+	default:
+		return err
+	}
+	s.restore(&st)
+	j.storeID = cmp.Or(st.Store, newStoreID()) // a first-format DIR gets an id from now on
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
-	if len(gens) == 0 {
-		gens = []uint64{st.Gen}
-		f, err := createJournal(j.dir, st.Gen)
+	switch {
+	case len(gens) == 0 && st.Gen == 1:
+		// Initialisation was cut short between the first snapshot and its journal.
+		f, _, err := createJournal(j.dir, 1, j.storeID)
 		if err != nil {
 			return err
 		}
 		f.Close()
+		gens = []uint64{1}
+	case len(gens) == 0 || gens[0] != st.Gen:
+		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
+	}
+	for i := 1; i < len(gens); i++ {
+		if gens[i] != gens[i-1]+1 {
+			return fmt.Errorf("%s is missing: %s follows it; restore the directory from a backup", filepath.Join(j.dir, journalName(gens[i-1]+1)), journalName(gens[i]))
+		}
 	}
 	for i, g := range gens {
-		last := i == len(gens)-1
-		if err := j.replay(g, last); err != nil {
+		cut, err := j.replay(g, gens[i+1:], st.Store)
+		if err != nil {
 			return err
+		}
+		if cut { // -repair moved the later journals aside
+			gens = gens[:i+1]
+			break
 		}
 	}
 	j.gen = gens[len(gens)-1]
@@ -598,11 +804,18 @@ func (j *journal) recover() error {
 		return err
 	}
 	info, err := f.Stat()
+	if err == nil && info.Size() == 0 {
+		// Created, but its header never reached the disk (or -repair cut it).
+		_, err = writeJournalHeader(f, j.gen, j.storeID)
+		if err == nil {
+			info, err = f.Stat()
+		}
+	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	j.file, j.size = f, info.Size()
+	j.file, j.size = j.wrap(f), info.Size()
 	return nil
 }
 
@@ -611,17 +824,29 @@ func (j *journal) recover() error {
 func readSnapshot(data []byte, st *snapshotState) error {
 	header, next, ok := readRecord(data, 0)
 	if !ok {
-		return errors.New("is corrupt (checksum mismatch)")
+		return snapshotDamage(data, 0)
 	}
-	if next == len(data) { // one record: header and body together
+	if next == len(data) {
+		// One record: the first format, header and records together, or a
+		// snapshot cut short after its header, which has no "users".
+		var first map[string]json.RawMessage
+		if err := json.Unmarshal(header, &first); err != nil {
+			return fmt.Errorf("is unreadable: %v", err)
+		}
+		if _, ok := first["users"]; !ok {
+			return fmt.Errorf("is truncated: it ends at byte %d, where its records should start", len(data))
+		}
 		if err := json.Unmarshal(header, st); err != nil {
 			return fmt.Errorf("is unreadable: %v", err)
 		}
 		return nil
 	}
 	body, end, ok := readRecord(data, next)
-	if !ok || end != len(data) {
-		return errors.New("is corrupt (checksum mismatch)")
+	if !ok {
+		return snapshotDamage(data, next)
+	}
+	if end != len(data) {
+		return fmt.Errorf("is corrupt: %d unexpected bytes follow its records at byte %d", len(data)-end, end)
 	}
 	var h snapshotHeader
 	if err := json.Unmarshal(header, &h); err != nil {
@@ -631,10 +856,20 @@ func readSnapshot(data []byte, st *snapshotState) error {
 	if err != nil {
 		return fmt.Errorf("is unreadable: %v", err)
 	}
-	st.Gen, st.LastIDs = h.Gen, h.LastIDs
+	st.Gen, st.LastIDs, st.Store = h.Gen, h.LastIDs, h.Store
 	st.Users, st.Posts, st.Comments = pointers(ds.Users), pointers(ds.Posts), pointers(ds.Comments)
 	st.Products, st.Orders = pointers(ds.Products), pointers(ds.Orders)
 	return nil
+}
+
+// snapshotDamage says what is wrong with the snapshot record at data[off:], which is
+// not intact: cut short (a header incomplete, or a record running past the end), or
+// corrupt.
+func snapshotDamage(data []byte, off int) error {
+	if len(data)-off < recordHeaderSize || tornTail(data[off:]) {
+		return fmt.Errorf("is truncated: it ends at byte %d, inside the record that starts at byte %d", len(data), off)
+	}
+	return fmt.Errorf("is corrupt at byte %d (checksum mismatch)", off)
 }
 
 // pointers returns pointers to the elements of xs.
@@ -646,36 +881,106 @@ func pointers[T any](xs []T) []*T {
 	return out
 }
 
-func (j *journal) replay(gen uint64, last bool) error {
+// replay applies journal gen, which later journals follow, checking that its header
+// (if it has one: the first format had none) names it and store. A torn tail of the last
+// journal (see tornTail) is cut away with one log line. Other damage refuses to start,
+// naming the offset, unless -repair is given: then the journal is cut there (see cut)
+// and cut reports true.
+func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	off := 0
+	if payload, next, ok := readRecord(data, 0); ok {
+		var h journalHeader
+		switch {
+		case !bytes.HasPrefix(payload, journalHeaderStart):
+			// Since snapshots name their store, every journal has a header.
+			if store != "" {
+				return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
+			}
+		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || (store != "" && h.Store != store):
+			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
+		default:
+			off = next
+		}
+	}
 	for off < len(data) {
 		payload, next, ok := readRecord(data, off)
-		if !ok {
-			if at, found := validRecordAfter(data, off); found || !last {
-				return fmt.Errorf("%s is corrupt at byte %d (intact records follow at byte %d); restore it from a backup", path, off, at)
-			}
+		if !ok && len(later) == 0 && tornTail(data[off:]) {
 			j.log.Warn("journal ends in a torn write, which was never acknowledged; cutting it away",
 				"file", path, "offset", off, "bytes", len(data)-off)
-			if err := os.Truncate(path, int64(off)); err != nil {
-				return err
-			}
-			return nil
+			return false, os.Truncate(path, int64(off))
 		}
 		var c change
-		dec := json.NewDecoder(bytes.NewReader(payload))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil || !c.valid() {
-			return fmt.Errorf("%s holds an unreadable change at byte %d; restore it from a backup", path, off)
+		if ok {
+			dec := json.NewDecoder(bytes.NewReader(payload))
+			dec.DisallowUnknownFields()
+			ok = dec.Decode(&c) == nil && c.valid()
+		}
+		if !ok {
+			if j.repair {
+				return true, j.cut(path, data, off, later)
+			}
+			what := "a record fails its checksum"
+			if _, _, intact := readRecord(data, off); intact {
+				what = "a record holds no valid change"
+			} else if at, found := validRecordAfter(data, off); found {
+				what += fmt.Sprintf("; intact records follow at byte %d", at)
+			}
+			return false, fmt.Errorf("%s is corrupt at byte %d (%s); restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)", path, off, what)
 		}
 		j.store.apply(&c)
 		off = next
 	}
+	return false, nil
+}
+
+// cut is -repair: it keeps data[:off] as the journal at path, after saving the rest
+// to a side file, and moves the later journals aside too, since their changes follow
+// from what is cut. Nothing is deleted; the log says what was cut and where it went.
+func (j *journal) cut(path string, data []byte, off int, later []uint64) error {
+	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	side := path + suffix
+	if err := writeFileSync(side, data[off:]); err != nil {
+		return fmt.Errorf("-repair: saving the bytes to cut: %w", err)
+	}
+	if err := os.Truncate(path, int64(off)); err != nil {
+		return fmt.Errorf("-repair: %w", err)
+	}
+	moved := []string{}
+	for _, g := range later {
+		name := filepath.Join(j.dir, journalName(g))
+		if err := os.Rename(name, name+suffix); err != nil {
+			return fmt.Errorf("-repair: %w", err)
+		}
+		moved = append(moved, name+suffix)
+	}
+	if err := syncDir(j.dir); err != nil {
+		return err
+	}
+	j.log.Warn("-repair: the journal is damaged; cut it there, dropping the changes from that point on",
+		"file", path, "offset", off, "bytes", len(data)-off, "savedTo", side, "laterJournalsMoved", moved)
 	return nil
+}
+
+// writeFileSync writes a new file and makes it durable.
+func writeFileSync(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // appendJSON appends c as encoding/json encodes it. A change that creates or replaces

@@ -2,14 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes int64) *Store {
@@ -17,7 +22,7 @@ func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes i
 	if logs == nil {
 		logs = &syncBuffer{}
 	}
-	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.NewTextHandler(logs, nil)), snapshotBytes)
+	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{SnapshotBytes: snapshotBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +38,12 @@ func state(s *Store) *snapshotState {
 
 func mustEqualState(t *testing.T, got, want *Store) {
 	t.Helper()
-	g, w := state(got), state(want)
-	if !reflect.DeepEqual(g, w) {
+	mustEqualStateTo(t, got, state(want))
+}
+
+func mustEqualStateTo(t *testing.T, got *Store, w *snapshotState) {
+	t.Helper()
+	if g := state(got); !reflect.DeepEqual(g, w) {
 		gj, _ := json.Marshal(g)
 		wj, _ := json.Marshal(w)
 		t.Fatalf("recovered state differs\n got: %s\nwant: %s", gj, wj)
@@ -149,11 +158,15 @@ func lastJournal(t *testing.T, dir string) string {
 func TestDurableTornTail(t *testing.T) {
 	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Torn","email":"t@example.com"}]}`))
 	tails := map[string]func(j []byte) []byte{
-		"partial header":   func(j []byte) []byte { return append(j, record[:7]...) },
-		"partial payload":  func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
-		"zeros":            func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
-		"garbage":          func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
-		"bit flip in last": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
+		"partial header":  func(j []byte) []byte { return append(j, record[:7]...) },
+		"partial payload": func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
+		"zeros":           func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
+		"header then zeros": func(j []byte) []byte {
+			return append(append(j, record[:5]...), make([]byte, 200)...)
+		},
+		"payload then zeros": func(j []byte) []byte {
+			return append(append(j, record[:len(record)-9]...), make([]byte, 9)...)
+		},
 	}
 	for name, tear := range tails {
 		t.Run(name, func(t *testing.T) {
@@ -193,8 +206,8 @@ func TestDurableRefusesCorruption(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data[recordHeaderSize+5] ^= 0x01 // inside the first record, with intact records after it
 	os.WriteFile(path, data, 0o644)
-	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
-	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (intact records follow") {
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+	if err == nil || !strings.Contains(err.Error(), "is corrupt at byte 0 (a record fails its checksum; intact records follow") {
 		t.Errorf("err = %v, want a refusal naming the damage", err)
 	}
 
@@ -205,7 +218,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 	data, _ = os.ReadFile(filepath.Join(snap, "snapshot"))
 	data[len(data)/2] ^= 0x40
 	os.WriteFile(filepath.Join(snap, "snapshot"), data, 0o644)
-	if _, err := OpenDurableStore(snap, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes); err == nil || !strings.Contains(err.Error(), "snapshot is corrupt") {
+	if _, err := OpenDurableStore(snap, nil, slog.New(slog.DiscardHandler), DurableOptions{}); err == nil || !strings.Contains(err.Error(), "snapshot is corrupt") {
 		t.Errorf("corrupt snapshot: err = %v", err)
 	}
 }
@@ -213,7 +226,7 @@ func TestDurableRefusesCorruption(t *testing.T) {
 func TestDurableLock(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
-	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), defaultSnapshotBytes)
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
 	if err == nil || !strings.Contains(err.Error(), "in use by another quartet process") {
 		t.Errorf("second open: %v", err)
 	}
@@ -258,4 +271,581 @@ func TestDurableReadsFirstSnapshotFormat(t *testing.T) {
 	got := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	defer got.Close()
 	mustEqualState(t, got, want)
+}
+
+// faults make the journal's files fail on cue, as a full or failing disk does.
+type faults struct {
+	mu       sync.Mutex
+	writeErr error         // the next Write writes half its bytes, then fails with it
+	syncErr  error         // the next Sync fails with it
+	hold     chan struct{} // when set, the next Write reports on held, then waits for hold to close
+	held     chan struct{}
+}
+
+func (f *faults) wrap(file journalFile) journalFile { return &faultyFile{file, f} }
+
+type faultyFile struct {
+	journalFile
+	f *faults
+}
+
+func (ff *faultyFile) Write(p []byte) (int, error) {
+	f := ff.f
+	f.mu.Lock()
+	hold, held := f.hold, f.held
+	f.hold = nil
+	f.mu.Unlock()
+	if hold != nil {
+		close(held)
+		<-hold
+	}
+	f.mu.Lock()
+	err := f.writeErr
+	f.writeErr = nil
+	f.mu.Unlock()
+	if err != nil {
+		n, _ := ff.journalFile.Write(p[:len(p)/2])
+		return n, err
+	}
+	return ff.journalFile.Write(p)
+}
+
+func (ff *faultyFile) Sync() error {
+	f := ff.f
+	f.mu.Lock()
+	err := f.syncErr
+	f.syncErr = nil
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return ff.journalFile.Sync()
+}
+
+// indexes is what a store's indexes answer, for comparing two stores beyond their records.
+type indexes struct {
+	PostsByUser, CommentsByPost, CommentsByAuthor, OrdersByUser, OrdersByProduct ownerIndex
+	ByName, ByEmail                                                              []int64
+}
+
+func indexesOf(s *Store) indexes {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	x := indexes{PostsByUser: s.postsByUser, CommentsByPost: s.commentsByPost, CommentsByAuthor: s.commentsByAuthor,
+		OrdersByUser: s.ordersByUser, OrdersByProduct: s.ordersByProduct}
+	x.ByName, x.ByEmail = []int64{}, []int64{}
+	s.usersByName.each(func(u *User) bool { x.ByName = append(x.ByName, u.ID); return true })
+	s.usersByEmail.each(func(u *User) bool { x.ByEmail = append(x.ByEmail, u.ID); return true })
+	return x
+}
+
+// deepCopyIndexes copies x, so that later changes to the store do not show in it.
+func deepCopyIndexes(x indexes) indexes {
+	cp := func(o ownerIndex) ownerIndex {
+		out := ownerIndex{}
+		for k, v := range o {
+			out[k] = append([]int64(nil), v...)
+		}
+		return out
+	}
+	return indexes{cp(x.PostsByUser), cp(x.CommentsByPost), cp(x.CommentsByAuthor), cp(x.OrdersByUser), cp(x.OrdersByProduct), x.ByName, x.ByEmail}
+}
+
+// waitQueued waits (a bounded number of rounds) until n writes wait in the journal's queue.
+func waitQueued(t *testing.T, j *journal, n int) {
+	t.Helper()
+	for range 20000 {
+		j.mu.Lock()
+		queued := len(j.queue)
+		j.mu.Unlock()
+		if queued >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the writes did not reach the journal queue")
+}
+
+// TestDurableFailedWriteRollsBack: issue 15.1. A batch of writes whose journal write or
+// fsync fails is rolled back, newest first, with everything queued behind it: no reader
+// sees them, every writer is told "internal server error" (the OS error and the path
+// are logged only), /healthz says 503, further writes are refused, and a restart finds
+// exactly the state before the batch.
+func TestDurableFailedWriteRollsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		atSync bool
+	}{
+		{"ENOSPC at write", syscall.ENOSPC, false},
+		{"EIO at write", syscall.EIO, false},
+		{"ENOSPC at fsync", syscall.ENOSPC, true},
+		{"EIO at fsync", syscall.EIO, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := &faults{}
+			logs := &syncBuffer{}
+			s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil },
+				slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{wrapFile: f.wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutateAll(t, s)
+			before, beforeIdx := state(s), deepCopyIndexes(indexesOf(s))
+			info, _ := os.Stat(lastJournal(t, dir))
+
+			f.mu.Lock()
+			f.hold, f.held = make(chan struct{}), make(chan struct{})
+			if tc.atSync {
+				f.syncErr = tc.err
+			} else {
+				f.writeErr = tc.err
+			}
+			hold, held := f.hold, f.held
+			f.mu.Unlock()
+			name1, name2 := "Renamed Once", "Renamed Twice"
+			writes := []func() error{
+				func() error {
+					_, err := s.CreateUsers([]NewUser{{"New One", "n1@example.com"}, {"New Two", "n2@example.com"}})
+					return err
+				},
+				func() error { _, err := s.UpdateUser(1, UserPatch{Name: &name1}); return err },
+				func() error { _, err := s.UpdateUser(1, UserPatch{Name: &name2}); return err },
+				func() error { _, err := s.DeleteUser(4); return err }, // with a post, comments on it and comments by 4
+				func() error { _, err := s.CreatePost(2, "Lost", "Never stored."); return err },
+				func() error { _, err := s.AddComment(3, 5, "Lost too."); return err },
+				func() error { _, err := s.CreateOrder(6, NewOrder{ProductID: 2, Quantity: 1}); return err },
+			}
+			errs := make([]error, len(writes))
+			var wg sync.WaitGroup
+			for i, w := range writes {
+				wg.Go(func() { errs[i] = w() })
+				if i == 0 {
+					<-held // the first write is being written; the others queue behind it
+				}
+			}
+			waitQueued(t, s.journal, len(writes)-1)
+			close(hold)
+			wg.Wait()
+
+			for i, err := range errs {
+				e, ok := errors.AsType[*Error](err)
+				if !ok || e.Kind != KindInternal || e.Message != "internal server error" {
+					t.Errorf("write %d: err = %v, want the generic internal error", i, err)
+				}
+			}
+			mustEqualStateTo(t, s, before)
+			if got := indexesOf(s); !reflect.DeepEqual(got, beforeIdx) {
+				t.Errorf("indexes after the rollback:\n got %+v\nwant %+v", got, beforeIdx)
+			}
+			if _, err := s.CreateUser("After", "after@example.com"); err == nil || err.Error() != "internal server error" {
+				t.Errorf("a write after the failure: %v, want it refused with the generic error", err)
+			}
+			srv := NewServer(s, slog.New(slog.DiscardHandler), serverOptions{})
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"status":"unavailable"`) || !strings.Contains(rec.Body.String(), `"reason":"journal write failed`) {
+				t.Errorf("/healthz: %d %s", rec.Code, rec.Body)
+			}
+			rec = httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Rest","email":"rest@example.com"}`))
+			req.Header.Set("Content-Type", "application/json")
+			srv.ServeHTTP(rec, req)
+			if rec.Code != 500 || strings.Contains(rec.Body.String(), dir) || strings.Contains(rec.Body.String(), tc.err.Error()) {
+				t.Errorf("REST write after the failure: %d %s, want a 500 without internals", rec.Code, rec.Body)
+			}
+			if !strings.Contains(logs.String(), "journal write failed") || !strings.Contains(logs.String(), tc.err.Error()) {
+				t.Errorf("the failure was not logged:\n%s", logs)
+			}
+			if err := s.Close(); err == nil {
+				t.Error("Close after a journal failure reported nothing")
+			}
+			if after, _ := os.Stat(lastJournal(t, dir)); after.Size() != info.Size() {
+				t.Errorf("journal is %d bytes, want it cut back to %d", after.Size(), info.Size())
+			}
+			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer again.Close()
+			mustEqualStateTo(t, again, before)
+		})
+	}
+}
+
+// TestDurableRefusesDamagedTail: issue 15.3. Damage at the end of the last journal that
+// is not a record cut short is corruption of an acknowledged write, not a torn tail:
+// start-up refuses, naming the offset.
+func TestDurableRefusesDamagedTail(t *testing.T) {
+	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Acked","email":"a@example.com"}]}`))
+	tails := map[string]func(j []byte) []byte{
+		"bit flip in the last record's payload": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
+		"bit flip in the last record's length":  func(j []byte) []byte { j = append(j, record...); j[len(j)-len(record)] ^= 0x01; return j },
+		"garbage":                               func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
+	}
+	for name, damage := range tails {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			mutateAll(t, s)
+			s.Close()
+			path := lastJournal(t, dir)
+			good, _ := os.ReadFile(path)
+			os.WriteFile(path, damage(append([]byte(nil), good...)), 0o644)
+			_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+			want := fmt.Sprintf("%s is corrupt at byte %d", path, len(good))
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line containing %q", err, want)
+			}
+		})
+	}
+}
+
+// copyDir copies the files of a store's directory into a new one.
+func copyDir(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// recordStarts returns the offsets at which the records of a journal start, and its length.
+func recordStarts(t *testing.T, data []byte) []int {
+	t.Helper()
+	var starts []int
+	for off := 0; off < len(data); {
+		_, next, ok := readRecord(data, off)
+		if !ok {
+			t.Fatalf("journal damaged at %d", off)
+		}
+		starts = append(starts, off)
+		off = next
+	}
+	return append(starts, len(data))
+}
+
+// TestDurableBitFlipEverywhere: issues 15.3 and 15.6. A bit flipped at any position of
+// a small journal is refused at start-up with the offset of the record it damaged;
+// with -repair the journal is cut there, the cut bytes are saved beside it, and the
+// store holds exactly the records before the damage.
+func TestDurableBitFlipEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	if _, err := s.CreateUser("Flip", "flip@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteUser(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateOrder(2, NewOrder{ProductID: 1, Quantity: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	name := filepath.Base(lastJournal(t, dir))
+	data, _ := os.ReadFile(filepath.Join(dir, name))
+	starts := recordStarts(t, data)
+	// want[k] is the state holding the records before record k.
+	want := make([]*snapshotState, len(starts)-1)
+	for k := range want {
+		d := copyDir(t, dir)
+		os.Truncate(filepath.Join(d, name), int64(starts[k]))
+		s := openTestDurable(t, d, nil, defaultSnapshotBytes)
+		want[k] = state(s)
+		s.Close()
+	}
+	k := 0
+	for pos := range data {
+		for pos >= starts[k+1] {
+			k++
+		}
+		d := copyDir(t, dir)
+		damaged := append([]byte(nil), data...)
+		damaged[pos] ^= 1 << (pos % 8)
+		path := filepath.Join(d, name)
+		os.WriteFile(path, damaged, 0o644)
+		_, err := OpenDurableStore(d, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+		wantErr := fmt.Sprintf("is corrupt at byte %d", starts[k])
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), "-repair") {
+			t.Fatalf("bit %d of byte %d flipped: err = %v, want %q", pos%8, pos, err, wantErr)
+		}
+		logs := &syncBuffer{}
+		repaired, err := OpenDurableStore(d, nil, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{Repair: true})
+		if err != nil {
+			t.Fatalf("byte %d: -repair: %v", pos, err)
+		}
+		mustEqualStateTo(t, repaired, want[k])
+		repaired.Close()
+		// The journal keeps what preceded the damage; a header cut is written anew.
+		if kept, _ := os.ReadFile(path); string(kept) != string(data[:max(starts[k], starts[1])]) {
+			t.Fatalf("byte %d: the journal is %q after -repair, want the %d bytes before the damage: %q", pos, kept, starts[k], data[:max(starts[k], starts[1])])
+		}
+		sides, _ := filepath.Glob(path + ".cut-*")
+		if len(sides) != 1 {
+			t.Fatalf("byte %d: side files %v, want one", pos, sides)
+		}
+		if cut, _ := os.ReadFile(sides[0]); string(cut) != string(damaged[starts[k]:]) {
+			t.Fatalf("byte %d: the side file does not hold the cut bytes", pos)
+		}
+		if !strings.Contains(logs.String(), "-repair") || !strings.Contains(logs.String(), fmt.Sprintf("offset=%d", starts[k])) {
+			t.Fatalf("byte %d: the repair was not logged:\n%s", pos, logs)
+		}
+		os.RemoveAll(d)
+	}
+}
+
+// refuses opens dir and wants a one-line refusal containing want.
+func refuses(t *testing.T, dir, want string) {
+	t.Helper()
+	_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line containing %q", err, want)
+	}
+}
+
+// TestDurableJournalFollowsSnapshot: issue 15.2. Start-up refuses a directory whose
+// journals do not follow from its snapshot: the snapshot deleted, an older snapshot
+// restored, a journal missing or taken from another store.
+func TestDurableJournalFollowsSnapshot(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	j1 := journalName(1)
+	storeID := func(dir string) string {
+		data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		var st snapshotState
+		if err := readSnapshot(data, &st); err != nil || st.Store == "" {
+			t.Fatalf("snapshot: %v, store %q", err, st.Store)
+		}
+		return st.Store
+	}
+
+	t.Run("snapshot deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		os.Remove(filepath.Join(dir, "snapshot"))
+		refuses(t, dir, filepath.Join(dir, "snapshot")+" is missing, but "+j1+" follows a snapshot")
+	})
+	t.Run("first journal deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		os.Remove(filepath.Join(dir, j1))
+		f, _, err := createJournal(dir, 2, storeID(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
+	})
+	t.Run("journal in between deleted", func(t *testing.T) {
+		dir := copyDir(t, made)
+		f, _, err := createJournal(dir, 3, storeID(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		refuses(t, dir, filepath.Join(dir, journalName(2))+" is missing: "+journalName(3)+" follows it")
+	})
+	t.Run("journal renamed", func(t *testing.T) {
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		var st snapshotState
+		readSnapshot(data, &st)
+		st.Gen = 2
+		writeSnapshot(dir, &st)
+		os.Rename(filepath.Join(dir, j1), filepath.Join(dir, journalName(2)))
+		refuses(t, dir, journalName(2)+" does not follow from the snapshot (its header says journal 1")
+	})
+	t.Run("journal of another store", func(t *testing.T) {
+		other := t.TempDir()
+		s := openTestDurable(t, other, nil, defaultSnapshotBytes)
+		s.Close()
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(other, j1))
+		os.WriteFile(filepath.Join(dir, j1), data, 0o644)
+		refuses(t, dir, j1+" does not follow from the snapshot")
+	})
+	t.Run("journal header removed", func(t *testing.T) {
+		dir := copyDir(t, made)
+		data, _ := os.ReadFile(filepath.Join(dir, j1))
+		_, next, _ := readRecord(data, 0)
+		os.WriteFile(filepath.Join(dir, j1), data[next:], 0o644)
+		refuses(t, dir, j1+" does not follow from the snapshot (it has no header")
+	})
+	t.Run("older snapshot restored", func(t *testing.T) {
+		dir := t.TempDir()
+		s := openTestDurable(t, dir, nil, 1<<10)
+		old, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+		for i := range 100 {
+			if _, err := s.CreateUser(fmt.Sprint("User ", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		os.WriteFile(filepath.Join(dir, "snapshot"), old, 0o644)
+		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
+	})
+}
+
+// TestDurableRefusesTruncatedSnapshot: issues 15.2 and 15.6. A snapshot cut short
+// anywhere, even exactly after its header record (which would otherwise read as the
+// first, one-record format of an empty store), is refused.
+func TestDurableRefusesTruncatedSnapshot(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(made, "snapshot"))
+	_, afterHeader, _ := readRecord(data, 0)
+	for _, n := range []int{0, 5, recordHeaderSize, afterHeader - 1, afterHeader, afterHeader + 7, len(data) / 2, len(data) - 1} {
+		dir := copyDir(t, made)
+		os.WriteFile(filepath.Join(dir, "snapshot"), data[:n], 0o644)
+		refuses(t, dir, filepath.Join(dir, "snapshot")+" is truncated")
+	}
+}
+
+// TestDurableReadsPreviousFormat opens a directory as the previous version wrote it:
+// no store id in the snapshot, no header in the journal.
+func TestDurableReadsPreviousFormat(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	var st snapshotState
+	if err := readSnapshot(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Store = ""
+	writeSnapshot(dir, &st)
+	path := filepath.Join(dir, journalName(1))
+	journal, _ := os.ReadFile(path)
+	_, next, _ := readRecord(journal, 0)
+	os.WriteFile(path, journal[next:], 0o644)
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, s)
+}
+
+// TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
+// the journal fails, at a write or at an fsync; whatever was acknowledged before, and
+// whichever writes were in flight, the store in memory afterwards is exactly what a
+// restart reads from the directory.
+func TestDurableFailureUnderLoad(t *testing.T) {
+	for _, atSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("at fsync ", atSync), func(t *testing.T) {
+			dir := t.TempDir()
+			f := &faults{}
+			s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil }, slog.New(slog.DiscardHandler), DurableOptions{wrapFile: f.wrap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acked atomic.Int64
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 200 {
+						u, err := s.CreateUser(fmt.Sprintf("Load %d", w), fmt.Sprintf("l%d.%d@example.com", w, i))
+						if err != nil {
+							return
+						}
+						if acked.Add(1) == 100 {
+							f.mu.Lock()
+							if atSync {
+								f.syncErr = syscall.EIO
+							} else {
+								f.writeErr = syscall.ENOSPC
+							}
+							f.mu.Unlock()
+						}
+						name := fmt.Sprintf("Load %d renamed", w)
+						p, err1 := s.CreatePost(u.ID, "Post", "Body")
+						_, err2 := s.UpdateUser(u.ID, UserPatch{Name: &name})
+						if err1 != nil || err2 != nil {
+							return
+						}
+						if _, err := s.AddComment(p.ID, 1, "Hi"); err != nil {
+							return
+						}
+						if _, err := s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}); err != nil {
+							return
+						}
+						if i%2 == 0 {
+							if _, err := s.DeleteUser(u.ID); err != nil {
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if s.Unavailable() == "" {
+				t.Fatal("the fault never struck")
+			}
+			s.Close()
+			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer again.Close()
+			mustEqualState(t, again, s)
+			if got, want := indexesOf(again), indexesOf(s); !reflect.DeepEqual(got, want) {
+				t.Errorf("indexes differ after the rollback")
+			}
+		})
+	}
+}
+
+// TestDurableRepairMovesLaterJournals: -repair of damage in a journal that later
+// journals follow cuts it there and moves the later journals aside, since their
+// changes follow from what was cut.
+func TestDurableRepairMovesLaterJournals(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	mutateAll(t, s)
+	s.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	var st snapshotState
+	readSnapshot(data, &st)
+	f, _, err := createJournal(dir, 2, st.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":50,"name":"Later","email":"later@example.com","createdAt":"2024-01-01T00:00:00Z"}]}`)))
+	f.Close()
+	path := filepath.Join(dir, journalName(1))
+	journal, _ := os.ReadFile(path)
+	starts := recordStarts(t, journal)
+	journal[starts[2]+recordHeaderSize+3] ^= 0x20 // the second change
+	os.WriteFile(path, journal, 0o644)
+
+	refuses(t, dir, fmt.Sprintf("%s is corrupt at byte %d", path, starts[2]))
+	logs := &syncBuffer{}
+	repaired, err := OpenDurableStore(dir, nil, slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := repaired.User(50); ok {
+		t.Error("the later journal was replayed after the cut")
+	}
+	if _, ok := repaired.User(7); !ok { // created by the first change, before the damage
+		t.Error("the change before the damage is missing")
+	}
+	if _, err := repaired.CreateUser("After Repair", "after.repair@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	repaired.Close()
+	if moved, _ := filepath.Glob(filepath.Join(dir, journalName(2)+".cut-*")); len(moved) != 1 {
+		t.Errorf("later journal moved to %v, want one side file", moved)
+	}
+	if gens, _ := journalGens(dir); !reflect.DeepEqual(gens, []uint64{1}) {
+		t.Errorf("journals after -repair: %v, want [1]", gens)
+	}
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, repaired)
 }

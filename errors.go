@@ -25,21 +25,23 @@ const (
 )
 
 // kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
-// its only failures are query errors and missing entities, which the odata package
-// answers as 400 BadRequest and 404 NotFound, the codes this table would give.)
+// besides authentication, its only failures are query errors and missing entities,
+// which the odata package answers as 400 BadRequest and 404 NotFound, the codes this
+// table gives.)
 type kindInfo struct {
 	httpStatus  int
 	grpcCode    codes.Code
 	graphqlCode string
+	odataCode   string
 }
 
 var kinds = map[Kind]kindInfo{
-	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR"},
-	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT"},
-	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND"},
-	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT"},
-	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED"},
-	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN"},
+	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
+	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
+	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
+	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
+	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
+	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
 }
 
 // Error is the one error type of the domain. Message is safe to show to a client;
@@ -57,6 +59,9 @@ func (e *Error) HTTPStatus() int { return kinds[e.Kind].httpStatus }
 
 // GRPCCode is the gRPC status code for e.
 func (e *Error) GRPCCode() codes.Code { return kinds[e.Kind].grpcCode }
+
+// ODataCode is the code of e's OData error body.
+func (e *Error) ODataCode() string { return kinds[e.Kind].odataCode }
 
 // Extensions is the GraphQL error's extensions object for e.
 func (e *Error) Extensions() map[string]any {

@@ -1,18 +1,27 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"math"
+	"net"
+	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -21,32 +30,271 @@ import (
 
 // The gRPC surface: user.UserService (spec 4.1) over the shared store.
 
-// maxUsersPerCall bounds what one CreateUsers call may hold in memory before it stores
-// anything: the call is all or nothing, so it is buffered whole.
-const maxUsersPerCall = 100_000
+// grpcLimits bounds what gRPC clients may claim of the service (issue 14); every number
+// of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
+// a configuration that names none gets them all.
+//
+// What clients have sent and the service has not handled yet is bounded by the
+// streams' flow-control windows and the message bound: at worst maxConns × maxStreams ×
+// (streamWindowBytes + maxMessageBytes), with the defaults 100 × 32 × 80 KiB = 250 MiB
+// (grpc-go gives back the connection's window as data arrives, so connWindowBytes does
+// not bound it), plus one header block per connection and the CreateUsers budget.
+type grpcLimits struct {
+	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
+	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
+	maxMessageBytes   int           // one received message; more is ResourceExhausted
+	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
+	streamWindowBytes int32         // data a client may send on one call before the service reads it
+	connWindowBytes   int32         // the same for all calls of one connection
+	handshakeTimeout  time.Duration // a new connection must finish the HTTP/2 handshake within it
+	maxIdle           time.Duration // a connection without calls for this long is closed (-grpc-max-idle)
+	pingAfter         time.Duration // the server pings a connection that was silent this long...
+	pingTimeout       time.Duration // ...and closes it if the answer takes longer than this
+	minClientPing     time.Duration // a client pinging more often is told "too_many_pings" and cut off
+
+	// A CreateUsers call is all or nothing, so its users wait in memory until the client
+	// has sent them all; these bound that wait (see userCost for how bytes are counted).
+	createUsersMax      int           // users in one call
+	createUsersMaxBytes int64         // bytes of users in one call
+	createUsersTime     time.Duration // from the call's start to its last message
+	createUsersBudget   int64         // bytes of users waiting in all calls together
+
+	allUsersPage int // users a GetAllUsers call reads from the store at a time
+}
+
+// defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
+//
+// A user is under 1 KiB on the wire and a chat line has no use for more than 16 KiB, so
+// maxMessageBytes stays far below grpc-go's 4 MiB; the windows are fixed (grpc-go would
+// grow them up to 16 MiB per connection) because no call here needs bulk throughput
+// from the client.
+func defaultGRPCLimits() grpcLimits {
+	return grpcLimits{
+		maxConns: 100,
+		// Fewer than the 100 HTTP/2 recommends (RFC 9113 section 6.5.2), since each call
+		// may hold 80 KiB of what the client sent; a client past it waits, not fails.
+		maxStreams:        32,
+		maxMessageBytes:   16 << 10,
+		maxHeaderBytes:    64 << 10, // as the HTTP server's; grpc-go's own is 16 MiB
+		streamWindowBytes: 64 << 10, // HTTP/2's smallest; grpc-go ignores less
+		connWindowBytes:   1 << 20,
+		handshakeTimeout:  10 * time.Second,
+		maxIdle:           5 * time.Minute,
+		pingAfter:         2 * time.Minute,
+		pingTimeout:       20 * time.Second,
+		minClientPing:     5 * time.Second, // half the 10 s grpc-go clients may ping at: their timers wobble
+
+		// 10,000 users take about 2 MB of names and addresses; at most, 4 MiB (about
+		// 5,800 users of the longest name and address) wait per call, and four such
+		// calls fill the budget. A larger import is several calls.
+		createUsersMax:      10_000,
+		createUsersMaxBytes: 4 << 20,
+		createUsersTime:     time.Minute,
+		createUsersBudget:   16 << 20,
+
+		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
+	}
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l grpcLimits) withDefaults() grpcLimits {
+	d := defaultGRPCLimits()
+	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
+	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
+	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
+	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
+	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
+	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
+	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
+	l.maxIdle = cmp.Or(l.maxIdle, d.maxIdle)
+	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
+	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
+	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
+	l.createUsersMax = cmp.Or(l.createUsersMax, d.createUsersMax)
+	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
+	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
+	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
+	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
+	return l
+}
+
+// serverOptions are the grpc-go settings that enforce l.
+func (l grpcLimits) serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(l.maxMessageBytes),
+		grpc.MaxHeaderListSize(uint32(l.maxHeaderBytes)),
+		grpc.MaxConcurrentStreams(uint32(l.maxStreams)),
+		grpc.InitialWindowSize(l.streamWindowBytes),
+		grpc.InitialConnWindowSize(l.connWindowBytes),
+		grpc.ConnectionTimeout(l.handshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: l.maxIdle,
+			Time:              l.pingAfter,
+			Timeout:           l.pingTimeout,
+		}),
+		// Idle connections are closed by maxIdle whatever their pings, so a client that
+		// keeps one alive between calls is tolerated rather than cut off.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.minClientPing, PermitWithoutStream: true}),
+	}
+}
+
+// limitListener accepts at most cap(slots) connections at once: Accept waits until one
+// of them is closed, as a server without free workers would, so a flood of connections
+// queues in the kernel's backlog instead of in the service's memory.
+//
+// (The wrapped connection hides *net.TCPConn from grpc-go, which then does not set
+// TCP_USER_TIMEOUT; its keepalive pings still find a dead peer.)
+type limitListener struct {
+	net.Listener
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, slots: make(chan struct{}, n), closed: make(chan struct{})}
+}
+
+// Accept waits for a free slot, then for a connection.
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+}
+
+// Close stops accepting, also for an Accept waiting for a slot.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// limitedConn gives its listener's slot back when it is closed.
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+// Close closes the connection and frees its slot.
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
+}
 
 // userService implements userpb.UserServiceServer.
 type userService struct {
 	userpb.UnimplementedUserServiceServer
 	store       *Store
 	streamDelay time.Duration
+	limits      grpcLimits
+	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
+}
+
+// grpcServer is the gRPC server and the user service it serves (whose CreateUsers
+// budget tests read).
+type grpcServer struct {
+	*grpc.Server
+	users *userService
 }
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service and, when reflect is set (development), server reflection.
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool) *grpc.Server {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpcServer {
+	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil)}
 	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	userpb.RegisterUserServiceServer(srv, &userService{store: store, streamDelay: streamDelay})
-	healthpb.RegisterHealthServer(srv, health.NewServer())
+	srv := grpc.NewServer(append(limits.serverOptions(),
+		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
+	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
+	reg := strictRegistrar{srv}
+	userpb.RegisterUserServiceServer(reg, users)
+	healthpb.RegisterHealthServer(reg, health.NewServer())
 	if reflect {
-		reflection.Register(srv)
+		reflection.Register(reg)
 	}
-	return srv
+	return &grpcServer{Server: srv, users: users}
+}
+
+// strictRegistrar registers services whose received messages are checked by
+// strictService.
+type strictRegistrar struct{ *grpc.Server }
+
+// RegisterService registers impl under desc made strict.
+func (r strictRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	r.Server.RegisterService(strictService(desc), impl)
+}
+
+// strictService returns a copy of desc whose calls answer a request message that does
+// not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument
+// (issue 15.12): the fault is in what the client sent. grpc-go would answer Internal,
+// and would do so itself before the service saw the error, so the service hands the
+// codec a receiving box, in which strictCodec reports the failure instead.
+func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i, m := range d.Methods {
+		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req) }, in)
+		}
+	}
+	d.Streams = slices.Clone(desc.Streams)
+	for i, s := range d.Streams {
+		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
+			return s.Handler(srv, strictStream{ss})
+		}
+	}
+	return &d
+}
+
+// strictStream is a server stream whose messages are received as strictService says.
+type strictStream struct{ grpc.ServerStream }
+
+// RecvMsg receives the next message into m; see strictService.
+func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m) }
+
+// receiving is a request message on its way through strictCodec, with the error of
+// decoding it.
+type receiving struct {
+	msg any
+	err error
+}
+
+// receive reads one message into m with recv; a message that does not decode is
+// InvalidArgument.
+func receive(recv func(any) error, m any) error {
+	r := &receiving{msg: m}
+	if err := recv(r); err != nil {
+		return err
+	}
+	if r.err != nil {
+		return status.Errorf(codes.InvalidArgument, "malformed message: %v", r.err)
+	}
+	return nil
+}
+
+// strictCodec is grpc-go's proto codec, except that it decodes a receiving box by
+// decoding its message and keeping the error in the box (see strictService).
+type strictCodec struct{ encoding.CodecV2 }
+
+// Unmarshal decodes data into v.
+func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*receiving); ok {
+		r.err = c.CodecV2.Unmarshal(data, r.msg)
+		return nil
+	}
+	return c.CodecV2.Unmarshal(data, v)
 }
 
 // GetUser returns one user (spec 4.1 rule 1, 7.1).
@@ -66,7 +314,7 @@ func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (
 func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
 	ctx := stream.Context()
 	var pause *time.Timer
-	for _, u := range s.store.Users() {
+	for u := range s.allUsers() {
 		if err := stream.Send(userMessage(u)); err != nil {
 			return err
 		}
@@ -91,31 +339,146 @@ func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingSe
 	return nil
 }
 
+// allUsers yields every user in id order, reading the store a page at a time so that
+// many GetAllUsers calls at once do not each hold a copy of the whole list. A user
+// added meanwhile comes if its id is still ahead; one deleted meanwhile, if it had been
+// read already.
+func (s *userService) allUsers() iter.Seq[*User] {
+	return func(yield func(*User) bool) {
+		for after := int64(0); ; {
+			page := s.store.UsersAfter(after, s.limits.allUsersPage)
+			if len(page) == 0 {
+				return
+			}
+			for _, u := range page {
+				if !yield(u) {
+					return
+				}
+			}
+			after = page[len(page)-1].ID
+		}
+	}
+}
+
 // CreateUsers stores every user the client sent, all at once when the client has
-// finished, or none if any is invalid (spec 4.1 rule 3).
+// finished, or none if any is invalid or the call breaks a bound (spec 4.1 rule 3).
 func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
-	var batch []NewUser
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if len(batch) == maxUsersPerCall {
-			return status.Errorf(codes.ResourceExhausted, "at most %d users per call", maxUsersPerCall)
-		}
-		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
-			return &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
-		}
-		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
+	batch, held, err := s.receiveUsers(stream)
+	defer s.waiting.release(held)
+	if err != nil {
+		return err
 	}
 	users, err := s.store.CreateUsers(batch)
 	if err != nil {
 		return err
 	}
 	return stream.SendAndClose(&userpb.CreateUsersResponse{UsersCreated: int32(len(users))})
+}
+
+// receiveUsers receives a CreateUsers call's users until the client has sent them all,
+// within the call's bounds. held is what it claimed of s.waiting, also on failure.
+func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
+	l := s.limits
+	deadline := time.NewTimer(l.createUsersTime)
+	defer deadline.Stop()
+	done := make(chan struct{})
+	defer close(done)
+	msgs := forward(stream.Recv, done)
+	for {
+		var m received[*userpb.CreateUserRequest]
+		select {
+		case m = <-msgs:
+		case <-deadline.C:
+			return batch, held, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", l.createUsersTime)
+		}
+		switch {
+		case errors.Is(m.err, io.EOF):
+			return batch, held, nil
+		case m.err != nil:
+			return batch, held, m.err
+		case len(batch) == l.createUsersMax:
+			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d users per CreateUsers call", l.createUsersMax)
+		}
+		req := m.msg
+		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
+			return batch, held, &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
+		}
+		cost := userCost(req)
+		if held+cost > l.createUsersMaxBytes {
+			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d bytes of users per CreateUsers call", l.createUsersMaxBytes)
+		}
+		if !s.waiting.claim(cost) {
+			return batch, held, status.Error(codes.ResourceExhausted, "the server is receiving too many users at once; try again later")
+		}
+		held += cost
+		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
+	}
+}
+
+// userCost is what one waiting user holds: its name and address, and its slot in the
+// batch (two string headers, 32 bytes, and as much again that append may leave spare).
+func userCost(req *userpb.CreateUserRequest) int64 {
+	return int64(len(req.GetName()) + len(req.GetEmail()) + 64)
+}
+
+// received is one result of a stream's Recv.
+type received[T any] struct {
+	msg T
+	err error
+}
+
+// forward calls recv until it fails, handing on each result, so that a handler can
+// wait for a message and for a deadline at once (a Recv cannot be interrupted). It
+// stops once done is closed: the handler has returned, which ends the stream and so
+// the Recv in progress.
+func forward[T any](recv func() (T, error), done <-chan struct{}) <-chan received[T] {
+	out := make(chan received[T])
+	go func() {
+		for {
+			msg, err := recv()
+			select {
+			case out <- received[T]{msg, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// byteBudget is a number of bytes that concurrent callers claim parts of and release.
+type byteBudget struct {
+	mu   sync.Mutex
+	used int64
+	size int64
+}
+
+// claim takes n bytes, unless that would use more than the budget's size.
+func (b *byteBudget) claim(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.size {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// release gives back n claimed bytes.
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+}
+
+// inUse is the number of bytes claimed.
+func (b *byteBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // ChatWithUsers answers each message with an echo from "Server" (spec 4.1 rule 4).

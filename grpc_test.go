@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
@@ -312,5 +314,112 @@ func TestGRPCAuth(t *testing.T) {
 			!regexp.MustCompile(`method=/user.UserService/`+m+` code=OK .* sub=alice`).MatchString(logs.String()) {
 			t.Errorf("no %s log line naming the caller:\n%s", m, logs)
 		}
+	}
+}
+
+// rawCodec sends and receives messages as the bytes they are, so a test can send what
+// no generated client would: a malformed message. It takes the proto codec's name, so
+// the server decodes what it sends as protobuf.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+// TestGRPCMalformedMessageIsInvalidArgument is issue 15.12: a message that does not
+// decode (invalid UTF-8 in a string field, a field cut short) is the client's fault,
+// answered InvalidArgument on unary calls and streams alike, never Internal.
+func TestGRPCMalformedMessageIsInvalidArgument(t *testing.T) {
+	a, _ := startApp(t, testConfig())
+	conn := dialGRPC(t, a.grpcAddr)
+	badUTF8 := []byte{0x0a, 0x01, 0xff} // field 1 (a string in each message below): "\xff"
+	truncated := []byte{0x08}           // field 1, a varint without its value
+	validUser := []byte{0x0a, 0x01, 'A', 0x12, 0x07, 'a', '@', 'b', '.', 'c', 'o', 'm'}
+	raw := grpc.ForceCodecV2(rawCodec{})
+	unary := func(method string, in []byte) error {
+		var out []byte
+		return conn.Invoke(t.Context(), method, &in, &out, raw)
+	}
+	// send opens a stream, sends ins, and returns the call's status.
+	send := func(method string, ins ...[]byte) error {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		s, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, raw)
+		if err != nil {
+			return err
+		}
+		for _, in := range ins {
+			if err := s.SendMsg(&in); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+		}
+		var out []byte
+		for {
+			if err := s.RecvMsg(&out); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"health Check, invalid UTF-8", unary("/grpc.health.v1.Health/Check", badUTF8)},
+		{"GetUser, truncated", unary("/user.UserService/GetUser", truncated)},
+		{"CreateUsers, invalid UTF-8", send("/user.UserService/CreateUsers", validUser, badUTF8)},
+		{"ChatWithUsers, invalid UTF-8", send("/user.UserService/ChatWithUsers", badUTF8)},
+		{"ServerReflectionInfo, invalid UTF-8", send("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", badUTF8)},
+	} {
+		want := "malformed message: string field contains invalid UTF-8"
+		if strings.Contains(c.name, "truncated") {
+			want = "malformed message: proto: cannot parse invalid wire-format data"
+		}
+		if st, _ := status.FromError(c.err); st.Code() != codes.InvalidArgument || strings.ReplaceAll(st.Message(), "\u00a0", " ") != want {
+			t.Errorf("%s: %v %q, want InvalidArgument %q", c.name, st.Code(), st.Message(), want)
+		}
+	}
+	if n := len(a.store.Users()); n != 6 {
+		t.Errorf("%d users, want the demo's 6: nothing of a refused call is stored", n)
+	}
+	if resp, err := userpb.NewUserServiceClient(conn).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil || resp.GetId() != 1 {
+		t.Errorf("a well-formed call after the malformed ones: %v, %v", resp, err)
+	}
+}
+
+// TestGRPCAllUsersReadsPages: GetAllUsers reads the store a page at a time by id, so a
+// deletion behind the call shifts nothing (user 3 still comes), one ahead of it is
+// seen, and a user added meanwhile comes at the end.
+func TestGRPCAllUsersReadsPages(t *testing.T) {
+	store := NewStore()
+	if err := store.Load(DemoDataset()); err != nil {
+		t.Fatal(err)
+	}
+	svc := &userService{store: store, limits: grpcLimits{allUsersPage: 2}}
+	var ids []int64
+	for u := range svc.allUsers() {
+		ids = append(ids, u.ID)
+		if u.ID == 1 {
+			for _, id := range []int64{1, 4} {
+				if ok, err := store.DeleteUser(id); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			if _, err := store.CreateUser("Late", "late@example.com"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := []int64{1, 2, 3, 5, 6, 7}; !slices.Equal(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+	if got := store.UsersAfter(7, 5); len(got) != 0 {
+		t.Errorf("UsersAfter(last id) = %v, want none", got)
 	}
 }

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"quartet/graphql"
 )
 
 func main() {
@@ -40,22 +43,28 @@ type config struct {
 	demo            bool
 	dataDir         string
 	snapshotBytes   int64
+	repair          bool
 	graphqlMaxDepth int
+	graphqlMaxCost  int
+	graphqlMaxBytes int // -graphql-max-response-bytes
 	wsOrigins       string
 	env             string
 	streamDelay     time.Duration
+	grpcLimits      grpcLimits
 	shutdownTimeout time.Duration
 	jwt             jwtFlags
+	authReads       bool             // every read needs a valid token, not only writes
 	clock           func() time.Time // tests fix the store's clock; nil is the real one
 }
 
 // jwtFlags configure bearer-token authentication; it is off when no key is given.
 type jwtFlags struct {
-	secret, publicKeyFile, issuer, audience string
+	secret, secretFile, publicKeyFile, issuer, audience string
 }
 
 func (j *jwtFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret (one trailing newline ignored): unlike -jwt-secret, not visible in ps")
 	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
 	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
 	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
@@ -64,11 +73,29 @@ func (j *jwtFlags) register(fs *flag.FlagSet) {
 // verifierConfig reads the key the flags name; on is false when authentication is off.
 func (j *jwtFlags) verifierConfig() (cfg JWTConfig, on bool, err error) {
 	cfg = JWTConfig{Issuer: j.issuer, Audience: j.audience}
+	var given []string // the key flags set: one at most
+	for _, f := range []struct{ name, value string }{{"-jwt-secret", j.secret}, {"-jwt-secret-file", j.secretFile}, {"-jwt-public-key", j.publicKeyFile}} {
+		if f.value != "" {
+			given = append(given, f.name)
+		}
+	}
 	switch {
-	case j.secret != "" && j.publicKeyFile != "":
-		return cfg, false, errors.New("-jwt-secret and -jwt-public-key exclude each other")
+	case len(given) > 1:
+		return cfg, false, errors.New(strings.Join(given, " and ") + " exclude each other")
 	case j.secret != "":
 		cfg.Secret = []byte(j.secret)
+	case j.secretFile != "":
+		secret, err := os.ReadFile(j.secretFile)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-jwt-secret-file: %w", unwrapPathError(err))
+		}
+		// Editors and echo end a file with a newline that is not part of the secret.
+		secret = bytes.TrimSuffix(secret, []byte("\n"))
+		secret = bytes.TrimSuffix(secret, []byte("\r"))
+		if len(secret) == 0 {
+			return cfg, false, fmt.Errorf("-jwt-secret-file: %s is empty", j.secretFile)
+		}
+		cfg.Secret = secret
 	case j.publicKeyFile != "":
 		pem, err := os.ReadFile(j.publicKeyFile)
 		if err != nil {
@@ -95,12 +122,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
+	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage (saving the cut bytes beside it) instead of refusing to start")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
+	grpcDefaults := defaultGRPCLimits()
+	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")
+	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", grpcDefaults.maxStreams, "gRPC calls at once on one connection")
+	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", grpcDefaults.maxIdle, "close a gRPC connection that had no call for this long")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
+	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
+	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.jwt.register(fs)
+	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
 		return err
 	}
@@ -110,8 +145,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.streamDelay < 0 {
 		return errors.New("-stream-delay must not be negative")
 	}
+	if cfg.grpcLimits.maxConns < 1 {
+		return errors.New("-grpc-max-conns must be positive")
+	}
+	if cfg.grpcLimits.maxStreams < 1 || cfg.grpcLimits.maxStreams > 1_000_000 {
+		return errors.New("-grpc-max-streams must be between 1 and 1000000")
+	}
+	if cfg.grpcLimits.maxIdle <= 0 {
+		return errors.New("-grpc-max-idle must be positive")
+	}
 	if cfg.graphqlMaxDepth < 1 {
 		return errors.New("-graphql-max-depth must be positive")
+	}
+	if cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1 {
+		return errors.New("-graphql-max-cost and -graphql-max-response-bytes must be positive")
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
@@ -142,8 +189,8 @@ func runToken(args []string, getenv func(string) string, stdout io.Writer) error
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet token -sub NAME [-scope write] [-ttl 1h]"); err != nil {
 		return err
 	}
-	if j.secret == "" {
-		return errors.New("token: set -jwt-secret (or QUARTET_JWT_SECRET) to the server's HS256 secret")
+	if j.secret == "" && j.secretFile == "" {
+		return errors.New("token: set -jwt-secret or -jwt-secret-file (or QUARTET_JWT_SECRET[_FILE]) to the server's HS256 secret")
 	}
 	if sub == "" {
 		return errors.New("token: -sub is required")

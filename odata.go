@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"time"
@@ -62,6 +63,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	}
 	rt := &odataRoutes{model: model}
 
+	// Settings.Limits is left zero: every route has odata.DefaultLimits.
 	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
@@ -97,13 +99,24 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 
 // addODataRoutes registers the OData endpoints.
 func (s *Server) addODataRoutes(rt *odataRoutes) {
-	s.handle("GET /api/products", rt.products.ListHandler().ServeHTTP)
-	s.handle("GET /api/products/search", rt.search.ListHandler().ServeHTTP)
-	s.handle("GET /api/products/{id}", rt.productOne.EntityHandler().ServeHTTP)
-	s.handle("GET /api/orders", rt.orders.ListHandler().ServeHTTP)
-	s.handle("GET /api/orders/{id}", rt.orderOne.EntityHandler().ServeHTTP)
-	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model).ServeHTTP)
-	s.odataKeys = rt.keySegment
+	s.handle("GET /api/products", s.requireODataRead(rt.products.ListHandler().ServeHTTP))
+	s.handle("GET /api/products/search", s.requireODataRead(rt.search.ListHandler().ServeHTTP))
+	s.handle("GET /api/products/{id}", s.requireODataRead(rt.productOne.EntityHandler().ServeHTTP))
+	s.handle("GET /api/orders", s.requireODataRead(rt.orders.ListHandler().ServeHTTP))
+	s.handle("GET /api/orders/{id}", s.requireODataRead(rt.orderOne.EntityHandler().ServeHTTP))
+	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model, true).ServeHTTP)
+	s.odataKeys = s.requireODataRead(rt.keySegment.ServeHTTP)
+}
+
+// writeODataError answers a domain error (authentication, in practice) as an OData
+// error body with the status and code of the table in errors.go.
+func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": e.ODataCode(), "message": e.Message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("OData-Version", "4.0")
+	w.WriteHeader(e.HTTPStatus())
+	w.Write(body)
 }
 
 // odataKeyPath matches the OData way of addressing one entity, /api/products(5),

@@ -22,15 +22,36 @@ var schemaSDL string
 // off with an error (the store never waits for a reader).
 const subscriptionBuffer = 256
 
+// authorizationKey carries a GraphQL request's graphqlAuthorization in its context.
 type authorizationKey struct{}
+
+// graphqlAuthorization is what a GraphQL request said about its caller: the one
+// Authorization value, or why there was none to use.
+type graphqlAuthorization struct {
+	header string
+	err    error
+}
+
+// checkGraphQL applies the rule need to the caller of the GraphQL request in ctx.
+func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
+	if auth == nil || need == accessOpen {
+		return nil
+	}
+	a, _ := ctx.Value(authorizationKey{}).(graphqlAuthorization)
+	if a.err != nil {
+		return a.err
+	}
+	return auth.check(ctx, a.header, need)
+}
 
 // newGraphQLSchema builds the executable schema over store; mutations need the write
 // scope when auth is on.
 func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDepth int) *graphql.Schema {
-	schema, err := graphql.ParseSchema(schemaSDL)
+	parsed, err := graphql.ParseSchema(schemaSDL)
 	if err != nil {
 		panic("schema.graphql: " + err.Error()) // embedded and tested: a build defect
 	}
+	schema := resolverGuard{parsed, log}
 	schema.Limits.MaxDepth = maxDepth
 	// A created user or post reads the same to every subscriber: nothing under
 	// Subscription depends on who asks, so one execution per event serves them all.
@@ -62,16 +83,22 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return nil // omitted or null: leave the stored value as it is
 	}
-	// write guards a mutation with the write-scope rule of CONTRACT.md section 6.
-	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc {
+	// guard puts fn behind the rule need of CONTRACT.md section 6.
+	guard := func(need access, fn graphql.ResolveFunc) graphql.ResolveFunc {
+		if auth == nil || need == accessOpen {
+			return fn
+		}
 		return func(p graphql.ResolveParams) (any, error) {
-			header, _ := p.Context.Value(authorizationKey{}).(string)
-			if err := auth.check(p.Context, header, accessWrite); err != nil {
+			if err := checkGraphQL(p.Context, auth, need); err != nil {
 				return nil, err
 			}
 			return fn(p)
 		}
 	}
+	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(accessWrite, fn) }
+	// read guards a root query field: with -auth-reads it needs a valid token. The
+	// fields below the root need nothing more, since only a root field leads to them.
+	read := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth.readAccess(), fn) }
 	// found turns a lookup into a nullable result.
 	found := func(v any, ok bool) (any, error) {
 		if !ok {
@@ -80,10 +107,10 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return v, nil
 	}
 
-	schema.SetResolver("Query", "users", func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil })
-	schema.SetResolver("Query", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) })
-	schema.SetResolver("Query", "posts", func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil })
-	schema.SetResolver("Query", "post", func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) })
+	schema.SetResolver("Query", "users", read(func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil }))
+	schema.SetResolver("Query", "user", read(func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) }))
+	schema.SetResolver("Query", "posts", read(func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil }))
+	schema.SetResolver("Query", "post", read(func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) }))
 
 	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {
 		return store.CreateUser(p.Args["name"].(string), p.Args["email"].(string))
@@ -98,11 +125,15 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return store.CreatePost(id(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
 	}))
 	schema.SetResolver("Mutation", "addComment", write(func(p graphql.ResolveParams) (any, error) {
-		return store.AddComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+		c, err := store.AddAuthoredComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
 	}))
 
-	schema.SetSubscriber("onUserCreated", subscribe(store, func(v any) bool { _, ok := v.(*User); return ok }))
-	schema.SetSubscriber("onPostCreated", subscribe(store, func(v any) bool { _, ok := v.(*Post); return ok }))
+	schema.SetSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
+	schema.SetSubscriber("onPostCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*Post); return ok }))
 	// An event that is an error ends the subscription with that error.
 	for _, field := range []string{"onUserCreated", "onPostCreated"} {
 		schema.SetResolver("Subscription", field, func(p graphql.ResolveParams) (any, error) {
@@ -137,29 +168,59 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	schema.SetResolver("Post", "user", func(p graphql.ResolveParams) (any, error) { return found(store.User(post(p).UserID)) })
 	schema.SetResolver("Post", "createdAt", func(p graphql.ResolveParams) (any, error) { return post(p).CreatedAt, nil })
 	schema.SetResolver("Post", "comments", func(p graphql.ResolveParams) (any, error) {
-		return values(store.CommentsOnPost(post(p).ID)), nil
+		// Each with its author, read at once: see AuthoredComment.
+		comments := store.AuthoredCommentsOnPost(post(p).ID)
+		out := make([]any, len(comments))
+		for i := range comments {
+			out[i] = &comments[i]
+		}
+		return out, nil
 	})
 
-	comment := func(p graphql.ResolveParams) *Comment { return p.Source.(*Comment) }
+	comment := func(p graphql.ResolveParams) *AuthoredComment { return p.Source.(*AuthoredComment) }
 	schema.SetResolver("Comment", "id", func(p graphql.ResolveParams) (any, error) { return comment(p).ID, nil })
 	schema.SetResolver("Comment", "text", func(p graphql.ResolveParams) (any, error) { return comment(p).Text, nil })
 	schema.SetResolver("Comment", "postId", func(p graphql.ResolveParams) (any, error) { return comment(p).PostID, nil })
 	schema.SetResolver("Comment", "createdAt", func(p graphql.ResolveParams) (any, error) { return comment(p).CreatedAt, nil })
 	schema.SetResolver("Comment", "author", func(p graphql.ResolveParams) (any, error) {
-		u, ok := store.User(comment(p).AuthorID)
-		if !ok { // the cascade removes a deleted author's comments, so this is a defect
-			return nil, fmt.Errorf("comment %d: author %d missing", comment(p).ID, comment(p).AuthorID)
+		c := comment(p)
+		if c.Author == nil { // the cascade removes a deleted author's comments, so this is a defect
+			return nil, fmt.Errorf("comment %d: author %d missing", c.ID, c.AuthorID)
 		}
-		return u, nil
+		return c.Author, nil
 	})
-	return schema
+	return schema.Schema
+}
+
+// resolverGuard binds resolvers so that an error other than a domain *Error (a
+// defect, whose text may hold internals) is logged and answered as a generic
+// "internal server error" with code INTERNAL_SERVER_ERROR: a client never reads
+// internal text, and the operator reads all of it.
+type resolverGuard struct {
+	*graphql.Schema
+	log *slog.Logger
+}
+
+// SetResolver binds fn, guarded, to typeName.fieldName.
+func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.ResolveFunc) {
+	g.Schema.SetResolver(typeName, fieldName, func(p graphql.ResolveParams) (any, error) {
+		v, err := fn(p)
+		if _, domain := errors.AsType[*Error](err); err != nil && !domain {
+			g.log.Error("graphql resolver failed", "field", typeName+"."+fieldName, "error", err)
+			return nil, &Error{Kind: KindInternal, Message: "internal server error"}
+		}
+		return v, err
+	})
 }
 
 // subscribe gives a subscription field its source stream: the store's created records
 // that want accepts, delivered straight from the store's feed. A subscriber that falls
 // behind gets an error as its last event; one that unsubscribes is removed from the feed.
-func subscribe(store *Store, want func(any) bool) graphql.SubscribeFunc {
+func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.SubscribeFunc {
 	return func(p graphql.ResolveParams) (<-chan any, error) {
+		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
+			return nil, err
+		}
 		sub := store.Subscribe(subscriptionBuffer, want)
 		context.AfterFunc(p.Context, sub.Close)
 		return sub.C, nil
@@ -179,28 +240,34 @@ func parseDateTime(v any) (any, error) {
 }
 
 // newGraphQLHandler serves /graphql: GraphQL over HTTP, and subscriptions (and any
-// operation) over WebSocket. Both pass the caller's Authorization on to the mutation
+// operation) over WebSocket. Both pass the caller's Authorization on to the guarded
 // resolvers; over WebSocket it may also come in the connection_init payload, since
-// browsers cannot set headers on a WebSocket.
-func newGraphQLHandler(schema *graphql.Schema, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
+// browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
+// without a valid token is refused (close 4403).
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
-		if a := r.Header.Get("Authorization"); a != "" {
-			return context.WithValue(r.Context(), authorizationKey{}, a)
+		if r.Header.Get("Authorization") == "" {
+			return r.Context() // a missing value reads as no header
 		}
-		return r.Context() // a missing value reads as no header
+		header, err := authorizationHeader(r)
+		return context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 	}
 	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
 		OriginPatterns: origins,
 		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
-			authorization := r.Header.Get("Authorization")
+			header, err := authorizationHeader(r)
 			for _, key := range []string{"Authorization", "authorization"} {
 				if v, ok := payload[key].(string); ok {
-					authorization = v
+					header, err = v, nil
 				}
 			}
-			return context.WithValue(r.Context(), authorizationKey{}, authorization), nil
+			ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
+			if err := checkGraphQL(ctx, auth, auth.readAccess()); err != nil {
+				return nil, err
+			}
+			return ctx, nil
 		},
 	})
 	h.WebSocket = ws

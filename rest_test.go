@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+
+	"quartet/internal/jsonkeys"
 )
 
 // usersNamed builds users with ids 1..n in order, named by names and emails.
@@ -111,19 +117,35 @@ var userBodySeeds = []string{
 	`{"name":"a"`, `{"name":"a",}`, `{"nameſ":"x"}`, `{"ſ":1}`, `{"emaiſ":"x"}`, `{"name":"a"}` + "\n\t ",
 }
 
+// checkUserBody holds the REST body decoder to its reference: encoding/json, with
+// a repeated key (case-folded in the outermost object) an error. The fast decoder
+// may give up, but whatever it accepts the reference accepts with the same values;
+// decodeBody fails exactly when the reference does, for user and order bodies.
 func checkUserBody(t *testing.T, data []byte) {
 	t.Helper()
+	_, dup := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data))
 	var fast userBody
 	ok := fast.decodeJSON(data)
 	var want userBody
-	err := decodeOneJSONValue(bytes.NewReader(data), &want) // what decodeJSON does without the fast decoder
+	err := decodeOneJSONValue(bytes.NewReader(data), &want) // what decodeBody does without the fast decoder
+	if dup {
+		err = errors.New("duplicate key")
+	}
 	switch {
 	case ok && err != nil:
-		t.Fatalf("%q: the fast decoder accepts what encoding/json refuses (%v)", data, err)
+		t.Fatalf("%q: the fast decoder accepts what the reference refuses (%v)", data, err)
 	case ok && fast != want:
 		t.Fatalf("%q: fast decoder %+v, encoding/json %+v", data, fast, want)
 	case !ok && fast != (userBody{}):
 		t.Fatalf("%q: the fast decoder gave up but changed the body: %+v", data, fast)
+	}
+	var got userBody
+	if gotErr := decodeBody(data, &got); (gotErr != nil) != (err != nil) || err == nil && got != want {
+		t.Fatalf("%q: decodeBody gives %+v, %v; want %+v, %v", data, got, gotErr, want, err)
+	}
+	var order orderBody
+	if orderErr := decodeBody(data, &order); dup && orderErr == nil {
+		t.Fatalf("%q: an order body with a repeated key was accepted", data)
 	}
 }
 
@@ -148,4 +170,92 @@ func FuzzUserBodyJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkUserBody(t, data) })
+}
+
+// userQuerySeeds are user list query strings, well-formed and not.
+var userQuerySeeds = []string{
+	"", "page=1", "page=%zz", "page=1;pageSize=2", "search=%41%42", "search=a%2", "page=1&page=2",
+	"PAGE=1&page=2", "pageSize=100&sortBy=NAME", "sortBy=email&search=", "%", "a=%g0", "x=1&&y=2", "page=+1",
+}
+
+// checkUserQuery holds the user list's query parsing to its rules: a %-escape that is
+// not two hex digits, or a ';', makes the query an error; a repeated parameter
+// (names matched case-insensitively) too; an accepted page is within its bounds.
+func checkUserQuery(t *testing.T, raw string) {
+	t.Helper()
+	q, err := restQuery(raw)
+	badEscape := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' && (i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2])) {
+			badEscape = true
+		}
+	}
+	if (badEscape || strings.Contains(raw, ";")) && err == nil {
+		t.Fatalf("%q: a query string that does not decode was accepted", raw)
+	}
+	if err != nil {
+		return
+	}
+	uq, paged, err := parseUserQuery(q)
+	if err != nil {
+		return
+	}
+	counts := map[string]int{}
+	for key, vals := range q {
+		counts[strings.ToLower(key)] += len(vals)
+	}
+	for _, name := range []string{"page", "pagesize", "search", "sortby"} {
+		if counts[name] > 1 {
+			t.Fatalf("%q: repeated parameter %s was accepted", raw, name)
+		}
+	}
+	if paged && (uq.page < 1 || uq.pageSize < 1 || uq.pageSize > maxPageSize) {
+		t.Fatalf("%q: accepted out-of-bounds page %d size %d", raw, uq.page, uq.pageSize)
+	}
+}
+
+func TestUserQueryStrict(t *testing.T) {
+	for _, raw := range userQuerySeeds {
+		checkUserQuery(t, raw)
+	}
+	for _, raw := range []string{"page=%zz", "page=1;pageSize=2", "page=1&Page=2", "%"} {
+		q, err := restQuery(raw)
+		if err == nil {
+			_, _, err = parseUserQuery(q)
+		}
+		if err == nil {
+			t.Errorf("%q: accepted", raw)
+		}
+	}
+}
+
+// FuzzUserQuery checks the user list's query parsing against checkUserQuery's rules.
+func FuzzUserQuery(f *testing.F) {
+	for _, seed := range userQuerySeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkUserQuery(t, raw) })
+}
+
+// BenchmarkDecodeUserBody measures decodeJSON on POST /api/users bodies: a typical
+// one (the fast decoder's path) and one with a key the fast decoder leaves to
+// encoding/json, with what the strict checks cost on each.
+func BenchmarkDecodeUserBody(b *testing.B) {
+	for _, c := range []struct{ name, body string }{
+		{"typical", `{"name":"Ann Lee","email":"ann.lee@example.com"}`},
+		{"extraKey", `{"name":"Ann Lee","email":"ann.lee@example.com","role":"admin"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			header := http.Header{"Content-Type": {"application/json"}}
+			w := &discardResponse{header: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				r := &http.Request{Method: "POST", Header: header, Body: io.NopCloser(strings.NewReader(c.body)), ContentLength: int64(len(c.body))}
+				var u userBody
+				if err := decodeJSON(w, r, &u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

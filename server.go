@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/internal/jsonkeys"
 )
 
 // maxBodyBytes bounds every request body (CONTRACT.md section 3: larger is 413).
@@ -45,6 +46,8 @@ type Server struct {
 type serverOptions struct {
 	auth            *authenticator // nil: authentication off
 	graphqlMaxDepth int            // 0: graphql.DefaultLimits
+	graphqlMaxCost  int            // 0: graphql.DefaultLimits
+	graphqlMaxBytes int            // answer size; 0: graphql.DefaultLimits
 	wsOrigins       []string       // origins allowed to open WebSockets besides the server's own
 }
 
@@ -59,18 +62,21 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 
-	s.handle("GET /api/users", s.listUsers)
-	s.handle("POST /api/users", s.requireWrite(s.createUser))
-	s.handle("GET /api/users/{id}", s.getUser)
-	s.handle("PUT /api/users/{id}", s.requireWrite(s.updateUser))
-	s.handle("DELETE /api/users/{id}", s.requireWrite(s.deleteUser))
-	s.handle("GET /api/users/{userId}/orders", s.listUserOrders)
-	s.handle("POST /api/users/{userId}/orders", s.requireWrite(s.createUserOrder))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.getUserOrder)
+	s.handle("GET /api/users", s.rest(s.requireRead(s.listUsers)))
+	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
+	s.handle("GET /api/users/{id}", s.rest(s.requireRead(s.getUser)))
+	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
+	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
+	s.handle("GET /api/users/{userId}/orders", s.rest(s.requireRead(s.listUserOrders)))
+	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
+	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(s.requireRead(s.getUserOrder)))
 
 	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
 
-	graphqlHandler, ws := newGraphQLHandler(newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth)), s.opts.wsOrigins)
+	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
+	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
+	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins)
 	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
@@ -165,7 +171,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // queued for it; http.Server.Shutdown takes care of the rest.
 func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
 
+// healthz answers 200 {"status":"ok"} while the service works, and 503 with a reason
+// once the store refuses writes (its journal failed), so an orchestrator restarts it.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if reason := s.store.Unavailable(); reason != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
@@ -322,6 +334,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
 }
 
+// checkJSONMediaType says what is wrong with a request body's Content-Type, "" if
+// nothing: it must be application/json (RFC 8259 section 11), in any letter case,
+// with no charset or charset=utf-8. Structured "+json" types are refused: a body
+// labelled application/evil+json is not the JSON this API defines, and a charset
+// other than UTF-8 would be decoded as UTF-8 regardless (issue 15.10). This is
+// GraphQL's rule too.
+func checkJSONMediaType(ct string) string {
+	mediaType, params, err := mime.ParseMediaType(ct)
+	if err != nil || mediaType != "application/json" {
+		return "the request body must be application/json"
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return "the request body must be encoded in UTF-8"
+	}
+	return ""
+}
+
 // decodeOneJSONValue decodes src into v with encoding/json: one value, then nothing
 // but white space. A body over its limit is reported as the http.MaxBytesError it is.
 func decodeOneJSONValue(src io.Reader, v any) error {
@@ -340,7 +369,7 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 }
 
 // fastJSONDecoder is a request body with a decoder of its own for the common case
-// (see userBody.decodeJSON): decodeJSON tries it on bodies of up to fastBodyBytes.
+// (see userBody.decodeJSON): decodeBody tries it on bodies of up to fastBodyBytes.
 type fastJSONDecoder interface {
 	decodeJSON(data []byte) bool
 }
@@ -351,35 +380,61 @@ const fastBodyBytes = 4 << 10
 var errBodyHandled = errors.New("request body rejected")
 
 // decodeJSON reads r's body into v: it must be application/json, at most
-// maxBodyBytes, and exactly one JSON value. On failure it answers the request itself
-// (415, 413 or 400) and returns errBodyHandled.
+// maxBodyBytes, and exactly one JSON value with no repeated key (see decodeBody). On
+// failure it answers the request itself (415, 413 or 400) and returns errBodyHandled.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
-		mediaType, _, err := mime.ParseMediaType(ct)
-		if err != nil || !(mediaType == "application/json" || strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json")) {
-			writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be application/json", nil)
+		if detail := checkJSONMediaType(ct); detail != "" {
+			writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
 			return errBodyHandled
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	var src io.Reader = body
-	if fast, ok := v.(fastJSONDecoder); ok && 0 < r.ContentLength && r.ContentLength <= fastBodyBytes {
-		buf := make([]byte, r.ContentLength)
-		n, err := io.ReadFull(body, buf)
-		if err == nil && fast.decodeJSON(buf) {
-			return nil
-		}
-		// encoding/json reads the same bytes, then whatever stopped the reading.
-		src = io.MultiReader(bytes.NewReader(buf[:n]), body)
-	}
-	err := decodeOneJSONValue(src, v)
-	if err == nil {
-		return nil
-	}
+	data, err := readBody(w, r)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
 		return errBodyHandled
 	}
-	writeProblem(w, http.StatusBadRequest, "request body: "+describeJSONError(err).Error(), nil)
-	return errBodyHandled
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
+		return errBodyHandled
+	}
+	if err := decodeBody(data, v); err != nil {
+		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
+		return errBodyHandled
+	}
+	return nil
+}
+
+// readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check
+// needs all of it, and the bound keeps that cheap. A larger body is reported as an
+// *http.MaxBytesError, before any of it is read when its length is declared.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
+	}
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		_, err := io.ReadFull(body, buf)
+		return buf, err
+	}
+	return io.ReadAll(body)
+}
+
+// decodeBody decodes data into v as encoding/json would, except that a key repeated
+// in an object (in the outermost object, also in another letter case, which
+// encoding/json would match to the same field) is an error rather than the last one
+// silently winning (issue 15.9). Errors are worded for the client.
+func decodeBody(data []byte, v any) error {
+	if fast, ok := v.(fastJSONDecoder); ok && len(data) <= fastBodyBytes && fast.decodeJSON(data) {
+		return nil // the fast decoder accepts no repeated key
+	}
+	if dup, ok := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data)); ok {
+		return dup
+	}
+	// Any other error Check found, encoding/json finds too, and words it as usual.
+	if err := decodeOneJSONValue(bytes.NewReader(data), v); err != nil {
+		return describeJSONError(err)
+	}
+	return nil
 }

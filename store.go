@@ -48,7 +48,7 @@ type Store struct {
 	clock func() time.Time
 
 	journal *journal // nil: memory only
-	broken  error    // set when the journal failed: writes are refused
+	broken  error    // set when the journal failed: writes are refused, and this is why
 }
 
 // table is one collection: records by id, and the same records in ascending id order,
@@ -786,12 +786,13 @@ func (t *table[T]) reserve(n int) {
 // write makes one change: decide runs under the write lock, checks the input against
 // the current state and returns the change (or an error, and nothing happens). The
 // change is applied and, with a journal, written to disk before write returns, so a
-// caller acknowledges only what survives a crash.
+// caller acknowledges only what survives a crash. A change the journal fails to store
+// is rolled back (see journal.fail) before its writer is answered.
 func (s *Store) write(decide func() (*change, error)) error {
 	s.mu.Lock()
 	if s.broken != nil {
 		s.mu.Unlock()
-		return &Error{Kind: KindInternal, Message: s.broken.Error()}
+		return errNotStored()
 	}
 	c, err := decide()
 	if err != nil {
@@ -800,7 +801,9 @@ func (s *Store) write(decide func() (*change, error)) error {
 	}
 	var pending *pendingWrite
 	if s.journal != nil {
-		pending = s.journal.enqueue(c) // in apply order, as the lock is held
+		// In apply order, as the lock is held; with what undoes c, taken before
+		// apply changes what it would record.
+		pending = s.journal.enqueue(c, s.undoFor(c))
 	}
 	s.apply(c)
 	if pending == nil {
@@ -811,6 +814,117 @@ func (s *Store) write(decide func() (*change, error)) error {
 		return nil
 	}
 	return pending.wait()
+}
+
+// errNotStored answers a write the store could not make durable. What went wrong
+// (a path, an OS error) is logged once, by the journal, and never shown to a client.
+func errNotStored() *Error {
+	return &Error{Kind: KindInternal, Message: "internal server error"}
+}
+
+// Unavailable says why the store refuses writes, or "" when it accepts them.
+func (s *Store) Unavailable() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.broken == nil {
+		return ""
+	}
+	return s.broken.Error()
+}
+
+// undo is what rolls one applied change back: the records it replaced or removed,
+// and the last ids before it.
+type undo struct {
+	lastIDs  [5]int64
+	users    []*User
+	posts    []*Post
+	comments []*Comment
+	orders   []*Order
+	products []*Product
+}
+
+// undoFor records what applying c will replace or remove. The caller holds the write
+// lock. A change that only creates records (most writes) records nothing but the
+// last ids, and allocates nothing.
+func (s *Store) undoFor(c *change) undo {
+	u := undo{lastIDs: [5]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}}
+	switch c.Op {
+	case opPutUsers:
+		for _, nu := range c.Users {
+			if old, ok := s.users.get(nu.ID); ok {
+				u.users = append(u.users, old)
+			}
+		}
+	case opDeleteUser:
+		if old, ok := s.users.get(c.DeleteID); ok {
+			u.users = append(u.users, old)
+		}
+		// What the cascade removes (see deleteUser); a comment may be listed twice,
+		// and putting it back twice is harmless.
+		u.posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
+		for _, p := range u.posts {
+			u.comments = append(u.comments, lookup(&s.comments, s.commentsByPost[p.ID])...)
+		}
+		u.comments = append(u.comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
+	case opPutPost:
+		if old, ok := s.posts.get(c.Post.ID); ok {
+			u.posts = append(u.posts, old)
+		}
+	case opPutComment:
+		if old, ok := s.comments.get(c.Comment.ID); ok {
+			u.comments = append(u.comments, old)
+		}
+	case opPutOrder:
+		if old, ok := s.orders.get(c.Order.ID); ok {
+			u.orders = append(u.orders, old)
+		}
+	case opPutProduct:
+		if old, ok := s.products.get(c.Product.ID); ok {
+			u.products = append(u.products, old)
+		}
+	}
+	return u
+}
+
+// rollback undoes c, which must be the latest change applied and not undone: the
+// records c put are removed, then those it replaced or removed are put back. The
+// caller holds the write lock.
+func (s *Store) rollback(c *change, u *undo) {
+	switch c.Op {
+	case opPutUsers:
+		for _, nu := range c.Users {
+			s.usersByName.remove(nu)
+			s.usersByEmail.remove(nu)
+			s.users.remove(nu.ID)
+		}
+	case opPutPost:
+		s.postsByUser.remove(c.Post.UserID, c.Post.ID)
+		s.posts.remove(c.Post.ID)
+	case opPutComment:
+		s.removeComment(c.Comment.ID)
+	case opPutOrder:
+		s.ordersByUser.remove(c.Order.UserID, c.Order.ID)
+		s.ordersByProduct.remove(c.Order.ProductID, c.Order.ID)
+		s.orders.remove(c.Order.ID)
+	case opPutProduct:
+		s.products.remove(c.Product.ID)
+	}
+	for _, x := range u.users {
+		s.putUser(x)
+	}
+	for _, x := range u.posts {
+		s.putPost(x)
+	}
+	for _, x := range u.comments {
+		s.putComment(x)
+	}
+	for _, x := range u.orders {
+		s.putOrder(x)
+	}
+	for _, x := range u.products {
+		s.products.put(x.ID, x, false)
+	}
+	s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID = u.lastIDs[0], u.lastIDs[1], u.lastIDs[2], u.lastIDs[3], u.lastIDs[4]
 }
 
 // publish tells subscribers about the records c created.
@@ -963,26 +1077,35 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 
 // AddComment stores a new comment by authorID on post postID.
 func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error) {
+	c, err := s.AddAuthoredComment(postID, authorID, text)
+	return c.Comment, err
+}
+
+// AddAuthoredComment stores a new comment by authorID on post postID, and returns it
+// with its author as the comment was made.
+func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return nil, invalidFields(map[string][]string{"text": {"is required"}})
+		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"is required"}})
 	}
 	if len(text) > 10_000 {
-		return nil, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
+		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
 	}
-	var c *Comment
+	var c AuthoredComment
 	err := s.write(func() (*change, error) {
 		if _, ok := s.posts.get(postID); !ok {
 			return nil, notFound("post %d not found", postID)
 		}
-		if _, ok := s.users.get(authorID); !ok {
+		author, ok := s.users.get(authorID)
+		if !ok {
 			return nil, userNotFound(authorID)
 		}
-		c = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
-		return &change{Op: opPutComment, Comment: c}, nil
+		c.Comment = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
+		c.Author = author
+		return &change{Op: opPutComment, Comment: c.Comment}, nil
 	})
 	if err != nil {
-		return nil, err
+		return AuthoredComment{}, err
 	}
 	return c, nil
 }
@@ -1046,6 +1169,15 @@ func (s *Store) Users() []*User {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.users.all()
+}
+
+// UsersAfter returns up to n users with ids above after, in id order: a list read a
+// page at a time, which users deleted or added meanwhile do not shift.
+func (s *Store) UsersAfter(after int64, n int) []*User {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, _ := slices.BinarySearch(s.users.ids, after+1)
+	return slices.Clone(s.users.recs[i:min(i+n, len(s.users.recs))])
 }
 
 // UserQuery selects a page of users.
@@ -1135,6 +1267,28 @@ func (s *Store) CommentsOnPost(postID int64) []*Comment {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return lookup(&s.comments, s.commentsByPost[postID])
+}
+
+// AuthoredComment is a comment with its author, read together under one lock. Read
+// apart, the author could be deleted in between: the delete removes the author's
+// comments too, but after this one was read.
+type AuthoredComment struct {
+	*Comment
+	Author *User
+}
+
+// AuthoredCommentsOnPost returns the comments on post postID in id order, each with
+// its author.
+func (s *Store) AuthoredCommentsOnPost(postID int64) []AuthoredComment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.commentsByPost[postID]
+	out := make([]AuthoredComment, len(ids))
+	for i, id := range ids {
+		c := s.comments.byID[id]
+		out[i] = AuthoredComment{c, s.users.byID[c.AuthorID]} // the cascade keeps an author for every comment
+	}
+	return out
 }
 
 // Comments returns every comment in id order.

@@ -162,10 +162,8 @@ func runHarness(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	h.logf("building the service from %s", repo)
 	h.quartetBin = filepath.Join(cfg.workDir, "quartet")
-	build := exec.CommandContext(ctx, "go", "build", "-o", h.quartetBin, ".")
-	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the service: %w", err)
+	if err := buildService(ctx, repo, h.quartetBin); err != nil {
+		return err
 	}
 	h.smallData = filepath.Join(cfg.workDir, "small.json")
 	h.largeData = filepath.Join(cfg.workDir, "large.json")
@@ -214,6 +212,22 @@ func (h *harness) selected(name string) bool {
 
 // startQuartet starts the built service on the dataset file.
 func (h *harness) startQuartet(ctx context.Context, dataset string) (*proc, error) {
+	return startService(ctx, h.quartetBin, dataset, nil, h.cfg.verbose)
+}
+
+// buildService builds the service from the repository directory repo into out.
+func buildService(ctx context.Context, repo, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the service: %w", err)
+	}
+	return nil
+}
+
+// startService starts the service binary bin on the dataset file, on free loopback
+// ports, with the extra flags after the harness's own (so they win).
+func startService(ctx context.Context, bin, dataset string, extra []string, verbose bool) (*proc, error) {
 	httpAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -222,8 +236,9 @@ func (h *harness) startQuartet(ctx context.Context, dataset string) (*proc, erro
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{h.quartetBin, "-http", httpAddr, "-grpc", grpcAddr, "-load", dataset, "-env", "production"}
-	return startProc(ctx, "quartet", argv, httpAddr, grpcAddr, h.cfg.verbose)
+	argv := []string{bin, "-http", httpAddr, "-grpc", grpcAddr, "-load", dataset, "-env", "production"}
+	argv = append(argv, extra...)
+	return startProc(ctx, "quartet", argv, httpAddr, grpcAddr, verbose)
 }
 
 // startPeer starts this program as the yardstick kind on the dataset file.

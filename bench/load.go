@@ -33,10 +33,15 @@ func (r Result) Throughput() float64 {
 // the smallest latency that at least p percent of the calls did not exceed.
 func (r Result) Percentile(p float64) time.Duration { return percentile(r.Latencies, p) }
 
-func percentile(sorted []time.Duration, p float64) time.Duration {
+func percentile(sorted []time.Duration, p float64) time.Duration { return nearestRank(sorted, p) }
+
+// nearestRank is the nearest-rank p-th percentile of sorted values, the zero value
+// when there are none.
+func nearestRank[T any](sorted []T, p float64) T {
 	n := len(sorted)
 	if n == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	k := int(math.Ceil(p / 100 * float64(n)))
 	return sorted[min(max(k, 1), n)-1]

@@ -9,6 +9,7 @@
 //
 //	go run . [flags]                  run the harness (see -h)
 //	go run . gen [flags] -o FILE      write a generated dataset
+//	go run . hostile [flags]          the hostile-load check of issue 14 (hostile.go)
 //	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)
 package main
 
@@ -37,6 +38,10 @@ func dispatch(args []string) error {
 			return runGen(args[1:])
 		case "peer":
 			return runPeer(args[1:])
+		case "hostile":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runHostile(ctx, args[1:], os.Stdout)
 		case "run":
 			args = args[1:]
 		}

@@ -110,6 +110,14 @@ func (p *proc) stop() {
 	}
 }
 
+// kill ends the process at once (SIGKILL) and waits for it: the hostile check's
+// guard uses it when the service's memory passes the ceiling, where a graceful stop
+// would let the memory grow further while in-flight calls finish.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.exited
+}
+
 // clockTicks is USER_HZ, the unit of the CPU times in /proc/PID/stat: 100 on every
 // Linux architecture Go supports.
 const clockTicks = 100

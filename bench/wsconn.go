@@ -51,7 +51,13 @@ type wsConn struct {
 	msg         []byte // the message being read; reused
 	wbuf        []byte // the frame being written; reused
 	ctl         [125]byte
+	closeCode   int // the status code of the server's close frame, once read; 0 before
 }
+
+// upgradeError is a server's refusal to switch protocols: its HTTP status.
+type upgradeError struct{ status int }
+
+func (e *upgradeError) Error() string { return fmt.Sprintf("WebSocket upgrade: status %d", e.status) }
 
 // dialWS connects to ws://addr+path offering subprotocols, and returns once the
 // server has switched protocols. Everything it does is bounded by ctx.
@@ -95,7 +101,7 @@ func (c *wsConn) handshake(addr, path string, subprotocols []string) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return fmt.Errorf("WebSocket upgrade: status %d", resp.StatusCode)
+		return &upgradeError{status: resp.StatusCode}
 	}
 	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != wsAccept(key) {
 		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key", got)
@@ -216,6 +222,9 @@ func (c *wsConn) control(op byte, n int) error {
 	case opPing:
 		return c.write(opPong, payload)
 	case opClose:
+		if n >= 2 {
+			c.closeCode = int(binary.BigEndian.Uint16(payload))
+		}
 		c.write(opClose, payload[:min(n, 2)]) // echo the status code
 		return io.EOF
 	}

@@ -83,6 +83,12 @@ type executor struct {
 	sub       map[subKey][]*execGroup // collected subfields, when not shared in plans
 	plans     *preparedDocument       // when set, where collected fields are shared
 	event     bool                    // executing a subscription event; source is the event
+
+	// maxBytes bounds buf and the estimated size of errs (0: no bound); past
+	// it, tooLarge stops the execution. See overBudget.
+	maxBytes int
+	errBytes int
+	tooLarge bool
 }
 
 // Execute runs a query or mutation. Parse, validation and variable errors
@@ -129,7 +135,7 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 }
 
 func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
-	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: p.fragments}
+	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: p.fragments, maxBytes: s.Limits.MaxResponseBytes}
 	if len(op.Variables) == 0 {
 		// Without variables, what collection yields and every argument are the same for
 		// all executions of the operation: they are worked out once, shared.
@@ -153,6 +159,9 @@ func (s *Schema) executeOperation(ctx context.Context, p *preparedDocument, op *
 	if root == nil {
 		return &Response{Errors: []*Error{newError(CodeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
 	}
+	if err := s.checkCost(p, op, vars); err != nil {
+		return &Response{Errors: []*Error{err}}
+	}
 	e := s.newExecutor(ctx, p, op, vars)
 	return e.run(root, nil)
 }
@@ -167,10 +176,31 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	pooled := buffers.Get().(*[]byte)
 	e.buf = (*pooled)[:0]
 	groups := e.subfields(root, nil)
-	if !e.executeFields(root, source, groups) {
+	ok := e.executeFields(root, source, groups)
+	if e.tooLarge {
+		// What was written is dropped whole: a cut answer would be neither
+		// valid JSON nor correct under null propagation.
+		e.buf = append(e.buf[:0], "null"...)
+		msg := fmt.Sprintf("The response is larger than the limit of %d bytes; execution was stopped.", e.maxBytes)
+		err := newError(CodeResponseTooLarge, msg)
+		err.Extensions["maxResponseBytes"] = e.maxBytes
+		return &Response{Errors: []*Error{err}, Data: e.buf, pooled: pooled}
+	}
+	if !ok {
 		e.buf = append(e.buf[:0], "null"...)
 	}
 	return &Response{Errors: e.errs, Data: e.buf, pooled: pooled}
+}
+
+// overBudget reports whether the answer written so far is over maxBytes, and
+// then marks the execution as stopped. The loops writing objects and lists
+// ask before each entry, so an execution stops within one value of the
+// bound, and every enclosing loop unwinds without resolving anything more.
+func (e *executor) overBudget() bool {
+	if !e.tooLarge && e.maxBytes > 0 && len(e.buf)+e.errBytes > e.maxBytes {
+		e.tooLarge = true
+	}
+	return e.tooLarge
 }
 
 func (s *Schema) panicked(ctx context.Context, r any) {
@@ -244,7 +274,10 @@ func (e *executor) collect(t *Type, parent *execGroup, sets []*SelectionSet) []*
 }
 
 // skipped evaluates @skip and @include.
-func (e *executor) skipped(ds []*Directive) bool {
+func (e *executor) skipped(ds []*Directive) bool { return skippedBy(ds, e.vars) }
+
+// skippedBy evaluates @skip and @include with the coerced variables vars.
+func skippedBy(ds []*Directive, vars map[string]any) bool {
 	for _, d := range ds {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
@@ -258,7 +291,7 @@ func (e *executor) skipped(ds []*Directive) bool {
 			case BooleanValue:
 				cond = a.Value.Raw == "true"
 			case VariableValue:
-				cond, _ = e.vars[a.Value.Raw].(bool)
+				cond, _ = vars[a.Value.Raw].(bool)
 			}
 		}
 		if cond == (d.Name == "skip") {
@@ -325,6 +358,9 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	}
 	err.Path = e.currentPath()
 	e.errs = append(e.errs, err)
+	// About what the error will take in JSON: its message, its path and
+	// location, the keys around them.
+	e.errBytes += len(err.Message) + 8*len(err.Path) + 64
 }
 
 // executeFields writes the object {key: value, ...} for source of object
@@ -333,6 +369,9 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool {
 	e.buf = append(e.buf, '{')
 	for i, g := range groups {
+		if e.overBudget() {
+			return false
+		}
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
@@ -484,6 +523,9 @@ func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 	item := t.OfType
 	e.buf = append(e.buf, '[')
 	for i, v := range items {
+		if e.overBudget() {
+			return false
+		}
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}

@@ -2,7 +2,6 @@ package graphql
 
 import (
 	"fmt"
-	"reflect"
 	"sync"
 )
 
@@ -45,6 +44,13 @@ type Limits struct {
 	// of fields compared, response names looked up in another selection set,
 	// fragment pairs entered. A document needing more is refused.
 	MaxFieldComparisons int
+
+	// MaxCost bounds an operation's estimated cost (see cost.go), worked out
+	// once its variables are known and before any resolver runs; 0: no bound.
+	MaxCost int
+	// MaxResponseBytes bounds the JSON an execution writes, data and errors;
+	// past it the execution stops and answers one error; 0: no bound.
+	MaxResponseBytes int
 }
 
 // DefaultLimits are the limits a new Schema starts with, and those of Parse.
@@ -66,6 +72,9 @@ var DefaultLimits = Limits{
 
 	MaxErrors:           100,
 	MaxFieldComparisons: 100000,
+
+	MaxCost:          50000,
+	MaxResponseBytes: 16 << 20,
 }
 
 type limitChecker struct {
@@ -171,8 +180,7 @@ type preparedDocument struct {
 	plansMu sync.RWMutex
 	plans   map[planKey][]*execGroup // see executor.subfields
 
-	sharedMu sync.Mutex
-	shared   map[*OperationDefinition]*sharedEvent // see Schema.ShareEventResults
+	costs operationCosts // see Schema.operationCost
 }
 
 // planKey names a selection set collected for all executions of an operation.
@@ -202,45 +210,4 @@ func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func(
 	}
 	p.plans[pk] = gs
 	return gs
-}
-
-// sharedFor returns the shared result slot of a subscription operation.
-func (p *preparedDocument) sharedFor(op *OperationDefinition) *sharedEvent {
-	p.sharedMu.Lock()
-	defer p.sharedMu.Unlock()
-	if p.shared == nil {
-		p.shared = make(map[*OperationDefinition]*sharedEvent)
-	}
-	sh := p.shared[op]
-	if sh == nil {
-		sh = &sharedEvent{}
-		p.shared[op] = sh
-	}
-	return sh
-}
-
-// sharedEvent holds the result of the latest event of one subscription operation,
-// for the other subscribers of the same document to reuse.
-type sharedEvent struct {
-	mu   sync.Mutex
-	ev   any
-	resp *Response
-}
-
-// result returns the response to ev: the one already made for it, or run's, which
-// is then kept (encoded once) for the next subscriber. A nil sharedEvent, or an event
-// that cannot be compared, just runs.
-func (sh *sharedEvent) result(ev any, run func() *Response) *Response {
-	if sh == nil || ev == nil || !reflect.TypeOf(ev).Comparable() {
-		return run()
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.resp != nil && sh.ev == ev {
-		return sh.resp
-	}
-	resp := run()
-	resp.raw = resp.AppendJSON(nil)
-	sh.ev, sh.resp = ev, resp
-	return resp
 }

@@ -223,10 +223,10 @@ type Schema struct {
 	// resolver panic; the panic becomes an "internal server error".
 	OnPanic PanicHook
 
-	// ShareEventResults lets the subscribers of one subscription document
-	// without variables share a single execution, and its JSON, per event:
-	// with thousands of subscribers, an event then costs one execution
-	// instead of thousands. Set it only when the resolvers reached from
+	// ShareEventResults lets the subscribers of one subscription (the same
+	// query text, operation name and variables) share a single execution,
+	// and its JSON, per event: with thousands of subscribers, an event then
+	// costs one execution instead of thousands. Set it only when the resolvers reached from
 	// Subscription do not depend on the request's context (the caller's
 	// identity, say), since every subscriber gets the first one's result.
 	// Shared responses must be treated as read-only.
@@ -239,6 +239,9 @@ type Schema struct {
 
 	prepareOnce sync.Once
 	cache       *documentCache
+	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
+	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
+	fanout      fanout                  // see ShareEventResults
 }
 
 // Type returns the named type called name, or nil.
@@ -442,6 +445,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 	}
 	if withIntrospection {
 		b.addUsedBuiltins()
+		s.sizeIntrospection()
 	}
 	return nil
 }
@@ -537,6 +541,7 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			}
 			f.Args = b.inputValues(fd.Args)
 			f.IsDeprecated, f.DeprecationReason = deprecation(fd.Directives)
+			b.readCostDirectives(t, f, fd)
 			t.Fields = append(t.Fields, f)
 			t.fieldMap[fd.Name] = f
 		}

@@ -2,76 +2,290 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
-// TestShareEventResults: with ShareEventResults, subscribers of the same document
-// without variables share one execution per event; with variables, each executes.
-func TestShareEventResults(t *testing.T) {
+// shareSchema is a schema whose Subscription.ev delivers what publish sends,
+// counting the executions of Ev.n.
+type shareSchema struct {
+	*Schema
+	mu      sync.Mutex
+	sources []chan any
+	calls   atomic.Int64
+}
+
+type shareEv struct{ n int }
+
+func newShareSchema(t testing.TB) *shareSchema {
+	t.Helper()
 	schema, err := ParseSchema(`
 		type Query { x: Int }
-		type Subscription { ev(k: Int): Ev }
+		type Subscription { ev(k: Int, l: String): Ev }
 		type Ev { n: Int }`)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := &shareSchema{Schema: schema}
 	schema.ShareEventResults = true
-	type ev struct{ n int }
-	var mu sync.Mutex
-	var sources []chan any
 	schema.SetSubscriber("ev", func(p ResolveParams) (<-chan any, error) {
 		c := make(chan any, 4)
-		mu.Lock()
-		sources = append(sources, c)
-		mu.Unlock()
+		s.mu.Lock()
+		s.sources = append(s.sources, c)
+		s.mu.Unlock()
 		return c, nil
 	})
-	var calls atomic.Int64
 	schema.SetResolver("Ev", "n", func(p ResolveParams) (any, error) {
-		calls.Add(1)
-		return p.Source.(*ev).n, nil
+		s.calls.Add(1)
+		return p.Source.(*shareEv).n, nil
 	})
-	run := func(query string, vars map[string]any, subscribers int) (int64, []string) {
-		calls.Store(0)
-		mu.Lock()
-		sources = nil
-		mu.Unlock()
+	return s
+}
+
+// publish sends ev to every source stream made so far.
+func (s *shareSchema) publish(ev any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.sources {
+		c <- ev
+	}
+}
+
+func (s *shareSchema) reset() {
+	s.calls.Store(0)
+	s.mu.Lock()
+	s.sources = nil
+	s.mu.Unlock()
+}
+
+func (s *shareSchema) sharedStreams() int {
+	s.fanout.mu.Lock()
+	defer s.fanout.mu.Unlock()
+	return len(s.fanout.streams)
+}
+
+// TestShareEventResults: subscribers of the same subscription (query text,
+// operation name and variables, whatever their order) share one execution
+// and one encoding per event; different variables do not share.
+func TestShareEventResults(t *testing.T) {
+	s := newShareSchema(t)
+	const query = `subscription S($k: Int, $l: String) { ev(k: $k, l: $l) { n } }`
+	type sub struct {
+		query string
+		op    string
+		vars  string // JSON, decoded with UseNumber as the HTTP and WebSocket readers do
+	}
+	run := func(subs []sub) (executions int64, resps []*Response) {
+		s.reset()
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var streams []<-chan *Response
-		for range subscribers {
-			s, err := schema.Subscribe(ctx, Request{Query: query, Variables: vars})
+		for _, sb := range subs {
+			var vars map[string]any
+			if sb.vars != "" {
+				d := json.NewDecoder(strings.NewReader(sb.vars))
+				d.UseNumber()
+				if err := d.Decode(&vars); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := s.Subscribe(ctx, Request{Query: sb.query, OperationName: sb.op, Variables: vars})
 			if err != nil {
 				t.Fatal(err)
 			}
-			streams = append(streams, s)
+			streams = append(streams, st)
 		}
-		e := &ev{n: 7}
-		for _, c := range sources {
-			c <- e
+		s.publish(&shareEv{n: 7})
+		for _, st := range streams {
+			resps = append(resps, <-st)
 		}
-		var got []string
-		for _, s := range streams {
-			got = append(got, string((<-s).AppendJSON(nil)))
+		return s.calls.Load(), resps
+	}
+	same := func(n int, sb sub) []sub {
+		var out []sub
+		for range n {
+			out = append(out, sb)
 		}
-		return calls.Load(), got
+		return out
 	}
-	n, got := run(`subscription { ev { n } }`, nil, 50)
-	if n != 1 {
-		t.Errorf("50 subscribers, one event: %d executions, want 1", n)
+	for _, tc := range []struct {
+		name string
+		subs []sub
+		want int64
+	}{
+		{"no variables", same(50, sub{query: "subscription { ev { n } }"}), 1},
+		{"same variables", same(20, sub{query, "S", `{"k":1,"l":"a"}`}), 1},
+		{"variables in another order", append(same(10, sub{query, "S", `{"k":1,"l":"a"}`}), same(10, sub{query, "S", `{"l":"a","k":1}`})...), 1},
+		{"an Int spelt two ways", append(same(10, sub{query, "", `{"k":1}`}), same(10, sub{query, "", `{"k":1e0}`})...), 1},
+		{"different variables", append(same(10, sub{query, "S", `{"k":1}`}), same(10, sub{query, "S", `{"k":2}`})...), 2},
+		{"null is not absent", append(same(10, sub{query, "S", `{"k":null}`}), same(10, sub{query, "S", `{}`})...), 2},
+		{"different operation names", append(same(10, sub{"subscription A { ev { n } } subscription B { ev { n } }", "A", ""}), same(10, sub{"subscription A { ev { n } } subscription B { ev { n } }", "B", ""})...), 2},
+		{"different query text", append(same(10, sub{query: "subscription { ev { n } }"}), same(10, sub{query: "subscription{ev{n}}"})...), 2},
+		{"a lone subscriber", same(1, sub{query: "subscription { ev { n } }"}), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, resps := run(tc.subs)
+			if n != tc.want {
+				t.Errorf("%d subscribers, one event: %d executions, want %d", len(tc.subs), n, tc.want)
+			}
+			encodings := map[*Response]bool{}
+			for _, r := range resps {
+				if got := string(r.AppendJSON(nil)); got != `{"data":{"ev":{"n":7}}}` {
+					t.Fatalf("got %s", got)
+				}
+				encodings[r] = true
+			}
+			if int64(len(encodings)) != tc.want {
+				t.Errorf("%d distinct responses, want %d: one encoding per execution", len(encodings), tc.want)
+			}
+			// The subscribers' goroutines end after their context.
+			for deadline := time.Now().Add(wsWait); s.sharedStreams() != 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d shared streams left after every subscriber is gone", s.sharedStreams())
+				}
+			}
+		})
 	}
-	for _, g := range got {
-		if g != `{"data":{"ev":{"n":7}}}` {
-			t.Fatalf("got %s", g)
-		}
-	}
-	if n, _ := run(`subscription ($k: Int) { ev(k: $k) { n } }`, map[string]any{"k": 1}, 5); n != 5 {
-		t.Errorf("with variables: %d executions, want 5 (not shared)", n)
-	}
-	schema.ShareEventResults = false
-	if n, _ := run(`subscription { ev { n } }`, nil, 5); n != 5 {
+	s.ShareEventResults = false
+	if n, _ := run(same(5, sub{query: "subscription { ev { n } }"})); n != 5 {
 		t.Errorf("sharing off: %d executions, want 5", n)
+	}
+}
+
+// TestShareEventResultsWindow: subscribers at different paces, up to
+// sharedEventWindow events apart, still share every event.
+func TestShareEventResultsWindow(t *testing.T) {
+	s := newShareSchema(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const subscribers = 3
+	var runs []func(func(*Response) bool)
+	for range subscribers {
+		run, err := s.SubscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	events := make([]*shareEv, 4) // the sources hold 4
+	for i := range events {
+		events[i] = &shareEv{n: i}
+		s.publish(events[i])
+	}
+	// One subscriber takes every event, then the others follow.
+	for _, run := range runs {
+		got := 0
+		run(func(r *Response) bool {
+			if want := fmt.Sprintf(`{"data":{"ev":{"n":%d}}}`, got); string(r.AppendJSON(nil)) != want {
+				t.Errorf("event %d: %s, want %s", got, r.AppendJSON(nil), want)
+			}
+			got++
+			return got < len(events)
+		})
+	}
+	if n := s.calls.Load(); n != int64(len(events)) {
+		t.Errorf("%d subscribers, %d events: %d executions, want %d", subscribers, len(events), n, len(events))
+	}
+}
+
+// TestFanOutAllocations: one event to many subscribers of the same
+// subscription, each framing it as a WebSocket message, allocates about
+// nothing per subscriber: one execution and one encoding in all.
+func TestFanOutAllocations(t *testing.T) {
+	const subscribers = 2000
+	s := newShareSchema(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var got, done sync.WaitGroup
+	for i := range subscribers {
+		run, err := s.SubscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprint(i)
+		buf := make([]byte, 0, 256) // as a pooled frame buffer would be
+		got.Add(1)
+		done.Go(func() {
+			run(func(r *Response) bool {
+				buf = appendOpHeader(buf[:0], "next", id)
+				buf = r.AppendJSON(append(buf, `,"payload":`...))
+				got.Done()
+				return true
+			})
+		})
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s.publish(&shareEv{n: 1})
+	got.Wait()
+	runtime.ReadMemStats(&after)
+	cancel()
+	done.Wait()
+	if n := s.calls.Load(); n != 1 {
+		t.Errorf("%d executions for %d subscribers, want 1", n, subscribers)
+	}
+	if perSub := float64(after.Mallocs-before.Mallocs) / subscribers; perSub > 0.5 {
+		t.Errorf("%.2f allocations per subscriber, want almost none", perSub)
+	}
+}
+
+// TestWebSocketFanOut: sockets subscribed to the same subscription get one
+// execution per event between them, each its own id in the frame.
+func TestWebSocketFanOut(t *testing.T) {
+	s := newShareSchema(t)
+	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1})
+	srv := httptest.NewServer(ws)
+	defer func() {
+		ws.Shutdown(t.Context())
+		srv.Close()
+	}()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	const sockets = 50
+	var conns []*websocket.Conn
+	for i := range sockets {
+		c := dialWS(t, url, []string{ProtocolTransportWS, ProtocolLegacyWS}[i%2])
+		defer c.CloseNow()
+		wsSend(t, c, initMsg)
+		wsMustRecv(t, c)
+		if i%2 == 0 {
+			wsSend(t, c, subscribe(fmt.Sprint("t", i), "subscription { ev(k: 1) { n } }", nil))
+		} else {
+			wsSend(t, c, legacyStart(fmt.Sprint("l", i), "subscription { ev(k: 1) { n } }"))
+		}
+		conns = append(conns, c)
+	}
+	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		n := len(s.sources)
+		s.mu.Unlock()
+		if n == sockets {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d subscriptions started", n, sockets)
+		}
+	}
+	s.publish(&shareEv{n: 3})
+	for i, c := range conns {
+		want := fmt.Sprintf(`{"id":"t%d","type":"next","payload":{"data":{"ev":{"n":3}}}}`, i)
+		if i%2 == 1 {
+			want = fmt.Sprintf(`{"id":"l%d","type":"data","payload":{"data":{"ev":{"n":3}}}}`, i)
+		}
+		if got := wsMustRecv(t, c); got != want {
+			t.Errorf("socket %d: %s, want %s", i, got, want)
+		}
+	}
+	if n := s.calls.Load(); n != 1 {
+		t.Errorf("%d executions for %d sockets, want 1", n, sockets)
 	}
 }

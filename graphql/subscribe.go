@@ -60,20 +60,34 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	if root == nil {
 		return nil, ErrorList{newError(CodeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
 	}
+	if err := s.checkCost(p, op, vars); err != nil {
+		return nil, ErrorList{err}
+	}
 	e := s.newExecutor(ctx, p, op, vars)
 	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
+	var shared *sharedStream
+	leave := func() {}
+	if s.ShareEventResults {
+		if key, ok := shareKey(req.Query, req.OperationName, vars); ok {
+			shared, leave = s.fanout.join(key)
+		}
+	}
 	src, err := s.createSourceStream(e, root, groups[0])
 	if err != nil {
+		leave()
 		return nil, err
 	}
-	var shared *sharedEvent
-	if s.ShareEventResults && len(op.Variables) == 0 {
-		shared = p.sharedFor(op)
-	}
+	// The caller may never run the stream: the subscriber is gone when ctx
+	// ends, at the latest.
+	stop := context.AfterFunc(ctx, leave)
 	return func(yield func(*Response) bool) {
+		defer func() {
+			stop()
+			leave()
+		}()
 		for {
 			select {
 			case <-ctx.Done():

@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/jsonkeys"
 )
 
 // The WebSocket subprotocols WebSocketHandler speaks, chosen by the client's
@@ -104,6 +106,29 @@ type WebSocketOptions struct {
 	// complete); 0 means 100. One more gets an error message of its own.
 	MaxSubscriptions int
 
+	// MaxTotalSubscriptions bounds the operations active at once over all
+	// connections; 0 means DefaultMaxTotalSubscriptions (100,000), a
+	// negative value sets no bound. One more gets an error message of its
+	// own.
+	MaxTotalSubscriptions int
+
+	// MaxSockets bounds the connections open at once; 0 means
+	// DefaultMaxSockets (10,000), a negative value sets no bound. One more
+	// is refused before the upgrade with 503 Service Unavailable.
+	MaxSockets int
+
+	// MaxSocketsPerClient bounds the connections open at once from one
+	// client address (the peer's IP: clients behind one proxy or NAT share
+	// it); 0 means DefaultMaxSocketsPerClient (100), a negative value sets no
+	// bound. One more is refused before the upgrade with 429 Too Many
+	// Requests.
+	MaxSocketsPerClient int
+
+	// Log, when set, gets a warning for each kind of refusal by the four
+	// bounds above: the first at once, then a count at most every 10 s, so
+	// that an attack cannot flood it.
+	Log *slog.Logger
+
 	// MaxMessageBytes bounds one incoming message; 0 means MaxRequestBytes.
 	// A larger message closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
@@ -126,6 +151,15 @@ func (o *WebSocketOptions) setDefaults() {
 	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = defaultMaxSubscriptions
+	}
+	if o.MaxTotalSubscriptions == 0 {
+		o.MaxTotalSubscriptions = DefaultMaxTotalSubscriptions
+	}
+	if o.MaxSockets == 0 {
+		o.MaxSockets = DefaultMaxSockets
+	}
+	if o.MaxSocketsPerClient == 0 {
+		o.MaxSocketsPerClient = DefaultMaxSocketsPerClient
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = MaxRequestBytes
@@ -175,18 +209,26 @@ func (o *WebSocketOptions) setDefaults() {
 // is dropped without a close frame, which a stalled socket could not carry;
 // the client sees 1006 Abnormal Closure. Nothing is buffered without bound.
 //
-// Limits. An operation beyond MaxSubscriptions gets an error message
-// (GRAPHQL_VALIDATION_FAILED) and the connection stays open; a message
-// beyond MaxMessageBytes closes it with 1009. An internal failure closes
+// Limits. A connection beyond MaxSockets is refused before the upgrade with
+// 503, one beyond MaxSocketsPerClient with 429, each with a plain-text
+// reason. An operation beyond MaxSubscriptions or MaxTotalSubscriptions gets
+// an error message (GRAPHQL_VALIDATION_FAILED) and the connection stays
+// open. Refusals are logged, aggregated. A message beyond MaxMessageBytes
+// closes the connection with 1009. An internal failure closes
 // with 4500; Shutdown closes with 1001 Going Away.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
 
-	mu       sync.Mutex
-	conns    map[*wsConn]struct{}
-	shutdown bool
-	wg       sync.WaitGroup // one per ServeHTTP past the shutdown check
+	mu        sync.Mutex
+	conns     map[*wsConn]struct{}
+	shutdown  bool
+	wg        sync.WaitGroup // one per ServeHTTP past the shutdown check
+	sockets   int            // admitted, counted before the upgrade
+	perClient map[string]int // sockets admitted by client address, none at 0
+
+	operations atomic.Int64 // active over all connections
+	refusals   refusalLog
 
 	live atomic.Int64 // goroutines of live connections, for tests
 
@@ -198,20 +240,27 @@ type WebSocketHandler struct {
 // NewWebSocketHandler returns a handler serving s over WebSocket.
 func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 	opts.setDefaults()
-	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}}
+	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}, perClient: map[string]int{},
+		refusals: refusalLog{log: opts.Log, every: refusalLogInterval}}
 }
 
 // ServeHTTP upgrades r to a WebSocket and serves it until it closes.
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client := clientAddress(r)
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()
 		http.Error(w, "The server is shutting down.", http.StatusServiceUnavailable)
 		return
 	}
+	if !h.admitSocket(w, client) {
+		h.mu.Unlock()
+		return
+	}
 	h.wg.Add(1)
 	h.mu.Unlock()
 	defer h.wg.Done()
+	defer h.releaseSocket(client)
 
 	hw := &hijackRecorder{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
@@ -226,6 +275,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.live.Add(1)
 	defer h.live.Add(-1)
 	c := newWSConn(h, ws, hw.conn, r)
+	c.client = client
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
@@ -256,6 +306,7 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.goAway()
 	}
+	h.refusals.close()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()
@@ -298,6 +349,7 @@ type wsConn struct {
 	ws     *websocket.Conn
 	raw    net.Conn      // under ws
 	r      *http.Request // the upgrade request, with ctx as its context
+	client string        // its address, as the caps count it
 	legacy bool
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -333,12 +385,17 @@ type wsOp struct {
 	stopped atomic.Bool
 }
 
-// outMsg is an entry of the send queue: a message, or a close.
+// outMsg is an entry of the send queue: a message, a result, or a close.
 type outMsg struct {
-	data   []byte
-	op     *wsOp // the operation the message belongs to, if any
-	close  websocket.StatusCode
-	reason string
+	data []byte
+	// A result of op is framed only when it is written, into a pooled
+	// buffer: a response shared by many subscribers is then never copied
+	// per subscriber, but for the write itself.
+	result     *Response
+	resultType string // "next", or the legacy "data"
+	op         *wsOp  // the operation the message belongs to, if any
+	close      websocket.StatusCode
+	reason     string
 }
 
 func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
@@ -598,17 +655,18 @@ func (c *wsConn) admit(ctx context.Context) {
 
 // start begins the operation id, unless too many are active.
 func (c *wsConn) start(id string, req Request) bool {
-	c.mu.Lock()
-	if len(c.ops) >= c.h.opts.MaxSubscriptions {
-		c.mu.Unlock()
-		msg := "Too many operations on this connection: at most " + strconv.Itoa(c.h.opts.MaxSubscriptions) + " may be active at once."
-		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, msg)})
+	if refused := c.admitOperation(); refused != "" {
+		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, refused)})
 	}
+	c.mu.Lock()
 	ctx, cancel := context.WithCancel(c.base)
 	op := &wsOp{id: id, cancel: cancel}
 	c.ops[id] = op
 	c.mu.Unlock()
-	c.spawn(func() { c.run(ctx, op, req) })
+	c.spawn(func() {
+		defer c.h.operations.Add(-1)
+		c.run(ctx, op, req)
+	})
 	return true
 }
 
@@ -642,7 +700,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	}
 	gone := false
 	each(func(resp *Response) bool {
-		gone = !c.send(outMsg{data: resultMessage(next, op.id, resp), op: op})
+		gone = !c.send(outMsg{result: resp, resultType: next, op: op})
 		return !gone
 	})
 	if gone {
@@ -720,8 +778,34 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 	if m.op != nil && m.op.stopped.Load() {
 		return true
 	}
+	if m.result != nil {
+		return c.writeResult(m.resultType, m.op.id, m.result)
+	}
 	return c.write(m.data)
 }
+
+// writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
+// buffer that is free again once written.
+func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
+	bp := frameBuffers.Get().(*[]byte)
+	buf := appendOpHeader((*bp)[:0], typ, id)
+	buf = append(buf, `,"payload":`...)
+	buf = resp.AppendJSON(buf)
+	buf = append(buf, '}')
+	ok := c.write(buf) // the library has sent or copied buf when it returns
+	*bp = buf
+	if cap(buf) <= maxPooledFrame {
+		frameBuffers.Put(bp)
+	}
+	return ok
+}
+
+// frameBuffers recycles the buffers results are framed in.
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame is the largest frame buffer kept for reuse: a large one
+// would pin its memory while small results pass through it.
+const maxPooledFrame = 64 << 10
 
 // writeLoop sends the queue, and the keep-alive messages.
 func (c *wsConn) writeLoop() {
@@ -890,12 +974,18 @@ type wsMessage struct {
 }
 
 // parseWSMessage reads the envelope shared by both protocols. Keys are
-// matched exactly, unlike encoding/json's struct decoding.
+// matched exactly, unlike encoding/json's struct decoding. A key repeated
+// anywhere in the message (the envelope, the payload, its variables) makes
+// the message ambiguous, since encoding/json would silently keep the last,
+// so it is refused; so are envelope keys differing only in case.
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return m, errors.New("not a JSON object")
+	}
+	if err := jsonkeys.Check(data); err != nil {
+		return m, err // the JSON is valid, so err names the repeated key
 	}
 	raw, ok := fields["type"]
 	if !ok {
@@ -967,14 +1057,6 @@ func opMessage(typ, id string, payload []byte) []byte {
 		buf = append(buf, `,"payload":`...)
 		buf = append(buf, payload...)
 	}
-	return append(buf, '}')
-}
-
-// resultMessage is opMessage with resp as the payload, encoded in place.
-func resultMessage(typ, id string, resp *Response) []byte {
-	buf := appendOpHeader(make([]byte, 0, len(resp.raw)+len(resp.Data)+len(id)+64), typ, id)
-	buf = append(buf, `,"payload":`...)
-	buf = resp.AppendJSON(buf)
 	return append(buf, '}')
 }
 

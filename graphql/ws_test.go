@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/jsonkeys"
 )
 
 // wsWait bounds every wait in these tests; reaching it means a hang, not
@@ -407,6 +411,18 @@ var wsScenarios = []wsScenario{
 	{name: "transport_4400_bad_id", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(initMsg), recv(1), send(`{"type":"subscribe","id":7,"payload":{"query":"{ users { id } }"}}`), closed(),
 	}},
+	{name: "transport_4400_duplicate_key", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"{ users { id } }","query":"mutation { deleteUser(id: 1) }"}}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_variable", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"query($id: Int!) { user(id: $id) { name } }","variables":{"id":1,"id":2}}}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_type", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"ping","Type":"connection_init"}`), closed(),
+	}},
+	{name: "transport_4400_duplicate_init_token", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"Authorization":"Bearer a","Authorization":"Bearer b"}}`), closed(),
+	}},
 	{name: "transport_4400_bad_init_payload", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(`{"type":"connection_init","payload":"token"}`), closed(),
 	}},
@@ -475,6 +491,13 @@ var wsScenarios = []wsScenario{
 		send(initMsg), recv(2),
 		send(initMsg), recv(1),
 		send(legacyStart("1", "{ user(id: 1) { name } }")), recv(2),
+	}},
+	{name: "legacy_duplicate_keys", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
+		send(`{"type":"connection_init","payload":{"authorization":"a","authorization":"b"}}`), recv(1), // connection_error
+		send(initMsg), recv(2),
+		send(`{"id":"1","type":"start","payload":{"query":"{ user(id: 1) { name } }","query":"{ users { id } }"}}`), recv(1),
+		send(`{"id":"2","type":"start","id":"3","payload":{"query":"{ user(id: 1) { name } }"}}`), recv(1),
+		send(legacyStart("4", "{ user(id: 1) { name } }")), recv(2), // still open
 	}},
 	{name: "legacy_start_before_init", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
 		send(legacyStart("1", "subscription { onUserCreated { id } }")), recv(1),
@@ -1010,7 +1033,7 @@ func TestWebSocketMessageTooBig(t *testing.T) {
 // in order, with exactly its selected fields.
 func TestWebSocketManySubscribers(t *testing.T) {
 	const clients, events = 1000, 5
-	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1})
+	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1})
 	base := runtime.NumGoroutine()
 	conns := make([]*websocket.Conn, clients)
 	for i := range conns {
@@ -1126,6 +1149,7 @@ func FuzzWebSocketMessage(f *testing.F) {
 		`{"type":"connection_init","payload":{"Authorization":"Bearer x"}}`,
 		`{"id":"1","type":"start","payload":{"query":"{ a }","variables":{"x":[1,{"y":null}]}}}`,
 		`{"type":`, `null`, `[]`, `{"type":1}`, `{"type":"subscribe","id":{},"payload":"x"}`,
+		`{"type":"ping","type":"pong"}`, `{"id":"1","type":"subscribe","payload":{"query":"{ a }","variables":{"a":1,"a":2}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -1133,6 +1157,9 @@ func FuzzWebSocketMessage(f *testing.F) {
 		m, err := parseWSMessage(data)
 		if err != nil {
 			return
+		}
+		if jsonkeys.Check(data) != nil {
+			t.Fatalf("accepted %q, which repeats a key", data)
 		}
 		if m.typ == "" || (m.payload != nil && !json.Valid(m.payload)) {
 			t.Fatalf("accepted %q as %+v", data, m)
@@ -1296,4 +1323,183 @@ func FuzzWebSocketSession(f *testing.F) {
 			}
 		}
 	})
+}
+
+// logBuffer collects log lines, safe for concurrent writers.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.FieldsFunc(b.buf.String(), func(r rune) bool { return r == '\n' })
+}
+
+// logger returns a logger writing to b without times, for comparison.
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+}
+
+// TestWebSocketSocketCaps: sockets beyond MaxSockets or MaxSocketsPerClient
+// are refused before the upgrade, with a reason; a socket closed frees its
+// place; the refusals are logged once and then counted.
+func TestWebSocketSocketCaps(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       WebSocketOptions
+		open       int
+		wantStatus int
+		wantBody   string
+		wantLog    string
+	}{
+		{"per client", WebSocketOptions{MaxSocketsPerClient: 3}, 3, http.StatusTooManyRequests,
+			"Too many WebSocket connections from 127.0.0.1: at most 3 may be open at once.\n",
+			"level=WARN msg=\"graphql websocket refused: too many sockets from one client address\" refused=%d limit=3 last_client=127.0.0.1"},
+		{"overall", WebSocketOptions{MaxSockets: 2, MaxSocketsPerClient: -1}, 2, http.StatusServiceUnavailable,
+			"Too many WebSocket connections: the server takes 2 at most. Try again later.\n",
+			"level=WARN msg=\"graphql websocket refused: too many sockets\" refused=%d limit=2 last_client=127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			tc.opts.Log = logs.logger()
+			srv := newWSServer(t, 4, tc.opts)
+			srv.ws.refusals.every = time.Hour // the first line, then a count at Shutdown
+			var conns []*websocket.Conn
+			for range tc.open {
+				c := dialWS(t, srv.url(), ProtocolTransportWS)
+				wsSend(t, c, initMsg)
+				wsMustRecv(t, c) // served: counted
+				conns = append(conns, c)
+			}
+			const refused = 5
+			for range refused {
+				_, resp, err := websocket.Dial(t.Context(), srv.url(), &websocket.DialOptions{Subprotocols: []string{ProtocolTransportWS}})
+				if err == nil || resp == nil || resp.StatusCode != tc.wantStatus {
+					t.Fatalf("socket past the cap: %v %v, want status %d", resp, err, tc.wantStatus)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				if string(body) != tc.wantBody {
+					t.Errorf("body %q, want %q", body, tc.wantBody)
+				}
+			}
+			conns[0].Close(websocket.StatusNormalClosure, "")
+			for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+				srv.ws.mu.Lock()
+				n := srv.ws.sockets
+				srv.ws.mu.Unlock()
+				if n < tc.open {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("a closed socket is still counted")
+				}
+			}
+			c := dialWS(t, srv.url(), ProtocolTransportWS) // its place is free
+			c.CloseNow()
+			for _, c := range conns {
+				c.CloseNow()
+			}
+			srv.ws.Shutdown(t.Context())
+			want := []string{fmt.Sprintf(tc.wantLog, 1), fmt.Sprintf(tc.wantLog, refused-1)}
+			if got := logs.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			srv.ws.mu.Lock()
+			defer srv.ws.mu.Unlock()
+			if srv.ws.sockets != 0 || len(srv.ws.perClient) != 0 {
+				t.Errorf("after every socket closed: %d counted, %v by client", srv.ws.sockets, srv.ws.perClient)
+			}
+		})
+	}
+}
+
+// TestWebSocketOperationCaps: an operation beyond MaxTotalSubscriptions, over
+// all sockets, gets an error message of its own and the socket stays open;
+// an operation ended frees its place.
+func TestWebSocketOperationCaps(t *testing.T) {
+	var logs logBuffer
+	srv := newWSServer(t, 4, WebSocketOptions{MaxSubscriptions: 2, MaxTotalSubscriptions: 3, Log: logs.logger()})
+	srv.ws.refusals.every = time.Hour
+	a := dialWS(t, srv.url(), ProtocolTransportWS)
+	b := dialWS(t, srv.url(), ProtocolLegacyWS)
+	defer a.CloseNow()
+	defer b.CloseNow()
+	const sub = "subscription { onUserCreated { id } }"
+	wsSend(t, a, initMsg)
+	wsMustRecv(t, a)
+	wsSend(t, b, initMsg)
+	wsMustRecv(t, b)
+	wsMustRecv(t, b) // ka
+	wsSend(t, a, subscribe("a1", sub, nil))
+	wsSend(t, a, subscribe("a2", sub, nil))
+	wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
+	want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+	if got := wsMustRecv(t, a); got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	wsSend(t, b, legacyStart("b1", sub))
+	srv.hub.waitActive(t, 3)
+	wsSend(t, b, legacyStart("b2", sub)) // over the server's cap
+	want = `{"id":"b2","type":"error","payload":[{"message":"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+	if got := wsMustRecv(t, b); got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	wsSend(t, a, `{"id":"a1","type":"complete"}`)
+	srv.hub.waitActive(t, 2)
+	for deadline := time.Now().Add(wsWait); srv.ws.operations.Load() != 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d operations counted, want 2", srv.ws.operations.Load())
+		}
+	}
+	wsSend(t, b, legacyStart("b2", sub)) // a place is free again
+	srv.hub.waitActive(t, 3)
+	a.CloseNow()
+	b.CloseNow()
+	srv.hub.waitActive(t, 0)
+	srv.waitIdle(t)
+	if n := srv.ws.operations.Load(); n != 0 {
+		t.Errorf("%d operations counted after every socket closed", n)
+	}
+	srv.ws.Shutdown(t.Context())
+	wantLog := []string{
+		`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
+		`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`,
+	}
+	if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+	}
+}
+
+// TestRefusalLogAggregates: a burst of refusals logs one line at once and
+// one with the count of the others when the interval is over.
+func TestRefusalLogAggregates(t *testing.T) {
+	var logs logBuffer
+	l := &refusalLog{log: logs.logger(), every: 20 * time.Millisecond}
+	for i := range 1000 {
+		l.add(refusedClientSockets, fmt.Sprint("10.0.0.", i%7), 100)
+	}
+	for deadline := time.Now().Add(wsWait); len(logs.lines()) < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the held refusals were never logged: %q", logs.lines())
+		}
+	}
+	l.close()
+	l.add(refusedClientSockets, "10.0.0.1", 100) // after close: nothing
+	got := logs.lines()
+	if len(got) != 2 || !strings.Contains(got[0], " refused=1 ") || !strings.Contains(got[1], " refused=999 limit=100 last_client=10.0.0.5") {
+		t.Errorf("log:\n%s", strings.Join(got, "\n"))
+	}
 }

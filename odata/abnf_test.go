@@ -172,7 +172,7 @@ func runABNF(kind, input string, pt *EntityType) int {
 		return e.Pos
 	case "expr", "bool":
 		f := func() {
-			p := newParser(input)
+			p := newParser(input, newBudget(Limits{}))
 			x := p.expr()
 			p.end()
 			ck := &checker{root: pt}

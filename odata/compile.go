@@ -19,7 +19,8 @@ type fn[T any] func(it any, vars []any) (T, bool)
 // fn[string]; Date and DateTimeOffset fn[time.Time]; Entity fn[any];
 // Collection fn[[]any].
 type compiler struct {
-	now time.Time
+	now    time.Time
+	visits *visits // where fetched collections are counted; nil counts nothing
 }
 
 func (c *compiler) compile(e Expr) any {
@@ -179,22 +180,26 @@ func (c *compiler) path(p *Path) any {
 	case p.Prop != nil:
 		return viaEntity(ent, p.Prop)
 	case p.Count:
-		many := coll.Many
+		many, visits := coll.Many, c.visits
 		return fn[int64](func(it any, v []any) (int64, bool) {
 			x, ok := ent(it, v)
 			if !ok {
 				return 0, false
 			}
-			return int64(len(many(x))), true
+			items := many(x)
+			visits.charge(len(items))
+			return int64(len(items)), true
 		})
 	case coll != nil:
-		many := coll.Many
+		many, visits := coll.Many, c.visits
 		return fn[[]any](func(it any, v []any) ([]any, bool) {
 			x, ok := ent(it, v)
 			if !ok {
 				return nil, false
 			}
-			return many(x), true
+			items := many(x)
+			visits.charge(len(items))
+			return items, true
 		})
 	}
 	return ent

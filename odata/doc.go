@@ -48,8 +48,16 @@
 //     allowed; a filtered-out related entity is written as null.
 //   - The unsupported OData options ($search, $format, $apply, $compute,
 //     $levels, ...) are errors, as are unknown $-options; parameters not
-//     starting with $ are ignored.
+//     starting with $ are ignored, but only once the query string as a whole
+//     is well-formed: '&' is its only separator (a ';' between parameters is
+//     an error), every percent-escape of every parameter is valid, and no
+//     system option is given twice in any letter case.
+//   - Limits bound what one query string can ask for: its length, its
+//     expression nodes, $orderby keys, nesting and any/all depth, each
+//     checked while parsing, before what it counts is built; and the
+//     related entities its evaluation reaches, counted as it runs.
 //   - Every query error is an *Error whose message ends in " at position N",
 //     N being the byte offset in the percent-decoded option value (for
-//     errors inside $expand, in the $expand value).
+//     errors inside $expand, in the $expand value), or in the raw query
+//     string for an error of the query string as a whole.
 package odata

@@ -6,9 +6,10 @@ import (
 )
 
 // Error is a bad query: a syntax error, an unknown name, a type mismatch, an
-// option the route does not allow or a limit exceeded. Pos is the 0-based
-// byte offset of the problem in the (percent-decoded) value of Option.
-// Services answer it with HTTP 400 and the body from ErrorBody.
+// option the route does not allow, a limit exceeded or a malformed query
+// string. Pos is the 0-based byte offset of the problem in the
+// (percent-decoded) value of Option or, when Option is empty, in the raw
+// query string. Services answer it with HTTP 400 and the body from ErrorBody.
 type Error struct {
 	Option string // "$filter", "$top", ...; empty for the query string as a whole
 	Pos    int

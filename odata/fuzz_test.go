@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,10 @@ import (
 // FuzzParseQuery feeds arbitrary query strings through parsing, checking,
 // compilation and evaluation. It must never panic, every error must be an
 // *Error whose message ends with its position, and the position must lie
-// within the option value.
+// within the option value. A query string with a bad escape, a ';' between
+// parameters or a repeated system option must be refused (mustRefuse says so
+// independently of splitQuery), and so must any accepted query string once such
+// a flaw is added to it. The password rule must see through bad escapes.
 func FuzzParseQuery(f *testing.F) {
 	seeds := []string{
 		"$filter=price gt 500 and contains(tolower(name),'pro')",
@@ -22,6 +26,14 @@ func FuzzParseQuery(f *testing.F) {
 		"$expand=orders($expand=product($select=name))",
 		"$filter=((((id eq 1))))&$select=*",
 		"$filter=-(-price) lt 0 and now() gt createdDate",
+		"$filter=name eq 'p%61ssword'&x=%zz",
+		"$top=1;$skip=2",
+		"x=1;y=2&$top=1",
+		"$top=1&$TOP=2",
+		"%24top=1&$top=1",
+		"$filter=name eq 'a;b'&x=%3B",
+		"$orderby=isActive,isActive,isActive,isActive,isActive,isActive,isActive,isActive,isActive",
+		"$filter=id in (1,2,3)&$expand=orders($filter=quantity gt 2;$orderby=id,id)",
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -29,7 +41,23 @@ func FuzzParseQuery(f *testing.F) {
 	_, products, _ := newTestModel()
 	items, _ := testData()
 	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := ParseQuery(raw, products.Type, Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 3})
+		// A small MaxVisits, so that evaluation reaches it too.
+		settings := Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20}}
+		checkPasswordRule(t, raw)
+		q, err := ParseQuery(raw, products.Type, settings)
+		if why := mustRefuse(raw); why != "" && err == nil {
+			t.Fatalf("%q: accepted, but %s", raw, why)
+		}
+		if err == nil {
+			for _, flaw := range []string{"&x=%zz", "&x=%", "&%zz", "&x=1;y=2", "&x;y", "&" + firstSystemOption(raw)} {
+				if flaw == "&" {
+					continue
+				}
+				if _, err := ParseQuery(raw+flaw, products.Type, settings); err == nil {
+					t.Fatalf("%q accepted with %q added", raw, flaw)
+				}
+			}
+		}
 		if err != nil {
 			e, ok := AsError(err)
 			if !ok {
@@ -40,12 +68,70 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			return
 		}
-		page, n := q.Apply(items, nil)
-		if n > len(items) || len(page) > n {
-			t.Fatalf("%q: page %d of %d", raw, len(page), n)
+		page, n, err := q.Apply(items, nil)
+		if err == nil {
+			if n > len(items) || len(page) > n {
+				t.Fatalf("%q: page %d of %d", raw, len(page), n)
+			}
+			_, err = q.AppendCollection(nil, "$metadata#Products", page, n, true)
 		}
-		q.AppendCollection(nil, "$metadata#Products", page, n, true)
+		if e, ok := AsError(err); err != nil && (!ok || !strings.Contains(e.Msg, "related entities")) {
+			t.Fatalf("%q: evaluation failed with %v", raw, err)
+		}
 	})
+}
+
+// mustRefuse returns why the query string must be refused as a whole, or "". It
+// restates the rules of splitQuery over url.QueryUnescape, so the two can be
+// compared.
+func mustRefuse(raw string) string {
+	if len(raw) > DefaultLimits.MaxQueryBytes {
+		return "it is too long"
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, "&") {
+		rawName, rawValue, _ := strings.Cut(part, "=")
+		name, err1 := url.QueryUnescape(rawName)
+		_, err2 := url.QueryUnescape(rawValue)
+		switch {
+		case err1 != nil || err2 != nil:
+			return "it has a bad escape"
+		case strings.Contains(rawName, ";"), !strings.HasPrefix(name, "$") && strings.Contains(rawValue, ";"):
+			return "it has ';' between parameters"
+		case strings.HasPrefix(name, "$") && seen[strings.ToLower(name)]:
+			return "it repeats " + name
+		}
+		seen[strings.ToLower(name)] = strings.HasPrefix(name, "$")
+	}
+	return ""
+}
+
+// firstSystemOption returns the first name=value pair of raw whose name starts
+// with $, or "".
+func firstSystemOption(raw string) string {
+	for _, part := range strings.Split(raw, "&") {
+		if strings.HasPrefix(part, "$") {
+			return part
+		}
+	}
+	return ""
+}
+
+// checkPasswordRule checks the password rule against the decoded query string, and
+// that a bad escape added anywhere does not hide the word.
+func checkPasswordRule(t *testing.T, raw string) {
+	t.Helper()
+	want := strings.Contains(strings.ToLower(raw), "password")
+	if dec, err := url.QueryUnescape(raw); err == nil && strings.Contains(strings.ToLower(dec), "password") {
+		want = true
+	}
+	got := containsPassword(raw)
+	if want && !got {
+		t.Fatalf("%q: the password rule misses it", raw)
+	}
+	if got && !(containsPassword(raw+"&x=%zz") && containsPassword("x=%zz&"+raw) && containsPassword("x=%&"+raw)) {
+		t.Fatalf("%q: the password rule is hidden by a bad escape", raw)
+	}
 }
 
 // FuzzParseExpr fuzzes the expression parser alone, checking that

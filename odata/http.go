@@ -3,7 +3,6 @@ package odata
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -29,7 +28,9 @@ type Route struct {
 	// $count=true were given.
 	AlwaysCount bool
 	// RejectPassword answers 400 with an empty body when the query string
-	// contains "password" (case-insensitively, encoded or decoded).
+	// contains "password" in any letter case, as sent or percent-decoded
+	// (valid escapes decoded even when another escape is invalid). It is
+	// checked before anything else about the query string.
 	RejectPassword bool
 	// Metadata is the URL of the $metadata document used in context URLs.
 	// A path starting with "/" is made absolute with the request's scheme
@@ -52,7 +53,11 @@ func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Respo
 	if failed != nil {
 		return *failed
 	}
-	return Response{http.StatusOK, jsonType, l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)}
+	body, err := l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)
+	if err != nil {
+		return badRequest(err)
+	}
+	return Response{http.StatusOK, jsonType, body}
 }
 
 // listAnswer is a collection request's answer, decided but not yet encoded.
@@ -74,7 +79,11 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 		r := badRequest(err)
 		return listAnswer{}, &r
 	}
-	page, n := q.Apply(rt.List(ctx), rt.Restrict)
+	page, n, err := q.Apply(rt.List(ctx), rt.Restrict)
+	if err != nil {
+		r := badRequest(err)
+		return listAnswer{}, &r
+	}
 	return listAnswer{q, q.ContextURL(metadata, rt.Set), page, n, rt.AlwaysCount || q.Count()}, nil
 }
 
@@ -91,26 +100,20 @@ func (rt *Route) ServeEntity(ctx context.Context, rawQuery, metadata string, key
 	if !ok {
 		return notFound(rt.Set.Type.Name + " " + strconv.FormatInt(key, 10) + " not found")
 	}
-	return Response{http.StatusOK, jsonType, q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)}
+	body, err := q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)
+	if err != nil {
+		return badRequest(err)
+	}
+	return Response{http.StatusOK, jsonType, body}
 }
 
+// precheck applies the rules that come before the query is parsed: the password
+// rule, whose answer has no body (CONTRACT.md section 5).
 func (rt *Route) precheck(rawQuery string) (Response, bool) {
 	if rt.RejectPassword && containsPassword(rawQuery) {
 		return Response{Status: http.StatusBadRequest}, true
 	}
 	return Response{}, false
-}
-
-func containsPassword(raw string) bool {
-	const word = "password"
-	if strings.Contains(strings.ToLower(raw), word) {
-		return true
-	}
-	dec, err := url.QueryUnescape(raw)
-	if err != nil {
-		dec, _ = url.PathUnescape(raw)
-	}
-	return strings.Contains(strings.ToLower(dec), word)
 }
 
 func badRequest(err error) Response {
@@ -127,6 +130,9 @@ func notFound(msg string) Response {
 //
 // A long collection (a list without $top can hold every entity) is sent as it is
 // encoded, a piece at a time; a short one in one write with its Content-Length.
+// An error while encoding (Limits.MaxVisits reached by $expand's nested options)
+// is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
+// client cannot take the part for the whole.
 func (rt *Route) ListHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l, failed := rt.list(r.Context(), r.URL.RawQuery, rt.metadataURL(r))
@@ -145,8 +151,17 @@ func (rt *Route) ListHandler() http.Handler {
 			w.Write(b) // a client gone away makes the rest fail quietly
 			return b[:0]
 		}
-		body := l.q.appendCollection(make([]byte, 0, flushSize+4<<10), l.context, l.page, l.count, l.withCount, flush)
-		if streaming {
+		var body []byte
+		err := run(func() {
+			body = l.q.appendCollection(make([]byte, 0, flushSize+4<<10), l.context, l.page, l.count, l.withCount, flush)
+		})
+		switch {
+		case err != nil && streaming:
+			panic(http.ErrAbortHandler)
+		case err != nil:
+			write(w, badRequest(err))
+			return
+		case streaming:
 			w.Write(body)
 			return
 		}
@@ -159,6 +174,10 @@ func (rt *Route) ListHandler() http.Handler {
 // "products(5)".
 func (rt *Route) EntityHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failed, done := rt.precheck(r.URL.RawQuery); done {
+			write(w, failed)
+			return
+		}
 		seg := path.Base(r.URL.Path)
 		key, err := strconv.ParseInt(seg, 10, 64)
 		if err != nil {
@@ -252,10 +271,21 @@ func KeySegmentHandler(routes map[string]*Route, next http.Handler) http.Handler
 	})
 }
 
-// MetadataHandler serves the model's CSDL document.
-func MetadataHandler(m *Model) http.Handler {
+// MetadataHandler serves the model's CSDL document. The document takes no query
+// options, but its query string is held to the same rules as a route's (see
+// ParseQuery), with DefaultLimits, and to the password rule when rejectPassword is
+// set, so that no OData URL answers 200 to a query string the others refuse.
+func MetadataHandler(m *Model, rejectPassword bool) http.Handler {
 	doc := m.Metadata()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rejectPassword && containsPassword(r.URL.RawQuery) {
+			write(w, Response{Status: http.StatusBadRequest})
+			return
+		}
+		if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+			write(w, badRequest(err))
+			return
+		}
 		write(w, Response{http.StatusOK, "application/xml", doc})
 	})
 }

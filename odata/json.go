@@ -13,14 +13,17 @@ import (
 
 // AppendCollection appends {"@odata.context":...,"@odata.count":N,
 // "count":N,"value":[...]} for a page of entities; the two counts appear
-// only when withCount is set.
-func (q *Query) AppendCollection(b []byte, context string, page []any, count int, withCount bool) []byte {
-	return q.appendCollection(b, context, page, count, withCount, nil)
+// only when withCount is set. It fails as Apply does: $expand applies its
+// nested options to each entity's related ones.
+func (q *Query) AppendCollection(b []byte, context string, page []any, count int, withCount bool) (out []byte, err error) {
+	err = run(func() { out = q.appendCollection(b, context, page, count, withCount, nil) })
+	return out, err
 }
 
 // appendCollection is AppendCollection; when flush is set, it is called with what is
 // encoded so far whenever that passes flushSize, and encoding goes on in the buffer
-// it returns, so a long collection is never in memory whole.
+// it returns, so a long collection is never in memory whole. It panics with an
+// *Error past Limits.MaxVisits.
 func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
 	b = append(b, `{"@odata.context":`...)
 	b = appendString(b, context)
@@ -47,11 +50,15 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 // flushSize is how much of a streamed collection is encoded before it is sent.
 const flushSize = 32 << 10
 
-// AppendEntity appends a single entity with its "@odata.context".
-func (q *Query) AppendEntity(b []byte, context string, x any) []byte {
-	b = append(b, `{"@odata.context":`...)
-	b = appendString(b, context)
-	return q.appendFields(b, x, true)
+// AppendEntity appends a single entity with its "@odata.context". It fails
+// as AppendCollection does.
+func (q *Query) AppendEntity(b []byte, context string, x any) (out []byte, err error) {
+	err = run(func() {
+		b = append(b, `{"@odata.context":`...)
+		b = appendString(b, context)
+		out = q.appendFields(b, x, true)
+	})
+	return out, err
 }
 
 func (q *Query) appendArray(b []byte, items []any) []byte {
@@ -67,7 +74,8 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 }
 
 // appendFields writes the members of an entity object and its closing brace;
-// the opening brace (and any leading members) are already written.
+// the opening brace (and any leading members) are already written. It panics
+// with an *Error past Limits.MaxVisits.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	props := q.Type.Properties
 	if q.selected != nil {
@@ -88,7 +96,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 		}
 		comma = true
 		if e.nav.Collection {
-			page, n := e.q.Apply(e.nav.Many(x), nil)
+			page, n := e.q.apply(e.nav.Many(x), nil)
 			if e.q.count {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')

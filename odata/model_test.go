@@ -145,7 +145,7 @@ func testMux() *http.ServeMux {
 	mux.Handle("GET /api/products/{id}", productOne.EntityHandler())
 	mux.Handle("GET /api/orders", orderList.ListHandler())
 	mux.Handle("GET /api/orders/{id}", orderOne.EntityHandler())
-	mux.Handle("GET /api/$metadata", MetadataHandler(m))
+	mux.Handle("GET /api/$metadata", MetadataHandler(m, true))
 	mux.Handle("GET /api/{seg}", KeySegmentHandler(map[string]*Route{"products": productOne, "orders": orderOne}, nil))
 	mux.HandleFunc("GET /api/users", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "users") })
 	return mux

@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// maxDepth bounds the nesting of expressions (parentheses, unary operators,
-// function arguments, lambdas) and of $expand so that hostile input cannot
-// exhaust the stack.
-const maxDepth = 64
-
 // OrderItem is one $orderby key.
 type OrderItem struct {
 	Expr Expr
@@ -41,13 +36,17 @@ type expandItem struct {
 // raised with panic(*Error) and recovered at the entry points, as
 // text/template/parse does.
 type parser struct {
-	lex   lexer
-	tok   token
-	depth int
+	lex     lexer
+	tok     token
+	depth   int
+	lambdas int // any/all enclosing the current token
+	budget  *budget
 }
 
-func newParser(src string) *parser {
-	p := &parser{lex: lexer{src: src}}
+// newParser returns a parser over src drawing on b, which the parsers of the other
+// options of the same query string share.
+func newParser(src string, b *budget) *parser {
+	p := &parser{lex: lexer{src: src}, budget: b}
 	p.advance()
 	return p
 }
@@ -97,8 +96,17 @@ func (p *parser) unexpected(context string) {
 
 func (p *parser) enter() {
 	p.depth++
-	if p.depth > maxDepth {
-		p.fail(p.tok.pos, "expression nested too deeply")
+	if p.depth > p.budget.MaxDepth {
+		p.fail(p.tok.pos, "expression nested too deeply (more than %d levels)", p.budget.MaxDepth)
+	}
+}
+
+// node counts one expression node against the query's budget; it is called before the
+// node is built.
+func (p *parser) node() {
+	p.budget.nodes++
+	if p.budget.nodes > p.budget.MaxNodes {
+		p.fail(p.tok.pos, "query has more than %d expression nodes", p.budget.MaxNodes)
 	}
 }
 
@@ -115,7 +123,7 @@ func (p *parser) isWord(w string) bool {
 func ParseExpr(s string) (Expr, error) {
 	var e Expr
 	err := run(func() {
-		p := newParser(s)
+		p := newParser(s, newBudget(Limits{}))
 		e = p.expr()
 		p.end()
 	})
@@ -123,6 +131,9 @@ func ParseExpr(s string) (Expr, error) {
 }
 
 func (p *parser) end() {
+	if p.tok.kind == tokSemi {
+		p.fail(p.tok.pos, "';' does not separate query options; use '&'")
+	}
 	if p.tok.kind != tokEOF {
 		p.unexpected("expected operator or end of expression")
 	}
@@ -157,6 +168,7 @@ func (p *parser) binary(minPrec int) Expr {
 		if prec == 0 || prec < minPrec {
 			return x
 		}
+		p.node()
 		pos := p.tok.pos
 		p.advance()
 		if p.tok.kind == tokEOF {
@@ -180,12 +192,14 @@ func (p *parser) unary() Expr {
 	pos := p.tok.pos
 	switch {
 	case p.isWord("not"):
+		p.node()
 		p.advance()
 		if !p.tok.space && p.tok.kind != tokLParen {
 			p.fail(p.tok.pos, "expected whitespace after 'not'")
 		}
 		return &Unary{exprBase: exprBase{pos: pos}, Op: "not", X: p.unary()}
 	case p.tok.kind == tokMinus:
+		p.node()
 		p.advance()
 		return &Unary{exprBase: exprBase{pos: pos}, Op: "-", X: p.unary()}
 	}
@@ -194,6 +208,9 @@ func (p *parser) unary() Expr {
 
 func (p *parser) primary() Expr {
 	t := p.tok
+	if t.kind == tokLiteral || t.kind == tokIdent {
+		p.node() // a literal, a path, or a call
+	}
 	switch t.kind {
 	case tokLiteral:
 		p.advance()
@@ -273,6 +290,10 @@ func (p *parser) path() Expr {
 }
 
 func (p *parser) lambda(src *Path, all bool) Expr {
+	if p.lambdas == p.budget.MaxLambdaDepth {
+		p.fail(p.tok.pos, "any and all nested more than %d deep", p.budget.MaxLambdaDepth)
+	}
+	p.node()
 	l := &Lambda{exprBase: exprBase{pos: p.tok.pos}, Source: src, All: all}
 	p.advance()
 	p.expect(tokLParen)
@@ -290,7 +311,9 @@ func (p *parser) lambda(src *Path, all bool) Expr {
 	p.advance()
 	p.expect(tokColon)
 	p.enter()
+	p.lambdas++
 	l.Body = p.expr()
+	p.lambdas--
 	p.leave()
 	p.expect(tokRParen)
 	return l
@@ -330,6 +353,9 @@ func (p *parser) inList(x Expr, pos int) Expr {
 func (p *parser) orderBy() []OrderItem {
 	var items []OrderItem
 	for {
+		if len(items) == p.budget.MaxOrderByKeys {
+			p.fail(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
+		}
 		it := OrderItem{Expr: p.expr()}
 		if (p.isWord("asc") || p.isWord("desc")) && p.tok.space {
 			it.Desc = p.isWord("desc")

@@ -3,7 +3,6 @@ package odata
 import (
 	"cmp"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -39,19 +38,24 @@ var unsupportedOptions = map[string]bool{
 }
 
 // Settings are the per-route query settings, in the manner of ASP.NET's
-// [EnableQuery]: the options allowed and the limits. A zero limit means no
-// limit (expansion depth is still capped at 64).
+// [EnableQuery]: the options allowed and the limits. A zero MaxTop, MaxSkip
+// or MaxExpansionDepth means no limit (expansion depth is still capped by
+// Limits.MaxDepth).
 type Settings struct {
 	Allowed           QueryOption
 	MaxTop            int64
 	MaxSkip           int64
 	MaxExpansionDepth int
+	// Limits bound the work of any one query string; zero fields take
+	// DefaultLimits.
+	Limits Limits
 	// Now supplies the value of now(); nil means time.Now.
 	Now func() time.Time
 }
 
 // Query is a parsed, checked and compiled set of query options for one
-// entity type. It is safe for concurrent use.
+// entity type. It is safe for concurrent use. It is meant for one request:
+// all its evaluations share one count against Limits.MaxVisits.
 type Query struct {
 	Type *EntityType
 
@@ -82,27 +86,24 @@ type orderKey struct {
 func (q *Query) Count() bool { return q.count }
 
 // ParseQuery parses the raw (still percent-encoded) query string of a
-// request against entity type t and route settings s. Parameters whose names
-// do not start with $ are ignored. The error is an *Error whose position is
-// an offset into the decoded value of the offending option.
+// request against entity type t and route settings s. The query string as a
+// whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only
+// separator, every percent-escape valid, no system query option given twice.
+// Parameters whose names do not start with $ are then ignored. The error is an *Error whose position is an
+// offset into the decoded value of the offending option, or into the raw
+// query string when Option is empty.
 func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
+	b := newBudget(s.Limits)
+	params, err := splitQuery(raw, b.Limits)
+	if err != nil {
+		return nil, err
+	}
 	o := &options{present: map[string]int{}}
 	labels := map[string]string{}
-	for _, part := range strings.Split(raw, "&") {
-		if part == "" {
-			continue
-		}
-		rawName, rawValue, _ := strings.Cut(part, "=")
-		name, err := url.QueryUnescape(rawName)
-		if err != nil {
-			return nil, &Error{Option: rawName, Msg: "invalid percent-encoding in option name"}
-		}
+	for _, prm := range params {
+		name := prm.name
 		if !strings.HasPrefix(name, "$") {
 			continue
-		}
-		value, err := url.QueryUnescape(rawValue)
-		if err != nil {
-			return nil, &Error{Option: name, Pos: badEscape(rawValue), Msg: "invalid percent-encoding"}
 		}
 		lname := strings.ToLower(name)
 		bit, known := optionBits[lname]
@@ -113,45 +114,31 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 			return nil, &Error{Option: name, Msg: "unknown query option " + name}
 		case s.Allowed&bit == 0:
 			return nil, &Error{Option: name, Msg: "query option " + name + " is not allowed on this resource"}
-		case o.has(lname):
-			return nil, &Error{Option: name, Msg: "duplicate query option " + name}
 		}
 		o.present[lname] = 0
 		labels[lname] = name
-		if err := parseOption(o, lname, value); err != nil {
+		if err := parseOption(o, lname, prm.value, b); err != nil {
 			e := err.(*Error)
 			e.Option = name
 			return nil, e
 		}
 	}
-	r := &resolver{settings: s, now: time.Now}
+	r := &resolver{settings: s, now: time.Now, visits: &visits{max: int64(b.MaxVisits)}}
 	if s.Now != nil {
 		r.now = s.Now
 	}
 	var q *Query
-	err := run(func() { q = r.query(o, t, 0, func(opt string) string { return labels[opt] }) })
+	err = run(func() { q = r.query(o, t, 0, func(opt string) string { return labels[opt] }) })
 	if err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-// badEscape returns the offset of the first malformed %-escape in s.
-func badEscape(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			if _, err := url.QueryUnescape(s[i:min(i+3, len(s))]); err != nil {
-				return i
-			}
-		}
-	}
-	return 0
-}
-
 // parseOption parses the value of one top-level system query option.
-func parseOption(o *options, name, value string) error {
+func parseOption(o *options, name, value string, b *budget) error {
 	return run(func() {
-		p := newParser(value)
+		p := newParser(value, b)
 		p.option(o, name)
 		p.end()
 	})
@@ -162,6 +149,7 @@ func parseOption(o *options, name, value string) error {
 type resolver struct {
 	settings Settings
 	now      func() time.Time
+	visits   *visits // shared by the whole query, $expand's nested options included
 }
 
 func (r *resolver) guard(option string, f func()) {
@@ -183,7 +171,7 @@ func fail(option string, pos int, format string, args ...any) {
 func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
 	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
 	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
-	c := &compiler{now: r.now()}
+	c := &compiler{now: r.now(), visits: r.visits}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
@@ -254,11 +242,13 @@ type Filter struct {
 }
 
 // ParseFilter parses, checks and compiles a $filter expression (already
-// percent-decoded) for entity type t.
+// percent-decoded) for entity type t. The expression is held to
+// DefaultLimits, except MaxVisits: the filter is for any number of uses, not
+// one request, so its evaluation is not counted (routes use ParseQuery).
 func ParseFilter(expr string, t *EntityType) (*Filter, error) {
 	var f *Filter
 	err := run(func() {
-		p := newParser(expr)
+		p := newParser(expr, newBudget(Limits{}))
 		e := p.expr()
 		p.end()
 		f = compileFilter(e, t, &compiler{now: time.Now()})
@@ -326,8 +316,15 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 // Apply runs the query over items in the order OData prescribes: $filter,
 // then restrict (if not nil), $orderby, count, $skip, $top. It returns the
 // page and the number of entities before $skip and $top. items is not
-// modified.
-func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int) {
+// modified. The error is an *Error: the evaluation of this Query, its
+// earlier ones included, reached more than Limits.MaxVisits related entities.
+func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int, err error) {
+	err = run(func() { page, count = q.apply(items, restrict) })
+	return page, count, err
+}
+
+// apply is Apply; it panics with an *Error past Limits.MaxVisits.
+func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count int) {
 	if q.filter != nil {
 		items = q.filter.Select(items)
 	}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The hostile check's clients: the legitimate one and the HTTP attackers. Both use
+// net/http rather than the lean http1.go client: their rates are low (the
+// legitimate client's) or their requests expensive (the attackers'), so the
+// client's own CPU matters little here, and net/http reads an answer of any size
+// without keeping it.
+
+// tally counts the requests of one attack kind; it is safe for concurrent use.
+type tally struct {
+	mu       sync.Mutex
+	sent     int
+	outcomes map[string]int  // e.g. "400", "200 COST_LIMIT_EXCEEDED", "timeout"
+	lat      []time.Duration // of the answered requests, sorted once the kind is over
+	bytes    []int64         // answer sizes of the answered requests, sorted likewise
+	failures int             // requests without an answer: timeouts, broken connections
+	firstErr error
+	gaveUp   bool // the kind stopped early: too many requests went unanswered
+}
+
+// answered records a request the service answered, whatever the answer.
+func (t *tally) answered(outcome string, lat time.Duration, n int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.count(outcome)
+	t.lat = append(t.lat, lat)
+	t.bytes = append(t.bytes, n)
+}
+
+// failed records a request the service did not answer. A request cut short
+// because the kind was stopped (budget, guard) is not the request's failure: the
+// kind's is recorded instead.
+func (t *tally) failed(ctx context.Context, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ctx.Err() != nil {
+		t.count("stopped")
+		return
+	}
+	outcome := "error"
+	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		outcome = "timeout"
+	}
+	t.count(outcome)
+	t.failures++
+	if t.firstErr == nil {
+		// net/http names the URL, which for some attacks is 50 KB long.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s %.60s...: %w", ue.Op, ue.URL, ue.Err)
+		}
+		t.firstErr = err
+	}
+}
+
+func (t *tally) giveUp() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gaveUp = true
+}
+
+// unanswered is the number of failed requests so far.
+func (t *tally) unanswered() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failures
+}
+
+func (t *tally) count(outcome string) {
+	if t.outcomes == nil {
+		t.outcomes = map[string]int{}
+	}
+	t.outcomes[outcome]++
+}
+
+// sorted sorts the latencies and sizes, once no request is in flight.
+func (t *tally) sorted() {
+	slices.Sort(t.lat)
+	slices.Sort(t.bytes)
+}
+
+// outcomeList is the outcomes with their counts, most frequent first.
+func (t *tally) outcomeList() string {
+	keys := slices.Collect(maps.Keys(t.outcomes))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(t.outcomes[b], t.outcomes[a]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, t.outcomes[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+// hostileRequest is one HTTP request of an attack.
+type hostileRequest struct {
+	method, path string // path with the query
+	body         []byte
+	contentType  string
+}
+
+// errorCode finds the first error code in an answer's beginning: GraphQL's
+// extensions.code or OData's error.code, so that the outcomes tell a cost refusal
+// from a validation error.
+var errorCode = regexp.MustCompile(`"code"\s*:\s*"([A-Za-z_]+)"`)
+
+// outcomePrefix is how much of an answer is kept to find its error code.
+const outcomePrefix = 4096
+
+// fetch sends req and reads the whole answer, keeping only its beginning. It returns
+// the outcome (the status, and the first error code in the answer when there is
+// one) and the answer's size.
+func fetch(ctx context.Context, client *http.Client, base string, req hostileRequest) (string, int64, error) {
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	r, err := http.NewRequestWithContext(ctx, req.method, base+req.path, body)
+	if err != nil {
+		return "", 0, err
+	}
+	if req.contentType != "" {
+		r.Header.Set("Content-Type", req.contentType)
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	head := make([]byte, outcomePrefix)
+	n, err := io.ReadFull(resp.Body, head)
+	if err == nil {
+		var rest int64
+		rest, err = io.Copy(io.Discard, resp.Body)
+		n += int(rest)
+	} else if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if err != nil {
+		return "", int64(n), err
+	}
+	outcome := strconv.Itoa(resp.StatusCode)
+	if m := errorCode.FindSubmatch(head[:min(n, outcomePrefix)]); m != nil {
+		outcome += " " + string(m[1])
+	}
+	return outcome, int64(n), nil
+}
+
+// newClient is an HTTP client for conns concurrent requests, each bounded by
+// timeout. Compression is off so that answer sizes are the service's own.
+func newClient(conns int, timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout:   timeout,
+		Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true},
+	}
+}
+
+// healthz makes one call that costs the service nothing, and ignores its answer.
+func healthz(ctx context.Context, addr string) {
+	c := newClient(1, 5*time.Second)
+	defer c.CloseIdleConnections()
+	fetch(ctx, c, "http://"+addr, hostileRequest{method: "GET", path: "/healthz"})
+}
+
+// legitResult is what the legitimate client saw.
+type legitResult struct {
+	lat      []time.Duration // of the successful calls, sorted
+	errors   int             // failed calls and unexpected statuses
+	firstErr error
+}
+
+func (l legitResult) percentile(p float64) time.Duration { return percentile(l.lat, p) }
+
+func (l legitResult) merge(o legitResult) legitResult {
+	m := legitResult{lat: slices.Concat(l.lat, o.lat), errors: l.errors + o.errors, firstErr: l.firstErr}
+	if m.firstErr == nil {
+		m.firstErr = o.firstErr
+	}
+	slices.Sort(m.lat)
+	return m
+}
+
+// legitNames numbers the users the legitimate client creates, across restarts.
+var legitNames atomic.Int64
+
+// legitCalls are the legitimate client's four calls, each with the status it
+// expects; id is a random user id.
+var legitCalls = []func(id int) (hostileRequest, int){
+	func(id int) (hostileRequest, int) {
+		return hostileRequest{method: "GET", path: "/api/users/" + strconv.Itoa(id)}, http.StatusOK
+	},
+	func(int) (hostileRequest, int) {
+		n := legitNames.Add(1)
+		body := fmt.Sprintf(`{"name":"Legit %d","email":"legit%d@example.com"}`, n, n)
+		return hostileRequest{method: "POST", path: "/api/users", body: []byte(body), contentType: "application/json"}, http.StatusCreated
+	},
+	func(id int) (hostileRequest, int) {
+		body := fmt.Sprintf(`{"query":"{ user(id: %d) { name posts { title } } }"}`, id)
+		return hostileRequest{method: "POST", path: "/graphql", body: []byte(body), contentType: "application/json"}, http.StatusOK
+	},
+	func(int) (hostileRequest, int) {
+		return hostileRequest{method: "GET", path: "/api/products?$top=10"}, http.StatusOK
+	},
+}
+
+// startLegit starts the legitimate client: one worker per call of legitCalls, each
+// at a quarter of rate calls per second. The rate is fixed rather than as fast as
+// the service answers, so that the client's own load is the same with and without
+// the attack and its latencies measure the service. A call slower than its
+// interval delays the worker's next (no correction for coordinated omission: the
+// p99 is of the calls made). The returned function stops the client and returns
+// its calls; calls cut short by the stop are not counted.
+func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration) func() legitResult {
+	ctx, cancel := context.WithCancel(ctx)
+	client := newClient(len(legitCalls), timeout)
+	base := "http://" + addr
+	interval := time.Duration(len(legitCalls)) * time.Second / time.Duration(rate)
+	results := make([]legitResult, len(legitCalls))
+	var wg sync.WaitGroup
+	for w, call := range legitCalls {
+		wg.Go(func() {
+			res := &results[w]
+			rng := rand.New(rand.NewPCG(uint64(w)+1, 42))
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for {
+				req, want := call(1 + rng.IntN(users))
+				t0 := time.Now()
+				outcome, _, err := fetch(ctx, client, base, req)
+				el := time.Since(t0)
+				switch {
+				case ctx.Err() != nil:
+					return
+				case err == nil && outcome == strconv.Itoa(want):
+					res.lat = append(res.lat, el)
+				default:
+					res.errors++
+					if res.firstErr == nil {
+						res.firstErr = cmp.Or(err, fmt.Errorf("status %s", outcome))
+						res.firstErr = fmt.Errorf("%s %s: %w", req.method, req.path, res.firstErr)
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
+	return func() legitResult {
+		cancel()
+		wg.Wait()
+		client.CloseIdleConnections()
+		var all legitResult
+		for _, r := range results {
+			all = all.merge(r)
+		}
+		return all
+	}
+}
+
+// attackHTTP sends n requests, built by req from their number k, with attackers
+// in flight at once, until all are sent or ctx ends. Once attackers requests
+// have gone unanswered the service is taken to hang, and the kind stops: the
+// rest would only wait out their timeouts, on CPUs other people share.
+func attackHTTP(ctx context.Context, addr string, n, attackers int, timeout time.Duration, req func(k int) hostileRequest) *kindResult {
+	k := &kindResult{}
+	client := newClient(attackers, timeout)
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	base := "http://" + addr
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range attackers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if k.unanswered() >= attackers {
+					k.giveUp()
+					cancel()
+					return
+				}
+				r := req(i)
+				k.mu.Lock()
+				k.sent++
+				k.mu.Unlock()
+				t0 := time.Now()
+				outcome, size, err := fetch(ctx, client, base, r)
+				if err != nil {
+					k.failed(ctx, err)
+					continue
+				}
+				k.answered(outcome, time.Since(t0), size)
+			}
+		})
+	}
+	wg.Wait()
+	k.sorted()
+	return k
+}

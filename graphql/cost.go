@@ -1,0 +1,431 @@
+package graphql
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+)
+
+// Static cost analysis, in the spirit of the IBM GraphQL Cost Directives
+// specification: before any resolver runs, an operation's cost is estimated
+// from its selections and refused when it is over Limits.MaxCost. The
+// estimate is an upper bound on the work of a well-behaved execution, not a
+// measurement: it only has to tell a normal request from one that would
+// build an answer of hundreds of megabytes.
+//
+// A field costs its weight, 1 unless the schema says @cost(weight: N). A list
+// field multiplies the cost of what is selected under it by the list's
+// expected size: the largest value of its slicing arguments when the query
+// gives one (a literal or a variable), else its @listSize(assumedSize: N),
+// else DefaultListSize. A schema declares the two directives as
+//
+//	directive @cost(weight: Int!) on FIELD_DEFINITION
+//	directive @listSize(assumedSize: Int, slicingArguments: [String!]) on FIELD_DEFINITION
+//
+// and without @listSize(slicingArguments:) a field's arguments named "first"
+// or "limit" slice it. Introspection lists are sized from the schema itself
+// (its number of types, their mean number of fields, and so on), and an
+// ofType chain is charged no deeper than the schema's deepest type wrapping,
+// so that the standard introspection query costs about what it returns.
+
+// Values of extensions.code for the refusals of this file.
+const (
+	CodeCostLimitExceeded = "COST_LIMIT_EXCEEDED"
+	CodeResponseTooLarge  = "RESPONSE_TOO_LARGE"
+)
+
+// DefaultListSize is the size assumed for a list field when neither the
+// query (a slicing argument) nor the schema (@listSize) tells it.
+const DefaultListSize = 50
+
+// defaultSlicingArguments slice a list field that has no @listSize(slicingArguments:).
+var defaultSlicingArguments = []string{"first", "limit"}
+
+// fieldCost is what the schema says about the cost of one field.
+type fieldCost struct {
+	weight      int
+	assumedSize int
+	slicing     []string // argument names whose value is the list's size
+}
+
+var defaultFieldCost = fieldCost{weight: 1, assumedSize: DefaultListSize, slicing: defaultSlicingArguments}
+
+// costOf returns the cost settings of def.
+func (s *Schema) costOf(def *FieldDef) fieldCost {
+	if c, ok := s.fieldCosts[def]; ok {
+		return c
+	}
+	return defaultFieldCost
+}
+
+func (s *Schema) setCost(def *FieldDef, c fieldCost) {
+	if s.fieldCosts == nil {
+		s.fieldCosts = make(map[*FieldDef]fieldCost)
+	}
+	s.fieldCosts[def] = c
+}
+
+// readCostDirectives records @cost and @listSize of the field definition fd,
+// built as f on type t.
+func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefinition) {
+	c, found := defaultFieldCost, false
+	for _, d := range fd.Directives {
+		switch d.Name {
+		case "cost":
+			found = true
+			c.weight = -1
+			for _, a := range d.Arguments {
+				if a.Name == "weight" {
+					c.weight = b.costInt(a, t, f)
+				}
+			}
+			if c.weight < 0 {
+				b.errorf(d.Pos, "@cost on %s.%s needs weight: a non-negative Int", t.Name, f.Name)
+			}
+		case "listSize":
+			found = true
+			for _, a := range d.Arguments {
+				switch a.Name {
+				case "assumedSize":
+					c.assumedSize = b.costInt(a, t, f)
+				case "slicingArguments":
+					c.slicing = b.slicingArguments(a, t, f)
+				default:
+					b.errorf(a.Pos, "@listSize on %s.%s: argument %q is not supported (only assumedSize and slicingArguments)", t.Name, f.Name, a.Name)
+				}
+			}
+		}
+	}
+	if found {
+		b.s.setCost(f, c)
+	}
+}
+
+// costInt reads a directive argument that must be a non-negative Int literal.
+func (b *schemaBuilder) costInt(a *Argument, t *Type, f *FieldDef) int {
+	n, err := strconv.ParseInt(a.Value.Raw, 10, 32)
+	if a.Value.Kind != IntValue || err != nil || n < 0 {
+		b.errorf(a.Pos, "%s of a cost directive on %s.%s must be a non-negative Int", a.Name, t.Name, f.Name)
+		return 0
+	}
+	return int(n)
+}
+
+// slicingArguments reads @listSize(slicingArguments:), which must name Int
+// arguments of the field.
+func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []string {
+	items := a.Value.List
+	if a.Value.Kind == StringValue { // a single item may be written without brackets
+		items = []*Value{a.Value}
+	} else if a.Value.Kind != ListValue {
+		b.errorf(a.Pos, "slicingArguments on %s.%s must be a list of argument names", t.Name, f.Name)
+		return nil
+	}
+	names := make([]string, 0, len(items))
+	for _, v := range items {
+		arg := f.Arg(v.Raw)
+		if v.Kind != StringValue || arg == nil || arg.Type.Nullable().Kind != Scalar || arg.Type.Named().Name != "Int" {
+			b.errorf(v.Pos, "slicing argument %q of %s.%s must name one of its Int arguments", v.Raw, t.Name, f.Name)
+			continue
+		}
+		names = append(names, v.Raw)
+	}
+	return names
+}
+
+// sizeIntrospection sizes the introspection lists from the schema: a list
+// of the fields of a type, say, is assumed as long as the schema's mean, so
+// that (number of types) × (fields per type) is about the number of fields.
+func (s *Schema) sizeIntrospection() {
+	var fields, args, interfaces, possible, enumValues, inputFields, dirArgs int
+	for _, t := range s.typeList {
+		fields += len(t.Fields)
+		interfaces += len(t.Interfaces)
+		possible += len(t.PossibleTypes)
+		enumValues += len(t.EnumValues)
+		inputFields += len(t.InputFields)
+		for _, f := range t.Fields {
+			args += len(f.Args)
+		}
+	}
+	for _, d := range s.dirList {
+		dirArgs += len(d.Args)
+	}
+	s.maxWrapping = 0
+	for _, t := range s.typeList {
+		for _, f := range t.Fields {
+			s.maxWrapping = max(s.maxWrapping, wrapping(f.Type))
+			for _, a := range f.Args {
+				s.maxWrapping = max(s.maxWrapping, wrapping(a.Type))
+			}
+		}
+		for _, f := range t.InputFields {
+			s.maxWrapping = max(s.maxWrapping, wrapping(f.Type))
+		}
+	}
+	for _, d := range s.dirList {
+		for _, a := range d.Args {
+			s.maxWrapping = max(s.maxWrapping, wrapping(a.Type))
+		}
+	}
+	types, dirs := len(s.typeList), len(s.dirList)
+	it := introspectionTypes().types
+	size := func(typeName, fieldName string, n int) {
+		c := defaultFieldCost
+		c.assumedSize, c.slicing = n, nil
+		s.setCost(it[typeName].fieldMap[fieldName], c)
+	}
+	size("__Schema", "types", types)
+	size("__Schema", "directives", dirs)
+	size("__Type", "fields", ceilDiv(fields, types))
+	size("__Type", "interfaces", ceilDiv(interfaces, types))
+	size("__Type", "possibleTypes", ceilDiv(possible, types))
+	size("__Type", "enumValues", ceilDiv(enumValues, types))
+	size("__Type", "inputFields", ceilDiv(inputFields, types))
+	size("__Field", "args", ceilDiv(args, fields))
+	size("__Directive", "args", ceilDiv(dirArgs, dirs))
+}
+
+// wrapping counts the List and NonNull wrappers around t's named type.
+func wrapping(t *Type) int {
+	n := 0
+	for ; t.OfType != nil; t = t.OfType {
+		n++
+	}
+	return n
+}
+
+func ceilDiv(a, b int) int {
+	if b == 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// operationCosts keeps, per operation of a prepared document, the cost found
+// when it did not depend on variables.
+type operationCosts struct {
+	mu   sync.Mutex
+	byOp map[*OperationDefinition]int
+}
+
+func (c *operationCosts) get(op *OperationDefinition) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.byOp[op]
+	return n, ok
+}
+
+func (c *operationCosts) put(op *OperationDefinition, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byOp == nil {
+		c.byOp = make(map[*OperationDefinition]int)
+	}
+	c.byOp[op] = n
+}
+
+// checkCost refuses op, with its variables coerced, when its cost is over
+// Limits.MaxCost (0: no bound).
+func (s *Schema) checkCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) *Error {
+	if s.Limits.MaxCost <= 0 {
+		return nil
+	}
+	cost := s.operationCost(p, op, vars)
+	if cost <= s.Limits.MaxCost {
+		return nil
+	}
+	err := newError(CodeCostLimitExceeded, fmt.Sprintf("The operation's estimated cost is %d, over the limit of %d.", cost, s.Limits.MaxCost), op.Pos)
+	err.Extensions["cost"] = cost
+	err.Extensions["maxCost"] = s.Limits.MaxCost
+	return err
+}
+
+// operationCost returns the estimated cost of op, from p's cache when it was
+// worked out before and did not depend on variables.
+func (s *Schema) operationCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) int {
+	if n, ok := p.costs.get(op); ok {
+		return n
+	}
+	a := costAnalysis{s: s, fragments: p.fragments, vars: vars}
+	n := a.selectionSet(op.SelectionSet, s.rootType(op.Operation))
+	if !a.varied {
+		p.costs.put(op, n)
+	}
+	return n
+}
+
+// costAnalysis estimates the cost of one operation.
+type costAnalysis struct {
+	s         *Schema
+	fragments map[string]*FragmentDefinition
+	vars      map[string]any
+	// spreads holds the cost of each fragment met so far: a fragment costs
+	// the same wherever it is spread, so a document's fragments are walked
+	// once each however often they are spread. -1 marks one being walked.
+	spreads map[string]int
+	varied  bool // a variable's value was read: the cost holds for these variables only
+	ofTypes int  // __Type.ofType fields around the one being costed
+}
+
+// selectionSet returns the cost of set on type t. Every selection counts,
+// even when two branches for different types cannot both apply: an upper
+// bound is what is needed.
+func (a *costAnalysis) selectionSet(set *SelectionSet, t *Type) int {
+	if set == nil || t == nil {
+		return 0
+	}
+	total := 0
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *Field:
+			if a.skipped(s.Directives) {
+				continue
+			}
+			total = addCost(total, a.field(s, t))
+		case *InlineFragment:
+			if a.skipped(s.Directives) {
+				continue
+			}
+			on := t
+			if s.TypeCondition != nil {
+				on = a.s.types[s.TypeCondition.Name]
+			}
+			total = addCost(total, a.selectionSet(s.SelectionSet, on))
+		case *FragmentSpread:
+			if a.skipped(s.Directives) {
+				continue
+			}
+			total = addCost(total, a.spread(s.Name))
+		}
+	}
+	return total
+}
+
+func (a *costAnalysis) spread(name string) int {
+	if n, ok := a.spreads[name]; ok {
+		return max(n, 0) // -1: a cycle, which validation has refused already
+	}
+	f := a.fragments[name]
+	if f == nil {
+		return 0
+	}
+	if a.spreads == nil {
+		a.spreads = make(map[string]int)
+	}
+	a.spreads[name] = -1
+	n := a.selectionSet(f.SelectionSet, a.s.types[f.TypeCondition.Name])
+	a.spreads[name] = n
+	return n
+}
+
+func (a *costAnalysis) field(f *Field, t *Type) int {
+	def := fieldDef(a.s, t, f.Name)
+	if def == nil {
+		return 0 // not on this type; validation has said so
+	}
+	c := a.s.costOf(def)
+	if t.Name == "__Type" && def.Name == "ofType" {
+		// Deeper than any type of the schema is wrapped, ofType is null for
+		// every type: what is selected under it is never resolved.
+		if a.ofTypes >= a.s.maxWrapping {
+			return c.weight
+		}
+		a.ofTypes++
+		defer func() { a.ofTypes-- }()
+	}
+	children := a.selectionSet(f.SelectionSet, def.Type.Named())
+	if isListType(def.Type) {
+		children = mulCost(children, a.listSize(f, def, c))
+	}
+	return addCost(c.weight, children)
+}
+
+func isListType(t *Type) bool { return t.Nullable().Kind == List }
+
+// listSize is the size to assume for list field f: the largest of its
+// slicing arguments given a value, or the field's assumed size.
+func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
+	size, given := 0, false
+	for _, name := range c.slicing {
+		if n, ok := a.intArgument(f, def, name); ok {
+			size, given = max(size, n), true
+		}
+	}
+	if !given {
+		return c.assumedSize
+	}
+	return size
+}
+
+// intArgument returns the value of f's Int argument name: its literal, its
+// variable's value, or the argument's default. A negative value counts as 0
+// (the resolver refuses it); null or no value is not a size.
+func (a *costAnalysis) intArgument(f *Field, def *FieldDef, name string) (int, bool) {
+	var v *Value
+	for _, arg := range f.Arguments {
+		if arg.Name == name {
+			v = arg.Value
+		}
+	}
+	if v != nil && v.Kind == VariableValue {
+		a.varied = true
+		given, ok := a.vars[v.Raw]
+		if !ok {
+			v = nil // absent: as if not written
+		} else if n, ok := toInt64(given); ok {
+			return clampSize(n), true
+		} else {
+			return 0, false
+		}
+	}
+	if v == nil {
+		if d := def.Arg(name); d != nil {
+			v = d.DefaultValue
+		}
+	}
+	if v == nil || v.Kind != IntValue {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v.Raw, 10, 64)
+	if err != nil {
+		return math.MaxInt32, true // out of range for Int; validation refuses it
+	}
+	return clampSize(n), true
+}
+
+func clampSize(n int64) int {
+	return int(min(max(n, 0), math.MaxInt32))
+}
+
+// skipped evaluates @skip and @include as execution will.
+func (a *costAnalysis) skipped(ds []*Directive) bool {
+	for _, d := range ds {
+		if d.Name != "skip" && d.Name != "include" {
+			continue
+		}
+		for _, arg := range d.Arguments {
+			if arg.Value.Kind == VariableValue {
+				a.varied = true
+			}
+		}
+	}
+	return skippedBy(ds, a.vars)
+}
+
+// addCost and mulCost saturate at math.MaxInt: a hostile query's cost may
+// have more digits than an int holds, and it must still compare as large.
+func addCost(x, y int) int {
+	if x > math.MaxInt-y {
+		return math.MaxInt
+	}
+	return x + y
+}
+
+func mulCost(x, y int) int {
+	if x != 0 && y > math.MaxInt/x {
+		return math.MaxInt
+	}
+	return x * y
+}

@@ -1,0 +1,185 @@
+package graphql
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The caps of WebSocketHandler on sockets and operations, and the log of
+// what they refuse. Sockets are counted before the upgrade, so a refused one
+// costs an HTTP answer and no goroutine; operations are counted before their
+// goroutine starts.
+
+// Defaults of the caps in WebSocketOptions.
+const (
+	// DefaultMaxSockets is the default of WebSocketOptions.MaxSockets.
+	DefaultMaxSockets = 10_000
+	// DefaultMaxSocketsPerClient is the default of
+	// WebSocketOptions.MaxSocketsPerClient.
+	DefaultMaxSocketsPerClient = 100
+	// DefaultMaxTotalSubscriptions is the default of
+	// WebSocketOptions.MaxTotalSubscriptions.
+	DefaultMaxTotalSubscriptions = 100_000
+)
+
+// refusalLogInterval is the least time between two log lines about one kind
+// of refusal: an attack refused ten thousand times a second logs a line and
+// a count, not ten thousand lines.
+const refusalLogInterval = 10 * time.Second
+
+// clientAddress is the address whose sockets are counted together: the
+// peer's IP. Behind a reverse proxy every client has the proxy's.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// admitSocket counts a socket from client, or answers the upgrade request
+// with 503 (every socket taken) or 429 (the client's taken) and reports
+// false. The caller holds h.mu.
+func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) bool {
+	if max := h.opts.MaxSockets; max > 0 && h.sockets >= max {
+		h.refusals.add(refusedSockets, client, max)
+		http.Error(w, "Too many WebSocket connections: the server takes "+strconv.Itoa(max)+" at most. Try again later.", http.StatusServiceUnavailable)
+		return false
+	}
+	if max := h.opts.MaxSocketsPerClient; max > 0 && h.perClient[client] >= max {
+		h.refusals.add(refusedClientSockets, client, max)
+		http.Error(w, "Too many WebSocket connections from "+client+": at most "+strconv.Itoa(max)+" may be open at once.", http.StatusTooManyRequests)
+		return false
+	}
+	h.sockets++
+	h.perClient[client]++
+	return true
+}
+
+// releaseSocket uncounts a socket admitted for client.
+func (h *WebSocketHandler) releaseSocket(client string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sockets--
+	if h.perClient[client]--; h.perClient[client] <= 0 {
+		delete(h.perClient, client) // the map holds only clients with open sockets
+	}
+}
+
+// admitOperation counts an operation about to start on c, or returns why it
+// is refused. Only c's reader starts operations, so the count it checks can
+// only fall before the operation is added.
+func (c *wsConn) admitOperation() (refused string) {
+	h := c.h
+	c.mu.Lock()
+	active := len(c.ops)
+	c.mu.Unlock()
+	if max := h.opts.MaxSubscriptions; active >= max {
+		h.refusals.add(refusedSocketOperations, c.client, max)
+		return "Too many operations on this connection: at most " + strconv.Itoa(max) + " may be active at once."
+	}
+	n := h.operations.Add(1)
+	if max := h.opts.MaxTotalSubscriptions; max > 0 && n > int64(max) {
+		h.operations.Add(-1)
+		h.refusals.add(refusedOperations, c.client, max)
+		return "Too many operations on the server: at most " + strconv.Itoa(max) + " may be active at once over all connections. Try again later."
+	}
+	return ""
+}
+
+// refusal is a kind of refusal, logged apart from the others.
+type refusal int
+
+const (
+	refusedSockets refusal = iota
+	refusedClientSockets
+	refusedSocketOperations
+	refusedOperations
+	refusalKinds
+)
+
+var refusalMessages = [refusalKinds]string{
+	refusedSockets:          "graphql websocket refused: too many sockets",
+	refusedClientSockets:    "graphql websocket refused: too many sockets from one client address",
+	refusedSocketOperations: "graphql websocket operation refused: too many on one socket",
+	refusedOperations:       "graphql websocket operation refused: too many over all sockets",
+}
+
+// refusalLog logs refusals at most once per interval and kind: the first at
+// once, the ones after it as a count, with the next line or when the
+// interval is over.
+type refusalLog struct {
+	log   *slog.Logger // nil: nothing is logged
+	every time.Duration
+
+	mu     sync.Mutex
+	kinds  [refusalKinds]refusalCount
+	closed bool // by Shutdown: nothing more is logged
+}
+
+type refusalCount struct {
+	logged time.Time   // when the last line was written
+	held   int         // refusals since, not logged yet
+	client string      // the last of them
+	limit  int         // the bound they met
+	flush  *time.Timer // logs held when the interval is over
+}
+
+func (l *refusalLog) add(k refusal, client string, limit int) {
+	if l.log == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	c := &l.kinds[k]
+	c.held++
+	c.client, c.limit = client, limit
+	if since := time.Since(c.logged); since >= l.every {
+		l.writeLocked(k)
+	} else if c.flush == nil {
+		c.flush = time.AfterFunc(l.every-since, func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if !l.closed {
+				l.kinds[k].flush = nil
+				l.writeLocked(k)
+			}
+		})
+	}
+}
+
+// writeLocked logs the refusals of kind k held so far, if any. The caller
+// holds l.mu: lines of one kind stay in order and their counts add up.
+func (l *refusalLog) writeLocked(k refusal) {
+	c := &l.kinds[k]
+	if c.held == 0 {
+		return
+	}
+	l.log.Warn(refusalMessages[k], "refused", c.held, "limit", c.limit, "last_client", c.client)
+	c.held, c.logged = 0, time.Now()
+}
+
+// close logs what is held and stops the timers, so that nothing is logged
+// after Shutdown.
+func (l *refusalLog) close() {
+	if l.log == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	for k := range l.kinds {
+		if t := l.kinds[k].flush; t != nil {
+			t.Stop()
+			l.kinds[k].flush = nil
+		}
+		l.writeLocked(refusal(k))
+	}
+}

@@ -1,0 +1,135 @@
+package odata
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// param is one name=value pair of a query string, percent-decoded.
+type param struct {
+	name, value string
+}
+
+// splitQuery checks the raw query string as a whole and splits it into its
+// parameters. Go's url.ParseQuery would do most of this, but it drops a pair it
+// cannot decode and goes on, and every rule here exists because something was
+// hidden in such a pair (issue 15.7): so every parameter, system option or not,
+// must decode, and a refusal names where the query string went wrong.
+//
+// The rules: the query string is at most l.MaxQueryBytes long; '&' is the only
+// separator, so a raw ';' is refused in a parameter name and anywhere in a
+// parameter that is not a system option (inside a system option the option's own
+// grammar decides, as $expand uses ';' between nested options); every
+// percent-escape is valid; no system option is given twice, in any letter case.
+// Errors carry no Option and a position in raw.
+func splitQuery(raw string, l Limits) ([]param, error) {
+	if len(raw) > l.MaxQueryBytes {
+		return nil, &Error{Msg: "query string of " + strconv.Itoa(len(raw)) + " bytes exceeds the maximum of " + strconv.Itoa(l.MaxQueryBytes)}
+	}
+	var params []param
+	seen := map[string]bool{}
+	for off := 0; off <= len(raw); {
+		part, _, _ := strings.Cut(raw[off:], "&")
+		start := off
+		off += len(part) + 1
+		if part == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(part, "=")
+		if i := strings.IndexByte(rawName, ';'); i >= 0 {
+			return nil, semicolon(start + i)
+		}
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			return nil, badEscape(rawName, start, "a parameter name")
+		}
+		system := strings.HasPrefix(name, "$")
+		if i := strings.IndexByte(rawValue, ';'); i >= 0 && !system {
+			return nil, semicolon(start + len(rawName) + 1 + i)
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return nil, badEscape(rawValue, start+len(rawName)+1, "the value of "+name)
+		}
+		if system {
+			lname := strings.ToLower(name)
+			if seen[lname] {
+				return nil, &Error{Pos: start, Msg: "query option " + name + " is given more than once"}
+			}
+			seen[lname] = true
+		}
+		params = append(params, param{name, value})
+	}
+	return params, nil
+}
+
+func semicolon(pos int) *Error {
+	return &Error{Pos: pos, Msg: "';' does not separate query parameters; use '&'"}
+}
+
+// badEscape returns the error for the first malformed %-escape in s, which starts at
+// offset base of the query string; where says what s is.
+func badEscape(s string, base int, where string) *Error {
+	i := 0
+	for ; i < len(s); i++ {
+		if s[i] == '%' && (i+2 >= len(s) || unhex(s[i+1]) < 0 || unhex(s[i+2]) < 0) {
+			break
+		}
+	}
+	bad := s[i:min(i+3, len(s))]
+	return &Error{Pos: base + i, Msg: "invalid percent-encoding " + strconv.Quote(bad) + " in " + where}
+}
+
+// unhex returns the value of the hexadecimal digit c, or -1.
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// containsPassword reports whether raw contains "password" in any ASCII letter
+// case, either as it is or with its valid percent-escapes decoded and '+' read as
+// a space. An invalid escape is kept as it is rather than failing the whole
+// decoding, so that one bad escape cannot hide a well-encoded word elsewhere
+// (issue 15.7). Nothing is allocated: the query string may be long.
+func containsPassword(raw string) bool {
+	return matchPassword(raw, false) || matchPassword(raw, true)
+}
+
+func matchPassword(raw string, decode bool) bool {
+	const word = "password" // no proper prefix of it recurs inside it, so a mismatch restarts cleanly
+	n := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case !decode:
+		case c == '+':
+			c = ' '
+		case c == '%' && i+2 < len(raw) && unhex(raw[i+1]) >= 0 && unhex(raw[i+2]) >= 0:
+			c = byte(unhex(raw[i+1])<<4 | unhex(raw[i+2]))
+			i += 2
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		switch {
+		case c == word[n]:
+			n++
+			if n == len(word) {
+				return true
+			}
+		case c == word[0]:
+			n = 1
+		default:
+			n = 0
+		}
+	}
+	return false
+}
