@@ -29,6 +29,7 @@
 // GRAPHQL_VALIDATION_FAILED; variable and operation-name errors
 // BAD_USER_INPUT.
 //
-// Every query text is parsed, checked against Schema.Limits and validated
-// once; the result is kept in a bounded cache shared by all goroutines.
+// Every query text is parsed, checked against Schema.Limits and validated;
+// a valid document is kept, for the next request with the same text, in a
+// cache bounded in bytes and shared by all goroutines (see cache.go).
 package graphql
