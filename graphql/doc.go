@@ -32,6 +32,7 @@
 // execution whose answer outgrows Limits.MaxResponseBytes stops with
 // RESPONSE_TOO_LARGE and data null.
 //
-// Every query text is parsed, checked against Schema.Limits and validated
-// once; the result is kept in a bounded cache shared by all goroutines.
+// Every query text is parsed, checked against Schema.Limits and validated;
+// a valid document is kept, for the next request with the same text, in a
+// cache bounded in bytes and shared by all goroutines (see cache.go).
 package graphql
