@@ -73,7 +73,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 			origins = append(origins, o)
 		}
 	}
-	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins})
+	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins, ws: cfg.ws})
 	a.http = &http.Server{
 		Handler:           a.server,
 		ReadHeaderTimeout: 5 * time.Second,

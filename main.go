@@ -48,6 +48,7 @@ type config struct {
 	graphqlMaxCost  int
 	graphqlMaxBytes int // -graphql-max-response-bytes
 	wsOrigins       string
+	ws              wsLimits
 	env             string
 	streamDelay     time.Duration
 	grpcLimits      grpcLimits
@@ -134,6 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
+	cfg.ws.register(fs)
 	cfg.jwt.register(fs)
 	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
@@ -162,6 +164,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
+	}
+	if err := cfg.ws.validate(); err != nil {
+		return err
 	}
 	logOut := newLogWriter(stderr)
 	defer logOut.close()

@@ -243,8 +243,9 @@ func parseDateTime(v any) (any, error) {
 // operation) over WebSocket. Both pass the caller's Authorization on to the guarded
 // resolvers; over WebSocket it may also come in the connection_init payload, since
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
-// without a valid token is refused (close 4403).
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string) (*graphql.Handler, *graphql.WebSocketHandler) {
+// without a valid token is refused (close 4403). limits caps the sockets; refusals
+// are logged to log.
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
@@ -254,8 +255,9 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		header, err := authorizationHeader(r)
 		return context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 	}
-	ws := graphql.NewWebSocketHandler(schema, graphql.WebSocketOptions{
+	opts := graphql.WebSocketOptions{
 		OriginPatterns: origins,
+		Log:            log,
 		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
 			header, err := authorizationHeader(r)
 			for _, key := range []string{"Authorization", "authorization"} {
@@ -269,7 +271,9 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 			}
 			return ctx, nil
 		},
-	})
+	}
+	limits.options(&opts)
+	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = ws
 	return h, ws
 }

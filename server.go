@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +50,45 @@ type serverOptions struct {
 	graphqlMaxCost  int            // 0: graphql.DefaultLimits
 	graphqlMaxBytes int            // answer size; 0: graphql.DefaultLimits
 	wsOrigins       []string       // origins allowed to open WebSockets besides the server's own
+	ws              wsLimits       // the zero value sets no caps
+}
+
+// wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
+// limit. The defaults are the graphql package's.
+type wsLimits struct {
+	maxSockets                int // open at once
+	maxSocketsPerClient       int // open at once from one client IP address
+	maxSubscriptions          int // operations active at once over all sockets
+	maxSubscriptionsPerClient int // operations active at once from one client IP address
+}
+
+func (l *wsLimits) register(fs *flag.FlagSet) {
+	fs.IntVar(&l.maxSockets, "ws-max-sockets", graphql.DefaultMaxSockets, "most GraphQL WebSockets open at once; more get 503 (0: no limit)")
+	fs.IntVar(&l.maxSocketsPerClient, "ws-max-sockets-per-client", graphql.DefaultMaxSocketsPerClient, "most GraphQL WebSockets open at once from one client IP address; more get 429 (0: no limit)")
+	fs.IntVar(&l.maxSubscriptions, "ws-max-subscriptions", graphql.DefaultMaxTotalSubscriptions, "most GraphQL WebSocket operations active at once over all sockets (0: no limit); one socket may have 100")
+	fs.IntVar(&l.maxSubscriptionsPerClient, "ws-max-subscriptions-per-client", graphql.DefaultMaxSubscriptionsPerClient, "most GraphQL WebSocket operations active at once over the sockets of one client IP address (0: no limit)")
+}
+
+func (l wsLimits) validate() error {
+	if l.maxSockets < 0 || l.maxSocketsPerClient < 0 || l.maxSubscriptions < 0 || l.maxSubscriptionsPerClient < 0 {
+		return errors.New("-ws-max-sockets, -ws-max-sockets-per-client, -ws-max-subscriptions and -ws-max-subscriptions-per-client must not be negative (0: no limit)")
+	}
+	return nil
+}
+
+// options sets the caps in o: the graphql package reads 0 as its default and a
+// negative value as no limit.
+func (l wsLimits) options(o *graphql.WebSocketOptions) {
+	noLimitIfZero := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	o.MaxSockets = noLimitIfZero(l.maxSockets)
+	o.MaxSocketsPerClient = noLimitIfZero(l.maxSocketsPerClient)
+	o.MaxTotalSubscriptions = noLimitIfZero(l.maxSubscriptions)
+	o.MaxSubscriptionsPerClient = noLimitIfZero(l.maxSubscriptionsPerClient)
 }
 
 // NewServer returns a Server with every route added.
@@ -76,7 +116,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.log)
 	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)

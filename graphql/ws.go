@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,6 +113,14 @@ type WebSocketOptions struct {
 	// own.
 	MaxTotalSubscriptions int
 
+	// MaxSubscriptionsPerClient bounds the operations active at once over
+	// the connections of one client address; 0 means
+	// DefaultMaxSubscriptionsPerClient (1,000), a negative value sets no
+	// bound. One more gets an error message of its own. It bounds the work
+	// one client makes every event cost: without it, sockets times
+	// operations per socket.
+	MaxSubscriptionsPerClient int
+
 	// MaxSockets bounds the connections open at once; 0 means
 	// DefaultMaxSockets (10,000), a negative value sets no bound. One more
 	// is refused before the upgrade with 503 Service Unavailable.
@@ -124,7 +133,7 @@ type WebSocketOptions struct {
 	// Requests.
 	MaxSocketsPerClient int
 
-	// Log, when set, gets a warning for each kind of refusal by the four
+	// Log, when set, gets a warning for each kind of refusal by the five
 	// bounds above: the first at once, then a count at most every 10 s, so
 	// that an attack cannot flood it.
 	Log *slog.Logger
@@ -154,6 +163,9 @@ func (o *WebSocketOptions) setDefaults() {
 	}
 	if o.MaxTotalSubscriptions == 0 {
 		o.MaxTotalSubscriptions = DefaultMaxTotalSubscriptions
+	}
+	if o.MaxSubscriptionsPerClient == 0 {
+		o.MaxSubscriptionsPerClient = DefaultMaxSubscriptionsPerClient
 	}
 	if o.MaxSockets == 0 {
 		o.MaxSockets = DefaultMaxSockets
@@ -211,23 +223,22 @@ func (o *WebSocketOptions) setDefaults() {
 //
 // Limits. A connection beyond MaxSockets is refused before the upgrade with
 // 503, one beyond MaxSocketsPerClient with 429, each with a plain-text
-// reason. An operation beyond MaxSubscriptions or MaxTotalSubscriptions gets
-// an error message (GRAPHQL_VALIDATION_FAILED) and the connection stays
-// open. Refusals are logged, aggregated. A message beyond MaxMessageBytes
+// reason. An operation beyond MaxSubscriptions, MaxSubscriptionsPerClient or
+// MaxTotalSubscriptions gets an error message (GRAPHQL_VALIDATION_FAILED)
+// and the connection stays open. Refusals are logged, aggregated. A message beyond MaxMessageBytes
 // closes the connection with 1009. An internal failure closes
 // with 4500; Shutdown closes with 1001 Going Away.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
 
-	mu        sync.Mutex
-	conns     map[*wsConn]struct{}
-	shutdown  bool
-	wg        sync.WaitGroup // one per ServeHTTP past the shutdown check
-	sockets   int            // admitted, counted before the upgrade
-	perClient map[string]int // sockets admitted by client address, none at 0
-
-	operations atomic.Int64 // active over all connections
+	mu         sync.Mutex
+	conns      map[*wsConn]struct{}
+	shutdown   bool
+	wg         sync.WaitGroup          // one per ServeHTTP past the shutdown check
+	sockets    int                     // admitted, counted before the upgrade
+	operations int                     // active over all connections
+	perClient  map[string]*clientCount // by client address, none at zero
 	refusals   refusalLog
 
 	live atomic.Int64 // goroutines of live connections, for tests
@@ -240,7 +251,7 @@ type WebSocketHandler struct {
 // NewWebSocketHandler returns a handler serving s over WebSocket.
 func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 	opts.setDefaults()
-	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}, perClient: map[string]int{},
+	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}, perClient: map[string]*clientCount{},
 		refusals: refusalLog{log: opts.Log, every: refusalLogInterval}}
 }
 
@@ -664,7 +675,7 @@ func (c *wsConn) start(id string, req Request) bool {
 	c.ops[id] = op
 	c.mu.Unlock()
 	c.spawn(func() {
-		defer c.h.operations.Add(-1)
+		defer c.h.releaseOperation(c.client)
 		c.run(ctx, op, req)
 	})
 	return true
@@ -832,7 +843,7 @@ func (c *wsConn) writeLoop() {
 				continue
 			}
 			if c.legacy {
-				if !c.write([]byte(`{"type":"ka"}`)) {
+				if !c.lockAndWrite([]byte(`{"type":"ka"}`)) {
 					return
 				}
 				continue
@@ -842,7 +853,7 @@ func (c *wsConn) writeLoop() {
 				return
 			}
 			pinged, readsAtPing = true, c.reads.Load()
-			if !c.write([]byte(`{"type":"ping"}`)) {
+			if !c.lockAndWrite([]byte(`{"type":"ping"}`)) {
 				return
 			}
 		case <-c.dead:
@@ -851,21 +862,32 @@ func (c *wsConn) writeLoop() {
 	}
 }
 
-// write sends one message within WriteTimeout.
+// write sends one message within WriteTimeout. The caller holds c.writing,
+// which keeps the deadline its own. The bound is a deadline on the socket,
+// not a context: a context per message would cost a timer and allocations
+// for each of thousands of subscribers. It is cleared after the write, for
+// the close handshake writes under a context of its own.
 func (c *wsConn) write(p []byte) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), c.h.opts.WriteTimeout)
-	defer cancel()
-	err := c.ws.Write(ctx, websocket.MessageText, p)
+	c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
+	err := c.ws.Write(context.Background(), websocket.MessageText, p)
+	c.raw.SetWriteDeadline(time.Time{})
 	if err == nil {
 		return true
 	}
 	switch {
-	case ctx.Err() != nil:
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.drop("Write timeout: the client does not keep up")
 	case !c.isClosing():
 		c.raw.Close() // a broken socket; the reader ends too
 	}
 	return false
+}
+
+// lockAndWrite is write for a caller that does not hold c.writing.
+func (c *wsConn) lockAndWrite(p []byte) bool {
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	return c.write(p)
 }
 
 // closeNow closes the socket with a close handshake, unless a close is

@@ -1033,7 +1033,7 @@ func TestWebSocketMessageTooBig(t *testing.T) {
 // in order, with exactly its selected fields.
 func TestWebSocketManySubscribers(t *testing.T) {
 	const clients, events = 1000, 5
-	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1})
+	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
 	base := runtime.NumGoroutine()
 	conns := make([]*websocket.Conn, clients)
 	for i := range conns {
@@ -1426,60 +1426,85 @@ func TestWebSocketSocketCaps(t *testing.T) {
 	}
 }
 
-// TestWebSocketOperationCaps: an operation beyond MaxTotalSubscriptions, over
-// all sockets, gets an error message of its own and the socket stays open;
-// an operation ended frees its place.
+// TestWebSocketOperationCaps: an operation beyond MaxSubscriptions (per
+// socket), MaxSubscriptionsPerClient or MaxTotalSubscriptions gets an error
+// message of its own and the socket stays open; an operation ended frees its
+// place.
 func TestWebSocketOperationCaps(t *testing.T) {
-	var logs logBuffer
-	srv := newWSServer(t, 4, WebSocketOptions{MaxSubscriptions: 2, MaxTotalSubscriptions: 3, Log: logs.logger()})
-	srv.ws.refusals.every = time.Hour
-	a := dialWS(t, srv.url(), ProtocolTransportWS)
-	b := dialWS(t, srv.url(), ProtocolLegacyWS)
-	defer a.CloseNow()
-	defer b.CloseNow()
-	const sub = "subscription { onUserCreated { id } }"
-	wsSend(t, a, initMsg)
-	wsMustRecv(t, a)
-	wsSend(t, b, initMsg)
-	wsMustRecv(t, b)
-	wsMustRecv(t, b) // ka
-	wsSend(t, a, subscribe("a1", sub, nil))
-	wsSend(t, a, subscribe("a2", sub, nil))
-	wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
-	want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-	if got := wsMustRecv(t, a); got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
-	wsSend(t, b, legacyStart("b1", sub))
-	srv.hub.waitActive(t, 3)
-	wsSend(t, b, legacyStart("b2", sub)) // over the server's cap
-	want = `{"id":"b2","type":"error","payload":[{"message":"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-	if got := wsMustRecv(t, b); got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
-	wsSend(t, a, `{"id":"a1","type":"complete"}`)
-	srv.hub.waitActive(t, 2)
-	for deadline := time.Now().Add(wsWait); srv.ws.operations.Load() != 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d operations counted, want 2", srv.ws.operations.Load())
-		}
-	}
-	wsSend(t, b, legacyStart("b2", sub)) // a place is free again
-	srv.hub.waitActive(t, 3)
-	a.CloseNow()
-	b.CloseNow()
-	srv.hub.waitActive(t, 0)
-	srv.waitIdle(t)
-	if n := srv.ws.operations.Load(); n != 0 {
-		t.Errorf("%d operations counted after every socket closed", n)
-	}
-	srv.ws.Shutdown(t.Context())
-	wantLog := []string{
-		`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
-		`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`,
-	}
-	if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
-		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+	for _, tc := range []struct {
+		name    string
+		opts    WebSocketOptions
+		refusal string // of the fourth operation, the second on socket b
+		log     string
+	}{
+		{"per client", WebSocketOptions{MaxSubscriptions: 2, MaxSubscriptionsPerClient: 3},
+			"Too many operations from 127.0.0.1: at most 3 may be active at once over its connections.",
+			`level=WARN msg="graphql websocket operation refused: too many from one client address" refused=1 limit=3 last_client=127.0.0.1`},
+		{"overall", WebSocketOptions{MaxSubscriptions: 2, MaxSubscriptionsPerClient: -1, MaxTotalSubscriptions: 3},
+			"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.",
+			`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			tc.opts.Log = logs.logger()
+			srv := newWSServer(t, 4, tc.opts)
+			srv.ws.refusals.every = time.Hour
+			operations := func() int {
+				srv.ws.mu.Lock()
+				defer srv.ws.mu.Unlock()
+				return srv.ws.operations
+			}
+			a := dialWS(t, srv.url(), ProtocolTransportWS)
+			b := dialWS(t, srv.url(), ProtocolLegacyWS)
+			defer a.CloseNow()
+			defer b.CloseNow()
+			const sub = "subscription { onUserCreated { id } }"
+			wsSend(t, a, initMsg)
+			wsMustRecv(t, a)
+			wsSend(t, b, initMsg)
+			wsMustRecv(t, b)
+			wsMustRecv(t, b) // ka
+			wsSend(t, a, subscribe("a1", sub, nil))
+			wsSend(t, a, subscribe("a2", sub, nil))
+			wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
+			want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+			if got := wsMustRecv(t, a); got != want {
+				t.Errorf("got %s\nwant %s", got, want)
+			}
+			wsSend(t, b, legacyStart("b1", sub))
+			srv.hub.waitActive(t, 3)
+			wsSend(t, b, legacyStart("b2", sub)) // over the client's or the server's cap
+			want = `{"id":"b2","type":"error","payload":[{"message":"` + tc.refusal + `","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+			if got := wsMustRecv(t, b); got != want {
+				t.Errorf("got %s\nwant %s", got, want)
+			}
+			wsSend(t, a, `{"id":"a1","type":"complete"}`)
+			srv.hub.waitActive(t, 2)
+			for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d operations counted, want 2", operations())
+				}
+			}
+			wsSend(t, b, legacyStart("b2", sub)) // a place is free again
+			srv.hub.waitActive(t, 3)
+			a.CloseNow()
+			b.CloseNow()
+			srv.hub.waitActive(t, 0)
+			srv.waitIdle(t)
+			srv.ws.mu.Lock()
+			if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
+				t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
+			}
+			srv.ws.mu.Unlock()
+			srv.ws.Shutdown(t.Context())
+			wantLog := []string{
+				`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
+				tc.log,
+			}
+			if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+			}
+		})
 	}
 }
 

@@ -24,7 +24,15 @@ const (
 	// DefaultMaxTotalSubscriptions is the default of
 	// WebSocketOptions.MaxTotalSubscriptions.
 	DefaultMaxTotalSubscriptions = 100_000
+	// DefaultMaxSubscriptionsPerClient is the default of
+	// WebSocketOptions.MaxSubscriptionsPerClient.
+	DefaultMaxSubscriptionsPerClient = 1_000
 )
+
+// clientCount is what one client address holds.
+type clientCount struct {
+	sockets, operations int
+}
 
 // refusalLogInterval is the least time between two log lines about one kind
 // of refusal: an attack refused ten thousand times a second logs a line and
@@ -50,13 +58,18 @@ func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) boo
 		http.Error(w, "Too many WebSocket connections: the server takes "+strconv.Itoa(max)+" at most. Try again later.", http.StatusServiceUnavailable)
 		return false
 	}
-	if max := h.opts.MaxSocketsPerClient; max > 0 && h.perClient[client] >= max {
+	cc := h.perClient[client]
+	if max := h.opts.MaxSocketsPerClient; max > 0 && cc != nil && cc.sockets >= max {
 		h.refusals.add(refusedClientSockets, client, max)
 		http.Error(w, "Too many WebSocket connections from "+client+": at most "+strconv.Itoa(max)+" may be open at once.", http.StatusTooManyRequests)
 		return false
 	}
+	if cc == nil {
+		cc = &clientCount{}
+		h.perClient[client] = cc
+	}
 	h.sockets++
-	h.perClient[client]++
+	cc.sockets++
 	return true
 }
 
@@ -65,14 +78,13 @@ func (h *WebSocketHandler) releaseSocket(client string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.sockets--
-	if h.perClient[client]--; h.perClient[client] <= 0 {
-		delete(h.perClient, client) // the map holds only clients with open sockets
-	}
+	h.perClient[client].sockets--
+	h.forgetIdleLocked(client)
 }
 
 // admitOperation counts an operation about to start on c, or returns why it
-// is refused. Only c's reader starts operations, so the count it checks can
-// only fall before the operation is added.
+// is refused. Only c's reader starts operations, so the count it checks on c
+// can only fall before the operation is added.
 func (c *wsConn) admitOperation() (refused string) {
 	h := c.h
 	c.mu.Lock()
@@ -82,13 +94,37 @@ func (c *wsConn) admitOperation() (refused string) {
 		h.refusals.add(refusedSocketOperations, c.client, max)
 		return "Too many operations on this connection: at most " + strconv.Itoa(max) + " may be active at once."
 	}
-	n := h.operations.Add(1)
-	if max := h.opts.MaxTotalSubscriptions; max > 0 && n > int64(max) {
-		h.operations.Add(-1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cc := h.perClient[c.client] // the socket's own count keeps it
+	if max := h.opts.MaxSubscriptionsPerClient; max > 0 && cc.operations >= max {
+		h.refusals.add(refusedClientOperations, c.client, max)
+		return "Too many operations from " + c.client + ": at most " + strconv.Itoa(max) + " may be active at once over its connections."
+	}
+	if max := h.opts.MaxTotalSubscriptions; max > 0 && h.operations >= max {
 		h.refusals.add(refusedOperations, c.client, max)
 		return "Too many operations on the server: at most " + strconv.Itoa(max) + " may be active at once over all connections. Try again later."
 	}
+	h.operations++
+	cc.operations++
 	return ""
+}
+
+// releaseOperation uncounts an operation admitted for client.
+func (h *WebSocketHandler) releaseOperation(client string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.operations--
+	h.perClient[client].operations--
+	h.forgetIdleLocked(client)
+}
+
+// forgetIdleLocked drops client's count when it holds nothing, so that the
+// map holds only clients with open sockets or active operations.
+func (h *WebSocketHandler) forgetIdleLocked(client string) {
+	if cc := h.perClient[client]; cc.sockets <= 0 && cc.operations <= 0 {
+		delete(h.perClient, client)
+	}
 }
 
 // refusal is a kind of refusal, logged apart from the others.
@@ -98,6 +134,7 @@ const (
 	refusedSockets refusal = iota
 	refusedClientSockets
 	refusedSocketOperations
+	refusedClientOperations
 	refusedOperations
 	refusalKinds
 )
@@ -106,6 +143,7 @@ var refusalMessages = [refusalKinds]string{
 	refusedSockets:          "graphql websocket refused: too many sockets",
 	refusedClientSockets:    "graphql websocket refused: too many sockets from one client address",
 	refusedSocketOperations: "graphql websocket operation refused: too many on one socket",
+	refusedClientOperations: "graphql websocket operation refused: too many from one client address",
 	refusedOperations:       "graphql websocket operation refused: too many over all sockets",
 }
 
