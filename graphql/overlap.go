@@ -495,18 +495,33 @@ func doTypesConflict(t1, t2 *Type) bool {
 	return false
 }
 
+// sameArguments reports whether each argument of a1 has the same value as the
+// first argument of a2 with its name, and both have as many.
 func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	if len(a1) != len(a2) {
 		return false
 	}
-	for _, x := range a1 {
-		var y *Argument
+	find := func(name string) *Argument {
 		for _, z := range a2 {
-			if z.Name == x.Name {
-				y = z
-				break
+			if z.Name == name {
+				return z
 			}
 		}
+		return nil
+	}
+	if len(a2) > 8 {
+		// Looking each name up in turn would be quadratic: a hostile field
+		// can have thousands of arguments.
+		byName := make(map[string]*Argument, len(a2))
+		for _, z := range a2 {
+			if _, dup := byName[z.Name]; !dup {
+				byName[z.Name] = z
+			}
+		}
+		find = func(name string) *Argument { return byName[name] }
+	}
+	for _, x := range a1 {
+		y := find(x.Name)
 		if y == nil || o.canonicalValue(x.Value) != o.canonicalValue(y.Value) {
 			return false
 		}
