@@ -60,6 +60,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		a.store.Close()
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
+	httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
@@ -75,8 +76,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
 
 		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development")
 	a.done.Go(func() {
