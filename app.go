@@ -65,6 +65,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		a.store.Close()
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
+	httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	httpLn, grpcLn = a.httpConns.listen(httpLn), a.grpcConns.listen(grpcLn)
 	var origins []string
@@ -81,8 +82,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
 
 		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
 	grpcLimits := cfg.grpcLimits.withDefaults()
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
