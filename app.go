@@ -65,9 +65,10 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		a.store.Close()
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
-	httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	httpLn, grpcLn = a.httpConns.listen(httpLn), a.grpcConns.listen(grpcLn)
+	// The framing check must see its own conns, so the count goes underneath.
+	httpLn = newHTTPListener(a.httpConns.listen(httpLn), cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
+	grpcLn = a.grpcConns.listen(grpcLn)
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
