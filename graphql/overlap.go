@@ -20,6 +20,12 @@ import (
 // every fragment pair entered) and the rule stops once the conflicts found
 // would already fill the error list (Limits.MaxErrors); either way
 // validation ends with an error that says so.
+//
+// So that the meter does not refuse what clients really write, such as one
+// field repeated in many fragments, the fields of one response name are
+// grouped into classes of fields written alike (see shape): one pair decides
+// for two classes, and only classes that conflict are compared pair by pair,
+// to report each conflict as graphql-js does.
 
 type fieldAndDef struct {
 	parent *Type
