@@ -66,7 +66,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	httpLn, grpcLn = a.httpConns.listen(httpLn), a.grpcConns.listen(grpcLn)
+	// The framing check must see its own conns, so the count goes underneath.
+	httpLn = newHTTPListener(a.httpConns.listen(httpLn), cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
+	grpcLn = a.grpcConns.listen(grpcLn)
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -81,8 +83,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
 
 		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
 	grpcLimits := cfg.grpcLimits.withDefaults()
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
@@ -107,41 +110,45 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 // bounded shutdown, not a failure: it is logged (how many connections were still
 // open) and shutdown still returns nil, so the process exits 0.
 func (a *app) shutdown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
+	bound, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
-	// Counted when the bound passes, before anything is cut.
-	var cutHTTP, cutGRPC int64
-	counted := make(chan struct{})
-	stopCounting := context.AfterFunc(ctx, func() {
-		cutHTTP, cutGRPC = a.httpConns.open(), a.grpcConns.open()
-		close(counted)
-	})
 	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
-	grpcDone := make(chan struct{})
+	// HTTP (its WebSockets first) and gRPC drain side by side until they are done or
+	// cut; cut comes when the bound passes, once what is still open has been counted.
+	cut, cutNow := context.WithCancel(context.Background())
+	defer cutNow()
+	httpDone := make(chan error, 1)
+	go func() {
+		wsErr := a.server.Shutdown(cut) // once cut, it drops the WebSockets left
+		httpDone <- cmp.Or(a.http.Shutdown(cut), wsErr)
+	}()
+	grpcDone := make(chan error, 1)
 	go func() {
 		a.grpc.GracefulStop()
-		close(grpcDone)
+		grpcDone <- nil
 	}()
-	wsErr := a.server.Shutdown(ctx) // past the bound, it drops the WebSockets left
-	err := cmp.Or(a.http.Shutdown(ctx), wsErr)
-	if errors.Is(err, context.DeadlineExceeded) {
-		<-counted      // before anything is cut
-		a.http.Close() // Shutdown leaves the busy connections open
-		err = nil
-	}
-	select {
-	case <-grpcDone:
-	case <-ctx.Done():
-		<-counted
-		a.grpc.Stop()
-		<-grpcDone
+	var err error
+	for httpDone != nil || grpcDone != nil {
+		select {
+		case err = <-httpDone:
+			httpDone = nil
+		case <-grpcDone:
+			grpcDone = nil
+		case <-bound.Done():
+			a.log.Warn("shutdown: calls still running after -shutdown-timeout are cut",
+				"timeout", a.cfg.shutdownTimeout, "httpConnections", a.httpConns.open(), "grpcConnections", a.grpcConns.open())
+			cutNow()
+			a.http.Close() // http.Shutdown leaves busy connections open
+			a.grpc.Stop()
+			for _, done := range []chan error{httpDone, grpcDone} {
+				if done != nil {
+					<-done
+				}
+			}
+			httpDone, grpcDone, err = nil, nil, nil
+		}
 	}
 	a.done.Wait()
-	if !stopCounting() { // the bound passed
-		<-counted
-		a.log.Warn("shutdown: calls still running after -shutdown-timeout were cut",
-			"timeout", a.cfg.shutdownTimeout, "httpConnections", cutHTTP, "grpcConnections", cutGRPC)
-	}
 	if serr := a.store.Close(); serr != nil && err == nil {
 		err = serr
 	}

@@ -163,6 +163,15 @@ func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
 }
 
+// checkField applies a text rule (model.go) to a record's field, as every surface
+// does on a write; the value is checked trimmed and loaded as it is.
+func checkField(coll string, i int, id int64, field string, rule textRule, value string) error {
+	if msg := rule.check(strings.TrimSpace(value)); msg != "" {
+		return fmt.Errorf("%s[%d] (id %d): %s %s", coll, i, id, field, msg)
+	}
+	return nil
+}
+
 func duplicateError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
 }
@@ -272,8 +281,11 @@ func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
 		if _, ok := s.users.get(p.UserID); !ok {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
-		if strings.TrimSpace(p.Title) == "" {
-			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
+		if err := checkField("posts", i, p.ID, "title", titleRule, p.Title); err != nil {
+			return err
+		}
+		if err := checkField("posts", i, p.ID, "content", contentRule, p.Content); err != nil {
+			return err
 		}
 		p.CreatedAt = stamp(p.CreatedAt)
 		s.postsByUser.add(p.UserID, p.ID, true)
@@ -296,6 +308,9 @@ func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time
 		if _, ok := s.users.get(c.AuthorID); !ok {
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
+		if err := checkField("comments", i, c.ID, "text", commentRule, c.Text); err != nil {
+			return err
+		}
 		c.CreatedAt = stamp(c.CreatedAt)
 		s.commentsByPost.add(c.PostID, c.ID, true)
 		s.commentsByAuthor.add(c.AuthorID, c.ID, true)
@@ -312,8 +327,11 @@ func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time
 		case !s.products.insertLoaded(p.ID, p):
 			return duplicateError("products", i, p.ID)
 		}
-		if strings.TrimSpace(p.Name) == "" {
-			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
+		if err := checkField("products", i, p.ID, "name", nameRule, p.Name); err != nil {
+			return err
+		}
+		if err := checkField("products", i, p.ID, "category", categoryRule, p.Category); err != nil {
+			return err
 		}
 		if p.Price < 0 {
 			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
@@ -343,8 +361,12 @@ func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) erro
 			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
 		}
 		o.OrderDate = stamp(o.OrderDate)
-		if strings.TrimSpace(o.CustomerName) == "" && o.UserID != 0 {
-			o.CustomerName = user.Name
+		if strings.TrimSpace(o.CustomerName) == "" {
+			if o.UserID != 0 {
+				o.CustomerName = user.Name
+			}
+		} else if err := checkField("orders", i, o.ID, "customerName", nameRule, o.CustomerName); err != nil {
+			return err
 		}
 		if o.UserID != 0 {
 			s.ordersByUser.add(o.UserID, o.ID, true)

@@ -849,3 +849,16 @@ func TestDurableRepairMovesLaterJournals(t *testing.T) {
 	defer again.Close()
 	mustEqualState(t, again, repaired)
 }
+
+// TestDurableWriteAfterClose: a write that comes after Close (a call a bounded
+// shutdown cut, still running) is refused rather than left waiting for a journal that
+// is gone.
+func TestDurableWriteAfterClose(t *testing.T) {
+	s := openTestDurable(t, t.TempDir(), nil, defaultSnapshotBytes)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateUser("Late", "late@example.com"); err == nil || err.Error() != "internal server error" {
+		t.Errorf("write after Close: %v, want it refused", err)
+	}
+}

@@ -47,6 +47,7 @@ type config struct {
 	graphqlMaxDepth int
 	graphqlMaxCost  int
 	graphqlMaxBytes int // -graphql-max-response-bytes
+	httpMaxConns    int
 	wsOrigins       string
 	ws              wsLimits
 	env             string
@@ -119,6 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
 	fs.StringVar(&cfg.httpAddr, "http", ":8080", "`address` of the HTTP server (REST, GraphQL, OData)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", ":50051", "`address` of the gRPC server")
+	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", defaultHTTPMaxConns, "most HTTP connections (WebSockets included) open at once; more wait to be accepted")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
@@ -161,6 +163,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1 {
 		return errors.New("-graphql-max-cost and -graphql-max-response-bytes must be positive")
+	}
+	if cfg.httpMaxConns < 1 {
+		return errors.New("-http-max-conns must be positive")
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")

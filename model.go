@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -160,9 +161,11 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Lengths of the one-line text fields, in characters.
 const (
 	maxNameLength  = 100
 	maxEmailLength = 254
+	maxTitleLength = 200
 )
 
 // validateUser checks a user's name and email by the rules every surface shares and
@@ -176,24 +179,111 @@ func validateUser(name, email string) (string, string, error) {
 		}
 		fields[field] = append(fields[field], msg)
 	}
-	switch n := utf8.RuneCountInString(name); {
-	case n == 0:
-		add("name", "is required")
-	case n > maxNameLength:
-		add("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
+	if msg := nameRule.check(name); msg != "" {
+		add("name", msg)
 	}
 	switch {
 	case email == "":
 		add("email", "is required")
 	case len(email) > maxEmailLength:
 		add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
-	case !isEmailAddress(email):
+	case emailRule.check(email) != "" || !isEmailAddress(email):
 		add("email", "must be a valid email address")
 	}
 	if fields != nil {
 		return "", "", invalidFields(fields)
 	}
 	return name, email, nil
+}
+
+// textRule is what a text field may hold. Every surface stores and serves what it is
+// given, so what would mangle a reader's screen, terminal or log is refused here,
+// once, for all of them (issue 15.11):
+//
+//   - invalid UTF-8;
+//   - control characters (C0, DEL, C1), which terminals and logs interpret; free text
+//     keeps line feed and tab, a one-line field keeps neither, nor U+2028 and U+2029;
+//   - bidirectional embeddings, overrides and isolates (U+202A to U+202E, U+2066 to
+//     U+2069), which reorder the text around them ("Trojan Source"). The marks U+200E,
+//     U+200F and U+061C stay allowed: right-to-left names need them, and they move
+//     nothing but the neutral characters next to them;
+//   - for a required field, a value with nothing visible in it: only white space and
+//     invisible characters (see isInvisible), such as a lone zero-width space.
+type textRule struct {
+	multiline bool // line feeds and tabs allowed
+	required  bool // something visible needed
+	maxRunes  int  // 0: no length rule here
+}
+
+// The text fields' rules.
+var (
+	nameRule     = textRule{required: true, maxRunes: maxNameLength}  // user, customer and product names
+	emailRule    = textRule{required: true, maxRunes: maxEmailLength} // checked further by isEmailAddress
+	categoryRule = textRule{}
+	titleRule    = textRule{required: true, maxRunes: maxTitleLength}
+	contentRule  = textRule{multiline: true}
+	commentRule  = textRule{multiline: true, required: true}
+)
+
+// check says what is wrong with s, "" if nothing; s is trimmed of white space by the
+// caller.
+func (rule textRule) check(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f {
+			ascii = false // the rare case: looked at rune by rune below
+			break
+		}
+	}
+	if ascii {
+		switch {
+		case rule.required && s == "":
+			return "is required"
+		case rule.maxRunes > 0 && len(s) > rule.maxRunes:
+			return fmt.Sprintf("must be at most %d characters", rule.maxRunes)
+		}
+		return ""
+	}
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	visible, n := false, 0
+	for _, r := range s {
+		n++
+		switch {
+		case r == '\n' || r == '\t' || r == '\u2028' || r == '\u2029':
+			if !rule.multiline {
+				return "must be a single line without tabs"
+			}
+		case r < ' ' || 0x7f <= r && r <= 0x9f:
+			return "must not contain control characters"
+		case 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
+			return "must not contain bidirectional override or isolate characters"
+		case !visible && !unicode.IsSpace(r) && !isInvisible(r):
+			visible = true
+		}
+	}
+	switch {
+	case rule.required && !visible:
+		return "must contain a visible character"
+	case rule.maxRunes > 0 && n > rule.maxRunes:
+		return fmt.Sprintf("must be at most %d characters", rule.maxRunes)
+	}
+	return ""
+}
+
+// isInvisible reports whether r is drawn as nothing: a format character (category
+// Cf: the zero-width space and joiners U+200B to U+200D, the word joiner U+2060, the
+// byte order mark U+FEFF, the soft hyphen U+00AD, ...), the combining grapheme joiner,
+// a variation selector, or a Hangul filler.
+func isInvisible(r rune) bool {
+	switch {
+	case unicode.Is(unicode.Cf, r), r == '\u034f', 0xfe00 <= r && r <= 0xfe0f, 0xe0100 <= r && r <= 0xe01ef:
+		return true
+	case r == '\u115f', r == '\u1160', r == '\u3164', r == '\uffa0':
+		return true
+	}
+	return false
 }
 
 // isEmailAddress reports whether s is one bare address, local@domain, with nothing

@@ -120,19 +120,26 @@ func TestODataHostile(t *testing.T) {
 	}
 
 	// Bounds on the text cannot see what depends on the data: two any over product
-	// 1's orders, nested, would visit 10^8 orders (seconds). Evaluation stops past
-	// odata.DefaultLimits.MaxVisits related entities instead. The issue states no
-	// time for this one; that it is refused at all shows the count stopped it.
-	quadratic := []string{
-		"orders/any(o: o/product/orders/any(p: p/quantity lt 0))",
-		"orders/any(o: o/product/orders/$count lt 0)",
-		"orders/any(o: orders/any(p: p/id lt 0))",
+	// 1's orders, nested, would visit 10^8 orders, and three chains of 30 nested
+	// concat (1.8 KB) would build 380 MB of strings, each for seconds. Evaluation
+	// stops past odata.DefaultLimits.MaxVisits and MaxStringBytes instead. The issue
+	// states no time for these; that they are refused at all shows the count
+	// stopped them.
+	chain := "name"
+	for range 30 {
+		chain = "concat(" + chain + ",name)"
 	}
-	for _, f := range quadratic {
-		t.Run(f, func(t *testing.T) {
-			code, body, _ := get(t, "$filter="+url.QueryEscape(f)+"&$select=id")
+	dataDependent := []struct{ name, filter string }{
+		{"any in any", "orders/any(o: o/product/orders/any(p: p/quantity lt 0))"},
+		{"$count in any", "orders/any(o: o/product/orders/$count lt 0)"},
+		{"any over the root in any", "orders/any(o: orders/any(p: p/id lt 0))"},
+		{"nested concat", repeat("length("+chain+") eq 0", " or ", 3)},
+	}
+	for _, d := range dataDependent {
+		t.Run(d.name, func(t *testing.T) {
+			code, body, _ := get(t, "$filter="+url.QueryEscape(d.filter)+"&$select=id")
 			var e odataBadRequest
-			if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "related entities") {
+			if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "evaluating the query") {
 				t.Fatalf("got %d %s, want 400 with an OData error", code, body)
 			}
 		})

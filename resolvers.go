@@ -243,8 +243,8 @@ func parseDateTime(v any) (any, error) {
 // operation) over WebSocket. Both pass the caller's Authorization on to the guarded
 // resolvers; over WebSocket it may also come in the connection_init payload, since
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
-// without a valid token is refused (close 4403). limits caps the sockets;
-// refusals are logged to log.
+// without a valid token is refused (close 4403). limits caps the sockets; refusals
+// are logged to log.
 func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser

@@ -204,6 +204,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)}, subjectAttrs(who)...)...)
 	}()
+	if faultyFraming(r) {
+		rec.Header().Set("Connection", "close") // net/http closes the connection after the answer
+		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
+		return
+	}
 	s.mux.ServeHTTP(rec, r)
 }
 

@@ -77,7 +77,7 @@ func TestShutdownCutsSlowCallsCleanly(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("run = %v, want nil: a bounded shutdown that cut calls is a clean stop", err)
 	}
-	if !strings.Contains(logs.String(), "were cut") || !strings.Contains(logs.String(), "httpConnections=1") || !strings.Contains(logs.String(), "grpcConnections=1") {
+	if !strings.Contains(logs.String(), "are cut") || !strings.Contains(logs.String(), "httpConnections=1") || !strings.Contains(logs.String(), "grpcConnections=1") {
 		t.Errorf("the log does not say what was cut:\n%s", logs)
 	}
 }

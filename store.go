@@ -942,11 +942,20 @@ func (s *Store) publish(c *change) {
 	}
 }
 
-// Close flushes and closes the journal, if any.
+// errStoreClosed refuses the writes that come after Close (a call a bounded shutdown
+// cut, still running): with the journal closed, nothing would ever answer them.
+var errStoreClosed = errors.New("the store is closed")
+
+// Close flushes and closes the journal, if any; writes after it are refused.
 func (s *Store) Close() error {
 	if s.journal == nil {
 		return nil
 	}
+	s.mu.Lock()
+	if s.broken == nil {
+		s.broken = errStoreClosed
+	}
+	s.mu.Unlock()
 	return s.journal.close()
 }
 
@@ -1050,13 +1059,13 @@ func (s *Store) DeleteUser(id int64) (bool, error) {
 func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 	title = strings.TrimSpace(title)
 	fields := map[string][]string{}
-	if title == "" {
-		fields["title"] = []string{"is required"}
-	} else if len([]rune(title)) > 200 {
-		fields["title"] = []string{"must be at most 200 characters"}
+	if msg := titleRule.check(title); msg != "" {
+		fields["title"] = []string{msg}
 	}
 	if len(content) > 100_000 {
 		fields["content"] = []string{"must be at most 100000 bytes"}
+	} else if msg := contentRule.check(content); msg != "" {
+		fields["content"] = []string{msg}
 	}
 	if len(fields) > 0 {
 		return nil, invalidFields(fields)
@@ -1085,11 +1094,11 @@ func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error
 // with its author as the comment was made.
 func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
 	text = strings.TrimSpace(text)
-	if text == "" {
-		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"is required"}})
-	}
 	if len(text) > 10_000 {
 		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
+	}
+	if msg := commentRule.check(text); msg != "" {
+		return AuthoredComment{}, invalidFields(map[string][]string{"text": {msg}})
 	}
 	var c AuthoredComment
 	err := s.write(func() (*change, error) {
@@ -1138,8 +1147,8 @@ func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
 		name := strings.TrimSpace(in.CustomerName)
 		if name == "" {
 			name = u.Name
-		} else if len([]rune(name)) > maxNameLength {
-			fields["customerName"] = []string{"must be at most 100 characters"}
+		} else if msg := nameRule.check(name); msg != "" {
+			fields["customerName"] = []string{msg}
 		}
 		if len(fields) > 0 {
 			return nil, invalidFields(fields)

@@ -515,7 +515,7 @@ func (r *hostileReport) print(w io.Writer) {
 			b50, bmax = fmtBytes(nearestRank(k.bytes, 50)), fmtBytes(nearestRank(k.bytes, 100))
 		}
 		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), p50, p99, b50, bmax, cpu, fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
-			after, fmtDur(k.legit.percentile(99)), held)
+			after, r.legitCell(k.legit), held)
 	}
 	t.flush()
 	for _, k := range r.kinds {
@@ -561,6 +561,20 @@ func (r *hostileReport) print(w io.Writer) {
 	if c.quick {
 		fmt.Fprintln(w, "note: -quick: tiny data and documents, the figures prove only that the check runs")
 	}
+}
+
+// legitCell is the legitimate client's p99 during one kind, with its ratio to
+// the baseline p99 that the verdict compares (over all kinds together).
+func (r *hostileReport) legitCell(l legitResult) string {
+	base := r.baseline.percentile(99)
+	if len(l.lat) == 0 || base == 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("%s (%.1fx)", fmtDur(l.percentile(99)), float64(l.percentile(99))/float64(base))
+	if l.errors > 0 {
+		s += fmt.Sprintf(", %d errors", l.errors)
+	}
+	return s
 }
 
 func fmtBytes(n int64) string {

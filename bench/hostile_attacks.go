@@ -52,7 +52,7 @@ func (h *hostile) attacks() []attack {
 		httpKind(fmt.Sprintf("GraphQL overlap, %d user(id:i){id}, GET", s.overlapFields), func(k int) hostileRequest {
 			return hostileRequest{method: "GET", path: "/graphql?" + url.Values{"query": {overlapDoc(k, s.overlapFields)}}.Encode()}
 		}),
-		httpKind(fmt.Sprintf("GraphQL %d aliases of users/posts/comments/author x2", s.nestedAliases),
+		httpKind(fmt.Sprintf("GraphQL %d aliases of a depth-8 users/posts/comments/author query", s.nestedAliases),
 			gqlPOST(func(k int) string { return nestedAliasesDoc(k, s.nestedAliases) })),
 		httpKind(fmt.Sprintf("GraphQL %d operations x %d fields", s.operations, s.opFields), func(k int) hostileRequest {
 			return graphqlPOST(manyOperationsDoc(k, s.operations, s.opFields), "O0")

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -213,5 +215,30 @@ func TestCreateUsersRefusalCounted(t *testing.T) {
 		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
 			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)
 		}
+	}
+}
+
+// TestGuardKillsPastCeiling checks the guard that protects the machine: a process
+// over the RSS ceiling is killed and the kind's context cancelled.
+func TestGuardKillsPastCeiling(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	p := &proc{name: "sleep", cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	reason, peak := startGuard(ctx, p, 1, cancel).wait()
+	select {
+	case <-p.exited:
+	default:
+		t.Fatal("the process is still running")
+	}
+	if !strings.Contains(reason, "ceiling") || peak <= 1 || !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("reason %q, peak %d, context %v", reason, peak, ctx.Err())
 	}
 }

@@ -10,9 +10,10 @@ import (
 // Static cost analysis, in the spirit of the IBM GraphQL Cost Directives
 // specification: before any resolver runs, an operation's cost is estimated
 // from its selections and refused when it is over Limits.MaxCost. The
-// estimate is an upper bound on the work of a well-behaved execution, not a
-// measurement: it only has to tell a normal request from one that would
-// build an answer of hundreds of megabytes.
+// estimate bounds the fields an execution resolves when every list is as
+// long as assumed; it is not a measurement, and only has to tell a normal
+// request from one that would build an answer of hundreds of megabytes
+// (Limits.MaxResponseBytes catches lists longer than assumed).
 //
 // A field costs its weight, 1 unless the schema says @cost(weight: N). A list
 // field multiplies the cost of what is selected under it by the list's

@@ -3,6 +3,7 @@ package graphql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -337,7 +338,7 @@ func TestCostLimitOnSubscriptions(t *testing.T) {
 	s, st := newTestSchema(t)
 	_, err := s.SubscribeEach(context.Background(), Request{Query: "subscription { onUserCreated { posts { comments { author { posts { comments { text } } } } } } }"})
 	var list ErrorList
-	if !asErrorList(err, &list) || len(list) != 1 || list[0].Code() != CodeCostLimitExceeded {
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Code() != CodeCostLimitExceeded {
 		t.Fatalf("got %v, want one %s error", err, CodeCostLimitExceeded)
 	}
 	if len(st.userSubs) != 0 {
@@ -354,12 +355,6 @@ func TestCostLimitOnSubscriptions(t *testing.T) {
 		}
 		return true
 	})
-}
-
-func asErrorList(err error, list *ErrorList) bool {
-	l, ok := err.(ErrorList)
-	*list = l
-	return ok
 }
 
 // sizeSchema is the cost schema with n users of one post each, counting the

@@ -27,8 +27,12 @@
 // and the limits counted while parsing (see Limits), have code
 // GRAPHQL_PARSE_FAILED; validation errors and the other limits
 // GRAPHQL_VALIDATION_FAILED; variable and operation-name errors
-// BAD_USER_INPUT.
+// BAD_USER_INPUT. An operation whose estimated cost is over Limits.MaxCost
+// is refused before it runs with COST_LIMIT_EXCEEDED (see cost.go), and an
+// execution whose answer outgrows Limits.MaxResponseBytes stops with
+// RESPONSE_TOO_LARGE and data null.
 //
-// Every query text is parsed, checked against Schema.Limits and validated
-// once; the result is kept in a bounded cache shared by all goroutines.
+// Every query text is parsed, checked against Schema.Limits and validated;
+// a valid document is kept, for the next request with the same text, in a
+// cache bounded in bytes and shared by all goroutines (see cache.go).
 package graphql

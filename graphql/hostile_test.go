@@ -110,6 +110,37 @@ func TestHostileOverlap(t *testing.T) {
 	}
 }
 
+// TestHostileOverlapWebSocket replays the overlap attack over a WebSocket
+// (graphql-transport-ws), where it worked as over HTTP.
+func TestHostileOverlapWebSocket(t *testing.T) {
+	srv := newWSServer(t, 16, WebSocketOptions{})
+	c := dialWS(t, srv.url(), "graphql-transport-ws")
+	defer c.CloseNow()
+	wsSend(t, c, `{"type":"connection_init"}`)
+	if msg := wsMustRecv(t, c); msg != `{"type":"connection_ack"}` {
+		t.Fatalf("got %s", msg)
+	}
+	before := heapAlloc()
+	for k := range 20 {
+		msg, _ := json.Marshal(map[string]any{"id": fmt.Sprint(k), "type": "subscribe", "payload": map[string]string{"query": sameNameFields(300, k)}})
+		wsSend(t, c, string(msg))
+		reply := wsMustRecv(t, c)
+		var m struct {
+			Type    string            `json:"type"`
+			Payload []json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(reply), &m); err != nil || m.Type != "error" {
+			t.Fatalf("got %.300s", reply)
+		}
+		if len(reply) > 64<<10 || len(m.Payload) > DefaultLimits.MaxErrors+1 {
+			t.Fatalf("an answer of %d bytes, %d errors", len(reply), len(m.Payload))
+		}
+	}
+	if grown := int64(heapAlloc()) - int64(before); grown > 20<<20 {
+		t.Errorf("the heap grew by %d bytes", grown)
+	}
+}
+
 // TestHostileRefusedFast replays the documents the audit found refused fast
 // (10k aliases 14 ms, fragment bombs 2 ms, 200k braces 11 ms) and the ones
 // that were not (45 operations of 1,990 fields cost 1.15 s; 20,000 @foo or

@@ -5,13 +5,13 @@ import (
 	"sync"
 )
 
-// Limits bound the work one document can cause, each counted for the whole
-// document (all its operations and fragments), not per operation. The first
-// group is counted while parsing, which stops at the first one exceeded, so
-// the parser never builds more than they allow; the second is counted after
-// parsing and before validation, so that no quadratic validation work is
-// done on an abusive document; the last bounds validation itself. A zero
-// field means no limit.
+// Limits bound the work one document can cause. The first group is counted
+// while parsing, which stops at the first one exceeded, so the parser never
+// builds more than they allow; the second is counted after parsing and
+// before validation, so that no quadratic validation work is done on an
+// abusive document; the third bounds validation itself; the last, execution.
+// All but depth and cost are counted for the whole document (all its
+// operations and fragments), not per operation. A zero field means no limit.
 type Limits struct {
 	// MaxDocumentBytes is the length of the query text.
 	MaxDocumentBytes int

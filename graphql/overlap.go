@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,12 @@ import (
 // every fragment pair entered) and the rule stops once the conflicts found
 // would already fill the error list (Limits.MaxErrors); either way
 // validation ends with an error that says so.
+//
+// So that the meter does not refuse what clients really write, such as one
+// field repeated in many fragments, the fields of one response name are
+// grouped into classes of fields written alike (see shape): one pair decides
+// for two classes, and only classes that conflict are compared pair by pair,
+// to report each conflict as graphql-js does.
 
 type fieldAndDef struct {
 	parent *Type
@@ -220,6 +227,9 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 	return out
 }
 
+// collectWithin compares the fields of fm that share a response name. The
+// fields are grouped into classes of fields written alike (see classes), and
+// a class is compared with itself and with each later class.
 func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 	for _, k := range fm.keys {
 		fs := fm.fields[k]
@@ -227,9 +237,12 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 			continue
 		}
 		cs := o.classes(fm, k)
-		for a := range cs {
-			for b := a; b < len(cs); b++ {
-				if !o.compareClasses(out, false, k, fs, cs[a], fs, cs[b], true) {
+		for a, c := range cs {
+			if !o.comparePairs(out, false, k, fs, fs, pairsWithin(c)) {
+				return
+			}
+			for _, later := range cs[a+1:] {
+				if !o.comparePairs(out, false, k, fs, fs, pairsAcross(c, later, true)) {
 					return
 				}
 			}
@@ -249,7 +262,7 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 		fs1 := fm1.fields[k]
 		for _, c1 := range o.classes(fm1, k) {
 			for _, c2 := range o.classes(fm2, k) {
-				if !o.compareClasses(out, exclusive, k, fs1, c1, fs2, c2, false) {
+				if !o.comparePairs(out, exclusive, k, fs1, fs2, pairsAcross(c1, c2, false)) {
 					return
 				}
 			}
@@ -257,38 +270,58 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 	}
 }
 
-// compareClasses compares each field of class c1 of fs1 with each of class
-// c2 of fs2; within says that fs1 and fs2 are one list, whose pairs are then
-// compared earlier field first, and c1 with itself means each pair of it.
-// The fields of a class are written alike, so the first pair decides for
-// all: when it does not conflict, no pair does; when it does, the other
-// pairs are compared too, to report each one as graphql-js does. This is
-// what keeps a field repeated a thousand times, as clients do write, from
-// costing half a million comparisons.
-func (o *overlapChecker) compareClasses(out *[]conflict, exclusive bool, key string, fs1 []fieldAndDef, c1 []int, fs2 []fieldAndDef, c2 []int, within bool) bool {
-	same := within && &c1[0] == &c2[0]
+// comparePairs compares fs1[i] with fs2[j] for each pair (i, j) of two
+// classes, and reports whether the rule may go on. The fields of a class are
+// written alike, so the first pair decides for all: when it does not
+// conflict, no pair does; when it does, the other pairs are compared too, to
+// report each one as graphql-js does. This is what keeps a field repeated a
+// thousand times, as clients do write, from costing half a million
+// comparisons.
+func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key string, fs1, fs2 []fieldAndDef, pairs iter.Seq2[int, int]) bool {
 	first := true
-	for x, i := range c1 {
-		ys := c2
-		if same {
-			ys = c1[x+1:]
+	for i, j := range pairs {
+		n := len(*out)
+		if !o.compare(out, exclusive, key, fs1[i], fs2[j]) {
+			return false
 		}
-		for _, j := range ys {
-			a, b := i, j
-			if within && a > b {
-				a, b = b, a
-			}
-			n := len(*out)
-			if !o.compare(out, exclusive, key, fs1[a], fs2[b]) {
-				return false
-			}
-			if first && len(*out) == n {
-				return true
-			}
-			first = false
+		if first && len(*out) == n {
+			return true
 		}
+		first = false
 	}
 	return true
+}
+
+// pairsWithin yields the pairs of distinct members of class c, earlier first.
+func pairsWithin(c []int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for x, i := range c {
+			for _, j := range c[x+1:] {
+				if !yield(i, j) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pairsAcross yields the pairs of a member of c1 and one of c2; ordered, for
+// classes of one list, puts the earlier field first, as graphql-js compares
+// them (the order of an error's locations).
+func pairsAcross(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for _, i := range c1 {
+			for _, j := range c2 {
+				a, b := i, j
+				if ordered && a > b {
+					a, b = b, a
+				}
+				if !yield(a, b) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // oneClass is the classes of a single field.
@@ -468,18 +501,33 @@ func doTypesConflict(t1, t2 *Type) bool {
 	return false
 }
 
+// sameArguments reports whether each argument of a1 has the same value as the
+// first argument of a2 with its name, and both have as many.
 func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	if len(a1) != len(a2) {
 		return false
 	}
-	for _, x := range a1 {
-		var y *Argument
+	find := func(name string) *Argument {
 		for _, z := range a2 {
-			if z.Name == x.Name {
-				y = z
-				break
+			if z.Name == name {
+				return z
 			}
 		}
+		return nil
+	}
+	if len(a2) > 8 {
+		// Looking each name up in turn would be quadratic: a hostile field
+		// can have thousands of arguments.
+		byName := make(map[string]*Argument, len(a2))
+		for _, z := range a2 {
+			if _, dup := byName[z.Name]; !dup {
+				byName[z.Name] = z
+			}
+		}
+		find = func(name string) *Argument { return byName[name] }
+	}
+	for _, x := range a1 {
+		y := find(x.Name)
 		if y == nil || o.canonicalValue(x.Value) != o.canonicalValue(y.Value) {
 			return false
 		}

@@ -19,8 +19,8 @@ type fn[T any] func(it any, vars []any) (T, bool)
 // fn[string]; Date and DateTimeOffset fn[time.Time]; Entity fn[any];
 // Collection fn[[]any].
 type compiler struct {
-	now    time.Time
-	visits *visits // where fetched collections are counted; nil counts nothing
+	now  time.Time
+	eval *evaluation // where fetched collections and built strings are counted; nil counts nothing
 }
 
 func (c *compiler) compile(e Expr) any {
@@ -180,25 +180,25 @@ func (c *compiler) path(p *Path) any {
 	case p.Prop != nil:
 		return viaEntity(ent, p.Prop)
 	case p.Count:
-		many, visits := coll.Many, c.visits
+		many, eval := coll.Many, c.eval
 		return fn[int64](func(it any, v []any) (int64, bool) {
 			x, ok := ent(it, v)
 			if !ok {
 				return 0, false
 			}
 			items := many(x)
-			visits.charge(len(items))
+			eval.visit(len(items))
 			return int64(len(items)), true
 		})
 	case coll != nil:
-		many, visits := coll.Many, c.visits
+		many, eval := coll.Many, c.eval
 		return fn[[]any](func(it any, v []any) ([]any, bool) {
 			x, ok := ent(it, v)
 			if !ok {
 				return nil, false
 			}
 			items := many(x)
-			visits.charge(len(items))
+			eval.visit(len(items))
 			return items, true
 		})
 	}
@@ -661,14 +661,23 @@ func buildIndexOf(c *compiler, call *Call) any {
 }
 
 func buildStrMap(c *compiler, call *Call) any {
-	f := map[string]func(string) string{
-		"tolower": strings.ToLower, "toupper": strings.ToUpper, "trim": strings.TrimSpace,
-	}[call.Name]
-	return map1(strArg(c, call, 0), f)
+	if call.Name == "trim" {
+		return map1(strArg(c, call, 0), strings.TrimSpace) // a substring: nothing is built
+	}
+	f := map[string]func(string) string{"tolower": strings.ToLower, "toupper": strings.ToUpper}[call.Name]
+	eval := c.eval
+	return map1(strArg(c, call, 0), func(s string) string {
+		eval.build(len(s))
+		return f(s)
+	})
 }
 
 func buildConcat(c *compiler, call *Call) any {
-	return map2(strArg(c, call, 0), strArg(c, call, 1), func(a, b string) string { return a + b })
+	eval := c.eval
+	return map2(strArg(c, call, 0), strArg(c, call, 1), func(a, b string) string {
+		eval.build(len(a) + len(b))
+		return a + b
+	})
 }
 
 // substring counts characters (runes). A start past the end yields "", a

@@ -55,7 +55,8 @@
 //   - Limits bound what one query string can ask for: its length, its
 //     expression nodes, $orderby keys, nesting and any/all depth, each
 //     checked while parsing, before what it counts is built; and the
-//     related entities its evaluation reaches, counted as it runs.
+//     related entities its evaluation reaches and the string bytes it
+//     builds, counted as it runs.
 //   - Every query error is an *Error whose message ends in " at position N",
 //     N being the byte offset in the percent-decoded option value (for
 //     errors inside $expand, in the $expand value), or in the raw query

@@ -130,7 +130,7 @@ func notFound(msg string) Response {
 //
 // A long collection (a list without $top can hold every entity) is sent as it is
 // encoded, a piece at a time; a short one in one write with its Content-Length.
-// An error while encoding (Limits.MaxVisits reached by $expand's nested options)
+// An error while encoding (a bound of evaluation reached by $expand's nested options)
 // is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
 // client cannot take the part for the whole.
 func (rt *Route) ListHandler() http.Handler {

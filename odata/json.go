@@ -23,7 +23,7 @@ func (q *Query) AppendCollection(b []byte, context string, page []any, count int
 // appendCollection is AppendCollection; when flush is set, it is called with what is
 // encoded so far whenever that passes flushSize, and encoding goes on in the buffer
 // it returns, so a long collection is never in memory whole. It panics with an
-// *Error past Limits.MaxVisits.
+// *Error past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
 	b = append(b, `{"@odata.context":`...)
 	b = appendString(b, context)
@@ -75,7 +75,7 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 
 // appendFields writes the members of an entity object and its closing brace;
 // the opening brace (and any leading members) are already written. It panics
-// with an *Error past Limits.MaxVisits.
+// with an *Error past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	props := q.Type.Properties
 	if q.selected != nil {

@@ -5,10 +5,11 @@ import (
 	"sync/atomic"
 )
 
-// Limits bound the work one query string can ask for. Each is checked while the
-// query string is read, before what it counts is built, so a hostile query is refused
-// after a bounded amount of work (a query error, 400) instead of being evaluated. The
-// per-route limits the specification names ($top, $skip, $expand depth) are in Settings.
+// Limits bound the work one query string can ask for. All but MaxVisits and
+// MaxStringBytes are checked while the query string is read, before what they count is built, so a hostile query
+// is refused (a query error, 400) after a bounded amount of work instead of being
+// evaluated. The per-route limits the specification names ($top, $skip, $expand
+// depth) are in Settings.
 //
 // A zero field means the value in DefaultLimits, never "no limit".
 type Limits struct {
@@ -34,6 +35,11 @@ type Limits struct {
 	// (any over a product's orders inside any over orders costs the square of the
 	// orders), so it is counted during evaluation, which stops with a query error.
 	MaxVisits int
+	// MaxStringBytes bounds the bytes of the strings concat, tolower and toupper
+	// build while a request is evaluated, summed over the whole request: nested
+	// concat makes strings that grow with every level, for every entity, so their
+	// cost is not in the query's size. Counted before each string is built.
+	MaxStringBytes int
 }
 
 // DefaultLimits are the limits a zero Limits field stands for. Every documented
@@ -46,6 +52,7 @@ var DefaultLimits = Limits{
 	MaxDepth:       64,
 	MaxLambdaDepth: 2,
 	MaxVisits:      250_000,
+	MaxStringBytes: 16 << 20,
 }
 
 // orDefault returns l with each zero field taken from DefaultLimits.
@@ -64,6 +71,7 @@ func (l Limits) orDefault() Limits {
 		MaxDepth:       pick(l.MaxDepth, d.MaxDepth),
 		MaxLambdaDepth: pick(l.MaxLambdaDepth, d.MaxLambdaDepth),
 		MaxVisits:      pick(l.MaxVisits, d.MaxVisits),
+		MaxStringBytes: pick(l.MaxStringBytes, d.MaxStringBytes),
 	}
 }
 
@@ -76,20 +84,30 @@ type budget struct {
 
 func newBudget(l Limits) *budget { return &budget{Limits: l.orDefault()} }
 
-// visits counts the related entities one request's evaluation has reached, against
-// Limits.MaxVisits. Evaluations of one Query may run at once, so the count is atomic.
-// A nil *visits counts nothing.
-type visits struct {
-	n, max int64
+// evaluation counts what one request's evaluation has used of the limits that depend
+// on the data (MaxVisits, MaxStringBytes). Evaluations of one Query may run at once,
+// so the counts are atomic. A nil *evaluation counts nothing.
+type evaluation struct {
+	visits, bytes       int64 // used so far
+	maxVisits, maxBytes int64
 }
 
-// charge counts n more related entities, and stops the evaluation with a query error
-// (a panic recovered where the evaluation started) once they are too many.
-func (v *visits) charge(n int) {
-	if v == nil {
-		return
+func newEvaluation(l Limits) *evaluation {
+	return &evaluation{maxVisits: int64(l.MaxVisits), maxBytes: int64(l.MaxStringBytes)}
+}
+
+// visit counts n more related entities. Past the bound it stops the evaluation with
+// a query error: a panic, recovered where the evaluation started.
+func (e *evaluation) visit(n int) {
+	if e != nil && atomic.AddInt64(&e.visits, int64(n)) > e.maxVisits {
+		panic(&Error{Msg: "evaluating the query reached more than " + strconv.FormatInt(e.maxVisits, 10) + " related entities"})
 	}
-	if atomic.AddInt64(&v.n, int64(n)) > v.max {
-		panic(&Error{Msg: "evaluating the query reached more than " + strconv.FormatInt(v.max, 10) + " related entities"})
+}
+
+// build counts a string of n bytes about to be built, and stops the evaluation as
+// visit does.
+func (e *evaluation) build(n int) {
+	if e != nil && atomic.AddInt64(&e.bytes, int64(n)) > e.maxBytes {
+		panic(&Error{Msg: "evaluating the query built more than " + strconv.FormatInt(e.maxBytes, 10) + " bytes of strings"})
 	}
 }

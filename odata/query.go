@@ -55,7 +55,8 @@ type Settings struct {
 
 // Query is a parsed, checked and compiled set of query options for one
 // entity type. It is safe for concurrent use. It is meant for one request:
-// all its evaluations share one count against Limits.MaxVisits.
+// all its evaluations share one count against Limits.MaxVisits and
+// Limits.MaxStringBytes.
 type Query struct {
 	Type *EntityType
 
@@ -89,9 +90,9 @@ func (q *Query) Count() bool { return q.count }
 // request against entity type t and route settings s. The query string as a
 // whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only
 // separator, every percent-escape valid, no system query option given twice.
-// Parameters whose names do not start with $ are then ignored. The error is an *Error whose position is an
-// offset into the decoded value of the offending option, or into the raw
-// query string when Option is empty.
+// Parameters whose names do not start with $ are then ignored. The error is
+// an *Error whose position is an offset into the decoded value of the
+// offending option, or into the raw query string when Option is empty.
 func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	b := newBudget(s.Limits)
 	params, err := splitQuery(raw, b.Limits)
@@ -123,7 +124,7 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 			return nil, e
 		}
 	}
-	r := &resolver{settings: s, now: time.Now, visits: &visits{max: int64(b.MaxVisits)}}
+	r := &resolver{settings: s, now: time.Now, eval: newEvaluation(b.Limits)}
 	if s.Now != nil {
 		r.now = s.Now
 	}
@@ -149,7 +150,7 @@ func parseOption(o *options, name, value string, b *budget) error {
 type resolver struct {
 	settings Settings
 	now      func() time.Time
-	visits   *visits // shared by the whole query, $expand's nested options included
+	eval     *evaluation // shared by the whole query, $expand's nested options included
 }
 
 func (r *resolver) guard(option string, f func()) {
@@ -171,7 +172,7 @@ func fail(option string, pos int, format string, args ...any) {
 func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
 	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
 	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
-	c := &compiler{now: r.now(), visits: r.visits}
+	c := &compiler{now: r.now(), eval: r.eval}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
@@ -243,8 +244,9 @@ type Filter struct {
 
 // ParseFilter parses, checks and compiles a $filter expression (already
 // percent-decoded) for entity type t. The expression is held to
-// DefaultLimits, except MaxVisits: the filter is for any number of uses, not
-// one request, so its evaluation is not counted (routes use ParseQuery).
+// DefaultLimits, except MaxVisits and MaxStringBytes: the filter is for any
+// number of uses, not one request, so its evaluation is not counted (routes use
+// ParseQuery).
 func ParseFilter(expr string, t *EntityType) (*Filter, error) {
 	var f *Filter
 	err := run(func() {
@@ -317,13 +319,14 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 // then restrict (if not nil), $orderby, count, $skip, $top. It returns the
 // page and the number of entities before $skip and $top. items is not
 // modified. The error is an *Error: the evaluation of this Query, its
-// earlier ones included, reached more than Limits.MaxVisits related entities.
+// earlier ones included, went past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int, err error) {
 	err = run(func() { page, count = q.apply(items, restrict) })
 	return page, count, err
 }
 
-// apply is Apply; it panics with an *Error past Limits.MaxVisits.
+// apply is Apply; it panics with an *Error past Limits.MaxVisits or
+// Limits.MaxStringBytes.
 func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count int) {
 	if q.filter != nil {
 		items = q.filter.Select(items)

@@ -12,10 +12,10 @@ type param struct {
 }
 
 // splitQuery checks the raw query string as a whole and splits it into its
-// parameters. Go's url.ParseQuery would do most of this, but it drops a pair it
-// cannot decode and goes on, and every rule here exists because something was
-// hidden in such a pair (issue 15.7): so every parameter, system option or not,
-// must decode, and a refusal names where the query string went wrong.
+// parameters. url.ParseQuery does not fit: it refuses every ';', which $expand
+// needs, and a caller that goes on past its error sees the query without the
+// pairs it could not decode. Here every parameter, system option or not, must
+// decode (issue 15.8), and a refusal says where the query string went wrong.
 //
 // The rules: the query string is at most l.MaxQueryBytes long; '&' is the only
 // separator, so a raw ';' is refused in a parameter name and anywhere in a

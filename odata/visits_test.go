@@ -62,6 +62,43 @@ func TestMaxVisits(t *testing.T) {
 	}
 }
 
+// TestMaxStringBytes checks that the strings concat, tolower and toupper build are
+// counted before they are built, over every entity, and that the others build nothing.
+func TestMaxStringBytes(t *testing.T) {
+	_, products, _ := newTestModel()
+	items := make([]any, 10)
+	for i := range items {
+		items[i] = &product{ID: int64(i + 1), Name: "abcd"} // 4 bytes
+	}
+	tests := []struct {
+		filter   string
+		maxBytes int
+		refused  bool
+	}{
+		{"concat(name,name) eq ''", 80, false}, // 8 bytes for each of 10
+		{"concat(name,name) eq ''", 79, true},
+		{"concat(concat(name,name),name) eq ''", 200, false}, // 8 + 12
+		{"concat(concat(name,name),name) eq ''", 199, true},
+		{"tolower(name) eq '' or toupper(name) eq ''", 80, false},
+		{"tolower(name) eq '' or toupper(name) eq ''", 79, true},
+		{"trim(name) eq '' and substring(name,1) eq '' and length(name) eq 0 and indexof(name,'x') eq 0", 1, false},
+		{"contains(tolower(name),'x')", 1, false}, // folds case while searching
+	}
+	for _, tt := range tests {
+		q, err := ParseQuery("$filter="+url.QueryEscape(tt.filter), products.Type, Settings{Allowed: OptAll, Limits: Limits{MaxStringBytes: tt.maxBytes}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.filter, err)
+		}
+		_, _, err = q.Apply(items, nil)
+		if refused := err != nil; refused != tt.refused {
+			t.Errorf("%s with MaxStringBytes %d: error %v, want refused %v", tt.filter, tt.maxBytes, err, tt.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "built more than "+itoa(tt.maxBytes)+" bytes of strings") {
+			t.Errorf("%s: error %v", tt.filter, err)
+		}
+	}
+}
+
 // TestMaxVisitsPerQuery checks that the count covers every evaluation of one Query,
 // $expand's nested options included, as a request makes many.
 func TestMaxVisitsPerQuery(t *testing.T) {
@@ -117,8 +154,13 @@ func TestMaxVisitsHTTP(t *testing.T) {
 		t.Errorf("$filter: %v %d %s", err, resp.StatusCode, body)
 	}
 
-	// The first product's orders come first and are cheap; the last ones reach the
-	// bound after more than a flush of output.
+	r := rt.ServeList(context.Background(), "$top=1&$expand=orders($filter=product/orders/any(p: p/quantity lt 0))", "m")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "related entities") {
+		t.Errorf("ServeList: %d %s", r.Status, r.Body)
+	}
+
+	// By id descending, the products without orders come first and fill more than a
+	// flush; product 1 comes last and reaches the bound.
 	resp, body, err = get("$orderby=id desc&$expand=orders($filter=product/orders/any(p: p/quantity lt 0))")
 	if resp.StatusCode != http.StatusOK || err == nil || len(body) < flushSize {
 		t.Errorf("streamed: %d, %d bytes, error %v; want 200 cut after a flush", resp.StatusCode, len(body), err)

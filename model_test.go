@@ -1,0 +1,134 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"quartet/userpb"
+)
+
+// TestTextRules holds the text fields' rules (issue 15.11): what a one-line field
+// and a free-text field refuse, and what they keep.
+func TestTextRules(t *testing.T) {
+	tests := []struct {
+		name  string
+		rule  textRule
+		value string
+		want  string // "" accepted, else a substring of the refusal
+	}{
+		{"plain", nameRule, "Zoe Lee", ""},
+		{"accents", nameRule, "José Müller", ""},
+		{"right-to-left with marks", nameRule, "محمد\u200f 2", ""},
+		{"emoji with joiners", nameRule, "👨\u200d👩\u200d👧", ""},
+		{"inner zero-width joiner", nameRule, "a\u200db", ""},
+		{"100 characters", nameRule, strings.Repeat("é", 100), ""},
+		{"101 characters", nameRule, strings.Repeat("é", 101), "at most 100"},
+		{"101 ASCII characters", nameRule, strings.Repeat("a", 101), "at most 100"},
+		{"empty", nameRule, "", "is required"},
+		{"NUL", nameRule, "Zo\x00e", "control characters"},
+		{"ESC", nameRule, "\x1b[31mZoe", "control characters"},
+		{"BEL", nameRule, "Zoe\a", "control characters"},
+		{"DEL", nameRule, "Zoe\x7f", "control characters"},
+		{"C1 NEL", nameRule, "Zoe\u0085x", "control characters"},
+		{"C1 CSI", nameRule, "Zoe\u009b", "control characters"},
+		{"line feed", nameRule, "Zoe\nAdmin", "single line"},
+		{"carriage return", nameRule, "Zoe\rAdmin", "control characters"},
+		{"tab", nameRule, "Zoe\tLee", "single line"},
+		{"line separator", nameRule, "Zoe\u2028Lee", "single line"},
+		{"right-to-left override", nameRule, "Zoe\u202egpj.exe", "bidirectional"},
+		{"left-to-right embedding", nameRule, "\u202aZoe", "bidirectional"},
+		{"first strong isolate", nameRule, "Zoe\u2068x\u2069", "bidirectional"},
+		{"invalid UTF-8", nameRule, "Zo\xffe", "valid UTF-8"},
+		{"zero-width space only", nameRule, "\u200b", "visible character"},
+		{"invisible mix only", nameRule, "\u200b\u200c\u200d\u2060\ufeff\u00ad \u00a0\u3164", "visible character"},
+		{"marks only", nameRule, "\u200e\u200f", "visible character"},
+		{"variation selector only", nameRule, "\ufe0f", "visible character"},
+		{"email with control", emailRule, "a\x00@example.com", "control characters"},
+		{"title bidi", titleRule, "Hello \u202e", "bidirectional"},
+		{"title 200", titleRule, strings.Repeat("t", 200), ""},
+		{"title 201", titleRule, strings.Repeat("t", 201), "at most 200"},
+		{"content lines and tabs", contentRule, "line 1\n\tline 2\u2028", ""},
+		{"content empty", contentRule, "", ""},
+		{"content invisible only", contentRule, "\u200b", ""},
+		{"content ESC", contentRule, "x\x1b[2J", "control characters"},
+		{"content CR", contentRule, "a\r\nb", "control characters"},
+		{"content NUL", contentRule, "a\x00", "control characters"},
+		{"content bidi", contentRule, "a\u2067b", "bidirectional"},
+		{"content invalid UTF-8", contentRule, "\xc3", "valid UTF-8"},
+		{"comment empty", commentRule, "", "is required"},
+		{"comment zero-width only", commentRule, "\u200b\n\u200b", "visible character"},
+		{"comment lines", commentRule, "nice\npost", ""},
+		{"category empty", categoryRule, "", ""},
+		{"category newline", categoryRule, "a\nb", "single line"},
+	}
+	for _, tt := range tests {
+		got := tt.rule.check(tt.value)
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q gives %q, want %q", tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// TestTextRulesOnEverySurface writes a bad name, title and text through the store's
+// writes, which every surface calls, and through gRPC CreateUsers and a dataset:
+// each is refused per field and nothing is stored.
+func TestTextRulesOnEverySurface(t *testing.T) {
+	s := newTestStore(t)
+	users, posts, comments, orders := len(s.Users()), len(s.Posts()), len(s.Comments()), len(s.Orders())
+	wantField := func(what string, err error, field, msg string) {
+		t.Helper()
+		e, ok := err.(*Error)
+		if !ok || e.Kind != KindInvalid || len(e.Fields[field]) == 0 || !strings.Contains(e.Fields[field][0], msg) {
+			t.Errorf("%s: %v, want a %s error %q", what, err, field, msg)
+		}
+	}
+	_, err := s.CreateUser("Zoe\u202e", "zoe@example.com")
+	wantField("CreateUser", err, "name", "bidirectional")
+	_, err = s.CreateUsers([]NewUser{{"Ok", "ok@example.com"}, {"\u200b", "z@example.com"}})
+	wantField("CreateUsers", err, "name", "visible character")
+	_, err = s.UpdateUser(1, UserPatch{Name: new("Ann\x1b[0m")})
+	wantField("UpdateUser", err, "name", "control characters")
+	_, err = s.CreatePost(1, "Title\nInjected: header", "")
+	wantField("CreatePost title", err, "title", "single line")
+	_, err = s.CreatePost(1, "Title", "body\x07")
+	wantField("CreatePost content", err, "content", "control characters")
+	_, err = s.AddComment(1, 1, "\u2060")
+	wantField("AddComment", err, "text", "visible character")
+	_, err = s.CreateOrder(1, NewOrder{ProductID: 1, Quantity: 1, CustomerName: "x\x00"})
+	wantField("CreateOrder", err, "customerName", "control characters")
+	if len(s.Users()) != users || len(s.Posts()) != posts || len(s.Comments()) != comments || len(s.Orders()) != orders {
+		t.Error("a refused write stored something")
+	}
+	if u, _ := s.User(1); u.Name != "Alice Johnson" {
+		t.Errorf("user 1 changed to %q", u.Name)
+	}
+
+	for _, tt := range []struct{ name, json, want string }{
+		{"user", `{"users":[{"id":1,"name":"a\u0000","email":"a@example.com"}]}`, "users[0] (id 1): invalid input: name must not contain control characters"},
+		{"post", `{"users":[{"id":1,"name":"a","email":"a@example.com"}],"posts":[{"id":1,"userId":1,"title":"\u202e"}]}`, "posts[0] (id 1): title must not contain bidirectional"},
+		{"comment", `{"users":[{"id":1,"name":"a","email":"a@example.com"}],"posts":[{"id":1,"userId":1,"title":"t"}],"comments":[{"id":1,"postId":1,"authorId":1,"text":"\u200b"}]}`, "comments[0] (id 1): text must contain a visible character"},
+		{"product", `{"products":[{"id":1,"name":"p","category":"a\nb","price":1}]}`, "products[0] (id 1): category must be a single line"},
+		{"order", `{"products":[{"id":1,"name":"p","price":1}],"orders":[{"id":1,"productId":1,"quantity":1,"customerName":"\u009b"}]}`, "orders[0] (id 1): customerName must not contain control characters"},
+	} {
+		ds, err := ReadDataset(strings.NewReader(tt.json))
+		if err == nil {
+			err = NewStore().Load(ds)
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("dataset %s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+
+	// gRPC answers the refusal as InvalidArgument with the field's message.
+	a, _ := startApp(t, testConfig())
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	stream, err := c.CreateUsers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Send(&userpb.CreateUserRequest{Name: "Zoe\u2066", Email: "zoe@example.com"})
+	_, err = stream.CloseAndRecv()
+	wantCode(t, err, codes.InvalidArgument, "user 0: invalid input: name must not contain bidirectional override or isolate characters")
+}
