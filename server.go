@@ -219,7 +219,11 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("hijacking not supported")
 	}
 	r.status = http.StatusSwitchingProtocols
-	return h.Hijack()
+	c, rw, err := h.Hijack()
+	if fc, ok := c.(*framingConn); ok {
+		fc.stopFraming() // what follows is WebSocket frames; net/http no longer reads c
+	}
+	return c, rw, err
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
