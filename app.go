@@ -60,7 +60,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		a.store.Close()
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
-	httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
+	httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
