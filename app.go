@@ -67,7 +67,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	// The framing check must see its own conns, so the count goes underneath.
-	httpLn = newHTTPListener(a.httpConns.listen(httpLn), cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns))
+	httpLn = newHTTPListener(a.httpConns.listen(httpLn), cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	grpcLn = a.grpcConns.listen(grpcLn)
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {

@@ -99,6 +99,9 @@ func (f *framing) feed(p []byte) {
 			p = p[i+1:]
 			f.endLine(bytes.TrimSuffix(line, []byte("\r")))
 			f.line = f.line[:0]
+			if cap(f.line) > 4<<10 {
+				f.line = nil // a long line is rare: its buffer is not kept for the connection's life
+			}
 		}
 	}
 }
@@ -212,6 +215,12 @@ func (c *framingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.framing.feed(p[:n])
 	return n, err
+}
+
+// stopFraming ends the tracking when the connection stops carrying HTTP/1.1 requests
+// (a WebSocket, once hijacked). Only the connection's one reader may call it.
+func (c *framingConn) stopFraming() {
+	c.framing.state, c.framing.line = stopped, nil
 }
 
 func (c *framingConn) Close() error {

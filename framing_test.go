@@ -191,3 +191,30 @@ func TestFramingTracker(t *testing.T) {
 		}
 	}
 }
+
+// TestHijackStopsFraming: once a handler takes a connection over (a WebSocket), its
+// bytes are not HTTP requests any more, and the tracker stops reading them.
+func TestHijackStopsFraming(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hijacked := make(chan bool, 1)
+	srv := &http.Server{ConnContext: withFramingConn, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := (&statusRecorder{ResponseWriter: w}).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		fc, ok := c.(*framingConn)
+		hijacked <- ok && fc.framing.state == stopped
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	})}
+	go srv.Serve(newHTTPListener(ln, 10, discardLogger()))
+	defer srv.Close()
+	statuses, _ := exchange(t, ln.Addr().String(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if len(statuses) != 1 || !<-hijacked {
+		t.Errorf("statuses %v; the tracker did not stop on hijack", statuses)
+	}
+}

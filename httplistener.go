@@ -1,8 +1,10 @@
 package main
 
 import (
+	"log/slog"
 	"net"
 	"sync"
+	"time"
 )
 
 // Bounds of the HTTP listener.
@@ -27,18 +29,31 @@ type httpListener struct {
 	slots     chan struct{} // a token per open connection
 	closed    chan struct{} // closed by Close, to end a waiting Accept
 	closeOnce sync.Once
+	log       *slog.Logger
+	warned    time.Time // when the cap was last logged; only Accept's goroutine uses it
 }
 
-func newHTTPListener(ln net.Listener, maxConns int) *httpListener {
-	return &httpListener{Listener: ln, slots: make(chan struct{}, maxConns), closed: make(chan struct{})}
+// fullWarningEvery spaces the log lines saying the connection cap was reached.
+const fullWarningEvery = time.Minute
+
+func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger) *httpListener {
+	return &httpListener{Listener: ln, slots: make(chan struct{}, maxConns), closed: make(chan struct{}), log: log}
 }
 
 // Accept waits for a free slot, then for a connection.
 func (l *httpListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
+	default:
+		if now := time.Now(); now.Sub(l.warned) >= fullWarningEvery {
+			l.warned = now
+			l.log.Warn("HTTP connection limit reached; new connections wait to be accepted", "max", cap(l.slots))
+		}
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.closed:
+			return nil, net.ErrClosed
+		}
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {

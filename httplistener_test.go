@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ import (
 func TestHTTPMaxConns(t *testing.T) {
 	cfg := testConfig()
 	cfg.httpMaxConns = 1
-	a, _ := startApp(t, cfg)
+	a, logs := startApp(t, cfg)
 	get := "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
 	dial := func() (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", a.httpAddr)
@@ -53,6 +54,9 @@ func TestHTTPMaxConns(t *testing.T) {
 	first.Close()
 	if err := read(second, secondR, 10*time.Second); err != nil {
 		t.Fatalf("second connection after the first closed: %v", err)
+	}
+	if !strings.Contains(logs.String(), "HTTP connection limit reached; new connections wait to be accepted") {
+		t.Errorf("the cap was not logged:\n%s", logs)
 	}
 	// startApp's cleanup shuts down with the second connection holding the slot.
 }

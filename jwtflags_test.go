@@ -27,6 +27,7 @@ func TestJWTSecretFile(t *testing.T) {
 		{"newline", testSecret + "\n", testSecret},
 		{"crlf", testSecret + "\r\n", testSecret},
 		{"two newlines keep one", testSecret + "\n\n", testSecret + "\n"},
+		{"carriage return alone kept", testSecret + "\r", testSecret + "\r"},
 		{"inner spaces kept", " " + testSecret + " ", " " + testSecret + " "},
 	} {
 		j := jwtFlags{secretFile: write(tt.name, tt.content)}

@@ -92,8 +92,11 @@ func (j *jwtFlags) verifierConfig() (cfg JWTConfig, on bool, err error) {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %w", unwrapPathError(err))
 		}
 		// Editors and echo end a file with a newline that is not part of the secret.
-		secret = bytes.TrimSuffix(secret, []byte("\n"))
-		secret = bytes.TrimSuffix(secret, []byte("\r"))
+		if trimmed, ok := bytes.CutSuffix(secret, []byte("\r\n")); ok {
+			secret = trimmed
+		} else {
+			secret = bytes.TrimSuffix(secret, []byte("\n"))
+		}
 		if len(secret) == 0 {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %s is empty", j.secretFile)
 		}

