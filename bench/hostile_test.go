@@ -101,6 +101,9 @@ func TestHostileDocumentSizes(t *testing.T) {
 	if n := strings.Count(variablesDoc(1, 3000), "$v"); n != 3000 {
 		t.Errorf("variables document: %d variables", n)
 	}
+	if n := strings.Count(bigDoc(1, s.docBytes), "createdAt"); n >= 2000 {
+		t.Errorf("distinct document: %d fields, over the service's 2,000", n)
+	}
 	if bigDoc(1, 1000) == bigDoc(2, 1000) || overlapDoc(1, 3) == overlapDoc(2, 3) {
 		t.Error("documents for different requests are the same")
 	}
