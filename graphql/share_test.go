@@ -356,7 +356,9 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	if len(got) != subscriptions {
 		t.Errorf("%d distinct ids, want %d", len(got), subscriptions)
 	}
-	if n := writes() - before; n != 1 {
-		t.Errorf("%d system calls for %d queued results, want 1", n, subscriptions)
+	// The writer may already hold the first result when it finds the lock taken, so
+	// that one can go out alone; the rest must go together.
+	if n := writes() - before; n > 2 {
+		t.Errorf("%d system calls for %d queued results, want 1 (or 2)", n, subscriptions)
 	}
 }
