@@ -259,7 +259,7 @@ func (v *JWTVerifier) Algorithm() string { return v.alg }
 
 // Claims is what a verified token says about its bearer.
 type Claims struct {
-	Subject   string    // "sub"; empty if absent
+	Subject   string    // "sub"; never empty once verified
 	Issuer    string    // "iss"; empty if absent
 	Audience  []string  // "aud", as a list even when sent as a string
 	Scopes    []string  // "scope", split at spaces

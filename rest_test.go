@@ -116,6 +116,10 @@ var userBodySeeds = []string{
 	`{"name":"caf\u00e9 \ud83d\ude00\n"}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", `{"name":"a\x"}`,
 	`{"name":"a","extra":{"deep":[1,2,{"x":null}]},"more":true}`, `{"extra":[1,]}`, `{"name":"a"} x`, `{"name":"a"} {}`,
 	`{"name":"a"`, `{"name":"a",}`, `{"nameſ":"x"}`, `{"ſ":1}`, `{"emaiſ":"x"}`, `{"name":"a"}` + "\n\t ",
+	// Repeated keys, known and not, in other cases and spellings.
+	`{"name":"a","Name":"b"}`, `{"x":1,"x":2}`, `{"x":{"y":1,"y":2}}`, `{"x":{"y":1,"Y":2}}`, `{"name":"a","x":1,"X":2}`,
+	`{"\u006eame":"a","name":"b"}`, `{"k":1,"\u212a":2}`, `{"\u0078":1,"x":2}`, `{"x":[{"a":1,"a":2}],"name":"a"}`,
+	`{"a":1,"b":2,"c":3,"d":4,"e":5,"name":"z"}`, `{"id":1,"name":"Ann","email":"ann@example.com","createdAt":"2024-01-05T09:00:00Z"}`,
 }
 
 // checkUserBody holds the REST body decoder to its reference: encoding/json, with
@@ -164,6 +168,15 @@ func TestUserBodyFastDecoder(t *testing.T) {
 	}
 	if accepted < 10 { // the fast path is taken for ordinary bodies, not only checked
 		t.Fatalf("the fast decoder accepted only %d of %d seeds", accepted, len(userBodySeeds))
+	}
+	var b userBody // a user as GET answers it, sent back with PUT
+	if !b.decodeJSON([]byte(`{"id":1,"name":"Ann","email":"ann@example.com","createdAt":"2024-01-05T09:00:00Z"}`)) {
+		t.Error("the fast decoder gave up on a user as GET answers it")
+	}
+	for _, dup := range []string{`{"name":"a","Name":"b"}`, `{"x":1,"X":2}`, `{"k":1,"\u212a":2}`, `{"x":[{"a":1,"a":2}]}`} {
+		if err := decodeBody([]byte(dup), &b); err == nil {
+			t.Errorf("%s: a repeated key was accepted", dup)
+		}
 	}
 }
 
