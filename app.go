@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -29,9 +28,8 @@ type app struct {
 	grpc     *grpcServer
 	done     sync.WaitGroup
 
-	// httpConns and grpcConns count the open connections, for the log line of a
-	// shutdown that had to cut some.
-	httpConns, grpcConns connCounter
+	// httpLn and grpcLn bound and count the open connections.
+	httpLn, grpcLn *limitListener
 }
 
 // start loads the store and starts listening; it returns once the service accepts
@@ -66,9 +64,10 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
+	grpcLimits := cfg.grpcLimits.withDefaults()
+	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
+	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	// The framing check must see its own conns, so the count goes underneath.
-	httpLn = newHTTPListener(a.httpConns.listen(httpLn), cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
-	grpcLn = a.grpcConns.listen(grpcLn)
 	var origins []string
 	for _, o := range strings.Split(cfg.wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -87,16 +86,14 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	grpcLimits := cfg.grpcLimits.withDefaults()
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
-	grpcConns := newLimitListener(grpcLn, grpcLimits.maxConns)
 	a.done.Go(func() {
-		if err := a.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
 		}
 	})
 	a.done.Go(func() {
-		if err := a.grpc.Serve(grpcConns); err != nil {
+		if err := a.grpc.Serve(a.grpcLn); err != nil {
 			log.Error("grpc server", "error", err)
 		}
 	})
@@ -136,7 +133,7 @@ func (a *app) shutdown() error {
 			grpcDone = nil
 		case <-bound.Done():
 			a.log.Warn("shutdown: calls still running after -shutdown-timeout are cut",
-				"timeout", a.cfg.shutdownTimeout, "httpConnections", a.httpConns.open(), "grpcConnections", a.grpcConns.open())
+				"timeout", a.cfg.shutdownTimeout, "httpConnections", a.httpLn.open(), "grpcConnections", a.grpcLn.open())
 			cutNow()
 			a.http.Close() // http.Shutdown leaves busy connections open
 			a.grpc.Stop()
@@ -154,51 +151,6 @@ func (a *app) shutdown() error {
 	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
-}
-
-// connCounter counts the connections a listener accepted that are still open.
-type connCounter struct{ n atomic.Int64 }
-
-func (c *connCounter) open() int64 { return c.n.Load() }
-
-// listen returns ln with its connections counted by c.
-func (c *connCounter) listen(ln net.Listener) net.Listener { return &countingListener{ln, c} }
-
-type countingListener struct {
-	net.Listener
-	c *connCounter
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	l.c.n.Add(1)
-	return &countedConn{Conn: conn, c: l.c}, nil
-}
-
-// countedConn is an accepted connection that uncounts itself on its first Close.
-type countedConn struct {
-	net.Conn
-	c      *connCounter
-	closed atomic.Bool
-}
-
-func (c *countedConn) Close() error {
-	if !c.closed.Swap(true) {
-		c.c.n.Add(-1)
-	}
-	return c.Conn.Close()
-}
-
-// CloseWrite keeps the half-close net/http uses to end a connection without
-// resetting it (so the client reads the last answer), which wrapping would hide.
-func (c *countedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
 	}
 	return nil
 }

@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -202,13 +202,18 @@ func (f *framing) endHeader() {
 	}
 }
 
-// framingConn is an HTTP connection whose reads the framing tracker follows. It
-// gives its httpListener slot back when closed.
+// framingConn is an HTTP connection whose reads the framing tracker follows.
 type framingConn struct {
 	net.Conn
-	framing     framing
-	release     func() // nil: no slot to give back
-	releaseOnce sync.Once
+	framing framing
+}
+
+// newHTTPListener is the HTTP server's listener: at most maxConns connections, each a
+// framingConn.
+func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger) *limitListener {
+	l := newLimitListener(ln, "HTTP", maxConns, log)
+	l.wrap = func(c *limitedConn) net.Conn { return &framingConn{Conn: c} }
+	return l
 }
 
 func (c *framingConn) Read(p []byte) (int, error) {
@@ -223,12 +228,12 @@ func (c *framingConn) stopFraming() {
 	c.framing.state, c.framing.line = stopped, nil
 }
 
-func (c *framingConn) Close() error {
-	err := c.Conn.Close()
-	if c.release != nil {
-		c.releaseOnce.Do(c.release)
+// CloseWrite passes net/http's half-close on (see limitedConn.CloseWrite).
+func (c *framingConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
-	return err
+	return nil
 }
 
 type framingConnKey struct{}

@@ -9,7 +9,6 @@ import (
 	"iter"
 	"log/slog"
 	"math"
-	"net"
 	"slices"
 	"sync"
 	"time"
@@ -136,57 +135,6 @@ func (l grpcLimits) serverOptions() []grpc.ServerOption {
 		// keeps one alive between calls is tolerated rather than cut off.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.minClientPing, PermitWithoutStream: true}),
 	}
-}
-
-// limitListener accepts at most cap(slots) connections at once: Accept waits until one
-// of them is closed, as a server without free workers would, so a flood of connections
-// queues in the kernel's backlog instead of in the service's memory.
-//
-// (The wrapped connection hides *net.TCPConn from grpc-go, which then does not set
-// TCP_USER_TIMEOUT; its keepalive pings still find a dead peer.)
-type limitListener struct {
-	net.Listener
-	slots     chan struct{}
-	closed    chan struct{}
-	closeOnce sync.Once
-}
-
-func newLimitListener(l net.Listener, n int) *limitListener {
-	return &limitListener{Listener: l, slots: make(chan struct{}, n), closed: make(chan struct{})}
-}
-
-// Accept waits for a free slot, then for a connection.
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
-}
-
-// Close stops accepting, also for an Accept waiting for a slot.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-// limitedConn gives its listener's slot back when it is closed.
-type limitedConn struct {
-	net.Conn
-	release func()
-}
-
-// Close closes the connection and frees its slot.
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.release()
-	return err
 }
 
 // userService implements userpb.UserServiceServer.

@@ -478,7 +478,7 @@ func TestLimitListenerCloseWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(inner, 1)
+	l := newLimitListener(inner, "gRPC", 1, discardLogger())
 	client, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)
