@@ -27,6 +27,7 @@ type app struct {
 	server   *Server
 	grpc     *grpcServer
 	done     sync.WaitGroup
+	quit     chan struct{} // closed on shutdown, for the background work in done
 
 	// httpLn and grpcLn bound and count the open connections.
 	httpLn, grpcLn *limitListener
@@ -97,8 +98,11 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 			log.Error("grpc server", "error", err)
 		}
 	})
-	// The load's garbage is gone now; give its memory back while already serving.
+	// The load's garbage is gone now; give its memory back while already serving, and
+	// after every burst to come.
 	go debug.FreeOSMemory()
+	a.quit = make(chan struct{})
+	a.done.Go(func() { returnFreeMemoryEvery(memoryCheckEvery, memoryKeepFree, a.quit) })
 	return a, nil
 }
 
@@ -109,6 +113,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 func (a *app) shutdown() error {
 	bound, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
+	close(a.quit)
 	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
 	// HTTP (its WebSockets first) and gRPC drain side by side until they are done or
 	// cut; cut comes when the bound passes, once what is still open has been counted.
