@@ -18,9 +18,12 @@ import (
 // selection set, see preparedDocument.plan).
 const (
 	// defaultCacheBytes is the estimated memory the cached documents of a
-	// schema may hold together. A document estimated larger than a sixteenth
-	// of it is not cached, so that one request cannot empty the cache.
-	defaultCacheBytes = 32 << 20
+	// schema may hold together: some hundreds of documents of a usual size,
+	// far more than an application sends. A document estimated larger than a
+	// sixteenth of it is not cached, so that one request cannot empty the
+	// cache. (What the cache holds stays after an attack; 8 MiB keeps that
+	// within a tenth of a 20,000-user store's resident size.)
+	defaultCacheBytes = 8 << 20
 
 	// bytesPerToken and bytesPerEntry estimate a document's memory beyond
 	// its text: measured (TestDocumentSize), a token costs 90 to 160 bytes
