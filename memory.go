@@ -14,7 +14,7 @@ import (
 // heap at the price of one extra collection per burst (bench/README.md, "Hostile load").
 const (
 	memoryCheckEvery = 5 * time.Second
-	memoryKeepFree   = 32 << 20
+	memoryKeepFree   = 16 << 20
 )
 
 // freeHeapBytes is the heap memory that is free but not yet given back to the system.
