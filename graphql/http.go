@@ -30,7 +30,7 @@ const MaxRequestBytes = 1 << 20
 // Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
 // POST with an application/json body {"query", "operationName",
 // "variables", "extensions"}, and GET with the same as URL parameters for
-// queries only. Responses are application/json (status 200 for every
+// queries only (HEAD as GET, without the body). Responses are application/json (status 200 for every
 // well-formed request) unless the Accept header prefers
 // application/graphql-response+json, whose status codes tell request errors
 // (400) from executed operations (200).
@@ -75,12 +75,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if r.Method == http.MethodGet && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
+	if isGet(r) && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "GET, POST")
+	if !isGet(r) && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, HEAD, POST")
 		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
 		return
 	}
@@ -140,7 +140,7 @@ func (h *Handler) execute(ctx context.Context, method string, req Request) (*Res
 // the request is not well-formed.
 func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, int, string) {
 	var params httpParams
-	if r.Method == http.MethodGet {
+	if isGet(r) {
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
 			return Request{}, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 		}
@@ -399,6 +399,14 @@ func writeHTTPError(w http.ResponseWriter, media string, status int, msg string)
 		code = "BAD_REQUEST"
 	}
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(code, msg)}})
+}
+
+// isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and
+// headers alike (RFC 9110 section 9.3.2), and net/http leaves out the body; the
+// operation still runs, since the headers (Content-Length, the status) depend on its
+// answer.
+func isGet(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
 func isWebSocketUpgrade(r *http.Request) bool {
