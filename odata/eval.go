@@ -134,9 +134,9 @@ func sortAll(items []any, pass func(any) bool, keys []orderKey) ([]any, int) {
 		}
 		items = kept
 	}
-	r := newRanking(keys, len(items))
+	r := newRanking(keys, len(items)) // slot i holds items[i]
 	for i, x := range items {
-		r.load(i, x, i)
+		r.load(i, x)
 	}
 	slots := make([]int, len(items))
 	for i := range slots {
@@ -147,7 +147,7 @@ func sortAll(items []any, pass func(any) bool, keys []orderKey) ([]any, int) {
 	slices.SortFunc(slots, r.compare)
 	out := make([]any, len(items))
 	for i, s := range slots {
-		out[i] = r.items[s]
+		out[i] = items[s]
 	}
 	return out, len(items)
 }
@@ -156,7 +156,10 @@ func sortAll(items []any, pass func(any) bool, keys []orderKey) ([]any, int) {
 // how many pass: a max-heap holds the best k seen so far, its worst at the
 // root, which each later entity has only to beat.
 func topK(items []any, pass func(any) bool, keys []orderKey, k int) ([]any, int) {
-	h := &bestK{r: newRanking(keys, k+1), slots: make([]int, 0, k)}
+	r := newRanking(keys, k+1)
+	r.pos = make([]int, k+1)
+	held := make([]any, k+1) // the entity in each slot
+	h := &bestK{r: r, slots: make([]int, 0, k)}
 	spare := k // the slot a candidate is loaded into before it is compared
 	count := 0
 	for i, x := range items {
@@ -167,20 +170,24 @@ func topK(items []any, pass func(any) bool, keys []orderKey, k int) ([]any, int)
 		switch {
 		case k == 0:
 		case len(h.slots) < k:
-			h.r.load(len(h.slots), x, i)
-			heap.Push(h, len(h.slots))
+			s := len(h.slots)
+			r.load(s, x)
+			held[s], r.pos[s] = x, i
+			heap.Push(h, s)
 		default:
-			h.r.load(spare, x, i)
-			if h.r.compare(spare, h.slots[0]) < 0 {
+			r.load(spare, x)
+			r.pos[spare] = i
+			if r.compare(spare, h.slots[0]) < 0 {
+				held[spare] = x
 				h.slots[0], spare = spare, h.slots[0]
 				heap.Fix(h, 0)
 			}
 		}
 	}
-	slices.SortFunc(h.slots, h.r.compare)
+	slices.SortFunc(h.slots, r.compare)
 	out := make([]any, len(h.slots))
 	for i, s := range h.slots {
-		out[i] = h.r.items[s]
+		out[i] = held[s]
 	}
 	return out, count
 }
@@ -201,16 +208,17 @@ func (h *bestK) Pop() any {
 	return s
 }
 
-// ranking holds, in numbered slots, entities with the values of their
-// $orderby keys and their positions in the input, computed once per entity.
+// ranking holds, in numbered slots, the values of the $orderby keys of
+// entities, computed once per entity, and orders the slots by them.
 type ranking struct {
-	keys  []sortKey
-	items []any
-	pos   []int
+	keys []sortKey
+	// pos is the position in the input of the entity in each slot, which
+	// breaks ties; nil when the slot numbers are the positions.
+	pos []int
 }
 
 func newRanking(order []orderKey, slots int) *ranking {
-	r := &ranking{keys: make([]sortKey, len(order)), items: make([]any, slots), pos: make([]int, slots)}
+	r := &ranking{keys: make([]sortKey, len(order))}
 	for i, o := range order {
 		switch f := o.f.(type) {
 		case fn[bool]:
@@ -228,9 +236,8 @@ func newRanking(order []orderKey, slots int) *ranking {
 	return r
 }
 
-// load puts entity x, at position pos of the input, in slot s.
-func (r *ranking) load(s int, x any, pos int) {
-	r.items[s], r.pos[s] = x, pos
+// load computes the keys of entity x into slot s.
+func (r *ranking) load(s int, x any) {
 	for _, k := range r.keys {
 		k.load(s, x)
 	}
@@ -242,6 +249,9 @@ func (r *ranking) compare(a, b int) int {
 		if c := k.compare(a, b); c != 0 {
 			return c
 		}
+	}
+	if r.pos == nil {
+		return cmp.Compare(a, b)
 	}
 	return cmp.Compare(r.pos[a], r.pos[b])
 }
