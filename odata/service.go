@@ -62,6 +62,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, notFound("no resource at "+r.URL.Path))
 		return
 	}
+	rest = strings.TrimSuffix(rest, "/") // /Products/ is /Products, as clients that join paths write it
 	segs := strings.Split(rest, "/")
 	// An unknown entity set is 404 whatever the method: there is no resource to
 	// allow methods on.
@@ -224,9 +225,10 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		}
 		return
 	}
-	n := t.Nav(rest[0])
+	name, _, _ := strings.Cut(rest[0], "(")
+	n := t.Nav(name)
 	if n == nil {
-		write(w, notFound("no property "+strconv.Quote(rest[0])+" on "+t.Name))
+		write(w, notFound("no property "+strconv.Quote(name)+" on "+t.Name))
 		return
 	}
 	target := s.Model.SetOf(n.Target)
@@ -239,6 +241,10 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		return
 	}
 	if !n.Collection {
+		if name != rest[0] {
+			write(w, badRequest(&Error{Pos: len(name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
+			return
+		}
 		y, ok := n.One(x)
 		switch {
 		case !ok:
@@ -248,6 +254,26 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		default:
 			s.serveBelow(w, r, target, y, n.Target.KeyProperty().Int(y), rest[1:])
 		}
+		return
+	}
+	relKey, hasKey, err := parseKey(rest[0], n.Target)
+	if err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	if hasKey { // one of the related entities: /Products(3)/orders(7)
+		id := n.Target.KeyProperty().Int
+		for _, y := range n.Many(x) {
+			if id(y) == relKey {
+				if len(rest) == 1 {
+					trs.Entity.serveValue(w, r, y)
+				} else {
+					s.serveBelow(w, r, target, y, relKey, rest[1:])
+				}
+				return
+			}
+		}
+		write(w, notFound(n.Target.Name+" "+strconv.FormatInt(relKey, 10)+" is not among the "+n.Name+" of "+t.Name+" "+strconv.FormatInt(key, 10)))
 		return
 	}
 	nav := *trs.List
