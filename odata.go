@@ -112,6 +112,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 // names and types, so they are open to all, as before; the data needs read access.
 func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET "+odataRoot+"{$}", rt.service.ServeHTTP)
+	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
 	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
 	read := s.requireODataRead(rt.service.ServeHTTP)
 	s.odata = func(w http.ResponseWriter, r *http.Request) {
@@ -123,9 +124,12 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	}
 }
 
-// isODataPath reports whether path belongs to the OData service: anything under
-// /api/ except the REST routes of users.
+// isODataPath reports whether path belongs to the OData service: its root, with or
+// without the slash, and anything under it except the REST routes of users.
 func isODataPath(path string) bool {
+	if path+"/" == odataRoot {
+		return true
+	}
 	rest, ok := strings.CutPrefix(path, odataRoot)
 	return ok && rest != "users" && !strings.HasPrefix(rest, "users/")
 }

@@ -58,6 +58,9 @@ const allowHeader = "GET, HEAD, OPTIONS"
 // ServeHTTP answers r, whose path is below s.Root.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.Root)
+	if r.URL.Path+"/" == s.Root {
+		rest, ok = "", true // the root without its slash, as a client given "/api" may ask
+	}
 	if !ok {
 		write(w, notFound("no resource at "+r.URL.Path))
 		return
