@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
+	"strings"
 	"time"
 
 	"quartet/odata"
@@ -14,7 +14,12 @@ import (
 // the odata package over the shared store. Each route's allowed options and limits are
 // declared here, once, in the manner of ASP.NET's [EnableQuery(...)].
 
-const odataMetadataPath = "/api/$metadata"
+// odataRoot is the OData service root; its resources, $metadata among them, are
+// relative to it.
+const (
+	odataRoot         = "/api/"
+	odataMetadataPath = odataRoot + "$metadata"
+)
 
 // odataRoutes are the OData endpoints and their settings.
 type odataRoutes struct {
@@ -22,7 +27,7 @@ type odataRoutes struct {
 	products, productOne *odata.Route
 	search               *odata.Route
 	orders, orderOne     *odata.Route
-	keySegment           http.Handler // /api/products(5), /api/orders(3)
+	service              *odata.Service // every OData path, resolved from $metadata's names
 }
 
 // newODataRoutes describes Product and Order to the odata package, with getters over
@@ -93,19 +98,40 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)
 	rt.orderOne.Get = getOrder
-	rt.keySegment = odata.KeySegmentHandler(map[string]*odata.Route{"products": rt.productOne, "orders": rt.orderOne}, nil)
+	rt.service = &odata.Service{Model: model, Root: odataRoot, RejectPassword: true, Sets: map[string]odata.SetRoutes{
+		productSet.Name: {List: rt.products, Entity: rt.productOne, Named: map[string]*odata.Route{"search": rt.search}},
+		orderSet.Name:   {List: rt.orders, Entity: rt.orderOne},
+	}}
 	return rt
 }
 
-// addODataRoutes registers the OData endpoints.
+// addODataRoutes registers the OData endpoints. ServeMux patterns cannot match
+// inside a segment (/api/Products(5)) nor ignore letter case (/api/Products), so the
+// odata package resolves every OData path itself: the catch-all of addFallbacks hands
+// it each path isODataPath claims. The service document and $metadata describe only
+// names and types, so they are open to all, as before; the data needs read access.
 func (s *Server) addODataRoutes(rt *odataRoutes) {
-	s.handle("GET /api/products", s.requireODataRead(rt.products.ListHandler().ServeHTTP))
-	s.handle("GET /api/products/search", s.requireODataRead(rt.search.ListHandler().ServeHTTP))
-	s.handle("GET /api/products/{id}", s.requireODataRead(rt.productOne.EntityHandler().ServeHTTP))
-	s.handle("GET /api/orders", s.requireODataRead(rt.orders.ListHandler().ServeHTTP))
-	s.handle("GET /api/orders/{id}", s.requireODataRead(rt.orderOne.EntityHandler().ServeHTTP))
-	s.handle("GET "+odataMetadataPath, odata.MetadataHandler(rt.model, true).ServeHTTP)
-	s.odataKeys = s.requireODataRead(rt.keySegment.ServeHTTP)
+	s.handle("GET "+odataRoot+"{$}", rt.service.ServeHTTP)
+	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
+	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
+	read := s.requireODataRead(rt.service.ServeHTTP)
+	s.odata = func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			read(w, r)
+			return
+		}
+		rt.service.ServeHTTP(w, r) // 405 or OPTIONS, before credentials, as on every route
+	}
+}
+
+// isODataPath reports whether path belongs to the OData service: its root, with or
+// without the slash, and anything under it except the REST routes of users.
+func isODataPath(path string) bool {
+	if path+"/" == odataRoot {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, odataRoot)
+	return ok && rest != "users" && !strings.HasPrefix(rest, "users/")
 }
 
 // writeODataError answers a domain error (authentication, in practice) as an OData
@@ -118,7 +144,3 @@ func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
 	w.WriteHeader(e.HTTPStatus())
 	w.Write(body)
 }
-
-// odataKeyPath matches the OData way of addressing one entity, /api/products(5),
-// which ServeMux patterns cannot express.
-var odataKeyPath = regexp.MustCompile(`^/api/(?i:products|orders)\([^/]*\)$`)

@@ -37,8 +37,8 @@ type Server struct {
 	mux   *http.ServeMux
 	// websockets are the live GraphQL sockets, which http.Server.Shutdown does not see.
 	websockets *graphql.WebSocketHandler
-	// odataKeys serves /api/products(5)-style paths, which only the catch-all sees.
-	odataKeys http.Handler
+	// odata serves the paths isODataPath claims that no pattern matched.
+	odata http.HandlerFunc
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
@@ -136,20 +136,17 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 // addFallbacks answers what ServeMux would answer in plain text: 405 with Allow for a
 // known path and an unknown method, and 404 for an unknown path, both as problem+json.
 // The 405 answers live in a mux of their own, keyed by path alone, so they can never
-// conflict with the real routes; the catch-all consults it.
+// conflict with the real routes; the catch-all consults it. OData paths go to the
+// OData service instead, which answers them, errors included, as OData clients read
+// them.
 func (s *Server) addFallbacks() {
 	byPath := http.NewServeMux()
 	for path, methods := range s.methods {
 		byPath.Handle(path, methodNotAllowed(methods...))
 	}
-	odataKeyMethods := methodNotAllowed(http.MethodGet)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if s.odataKeys != nil && odataKeyPath.MatchString(r.URL.Path) {
-			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				s.odataKeys.ServeHTTP(w, r)
-			} else {
-				odataKeyMethods.ServeHTTP(w, r)
-			}
+		if s.odata != nil && isODataPath(r.URL.Path) {
+			s.odata(w, r)
 			return
 		}
 		if _, pattern := byPath.Handler(r); pattern != "" {

@@ -7,9 +7,12 @@
 // The package knows nothing about where entities come from. The caller
 // describes each entity type with an EntityType whose properties carry
 // typed getters over an opaque entity value (any), builds a Model with
-// NewModel, and serves each endpoint with a Route. Query options are parsed
-// (ParseQuery), resolved against the model, type-checked and compiled into
-// closures calling the getters directly.
+// NewModel, fills a Route per endpoint, and serves them with a Service, which
+// resolves resource paths as $metadata names them: the service document,
+// entity sets in any letter case, keys ((5), (id=5) or /5), navigation, /$count,
+// properties and /$value. Query options are parsed (ParseQuery), resolved
+// against the model, type-checked and compiled into closures calling the
+// getters directly.
 //
 // Semantics worth knowing:
 //

@@ -1,6 +1,8 @@
 package odata
 
 import (
+	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -148,6 +150,47 @@ func FuzzParseExpr(f *testing.F) {
 			if !ok || e.Pos < 0 || e.Pos > len(s) {
 				t.Fatalf("%q: bad error %v", s, err)
 			}
+		}
+	})
+}
+
+// FuzzServicePath requests arbitrary paths below the service root. The Service
+// must never panic, must answer only with a status a read-only service has
+// (200, 204, 400, 404; ServeMux's redirects aside), and every error must carry the OData JSON error body
+// and OData-Version: 4.0.
+func FuzzServicePath(f *testing.F) {
+	for _, s := range []string{
+		"", "$metadata", "products", "Products(1)", "products(id=1)", "products/1", "products/$count",
+		"products(1)/orders", "products(1)/orders(2)/product/name/$value", "orders(7)/product",
+		"products(1)/name/$value", "products(", "products()", "products(id=)", "(5)", "products(5)(6)",
+		"products(1)/orders/$count/x", "products/search", "nosuch", "products(1)/$value",
+	} {
+		f.Add(s)
+	}
+	mux := testMux()
+	f.Fuzz(func(t *testing.T, path string) {
+		u := &url.URL{Path: "/api/" + path}
+		req := httptest.NewRequest("GET", "http://example.com/", nil)
+		req.URL = u
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 204:
+			return
+		case 301, 307:
+			return // ServeMux sends an unclean path (/api/./x) to its clean form first
+		case 400, 404:
+		default:
+			t.Fatalf("%q: status %d", path, rec.Code)
+		}
+		if rec.Header().Get("OData-Version") != "4.0" {
+			t.Fatalf("%q: %d without OData-Version: %s", path, rec.Code, rec.Body)
+		}
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
+			t.Fatalf("%q: %d with body %s", path, rec.Code, rec.Body)
 		}
 	})
 }

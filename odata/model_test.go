@@ -107,8 +107,8 @@ func testData() (products, orders []any) {
 
 var fixedNow = day("2024-07-01T12:00:00Z")
 
-// testMux wires the five OData routes and $metadata the way the service
-// does, per CONTRACT section 5.
+// testMux wires the five OData routes of CONTRACT section 5 into a Service
+// under /api/, the way the service does, beside a non-OData route.
 func testMux() *http.ServeMux {
 	m, ps, os := newTestModel()
 	products, orders := testData()
@@ -139,14 +139,12 @@ func testMux() *http.ServeMux {
 	orderList := &Route{Set: os, Settings: listSettings, List: all(orders), RejectPassword: true, Metadata: "/api/$metadata"}
 	orderOne := &Route{Set: os, Settings: entitySettings, Get: get(orders, oid), RejectPassword: true, Metadata: "/api/$metadata"}
 
+	svc := &Service{Model: m, Root: "/api/", RejectPassword: true, Sets: map[string]SetRoutes{
+		ps.Name: {List: productList, Entity: productOne, Named: map[string]*Route{"search": search}},
+		os.Name: {List: orderList, Entity: orderOne},
+	}}
 	mux := http.NewServeMux()
-	mux.Handle("GET /api/products", productList.ListHandler())
-	mux.Handle("GET /api/products/search", search.ListHandler())
-	mux.Handle("GET /api/products/{id}", productOne.EntityHandler())
-	mux.Handle("GET /api/orders", orderList.ListHandler())
-	mux.Handle("GET /api/orders/{id}", orderOne.EntityHandler())
-	mux.Handle("GET /api/$metadata", MetadataHandler(m, true))
-	mux.Handle("GET /api/{seg}", KeySegmentHandler(map[string]*Route{"products": productOne, "orders": orderOne}, nil))
+	mux.Handle("/api/", svc)
 	mux.HandleFunc("GET /api/users", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "users") })
 	return mux
 }

@@ -176,25 +176,26 @@ func TestErrorBody(t *testing.T) {
 	}
 }
 
-func TestParseKeySegment(t *testing.T) {
+func TestParseKey(t *testing.T) {
+	_, products, _ := newTestModel()
 	tests := []struct {
-		seg  string
-		name string
-		key  int64
-		ok   bool
-		err  bool
+		seg string
+		key int64
+		ok  bool
+		err bool
 	}{
-		{"products(5)", "products", 5, true, false},
-		{"Orders(id=12)", "Orders", 12, true, false},
-		{"products", "products", 0, false, false},
-		{"products(x)", "products", 0, false, true},
-		{"products(5", "products", 0, false, true},
-		{"(5)", "", 0, false, true},
+		{"products(5)", 5, true, false},
+		{"Products(ID=12)", 12, true, false},
+		{"products", 0, false, false},
+		{"products(x)", 0, false, true},
+		{"products(5", 0, false, true},
+		{"products(name=5)", 0, false, true},
+		{"products( 5)", 0, false, true},
 	}
 	for _, tt := range tests {
-		name, key, ok, err := ParseKeySegment(tt.seg)
-		if name != tt.name || key != tt.key || ok != tt.ok || (err != nil) != tt.err {
-			t.Errorf("ParseKeySegment(%q) = %q, %d, %v, %v", tt.seg, name, key, ok, err)
+		key, ok, err := parseKey(tt.seg, products.Type)
+		if key != tt.key || ok != tt.ok || (err != nil) != tt.err {
+			t.Errorf("parseKey(%q) = %d, %v, %v", tt.seg, key, ok, err)
 		}
 	}
 }

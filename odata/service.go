@@ -1,0 +1,350 @@
+package odata
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Service serves every resource path of a model below one root, as a client that
+// reads $metadata derives them (OData 4.01 URL conventions, section 4):
+//
+//	{root}                          the service document
+//	{root}$metadata                 the CSDL document
+//	{root}Products                  a collection (the set's name in any letter case)
+//	{root}Products/$count           its size after $filter, as text/plain
+//	{root}Products(5), (id=5), /5   one entity
+//	{root}Products(5)/orders        a navigation property, with query options when a collection
+//	{root}Products(5)/orders/$count the size of a collection navigation
+//	{root}Products(5)/name          a property, and /name/$value its raw value
+//
+// Every answer, errors included, carries OData-Version: 4.0 and every error has
+// the OData JSON error body. The service is read-only: GET and HEAD are served,
+// OPTIONS answers 204, any other method 405.
+type Service struct {
+	Model *Model
+	// Root is the path the resources are relative to, ending in "/" ("/api/").
+	Root string
+	// Sets holds the routes of each entity set, keyed by the set's name as in
+	// Model. A set of Model without routes answers 404.
+	Sets map[string]SetRoutes
+	// RejectPassword applies Route.RejectPassword to the service document and
+	// $metadata as well.
+	RejectPassword bool
+
+	metadataOnce sync.Once
+	metadata     []byte // built once: the model does not change
+}
+
+// SetRoutes are the routes of one entity set.
+type SetRoutes struct {
+	// List serves the collection and its /$count; its Settings also apply to
+	// a collection navigation into this set.
+	List *Route
+	// Entity serves one entity by key, and its properties; its Settings also
+	// apply to a single-valued navigation to this set.
+	Entity *Route
+	// Named are further collections addressed by one fixed segment below the
+	// set (e.g. "search" for /Products/search), matched exactly; such a
+	// segment is then never taken for a key.
+	Named map[string]*Route
+}
+
+// allowHeader is the Allow header of every resource: the service is read-only.
+const allowHeader = "GET, HEAD, OPTIONS"
+
+// ServeHTTP answers r, whose path is below s.Root.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, s.Root)
+	if r.URL.Path+"/" == s.Root {
+		rest, ok = "", true // the root without its slash, as a client given "/api" may ask
+	}
+	if !ok {
+		write(w, notFound("no resource at "+r.URL.Path))
+		return
+	}
+	rest = strings.TrimSuffix(rest, "/") // /Products/ is /Products, as clients that join paths write it
+	segs := strings.Split(rest, "/")
+	// An unknown entity set is 404 whatever the method: there is no resource to
+	// allow methods on.
+	if rest != "" && rest != "$metadata" {
+		name, _, _ := strings.Cut(segs[0], "(")
+		if s.routes(name) == nil {
+			write(w, notFound("no entity set named "+strconv.Quote(name)))
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		w.Header().Set("Allow", allowHeader)
+		w.Header().Set("OData-Version", "4.0")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", allowHeader)
+		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
+			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allowHeader))
+		return
+	}
+	if s.RejectPassword && containsPassword(r.URL.RawQuery) {
+		write(w, Response{Status: http.StatusBadRequest})
+		return
+	}
+	switch rest {
+	case "":
+		s.serveDocument(w, r)
+	case "$metadata":
+		s.serveMetadata(w, r)
+	default:
+		s.serveResource(w, r, segs)
+	}
+}
+
+// routes returns the routes of the entity set named name (in any letter case),
+// or nil.
+func (s *Service) routes(name string) *SetRoutes {
+	set := s.Model.Set(name)
+	if set == nil {
+		return nil
+	}
+	rs, ok := s.Sets[set.Name]
+	if !ok {
+		return nil
+	}
+	return &rs
+}
+
+// serveDocument answers the service document (OData JSON Format, section 5): the
+// entity sets, each with its URL relative to the root.
+func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
+	if !s.checkNoOptions(w, r) {
+		return
+	}
+	b := []byte(`{"@odata.context":`)
+	b = appendString(b, s.metadataURL(r))
+	b = append(b, `,"value":[`...)
+	n := 0
+	for _, set := range s.Model.Sets {
+		if _, ok := s.Sets[set.Name]; !ok {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"name":`...)
+		b = appendString(b, set.Name)
+		b = append(b, `,"kind":"EntitySet","url":`...)
+		b = appendString(b, set.Name)
+		b = append(b, '}')
+	}
+	write(w, Response{http.StatusOK, jsonType, append(b, "]}"...)})
+}
+
+func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	if !s.checkNoOptions(w, r) {
+		return
+	}
+	s.metadataOnce.Do(func() { s.metadata = s.Model.Metadata() })
+	write(w, Response{http.StatusOK, "application/xml", s.metadata})
+}
+
+// checkNoOptions holds the query string of a resource that takes no options to
+// the rules every route's is held to, so that no OData URL answers 200 to a query
+// string the others refuse. It answers the request and reports false if it fails.
+func (s *Service) checkNoOptions(w http.ResponseWriter, r *http.Request) bool {
+	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+		write(w, badRequest(err))
+		return false
+	}
+	return true
+}
+
+// metadataURL is the absolute URL of $metadata, as context URLs name it.
+func (s *Service) metadataURL(r *http.Request) string {
+	rt := Route{Metadata: s.Root + "$metadata"}
+	return rt.metadataURL(r)
+}
+
+// serveResource answers a path that starts with an entity set: segs are the path
+// segments below the root, segs[0] naming the set.
+func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []string) {
+	name, _, _ := strings.Cut(segs[0], "(")
+	rs := s.routes(name)
+	set := rs.List.Set
+	key, hasKey, err := parseKey(segs[0], set.Type)
+	if err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	rest := segs[1:]
+	if !hasKey {
+		switch {
+		case len(rest) == 0:
+			rs.List.serveList(w, r)
+			return
+		case len(rest) == 1 && rest[0] == "$count":
+			rs.List.serveCount(w, r)
+			return
+		case len(rest) == 1 && rs.Named[rest[0]] != nil:
+			rs.Named[rest[0]].serveList(w, r)
+			return
+		}
+		// Key as a segment (/Products/5), the contract's form.
+		k, perr := strconv.ParseInt(rest[0], 10, 64)
+		if perr != nil {
+			write(w, badRequest(&Error{Msg: "invalid key in " + strconv.Quote(rest[0])}))
+			return
+		}
+		key, rest = k, rest[1:]
+	}
+	x, ok := rs.Entity.Get(r.Context(), key)
+	if !ok {
+		write(w, notFound(set.Type.Name+" "+strconv.FormatInt(key, 10)+" not found"))
+		return
+	}
+	if len(rest) == 0 {
+		rs.Entity.serveValue(w, r, x)
+		return
+	}
+	s.serveBelow(w, r, set, x, key, rest)
+}
+
+// serveBelow answers the segments rest below entity x, of set, with key key: a
+// property (and its $value) or a navigation property (and a collection's /$count).
+func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, rest []string) {
+	t := set.Type
+	if p := t.Property(rest[0]); p != nil {
+		switch {
+		case len(rest) == 1:
+			s.serveProperty(w, r, set, key, p, x)
+		case len(rest) == 2 && rest[1] == "$value":
+			s.servePropertyValue(w, r, p, x)
+		default:
+			write(w, notFound("no resource at "+r.URL.Path))
+		}
+		return
+	}
+	name, _, _ := strings.Cut(rest[0], "(")
+	n := t.Nav(name)
+	if n == nil {
+		write(w, notFound("no property "+strconv.Quote(name)+" on "+t.Name))
+		return
+	}
+	target := s.Model.SetOf(n.Target)
+	var trs *SetRoutes
+	if target != nil {
+		trs = s.routes(target.Name)
+	}
+	if trs == nil {
+		write(w, notFound("no entity set for "+t.Name+"."+n.Name))
+		return
+	}
+	if !n.Collection {
+		if name != rest[0] {
+			write(w, badRequest(&Error{Pos: len(name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
+			return
+		}
+		y, ok := n.One(x)
+		switch {
+		case !ok:
+			write(w, Response{Status: http.StatusNoContent}) // OData: a null single-valued navigation is 204
+		case len(rest) == 1:
+			trs.Entity.serveValue(w, r, y)
+		default:
+			s.serveBelow(w, r, target, y, n.Target.KeyProperty().Int(y), rest[1:])
+		}
+		return
+	}
+	relKey, hasKey, err := parseKey(rest[0], n.Target)
+	if err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	if hasKey { // one of the related entities: /Products(3)/orders(7)
+		id := n.Target.KeyProperty().Int
+		for _, y := range n.Many(x) {
+			if id(y) == relKey {
+				if len(rest) == 1 {
+					trs.Entity.serveValue(w, r, y)
+				} else {
+					s.serveBelow(w, r, target, y, relKey, rest[1:])
+				}
+				return
+			}
+		}
+		write(w, notFound(n.Target.Name+" "+strconv.FormatInt(relKey, 10)+" is not among the "+n.Name+" of "+t.Name+" "+strconv.FormatInt(key, 10)))
+		return
+	}
+	nav := *trs.List
+	nav.List = func(context.Context) []any { return n.Many(x) }
+	nav.Restrict, nav.AlwaysCount = nil, false
+	switch {
+	case len(rest) == 1:
+		nav.serveList(w, r)
+	case len(rest) == 2 && rest[1] == "$count":
+		nav.serveCount(w, r)
+	default:
+		write(w, notFound("no resource at "+r.URL.Path))
+	}
+}
+
+// serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
+func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *EntitySet, key int64, p *Property, x any) {
+	if _, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{}); err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	b := []byte(`{"@odata.context":`)
+	b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
+	b = append(b, `,"value":`...)
+	b = appendValue(b, p, x)
+	write(w, Response{http.StatusOK, jsonType, append(b, '}')})
+}
+
+// servePropertyValue answers a property's raw value ($value) as text/plain.
+func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *Property, x any) {
+	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	var b []byte
+	switch p.Type {
+	case EdmString:
+		b = []byte(p.String(x))
+	case EdmDateTimeOffset:
+		b = appendTime(nil, p.Time(x))
+		b = b[1 : len(b)-1] // without the JSON quotes
+	default:
+		b = appendValue(nil, p, x) // numbers and Booleans are written alike
+	}
+	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", b})
+}
+
+// parseKey parses the key of a first segment "Products(5)" or "Products(id=5)"
+// for entity type t: ok is false when the segment has no parenthesized key, err
+// is set when it has a malformed one. Positions count from the segment's start.
+func parseKey(seg string, t *EntityType) (key int64, ok bool, err error) {
+	i := strings.IndexByte(seg, '(')
+	if i < 0 {
+		return 0, false, nil
+	}
+	if !strings.HasSuffix(seg, ")") {
+		return 0, false, &Error{Pos: len(seg), Msg: "expected ')' closing the key"}
+	}
+	inner, at := seg[i+1:len(seg)-1], i+1
+	if name, v, found := strings.Cut(inner, "="); found {
+		if !strings.EqualFold(name, t.Key) {
+			return 0, false, &Error{Pos: at, Msg: "unknown key property " + strconv.Quote(name) + " of " + t.Name}
+		}
+		inner, at = v, at+len(name)+1
+	}
+	key, perr := strconv.ParseInt(inner, 10, 64)
+	if perr != nil {
+		return 0, false, &Error{Pos: at, Msg: "the key in " + strconv.Quote(seg) + " must be an integer"}
+	}
+	return key, true, nil
+}
