@@ -150,6 +150,38 @@ test('the schema explorer shows type User and its fields', async () => {
   assert.ok((await explorer.locator('#explorer-body .sig .field').allTextContents()).includes('onUserCreated'));
 });
 
+test('the explorer shows a list type as [User!]! with User a link', async () => {
+  const explorer = page.getByRole('complementary', { name: 'Schema' });
+  await explorer.getByRole('navigation').getByRole('button', { name: 'Schema' }).click();
+  await explorer.locator('#explorer-body').getByRole('button', { name: 'Query', exact: true }).click();
+  await explorer.getByRole('heading', { name: /^Query/ }).waitFor();
+  // What a person sees: the signature's text, not the DOM's structure.
+  const users = explorer.locator('#field-users .sig');
+  assert.equal(await users.textContent(), 'users: [User!]!');
+  assert.equal(await explorer.locator('#field-user .sig').textContent(), 'user(id: Int!): User');
+  await users.getByRole('button', { name: 'User', exact: true }).click();
+  await explorer.getByRole('heading', { name: /^User/ }).waitFor();
+});
+
+test('Ctrl+Enter at column 0 of an operation runs that operation, not the one before', async () => {
+  await replaceQuery('query Many { users { name } }\nquery One { user(id: 1) { name } }');
+  // The caret at the very start of the second line.
+  await page.keyboard.press('ControlOrMeta+End');
+  await page.keyboard.press('Home');
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  assert.equal(await editor.evaluate((ta) => ta.selectionStart), 'query Many { users { name } }\n'.length);
+  await page.keyboard.press('Control+Enter');
+  const result = page.locator('#result');
+  await result.filter({ hasText: '"user"' }).waitFor();
+  assert.deepEqual(Object.keys(JSON.parse(await result.textContent()).data), ['user']);
+
+  // And the caret at the very start of the text runs the first one.
+  await page.keyboard.press('ControlOrMeta+Home');
+  await page.keyboard.press('Control+Enter');
+  await result.filter({ hasText: '"users"' }).waitFor();
+  assert.deepEqual(Object.keys(JSON.parse(await result.textContent()).data), ['users']);
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

@@ -296,13 +296,21 @@
   queryEditor.ta.addEventListener('input', refreshOperations);
   refreshOperations();
 
+  // operationAt finds the operation whose extent holds the caret. An extent
+  // ends where the next definition starts, so the end is exclusive: a caret
+  // at column 0 of an operation's first line belongs to that operation, not
+  // to the one before it. The operation that reaches the end of the text
+  // also owns the caret there.
+  function operationAt(list, caret, textLength) {
+    return list.find((op) => op.start <= caret && (caret < op.end || caret === textLength && op.end === textLength));
+  }
+
   // operationToRun picks the operation under the cursor when the editor has
   // focus, else the one in the picker.
   function operationToRun(fromKeyboard) {
     if (ops.length < 2) return ops[0] || null;
     if (fromKeyboard) {
-      const caret = queryEditor.ta.selectionStart;
-      const here = ops.find((op) => op.start <= caret && caret <= op.end);
+      const here = operationAt(ops, queryEditor.ta.selectionStart, queryEditor.value.length);
       if (here && here.name) picker.value = here.name;
     }
     return ops.find((op) => op.name === picker.value) || ops[0];
@@ -630,11 +638,19 @@ fragment TypeRef on __Type {
     explorerBody.focus({ preventScroll: true });
   }
 
-  // typeRef renders [User!]! with the named type as a link.
+  // typeRef renders [User!]! as one element whose named type is a link.
+  // The wrappers nest to any depth, so they are gathered into one flat list:
+  // h flattens only one level, and a nested array would show as its
+  // toString ("[,[object HTMLButtonElement],!,]!").
   function typeRef(t) {
-    if (t.kind === 'NON_NULL') return [typeRef(t.ofType), '!'];
-    if (t.kind === 'LIST') return ['[', typeRef(t.ofType), ']'];
-    return h('button', { type: 'button', className: 'type-link', onclick: () => openType(t.name) }, t.name);
+    const parts = [];
+    const walk = (ref) => {
+      if (ref.kind === 'NON_NULL') { walk(ref.ofType); parts.push('!'); }
+      else if (ref.kind === 'LIST') { parts.push('['); walk(ref.ofType); parts.push(']'); }
+      else parts.push(h('button', { type: 'button', className: 'type-link', onclick: () => openType(ref.name) }, ref.name));
+    };
+    walk(t);
+    return h('span', { className: 'type-ref' }, parts);
   }
 
   const kindName = (kind) => kind.toLowerCase().replace('_', ' ');
