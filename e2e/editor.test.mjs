@@ -182,6 +182,81 @@ test('Ctrl+Enter at column 0 of an operation runs that operation, not the one be
   assert.deepEqual(Object.keys(JSON.parse(await result.textContent()).data), ['users']);
 });
 
+// The autocompletion list as a person reads it: each item's name.
+const suggestions = () => page.getByRole('listbox', { name: 'Suggestions' });
+const suggested = () => suggestions().locator('.c-label').allTextContents();
+
+test('autocompletion offers the fields of the parent type and inserts the one chosen', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  await replaceQuery('{ us');
+  await suggestions().waitFor();
+  assert.deepEqual((await suggested()).slice(0, 2), ['users', 'user']);
+  // Beside each item: its type and its description.
+  const first = suggestions().getByRole('option').first();
+  assert.equal(await first.locator('.c-detail').textContent(), '[User!]!');
+  assert.equal(await first.locator('.c-doc').textContent(), 'Every user, ordered by id.');
+  assert.equal(await first.getAttribute('aria-selected'), 'true');
+  await page.keyboard.press('Enter');
+  assert.equal(await editor.inputValue(), '{ users');
+  await suggestions().waitFor({ state: 'hidden' });
+
+  // Arrows choose, Tab accepts too.
+  await replaceQuery('{ us');
+  await suggestions().waitFor();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Tab');
+  assert.equal(await editor.inputValue(), '{ user');
+});
+
+test('autocompletion offers arguments, nested fields, values, directives, variables, fragments and types', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  await replaceQuery('{ user(');
+  await suggestions().waitFor();
+  assert.deepEqual(await suggested(), ['id']);
+  assert.equal(await suggestions().locator('.c-detail').first().textContent(), 'Int!');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(': 1) { em');
+  await suggestions().filter({ hasText: 'email' }).waitFor();
+  assert.deepEqual(await suggested(), ['email']);
+  await page.keyboard.press('Escape');
+  await suggestions().waitFor({ state: 'hidden' });
+  assert.equal(await editor.inputValue(), '{ user(id: 1) { em');
+
+  const cases = [
+    // [typed, offered (at least), not offered]
+    ['{ __type(name: "User") { fields(includeDeprecated: t', ['true'], ['false']],
+    ['{ users @', ['@include', '@skip'], ['@deprecated', '@cost']],
+    ['query Q($who: Int!, $n: Int) { user(id: $', ['$who', '$n'], []],
+    ['query Q($who: I', ['Int'], ['User']],
+    ['fragment F on User { name }\n{ users { ...', ['F', 'on'], []],
+    ['fragment F on Post { title }\n{ users { ...', ['on'], ['F']],
+    ['{ users { ... on ', [], []],
+    ['fragment G on Us', ['User'], ['Int']],
+    ['q', ['query'], ['mutation']],
+  ];
+  for (const [typed, offered, notOffered] of cases) {
+    await replaceQuery(typed);
+    if (!offered.length) {
+      // Ctrl+Space asks where typing alone does not.
+      await page.keyboard.press('Control+Space');
+      await suggestions().waitFor();
+      assert.deepEqual(await suggested(), ['User'], typed);
+      continue;
+    }
+    await suggestions().waitFor();
+    const shown = await suggested();
+    for (const label of offered) assert.ok(shown.includes(label), `${typed}: ${label} in ${shown}`);
+    for (const label of notOffered) assert.ok(!shown.includes(label), `${typed}: ${label} not in ${shown}`);
+  }
+  if (process.env.QUARTET_SCREENSHOT) {
+    await replaceQuery('{ user(id: 1) { ');
+    await page.keyboard.press('Control+Space');
+    await suggestions().waitFor();
+    await page.screenshot({ path: process.env.QUARTET_SCREENSHOT.replace(/\.png$/, '') + '-completion.png' });
+  }
+  await page.keyboard.press('Escape');
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

@@ -147,6 +147,9 @@
       this.code = textarea.parentElement.querySelector('pre code');
       this.tokenize = tokenize;
       this.tabLeaves = false;
+      // keyHook sees a key first and returns true when it has handled it
+      // (the autocompletion list uses it for arrows, Enter, Tab and Esc).
+      this.keyHook = null;
       textarea.addEventListener('input', () => this.render());
       textarea.addEventListener('scroll', () => this.sync());
       textarea.addEventListener('keydown', (e) => this.keydown(e));
@@ -178,6 +181,7 @@
     }
 
     keydown(e) {
+      if (this.keyHook && this.keyHook(e)) return;
       const ta = this.ta;
       if (e.key === 'Escape') { this.tabLeaves = true; return; }
       const tabLeaves = this.tabLeaves;
@@ -557,6 +561,7 @@
     mutationType { name }
     subscriptionType { name }
     types { ...FullType }
+    directives { name description locations args { ...InputValue } }
   }
 }
 fragment FullType on __Type {
@@ -610,7 +615,14 @@ fragment TypeRef on __Type {
     }
     const roots = [['query', s.queryType], ['mutation', s.mutationType], ['subscription', s.subscriptionType]]
       .filter(([, t]) => t).map(([label, t]) => [label, t.name]);
-    explorer.schema = { roots, types: new Map(s.types.map((t) => [t.name, t])) };
+    explorer.schema = {
+      roots,
+      types: new Map(s.types.map((t) => [t.name, t])),
+      directives: s.directives || [],
+      queryType: s.queryType && s.queryType.name,
+      mutationType: s.mutationType && s.mutationType.name,
+      subscriptionType: s.subscriptionType && s.subscriptionType.name,
+    };
     renderExplorer();
   }
 
@@ -619,10 +631,17 @@ fragment TypeRef on __Type {
     $('explorer').hidden = !open;
     $('layout').classList.toggle('with-explorer', open);
     toggle.setAttribute('aria-expanded', String(open));
-    if (open && !explorer.schema && !explorer.loading) {
-      explorer.loading = loadSchema().finally(() => { explorer.loading = null; });
-    }
+    if (open) ensureSchema();
     if (open) searchBox.focus();
+  }
+
+  // ensureSchema loads the schema once, for the explorer and for
+  // autocompletion alike; it resolves to null when the schema could not be
+  // loaded.
+  function ensureSchema() {
+    if (explorer.schema) return Promise.resolve(explorer.schema);
+    if (!explorer.loading) explorer.loading = loadSchema().finally(() => { explorer.loading = null; });
+    return explorer.loading.then(() => explorer.schema);
   }
 
   function openType(name, field) {
@@ -748,6 +767,396 @@ fragment TypeRef on __Type {
   searchBox.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && searchBox.value) { searchBox.value = ''; renderExplorer(); }
   });
+
+  // ---- Autocompletion: what may come at the caret -------------------------
+
+  // Which suggestions belong where follows graphql-language-service (the
+  // engine of GraphiQL): fields of the parent type in a selection set,
+  // arguments inside "(", enum values and input fields in values, directives
+  // after "@", the operation's variables after "$", fragment names after
+  // "...", types after "on" and in variable definitions.
+
+  const META_STRING = { kind: 'NON_NULL', ofType: { kind: 'SCALAR', name: 'String' } };
+  const TYPENAME_FIELD = { name: '__typename', description: 'The name of the object type.', args: [], type: META_STRING };
+  const ROOT_META_FIELDS = [
+    { name: '__schema', description: 'The schema, by introspection.', args: [], type: { kind: 'NON_NULL', ofType: { kind: 'OBJECT', name: '__Schema' } } },
+    { name: '__type', description: 'A type, by introspection.', args: [{ name: 'name', type: META_STRING }], type: { kind: 'OBJECT', name: '__Type' } },
+  ];
+
+  const namedType = (ref) => (ref && ref.ofType ? namedType(ref.ofType) : ref && ref.name);
+  const typeString = (ref) => ref.kind === 'NON_NULL' ? typeString(ref.ofType) + '!' : ref.kind === 'LIST' ? `[${typeString(ref.ofType)}]` : ref.name;
+  const nullable = (ref) => (ref && ref.kind === 'NON_NULL' ? ref.ofType : ref);
+  const firstLine = (d) => (d || '').split('\n')[0];
+
+  // fieldsOf lists the fields one may select on a type, the meta fields
+  // included.
+  function fieldsOf(schema, typeName) {
+    const t = schema.types.get(typeName);
+    if (!t) return [];
+    const own = t.kind === 'UNION' ? [] : t.fields || [];
+    return [...own, TYPENAME_FIELD, ...(typeName === schema.queryType ? ROOT_META_FIELDS : [])];
+  }
+
+  // objectTypes is the set of object types a composite type may be; two
+  // types overlap, for a fragment spread, when their sets meet.
+  function objectTypes(schema, typeName) {
+    const t = schema.types.get(typeName);
+    if (!t) return new Set();
+    if (t.kind === 'OBJECT') return new Set([t.name]);
+    return new Set((t.possibleTypes || []).map((p) => p.name));
+  }
+
+  // fragmentsIn lists the fragment definitions of a document: name and type
+  // condition.
+  function fragmentsIn(src) {
+    const toks = tokenizeGraphQL(src).filter((t) => t.kind !== 'space' && t.kind !== 'comment');
+    const out = [];
+    toks.forEach((t, i) => {
+      if (t.kind === 'keyword' && t.text === 'fragment' && toks[i + 1] && toks[i + 3] && toks[i + 2].text === 'on') {
+        out.push({ name: toks[i + 1].text, on: toks[i + 3].text });
+      }
+    });
+    return out;
+  }
+
+  // completionContext reads the document up to the caret and says what is
+  // being typed there: {from, word, want, ...}, or null where nothing can be
+  // suggested (in a comment or a string). It keeps a stack of the open
+  // selection sets, argument lists, input objects and lists, each knowing
+  // its type from the schema.
+  function completionContext(src, caret, schema) {
+    const before = src.slice(0, caret);
+    const word = /[$@]?[_A-Za-z0-9]*$/.exec(before)[0];
+    const from = caret - word.length;
+    const all = tokenizeGraphQL(before);
+    const lastTok = all[all.length - 1];
+    if (lastTok && (lastTok.kind === 'comment' || lastTok.kind === 'string') && lastTok.start + lastTok.text.length === caret) return null;
+    const toks = all.filter((t) => t.start < from && t.kind !== 'space' && t.kind !== 'comment');
+
+    const stack = [];
+    const top = () => stack[stack.length - 1];
+    let op = null; // {kind, vars: Map name -> type text}
+    let definition = null; // 'operation' or 'fragment' while at the top level
+    let pendingType = null; // the type the next "{" opens
+    let field = null; // the field just named in a selection set
+    let directive = null; // the directive just named
+    let location = null; // where a directive would go
+    let variable = null; // the variable being defined, {name, type}
+    const argsOf = (defs, close) => ({ kind: 'args', defs: defs || [], close, expect: 'name', current: null, given: new Set() });
+    // valueDone: a value ended, so an argument list or object expects a name.
+    const valueDone = () => { const f = top(); if (f && f.kind === 'args') f.expect = 'name'; };
+
+    for (let i = 0; i < toks.length; i++) {
+      const t = toks[i], text = t.text, prev = toks[i - 1], next = toks[i + 1];
+      const f = top();
+      if (!f) {
+        // The top level: definitions and their headers.
+        if (t.kind === 'keyword' && text !== 'fragment' && text !== 'on') {
+          op = { kind: text, vars: new Map() };
+          definition = 'operation';
+          pendingType = schema[text + 'Type'];
+          location = text.toUpperCase();
+        } else if (text === 'fragment') {
+          op = null;
+          definition = 'fragment';
+          pendingType = null;
+          location = 'FRAGMENT_DEFINITION';
+        } else if (prev && prev.text === 'on' && definition === 'fragment') {
+          pendingType = text;
+        } else if (text === '(' && definition === 'operation') {
+          stack.push({ kind: 'variables', expect: 'name' });
+        } else if (text === '{') {
+          if (!definition) {
+            op = { kind: 'query', vars: new Map() };
+            pendingType = schema.queryType;
+          }
+          stack.push({ kind: 'selection', type: pendingType });
+          field = null;
+        }
+        continue;
+      }
+      if (f.kind === 'variables') {
+        if (t.kind === 'variable') {
+          variable = { name: text, type: '' };
+          f.expect = 'colon';
+        } else if (text === ':' && variable) f.expect = 'type';
+        else if (f.expect === 'type' && (t.kind === 'type' || t.kind === 'name' || /^[[\]!]$/.test(text))) {
+          variable.type += text;
+          op.vars.set(variable.name, variable.type);
+        } else if (text === '=') f.expect = 'value';
+        else if (text === ')') stack.pop();
+        continue;
+      }
+      if (f.kind === 'selection') {
+        if (text === '}') {
+          stack.pop();
+          if (!stack.length) definition = null;
+          field = null;
+        } else if (text === '{') {
+          const type = field ? namedType(field.type) : pendingType;
+          stack.push({ kind: 'selection', type });
+          field = null;
+        } else if (text === '(') {
+          const owner = prev && prev.kind === 'directive' ? directive : field;
+          stack.push(argsOf(owner && owner.args, ')'));
+        } else if (t.kind === 'directive') {
+          directive = schema.directives.find((d) => '@' + d.name === text) || null;
+        } else if (text === '...') {
+          field = null;
+        } else if (prev && prev.text === 'on' && toks[i - 2] && toks[i - 2].text === '...') {
+          pendingType = text;
+          location = 'INLINE_FRAGMENT';
+        } else if (prev && prev.text === '...' && text !== 'on') {
+          location = 'FRAGMENT_SPREAD';
+        } else if ((t.kind === 'name' || t.kind === 'attr' || t.kind === 'keyword' || t.kind === 'def' || t.kind === 'type') && text !== 'on' && !(next && next.text === ':')) {
+          field = fieldsOf(schema, f.type).find((x) => x.name === text) || null;
+          location = 'FIELD';
+        }
+        continue;
+      }
+      // Argument lists, input objects and lists: values.
+      if (text === f.close) {
+        stack.pop();
+        valueDone();
+        continue;
+      }
+      if (f.kind === 'args' && f.expect === 'name') {
+        if (text === ':') f.expect = 'value';
+        else {
+          f.current = f.defs.find((d) => d.name === text) || null;
+          f.given.add(text);
+        }
+        continue;
+      }
+      const valueType = f.kind === 'list' ? f.item : f.current && f.current.type;
+      if (text === '[') {
+        stack.push({ kind: 'list', close: ']', item: nullable(valueType) && nullable(valueType).ofType });
+      } else if (text === '{') {
+        const input = schema.types.get(namedType(valueType));
+        stack.push(argsOf(input && input.inputFields, '}'));
+      } else if (f.kind === 'args') {
+        f.expect = 'name';
+      }
+    }
+
+    const f = top();
+    const prev = toks[toks.length - 1];
+    const base = { from, word, caret };
+    if (word.startsWith('@')) return { ...base, want: 'directives', location: f && f.kind === 'selection' ? location : !f ? location : 'VARIABLE_DEFINITION' };
+    if (word.startsWith('$')) {
+      return f && f.kind !== 'selection' && f.kind !== 'variables' ? { ...base, want: 'variables', vars: op ? op.vars : new Map() } : null;
+    }
+    if (!f) {
+      if (prev && prev.text === 'on' && definition === 'fragment') return { ...base, want: 'types', filter: 'composite' };
+      if (!prev || prev.text === '}') return { ...base, want: 'keywords' };
+      return null;
+    }
+    if (f.kind === 'variables') return f.expect === 'type' ? { ...base, want: 'types', filter: 'input' } : null;
+    if (f.kind === 'selection') {
+      if (prev && prev.text === '...') return { ...base, want: 'spread', type: f.type, fragments: fragmentsIn(src) };
+      if (prev && prev.text === 'on') return { ...base, want: 'types', filter: 'possible', type: f.type };
+      return { ...base, want: 'fields', type: f.type };
+    }
+    if (f.kind === 'args' && f.expect === 'name') {
+      return { ...base, want: f.close === ')' ? 'arguments' : 'inputFields', defs: f.defs.filter((d) => !f.given.has(d.name)) };
+    }
+    return { ...base, want: 'values', type: f.kind === 'list' ? f.item : f.current && f.current.type };
+  }
+
+  // suggestionsFor turns a context into items {label, detail, doc}, the
+  // ones that start with the word typed first, then those that contain it.
+  function suggestionsFor(ctx, schema) {
+    const item = (label, detail, doc) => ({ label, detail: detail || '', doc: firstLine(doc) });
+    const userTypes = () => [...schema.types.values()].filter((t) => !t.name.startsWith('__'));
+    let items = [];
+    switch (ctx.want) {
+      case 'keywords':
+        items = [['query', schema.queryType], ['mutation', schema.mutationType], ['subscription', schema.subscriptionType], ['fragment', true]]
+          .filter(([, ok]) => ok).map(([k]) => item(k, 'keyword'));
+        break;
+      case 'fields':
+        items = fieldsOf(schema, ctx.type).map((x) => item(x.name, typeString(x.type), x.description));
+        break;
+      case 'arguments':
+      case 'inputFields':
+        items = ctx.defs.map((d) => item(d.name, typeString(d.type), d.description));
+        break;
+      case 'values': {
+        const t = schema.types.get(namedType(ctx.type));
+        if (t && t.kind === 'ENUM') items = t.enumValues.map((v) => item(v.name, t.name, v.description));
+        else if (t && t.name === 'Boolean') items = [item('true', 'Boolean'), item('false', 'Boolean')];
+        break;
+      }
+      case 'variables':
+        items = [...ctx.vars].map(([name, type]) => item(name, type));
+        break;
+      case 'directives':
+        items = schema.directives.filter((d) => !ctx.location || d.locations.includes(ctx.location))
+          .map((d) => item('@' + d.name, 'directive', d.description));
+        break;
+      case 'spread': {
+        const mine = objectTypes(schema, ctx.type);
+        items = ctx.fragments.filter((fr) => !ctx.type || [...objectTypes(schema, fr.on)].some((n) => mine.has(n)))
+          .map((fr) => item(fr.name, `on ${fr.on}`, 'fragment'));
+        items.push(item('on', 'inline fragment'));
+        break;
+      }
+      case 'types': {
+        let types = userTypes();
+        if (ctx.filter === 'input') types = types.filter((t) => /^(SCALAR|ENUM|INPUT_OBJECT)$/.test(t.kind));
+        else types = types.filter((t) => /^(OBJECT|INTERFACE|UNION)$/.test(t.kind));
+        if (ctx.filter === 'possible' && schema.types.has(ctx.type)) {
+          const mine = objectTypes(schema, ctx.type);
+          types = types.filter((t) => t.name === ctx.type || [...objectTypes(schema, t.name)].some((n) => mine.has(n)));
+        }
+        items = types.map((t) => item(t.name, kindName(t.kind), t.description));
+        break;
+      }
+    }
+    const typed = ctx.word.replace(/^[$@]/, '').toLowerCase();
+    const bare = (label) => label.replace(/^[$@]/, '').toLowerCase();
+    const starts = items.filter((x) => bare(x.label).startsWith(typed));
+    const contains = items.filter((x) => !bare(x.label).startsWith(typed) && bare(x.label).includes(typed));
+    // The word typed in full comes first, so that a shorter name is never
+    // swapped for a longer one by accident.
+    starts.sort((a, b) => (bare(b.label) === typed) - (bare(a.label) === typed));
+    return [...starts, ...contains];
+  }
+
+  // ---- Autocompletion: the list under the caret ---------------------------
+
+  const completionList = $('completions');
+  const completion = { items: [], active: 0, ctx: null, accepting: false };
+
+  function closeCompletions() {
+    completion.items = [];
+    completion.ctx = null;
+    completionList.hidden = true;
+    queryEditor.ta.removeAttribute('aria-activedescendant');
+    queryEditor.ta.setAttribute('aria-expanded', 'false');
+  }
+
+  // caretPoint is where the caret is drawn, in viewport pixels: the editor
+  // is monospaced, so a line and a column make a point.
+  function caretPoint(pos) {
+    const ta = queryEditor.ta;
+    const cs = getComputedStyle(ta);
+    const before = ta.value.slice(0, pos).split('\n');
+    const measure = caretPoint.canvas || (caretPoint.canvas = document.createElement('canvas').getContext('2d'));
+    measure.font = `${cs.fontSize} ${cs.fontFamily}`;
+    const charWidth = measure.measureText('0000000000').width / 10;
+    const lineHeight = parseFloat(cs.lineHeight);
+    const box = ta.getBoundingClientRect();
+    return {
+      x: box.left + parseFloat(cs.paddingLeft) + before[before.length - 1].length * charWidth - ta.scrollLeft,
+      y: box.top + parseFloat(cs.paddingTop) + before.length * lineHeight - ta.scrollTop,
+    };
+  }
+
+  function renderCompletions() {
+    completionList.replaceChildren(...completion.items.map((it, i) => h('li', {
+      id: `completion-${i}`,
+      role: 'option',
+      className: 'completion',
+      'aria-selected': String(i === completion.active),
+      // mousedown, not click: the editor keeps its focus.
+      onmousedown: (e) => { e.preventDefault(); completion.active = i; acceptCompletion(); },
+    }, h('span', { className: 'c-label' }, it.label), h('span', { className: 'c-detail' }, it.detail), it.doc ? h('span', { className: 'c-doc' }, it.doc) : null)));
+    const ta = queryEditor.ta;
+    ta.setAttribute('aria-expanded', 'true');
+    ta.setAttribute('aria-activedescendant', `completion-${completion.active}`);
+    const at = caretPoint(completion.ctx.from);
+    completionList.hidden = false;
+    completionList.style.left = `${Math.max(0, Math.min(at.x, window.innerWidth - completionList.offsetWidth - 8))}px`;
+    completionList.style.top = `${at.y}px`;
+    const active = completionList.children[completion.active];
+    if (active) active.scrollIntoView({ block: 'nearest' });
+  }
+
+  // updateCompletions shows what fits the caret, loading the schema first
+  // when it is not there yet.
+  async function updateCompletions() {
+    const schema = explorer.schema || (await ensureSchema());
+    const ta = queryEditor.ta;
+    if (!schema || document.activeElement !== ta || ta.selectionStart !== ta.selectionEnd) return closeCompletions();
+    const ctx = completionContext(ta.value, ta.selectionStart, schema);
+    const items = ctx ? suggestionsFor(ctx, schema) : [];
+    // A word typed in full with nothing else to offer needs no list.
+    if (!items.length || (items.length === 1 && items[0].label === ctx.word)) return closeCompletions();
+    completion.items = items.slice(0, 50);
+    completion.active = 0;
+    completion.ctx = ctx;
+    renderCompletions();
+  }
+
+  function acceptCompletion() {
+    const it = completion.items[completion.active];
+    const ctx = completion.ctx;
+    closeCompletions();
+    if (!it) return;
+    // The whole word under the caret is replaced, also its part after it.
+    const ta = queryEditor.ta;
+    const rest = /^[_A-Za-z0-9]*/.exec(ta.value.slice(ctx.caret))[0];
+    ta.setSelectionRange(ctx.from, ctx.caret + rest.length);
+    completion.accepting = true;
+    try {
+      queryEditor.insert(it.label);
+    } finally {
+      completion.accepting = false;
+    }
+  }
+
+  // Typing a name, "$", "@", "...", "(" or ":" opens the list; Ctrl+Space
+  // opens it anywhere. "{" does not: Enter after it is a new line.
+  queryEditor.ta.addEventListener('input', (e) => {
+    if (completion.accepting) return;
+    const ta = queryEditor.ta;
+    const opens = /[_A-Za-z0-9$@(:]$/.test(e.data || '') || (e.data === '.' && ta.value.slice(0, ta.selectionStart).endsWith('...'));
+    if (e.inputType === 'insertText' && opens) updateCompletions();
+    else if (completion.ctx && e.inputType && e.inputType.startsWith('delete')) updateCompletions();
+    else closeCompletions();
+  });
+  queryEditor.ta.addEventListener('blur', closeCompletions);
+  queryEditor.ta.addEventListener('mousedown', closeCompletions);
+  queryEditor.ta.setAttribute('aria-autocomplete', 'list');
+  queryEditor.ta.setAttribute('aria-controls', 'completions');
+  queryEditor.ta.setAttribute('aria-expanded', 'false');
+
+  queryEditor.keyHook = (e) => {
+    if (e.key === ' ' && e.ctrlKey) {
+      e.preventDefault();
+      updateCompletions();
+      return true;
+    }
+    if (completionList.hidden) return false;
+    const n = completion.items.length;
+    const move = { ArrowDown: 1, ArrowUp: -1, PageDown: 8, PageUp: -8 }[e.key];
+    if (move && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      e.preventDefault();
+      completion.active = (completion.active + move % n + n) % n;
+      renderCompletions();
+      return true;
+    }
+    if ((e.key === 'Enter' || e.key === 'Tab') && !e.ctrlKey && !e.metaKey && !e.altKey && !e.shiftKey) {
+      // Enter on the word already typed in full is a new line, as without
+      // the list; Tab still accepts.
+      if (e.key === 'Enter' && completion.items[completion.active].label === completion.ctx.word) {
+        closeCompletions();
+        return false;
+      }
+      e.preventDefault();
+      acceptCompletion();
+      return true;
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      closeCompletions();
+      return true;
+    }
+    // Any other key that moves the caret leaves the word.
+    if (/^(ArrowLeft|ArrowRight|Home|End)$/.test(e.key)) closeCompletions();
+    return false;
+  };
 
   queryEditor.ta.focus();
 })();
