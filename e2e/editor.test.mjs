@@ -257,6 +257,72 @@ test('autocompletion offers arguments, nested fields, values, directives, variab
   await page.keyboard.press('Escape');
 });
 
+test('autocompletion offers enum values and input fields', async () => {
+  // quartet's schema has neither enums nor input objects as arguments, so
+  // this test adds some to the introspection answer the page receives:
+  // enum Color { RED GREEN }, input UserFilter { name: String, color: Color }
+  // and Query.search(filter: UserFilter, color: Color): [User!]!.
+  const ref = (kind, name) => ({ kind, name, ofType: null });
+  const arg = (name, type) => ({ name, description: null, type, defaultValue: null });
+  const introspection = async (route) => {
+    if (route.request().postDataJSON()?.operationName !== 'IntrospectionQuery') return route.fallback();
+    const response = await route.fetch();
+    const json = await response.json();
+    const schema = json.data.__schema;
+    const empty = { description: null, specifiedByURL: null, fields: null, inputFields: null, interfaces: null, enumValues: null, possibleTypes: null };
+    schema.types.push(
+      { ...empty, kind: 'ENUM', name: 'Color', enumValues: ['RED', 'GREEN'].map((name) => ({ name, description: `The colour ${name.toLowerCase()}.`, isDeprecated: false, deprecationReason: null })) },
+      { ...empty, kind: 'INPUT_OBJECT', name: 'UserFilter', inputFields: [arg('name', ref('SCALAR', 'String')), arg('color', ref('ENUM', 'Color'))] },
+    );
+    schema.types.find((t) => t.name === schema.queryType.name).fields.push({
+      name: 'search', description: 'Users by filter.', isDeprecated: false, deprecationReason: null,
+      args: [arg('filter', ref('INPUT_OBJECT', 'UserFilter')), arg('color', ref('ENUM', 'Color'))],
+      type: { kind: 'NON_NULL', name: null, ofType: { kind: 'LIST', name: null, ofType: ref('OBJECT', 'User') } },
+    });
+    return route.fulfill({ response, json });
+  };
+  const reloadSchema = async () => {
+    await page.locator('#explorer-reload').click();
+    await page.locator('#explorer-body h4').first().waitFor();
+  };
+  await page.route('**/graphql', introspection);
+  try {
+    await reloadSchema();
+    const cases = [
+      // [typed, offered, exactly]
+      ['{ search(color: ', ['RED', 'GREEN']],
+      ['{ search(filter: { ', ['name', 'color']],
+      ['{ search(filter: { name: "x", color: G', ['GREEN']],
+      ['{ search(filter: { name: "x" }, ', ['color']],
+      ['{ search(filter: { name: "x" }, color: RED, ', []],
+    ];
+    for (const [typed, offered] of cases) {
+      await replaceQuery(typed);
+      await page.keyboard.press('Control+Space');
+      if (!offered.length) {
+        // Give the list a moment to (wrongly) appear.
+        await page.waitForTimeout(100);
+        assert.equal(await suggestions().isVisible(), false, typed);
+        continue;
+      }
+      await suggestions().waitFor();
+      assert.deepEqual(await suggested(), offered, typed);
+      await page.keyboard.press('Escape');
+    }
+    await replaceQuery('{ search(color: ');
+    await page.keyboard.press('Control+Space');
+    await suggestions().waitFor();
+    assert.equal(await suggestions().locator('.c-detail').first().textContent(), 'Color');
+    assert.equal(await suggestions().locator('.c-doc').first().textContent(), 'The colour red.');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByRole('textbox', { name: 'Query', exact: true }).inputValue(), '{ search(color: GREEN');
+  } finally {
+    await page.unroute('**/graphql', introspection);
+    await reloadSchema();
+  }
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');
