@@ -323,6 +323,51 @@ test('autocompletion offers enum values and input fields', async () => {
   }
 });
 
+test('Prettify lays a document out the canonical way, and leaves one that does not parse alone', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const cases = [
+    [
+      'query Q($id:Int!,$on:Boolean=true){user(id:$id){name ...F  ... on User @include(if:$on){ email } posts(limit:2){title}} }\n# the fields\nfragment F on User{createdAt}',
+      [
+        'query Q($id: Int!, $on: Boolean = true) {',
+        '  user(id: $id) {',
+        '    name',
+        '    ...F',
+        '    ... on User @include(if: $on) {',
+        '      email',
+        '    }',
+        '    posts(limit: 2) {',
+        '      title',
+        '    }',
+        '  }',
+        '}',
+        '',
+        '# the fields',
+        'fragment F on User {',
+        '  createdAt',
+        '}',
+        '',
+      ].join('\n'),
+    ],
+    ['query{users{id}}', '{\n  users {\n    id\n  }\n}\n'],
+    ['query($ids:[Int!]=[1,2]){users{id}}', 'query ($ids: [Int!] = [1, 2]) {\n  users {\n    id\n  }\n}\n'],
+    ['{search(filter:{name:"x",ids:[1,2]}){id}}', '{\n  search(filter: {name: "x", ids: [1, 2]}) {\n    id\n  }\n}\n'],
+  ];
+  for (const [typed, pretty] of cases) {
+    await replaceQuery(typed);
+    await page.getByRole('button', { name: 'Prettify' }).click();
+    assert.equal(await editor.inputValue(), pretty);
+  }
+  // The keyboard shortcut, and a document that does not parse.
+  await replaceQuery('{users{id}');
+  await page.keyboard.press('Shift+Control+P');
+  assert.equal(await editor.inputValue(), '{users{id}');
+  assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: the document ends too soon at 1:11.');
+  await replaceQuery('{users(id:){id}}');
+  await page.getByRole('button', { name: 'Prettify' }).click();
+  assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: expected a value, found ")" at 1:11.');
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

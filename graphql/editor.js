@@ -768,6 +768,164 @@ fragment TypeRef on __Type {
     if (e.key === 'Escape' && searchBox.value) { searchBox.value = ''; renderExplorer(); }
   });
 
+  // ---- Prettify -----------------------------------------------------------
+
+  // The server has no document printer; its one printer is for literals
+  // (printLiteral in graphql/introspection.go, the form of a default value:
+  // [1, 2], {a: 1}). prettify prints values that way and the rest the way
+  // graphql-js's print does: two-space indent, one selection a line, a blank
+  // line between definitions, an anonymous query as "{". Unlike print it
+  // keeps comments, each on a line of its own before what it preceded; and
+  // strings stay as typed. A document that does not parse is left alone.
+  function prettify(src) {
+    const toks = tokenizeGraphQL(src).filter((t) => t.kind !== 'space');
+    const lines = [];
+    let i = 0, comments = [];
+    const fail = (what) => {
+      const t = toks[i];
+      const at = t ? t.start : src.length;
+      const line = src.slice(0, at).split('\n').length;
+      const why = t ? `${what}, found "${t.text}"` : 'the document ends too soon';
+      throw new SyntaxError(`Cannot prettify: ${why} at ${line}:${at - src.lastIndexOf('\n', at - 1)}.`);
+    };
+    const peek = () => {
+      while (toks[i] && toks[i].kind === 'comment') comments.push(toks[i++].text);
+      return toks[i];
+    };
+    const at = (text) => { const t = peek(); return !!t && t.text === text; };
+    const next = () => { const t = peek(); if (!t) fail('more'); i++; return t.text; };
+    const expect = (text) => { if (!at(text)) fail(`expected "${text}"`); return next(); };
+    const name = () => { const t = peek(); if (!t || !/^[_A-Za-z]/.test(t.text)) fail('expected a name'); return next(); };
+    const emit = (depth, text) => {
+      for (const c of comments) lines.push('  '.repeat(depth) + c);
+      comments = [];
+      lines.push('  '.repeat(depth) + text);
+    };
+
+    function value() {
+      if (at('[')) {
+        next();
+        const items = [];
+        while (!at(']')) items.push(value());
+        next();
+        return `[${items.join(', ')}]`;
+      }
+      if (at('{')) {
+        next();
+        const fields = [];
+        while (!at('}')) fields.push(`${name()}: ${(expect(':'), value())}`);
+        next();
+        return `{${fields.join(', ')}}`;
+      }
+      const t = peek();
+      if (!t || !/^(variable|number|string|name|atom|attr|type|keyword|def)$/.test(t.kind)) fail('expected a value');
+      return next();
+    }
+    const args = () => {
+      if (!at('(')) return '';
+      next();
+      const list = [];
+      while (!at(')')) list.push(`${name()}: ${(expect(':'), value())}`);
+      next();
+      return `(${list.join(', ')})`;
+    };
+    const directives = () => {
+      let out = '';
+      while (peek() && peek().kind === 'directive') out += ` ${next()}${args()}`;
+      return out;
+    };
+    function type() {
+      let out;
+      if (at('[')) { next(); out = `[${type()}]`; expect(']'); } else out = name();
+      if (at('!')) out += next();
+      return out;
+    }
+    const variables = () => {
+      if (!at('(')) return '';
+      next();
+      const list = [];
+      while (!at(')')) {
+        const t = peek();
+        if (!t || t.kind !== 'variable') fail('expected a variable');
+        let v = `${next()}: ${(expect(':'), type())}`;
+        if (at('=')) { next(); v += ` = ${value()}`; }
+        list.push(v + directives());
+      }
+      next();
+      return `(${list.join(', ')})`;
+    };
+    // selectionSet prints "head {", the selections a level in, then "}".
+    function selectionSet(depth, head) {
+      expect('{');
+      emit(depth, head + '{');
+      while (!at('}')) selection(depth + 1);
+      next();
+      emit(depth, '}');
+    }
+    function selection(depth) {
+      if (at('...')) {
+        next();
+        if (at('on')) { next(); const on = name(); return selectionSet(depth, `... on ${on}${directives()} `); }
+        if (at('{') || (peek() && peek().kind === 'directive')) return selectionSet(depth, `...${directives()} `);
+        return emit(depth, `...${name()}${directives()}`);
+      }
+      let field = name();
+      if (at(':')) { next(); field += `: ${name()}`; }
+      field += args() + directives();
+      if (at('{')) selectionSet(depth, field + ' ');
+      else emit(depth, field);
+    }
+    function definition() {
+      if (at('{')) return selectionSet(0, '');
+      const kind = next();
+      if (kind === 'fragment') {
+        const fragment = name();
+        expect('on');
+        return selectionSet(0, `fragment ${fragment} on ${name()}${directives()} `);
+      }
+      if (!/^(query|mutation|subscription)$/.test(kind)) { i--; fail('expected a definition'); }
+      const t = peek();
+      const opName = t && /^[_A-Za-z]/.test(t.text) ? next() : '';
+      // As graphql-js: "query Q($id: Int)" but "query ($id: Int)".
+      const vars = variables();
+      const head = kind + (opName || vars ? ' ' : '') + opName + vars + directives();
+      selectionSet(0, head === 'query' ? '' : head + ' ');
+    }
+
+    while (peek()) {
+      if (lines.length) lines.push('');
+      definition();
+    }
+    for (const c of comments) lines.push(c);
+    return lines.join('\n') + '\n';
+  }
+
+  function prettifyQuery() {
+    let pretty;
+    try {
+      pretty = prettify(queryEditor.value);
+    } catch (err) {
+      setStatus(err.message, 'fail');
+      return;
+    }
+    if (pretty === queryEditor.value) return;
+    // Replaced as one edit, so that Ctrl+Z brings the old text back.
+    queryEditor.ta.focus();
+    queryEditor.ta.setSelectionRange(0, queryEditor.value.length);
+    queryEditor.insert(pretty);
+    queryEditor.ta.setSelectionRange(0, 0);
+    queryEditor.ta.scrollTop = 0;
+    queryEditor.sync();
+  }
+
+  $('prettify').addEventListener('click', prettifyQuery);
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.shiftKey && e.key.toLowerCase() === 'p') {
+      e.preventDefault();
+      prettifyQuery();
+    }
+  });
+
   // ---- Autocompletion: what may come at the caret -------------------------
 
   // Which suggestions belong where follows graphql-language-service (the
