@@ -217,7 +217,7 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (httpReque
 			return httpRequest{}, nil, http.StatusBadRequest, "The request body could not be read."
 		}
 		if err := decodeParams(body, &params); err != nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
+			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
 		}
 	}
 	var pq *persistedQuery
@@ -352,6 +352,21 @@ func decodeParams(body []byte, p *httpParams) error {
 	return jsonkeys.Check(body)
 }
 
+// paramsFault says what is wrong with a POST body that did not decode.
+// encoding/json's own message for a value of the wrong type names Go types
+// ("Go struct field httpParams.query of type string"), which mean nothing to
+// a client; syntax errors and repeated keys are told as they are.
+func paramsFault(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" { // the body itself
+		return "the body is a JSON " + te.Value
+	}
+	return te.Field + " must be a string, not a JSON " + te.Value // query and operationName
+}
+
 // decodePlainParams decodes body when it is an object of the keys "query" and
 // "operationName", each at most once, with values that are null or strings of
 // printable characters without escapes (valid UTF-8), and reports whether it could.
@@ -450,12 +465,13 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 	putBuffer(bp)
 }
 
+// writeHTTPError answers a request refused before any operation ran: not
+// well-formed, too large, of the wrong method or media type. Its code is
+// BAD_USER_INPUT whatever the status, one of the codes the service promises
+// (Apollo's servers say BAD_REQUEST here; the status already tells the cases
+// apart, and a client acting on the code needs only to know the fault is its own).
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
-	code := CodeBadUserInput
-	if status == http.StatusBadRequest {
-		code = "BAD_REQUEST"
-	}
-	writeResponse(w, media, status, &Response{Errors: []*Error{newError(code, msg)}})
+	writeResponse(w, media, status, &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}})
 }
 
 // isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and

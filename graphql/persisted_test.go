@@ -157,21 +157,21 @@ func TestHandlerPersistedQueryMalformed(t *testing.T) {
 	s, _ := newTestSchema(t)
 	h := NewHandler(s)
 	hash := sha256Hex(apqQuery)
-	const badVersion = `{"errors":[{"message":"Unsupported persisted query version","extensions":{"code":"BAD_REQUEST"}}]}`
+	const badVersion = `{"errors":[{"message":"Unsupported persisted query version","extensions":{"code":"BAD_USER_INPUT"}}]}`
 	for ext, want := range map[string]string{
 		`{"persistedQuery":{"version":2,"sha256Hash":"` + hash + `"}}`:   badVersion,
 		`{"persistedQuery":{"version":"1","sha256Hash":"` + hash + `"}}`: badVersion,
 		`{"persistedQuery":{"sha256Hash":"` + hash + `"}}`:               badVersion,
 		`{"persistedQuery":"` + hash + `"}`:                              badVersion,
-		`{"persistedQuery":{"version":1}}`:                               `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_REQUEST"}}]}`,
-		`{"persistedQuery":{"version":1,"sha256Hash":1}}`:                `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_REQUEST"}}]}`,
+		`{"persistedQuery":{"version":1}}`:                               `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_USER_INPUT"}}]}`,
+		`{"persistedQuery":{"version":1,"sha256Hash":1}}`:                `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_USER_INPUT"}}]}`,
 	} {
 		wantAnswer(t, apqPost(h, "", map[string]any{"query": apqQuery, "extensions": json.RawMessage(ext)}), 400, want)
 	}
 	// A null persistedQuery is no persisted query: the query runs as sent.
 	wantAnswer(t, apqPost(h, "", map[string]any{"query": apqQuery, "extensions": json.RawMessage(`{"persistedQuery":null}`)}), 200, apqData)
 	wantAnswer(t, apqPost(h, "", map[string]any{"extensions": json.RawMessage(`{"persistedQuery":null}`)}), 400,
-		`{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_REQUEST"}}]}`)
+		`{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_USER_INPUT"}}]}`)
 }
 
 // TestHandlerPersistedQueriesOff: a handler without a cache says it does not support
