@@ -42,7 +42,8 @@ type Handler struct {
 	ContextFunc func(r *http.Request) context.Context
 
 	// HTMLPage, when set, serves GET requests whose Accept header asks for
-	// text/html and that carry no query: the interactive query editor.
+	// text/html and that carry no query (nor the extensions of a persisted
+	// one): the interactive query editor.
 	HTMLPage http.Handler
 
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
@@ -83,7 +84,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if isGet(r) && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
+	if isGet(r) && h.HTMLPage != nil && !isGraphQLGet(r) && prefersHTML(r.Header.Get("Accept")) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
@@ -472,6 +473,13 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 // apart, and a client acting on the code needs only to know the fault is its own).
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}})
+}
+
+// isGraphQLGet reports whether the URL of a GET carries a GraphQL request: a
+// query, or the hash of a persisted one.
+func isGraphQLGet(r *http.Request) bool {
+	q := r.URL.Query()
+	return q.Has("query") || q.Has("extensions")
 }
 
 // isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and

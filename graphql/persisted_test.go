@@ -87,6 +87,14 @@ func TestHandlerPersistedQueries(t *testing.T) {
 	}
 	wantAnswer(t, apqGet(h, url.Values{"extensions": {string(ext)}}), 200, apqData)
 
+	// A browser opening a hash-only URL gets the answer, not the query editor.
+	h.HTMLPage = http.NotFoundHandler()
+	r := httptest.NewRequest("GET", "/graphql?"+url.Values{"extensions": {string(ext)}}.Encode(), nil)
+	r.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	wantAnswer(t, w, 200, apqData)
+
 	// Variables and operationName travel beside the hash as beside a query.
 	named := "query Who($id: Int!) { user(id: $id) { name } } query Other { __typename }"
 	namedExt := json.RawMessage(apqExtensions(sha256Hex(named)))
