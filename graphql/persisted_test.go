@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -229,5 +230,32 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	c.put(hash(big), big)
 	if _, ok := c.get(hash(big)); ok || c.Len() != 16 {
 		t.Errorf("a query over a sixteenth of the budget was kept (%d entries)", c.Len())
+	}
+}
+
+// TestHandlerPersistedQueriesConcurrent registers and runs persisted queries from
+// many goroutines at once over a cache too small for them all (run with -race).
+func TestHandlerPersistedQueriesConcurrent(t *testing.T) {
+	s, _ := newTestSchema(t)
+	h := NewHandler(s)
+	h.PersistedQueries = NewPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				q := "{ user(id: " + strconv.Itoa(1+(g+i)%3) + ") { name } }" + strings.Repeat(" ", i%5)
+				ext := json.RawMessage(apqExtensions(sha256Hex(q)))
+				if w := apqPost(h, "", map[string]any{"extensions": ext}); w.Code != 200 {
+					t.Errorf("hash alone: %d %s", w.Code, w.Body)
+				}
+				if w := apqPost(h, "", map[string]any{"query": q, "extensions": ext}); w.Code != 200 || !strings.HasPrefix(w.Body.String(), `{"data"`) {
+					t.Errorf("query and hash: %d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if c := h.PersistedQueries; c.size > c.budget || c.Len() > 8 {
+		t.Errorf("%d entries, %d bytes, over the budget of %d", c.Len(), c.size, c.budget)
 	}
 }
