@@ -30,9 +30,15 @@
 // BAD_USER_INPUT. An operation whose estimated cost is over Limits.MaxCost
 // is refused before it runs with COST_LIMIT_EXCEEDED (see cost.go), and an
 // execution whose answer outgrows Limits.MaxResponseBytes stops with
-// RESPONSE_TOO_LARGE and data null.
+// RESPONSE_TOO_LARGE and data null. Over HTTP, a request refused before any
+// operation runs (malformed, too large, wrong method or media type) has
+// BAD_USER_INPUT, and automatic persisted queries answer
+// PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_SUPPORTED and
+// PERSISTED_QUERY_HASH_MISMATCH (see persisted.go).
 //
 // Every query text is parsed, checked against Schema.Limits and validated;
 // a valid document is kept, for the next request with the same text, in a
-// cache bounded in bytes and shared by all goroutines (see cache.go).
+// cache bounded in bytes and shared by all goroutines (see cache.go). The
+// Handler also keeps, by their SHA-256, the queries of Apollo's automatic
+// persisted queries, in a cache of its own (see persisted.go).
 package graphql

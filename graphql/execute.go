@@ -517,7 +517,8 @@ func (e *executor) resolveType(t *Type, value any) (*Type, error) {
 func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 	items, ok := asList(value)
 	if !ok {
-		e.fieldError(&Error{Message: fmt.Sprintf("Expected a list for field %s, got %T.", g.def.Name, value)}, g)
+		// graphql-js's message: the resolver's Go type is the server's business.
+		e.fieldError(&Error{Message: fmt.Sprintf("Expected Iterable, but did not find one for field %q.", g.def.Name)}, g)
 		return false
 	}
 	item := t.OfType

@@ -42,7 +42,8 @@ type Handler struct {
 	ContextFunc func(r *http.Request) context.Context
 
 	// HTMLPage, when set, serves GET requests whose Accept header asks for
-	// text/html and that carry no query: the interactive query editor.
+	// text/html and that carry no query (nor the extensions of a persisted
+	// one): the interactive query editor.
 	HTMLPage http.Handler
 
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
@@ -83,7 +84,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if isGet(r) && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
+	if isGet(r) && h.HTMLPage != nil && !isGraphQLGet(r) && prefersHTML(r.Header.Get("Accept")) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
@@ -217,7 +218,7 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (httpReque
 			return httpRequest{}, nil, http.StatusBadRequest, "The request body could not be read."
 		}
 		if err := decodeParams(body, &params); err != nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
+			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
 		}
 	}
 	var pq *persistedQuery
@@ -352,6 +353,21 @@ func decodeParams(body []byte, p *httpParams) error {
 	return jsonkeys.Check(body)
 }
 
+// paramsFault says what is wrong with a POST body that did not decode.
+// encoding/json's own message for a value of the wrong type names Go types
+// ("Go struct field httpParams.query of type string"), which mean nothing to
+// a client; syntax errors and repeated keys are told as they are.
+func paramsFault(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" { // the body itself
+		return "the body is a JSON " + te.Value
+	}
+	return te.Field + " must be a string, not a JSON " + te.Value // query and operationName
+}
+
 // decodePlainParams decodes body when it is an object of the keys "query" and
 // "operationName", each at most once, with values that are null or strings of
 // printable characters without escapes (valid UTF-8), and reports whether it could.
@@ -450,12 +466,20 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 	putBuffer(bp)
 }
 
+// writeHTTPError answers a request refused before any operation ran: not
+// well-formed, too large, of the wrong method or media type. Its code is
+// BAD_USER_INPUT whatever the status, one of the codes the service promises
+// (Apollo's servers say BAD_REQUEST here; the status already tells the cases
+// apart, and a client acting on the code needs only to know the fault is its own).
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
-	code := CodeBadUserInput
-	if status == http.StatusBadRequest {
-		code = "BAD_REQUEST"
-	}
-	writeResponse(w, media, status, &Response{Errors: []*Error{newError(code, msg)}})
+	writeResponse(w, media, status, &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}})
+}
+
+// isGraphQLGet reports whether the URL of a GET carries a GraphQL request: a
+// query, or the hash of a persisted one.
+func isGraphQLGet(r *http.Request) bool {
+	q := r.URL.Query()
+	return q.Has("query") || q.Has("extensions")
 }
 
 // isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -87,6 +88,14 @@ func TestHandlerPersistedQueries(t *testing.T) {
 	}
 	wantAnswer(t, apqGet(h, url.Values{"extensions": {string(ext)}}), 200, apqData)
 
+	// A browser opening a hash-only URL gets the answer, not the query editor.
+	h.HTMLPage = http.NotFoundHandler()
+	r := httptest.NewRequest("GET", "/graphql?"+url.Values{"extensions": {string(ext)}}.Encode(), nil)
+	r.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	wantAnswer(t, w, 200, apqData)
+
 	// Variables and operationName travel beside the hash as beside a query.
 	named := "query Who($id: Int!) { user(id: $id) { name } } query Other { __typename }"
 	namedExt := json.RawMessage(apqExtensions(sha256Hex(named)))
@@ -157,21 +166,21 @@ func TestHandlerPersistedQueryMalformed(t *testing.T) {
 	s, _ := newTestSchema(t)
 	h := NewHandler(s)
 	hash := sha256Hex(apqQuery)
-	const badVersion = `{"errors":[{"message":"Unsupported persisted query version","extensions":{"code":"BAD_REQUEST"}}]}`
+	const badVersion = `{"errors":[{"message":"Unsupported persisted query version","extensions":{"code":"BAD_USER_INPUT"}}]}`
 	for ext, want := range map[string]string{
 		`{"persistedQuery":{"version":2,"sha256Hash":"` + hash + `"}}`:   badVersion,
 		`{"persistedQuery":{"version":"1","sha256Hash":"` + hash + `"}}`: badVersion,
 		`{"persistedQuery":{"sha256Hash":"` + hash + `"}}`:               badVersion,
 		`{"persistedQuery":"` + hash + `"}`:                              badVersion,
-		`{"persistedQuery":{"version":1}}`:                               `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_REQUEST"}}]}`,
-		`{"persistedQuery":{"version":1,"sha256Hash":1}}`:                `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_REQUEST"}}]}`,
+		`{"persistedQuery":{"version":1}}`:                               `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_USER_INPUT"}}]}`,
+		`{"persistedQuery":{"version":1,"sha256Hash":1}}`:                `{"errors":[{"message":"The persistedQuery extension must give sha256Hash as a string.","extensions":{"code":"BAD_USER_INPUT"}}]}`,
 	} {
 		wantAnswer(t, apqPost(h, "", map[string]any{"query": apqQuery, "extensions": json.RawMessage(ext)}), 400, want)
 	}
 	// A null persistedQuery is no persisted query: the query runs as sent.
 	wantAnswer(t, apqPost(h, "", map[string]any{"query": apqQuery, "extensions": json.RawMessage(`{"persistedQuery":null}`)}), 200, apqData)
 	wantAnswer(t, apqPost(h, "", map[string]any{"extensions": json.RawMessage(`{"persistedQuery":null}`)}), 400,
-		`{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_REQUEST"}}]}`)
+		`{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_USER_INPUT"}}]}`)
 }
 
 // TestHandlerPersistedQueriesOff: a handler without a cache says it does not support
@@ -221,5 +230,32 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	c.put(hash(big), big)
 	if _, ok := c.get(hash(big)); ok || c.Len() != 16 {
 		t.Errorf("a query over a sixteenth of the budget was kept (%d entries)", c.Len())
+	}
+}
+
+// TestHandlerPersistedQueriesConcurrent registers and runs persisted queries from
+// many goroutines at once over a cache too small for them all (run with -race).
+func TestHandlerPersistedQueriesConcurrent(t *testing.T) {
+	s, _ := newTestSchema(t)
+	h := NewHandler(s)
+	h.PersistedQueries = NewPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				q := "{ user(id: " + strconv.Itoa(1+(g+i)%3) + ") { name } }" + strings.Repeat(" ", i%5)
+				ext := json.RawMessage(apqExtensions(sha256Hex(q)))
+				if w := apqPost(h, "", map[string]any{"extensions": ext}); w.Code != 200 {
+					t.Errorf("hash alone: %d %s", w.Code, w.Body)
+				}
+				if w := apqPost(h, "", map[string]any{"query": q, "extensions": ext}); w.Code != 200 || !strings.HasPrefix(w.Body.String(), `{"data"`) {
+					t.Errorf("query and hash: %d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if c := h.PersistedQueries; c.size > c.budget || c.Len() > 8 {
+		t.Errorf("%d entries, %d bytes, over the budget of %d", c.Len(), c.size, c.budget)
 	}
 }
