@@ -38,7 +38,7 @@ type Service struct {
 	metadata     []byte // built once: the model does not change
 }
 
-// SetRoutes are the routes of one entity set.
+// SetRoutes are the routes of one entity set. List and Entity must both be set.
 type SetRoutes struct {
 	// List serves the collection and its /$count; its Settings also apply to
 	// a collection navigation into this set.
@@ -234,6 +234,14 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		write(w, notFound("no property "+strconv.Quote(name)+" on "+t.Name))
 		return
 	}
+	s.serveNav(w, r, set, x, key, n, rest)
+}
+
+// serveNav answers navigation property n of entity x (of set, with key key),
+// rest[0] naming n, perhaps with a key: the related entity or collection, one
+// entity of the collection by key, and what lies below either.
+func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, n *NavProperty, rest []string) {
+	t := set.Type
 	target := s.Model.SetOf(n.Target)
 	var trs *SetRoutes
 	if target != nil {
@@ -244,8 +252,8 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		return
 	}
 	if !n.Collection {
-		if name != rest[0] {
-			write(w, badRequest(&Error{Pos: len(name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
+		if len(n.Name) != len(rest[0]) {
+			write(w, badRequest(&Error{Pos: len(n.Name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
 			return
 		}
 		y, ok := n.One(x)
