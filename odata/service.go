@@ -47,8 +47,8 @@ type SetRoutes struct {
 	// apply to a single-valued navigation to this set.
 	Entity *Route
 	// Named are further collections addressed by one fixed segment below the
-	// set (e.g. "search" for /Products/search), matched exactly; such a
-	// segment is then never taken for a key.
+	// set (e.g. "search" for /Products/search, and /Products/search/$count),
+	// matched exactly; such a segment is then never taken for a key.
 	Named map[string]*Route
 }
 
@@ -191,6 +191,9 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 			return
 		case len(rest) == 1 && rs.Named[rest[0]] != nil:
 			rs.Named[rest[0]].serveList(w, r)
+			return
+		case len(rest) == 2 && rs.Named[rest[0]] != nil && rest[1] == "$count":
+			rs.Named[rest[0]].serveCount(w, r)
 			return
 		}
 		// Key as a segment (/Products/5), the contract's form.
