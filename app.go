@@ -126,6 +126,9 @@ func (a *app) shutdown() error {
 	}()
 	grpcDone := make(chan error, 1)
 	go func() {
+		// Health first: a client or balancer watching it stops sending new calls
+		// while the running ones finish.
+		a.grpc.health.shutdown()
 		a.grpc.GracefulStop()
 		grpcDone <- nil
 	}()

@@ -16,6 +16,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
+	// Registers the gzip compressor: grpc-go answers a call compressed with one it
+	// does not know UNIMPLEMENTED, and @grpc/grpc-js and others offer gzip (issue 17).
+	// The decompressed message is still held to maxMessageBytes.
+	_ "google.golang.org/grpc/encoding/gzip"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -146,15 +150,17 @@ type userService struct {
 	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
 }
 
-// grpcServer is the gRPC server and the user service it serves (whose CreateUsers
-// budget tests read).
+// grpcServer is the gRPC server, the user service it serves (whose CreateUsers
+// budget tests read) and its health service, which shutdown turns NOT_SERVING.
 type grpcServer struct {
 	*grpc.Server
-	users *userService
+	users  *userService
+	health *healthService
 }
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
-// service and, when reflect is set (development), server reflection.
+// service (for the server, "", and for user.UserService) and, when reflect is set
+// (development), server reflection.
 func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpcServer {
 	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
@@ -168,11 +174,70 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
-	healthpb.RegisterHealthServer(reg, health.NewServer())
+	hs := newHealthService(userpb.UserService_ServiceDesc.ServiceName)
+	healthpb.RegisterHealthServer(reg, hs)
 	if reflect {
 		reflection.Register(reg)
 	}
-	return &grpcServer{Server: srv, users: users}
+	return &grpcServer{Server: srv, users: users, health: hs}
+}
+
+// healthService is grpc.health.v1.Health: "" (the whole server) and each named
+// service are SERVING until shutdown, then NOT_SERVING; nothing here changes them
+// otherwise.
+//
+// Check and List are grpc-go's. Watch is its own because grpc-go's never ends: an
+// open Watch (grpc-go's client-side health checking keeps one per connection) would
+// hold GracefulStop until -shutdown-timeout cut it. Here a Watch sends NOT_SERVING
+// at shutdown and then ends, so the client learns why and the drain is not held.
+type healthService struct {
+	*health.Server
+	stopping chan struct{} // closed by shutdown, once Check answers NOT_SERVING
+	stopOnce sync.Once
+}
+
+// newHealthService returns a health service with "" and services SERVING.
+func newHealthService(services ...string) *healthService {
+	h := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
+	for _, s := range services {
+		h.SetServingStatus(s, healthpb.HealthCheckResponse_SERVING)
+	}
+	return h
+}
+
+// shutdown turns every service NOT_SERVING for good and ends every Watch. Call it
+// before GracefulStop: a Watch is a call the drain would wait for.
+func (h *healthService) shutdown() {
+	h.stopOnce.Do(func() {
+		h.Server.Shutdown()
+		close(h.stopping)
+	})
+}
+
+// Watch sends the service's status, then NOT_SERVING at shutdown, and ends. An
+// unknown service is SERVICE_UNKNOWN and the call stays open until the client ends
+// it or shutdown, as the health protocol says.
+func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
+	ctx := stream.Context()
+	send := func(s healthpb.HealthCheckResponse_ServingStatus) error {
+		return stream.Send(&healthpb.HealthCheckResponse{Status: s})
+	}
+	st := healthpb.HealthCheckResponse_SERVICE_UNKNOWN
+	if r, err := h.Check(ctx, in); err == nil {
+		st = r.GetStatus()
+	}
+	if err := send(st); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	case <-h.stopping:
+	}
+	if st == healthpb.HealthCheckResponse_SERVING {
+		return send(healthpb.HealthCheckResponse_NOT_SERVING)
+	}
+	return nil
 }
 
 // strictRegistrar registers services whose received messages are checked by

@@ -150,6 +150,224 @@ test('the schema explorer shows type User and its fields', async () => {
   assert.ok((await explorer.locator('#explorer-body .sig .field').allTextContents()).includes('onUserCreated'));
 });
 
+test('the explorer shows a list type as [User!]! with User a link', async () => {
+  const explorer = page.getByRole('complementary', { name: 'Schema' });
+  await explorer.getByRole('navigation').getByRole('button', { name: 'Schema' }).click();
+  await explorer.locator('#explorer-body').getByRole('button', { name: 'Query', exact: true }).click();
+  await explorer.getByRole('heading', { name: /^Query/ }).waitFor();
+  // What a person sees: the signature's text, not the DOM's structure.
+  const users = explorer.locator('#field-users .sig');
+  assert.equal(await users.textContent(), 'users: [User!]!');
+  assert.equal(await explorer.locator('#field-user .sig').textContent(), 'user(id: Int!): User');
+  await users.getByRole('button', { name: 'User', exact: true }).click();
+  await explorer.getByRole('heading', { name: /^User/ }).waitFor();
+});
+
+test('Ctrl+Enter at column 0 of an operation runs that operation, not the one before', async () => {
+  await replaceQuery('query Many { users { name } }\nquery One { user(id: 1) { name } }');
+  // The caret at the very start of the second line.
+  await page.keyboard.press('ControlOrMeta+End');
+  await page.keyboard.press('Home');
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  assert.equal(await editor.evaluate((ta) => ta.selectionStart), 'query Many { users { name } }\n'.length);
+  await page.keyboard.press('Control+Enter');
+  const result = page.locator('#result');
+  await result.filter({ hasText: '"user"' }).waitFor();
+  assert.deepEqual(Object.keys(JSON.parse(await result.textContent()).data), ['user']);
+
+  // And the caret at the very start of the text runs the first one.
+  await page.keyboard.press('ControlOrMeta+Home');
+  await page.keyboard.press('Control+Enter');
+  await result.filter({ hasText: '"users"' }).waitFor();
+  assert.deepEqual(Object.keys(JSON.parse(await result.textContent()).data), ['users']);
+});
+
+// The autocompletion list as a person reads it: each item's name.
+const suggestions = () => page.getByRole('listbox', { name: 'Suggestions' });
+const suggested = () => suggestions().locator('.c-label').allTextContents();
+
+test('autocompletion offers the fields of the parent type and inserts the one chosen', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  await replaceQuery('{ us');
+  await suggestions().waitFor();
+  assert.deepEqual((await suggested()).slice(0, 2), ['users', 'user']);
+  // Beside each item: its type and its description.
+  const first = suggestions().getByRole('option').first();
+  assert.equal(await first.locator('.c-detail').textContent(), '[User!]!');
+  assert.equal(await first.locator('.c-doc').textContent(), 'Every user, ordered by id.');
+  assert.equal(await first.getAttribute('aria-selected'), 'true');
+  await page.keyboard.press('Enter');
+  assert.equal(await editor.inputValue(), '{ users');
+  await suggestions().waitFor({ state: 'hidden' });
+
+  // Arrows choose, Tab accepts too.
+  await replaceQuery('{ us');
+  await suggestions().waitFor();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Tab');
+  assert.equal(await editor.inputValue(), '{ user');
+});
+
+test('autocompletion offers arguments, nested fields, values, directives, variables, fragments and types', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  await replaceQuery('{ user(');
+  await suggestions().waitFor();
+  assert.deepEqual(await suggested(), ['id']);
+  assert.equal(await suggestions().locator('.c-detail').first().textContent(), 'Int!');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(': 1) { em');
+  await suggestions().filter({ hasText: 'email' }).waitFor();
+  assert.deepEqual(await suggested(), ['email']);
+  await page.keyboard.press('Escape');
+  await suggestions().waitFor({ state: 'hidden' });
+  assert.equal(await editor.inputValue(), '{ user(id: 1) { em');
+
+  const cases = [
+    // [typed, offered (at least), not offered]
+    ['{ __type(name: "User") { fields(includeDeprecated: t', ['true'], ['false']],
+    ['{ users @', ['@include', '@skip'], ['@deprecated', '@cost']],
+    ['query Q($who: Int!, $n: Int) { user(id: $', ['$who', '$n'], []],
+    ['query Q($who: I', ['Int'], ['User']],
+    ['fragment F on User { name }\n{ users { ...', ['F', 'on'], []],
+    ['fragment F on Post { title }\n{ users { ...', ['on'], ['F']],
+    ['{ users { ... on ', [], []],
+    ['fragment G on Us', ['User'], ['Int']],
+    ['q', ['query'], ['mutation']],
+  ];
+  for (const [typed, offered, notOffered] of cases) {
+    await replaceQuery(typed);
+    if (!offered.length) {
+      // Ctrl+Space asks where typing alone does not.
+      await page.keyboard.press('Control+Space');
+      await suggestions().waitFor();
+      assert.deepEqual(await suggested(), ['User'], typed);
+      continue;
+    }
+    await suggestions().waitFor();
+    const shown = await suggested();
+    for (const label of offered) assert.ok(shown.includes(label), `${typed}: ${label} in ${shown}`);
+    for (const label of notOffered) assert.ok(!shown.includes(label), `${typed}: ${label} not in ${shown}`);
+  }
+  if (process.env.QUARTET_SCREENSHOT) {
+    await replaceQuery('{ user(id: 1) { ');
+    await page.keyboard.press('Control+Space');
+    await suggestions().waitFor();
+    await page.screenshot({ path: process.env.QUARTET_SCREENSHOT.replace(/\.png$/, '') + '-completion.png' });
+  }
+  await page.keyboard.press('Escape');
+});
+
+test('autocompletion offers enum values and input fields', async () => {
+  // quartet's schema has neither enums nor input objects as arguments, so
+  // this test adds some to the introspection answer the page receives:
+  // enum Color { RED GREEN }, input UserFilter { name: String, color: Color }
+  // and Query.search(filter: UserFilter, color: Color): [User!]!.
+  const ref = (kind, name) => ({ kind, name, ofType: null });
+  const arg = (name, type) => ({ name, description: null, type, defaultValue: null });
+  const introspection = async (route) => {
+    if (route.request().postDataJSON()?.operationName !== 'IntrospectionQuery') return route.fallback();
+    const response = await route.fetch();
+    const json = await response.json();
+    const schema = json.data.__schema;
+    const empty = { description: null, specifiedByURL: null, fields: null, inputFields: null, interfaces: null, enumValues: null, possibleTypes: null };
+    schema.types.push(
+      { ...empty, kind: 'ENUM', name: 'Color', enumValues: ['RED', 'GREEN'].map((name) => ({ name, description: `The colour ${name.toLowerCase()}.`, isDeprecated: false, deprecationReason: null })) },
+      { ...empty, kind: 'INPUT_OBJECT', name: 'UserFilter', inputFields: [arg('name', ref('SCALAR', 'String')), arg('color', ref('ENUM', 'Color'))] },
+    );
+    schema.types.find((t) => t.name === schema.queryType.name).fields.push({
+      name: 'search', description: 'Users by filter.', isDeprecated: false, deprecationReason: null,
+      args: [arg('filter', ref('INPUT_OBJECT', 'UserFilter')), arg('color', ref('ENUM', 'Color'))],
+      type: { kind: 'NON_NULL', name: null, ofType: { kind: 'LIST', name: null, ofType: ref('OBJECT', 'User') } },
+    });
+    return route.fulfill({ response, json });
+  };
+  const reloadSchema = async () => {
+    await page.locator('#explorer-reload').click();
+    await page.locator('#explorer-body h4').first().waitFor();
+  };
+  await page.route('**/graphql', introspection);
+  try {
+    await reloadSchema();
+    const cases = [
+      // [typed, offered, exactly]
+      ['{ search(color: ', ['RED', 'GREEN']],
+      ['{ search(filter: { ', ['name', 'color']],
+      ['{ search(filter: { name: "x", color: G', ['GREEN']],
+      ['{ search(filter: { name: "x" }, ', ['color']],
+      ['{ search(filter: { name: "x" }, color: RED, ', []],
+    ];
+    for (const [typed, offered] of cases) {
+      await replaceQuery(typed);
+      await page.keyboard.press('Control+Space');
+      if (!offered.length) {
+        // Give the list a moment to (wrongly) appear.
+        await page.waitForTimeout(100);
+        assert.equal(await suggestions().isVisible(), false, typed);
+        continue;
+      }
+      await suggestions().waitFor();
+      assert.deepEqual(await suggested(), offered, typed);
+      await page.keyboard.press('Escape');
+    }
+    await replaceQuery('{ search(color: ');
+    await page.keyboard.press('Control+Space');
+    await suggestions().waitFor();
+    assert.equal(await suggestions().locator('.c-detail').first().textContent(), 'Color');
+    assert.equal(await suggestions().locator('.c-doc').first().textContent(), 'The colour red.');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByRole('textbox', { name: 'Query', exact: true }).inputValue(), '{ search(color: GREEN');
+  } finally {
+    await page.unroute('**/graphql', introspection);
+    await reloadSchema();
+  }
+});
+
+test('Prettify lays a document out the canonical way, and leaves one that does not parse alone', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const cases = [
+    [
+      'query Q($id:Int!,$on:Boolean=true){user(id:$id){name ...F  ... on User @include(if:$on){ email } posts(limit:2){title}} }\n# the fields\nfragment F on User{createdAt}',
+      [
+        'query Q($id: Int!, $on: Boolean = true) {',
+        '  user(id: $id) {',
+        '    name',
+        '    ...F',
+        '    ... on User @include(if: $on) {',
+        '      email',
+        '    }',
+        '    posts(limit: 2) {',
+        '      title',
+        '    }',
+        '  }',
+        '}',
+        '',
+        '# the fields',
+        'fragment F on User {',
+        '  createdAt',
+        '}',
+        '',
+      ].join('\n'),
+    ],
+    ['query{users{id}}', '{\n  users {\n    id\n  }\n}\n'],
+    ['query($ids:[Int!]=[1,2]){users{id}}', 'query ($ids: [Int!] = [1, 2]) {\n  users {\n    id\n  }\n}\n'],
+    ['{search(filter:{name:"x",ids:[1,2]}){id}}', '{\n  search(filter: {name: "x", ids: [1, 2]}) {\n    id\n  }\n}\n'],
+  ];
+  for (const [typed, pretty] of cases) {
+    await replaceQuery(typed);
+    await page.getByRole('button', { name: 'Prettify' }).click();
+    assert.equal(await editor.inputValue(), pretty);
+  }
+  // The keyboard shortcut, and a document that does not parse.
+  await replaceQuery('{users{id}');
+  await page.keyboard.press('Shift+Control+P');
+  assert.equal(await editor.inputValue(), '{users{id}');
+  assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: the document ends too soon at 1:11.');
+  await replaceQuery('{users(id:){id}}');
+  await page.getByRole('button', { name: 'Prettify' }).click();
+  assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: expected a value, found ")" at 1:11.');
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

@@ -147,6 +147,9 @@
       this.code = textarea.parentElement.querySelector('pre code');
       this.tokenize = tokenize;
       this.tabLeaves = false;
+      // keyHook sees a key first and returns true when it has handled it
+      // (the autocompletion list uses it for arrows, Enter, Tab and Esc).
+      this.keyHook = null;
       textarea.addEventListener('input', () => this.render());
       textarea.addEventListener('scroll', () => this.sync());
       textarea.addEventListener('keydown', (e) => this.keydown(e));
@@ -178,6 +181,7 @@
     }
 
     keydown(e) {
+      if (this.keyHook && this.keyHook(e)) return;
       const ta = this.ta;
       if (e.key === 'Escape') { this.tabLeaves = true; return; }
       const tabLeaves = this.tabLeaves;
@@ -296,13 +300,21 @@
   queryEditor.ta.addEventListener('input', refreshOperations);
   refreshOperations();
 
+  // operationAt finds the operation whose extent holds the caret. An extent
+  // ends where the next definition starts, so the end is exclusive: a caret
+  // at column 0 of an operation's first line belongs to that operation, not
+  // to the one before it. The operation that reaches the end of the text
+  // also owns the caret there.
+  function operationAt(list, caret, textLength) {
+    return list.find((op) => op.start <= caret && (caret < op.end || caret === textLength && op.end === textLength));
+  }
+
   // operationToRun picks the operation under the cursor when the editor has
   // focus, else the one in the picker.
   function operationToRun(fromKeyboard) {
     if (ops.length < 2) return ops[0] || null;
     if (fromKeyboard) {
-      const caret = queryEditor.ta.selectionStart;
-      const here = ops.find((op) => op.start <= caret && caret <= op.end);
+      const here = operationAt(ops, queryEditor.ta.selectionStart, queryEditor.value.length);
       if (here && here.name) picker.value = here.name;
     }
     return ops.find((op) => op.name === picker.value) || ops[0];
@@ -549,6 +561,7 @@
     mutationType { name }
     subscriptionType { name }
     types { ...FullType }
+    directives { name description locations args { ...InputValue } }
   }
 }
 fragment FullType on __Type {
@@ -602,7 +615,14 @@ fragment TypeRef on __Type {
     }
     const roots = [['query', s.queryType], ['mutation', s.mutationType], ['subscription', s.subscriptionType]]
       .filter(([, t]) => t).map(([label, t]) => [label, t.name]);
-    explorer.schema = { roots, types: new Map(s.types.map((t) => [t.name, t])) };
+    explorer.schema = {
+      roots,
+      types: new Map(s.types.map((t) => [t.name, t])),
+      directives: s.directives || [],
+      queryType: s.queryType && s.queryType.name,
+      mutationType: s.mutationType && s.mutationType.name,
+      subscriptionType: s.subscriptionType && s.subscriptionType.name,
+    };
     renderExplorer();
   }
 
@@ -611,10 +631,17 @@ fragment TypeRef on __Type {
     $('explorer').hidden = !open;
     $('layout').classList.toggle('with-explorer', open);
     toggle.setAttribute('aria-expanded', String(open));
-    if (open && !explorer.schema && !explorer.loading) {
-      explorer.loading = loadSchema().finally(() => { explorer.loading = null; });
-    }
+    if (open) ensureSchema();
     if (open) searchBox.focus();
+  }
+
+  // ensureSchema loads the schema once, for the explorer and for
+  // autocompletion alike; it resolves to null when the schema could not be
+  // loaded.
+  function ensureSchema() {
+    if (explorer.schema) return Promise.resolve(explorer.schema);
+    if (!explorer.loading) explorer.loading = loadSchema().finally(() => { explorer.loading = null; });
+    return explorer.loading.then(() => explorer.schema);
   }
 
   function openType(name, field) {
@@ -630,11 +657,19 @@ fragment TypeRef on __Type {
     explorerBody.focus({ preventScroll: true });
   }
 
-  // typeRef renders [User!]! with the named type as a link.
+  // typeRef renders [User!]! as one element whose named type is a link.
+  // The wrappers nest to any depth, so they are gathered into one flat list:
+  // h flattens only one level, and a nested array would show as its
+  // toString ("[,[object HTMLButtonElement],!,]!").
   function typeRef(t) {
-    if (t.kind === 'NON_NULL') return [typeRef(t.ofType), '!'];
-    if (t.kind === 'LIST') return ['[', typeRef(t.ofType), ']'];
-    return h('button', { type: 'button', className: 'type-link', onclick: () => openType(t.name) }, t.name);
+    const parts = [];
+    const walk = (ref) => {
+      if (ref.kind === 'NON_NULL') { walk(ref.ofType); parts.push('!'); }
+      else if (ref.kind === 'LIST') { parts.push('['); walk(ref.ofType); parts.push(']'); }
+      else parts.push(h('button', { type: 'button', className: 'type-link', onclick: () => openType(ref.name) }, ref.name));
+    };
+    walk(t);
+    return h('span', { className: 'type-ref' }, parts);
   }
 
   const kindName = (kind) => kind.toLowerCase().replace('_', ' ');
@@ -732,6 +767,554 @@ fragment TypeRef on __Type {
   searchBox.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && searchBox.value) { searchBox.value = ''; renderExplorer(); }
   });
+
+  // ---- Prettify -----------------------------------------------------------
+
+  // The server has no document printer; its one printer is for literals
+  // (printLiteral in graphql/introspection.go, the form of a default value:
+  // [1, 2], {a: 1}). prettify prints values that way and the rest the way
+  // graphql-js's print does: two-space indent, one selection a line, a blank
+  // line between definitions, an anonymous query as "{". Unlike print it
+  // keeps comments, each on a line of its own before what it preceded; and
+  // strings stay as typed. A document that does not parse is left alone.
+  function prettify(src) {
+    const toks = tokenizeGraphQL(src).filter((t) => t.kind !== 'space');
+    const lines = [];
+    let i = 0, comments = [];
+    const fail = (what) => {
+      const t = toks[i];
+      const at = t ? t.start : src.length;
+      const line = src.slice(0, at).split('\n').length;
+      const why = t ? `${what}, found "${t.text}"` : 'the document ends too soon';
+      throw new SyntaxError(`Cannot prettify: ${why} at ${line}:${at - src.lastIndexOf('\n', at - 1)}.`);
+    };
+    const peek = () => {
+      while (toks[i] && toks[i].kind === 'comment') comments.push(toks[i++].text);
+      return toks[i];
+    };
+    const at = (text) => { const t = peek(); return !!t && t.text === text; };
+    const next = () => { const t = peek(); if (!t) fail('more'); i++; return t.text; };
+    const expect = (text) => { if (!at(text)) fail(`expected "${text}"`); return next(); };
+    const name = () => { const t = peek(); if (!t || !/^[_A-Za-z]/.test(t.text)) fail('expected a name'); return next(); };
+    const emit = (depth, text) => {
+      for (const c of comments) lines.push('  '.repeat(depth) + c);
+      comments = [];
+      lines.push('  '.repeat(depth) + text);
+    };
+
+    function value() {
+      if (at('[')) {
+        next();
+        const items = [];
+        while (!at(']')) items.push(value());
+        next();
+        return `[${items.join(', ')}]`;
+      }
+      if (at('{')) {
+        next();
+        const fields = [];
+        while (!at('}')) fields.push(`${name()}: ${(expect(':'), value())}`);
+        next();
+        return `{${fields.join(', ')}}`;
+      }
+      const t = peek();
+      if (!t || !/^(variable|number|string|name|atom|attr|type|keyword|def)$/.test(t.kind)) fail('expected a value');
+      return next();
+    }
+    const args = () => {
+      if (!at('(')) return '';
+      next();
+      const list = [];
+      while (!at(')')) list.push(`${name()}: ${(expect(':'), value())}`);
+      next();
+      return `(${list.join(', ')})`;
+    };
+    const directives = () => {
+      let out = '';
+      while (peek() && peek().kind === 'directive') out += ` ${next()}${args()}`;
+      return out;
+    };
+    function type() {
+      let out;
+      if (at('[')) { next(); out = `[${type()}]`; expect(']'); } else out = name();
+      if (at('!')) out += next();
+      return out;
+    }
+    const variables = () => {
+      if (!at('(')) return '';
+      next();
+      const list = [];
+      while (!at(')')) {
+        const t = peek();
+        if (!t || t.kind !== 'variable') fail('expected a variable');
+        let v = `${next()}: ${(expect(':'), type())}`;
+        if (at('=')) { next(); v += ` = ${value()}`; }
+        list.push(v + directives());
+      }
+      next();
+      return `(${list.join(', ')})`;
+    };
+    // selectionSet prints "head {", the selections a level in, then "}".
+    function selectionSet(depth, head) {
+      expect('{');
+      emit(depth, head + '{');
+      while (!at('}')) selection(depth + 1);
+      next();
+      emit(depth, '}');
+    }
+    function selection(depth) {
+      if (at('...')) {
+        next();
+        if (at('on')) { next(); const on = name(); return selectionSet(depth, `... on ${on}${directives()} `); }
+        if (at('{') || (peek() && peek().kind === 'directive')) return selectionSet(depth, `...${directives()} `);
+        return emit(depth, `...${name()}${directives()}`);
+      }
+      let field = name();
+      if (at(':')) { next(); field += `: ${name()}`; }
+      field += args() + directives();
+      if (at('{')) selectionSet(depth, field + ' ');
+      else emit(depth, field);
+    }
+    function definition() {
+      if (at('{')) return selectionSet(0, '');
+      const kind = next();
+      if (kind === 'fragment') {
+        const fragment = name();
+        expect('on');
+        return selectionSet(0, `fragment ${fragment} on ${name()}${directives()} `);
+      }
+      if (!/^(query|mutation|subscription)$/.test(kind)) { i--; fail('expected a definition'); }
+      const t = peek();
+      const opName = t && /^[_A-Za-z]/.test(t.text) ? next() : '';
+      // As graphql-js: "query Q($id: Int)" but "query ($id: Int)".
+      const vars = variables();
+      const head = kind + (opName || vars ? ' ' : '') + opName + vars + directives();
+      selectionSet(0, head === 'query' ? '' : head + ' ');
+    }
+
+    while (peek()) {
+      if (lines.length) lines.push('');
+      definition();
+    }
+    for (const c of comments) lines.push(c);
+    return lines.join('\n') + '\n';
+  }
+
+  function prettifyQuery() {
+    let pretty;
+    try {
+      pretty = prettify(queryEditor.value);
+    } catch (err) {
+      setStatus(err.message, 'fail');
+      return;
+    }
+    if (pretty === queryEditor.value) return;
+    // Replaced as one edit, so that Ctrl+Z brings the old text back.
+    queryEditor.ta.focus();
+    queryEditor.ta.setSelectionRange(0, queryEditor.value.length);
+    queryEditor.insert(pretty);
+    queryEditor.ta.setSelectionRange(0, 0);
+    queryEditor.ta.scrollTop = 0;
+    queryEditor.sync();
+  }
+
+  $('prettify').addEventListener('click', prettifyQuery);
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.shiftKey && e.key.toLowerCase() === 'p') {
+      e.preventDefault();
+      prettifyQuery();
+    }
+  });
+
+  // ---- Autocompletion: what may come at the caret -------------------------
+
+  // Which suggestions belong where follows graphql-language-service (the
+  // engine of GraphiQL): fields of the parent type in a selection set,
+  // arguments inside "(", enum values and input fields in values, directives
+  // after "@", the operation's variables after "$", fragment names after
+  // "...", types after "on" and in variable definitions.
+
+  const META_STRING = { kind: 'NON_NULL', ofType: { kind: 'SCALAR', name: 'String' } };
+  const TYPENAME_FIELD = { name: '__typename', description: 'The name of the object type.', args: [], type: META_STRING };
+  const ROOT_META_FIELDS = [
+    { name: '__schema', description: 'The schema, by introspection.', args: [], type: { kind: 'NON_NULL', ofType: { kind: 'OBJECT', name: '__Schema' } } },
+    { name: '__type', description: 'A type, by introspection.', args: [{ name: 'name', type: META_STRING }], type: { kind: 'OBJECT', name: '__Type' } },
+  ];
+
+  const namedType = (ref) => (ref && ref.ofType ? namedType(ref.ofType) : ref && ref.name);
+  const typeString = (ref) => ref.kind === 'NON_NULL' ? typeString(ref.ofType) + '!' : ref.kind === 'LIST' ? `[${typeString(ref.ofType)}]` : ref.name;
+  const nullable = (ref) => (ref && ref.kind === 'NON_NULL' ? ref.ofType : ref);
+  const firstLine = (d) => (d || '').split('\n')[0];
+
+  // fieldsOf lists the fields one may select on a type, the meta fields
+  // included.
+  function fieldsOf(schema, typeName) {
+    const t = schema.types.get(typeName);
+    if (!t) return [];
+    const own = t.kind === 'UNION' ? [] : t.fields || [];
+    return [...own, TYPENAME_FIELD, ...(typeName === schema.queryType ? ROOT_META_FIELDS : [])];
+  }
+
+  // objectTypes is the set of object types a composite type may be; two
+  // types overlap, for a fragment spread, when their sets meet.
+  function objectTypes(schema, typeName) {
+    const t = schema.types.get(typeName);
+    if (!t) return new Set();
+    if (t.kind === 'OBJECT') return new Set([t.name]);
+    return new Set((t.possibleTypes || []).map((p) => p.name));
+  }
+
+  // fragmentsIn lists the fragment definitions of a document: name and type
+  // condition.
+  function fragmentsIn(src) {
+    const toks = tokenizeGraphQL(src).filter((t) => t.kind !== 'space' && t.kind !== 'comment');
+    const out = [];
+    toks.forEach((t, i) => {
+      if (t.kind === 'keyword' && t.text === 'fragment' && toks[i + 1] && toks[i + 3] && toks[i + 2].text === 'on') {
+        out.push({ name: toks[i + 1].text, on: toks[i + 3].text });
+      }
+    });
+    return out;
+  }
+
+  // completionContext reads the document up to the caret and says what is
+  // being typed there: {from, word, want, ...}, or null where nothing can be
+  // suggested (in a comment or a string). It keeps a stack of the open
+  // selection sets, argument lists, input objects and lists, each knowing
+  // its type from the schema.
+  function completionContext(src, caret, schema) {
+    const before = src.slice(0, caret);
+    const word = /[$@]?[_A-Za-z0-9]*$/.exec(before)[0];
+    const from = caret - word.length;
+    const all = tokenizeGraphQL(before);
+    const lastTok = all[all.length - 1];
+    if (lastTok && (lastTok.kind === 'comment' || lastTok.kind === 'string') && lastTok.start + lastTok.text.length === caret) return null;
+    const toks = all.filter((t) => t.start < from && t.kind !== 'space' && t.kind !== 'comment');
+
+    const stack = [];
+    const top = () => stack[stack.length - 1];
+    let op = null; // {kind, vars: Map name -> type text}
+    let definition = null; // 'operation' or 'fragment' while at the top level
+    let pendingType = null; // the type the next "{" opens
+    let field = null; // the field just named in a selection set
+    let directive = null; // the directive just named
+    let location = null; // where a directive would go
+    let variable = null; // the variable being defined, {name, type}
+    const argsOf = (defs, close) => ({ kind: 'args', defs: defs || [], close, expect: 'name', current: null, given: new Set() });
+    // valueDone: a value ended, so an argument list or object expects a name.
+    const valueDone = () => { const f = top(); if (f && f.kind === 'args') f.expect = 'name'; };
+
+    for (let i = 0; i < toks.length; i++) {
+      const t = toks[i], text = t.text, prev = toks[i - 1], next = toks[i + 1];
+      const f = top();
+      if (!f) {
+        // The top level: definitions and their headers.
+        if (t.kind === 'keyword' && text !== 'fragment' && text !== 'on') {
+          op = { kind: text, vars: new Map() };
+          definition = 'operation';
+          pendingType = schema[text + 'Type'];
+          location = text.toUpperCase();
+        } else if (text === 'fragment') {
+          op = null;
+          definition = 'fragment';
+          pendingType = null;
+          location = 'FRAGMENT_DEFINITION';
+        } else if (prev && prev.text === 'on' && definition === 'fragment') {
+          pendingType = text;
+        } else if (text === '(' && definition === 'operation') {
+          stack.push({ kind: 'variables', expect: 'name' });
+        } else if (text === '{') {
+          if (!definition) {
+            op = { kind: 'query', vars: new Map() };
+            pendingType = schema.queryType;
+          }
+          stack.push({ kind: 'selection', type: pendingType });
+          field = null;
+        }
+        continue;
+      }
+      if (f.kind === 'variables') {
+        if (t.kind === 'variable') {
+          variable = { name: text, type: '' };
+          f.expect = 'colon';
+        } else if (text === ':' && variable) f.expect = 'type';
+        else if (f.expect === 'type' && (t.kind === 'type' || t.kind === 'name' || /^[[\]!]$/.test(text))) {
+          variable.type += text;
+          op.vars.set(variable.name, variable.type);
+        } else if (text === '=') f.expect = 'value';
+        else if (text === ')') stack.pop();
+        continue;
+      }
+      if (f.kind === 'selection') {
+        if (text === '}') {
+          stack.pop();
+          if (!stack.length) definition = null;
+          field = null;
+        } else if (text === '{') {
+          const type = field ? namedType(field.type) : pendingType;
+          stack.push({ kind: 'selection', type });
+          field = null;
+        } else if (text === '(') {
+          const owner = prev && prev.kind === 'directive' ? directive : field;
+          stack.push(argsOf(owner && owner.args, ')'));
+        } else if (t.kind === 'directive') {
+          directive = schema.directives.find((d) => '@' + d.name === text) || null;
+        } else if (text === '...') {
+          field = null;
+        } else if (prev && prev.text === 'on' && toks[i - 2] && toks[i - 2].text === '...') {
+          pendingType = text;
+          location = 'INLINE_FRAGMENT';
+        } else if (prev && prev.text === '...' && text !== 'on') {
+          location = 'FRAGMENT_SPREAD';
+        } else if ((t.kind === 'name' || t.kind === 'attr' || t.kind === 'keyword' || t.kind === 'def' || t.kind === 'type') && text !== 'on' && !(next && next.text === ':')) {
+          field = fieldsOf(schema, f.type).find((x) => x.name === text) || null;
+          location = 'FIELD';
+        }
+        continue;
+      }
+      // Argument lists, input objects and lists: values.
+      if (text === f.close) {
+        stack.pop();
+        valueDone();
+        continue;
+      }
+      if (f.kind === 'args' && f.expect === 'name') {
+        if (text === ':') f.expect = 'value';
+        else {
+          f.current = f.defs.find((d) => d.name === text) || null;
+          f.given.add(text);
+        }
+        continue;
+      }
+      const valueType = f.kind === 'list' ? f.item : f.current && f.current.type;
+      if (text === '[') {
+        stack.push({ kind: 'list', close: ']', item: nullable(valueType) && nullable(valueType).ofType });
+      } else if (text === '{') {
+        const input = schema.types.get(namedType(valueType));
+        stack.push(argsOf(input && input.inputFields, '}'));
+      } else if (f.kind === 'args') {
+        f.expect = 'name';
+      }
+    }
+
+    const f = top();
+    const prev = toks[toks.length - 1];
+    const base = { from, word, caret };
+    if (word.startsWith('@')) return { ...base, want: 'directives', location: f && f.kind === 'selection' ? location : !f ? location : 'VARIABLE_DEFINITION' };
+    if (word.startsWith('$')) {
+      return f && f.kind !== 'selection' && f.kind !== 'variables' ? { ...base, want: 'variables', vars: op ? op.vars : new Map() } : null;
+    }
+    if (!f) {
+      if (prev && prev.text === 'on' && definition === 'fragment') return { ...base, want: 'types', filter: 'composite' };
+      if (!prev || prev.text === '}') return { ...base, want: 'keywords' };
+      return null;
+    }
+    if (f.kind === 'variables') return f.expect === 'type' ? { ...base, want: 'types', filter: 'input' } : null;
+    if (f.kind === 'selection') {
+      if (prev && prev.text === '...') return { ...base, want: 'spread', type: f.type, fragments: fragmentsIn(src) };
+      if (prev && prev.text === 'on') return { ...base, want: 'types', filter: 'possible', type: f.type };
+      return { ...base, want: 'fields', type: f.type };
+    }
+    if (f.kind === 'args' && f.expect === 'name') {
+      return { ...base, want: f.close === ')' ? 'arguments' : 'inputFields', defs: f.defs.filter((d) => !f.given.has(d.name)) };
+    }
+    return { ...base, want: 'values', type: f.kind === 'list' ? f.item : f.current && f.current.type };
+  }
+
+  // suggestionsFor turns a context into items {label, detail, doc}, the
+  // ones that start with the word typed first, then those that contain it.
+  function suggestionsFor(ctx, schema) {
+    const item = (label, detail, doc) => ({ label, detail: detail || '', doc: firstLine(doc) });
+    const userTypes = () => [...schema.types.values()].filter((t) => !t.name.startsWith('__'));
+    let items = [];
+    switch (ctx.want) {
+      case 'keywords':
+        items = [['query', schema.queryType], ['mutation', schema.mutationType], ['subscription', schema.subscriptionType], ['fragment', true]]
+          .filter(([, ok]) => ok).map(([k]) => item(k, 'keyword'));
+        break;
+      case 'fields':
+        items = fieldsOf(schema, ctx.type).map((x) => item(x.name, typeString(x.type), x.description));
+        break;
+      case 'arguments':
+      case 'inputFields':
+        items = ctx.defs.map((d) => item(d.name, typeString(d.type), d.description));
+        break;
+      case 'values': {
+        const t = schema.types.get(namedType(ctx.type));
+        if (t && t.kind === 'ENUM') items = t.enumValues.map((v) => item(v.name, t.name, v.description));
+        else if (t && t.name === 'Boolean') items = [item('true', 'Boolean'), item('false', 'Boolean')];
+        break;
+      }
+      case 'variables':
+        items = [...ctx.vars].map(([name, type]) => item(name, type));
+        break;
+      case 'directives':
+        items = schema.directives.filter((d) => !ctx.location || d.locations.includes(ctx.location))
+          .map((d) => item('@' + d.name, 'directive', d.description));
+        break;
+      case 'spread': {
+        const mine = objectTypes(schema, ctx.type);
+        items = ctx.fragments.filter((fr) => !ctx.type || [...objectTypes(schema, fr.on)].some((n) => mine.has(n)))
+          .map((fr) => item(fr.name, `on ${fr.on}`, 'fragment'));
+        items.push(item('on', 'inline fragment'));
+        break;
+      }
+      case 'types': {
+        let types = userTypes();
+        if (ctx.filter === 'input') types = types.filter((t) => /^(SCALAR|ENUM|INPUT_OBJECT)$/.test(t.kind));
+        else types = types.filter((t) => /^(OBJECT|INTERFACE|UNION)$/.test(t.kind));
+        if (ctx.filter === 'possible' && schema.types.has(ctx.type)) {
+          const mine = objectTypes(schema, ctx.type);
+          types = types.filter((t) => t.name === ctx.type || [...objectTypes(schema, t.name)].some((n) => mine.has(n)));
+        }
+        items = types.map((t) => item(t.name, kindName(t.kind), t.description));
+        break;
+      }
+    }
+    const typed = ctx.word.replace(/^[$@]/, '').toLowerCase();
+    const bare = (label) => label.replace(/^[$@]/, '').toLowerCase();
+    const starts = items.filter((x) => bare(x.label).startsWith(typed));
+    const contains = items.filter((x) => !bare(x.label).startsWith(typed) && bare(x.label).includes(typed));
+    // The word typed in full comes first, so that a shorter name is never
+    // swapped for a longer one by accident.
+    starts.sort((a, b) => (bare(b.label) === typed) - (bare(a.label) === typed));
+    return [...starts, ...contains];
+  }
+
+  // ---- Autocompletion: the list under the caret ---------------------------
+
+  const completionList = $('completions');
+  const completion = { items: [], active: 0, ctx: null, accepting: false };
+
+  function closeCompletions() {
+    completion.items = [];
+    completion.ctx = null;
+    completionList.hidden = true;
+    queryEditor.ta.removeAttribute('aria-activedescendant');
+    queryEditor.ta.setAttribute('aria-expanded', 'false');
+  }
+
+  // caretPoint is where the caret is drawn, in viewport pixels: the editor
+  // is monospaced, so a line and a column make a point.
+  function caretPoint(pos) {
+    const ta = queryEditor.ta;
+    const cs = getComputedStyle(ta);
+    const before = ta.value.slice(0, pos).split('\n');
+    const measure = caretPoint.canvas || (caretPoint.canvas = document.createElement('canvas').getContext('2d'));
+    measure.font = `${cs.fontSize} ${cs.fontFamily}`;
+    const charWidth = measure.measureText('0000000000').width / 10;
+    const lineHeight = parseFloat(cs.lineHeight);
+    const box = ta.getBoundingClientRect();
+    return {
+      x: box.left + parseFloat(cs.paddingLeft) + before[before.length - 1].length * charWidth - ta.scrollLeft,
+      y: box.top + parseFloat(cs.paddingTop) + before.length * lineHeight - ta.scrollTop,
+    };
+  }
+
+  function renderCompletions() {
+    completionList.replaceChildren(...completion.items.map((it, i) => h('li', {
+      id: `completion-${i}`,
+      role: 'option',
+      className: 'completion',
+      'aria-selected': String(i === completion.active),
+      // mousedown, not click: the editor keeps its focus.
+      onmousedown: (e) => { e.preventDefault(); completion.active = i; acceptCompletion(); },
+    }, h('span', { className: 'c-label' }, it.label), h('span', { className: 'c-detail' }, it.detail), it.doc ? h('span', { className: 'c-doc' }, it.doc) : null)));
+    const ta = queryEditor.ta;
+    ta.setAttribute('aria-expanded', 'true');
+    ta.setAttribute('aria-activedescendant', `completion-${completion.active}`);
+    const at = caretPoint(completion.ctx.from);
+    completionList.hidden = false;
+    completionList.style.left = `${Math.max(0, Math.min(at.x, window.innerWidth - completionList.offsetWidth - 8))}px`;
+    completionList.style.top = `${at.y}px`;
+    const active = completionList.children[completion.active];
+    if (active) active.scrollIntoView({ block: 'nearest' });
+  }
+
+  // updateCompletions shows what fits the caret, loading the schema first
+  // when it is not there yet.
+  async function updateCompletions() {
+    const schema = explorer.schema || (await ensureSchema());
+    const ta = queryEditor.ta;
+    if (!schema || document.activeElement !== ta || ta.selectionStart !== ta.selectionEnd) return closeCompletions();
+    const ctx = completionContext(ta.value, ta.selectionStart, schema);
+    const items = ctx ? suggestionsFor(ctx, schema) : [];
+    // A word typed in full with nothing else to offer needs no list.
+    if (!items.length || (items.length === 1 && items[0].label === ctx.word)) return closeCompletions();
+    completion.items = items.slice(0, 50);
+    completion.active = 0;
+    completion.ctx = ctx;
+    renderCompletions();
+  }
+
+  function acceptCompletion() {
+    const it = completion.items[completion.active];
+    const ctx = completion.ctx;
+    closeCompletions();
+    if (!it) return;
+    // The whole word under the caret is replaced, also its part after it.
+    const ta = queryEditor.ta;
+    const rest = /^[_A-Za-z0-9]*/.exec(ta.value.slice(ctx.caret))[0];
+    ta.setSelectionRange(ctx.from, ctx.caret + rest.length);
+    completion.accepting = true;
+    try {
+      queryEditor.insert(it.label);
+    } finally {
+      completion.accepting = false;
+    }
+  }
+
+  // Typing a name, "$", "@", "...", "(" or ":" opens the list; Ctrl+Space
+  // opens it anywhere. "{" does not: Enter after it is a new line.
+  queryEditor.ta.addEventListener('input', (e) => {
+    if (completion.accepting) return;
+    const ta = queryEditor.ta;
+    const opens = /[_A-Za-z0-9$@(:]$/.test(e.data || '') || (e.data === '.' && ta.value.slice(0, ta.selectionStart).endsWith('...'));
+    if (e.inputType === 'insertText' && opens) updateCompletions();
+    else if (completion.ctx && e.inputType && e.inputType.startsWith('delete')) updateCompletions();
+    else closeCompletions();
+  });
+  queryEditor.ta.addEventListener('blur', closeCompletions);
+  queryEditor.ta.addEventListener('mousedown', closeCompletions);
+  queryEditor.ta.setAttribute('aria-autocomplete', 'list');
+  queryEditor.ta.setAttribute('aria-controls', 'completions');
+  queryEditor.ta.setAttribute('aria-expanded', 'false');
+
+  queryEditor.keyHook = (e) => {
+    if (e.key === ' ' && e.ctrlKey) {
+      e.preventDefault();
+      updateCompletions();
+      return true;
+    }
+    if (completionList.hidden) return false;
+    const n = completion.items.length;
+    const move = { ArrowDown: 1, ArrowUp: -1, PageDown: 8, PageUp: -8 }[e.key];
+    if (move && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      e.preventDefault();
+      completion.active = (completion.active + move % n + n) % n;
+      renderCompletions();
+      return true;
+    }
+    if ((e.key === 'Enter' || e.key === 'Tab') && !e.ctrlKey && !e.metaKey && !e.altKey && !e.shiftKey) {
+      // Enter on the word already typed in full is a new line, as without
+      // the list; Tab still accepts.
+      if (e.key === 'Enter' && completion.items[completion.active].label === completion.ctx.word) {
+        closeCompletions();
+        return false;
+      }
+      e.preventDefault();
+      acceptCompletion();
+      return true;
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      closeCompletions();
+      return true;
+    }
+    // Any other key that moves the caret leaves the word.
+    if (/^(ArrowLeft|ArrowRight|Home|End)$/.test(e.key)) closeCompletions();
+    return false;
+  };
 
   queryEditor.ta.focus();
 })();

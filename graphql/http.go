@@ -30,7 +30,7 @@ const MaxRequestBytes = 1 << 20
 // Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
 // POST with an application/json body {"query", "operationName",
 // "variables", "extensions"}, and GET with the same as URL parameters for
-// queries only. Responses are application/json (status 200 for every
+// queries only (HEAD as GET, without the body). Responses are application/json (status 200 for every
 // well-formed request) unless the Accept header prefers
 // application/graphql-response+json, whose status codes tell request errors
 // (400) from executed operations (200).
@@ -50,10 +50,18 @@ type Handler struct {
 
 	// MaxBytes bounds the request document; 0 means MaxRequestBytes.
 	MaxBytes int64
+
+	// PersistedQueries keeps the queries of automatic persisted queries
+	// (persisted.go); NewHandler sets one of DefaultPersistedQueryBytes. When
+	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED,
+	// and Apollo's client link then sends whole queries.
+	PersistedQueries *PersistedQueries
 }
 
 // NewHandler returns a Handler for s with default settings.
-func NewHandler(s *Schema) *Handler { return &Handler{Schema: s} }
+func NewHandler(s *Schema) *Handler {
+	return &Handler{Schema: s, PersistedQueries: NewPersistedQueries(DefaultPersistedQueryBytes)}
+}
 
 type httpParams struct {
 	Query         *string         `json:"query"`
@@ -75,12 +83,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if r.Method == http.MethodGet && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
+	if isGet(r) && h.HTMLPage != nil && !r.URL.Query().Has("query") && prefersHTML(r.Header.Get("Accept")) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "GET, POST")
+	if !isGet(r) && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, HEAD, POST")
 		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
 		return
 	}
@@ -91,10 +99,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "Not Acceptable: this endpoint answers application/graphql-response+json or application/json.\n")
 		return
 	}
-	req, status, msg := h.readRequest(w, r)
+	req, pq, status, msg := h.readRequest(w, r)
 	if status != 0 {
 		writeHTTPError(w, media, status, msg)
 		return
+	}
+	if pq != nil {
+		if e, status := h.resolvePersisted(&req, pq); e != nil {
+			// Not cached on the way: the same GET is to succeed once the client
+			// has sent the query (Apollo's servers say the same).
+			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
+			writeResponse(w, media, status, &Response{Errors: []*Error{e}})
+			return
+		}
 	}
 	ctx := r.Context()
 	if h.ContextFunc != nil {
@@ -113,7 +130,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // execute runs req and returns the response with the status code
 // application/graphql-response+json calls for.
-func (h *Handler) execute(ctx context.Context, method string, req Request) (*Response, int) {
+func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (*Response, int) {
 	s := h.Schema
 	p := s.prepare(req.Query)
 	if p.errs != nil {
@@ -129,6 +146,9 @@ func (h *Handler) execute(ctx context.Context, method string, req Request) (*Res
 	case op.Operation == Subscription:
 		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
 	}
+	if req.persist != nil {
+		h.PersistedQueries.put(req.persist.hash, req.Query)
+	}
 	resp := s.executeOperation(ctx, p, op, req.Variables, nil)
 	if resp.Data == nil {
 		return resp, http.StatusBadRequest
@@ -136,26 +156,55 @@ func (h *Handler) execute(ctx context.Context, method string, req Request) (*Res
 	return resp, http.StatusOK
 }
 
-// readRequest extracts the GraphQL request from r. A non-zero status means
-// the request is not well-formed.
-func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, int, string) {
+// httpRequest is a GraphQL request as read from HTTP.
+type httpRequest struct {
+	Request
+	persist *persistedQuery // the query's hash, to remember the query by once it validates
+}
+
+// resolvePersisted completes req, whose extensions name the persisted query pq:
+// a request without a query gets the one the hash stands for; one with a query
+// must match the hash, and is remembered once it validates (see execute). It
+// returns the error to answer instead, with its status.
+func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error, int) {
+	switch {
+	case h.PersistedQueries == nil:
+		return newError(CodePersistedQueryNotSupported, msgPersistedQueryNotSupported), http.StatusOK
+	case req.Query == "":
+		q, ok := h.PersistedQueries.get(pq.hash)
+		if !pq.valid || !ok {
+			return newError(CodePersistedQueryNotFound, msgPersistedQueryNotFound), http.StatusOK
+		}
+		req.Query = q
+	case !pq.matches(req.Query):
+		return newError(CodePersistedQueryHashMismatch, msgPersistedQueryMismatch), http.StatusBadRequest
+	default:
+		req.persist = pq
+	}
+	return nil, 0
+}
+
+// readRequest extracts the GraphQL request from r, and the persisted query its
+// extensions name, if any. A non-zero status means the request is not
+// well-formed.
+func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (httpRequest, *persistedQuery, int, string) {
 	var params httpParams
-	if r.Method == http.MethodGet {
+	if isGet(r) {
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
-			return Request{}, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+			return httpRequest{}, nil, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 		}
 		if msg := readQueryString(r.URL.RawQuery, &params); msg != "" {
-			return Request{}, http.StatusBadRequest, msg
+			return httpRequest{}, nil, http.StatusBadRequest, msg
 		}
 	} else {
 		ct := r.Header.Get("Content-Type")
 		if ct != mediaJSON { // the common header needs no parsing
 			mt, mp, err := mime.ParseMediaType(ct)
 			if ct == "" || err != nil || mt != mediaJSON {
-				return Request{}, http.StatusUnsupportedMediaType, "The request body must be application/json."
+				return httpRequest{}, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
 			}
 			if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-				return Request{}, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
+				return httpRequest{}, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 			}
 		}
 		body, release, err := readBody(w, r, h.maxBytes())
@@ -163,18 +212,32 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				return Request{}, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+				return httpRequest{}, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 			}
-			return Request{}, http.StatusBadRequest, "The request body could not be read."
+			return httpRequest{}, nil, http.StatusBadRequest, "The request body could not be read."
 		}
 		if err := decodeParams(body, &params); err != nil {
-			return Request{}, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
+			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + err.Error()
 		}
 	}
-	if params.Query == nil || *params.Query == "" {
-		return Request{}, http.StatusBadRequest, "The request has no query."
+	var pq *persistedQuery
+	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
+		var ext map[string]json.RawMessage
+		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
+			return httpRequest{}, nil, http.StatusBadRequest, "The extensions parameter must be a JSON object."
+		}
+		var msg string
+		if pq, msg = readPersistedQuery(ext); msg != "" {
+			return httpRequest{}, nil, http.StatusBadRequest, msg
+		}
 	}
-	req := Request{Query: *params.Query}
+	var req httpRequest
+	if params.Query != nil {
+		req.Query = *params.Query
+	}
+	if req.Query == "" && pq == nil { // with a persisted query, the hash may stand for it
+		return httpRequest{}, nil, http.StatusBadRequest, "The request has no query."
+	}
 	if params.OperationName != nil {
 		req.OperationName = *params.OperationName
 	}
@@ -186,16 +249,10 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (Request, 
 			_, err = d.Token() // what follows the object: only the end will do
 		}
 		if err != io.EOF || req.Variables == nil {
-			return Request{}, http.StatusBadRequest, "The variables parameter must be a JSON object."
+			return httpRequest{}, nil, http.StatusBadRequest, "The variables parameter must be a JSON object."
 		}
 	}
-	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
-		var ext map[string]any
-		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
-			return Request{}, http.StatusBadRequest, "The extensions parameter must be a JSON object."
-		}
-	}
-	return req, 0, ""
+	return req, pq, 0, ""
 }
 
 // readQueryString reads the GraphQL parameters of a GET request's query string
@@ -399,6 +456,14 @@ func writeHTTPError(w http.ResponseWriter, media string, status int, msg string)
 		code = "BAD_REQUEST"
 	}
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(code, msg)}})
+}
+
+// isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and
+// headers alike (RFC 9110 section 9.3.2), and net/http leaves out the body; the
+// operation still runs, since the headers (Content-Length, the status) depend on its
+// answer.
+func isGet(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
 func isWebSocketUpgrade(r *http.Request) bool {

@@ -72,7 +72,7 @@ func TestHandler(t *testing.T) {
 		{name: "body too large", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","x":"` + strings.Repeat("a", MaxRequestBytes) + `"}`,
 			wantStatus: 413, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is larger than 1048576 bytes.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "method not allowed", method: "PUT", contentType: "application/json", body: `{"query":"{ __typename }"}`,
-			wantStatus: 405, wantCT: jsonCT, wantAllow: "GET, POST", wantBody: `{"errors":[{"message":"Method PUT is not allowed; use GET or POST.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+			wantStatus: 405, wantCT: jsonCT, wantAllow: "GET, HEAD, POST", wantBody: `{"errors":[{"message":"Method PUT is not allowed; use GET or POST.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "subscription over http", method: "POST", contentType: "application/json", accept: "application/graphql-response+json", body: `{"query":"subscription { onUserCreated { id } }"}`,
 			wantStatus: 400, wantCT: gqlCT, wantBody: `{"errors":[{"message":"Subscriptions are served over WebSocket only.","locations":[{"line":1,"column":1}],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "browser gets the page", method: "GET", accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",

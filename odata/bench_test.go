@@ -2,6 +2,8 @@ package odata
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +111,74 @@ func BenchmarkParse(b *testing.B) {
 		if _, err := ParseQuery(raw, products.Type, s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// sizeProducts generates n products the way bench/'s generator does (an
+// adjective, a noun, a model number; prices from 1.00 to 2000.99), except that
+// one name in four ends in "Pro", so that benchFilter matches about a fifth of
+// them, as the data of issue 16 did. The same n always gives the same products.
+func sizeProducts(n int) []any {
+	adjectives := []string{"Compact", "Deluxe", "Classic", "Smart", "Portable", "Quiet", "Rugged", "Slim", "Solar", "Wireless"}
+	nouns := []string{"Laptop", "Kettle", "Lamp", "Chair", "Desk", "Camera", "Speaker", "Blender", "Drill", "Backpack"}
+	r := rand.New(rand.NewPCG(16, 16))
+	items := make([]any, n)
+	for i := range items {
+		name := adjectives[r.IntN(len(adjectives))] + " " + nouns[r.IntN(len(nouns))]
+		if r.IntN(4) == 0 {
+			name += " Pro"
+		}
+		items[i] = &product{
+			ID:       int64(i + 1),
+			Name:     name + " " + strconv.Itoa(100+r.IntN(900)),
+			Price:    int64(100+r.IntN(200_000)) * DecimalScale / 100,
+			Category: benchWords[r.IntN(3)],
+			Created:  time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour),
+			Active:   r.IntN(10) != 0,
+		}
+	}
+	return items
+}
+
+// BenchmarkQueryAtSize serves the queries of issue 16 over 100,000 products:
+// top-10 pages, which should cost a small part of the whole collection, and a
+// full-collection $orderby, which should cost what a stable sort does. Each
+// operation is what a collection request does: parse the query, evaluate it
+// and encode the page (the full-collection pages are not encoded: that would
+// measure the encoder).
+func BenchmarkQueryAtSize(b *testing.B) {
+	_, products, _ := newTestModel()
+	items := sizeProducts(100_000)
+	s := Settings{Allowed: OptAll, MaxTop: 100}
+	for _, bm := range []struct {
+		name, query string
+		encode      bool
+	}{
+		{"orderby_top10", "$orderby=price desc&$top=10", true},
+		{"filter_top10", "$filter=" + benchFilter + "&$top=10", true},
+		{"filter_count_top10", "$filter=" + benchFilter + "&$top=10&$count=true", true},
+		{"orderby_skip_top10", "$orderby=name,price desc&$skip=90&$top=10", true},
+		{"orderby_all", "$orderby=price desc", false},
+		{"orderby_name_all", "$orderby=name", false},
+	} {
+		raw := strings.ReplaceAll(bm.query, " ", "%20")
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				q, err := ParseQuery(raw, products.Type, s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				page, n, err := q.Evaluate(items, nil, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bm.encode {
+					if _, err := q.AppendCollection(nil, "c", page, n, q.Count()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

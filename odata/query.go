@@ -1,9 +1,7 @@
 package odata
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -323,112 +321,4 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int, err error) {
 	err = run(func() { page, count = q.apply(items, restrict) })
 	return page, count, err
-}
-
-// apply is Apply; it panics with an *Error past Limits.MaxVisits or
-// Limits.MaxStringBytes.
-func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count int) {
-	if q.filter != nil {
-		items = q.filter.Select(items)
-	}
-	if restrict != nil {
-		kept := make([]any, 0, len(items))
-		for _, x := range items {
-			if restrict(x) {
-				kept = append(kept, x)
-			}
-		}
-		items = kept
-	}
-	if len(q.order) > 0 {
-		items = sortItems(items, q.order)
-	}
-	count = len(items)
-	if q.hasSkip {
-		items = items[min(int64(len(items)), q.skip):]
-	}
-	if q.hasTop && q.top < int64(len(items)) {
-		items = items[:q.top]
-	}
-	return items, count
-}
-
-// sortKey holds the precomputed values of one $orderby key.
-type sortKey interface {
-	compare(i, j int) int
-}
-
-type typedKey[T any] struct {
-	vals []T
-	ok   []bool
-	cmpf func(a, b T) int
-	desc bool
-}
-
-func loadKey[T any](f fn[T], items []any, cmpf func(a, b T) int, desc bool) sortKey {
-	k := &typedKey[T]{vals: make([]T, len(items)), ok: make([]bool, len(items)), cmpf: cmpf, desc: desc}
-	for i, x := range items {
-		k.vals[i], k.ok[i] = f(x, nil)
-	}
-	return k
-}
-
-// compare orders nulls first, as OData does for ascending order.
-func (k *typedKey[T]) compare(i, j int) int {
-	var c int
-	switch {
-	case !k.ok[i] || !k.ok[j]:
-		c = cmpBool(k.ok[i], k.ok[j])
-	default:
-		c = k.cmpf(k.vals[i], k.vals[j])
-	}
-	if k.desc {
-		return -c
-	}
-	return c
-}
-
-func sortItems(items []any, order []orderKey) []any {
-	keys := make([]sortKey, len(order))
-	for i, o := range order {
-		switch f := o.f.(type) {
-		case fn[bool]:
-			keys[i] = loadKey(f, items, cmpBool, o.desc)
-		case fn[int64]:
-			keys[i] = loadKey(f, items, cmp.Compare[int64], o.desc)
-		case fn[float64]:
-			keys[i] = loadKey(f, items, compareFloat, o.desc)
-		case fn[string]:
-			keys[i] = loadKey(f, items, strings.Compare, o.desc)
-		case fn[time.Time]:
-			keys[i] = loadKey(f, items, cmpTime, o.desc)
-		}
-	}
-	idx := make([]int, len(items))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		for _, k := range keys {
-			if c := k.compare(a, b); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	out := make([]any, len(items))
-	for i, j := range idx {
-		out[i] = items[j]
-	}
-	return out
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
