@@ -57,6 +57,10 @@ func TestAuthReads(t *testing.T) {
 		{"/api/products/search?q=a", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
 		{"/api/orders", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
 		{"/api/orders/1", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
+		{"/api/Products", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
+		{"/api/products/$count", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
+		{"/api/products(1)/orders", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
+		{"/api/Orders(id=1)/product/name/$value", "application/json", `{"error":{"code":"Unauthorized","message":"token missing"}}`},
 		{"/graphql?query=%7Busers%7Bid%7D%7D", "application/json", `"code":"UNAUTHENTICATED"`},
 	}
 	for _, g := range guarded {
@@ -76,7 +80,7 @@ func TestAuthReads(t *testing.T) {
 			t.Errorf("GET %s with two tokens: %d %s", g.path, status, body)
 		}
 	}
-	for _, path := range []string{"/healthz", "/api/$metadata", "/graphql?query=%7B__schema%7BqueryType%7Bname%7D%7D%7D"} {
+	for _, path := range []string{"/healthz", "/api/$metadata", "/api/", "/api", "/graphql?query=%7B__schema%7BqueryType%7Bname%7D%7D%7D"} {
 		if status, _, body := get(path); status != http.StatusOK || strings.Contains(body, "token") {
 			t.Errorf("GET %s without a token: %d %s, want it open", path, status, body)
 		}

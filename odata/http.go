@@ -79,12 +79,15 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 		r := badRequest(err)
 		return listAnswer{}, &r
 	}
-	page, n, err := q.Apply(rt.List(ctx), rt.Restrict)
+	// Evaluate, not Apply: without a count wanted, a $top page stops at its end,
+	// and $orderby with $top keeps only the page's worth.
+	withCount := rt.AlwaysCount || q.Count()
+	page, n, err := q.Evaluate(rt.List(ctx), rt.Restrict, withCount)
 	if err != nil {
 		r := badRequest(err)
 		return listAnswer{}, &r
 	}
-	return listAnswer{q, q.ContextURL(metadata, rt.Set), page, n, rt.AlwaysCount || q.Count()}, nil
+	return listAnswer{q, q.ContextURL(metadata, rt.Set), page, n, withCount}, nil
 }
 
 // serveValue answers one entity, x, found by the caller (by key or by navigation).
@@ -121,13 +124,12 @@ func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 		write(w, badRequest(err))
 		return
 	}
-	// With no $top, $skip or $orderby the page is every match.
-	page, _, err := q.Apply(rt.List(r.Context()), rt.Restrict)
+	n, err := q.Matches(rt.List(r.Context()), rt.Restrict)
 	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
-	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", strconv.AppendInt(nil, int64(len(page)), 10)})
+	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", strconv.AppendInt(nil, int64(n), 10)})
 }
 
 // precheck applies the rules that come before the query is parsed: the password

@@ -218,3 +218,34 @@ func TestOutputIsJSON(t *testing.T) {
 		t.Errorf("appendString: %s", got)
 	}
 }
+
+// TestServiceMethods checks the answers to methods other than GET: the
+// service is read-only, and says so in the OData error format.
+func TestServiceMethods(t *testing.T) {
+	mux := testMux()
+	tests := []struct {
+		method, target string
+		status         int
+		allow, code    string
+	}{
+		{"PUT", "/api/products", 405, "GET, HEAD, OPTIONS", "MethodNotAllowed"},
+		{"DELETE", "/api/Products(1)/name", 405, "GET, HEAD, OPTIONS", "MethodNotAllowed"},
+		{"POST", "/api/$metadata", 405, "GET, HEAD, OPTIONS", "MethodNotAllowed"},
+		{"OPTIONS", "/api/orders(1)", 204, "GET, HEAD, OPTIONS", ""},
+		{"DELETE", "/api/nosuch", 404, "", "NotFound"},
+		{"HEAD", "/api/products/$count", 200, "", ""},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.target, nil))
+		var body struct {
+			Error struct{ Code string }
+		}
+		json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != tt.status || rec.Header().Get("Allow") != tt.allow || body.Error.Code != tt.code ||
+			rec.Header().Get("OData-Version") != "4.0" {
+			t.Errorf("%s %s: %d, Allow %q, OData-Version %q, %s", tt.method, tt.target, rec.Code,
+				rec.Header().Get("Allow"), rec.Header().Get("OData-Version"), rec.Body)
+		}
+	}
+}

@@ -38,7 +38,7 @@ type Service struct {
 	metadata     []byte // built once: the model does not change
 }
 
-// SetRoutes are the routes of one entity set.
+// SetRoutes are the routes of one entity set. List and Entity must both be set.
 type SetRoutes struct {
 	// List serves the collection and its /$count; its Settings also apply to
 	// a collection navigation into this set.
@@ -47,8 +47,8 @@ type SetRoutes struct {
 	// apply to a single-valued navigation to this set.
 	Entity *Route
 	// Named are further collections addressed by one fixed segment below the
-	// set (e.g. "search" for /Products/search), matched exactly; such a
-	// segment is then never taken for a key.
+	// set (e.g. "search" for /Products/search, and /Products/search/$count),
+	// matched exactly; such a segment is then never taken for a key.
 	Named map[string]*Route
 }
 
@@ -192,6 +192,9 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 		case len(rest) == 1 && rs.Named[rest[0]] != nil:
 			rs.Named[rest[0]].serveList(w, r)
 			return
+		case len(rest) == 2 && rs.Named[rest[0]] != nil && rest[1] == "$count":
+			rs.Named[rest[0]].serveCount(w, r)
+			return
 		}
 		// Key as a segment (/Products/5), the contract's form.
 		k, perr := strconv.ParseInt(rest[0], 10, 64)
@@ -234,6 +237,14 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		write(w, notFound("no property "+strconv.Quote(name)+" on "+t.Name))
 		return
 	}
+	s.serveNav(w, r, set, x, key, n, rest)
+}
+
+// serveNav answers navigation property n of entity x (of set, with key key),
+// rest[0] naming n, perhaps with a key: the related entity or collection, one
+// entity of the collection by key, and what lies below either.
+func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, n *NavProperty, rest []string) {
+	t := set.Type
 	target := s.Model.SetOf(n.Target)
 	var trs *SetRoutes
 	if target != nil {
@@ -244,8 +255,8 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		return
 	}
 	if !n.Collection {
-		if name != rest[0] {
-			write(w, badRequest(&Error{Pos: len(name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
+		if len(n.Name) != len(rest[0]) {
+			write(w, badRequest(&Error{Pos: len(n.Name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
 			return
 		}
 		y, ok := n.One(x)
