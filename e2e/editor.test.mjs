@@ -368,6 +368,36 @@ test('Prettify lays a document out the canonical way, and leaves one that does n
   assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: expected a value, found ")" at 1:11.');
 });
 
+test('the history keeps the operations run, across a reload', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const variables = page.getByRole('textbox', { name: 'Variables (JSON object)' });
+  const query = 'query Remembered($id: Int!) { user(id: $id) { name } }';
+  await replaceQuery(query);
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await variables.fill('{"id": 2}');
+  // Run twice: one entry, not two.
+  for (let run = 0; run < 2; run++) {
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: /^200/ }).waitFor();
+  }
+
+  await page.reload();
+  await replaceQuery('{ users { id } }');
+  await variables.fill('');
+  await page.getByRole('tab', { name: 'History' }).click();
+  const entries = page.getByRole('list', { name: 'Operations run' }).getByRole('button');
+  const texts = await entries.allTextContents();
+  assert.match(texts[0], /^query Remembered.*query Remembered\(\$id: Int!\) \{ user\(id: \$id\) \{ name \} \}$/);
+  assert.equal(texts.filter((t) => t.startsWith('query Remembered')).length, 1, texts.join('\n'));
+  assert.ok(texts.some((t) => t.includes('{ users { name } }')), 'the first test\'s query is there too');
+  if (process.env.QUARTET_SCREENSHOT) await page.screenshot({ path: process.env.QUARTET_SCREENSHOT.replace(/\.png$/, '') + '-history.png' });
+
+  await entries.first().click();
+  assert.equal(await editor.inputValue(), query);
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  assert.equal(await variables.inputValue(), '{"id": 2}');
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

@@ -174,10 +174,25 @@
     // stack remembers.
     insert(text) {
       this.ta.focus();
-      if (!document.execCommand || !document.execCommand(text ? 'insertText' : 'delete', false, text)) {
+      // A hidden textarea takes no focus, and execCommand would then edit
+      // whatever has it.
+      const focused = document.activeElement === this.ta;
+      if (!focused || !document.execCommand || !document.execCommand(text ? 'insertText' : 'delete', false, text)) {
         this.ta.setRangeText(text, this.ta.selectionStart, this.ta.selectionEnd, 'end');
         this.ta.dispatchEvent(new Event('input'));
       }
+    }
+
+    // replaceAll puts in new text as one edit that Ctrl+Z takes back, and
+    // tells the listeners (storage, operation picker) as typing would.
+    replaceAll(text) {
+      if (text === this.value) return;
+      this.ta.focus();
+      this.ta.setSelectionRange(0, this.value.length);
+      this.insert(text);
+      this.ta.setSelectionRange(0, 0);
+      this.ta.scrollTop = 0;
+      this.sync();
     }
 
     keydown(e) {
@@ -262,7 +277,7 @@
     ].join('\n');
   }
 
-  // ---- Tabs: variables and headers ----------------------------------------
+  // ---- Tabs: variables, headers and history -------------------------------
 
   const tabs = [...document.querySelectorAll('[role="tab"]')];
   function selectTab(tab) {
@@ -283,6 +298,68 @@
       next.focus();
     });
   });
+
+  // ---- History of run operations -----------------------------------------
+
+  // Every operation run is kept in localStorage, newest first, so that it
+  // outlives a reload: its text, its variables, which operation and when.
+  // Running one again moves it to the top rather than adding a copy.
+  const HISTORY_KEY = 'graphql-editor.history';
+  const HISTORY_SIZE = 30;
+  const historyStore = storage('localStorage');
+  const historyList = $('history-list');
+
+  function readHistory() {
+    try {
+      const v = JSON.parse(historyStore.getItem(HISTORY_KEY) || '[]');
+      return Array.isArray(v) ? v.filter((e) => e && typeof e.query === 'string') : [];
+    } catch {
+      return []; // a damaged entry is not worth an error
+    }
+  }
+
+  function remember(op) {
+    const entry = {
+      query: queryEditor.value,
+      variables: variablesEditor.value,
+      operation: op ? `${op.kind}${op.name ? ' ' + op.name : ''}` : '',
+      at: new Date().toISOString(),
+    };
+    const same = (e) => e.query === entry.query && e.variables === entry.variables && e.operation === entry.operation;
+    const list = [entry, ...readHistory().filter((e) => !same(e))].slice(0, HISTORY_SIZE);
+    historyStore.setItem(HISTORY_KEY, JSON.stringify(list));
+    renderHistory();
+  }
+
+  function renderHistory() {
+    const list = readHistory();
+    historyList.replaceChildren(...list.map((e) => {
+      const text = e.query.replace(/#[^\n]*/g, '').replace(/\s+/g, ' ').trim();
+      const when = new Date(e.at);
+      return h('li', {},
+        h('button', {
+          type: 'button',
+          className: 'history-entry',
+          title: 'Put this operation and its variables back in the editor',
+          onclick: () => {
+            variablesEditor.replaceAll(e.variables || '');
+            queryEditor.replaceAll(e.query);
+            queryEditor.ta.focus();
+          },
+        },
+        h('span', { className: 'history-op' }, e.operation || 'query'),
+        h('time', { dateTime: e.at }, isNaN(when) ? '' : when.toLocaleString([], { hour12: false })),
+        h('span', { className: 'history-text' }, text.length > 120 ? text.slice(0, 119) + '\u2026' : text)));
+    }));
+    $('history-empty').hidden = list.length > 0;
+    $('history-clear').hidden = list.length === 0;
+  }
+
+  $('history-clear').addEventListener('click', () => {
+    historyStore.setItem(HISTORY_KEY, '[]');
+    renderHistory();
+  });
+  renderHistory();
 
   // ---- Operation picker ---------------------------------------------------
 
@@ -404,6 +481,7 @@
     const op = operationToRun(fromKeyboard);
     const request = { query: queryEditor.value, variables };
     if (op && op.name && ops.length > 1) request.operationName = op.name;
+    remember(op);
     if (op && op.kind === 'subscription') {
       subscribe(request, headers);
       return;
@@ -908,14 +986,7 @@ fragment TypeRef on __Type {
       setStatus(err.message, 'fail');
       return;
     }
-    if (pretty === queryEditor.value) return;
-    // Replaced as one edit, so that Ctrl+Z brings the old text back.
-    queryEditor.ta.focus();
-    queryEditor.ta.setSelectionRange(0, queryEditor.value.length);
-    queryEditor.insert(pretty);
-    queryEditor.ta.setSelectionRange(0, 0);
-    queryEditor.ta.scrollTop = 0;
-    queryEditor.sync();
+    queryEditor.replaceAll(pretty);
   }
 
   $('prettify').addEventListener('click', prettifyQuery);
