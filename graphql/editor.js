@@ -1,6 +1,8 @@
 // The GraphQL editor: a query editor with highlighting, variables and
-// headers, a result pane, a schema explorer built from introspection, and
-// subscriptions over WebSocket (the graphql-transport-ws protocol).
+// headers, a result pane, a schema explorer built from introspection,
+// subscriptions over WebSocket (the graphql-transport-ws protocol),
+// autocompletion from the introspected schema, Prettify, and a history of
+// the operations run.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
