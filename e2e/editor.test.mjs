@@ -246,6 +246,9 @@ test('autocompletion offers arguments, nested fields, values, directives, variab
     ['fragment F on Post { title }\n{ users { ...', ['on'], ['F']],
     ['{ users { ... on ', [], []],
     ['fragment G on Us', ['User'], ['Int']],
+    ['{ users { ... on User { em', ['email'], ['users']],
+    ['{ posts { ... @include(if: true) { ti', ['title'], ['users']],
+    ['{ a: us', ['users', 'user'], []],
     ['q', ['query'], ['mutation']],
   ];
   for (const [typed, offered, notOffered] of cases) {

@@ -1133,7 +1133,9 @@ fragment TypeRef on __Type {
         } else if (t.kind === 'directive') {
           directive = schema.directives.find((d) => '@' + d.name === text) || null;
         } else if (text === '...') {
+          // An inline fragment without "on" is of the parent type.
           field = null;
+          pendingType = f.type;
         } else if (prev && prev.text === 'on' && toks[i - 2] && toks[i - 2].text === '...') {
           pendingType = text;
           location = 'INLINE_FRAGMENT';
@@ -1264,7 +1266,6 @@ fragment TypeRef on __Type {
     completion.ctx = null;
     completionList.hidden = true;
     queryEditor.ta.removeAttribute('aria-activedescendant');
-    queryEditor.ta.setAttribute('aria-expanded', 'false');
   }
 
   // caretPoint is where the caret is drawn, in viewport pixels: the editor
@@ -1294,7 +1295,6 @@ fragment TypeRef on __Type {
       onmousedown: (e) => { e.preventDefault(); completion.active = i; acceptCompletion(); },
     }, h('span', { className: 'c-label' }, it.label), h('span', { className: 'c-detail' }, it.detail), it.doc ? h('span', { className: 'c-doc' }, it.doc) : null)));
     const ta = queryEditor.ta;
-    ta.setAttribute('aria-expanded', 'true');
     ta.setAttribute('aria-activedescendant', `completion-${completion.active}`);
     const at = caretPoint(completion.ctx.from);
     completionList.hidden = false;
@@ -1349,9 +1349,10 @@ fragment TypeRef on __Type {
   });
   queryEditor.ta.addEventListener('blur', closeCompletions);
   queryEditor.ta.addEventListener('mousedown', closeCompletions);
+  // Typing near an edge scrolls the text: the list follows the caret.
+  queryEditor.ta.addEventListener('scroll', () => { if (!completionList.hidden) renderCompletions(); });
   queryEditor.ta.setAttribute('aria-autocomplete', 'list');
   queryEditor.ta.setAttribute('aria-controls', 'completions');
-  queryEditor.ta.setAttribute('aria-expanded', 'false');
 
   queryEditor.keyHook = (e) => {
     if (e.key === ' ' && e.ctrlKey) {
@@ -1360,6 +1361,10 @@ fragment TypeRef on __Type {
       return true;
     }
     if (completionList.hidden) return false;
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      closeCompletions(); // and the operation runs
+      return false;
+    }
     const n = completion.items.length;
     const move = { ArrowDown: 1, ArrowUp: -1, PageDown: 8, PageUp: -8 }[e.key];
     if (move && !e.altKey && !e.ctrlKey && !e.metaKey) {
