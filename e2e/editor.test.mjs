@@ -3,14 +3,21 @@
 // It drives Debian's Chromium (through playwright-core) against a running
 // quartet and checks, as a user would: a query typed and run with
 // Ctrl+Enter shows its result; the schema explorer shows type User and its
-// fields; an onUserCreated subscription shows, live, a user created over
-// REST by this script. No request may leave the server under test.
+// fields, and a list type as [User!]!; Ctrl+Enter runs the operation under
+// the caret, even at column 0; autocompletion offers what fits where it is
+// typed and inserts it; Prettify lays a document out; the history of run
+// operations survives a reload; an onUserCreated subscription shows, live,
+// a user created over REST by this script. No request may leave the server
+// under test.
 //
 // Environment:
 //
 //	QUARTET_URL         base URL of the server under test (required),
 //	                    e.g. http://127.0.0.1:8080
-//	QUARTET_SCREENSHOT  where to write a PNG screenshot of the page (optional)
+//	QUARTET_SCREENSHOT  where to write a PNG screenshot of the page with a
+//	                    live event (optional); the other states go beside it,
+//	                    as NAME-explorer.png, NAME-completion.png,
+//	                    NAME-prettified.png and NAME-history.png
 //	QUARTET_TOKEN       a bearer token for the REST write, when the server
 //	                    requires one (optional)
 //	CHROMIUM            the browser executable (default /usr/bin/chromium)
@@ -94,6 +101,12 @@ async function replaceQuery(text) {
   assert.equal(await editor.inputValue(), text);
 }
 
+// shot saves a screenshot of the page beside QUARTET_SCREENSHOT, named
+// after the state it shows (editor-completion.png, say), when that is set.
+async function shot(state) {
+  if (process.env.QUARTET_SCREENSHOT) await page.screenshot({ path: process.env.QUARTET_SCREENSHOT.replace(/\.png$/, '') + `-${state}.png` });
+}
+
 async function rest(method, path, body) {
   const headers = { Accept: 'application/json' };
   if (body) headers['Content-Type'] = 'application/json';
@@ -159,6 +172,7 @@ test('the explorer shows a list type as [User!]! with User a link', async () => 
   const users = explorer.locator('#field-users .sig');
   assert.equal(await users.textContent(), 'users: [User!]!');
   assert.equal(await explorer.locator('#field-user .sig').textContent(), 'user(id: Int!): User');
+  await shot('explorer');
   await users.getByRole('button', { name: 'User', exact: true }).click();
   await explorer.getByRole('heading', { name: /^User/ }).waitFor();
 });
@@ -232,6 +246,9 @@ test('autocompletion offers arguments, nested fields, values, directives, variab
     ['fragment F on Post { title }\n{ users { ...', ['on'], ['F']],
     ['{ users { ... on ', [], []],
     ['fragment G on Us', ['User'], ['Int']],
+    ['{ users { ... on User { em', ['email'], ['users']],
+    ['{ posts { ... @include(if: true) { ti', ['title'], ['users']],
+    ['{ a: us', ['users', 'user'], []],
     ['q', ['query'], ['mutation']],
   ];
   for (const [typed, offered, notOffered] of cases) {
@@ -248,12 +265,10 @@ test('autocompletion offers arguments, nested fields, values, directives, variab
     for (const label of offered) assert.ok(shown.includes(label), `${typed}: ${label} in ${shown}`);
     for (const label of notOffered) assert.ok(!shown.includes(label), `${typed}: ${label} not in ${shown}`);
   }
-  if (process.env.QUARTET_SCREENSHOT) {
-    await replaceQuery('{ user(id: 1) { ');
-    await page.keyboard.press('Control+Space');
-    await suggestions().waitFor();
-    await page.screenshot({ path: process.env.QUARTET_SCREENSHOT.replace(/\.png$/, '') + '-completion.png' });
-  }
+  await replaceQuery('{ user(id: 1) { ');
+  await page.keyboard.press('Control+Space');
+  await suggestions().waitFor();
+  await shot('completion');
   await page.keyboard.press('Escape');
 });
 
@@ -358,6 +373,9 @@ test('Prettify lays a document out the canonical way, and leaves one that does n
     await page.getByRole('button', { name: 'Prettify' }).click();
     assert.equal(await editor.inputValue(), pretty);
   }
+  await replaceQuery(cases[0][0]);
+  await page.getByRole('button', { name: 'Prettify' }).click();
+  await shot('prettified');
   // The keyboard shortcut, and a document that does not parse.
   await replaceQuery('{users{id}');
   await page.keyboard.press('Shift+Control+P');
@@ -366,6 +384,36 @@ test('Prettify lays a document out the canonical way, and leaves one that does n
   await replaceQuery('{users(id:){id}}');
   await page.getByRole('button', { name: 'Prettify' }).click();
   assert.equal(await page.getByRole('status').textContent(), 'Cannot prettify: expected a value, found ")" at 1:11.');
+});
+
+test('the history keeps the operations run, across a reload', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const variables = page.getByRole('textbox', { name: 'Variables (JSON object)' });
+  const query = 'query Remembered($id: Int!) { user(id: $id) { name } }';
+  await replaceQuery(query);
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await variables.fill('{"id": 2}');
+  // Run twice: one entry, not two.
+  for (let run = 0; run < 2; run++) {
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: /^200/ }).waitFor();
+  }
+
+  await page.reload();
+  await replaceQuery('{ users { id } }');
+  await variables.fill('');
+  await page.getByRole('tab', { name: 'History' }).click();
+  const entries = page.getByRole('list', { name: 'Operations run' }).getByRole('button');
+  const texts = await entries.allTextContents();
+  assert.match(texts[0], /^query Remembered.*query Remembered\(\$id: Int!\) \{ user\(id: \$id\) \{ name \} \}$/);
+  assert.equal(texts.filter((t) => t.startsWith('query Remembered')).length, 1, texts.join('\n'));
+  assert.ok(texts.some((t) => t.includes('{ users { name } }')), 'the first test\'s query is there too');
+  await shot('history');
+
+  await entries.first().click();
+  assert.equal(await editor.inputValue(), query);
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  assert.equal(await variables.inputValue(), '{"id": 2}');
 });
 
 test('a subscription shows a user created over REST as it happens', async () => {

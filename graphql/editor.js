@@ -1,6 +1,8 @@
 // The GraphQL editor: a query editor with highlighting, variables and
-// headers, a result pane, a schema explorer built from introspection, and
-// subscriptions over WebSocket (the graphql-transport-ws protocol).
+// headers, a result pane, a schema explorer built from introspection,
+// subscriptions over WebSocket (the graphql-transport-ws protocol),
+// autocompletion from the introspected schema, Prettify, and a history of
+// the operations run.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -174,10 +176,25 @@
     // stack remembers.
     insert(text) {
       this.ta.focus();
-      if (!document.execCommand || !document.execCommand(text ? 'insertText' : 'delete', false, text)) {
+      // A hidden textarea takes no focus, and execCommand would then edit
+      // whatever has it.
+      const focused = document.activeElement === this.ta;
+      if (!focused || !document.execCommand || !document.execCommand(text ? 'insertText' : 'delete', false, text)) {
         this.ta.setRangeText(text, this.ta.selectionStart, this.ta.selectionEnd, 'end');
         this.ta.dispatchEvent(new Event('input'));
       }
+    }
+
+    // replaceAll puts in new text as one edit that Ctrl+Z takes back, and
+    // tells the listeners (storage, operation picker) as typing would.
+    replaceAll(text) {
+      if (text === this.value) return;
+      this.ta.focus();
+      this.ta.setSelectionRange(0, this.value.length);
+      this.insert(text);
+      this.ta.setSelectionRange(0, 0);
+      this.ta.scrollTop = 0;
+      this.sync();
     }
 
     keydown(e) {
@@ -262,7 +279,7 @@
     ].join('\n');
   }
 
-  // ---- Tabs: variables and headers ----------------------------------------
+  // ---- Tabs: variables, headers and history -------------------------------
 
   const tabs = [...document.querySelectorAll('[role="tab"]')];
   function selectTab(tab) {
@@ -283,6 +300,68 @@
       next.focus();
     });
   });
+
+  // ---- History of run operations -----------------------------------------
+
+  // Every operation run is kept in localStorage, newest first, so that it
+  // outlives a reload: its text, its variables, which operation and when.
+  // Running one again moves it to the top rather than adding a copy.
+  const HISTORY_KEY = 'graphql-editor.history';
+  const HISTORY_SIZE = 30;
+  const historyStore = storage('localStorage');
+  const historyList = $('history-list');
+
+  function readHistory() {
+    try {
+      const v = JSON.parse(historyStore.getItem(HISTORY_KEY) || '[]');
+      return Array.isArray(v) ? v.filter((e) => e && typeof e.query === 'string') : [];
+    } catch {
+      return []; // a damaged entry is not worth an error
+    }
+  }
+
+  function remember(op) {
+    const entry = {
+      query: queryEditor.value,
+      variables: variablesEditor.value,
+      operation: op ? `${op.kind}${op.name ? ' ' + op.name : ''}` : '',
+      at: new Date().toISOString(),
+    };
+    const same = (e) => e.query === entry.query && e.variables === entry.variables && e.operation === entry.operation;
+    const list = [entry, ...readHistory().filter((e) => !same(e))].slice(0, HISTORY_SIZE);
+    historyStore.setItem(HISTORY_KEY, JSON.stringify(list));
+    renderHistory();
+  }
+
+  function renderHistory() {
+    const list = readHistory();
+    historyList.replaceChildren(...list.map((e) => {
+      const text = e.query.replace(/#[^\n]*/g, '').replace(/\s+/g, ' ').trim();
+      const when = new Date(e.at);
+      return h('li', {},
+        h('button', {
+          type: 'button',
+          className: 'history-entry',
+          title: 'Put this operation and its variables back in the editor',
+          onclick: () => {
+            variablesEditor.replaceAll(e.variables || '');
+            queryEditor.replaceAll(e.query);
+            queryEditor.ta.focus();
+          },
+        },
+        h('span', { className: 'history-op' }, e.operation || 'query'),
+        h('time', { dateTime: e.at }, isNaN(when) ? '' : when.toLocaleString([], { hour12: false })),
+        h('span', { className: 'history-text' }, text.length > 120 ? text.slice(0, 119) + '\u2026' : text)));
+    }));
+    $('history-empty').hidden = list.length > 0;
+    $('history-clear').hidden = list.length === 0;
+  }
+
+  $('history-clear').addEventListener('click', () => {
+    historyStore.setItem(HISTORY_KEY, '[]');
+    renderHistory();
+  });
+  renderHistory();
 
   // ---- Operation picker ---------------------------------------------------
 
@@ -404,6 +483,7 @@
     const op = operationToRun(fromKeyboard);
     const request = { query: queryEditor.value, variables };
     if (op && op.name && ops.length > 1) request.operationName = op.name;
+    remember(op);
     if (op && op.kind === 'subscription') {
       subscribe(request, headers);
       return;
@@ -908,14 +988,7 @@ fragment TypeRef on __Type {
       setStatus(err.message, 'fail');
       return;
     }
-    if (pretty === queryEditor.value) return;
-    // Replaced as one edit, so that Ctrl+Z brings the old text back.
-    queryEditor.ta.focus();
-    queryEditor.ta.setSelectionRange(0, queryEditor.value.length);
-    queryEditor.insert(pretty);
-    queryEditor.ta.setSelectionRange(0, 0);
-    queryEditor.ta.scrollTop = 0;
-    queryEditor.sync();
+    queryEditor.replaceAll(pretty);
   }
 
   $('prettify').addEventListener('click', prettifyQuery);
@@ -1060,7 +1133,9 @@ fragment TypeRef on __Type {
         } else if (t.kind === 'directive') {
           directive = schema.directives.find((d) => '@' + d.name === text) || null;
         } else if (text === '...') {
+          // An inline fragment without "on" is of the parent type.
           field = null;
+          pendingType = f.type;
         } else if (prev && prev.text === 'on' && toks[i - 2] && toks[i - 2].text === '...') {
           pendingType = text;
           location = 'INLINE_FRAGMENT';
@@ -1191,7 +1266,6 @@ fragment TypeRef on __Type {
     completion.ctx = null;
     completionList.hidden = true;
     queryEditor.ta.removeAttribute('aria-activedescendant');
-    queryEditor.ta.setAttribute('aria-expanded', 'false');
   }
 
   // caretPoint is where the caret is drawn, in viewport pixels: the editor
@@ -1221,7 +1295,6 @@ fragment TypeRef on __Type {
       onmousedown: (e) => { e.preventDefault(); completion.active = i; acceptCompletion(); },
     }, h('span', { className: 'c-label' }, it.label), h('span', { className: 'c-detail' }, it.detail), it.doc ? h('span', { className: 'c-doc' }, it.doc) : null)));
     const ta = queryEditor.ta;
-    ta.setAttribute('aria-expanded', 'true');
     ta.setAttribute('aria-activedescendant', `completion-${completion.active}`);
     const at = caretPoint(completion.ctx.from);
     completionList.hidden = false;
@@ -1276,9 +1349,10 @@ fragment TypeRef on __Type {
   });
   queryEditor.ta.addEventListener('blur', closeCompletions);
   queryEditor.ta.addEventListener('mousedown', closeCompletions);
+  // Typing near an edge scrolls the text: the list follows the caret.
+  queryEditor.ta.addEventListener('scroll', () => { if (!completionList.hidden) renderCompletions(); });
   queryEditor.ta.setAttribute('aria-autocomplete', 'list');
   queryEditor.ta.setAttribute('aria-controls', 'completions');
-  queryEditor.ta.setAttribute('aria-expanded', 'false');
 
   queryEditor.keyHook = (e) => {
     if (e.key === ' ' && e.ctrlKey) {
@@ -1287,6 +1361,10 @@ fragment TypeRef on __Type {
       return true;
     }
     if (completionList.hidden) return false;
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      closeCompletions(); // and the operation runs
+      return false;
+    }
     const n = completion.items.length;
     const move = { ArrowDown: 1, ArrowUp: -1, PageDown: 8, PageUp: -8 }[e.key];
     if (move && !e.altKey && !e.ctrlKey && !e.metaKey) {

@@ -287,3 +287,30 @@ func TestEditorScriptSyntax(t *testing.T) {
 		t.Errorf("node --check editor.js: %v\n%s", err, out)
 	}
 }
+
+// TestEditorScriptIDs checks that every element the script looks up by id,
+// $('name'), is in editor.html: a missing one stops the script at load, and
+// only a browser would show it.
+func TestEditorScriptIDs(t *testing.T) {
+	js, err := editorFiles.ReadFile("editor.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := editorFiles.ReadFile("editor.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\sid="([^"]+)"`).FindAllStringSubmatch(string(html), -1) {
+		ids[m[1]] = true
+	}
+	lookups := regexp.MustCompile(`\$\('([^']+)'\)`).FindAllStringSubmatch(string(js), -1)
+	if len(lookups) == 0 {
+		t.Fatal("no $('id') lookups found in editor.js; has the helper changed?")
+	}
+	for _, m := range lookups {
+		if !ids[m[1]] {
+			t.Errorf("editor.js looks up #%s, which editor.html does not have", m[1])
+		}
+	}
+}
