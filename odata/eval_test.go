@@ -208,3 +208,32 @@ func TestEvaluateStopsAtPage(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateHoldsOnlyThePage checks that what an evaluation allocates does
+// not grow with the entities it looks at when the page is bounded: a count, a
+// top-k and a filtered page keep no list of what passes.
+func TestEvaluateHoldsOnlyThePage(t *testing.T) {
+	_, ps, _ := newTestModel()
+	small, large := benchProducts(100), benchProducts(10_000)
+	for _, raw := range []string{
+		"$filter=price gt 0&$top=2&$count=true",
+		"$filter=price gt 0&$orderby=name desc&$skip=1&$top=2",
+		"$orderby=price&$top=2&$count=true",
+		"$filter=price gt 0&$top=0&$count=true",
+	} {
+		q, err := ParseQuery(strings.ReplaceAll(raw, " ", "%20"), ps.Type, Settings{Allowed: OptAll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs := func(items []any) float64 {
+			return testing.AllocsPerRun(5, func() {
+				if _, _, err := q.Evaluate(items, nil, true); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		if a, b := allocs(small), allocs(large); a != b {
+			t.Errorf("%s: %v allocations over 100 products, %v over 10,000", raw, a, b)
+		}
+	}
+}
