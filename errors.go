@@ -25,9 +25,9 @@ const (
 )
 
 // kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
-// besides authentication, its only failures are query errors and missing entities,
-// which the odata package answers as 400 BadRequest and 404 NotFound, the codes this
-// table gives.)
+// besides authentication, its only failures are query errors, missing entities or
+// paths, and methods other than GET, which the odata package answers as 400
+// BadRequest, 404 NotFound and 405 MethodNotAllowed, the codes this table gives.)
 type kindInfo struct {
 	httpStatus  int
 	grpcCode    codes.Code
