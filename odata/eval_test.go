@@ -237,3 +237,30 @@ func TestEvaluateHoldsOnlyThePage(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateCountsVisits checks that the bounded ways of evaluating still
+// count the related entities they reach against Limits.MaxVisits: the heap
+// computes every candidate's keys, and a page stops only where it ends.
+func TestEvaluateCountsVisits(t *testing.T) {
+	_, ps, _ := newTestModel()
+	items := busyProducts(3, 1000) // product 1 has the 1,000 orders
+	for _, tt := range []struct {
+		raw       string
+		maxVisits int
+		refused   bool
+	}{
+		{"$orderby=orders/$count desc&$top=1", 1000, false},
+		{"$orderby=orders/$count desc&$top=1", 999, true},
+		{"$filter=orders/$count gt 0 or true&$top=1", 999, true}, // product 1 comes first
+		{"$filter=id gt 1 and orders/$count eq 0&$top=1", 1, false},
+	} {
+		q, err := ParseQuery(strings.ReplaceAll(tt.raw, " ", "%20"), ps.Type, Settings{Allowed: OptAll, Limits: Limits{MaxVisits: tt.maxVisits}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = q.Evaluate(items, nil, false)
+		if refused := err != nil; refused != tt.refused {
+			t.Errorf("%s with MaxVisits %d: error %v, want refused %v", tt.raw, tt.maxVisits, err, tt.refused)
+		}
+	}
+}
