@@ -96,7 +96,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 		}
 		comma = true
 		if e.nav.Collection {
-			page, n := e.q.apply(e.nav.Many(x), nil)
+			page, n := e.q.evaluate(e.nav.Many(x), nil, e.q.count) // n only when counted
 			if e.q.count {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')
