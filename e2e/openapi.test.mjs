@@ -161,6 +161,7 @@ function check(ans, where) {
   assert.ok(key, `${what}: status ${status} is not documented for ${opMethod.toUpperCase()} ${template} (${Object.keys(op.responses)})`);
   seen.add(`${opMethod.toUpperCase()} ${template} ${key}`);
   checkResponse(pointer('paths', template, opMethod, 'responses', key), ans, what);
+  if (ans.status < 300) checkParameters(template, item, op, ans.target, what);
   if (ans.status < 300 && ans.reqBody !== undefined && op.requestBody) {
     const rb = resolve(op.requestBody);
     const mediaType = (ans.reqHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase();
@@ -171,6 +172,32 @@ function check(ans, where) {
     const names = Object.keys(schema.properties ?? {});
     const body = Object.fromEntries(Object.entries(JSON.parse(ans.reqBody)).map(([k, v]) => [names.find((n) => n.toLowerCase() === k.toLowerCase()) ?? k, v]));
     validate(pointer('paths', template, opMethod, 'requestBody', 'content', mediaType, 'schema'), body, `${what}: accepted request body`);
+  }
+}
+
+// checkParameters checks that a request the service accepted (2xx) sent its path
+// and query parameters as documented: a documented parameter the service reads as
+// valid must be valid by its schema too. Query names match case-insensitively, as
+// the service reads them; values are strings on the wire, so integers are converted.
+function checkParameters(template, item, op, target, what) {
+  const url = new URL(target, 'http://x');
+  const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  const values = new RegExp('^' + template.replace(/\{[^}]+\}/g, '([^/]+)') + '$').exec(url.pathname).slice(1);
+  const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(resolve);
+  for (const p of params) {
+    let raw;
+    if (p.in === 'path') raw = decodeURIComponent(values[names.indexOf(p.name)]);
+    else if (p.in === 'query') {
+      const found = [...url.searchParams].filter(([k]) => k.toLowerCase() === p.name.toLowerCase());
+      assert.ok(found.length <= 1, `${what}: query parameter ${p.name} given twice was accepted`);
+      if (found.length === 0) continue;
+      raw = found[0][1];
+    }
+    if (p.required) assert.ok(raw !== undefined, `${what}: required parameter ${p.name} missing`);
+    const schema = resolve(p.schema);
+    const value = schema.type === 'integer' && /^-?[0-9]+$/.test(raw) ? Number(raw) : raw;
+    const check = ajv.compile(schema);
+    assert.ok(check(value), `${what}: accepted ${p.in} parameter ${p.name}=${raw} does not match its schema: ${ajv.errorsText(check.errors)}`);
   }
 }
 
