@@ -6,7 +6,8 @@
 // with ajv-formats): the status must be documented, the Content-Type must be
 // one of the documented media types, the body must match the schema and the
 // required headers (Location, WWW-Authenticate, Allow) must be there and match
-// theirs. Checked:
+// theirs, and a header a client acts on (Allow, Location, WWW-Authenticate,
+// ETag, Last-Modified) may be answered only where it is documented. Checked:
 //
 //   - every transcript in the REST golden files (testdata/rest/*.golden),
 //     which TestGoldenHTTP holds to the service's real answers; a request the
@@ -49,6 +50,10 @@ if (!base || !writeToken || !readToken) {
 const goldenDir = process.env.QUARTET_GOLDEN_DIR || join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'rest');
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+// DESCRIBED_HEADERS are the response headers a client acts on: where one is
+// answered, the response object must document it.
+const DESCRIBED_HEADERS = ['allow', 'location', 'www-authenticate', 'etag', 'last-modified'];
 
 let doc; // the document as served
 let ajv;
@@ -117,6 +122,10 @@ function checkResponse(ptr, ans, what) {
       continue;
     }
     validate((h.$ref ?? `${respPtr}/headers/${pointer(name).slice(2)}`) + '/schema', value, `${what}: header ${name}`);
+  }
+  const documented = Object.keys(response.headers ?? {}).map((n) => n.toLowerCase());
+  for (const name of DESCRIBED_HEADERS) {
+    assert.ok(ans.headers[name] === undefined || documented.includes(name), `${what}: answered header ${name} is not documented`);
   }
   const content = response.content;
   if (!content || ans.method === 'HEAD') {
