@@ -97,14 +97,15 @@ func TestOpenAPIRoutes(t *testing.T) {
 // TestOpenAPIAgainstAnswers runs e2e/openapi.test.mjs: the document served by the real
 // service must be valid OpenAPI 3.1 (swagger-parser), and every REST golden answer in
 // testdata/rest, and live answers of a service with authentication on (401, 403, 413,
-// ...), must match the schema of their route and status (ajv). It needs node and `npm
-// ci` in e2e/; without them it skips, except under CI, where it fails.
+// ...), must match the schema of their route and status (ajv); a client generated
+// from it (openapi-typescript, openapi-fetch) must type-check and do CRUD. It needs
+// node and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestOpenAPIAgainstAnswers(t *testing.T) {
 	missing := ""
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not installed"
 	} else {
-		for _, pkg := range []string{"ajv", "ajv-formats", "@apidevtools/swagger-parser"} {
+		for _, pkg := range []string{"ajv", "ajv-formats", "@apidevtools/swagger-parser", "openapi-typescript", "openapi-fetch", "typescript"} {
 			if _, err := os.Stat(filepath.Join("e2e", "node_modules", pkg)); err != nil {
 				missing = pkg + " is not installed (npm ci in e2e/)"
 			}

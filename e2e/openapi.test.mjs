@@ -16,6 +16,9 @@
 //     and 403 on every operation that can give them, 413, 415, and a CRUD
 //     round on users and orders with a token.
 //
+// A client generated from the document (openapi-typescript types, openapi-fetch)
+// must type-check (TypeScript, strict) and do a CRUD round against the service.
+//
 // HEAD answers are checked against the GET operation (no body), OPTIONS and
 // an undocumented method against the path's documented methods (Allow) and
 // components.responses.MethodNotAllowed, an unknown path against
@@ -34,9 +37,9 @@
 
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import SwaggerParser from '@apidevtools/swagger-parser';
@@ -323,6 +326,68 @@ test('live answers with authentication on match the document', async () => {
   assert.equal((await call('GET', '/healthz')).status, 200);
   assert.equal((await call('GET', '/graphql/schema.graphql')).status, 200);
   assert.equal((await call('GET', '/openapi.json')).status, 200);
+});
+
+// The client a REST user generates: openapi-typescript turns the served document
+// into types, a CRUD round written against them with openapi-fetch must type-check
+// (TypeScript, strict), and the same code, types stripped, runs against the service.
+const clientSource = `
+import createClient from 'openapi-fetch';
+import type { paths, components } from './api';
+
+type User = components['schemas']['User'];
+
+export async function crud(baseUrl: string, token: string): Promise<string[]> {
+  const client = createClient<paths>({ baseUrl, headers: { authorization: 'Bearer ' + token } });
+  const log: string[] = [];
+  const created = await client.POST('/api/users', { body: { name: 'Gen', email: 'gen@example.com' } });
+  if (!created.data) throw new Error('create: ' + JSON.stringify(created.error));
+  const user: User = created.data;
+  log.push('created ' + user.id + ' ' + created.response.headers.get('location'));
+  const got = await client.GET('/api/users/{id}', { params: { path: { id: user.id } } });
+  log.push('got ' + got.data?.name);
+  const page = await client.GET('/api/users', { params: { query: { page: 1, pageSize: 2, search: 'gen', sortBy: 'name' } } });
+  const items = page.data && !Array.isArray(page.data) ? page.data.items : [];
+  log.push('page ' + items.map((u) => u.name).join(','));
+  const updated = await client.PUT('/api/users/{id}', { params: { path: { id: user.id } }, body: { name: 'Gen 2', email: 'gen@example.com' } });
+  log.push('updated ' + updated.data?.name);
+  const bad = await client.PUT('/api/users/{id}', { params: { path: { id: user.id } }, body: { name: ' ', email: 'x' } });
+  log.push('invalid ' + bad.response.status + ' ' + Object.keys(bad.error?.errors ?? {}).sort().join(','));
+  const order = await client.POST('/api/users/{userId}/orders', { params: { path: { userId: user.id } }, body: { productId: 3, quantity: 2 } });
+  log.push('ordered ' + order.data?.customerName + ' x' + order.data?.quantity);
+  const orders = await client.GET('/api/users/{userId}/orders', { params: { path: { userId: user.id } } });
+  log.push('orders ' + orders.data?.length);
+  const deleted = await client.DELETE('/api/users/{id}', { params: { path: { id: user.id } } });
+  log.push('deleted ' + deleted.response.status);
+  const gone = await client.GET('/api/users/{id}', { params: { path: { id: user.id } } });
+  log.push('gone ' + gone.response.status + ' ' + gone.error?.title);
+  return log;
+}
+`;
+
+test('a client generated from the document (openapi-typescript + openapi-fetch) type-checks and does CRUD', async () => {
+  const { default: openapiTS, astToString } = await import('openapi-typescript');
+  const ts = (await import('typescript')).default;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const dir = mkdtempSync(join(here, '.openapi-client-')); // inside e2e/: node_modules resolves
+  try {
+    writeFileSync(join(dir, 'api.d.ts'), astToString(await openapiTS(structuredClone(doc))));
+    writeFileSync(join(dir, 'client.ts'), clientSource);
+    const program = ts.createProgram([join(dir, 'client.ts')], {
+      strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    });
+    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    assert.deepEqual(diagnostics, [], 'the client written against the generated types does not type-check');
+    const js = ts.transpileModule(clientSource, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    writeFileSync(join(dir, 'client.mjs'), js);
+    const { crud } = await import(pathToFileURL(join(dir, 'client.mjs')).href);
+    const log = await crud(base, writeToken);
+    assert.match(log[0], /^created \d+ \/api\/users\/\d+$/);
+    assert.deepEqual(log.slice(1), ['got Gen', 'page Gen', 'updated Gen 2', 'invalid 400 email,name', 'ordered Gen 2 x2', 'orders 1', 'deleted 204', 'gone 404 Not Found']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('every documented status of every /api operation was seen', () => {
