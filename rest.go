@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -237,7 +238,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, userNotFound(id))
 		return
 	}
-	writeJSON(w, http.StatusOK, u)
+	writeTaggedJSON(w, r, u.appendJSON(nil))
 }
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
@@ -268,11 +269,12 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
 		return
 	}
-	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email})
+	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: ifMatch(r)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	w.Header().Set("ETag", u.ETag())
 	writeJSON(w, http.StatusOK, u)
 }
 
@@ -282,7 +284,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	existed, err := s.store.DeleteUser(id)
+	existed, err := s.store.DeleteUserIf(id, ifMatch(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -351,7 +353,12 @@ func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("order %d of user %d not found", id, userID))
 		return
 	}
-	writeJSON(w, http.StatusOK, o)
+	body, err := json.Marshal(o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeTaggedJSON(w, r, body)
 }
 
 // pathID reads the integer path parameter name.
@@ -362,4 +369,62 @@ func pathID(r *http.Request, name string) (int64, error) {
 		return 0, invalid("%s must be an integer, not %q", name, v)
 	}
 	return id, nil
+}
+
+// Conditional requests (RFC 9110 section 13) on single users and orders: the ETag is
+// the record's entityTag (model.go).
+
+// writeTaggedJSON answers a GET of one record whose JSON is body: 200 with its ETag,
+// or 304 with no body when If-None-Match names that ETag (or is "*").
+func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
+	tag := entityTag(body)
+	w.Header().Set("ETag", tag)
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && tagListMatches(inm, tag, false) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header()["Content-Type"] = contentTypeJSON
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(body, '\n'))
+}
+
+// ifMatch is the store-side check of r's If-Match header, nil when there is none: the
+// current user's ETag must be one the header names (strongly: a weak tag never
+// matches), or the header must be "*".
+func ifMatch(r *http.Request) func(current *User) error {
+	im := r.Header.Values("If-Match")
+	if len(im) == 0 {
+		return nil
+	}
+	return func(current *User) error {
+		if tagListMatches(im, current.ETag(), true) {
+			return nil
+		}
+		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}
+	}
+}
+
+// tagListMatches reports whether the header values (comma-separated entity tags, or
+// "*") name tag. strong is If-Match's comparison, where weak tags ("W/...") never
+// match; If-None-Match compares weakly, ignoring the W/. A malformed element matches
+// nothing.
+func tagListMatches(values []string, tag string, strong bool) bool {
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			elem = strings.TrimSpace(elem)
+			if elem == "*" {
+				return true
+			}
+			if weak, ok := strings.CutPrefix(elem, "W/"); ok {
+				if strong {
+					continue
+				}
+				elem = weak
+			}
+			if elem == tag {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1010,6 +1010,9 @@ func (s *Store) CreateUser(name, email string) (*User, error) {
 type UserPatch struct {
 	Name  *string
 	Email *string
+	// Require, when set, is checked against the current record inside the write (an
+	// If-Match): no other write can come between the check and the change.
+	Require func(current *User) error
 }
 
 // UpdateUser changes the supplied fields of user id.
@@ -1019,6 +1022,11 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 		old, ok := s.users.get(id)
 		if !ok {
 			return nil, userNotFound(id)
+		}
+		if p.Require != nil {
+			if err := p.Require(old); err != nil {
+				return nil, err
+			}
 		}
 		u = *old
 		if p.Name != nil {
@@ -1042,10 +1050,21 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 
 // DeleteUser removes user id with its posts and comments (see cascade). It reports
 // whether the user existed; the error is a storage failure.
-func (s *Store) DeleteUser(id int64) (bool, error) {
+func (s *Store) DeleteUser(id int64) (bool, error) { return s.DeleteUserIf(id, nil) }
+
+// DeleteUserIf is DeleteUser when require, checked against the current record inside
+// the write (as UserPatch.Require), passes; nil requires nothing. require's error is
+// returned as it is.
+func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool, error) {
 	err := s.write(func() (*change, error) {
-		if _, ok := s.users.get(id); !ok {
+		old, ok := s.users.get(id)
+		if !ok {
 			return nil, userNotFound(id)
+		}
+		if require != nil {
+			if err := require(old); err != nil {
+				return nil, err
+			}
 		}
 		return &change{Op: opDeleteUser, DeleteID: id}, nil
 	})
