@@ -71,9 +71,12 @@ func TestConditionalRequests(t *testing.T) {
 		{"PUT If-Match weak", "PUT", "/api/users/1", put, map[string]string{"If-Match": "W/" + tag}, 412},
 		{"DELETE If-Match stale", "DELETE", "/api/users/1", "", map[string]string{"If-Match": stale}, 412},
 		{"PUT If-Match unknown user", "PUT", "/api/users/99", put, map[string]string{"If-Match": tag}, 404},
+		{"PATCH If-Match stale", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": stale, "Content-Type": mergePatchType}, 412},
+		{"PATCH If-Match weak", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": "W/" + tag, "Content-Type": mergePatchType}, 412},
 		{"PUT If-Match current", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 200},
 		{"PUT again with the old tag", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 412},
 		{"old tag no longer 304", "GET", "/api/users/1", "", map[string]string{"If-None-Match": tag}, 200},
+		{"PATCH If-Match *", "PATCH", "/api/users/3", `{"name":"P"}`, map[string]string{"If-Match": "*", "Content-Type": mergePatchType}, 200},
 		{"DELETE If-Match *", "DELETE", "/api/users/2", "", map[string]string{"If-Match": "*"}, 204},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,5 +138,29 @@ func TestIfMatchIsAtomic(t *testing.T) {
 	}
 	if won != 1 {
 		t.Errorf("%d writers won, want 1", won)
+	}
+}
+
+// TestPatchHonoursIfMatch: a PATCH with the ETag a GET gave succeeds and answers the
+// new ETag, which the next conditional PATCH must then name.
+func TestPatchHonoursIfMatch(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	resp, _ := send(t, "GET", ts.URL+"/api/users/1", "", nil)
+	tag := resp.Header.Get("ETag")
+	h := map[string]string{"Content-Type": mergePatchType, "If-Match": tag}
+	resp, body := send(t, "PATCH", ts.URL+"/api/users/1", `{"name":"Patched Once"}`, h)
+	newTag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || newTag == "" || newTag == tag || newTag != entityTag([]byte(strings.TrimSuffix(body, "\n"))) {
+		t.Fatalf("PATCH: %d, ETag %q (was %q): %s", resp.StatusCode, newTag, tag, body)
+	}
+	if resp, _ := send(t, "PATCH", ts.URL+"/api/users/1", `{"name":"Lost Update"}`, h); resp.StatusCode != 412 {
+		t.Errorf("PATCH with the old ETag: %d, want 412", resp.StatusCode)
+	}
+	h["If-Match"] = newTag
+	if resp, body := send(t, "PATCH", ts.URL+"/api/users/1", `{"name":"Patched Twice"}`, h); resp.StatusCode != 200 {
+		t.Errorf("PATCH with the new ETag: %d, want 200: %s", resp.StatusCode, body)
+	}
+	if resp, _ := send(t, "PATCH", ts.URL+"/api/users/1", `{"name":"x"}`, map[string]string{"Content-Type": "application/json"}); resp.StatusCode != 415 || resp.Header.Get("Accept-Patch") != mergePatchType {
+		t.Errorf("PATCH as application/json: %d, Accept-Patch %q", resp.StatusCode, resp.Header.Get("Accept-Patch"))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -276,6 +277,98 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", u.ETag())
 	writeJSON(w, http.StatusOK, u)
+}
+
+// mergePatchType is the media type of a JSON Merge Patch (RFC 7396), the one body
+// PATCH /api/users/{id} takes.
+const mergePatchType = "application/merge-patch+json"
+
+// patchUser applies a JSON Merge Patch to user id: a member present sets that field, a
+// member absent leaves it. name and email are required, so null (which would remove
+// them) is refused. id may be given if it is the path's; createdAt is read-only and
+// ignored, as PUT ignores it, so a client may patch with a document it read. Any other
+// member is refused: merge patch keys are case-sensitive, and "Name" silently doing
+// nothing would be worse. If-Match is honoured as by PUT.
+func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mergePatchType ||
+		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+		w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
+		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be "+mergePatchType+" (UTF-8)", nil)
+		return
+	}
+	data, err := readBody(w, r)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
+		return
+	}
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
+		return
+	}
+	var raw json.RawMessage
+	if err := decodeBody(data, &raw); err != nil { // one value, valid UTF-8, no repeated key
+		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
+		return
+	}
+	var members map[string]json.RawMessage
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &members) != nil {
+		// RFC 7396 would replace the whole user with a non-object: never a valid user.
+		writeProblem(w, http.StatusBadRequest, "request body: a merge patch of a user must be a JSON object", nil)
+		return
+	}
+	patch, err := userMergePatch(id, members)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	patch.Require = ifMatch(r)
+	u, err := s.store.UpdateUser(id, patch)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", u.ETag())
+	writeJSON(w, http.StatusOK, u)
+}
+
+// userMergePatch turns the members of a merge patch of user id into a UserPatch.
+func userMergePatch(id int64, members map[string]json.RawMessage) (UserPatch, error) {
+	var p UserPatch
+	fields := map[string][]string{}
+	for name, v := range members {
+		isNull := string(v) == "null"
+		switch name {
+		case "name", "email":
+			var s string
+			if isNull {
+				fields[name] = append(fields[name], "is required: null would remove it")
+			} else if json.Unmarshal(v, &s) != nil {
+				fields[name] = append(fields[name], "must be a string")
+			} else if name == "name" {
+				p.Name = &s
+			} else {
+				p.Email = &s
+			}
+		case "id":
+			var got int64
+			if isNull || json.Unmarshal(v, &got) != nil || got != id {
+				fields["id"] = append(fields["id"], fmt.Sprintf("must match the id in the path (%d)", id))
+			}
+		case "createdAt":
+			// read-only, ignored (see patchUser)
+		default:
+			fields[name] = append(fields[name], "is not a member of a user (names are case-sensitive: id, name, email, createdAt)")
+		}
+	}
+	if len(fields) > 0 {
+		return UserPatch{}, invalidFields(fields)
+	}
+	return p, nil
 }
 
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {

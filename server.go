@@ -107,6 +107,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
 	s.handle("GET /api/users/{id}", s.rest(s.requireRead(s.getUser)))
 	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
+	s.handle("PATCH /api/users/{id}", s.rest(s.requireWrite(s.patchUser)))
 	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
 	s.handle("GET /api/users/{userId}/orders", s.rest(s.requireRead(s.listUserOrders)))
 	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
