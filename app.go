@@ -49,7 +49,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	} else if cfg.authReads {
 		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
-	cors, err := parseCORSOrigins(cfg.corsOrigins, cfg.wsOrigins)
+	cors, err := corsPolicyFromFlags(cfg.corsOrigins, cfg.wsOrigins)
 	if err != nil {
 		return nil, err
 	}

@@ -27,31 +27,41 @@ type corsPolicy struct {
 	anyOrigin bool     // the entry "*": every origin, never with credentials
 }
 
-// parseCORSOrigins reads comma-separated lists of origin patterns (the values of
-// -cors-origins and -ws-origins), refusing a pattern path.Match cannot use: a typo in
-// the flag must stop start-up, not silently lock every browser out.
-func parseCORSOrigins(lists ...string) (corsPolicy, error) {
+// corsPolicyFromFlags is the policy -cors-origins and its deprecated alias -ws-origins
+// set together: the union of their lists.
+func corsPolicyFromFlags(corsOrigins, wsOrigins string) (corsPolicy, error) {
 	var p corsPolicy
-	for _, list := range lists {
-		for entry := range strings.SplitSeq(list, ",") {
-			entry = strings.ToLower(strings.TrimSpace(entry))
-			switch {
-			case entry == "":
-				continue
-			case entry == "*":
-				p.anyOrigin = true
-			case strings.HasSuffix(entry, "/"):
-				return corsPolicy{}, fmt.Errorf("-cors-origins: %q: an origin has no path (drop the trailing /)", entry)
-			}
-			if _, err := path.Match(entry, ""); err != nil {
-				return corsPolicy{}, fmt.Errorf("-cors-origins: %q is not a valid pattern", entry)
-			}
-			if !slices.Contains(p.patterns, entry) {
-				p.patterns = append(p.patterns, entry)
-			}
-		}
+	if err := p.add("-cors-origins", corsOrigins); err != nil {
+		return corsPolicy{}, err
+	}
+	if err := p.add("-ws-origins", wsOrigins); err != nil {
+		return corsPolicy{}, err
 	}
 	return p, nil
+}
+
+// add adds the comma-separated origin patterns of list, the value of the flag named
+// flagName, refusing a pattern path.Match cannot use: a typo in the flag must stop
+// start-up, not silently lock every browser out.
+func (p *corsPolicy) add(flagName, list string) error {
+	for entry := range strings.SplitSeq(list, ",") {
+		entry = strings.ToLower(strings.TrimSpace(entry))
+		switch {
+		case entry == "":
+			continue
+		case entry == "*":
+			p.anyOrigin = true
+		case strings.HasSuffix(entry, "/"):
+			return fmt.Errorf("%s: %q: an origin has no path (drop the trailing /)", flagName, entry)
+		}
+		if _, err := path.Match(entry, ""); err != nil {
+			return fmt.Errorf("%s: %q is not a valid pattern", flagName, entry)
+		}
+		if !slices.Contains(p.patterns, entry) {
+			p.patterns = append(p.patterns, entry)
+		}
+	}
+	return nil
 }
 
 // websocketPatterns is the list the WebSocket handshake checks Origin against: the

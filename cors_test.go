@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,8 +10,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-func TestParseCORSOrigins(t *testing.T) {
-	p, err := parseCORSOrigins(" https://App.example.com ,*.example.org", "*.example.org,ws.example.net")
+func TestCORSPolicyFromFlags(t *testing.T) {
+	p, err := corsPolicyFromFlags(" https://App.example.com ,*.example.org", "*.example.org,ws.example.net")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,19 +19,28 @@ func TestParseCORSOrigins(t *testing.T) {
 	if strings.Join(p.patterns, " ") != strings.Join(want, " ") {
 		t.Errorf("patterns = %q, want %q (merged, lower case, no repeats)", p.patterns, want)
 	}
-	for _, bad := range []string{"https://[a", "https://app.example.com/"} {
-		if _, err := parseCORSOrigins(bad); err == nil {
-			t.Errorf("parseCORSOrigins(%q) accepted a bad entry", bad)
+	free := []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-cors-origins", "https://[a"}, `-cors-origins: "https://[a" is not a valid pattern`},
+		{[]string{"-cors-origins", "https://app.example.com/"}, `-cors-origins: "https://app.example.com/": an origin has no path`},
+		{[]string{"-ws-origins", "ok.example.com,[x"}, `-ws-origins: "[x" is not a valid pattern`},
+	} {
+		err := run(t.Context(), append(free, c.args...), envFrom(nil), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %v: err = %v, want %q", c.args, err, c.want)
 		}
 	}
 }
 
 func TestCORSAccess(t *testing.T) {
-	p, err := parseCORSOrigins("https://app.example.com,*.example.org,http://localhost:5173")
+	p, err := corsPolicyFromFlags("https://app.example.com,*.example.org,http://localhost:5173", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	star, _ := parseCORSOrigins("*")
+	star, _ := corsPolicyFromFlags("*", "")
 	for _, c := range []struct {
 		policy corsPolicy
 		origin string
