@@ -39,8 +39,12 @@ func TestETagIsTheHashOfTheAnswer(t *testing.T) {
 			t.Errorf("GET %s: %d, ETag %q, want the hash of %q", path, resp.StatusCode, tag, body)
 		}
 	}
+	resp, body := send(t, "POST", ts.URL+"/api/users", `{"name":"New","email":"new@example.com"}`, map[string]string{"Content-Type": "application/json"})
+	if resp.StatusCode != 201 || resp.Header.Get("ETag") != entityTag([]byte(strings.TrimSuffix(body, "\n"))) {
+		t.Errorf("POST: %d, ETag %q, want the hash of %q", resp.StatusCode, resp.Header.Get("ETag"), body)
+	}
 	u, _ := newTestStore(t).User(1)
-	resp, _ := send(t, "GET", ts.URL+"/api/users/1", "", nil)
+	resp, _ = send(t, "GET", ts.URL+"/api/users/1", "", nil)
 	if resp.Header.Get("ETag") != u.ETag() {
 		t.Errorf("GET's ETag %q differs from the store's %q", resp.Header.Get("ETag"), u.ETag())
 	}

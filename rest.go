@@ -253,6 +253,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/api/users/"+strconv.FormatInt(u.ID, 10))
+	w.Header().Set("ETag", u.ETag()) // a client may update it with If-Match at once
 	writeJSON(w, http.StatusCreated, u)
 }
 
