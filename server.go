@@ -181,6 +181,22 @@ func methodNotAllowed(methods ...string) http.Handler {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
+	var out http.ResponseWriter = rec // what the handlers write to
+	var gz *gzipResponse
+	if compressible(r) {
+		// Every answer that could have been encoded says so, small ones too: a cache
+		// must not hand this URL's gzip form to a client that did not ask for it.
+		h := rec.Header()
+		if len(h["Vary"]) == 0 {
+			h["Vary"] = varyAcceptEncoding
+		} else {
+			h["Vary"] = append(h["Vary"], "Accept-Encoding")
+		}
+		if acceptsGzip(r.Header["Accept-Encoding"]) {
+			gz = newGzipResponse(rec)
+			out = gz
+		}
+	}
 	var who *caller
 	if s.auth != nil { // only then is there an identity to log
 		var ctx context.Context
@@ -193,9 +209,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if gz != nil {
+				gz.abandon()
+				gz = nil
+			}
 			if rec.status == 0 {
 				writeProblem(rec, http.StatusInternalServerError, "internal server error", nil)
 			}
+		}
+		if gz != nil {
+			gz.close()
 		}
 		// Typed attributes: the one log line per request costs no boxing.
 		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
@@ -207,7 +230,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
 		return
 	}
-	s.mux.ServeHTTP(rec, r)
+	s.mux.ServeHTTP(out, r)
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already
