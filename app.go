@@ -71,8 +71,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	grpcLimits := cfg.grpcLimits.withDefaults()
 	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	// The framing check must see its own conns, so the count goes underneath.
-	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws})
+	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws})
 	a.http = &http.Server{
 		Handler:           withCORS(cors, a.server),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -84,7 +84,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)

@@ -1502,3 +1502,23 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 	}
 	close(sub.c)
 }
+
+// StoreStats are the figures /metrics reports about the store.
+type StoreStats struct {
+	Users, Posts, Comments, Products, Orders int
+	Durable                                  bool  // false: memory only, the journal figures are 0
+	JournalWrites, JournalFsyncs             int64 // changes written, and the fsyncs (batches) that made them durable
+}
+
+// Stats returns the number of records in each table and the journal's counters.
+func (s *Store) Stats() StoreStats {
+	s.mu.RLock()
+	st := StoreStats{Users: len(s.users.byID), Posts: len(s.posts.byID), Comments: len(s.comments.byID),
+		Products: len(s.products.byID), Orders: len(s.orders.byID)}
+	j := s.journal
+	s.mu.RUnlock()
+	if j != nil {
+		st.Durable, st.JournalWrites, st.JournalFsyncs = true, j.writes.Load(), j.syncs.Load()
+	}
+	return st
+}
