@@ -19,6 +19,7 @@ import (
 const (
 	odataRoot         = "/api/"
 	odataMetadataPath = odataRoot + "$metadata"
+	odataBatchPath    = odataRoot + "$batch"
 )
 
 // odataRoutes are the OData endpoints and their settings.
@@ -120,7 +121,15 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
 	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
 	read := s.requireODataRead(rt.service.ServeHTTP)
+	// Each request of a batch goes through the routes as if sent alone (the mux,
+	// not ServeHTTP: the batch is logged once, as the one request it is), so read
+	// access is checked on each, with the batch's credentials.
+	batch := &odata.Batch{Handler: s.mux, Root: odataRoot, Serves: isODataPath}
 	s.odata = func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == odataBatchPath {
+			batch.ServeHTTP(w, r)
+			return
+		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			read(w, r)
 			return
