@@ -98,8 +98,10 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Responses []batchResponse `json:"responses"`
 	}{Responses: make([]batchResponse, len(batch.Requests))}
+	room := limits.MaxBatchAnswerBytes
 	for i, req := range batch.Requests {
-		out.Responses[i] = bt.serve(r, req)
+		out.Responses[i] = bt.serve(r, req, room)
+		room -= len(out.Responses[i].Body)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -131,8 +133,8 @@ func checkBatch(reqs []batchRequest, max int) string {
 	return ""
 }
 
-// serve answers one request of the batch sent as r.
-func (bt *Batch) serve(r *http.Request, req batchRequest) batchResponse {
+// serve answers one request of the batch sent as r, in at most room bytes of body.
+func (bt *Batch) serve(r *http.Request, req batchRequest, room int) batchResponse {
 	fail := func(status int, code, msg string) batchResponse {
 		e := errorResponse(status, code, msg)
 		return batchResponse{ID: req.ID, Status: status,
@@ -170,19 +172,29 @@ func (bt *Batch) serve(r *http.Request, req batchRequest) batchResponse {
 	for k, v := range req.Headers {
 		sub.Header.Set(k, v)
 	}
-	rec := &partRecorder{header: http.Header{}}
-	if !rec.run(bt.Handler, sub) {
+	rec := &partRecorder{header: http.Header{}, room: room}
+	switch {
+	case !rec.run(bt.Handler, sub):
 		return fail(http.StatusInternalServerError, "InternalError", "the answer failed while it was being written")
+	case rec.full:
+		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
+			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
 	}
 	return rec.response(req.ID)
 }
 
-// partRecorder is the http.ResponseWriter of one request of a batch.
+// partRecorder is the http.ResponseWriter of one request of a batch. It holds
+// at most room bytes of body; past them it refuses to write and is full.
 type partRecorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	room   int
+	full   bool
 }
+
+// errAnswerTooLarge ends the writes of a request whose answer passes the batch's room.
+var errAnswerTooLarge = errors.New("odata: the batch's answers exceed MaxBatchAnswerBytes")
 
 func (p *partRecorder) Header() http.Header { return p.header }
 
@@ -194,6 +206,10 @@ func (p *partRecorder) WriteHeader(status int) {
 
 func (p *partRecorder) Write(b []byte) (int, error) {
 	p.WriteHeader(http.StatusOK)
+	if p.full || p.body.Len()+len(b) > p.room {
+		p.full = true
+		return 0, errAnswerTooLarge
+	}
 	return p.body.Write(b)
 }
 
