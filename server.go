@@ -107,6 +107,7 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 // addRoutes is the one place every HTTP route of the service is listed.
 func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /openapi.json", s.openAPI)
 
 	s.handle("GET /api/users", s.rest(s.requireRead(s.listUsers)))
 	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
@@ -127,6 +128,7 @@ func (s *Server) addRoutes() {
 	s.websockets = ws
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
+	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
 	s.handle("GET /metrics", s.metrics.handler(gauges{store: s.store, websockets: s.websockets}))
 

@@ -1,0 +1,341 @@
+// Checks quartet's OpenAPI document against real answers.
+//
+// The document served at GET /openapi.json must be valid OpenAPI 3.1
+// (@apidevtools/swagger-parser), and every answer below must match what it
+// says for the answer's route, method and status (ajv, JSON Schema 2020-12,
+// with ajv-formats): the status must be documented, the Content-Type must be
+// one of the documented media types, the body must match the schema and the
+// required headers (Location, WWW-Authenticate, Allow) must be there and match
+// theirs, and a header a client acts on (Allow, Location, WWW-Authenticate,
+// ETag, Last-Modified) may be answered only where it is documented. Checked:
+//
+//   - every transcript in the REST golden files (testdata/rest/*.golden),
+//     which TestGoldenHTTP holds to the service's real answers; a request the
+//     service accepted (2xx) must also match the documented request body;
+//   - live answers of a service with authentication on and -auth-reads: 401
+//     and 403 on every operation that can give them, 413, 415, and a CRUD
+//     round on users and orders with a token.
+//
+// HEAD answers are checked against the GET operation (no body), OPTIONS and
+// an undocumented method against the path's documented methods (Allow) and
+// components.responses.MethodNotAllowed, an unknown path against
+// components.responses.NotFound. Finally every documented status of every
+// /api operation must have been seen at least once.
+//
+// Environment:
+//
+//	QUARTET_URL          base URL of the service under test (required), run
+//	                     with -jwt-secret and -auth-reads
+//	QUARTET_WRITE_TOKEN  a bearer token with the write scope (required)
+//	QUARTET_READ_TOKEN   a valid bearer token without it (required)
+//	QUARTET_GOLDEN_DIR   the REST golden files (default ../testdata/rest)
+//
+// Run: go test -run TestOpenAPIAgainstAnswers (after npm ci in e2e/).
+
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import SwaggerParser from '@apidevtools/swagger-parser';
+
+const base = process.env.QUARTET_URL;
+const writeToken = process.env.QUARTET_WRITE_TOKEN;
+const readToken = process.env.QUARTET_READ_TOKEN;
+if (!base || !writeToken || !readToken) {
+  throw new Error('QUARTET_URL, QUARTET_WRITE_TOKEN and QUARTET_READ_TOKEN must be set (go test -run TestOpenAPIAgainstAnswers sets them)');
+}
+const goldenDir = process.env.QUARTET_GOLDEN_DIR || join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'rest');
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+// DESCRIBED_HEADERS are the response headers a client acts on: where one is
+// answered, the response object must document it.
+const DESCRIBED_HEADERS = ['allow', 'location', 'www-authenticate', 'etag', 'last-modified'];
+
+let doc; // the document as served
+let ajv;
+const seen = new Set(); // "METHOD /path STATUS" of every answer checked
+
+before(async () => {
+  const resp = await fetch(base + '/openapi.json');
+  assert.equal(resp.status, 200);
+  assert.equal(resp.headers.get('content-type'), 'application/json');
+  doc = await resp.json();
+  ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  ajv.addSchema(doc, 'openapi.json');
+});
+
+// pointer is a JSON pointer fragment for the given keys.
+const pointer = (...keys) => '#/' + keys.map((k) => String(k).replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+
+// resolve follows a local $ref ("#/components/...") in doc.
+function resolve(obj) {
+  while (obj && obj.$ref) {
+    obj = obj.$ref.slice(2).split('/').map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((o, k) => o[k], doc);
+  }
+  return obj;
+}
+
+// validate checks value against the schema at the JSON pointer ptr of the document.
+function validate(ptr, value, what) {
+  const check = ajv.getSchema('openapi.json' + ptr) ?? ajv.compile({ $ref: 'openapi.json' + ptr });
+  if (!check(value)) {
+    assert.fail(`${what}: does not match ${ptr}:\n${ajv.errorsText(check.errors, { separator: '\n' })}\n${JSON.stringify(value)}`);
+  }
+}
+
+// route finds the documented path template matching a concrete path.
+function route(path) {
+  for (const template of Object.keys(doc.paths)) {
+    const re = new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$');
+    if (re.test(path)) return template;
+  }
+  return null;
+}
+
+// allowFor is the Allow header a documented path answers with.
+function allowFor(template) {
+  const item = doc.paths[template];
+  const methods = METHODS.filter((m) => item[m]).map((m) => m.toUpperCase());
+  if (methods.includes('GET')) methods.push('HEAD');
+  methods.push('OPTIONS');
+  return [...new Set(methods)].sort().join(', ');
+}
+
+// at returns what the JSON pointer ptr ("#/a/b") names in doc.
+const at = (ptr) => ptr.slice(2).split('/').map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((o, k) => o?.[k], doc);
+
+// checkResponse checks an answer against the response object at ptr (in doc).
+function checkResponse(ptr, ans, what) {
+  const raw = at(ptr);
+  assert.ok(raw, `${what}: nothing documented at ${ptr}`);
+  const respPtr = raw.$ref ?? ptr;
+  const response = resolve(raw);
+  for (const [name, h] of Object.entries(response.headers ?? {})) {
+    const value = ans.headers[name.toLowerCase()];
+    if (value === undefined) {
+      assert.ok(!resolve(h).required, `${what}: required header ${name} missing`);
+      continue;
+    }
+    validate((h.$ref ?? `${respPtr}/headers/${pointer(name).slice(2)}`) + '/schema', value, `${what}: header ${name}`);
+  }
+  const documented = Object.keys(response.headers ?? {}).map((n) => n.toLowerCase());
+  for (const name of DESCRIBED_HEADERS) {
+    assert.ok(ans.headers[name] === undefined || documented.includes(name), `${what}: answered header ${name} is not documented`);
+  }
+  const content = response.content;
+  if (!content || ans.method === 'HEAD') {
+    assert.equal(ans.body, '', `${what}: ${content ? 'HEAD answered a body' : 'documented without a body'}`);
+    return;
+  }
+  const ct = ans.headers['content-type'] ?? '';
+  const mediaType = ct.split(';')[0].trim().toLowerCase();
+  assert.ok(content[mediaType], `${what}: Content-Type ${ct} is not documented (${Object.keys(content)})`);
+  const value = mediaType.endsWith('json') ? JSON.parse(ans.body) : ans.body;
+  validate(`${respPtr}/content/${pointer(mediaType).slice(2)}/schema`, value, `${what}: body`);
+}
+
+// check validates one answer (method, target, status, headers, body, reqBody) against the document.
+function check(ans, where) {
+  const path = ans.target.split('?')[0];
+  const what = `${where}: ${ans.method} ${ans.target} -> ${ans.status}`;
+  const template = route(path);
+  if (!template) {
+    assert.equal(ans.status, 404, `${what}: no documented path matches ${path}`);
+    checkResponse(pointer('components', 'responses', 'NotFound'), ans, what);
+    return;
+  }
+  const item = doc.paths[template];
+  const method = ans.method.toLowerCase();
+  if (method === 'options' && !item.options) {
+    assert.equal(ans.status, 204, what);
+    assert.equal(ans.headers.allow, allowFor(template), `${what}: Allow`);
+    seen.add(`OPTIONS ${template} 204`);
+    return;
+  }
+  const opMethod = method === 'head' && !item.head ? 'get' : method;
+  if (!item[opMethod]) {
+    assert.equal(ans.status, 405, `${what}: ${ans.method} is not documented on ${template}`);
+    assert.equal(ans.headers.allow, allowFor(template), `${what}: Allow`);
+    checkResponse(pointer('components', 'responses', 'MethodNotAllowed'), ans, what);
+    return;
+  }
+  const op = item[opMethod];
+  const status = String(ans.status);
+  const key = op.responses[status] ? status : op.responses.default && ans.status >= 500 ? 'default' : null;
+  assert.ok(key, `${what}: status ${status} is not documented for ${opMethod.toUpperCase()} ${template} (${Object.keys(op.responses)})`);
+  seen.add(`${opMethod.toUpperCase()} ${template} ${key}`);
+  checkResponse(pointer('paths', template, opMethod, 'responses', key), ans, what);
+  if (ans.status < 300) checkParameters(template, item, op, ans.target, what);
+  if (ans.status < 300 && ans.reqBody !== undefined && op.requestBody) {
+    const rb = resolve(op.requestBody);
+    const mediaType = (ans.reqHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    assert.ok(rb.content[mediaType], `${what}: request Content-Type ${mediaType} was accepted but is not documented`);
+    // The service matches JSON names case-insensitively (CONTRACT.md section 1), which
+    // JSON Schema cannot say: spell them as the schema does first.
+    const schema = resolve(rb.content[mediaType].schema);
+    const names = Object.keys(schema.properties ?? {});
+    const body = Object.fromEntries(Object.entries(JSON.parse(ans.reqBody)).map(([k, v]) => [names.find((n) => n.toLowerCase() === k.toLowerCase()) ?? k, v]));
+    validate(pointer('paths', template, opMethod, 'requestBody', 'content', mediaType, 'schema'), body, `${what}: accepted request body`);
+  }
+}
+
+// checkParameters checks that a request the service accepted (2xx) sent its path
+// and query parameters as documented: a documented parameter the service reads as
+// valid must be valid by its schema too. Query names match case-insensitively, as
+// the service reads them; values are strings on the wire, so integers are converted.
+function checkParameters(template, item, op, target, what) {
+  const url = new URL(target, 'http://x');
+  const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  const values = new RegExp('^' + template.replace(/\{[^}]+\}/g, '([^/]+)') + '$').exec(url.pathname).slice(1);
+  const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(resolve);
+  for (const p of params) {
+    let raw;
+    if (p.in === 'path') raw = decodeURIComponent(values[names.indexOf(p.name)]);
+    else if (p.in === 'query') {
+      const found = [...url.searchParams].filter(([k]) => k.toLowerCase() === p.name.toLowerCase());
+      assert.ok(found.length <= 1, `${what}: query parameter ${p.name} given twice was accepted`);
+      if (found.length === 0) continue;
+      raw = found[0][1];
+    }
+    if (p.required) assert.ok(raw !== undefined, `${what}: required parameter ${p.name} missing`);
+    const schema = resolve(p.schema);
+    const value = schema.type === 'integer' && /^-?[0-9]+$/.test(raw) ? Number(raw) : raw;
+    const check = ajv.compile(schema);
+    assert.ok(check(value), `${what}: accepted ${p.in} parameter ${p.name}=${raw} does not match its schema: ${ajv.errorsText(check.errors)}`);
+  }
+}
+
+// parseHTTP reads a .http file (see golden_test.go) into requests.
+function parseHTTP(text) {
+  return text.split('\n###\n').map((part) => {
+    const [head, ...rest] = part.replace(/^\n+/, '').split('\n\n');
+    const [line, ...headerLines] = head.replace(/\n+$/, '').split('\n');
+    const headers = {};
+    for (const h of headerLines) {
+      const i = h.indexOf(':');
+      headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+    }
+    const body = rest.join('\n\n').replace(/\n$/, '');
+    return { line, headers, body: body === '' ? undefined : body };
+  });
+}
+
+// parseGolden reads a .golden transcript into answers.
+function parseGolden(text) {
+  return text.split('\n###\n').map((part) => {
+    const i = part.indexOf('\n\n');
+    const head = part.slice(0, i).split('\n');
+    const [method, ...target] = head[0].split(' ');
+    const status = Number(head[1].replace(/^HTTP /, ''));
+    const headers = {};
+    for (const h of head.slice(2)) {
+      const j = h.indexOf(':');
+      headers[h.slice(0, j).trim().toLowerCase()] = h.slice(j + 1).trim();
+    }
+    return { method, target: target.join(' '), status, headers, body: part.slice(i + 2).replace(/\n+$/, '') };
+  });
+}
+
+test('the served document is valid OpenAPI 3.1', async () => {
+  assert.equal(doc.openapi, '3.1.0');
+  const api = await SwaggerParser.validate(structuredClone(doc));
+  assert.ok(api.paths['/api/users']);
+});
+
+test('every REST golden answer matches the document', () => {
+  const files = readdirSync(goldenDir).filter((f) => f.endsWith('.golden'));
+  assert.ok(files.length > 0, `no golden files in ${goldenDir}`);
+  let n = 0;
+  for (const file of files) {
+    const answers = parseGolden(readFileSync(join(goldenDir, file), 'utf8'));
+    const requests = parseHTTP(readFileSync(join(goldenDir, file.replace(/\.golden$/, '.http')), 'utf8'));
+    assert.equal(answers.length, requests.length, `${file}: answers and requests differ in number`);
+    answers.forEach((ans, i) => {
+      const req = requests[i];
+      ans.reqHeaders = req.headers;
+      ans.reqBody = req.body?.startsWith('@json-string-of ') ? undefined : req.body;
+      check(ans, `${file} #${i + 1}`);
+      n++;
+    });
+  }
+  assert.ok(n > 50, `only ${n} golden answers checked`);
+});
+
+// call sends a live request and checks its answer against the document.
+async function call(method, path, { token, body, contentType = 'application/json' } = {}) {
+  const headers = {};
+  if (token) headers.authorization = 'Bearer ' + token;
+  if (body !== undefined) headers['content-type'] = contentType;
+  const resp = await fetch(base + path, { method, headers, body });
+  const ans = {
+    method,
+    target: path,
+    status: resp.status,
+    headers: Object.fromEntries(resp.headers),
+    body: (await resp.text()).replace(/\n+$/, ''),
+    reqHeaders: headers,
+    reqBody: typeof body === 'string' ? body : undefined,
+  };
+  check(ans, 'live');
+  return ans;
+}
+
+test('live answers with authentication on match the document', async () => {
+  const user = JSON.stringify({ name: 'Olga', email: 'olga@example.com' });
+  const order = JSON.stringify({ productId: 3, quantity: 2 });
+  // 401 without a token (reads too, under -auth-reads) or with a bad one; 403 with a token lacking write.
+  for (const [method, path, body] of [
+    ['GET', '/api/users'], ['GET', '/api/users/1'], ['GET', '/api/users/1/orders'], ['GET', '/api/users/1/orders/1'],
+    ['POST', '/api/users', user], ['PUT', '/api/users/1', user], ['DELETE', '/api/users/1'], ['POST', '/api/users/1/orders', order],
+  ]) {
+    const a = await call(method, path, { body });
+    assert.equal(a.status, 401);
+    assert.equal((await call(method, path, { body, token: 'not.a.token' })).status, 401);
+    if (method !== 'GET') assert.equal((await call(method, path, { body, token: readToken })).status, 403);
+  }
+  // A round of CRUD with a write token.
+  const created = await call('POST', '/api/users', { token: writeToken, body: user });
+  assert.equal(created.status, 201);
+  const id = JSON.parse(created.body).id;
+  assert.equal((await call('GET', created.headers.location, { token: readToken })).status, 200);
+  assert.equal((await call('GET', '/api/users', { token: readToken })).status, 200);
+  assert.equal((await call('GET', '/api/users?page=1&pageSize=2&sortBy=name&search=o', { token: readToken })).status, 200);
+  assert.equal((await call('GET', '/api/users?pageSize=101', { token: readToken })).status, 400);
+  assert.equal((await call('PUT', `/api/users/${id}`, { token: writeToken, body: JSON.stringify({ id, name: 'Olga K', email: 'olga@example.com' }) })).status, 200);
+  assert.equal((await call('PUT', `/api/users/${id}`, { token: writeToken, body: JSON.stringify({ name: '', email: 'nope' }) })).status, 400);
+  const placed = await call('POST', `/api/users/${id}/orders`, { token: writeToken, body: order });
+  assert.equal(placed.status, 201);
+  assert.equal((await call('GET', placed.headers.location, { token: readToken })).status, 200);
+  assert.equal((await call('GET', `/api/users/${id}/orders`, { token: readToken })).status, 200);
+  // 413 and 415 on every operation with a body.
+  const big = JSON.stringify({ name: 'a'.repeat(2 << 20), email: 'a@b.c' });
+  for (const [method, path] of [['POST', '/api/users'], ['PUT', `/api/users/${id}`], ['POST', `/api/users/${id}/orders`]]) {
+    assert.equal((await call(method, path, { token: writeToken, body: big })).status, 413);
+    assert.equal((await call(method, path, { token: writeToken, body: user, contentType: 'text/plain' })).status, 415);
+  }
+  assert.equal((await call('DELETE', `/api/users/${id}`, { token: writeToken })).status, 204);
+  assert.equal((await call('DELETE', `/api/users/${id}`, { token: writeToken })).status, 404);
+  assert.equal((await call('GET', '/healthz')).status, 200);
+  assert.equal((await call('GET', '/graphql/schema.graphql')).status, 200);
+  assert.equal((await call('GET', '/openapi.json')).status, 200);
+});
+
+test('every documented status of every /api operation was seen', () => {
+  const missing = [];
+  for (const [template, item] of Object.entries(doc.paths)) {
+    if (!template.startsWith('/api/')) continue;
+    for (const m of METHODS) {
+      if (!item[m]) continue;
+      for (const status of Object.keys(item[m].responses)) {
+        if (status === 'default') continue; // 500: not something a test can cause from outside
+        if (!seen.has(`${m.toUpperCase()} ${template} ${status}`)) missing.push(`${m.toUpperCase()} ${template} ${status}`);
+      }
+    }
+  }
+  assert.deepEqual(missing, [], 'documented but never answered by the goldens or the live calls');
+});
