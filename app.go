@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 )
@@ -50,6 +49,10 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	} else if cfg.authReads {
 		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
+	cors, err := corsPolicyFromFlags(cfg.corsOrigins, cfg.wsOrigins)
+	if err != nil {
+		return nil, err
+	}
 	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err
 	}
@@ -68,16 +71,10 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	grpcLimits := cfg.grpcLimits.withDefaults()
 	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	// The framing check must see its own conns, so the count goes underneath.
-	var origins []string
-	for _, o := range strings.Split(cfg.wsOrigins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			origins = append(origins, o)
-		}
-	}
-	a.server = NewServer(a.store, log, serverOptions{auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins, ws: cfg.ws})
+	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws})
 	a.http = &http.Server{
-		Handler:           a.server,
+		Handler:           withCORS(cors, a.server),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
@@ -87,7 +84,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -224,7 +225,7 @@ type journal struct {
 	failed bool  // the disk failed: nothing more is written
 	// writes and syncs count the changes written and the fsyncs that made them
 	// durable: their ratio is group commit at work, logged on close.
-	writes, syncs int64
+	writes, syncs atomic.Int64 // atomic: /metrics reads them while the flusher counts
 }
 
 // pendingWrite is one change waiting for its fsync, or a journal rotation marker.
@@ -308,7 +309,7 @@ func (j *journal) flush() {
 		start := 0
 		for i, w := range batch {
 			if w.rotate == nil {
-				j.writes++
+				j.writes.Add(1)
 				at := len(buf)
 				var mErr error
 				if buf, mErr = w.c.appendJSON(append(buf, make([]byte, recordHeaderSize)...)); mErr != nil {
@@ -347,7 +348,7 @@ func (j *journal) writeAndSync(buf []byte, err error) error {
 	if _, err := j.file.Write(buf); err != nil {
 		return err
 	}
-	j.syncs++
+	j.syncs.Add(1)
 	if err := j.file.Sync(); err != nil {
 		return err
 	}
@@ -497,7 +498,7 @@ func (j *journal) close() error {
 	default:
 	}
 	<-j.stopped
-	j.log.Info("journal closed", "writes", j.writes, "fsyncs", j.syncs)
+	j.log.Info("journal closed", "writes", j.writes.Load(), "fsyncs", j.syncs.Load())
 	j.snapshots.Wait()
 	if j.failed {
 		j.file.Close()

@@ -113,8 +113,8 @@ func TestDurableGroupCommit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if j := s.journal; j.writes != writers*each || j.syncs >= j.writes {
-		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", j.writes, j.syncs, writers*each)
+	if j := s.journal; j.writes.Load() != writers*each || j.syncs.Load() >= j.writes.Load() {
+		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", j.writes.Load(), j.syncs.Load(), writers*each)
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	KindConflict                    // the input contradicts the stored state
 	KindUnauthenticated             // no valid credentials
 	KindForbidden                   // valid credentials, not permitted
+	KindPrecondition                // the client's If-Match names a version that is no longer current
 )
 
 // kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
@@ -42,6 +43,7 @@ var kinds = map[Kind]kindInfo{
 	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
 	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
 	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
+	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
 }
 
 // Error is the one error type of the domain. Message is safe to show to a client;

@@ -161,10 +161,10 @@ type grpcServer struct {
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service (for the server, "", and for user.UserService) and, when reflect is set
 // (development), server reflection.
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits) *grpcServer {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics) *grpcServer {
 	limits = limits.withDefaults()
-	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil)}
-	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil)}
+	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
+	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
 	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
@@ -554,9 +554,10 @@ func recovered(log *slog.Logger, method string, v any) error {
 // The logging interceptors write one line per call; with identities (auth on) they
 // give the call a caller for authentication to name in that line.
 
-func unaryLogAndRecover(log *slog.Logger, identities bool) grpc.UnaryServerInterceptor {
+func unaryLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
+		m.grpcInFlight.Add(1)
 		var who *caller
 		if identities {
 			ctx, who = withCaller(ctx)
@@ -565,16 +566,17 @@ func unaryLogAndRecover(log *slog.Logger, identities bool) grpc.UnaryServerInter
 			if v := recover(); v != nil {
 				resp, err = nil, recovered(log, info.FullMethod, v)
 			}
-			logCall(log, ctx, info.FullMethod, err, start, who)
+			logCall(log, m, ctx, info.FullMethod, err, start, who)
 		}()
 		resp, err = handler(ctx, req)
 		return resp, grpcError(log, info.FullMethod, err)
 	}
 }
 
-func streamLogAndRecover(log *slog.Logger, identities bool) grpc.StreamServerInterceptor {
+func streamLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		start := time.Now()
+		m.grpcInFlight.Add(1)
 		ctx := context.Background() // what the log line is written with
 		var who *caller
 		if identities {
@@ -585,15 +587,20 @@ func streamLogAndRecover(log *slog.Logger, identities bool) grpc.StreamServerInt
 			if v := recover(); v != nil {
 				err = recovered(log, info.FullMethod, v)
 			}
-			logCall(log, ctx, info.FullMethod, err, start, who)
+			logCall(log, m, ctx, info.FullMethod, err, start, who)
 		}()
 		return grpcError(log, info.FullMethod, handler(srv, ss))
 	}
 }
 
-func logCall(log *slog.Logger, ctx context.Context, method string, err error, start time.Time, who *caller) {
+// logCall writes a finished call's log line and counts it in m; the call no longer
+// counts as in flight.
+func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method string, err error, start time.Time, who *caller) {
+	d := time.Since(start)
+	m.grpcInFlight.Add(-1)
+	m.recordGRPC(method, status.Code(err), d)
 	logInfo(log, ctx, "grpc", append([]slog.Attr{slog.String("method", method),
-		slog.String("code", status.Code(err).String()), slog.Duration("duration", time.Since(start))}, subjectAttrs(who)...)...)
+		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)}, subjectAttrs(who)...)...)
 }
 
 // streamWithContext gives a stream handler a context carrying the caller.

@@ -48,7 +48,8 @@ type config struct {
 	graphqlMaxCost  int
 	graphqlMaxBytes int // -graphql-max-response-bytes
 	httpMaxConns    int
-	wsOrigins       string
+	corsOrigins     string
+	wsOrigins       string // deprecated alias of corsOrigins; the two lists are merged
 	ws              wsLimits
 	env             string
 	streamDelay     time.Duration
@@ -138,7 +139,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
 	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
-	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "comma-separated `hosts` (patterns like *.example.com) whose pages may open GraphQL WebSockets; the server's own host always may")
+	fs.StringVar(&cfg.corsOrigins, "cors-origins", "", "comma-separated `origins` whose browser pages may call every HTTP surface and open GraphQL WebSockets: https://app.example.com, *.example.com (any scheme), https://*.example.com, or * (any, without credentials); the service's own pages always may")
+	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "deprecated: same as -cors-origins (the two lists are merged)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.ws.register(fs)
 	cfg.jwt.register(fs)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -24,6 +26,25 @@ type User struct {
 
 	nameKey, emailKey string // case-folded Name and Email, set when stored
 }
+
+// Entity tags. A record's strong ETag is a hash of the JSON the REST surface answers
+// for it, not a version counter kept in the record: a counter would have to be
+// journaled and snapshotted to survive a restart, and one that restarted from zero
+// (a memory-only store, a reload) would hand an old tag to a different record. The
+// hash depends on nothing but the bytes a client sees, so it cannot drift from them:
+// it is the same after a restart or a replay, and changes exactly when they do. (An
+// update that puts back earlier values puts back the earlier tag, which is right for a
+// strong validator: the representation is byte for byte the same.)
+
+// entityTag is the strong ETag, quoted, of a representation's JSON: 128 bits of its
+// SHA-256, enough that two different answers never share one.
+func entityTag(json []byte) string {
+	sum := sha256.Sum256(json)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// ETag is u's strong entity tag (see entityTag).
+func (u *User) ETag() string { return entityTag(u.appendJSON(nil)) }
 
 // Post is a user's post.
 type Post struct {

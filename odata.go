@@ -19,6 +19,7 @@ import (
 const (
 	odataRoot         = "/api/"
 	odataMetadataPath = odataRoot + "$metadata"
+	odataBatchPath    = odataRoot + "$batch"
 )
 
 // odataRoutes are the OData endpoints and their settings.
@@ -71,6 +72,11 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	// Settings.Limits is left zero: every route has odata.DefaultLimits.
 	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
+	// $apply on both sets (the dashboard's totals), $search on products only:
+	// orders have no text worth searching but a customer's name.
+	productList, orderList := list, list
+	productList.Allowed |= odata.OptApply | odata.OptSearch
+	orderList.Allowed |= odata.OptApply
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
 
@@ -87,14 +93,14 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
 		return &odata.Route{Set: set, Settings: s, RejectPassword: true, Metadata: odataMetadataPath}
 	}
-	rt.products = route(productSet, list)
+	rt.products = route(productSet, productList)
 	rt.products.List = products
 	rt.productOne = route(productSet, one)
 	rt.productOne.Get = getProduct
 	rt.search = route(productSet, searchSettings)
 	rt.search.List, rt.search.AlwaysCount = products, true
 	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
-	rt.orders = route(orderSet, list)
+	rt.orders = route(orderSet, orderList)
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)
 	rt.orderOne.Get = getOrder
@@ -115,7 +121,15 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
 	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
 	read := s.requireODataRead(rt.service.ServeHTTP)
+	// Each request of a batch goes through the routes as if sent alone (the mux,
+	// not ServeHTTP: the batch is logged once, as the one request it is), so read
+	// access is checked on each, with the batch's credentials.
+	batch := &odata.Batch{Handler: s.mux, Root: odataRoot, Serves: isODataPath}
 	s.odata = func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == odataBatchPath {
+			batch.ServeHTTP(w, r)
+			return
+		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			read(w, r)
 			return

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,7 +239,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, userNotFound(id))
 		return
 	}
-	writeJSON(w, http.StatusOK, u)
+	writeTaggedJSON(w, r, u.appendJSON(nil))
 }
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
@@ -251,6 +253,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/api/users/"+strconv.FormatInt(u.ID, 10))
+	w.Header().Set("ETag", u.ETag()) // a client may update it with If-Match at once
 	writeJSON(w, http.StatusCreated, u)
 }
 
@@ -268,12 +271,105 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
 		return
 	}
-	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email})
+	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: ifMatch(r)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	w.Header().Set("ETag", u.ETag())
 	writeJSON(w, http.StatusOK, u)
+}
+
+// mergePatchType is the media type of a JSON Merge Patch (RFC 7396), the one body
+// PATCH /api/users/{id} takes.
+const mergePatchType = "application/merge-patch+json"
+
+// patchUser applies a JSON Merge Patch to user id: a member present sets that field, a
+// member absent leaves it. name and email are required, so null (which would remove
+// them) is refused. id may be given if it is the path's; createdAt is read-only and
+// ignored, as PUT ignores it, so a client may patch with a document it read. Any other
+// member is refused: merge patch keys are case-sensitive, and "Name" silently doing
+// nothing would be worse. If-Match is honoured as by PUT.
+func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mergePatchType ||
+		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+		w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
+		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be "+mergePatchType+" (UTF-8)", nil)
+		return
+	}
+	data, err := readBody(w, r)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
+		return
+	}
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
+		return
+	}
+	var raw json.RawMessage
+	if err := decodeBody(data, &raw); err != nil { // one value, valid UTF-8, no repeated key
+		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
+		return
+	}
+	var members map[string]json.RawMessage
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &members) != nil {
+		// RFC 7396 would replace the whole user with a non-object: never a valid user.
+		writeProblem(w, http.StatusBadRequest, "request body: a merge patch of a user must be a JSON object", nil)
+		return
+	}
+	patch, err := userMergePatch(id, members)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	patch.Require = ifMatch(r)
+	u, err := s.store.UpdateUser(id, patch)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", u.ETag())
+	writeJSON(w, http.StatusOK, u)
+}
+
+// userMergePatch turns the members of a merge patch of user id into a UserPatch.
+func userMergePatch(id int64, members map[string]json.RawMessage) (UserPatch, error) {
+	var p UserPatch
+	fields := map[string][]string{}
+	for name, v := range members {
+		isNull := string(v) == "null"
+		switch name {
+		case "name", "email":
+			var s string
+			if isNull {
+				fields[name] = append(fields[name], "is required: null would remove it")
+			} else if json.Unmarshal(v, &s) != nil {
+				fields[name] = append(fields[name], "must be a string")
+			} else if name == "name" {
+				p.Name = &s
+			} else {
+				p.Email = &s
+			}
+		case "id":
+			var got int64
+			if isNull || json.Unmarshal(v, &got) != nil || got != id {
+				fields["id"] = append(fields["id"], fmt.Sprintf("must match the id in the path (%d)", id))
+			}
+		case "createdAt":
+			// read-only, ignored (see patchUser)
+		default:
+			fields[name] = append(fields[name], "is not a member of a user (names are case-sensitive: id, name, email, createdAt)")
+		}
+	}
+	if len(fields) > 0 {
+		return UserPatch{}, invalidFields(fields)
+	}
+	return p, nil
 }
 
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
@@ -282,7 +378,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	existed, err := s.store.DeleteUser(id)
+	existed, err := s.store.DeleteUserIf(id, ifMatch(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -351,7 +447,12 @@ func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("order %d of user %d not found", id, userID))
 		return
 	}
-	writeJSON(w, http.StatusOK, o)
+	body, err := json.Marshal(o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeTaggedJSON(w, r, body)
 }
 
 // pathID reads the integer path parameter name.
@@ -362,4 +463,62 @@ func pathID(r *http.Request, name string) (int64, error) {
 		return 0, invalid("%s must be an integer, not %q", name, v)
 	}
 	return id, nil
+}
+
+// Conditional requests (RFC 9110 section 13) on single users and orders: the ETag is
+// the record's entityTag (model.go).
+
+// writeTaggedJSON answers a GET of one record whose JSON is body: 200 with its ETag,
+// or 304 with no body when If-None-Match names that ETag (or is "*").
+func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
+	tag := entityTag(body)
+	w.Header().Set("ETag", tag)
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && tagListMatches(inm, tag, false) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header()["Content-Type"] = contentTypeJSON
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(body, '\n'))
+}
+
+// ifMatch is the store-side check of r's If-Match header, nil when there is none: the
+// current user's ETag must be one the header names (strongly: a weak tag never
+// matches), or the header must be "*".
+func ifMatch(r *http.Request) func(current *User) error {
+	im := r.Header.Values("If-Match")
+	if len(im) == 0 {
+		return nil
+	}
+	return func(current *User) error {
+		if tagListMatches(im, current.ETag(), true) {
+			return nil
+		}
+		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}
+	}
+}
+
+// tagListMatches reports whether the header values (comma-separated entity tags, or
+// "*") name tag. strong is If-Match's comparison, where weak tags ("W/...") never
+// match; If-None-Match compares weakly, ignoring the W/. A malformed element matches
+// nothing.
+func tagListMatches(values []string, tag string, strong bool) bool {
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			elem = strings.TrimSpace(elem)
+			if elem == "*" {
+				return true
+			}
+			if weak, ok := strings.CutPrefix(elem, "W/"); ok {
+				if strong {
+					continue
+				}
+				elem = weak
+			}
+			if elem == tag {
+				return true
+			}
+		}
+	}
+	return false
 }

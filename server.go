@@ -37,6 +37,7 @@ type Server struct {
 	mux   *http.ServeMux
 	// websockets are the live GraphQL sockets, which http.Server.Shutdown does not see.
 	websockets *graphql.WebSocketHandler
+	metrics    *serviceMetrics
 	// odata serves the paths isODataPath claims that no pattern matched.
 	odata http.HandlerFunc
 	// methods lists, per registered path pattern, the methods it answers, so a request
@@ -46,12 +47,13 @@ type Server struct {
 
 // serverOptions are the HTTP side's settings.
 type serverOptions struct {
-	auth            *authenticator // nil: authentication off
-	graphqlMaxDepth int            // 0: graphql.DefaultLimits
-	graphqlMaxCost  int            // 0: graphql.DefaultLimits
-	graphqlMaxBytes int            // answer size; 0: graphql.DefaultLimits
-	wsOrigins       []string       // origins allowed to open WebSockets besides the server's own
-	ws              wsLimits       // the zero value sets no caps
+	auth            *authenticator  // nil: authentication off
+	graphqlMaxDepth int             // 0: graphql.DefaultLimits
+	graphqlMaxCost  int             // 0: graphql.DefaultLimits
+	graphqlMaxBytes int             // answer size; 0: graphql.DefaultLimits
+	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
+	ws              wsLimits        // the zero value sets no caps
+	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -94,7 +96,10 @@ func (l wsLimits) options(o *graphql.WebSocketOptions) {
 
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
-	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}}
+	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, metrics: opts.metrics}
+	if s.metrics == nil {
+		s.metrics = &serviceMetrics{}
+	}
 	s.addRoutes()
 	return s
 }
@@ -108,6 +113,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
 	s.handle("GET /api/users/{id}", s.rest(s.requireRead(s.getUser)))
 	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
+	s.handle("PATCH /api/users/{id}", s.rest(s.requireWrite(s.patchUser)))
 	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
 	s.handle("GET /api/users/{userId}/orders", s.rest(s.requireRead(s.listUserOrders)))
 	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
@@ -123,6 +129,8 @@ func (s *Server) addRoutes() {
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
+
+	s.handle("GET /metrics", s.metrics.handler(gauges{store: s.store, websockets: s.websockets}))
 
 	s.addFallbacks()
 }
@@ -182,7 +190,24 @@ func methodNotAllowed(methods ...string) http.Handler {
 // ServeHTTP serves r with a log line per request and a 500 problem for a panic.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.metrics.httpInFlight.Add(1)
 	rec := &statusRecorder{ResponseWriter: w}
+	var out http.ResponseWriter = rec // what the handlers write to
+	var gz *gzipResponse
+	if compressible(r) {
+		// Every answer that could have been encoded says so, small ones too: a cache
+		// must not hand this URL's gzip form to a client that did not ask for it.
+		h := rec.Header()
+		if len(h["Vary"]) == 0 {
+			h["Vary"] = varyAcceptEncoding
+		} else {
+			h["Vary"] = append(h["Vary"], "Accept-Encoding")
+		}
+		if acceptsGzip(r.Header["Accept-Encoding"]) {
+			gz = newGzipResponse(rec)
+			out = gz
+		}
+	}
 	var who *caller
 	if s.auth != nil { // only then is there an identity to log
 		var ctx context.Context
@@ -195,10 +220,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if gz != nil {
+				gz.abandon()
+				gz = nil
+			}
 			if rec.status == 0 {
 				writeProblem(rec, http.StatusInternalServerError, "internal server error", nil)
 			}
 		}
+		if gz != nil {
+			gz.close()
+		}
+		s.metrics.recordHTTP(r, rec.statusOrOK(), time.Since(start))
+		s.metrics.httpInFlight.Add(-1)
 		// Typed attributes: the one log line per request costs no boxing.
 		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
@@ -209,7 +243,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
 		return
 	}
-	s.mux.ServeHTTP(rec, r)
+	s.mux.ServeHTTP(out, r)
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already

@@ -1010,6 +1010,9 @@ func (s *Store) CreateUser(name, email string) (*User, error) {
 type UserPatch struct {
 	Name  *string
 	Email *string
+	// Require, when set, is checked against the current record inside the write (an
+	// If-Match): no other write can come between the check and the change.
+	Require func(current *User) error
 }
 
 // UpdateUser changes the supplied fields of user id.
@@ -1019,6 +1022,11 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 		old, ok := s.users.get(id)
 		if !ok {
 			return nil, userNotFound(id)
+		}
+		if p.Require != nil {
+			if err := p.Require(old); err != nil {
+				return nil, err
+			}
 		}
 		u = *old
 		if p.Name != nil {
@@ -1042,10 +1050,21 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 
 // DeleteUser removes user id with its posts and comments (see cascade). It reports
 // whether the user existed; the error is a storage failure.
-func (s *Store) DeleteUser(id int64) (bool, error) {
+func (s *Store) DeleteUser(id int64) (bool, error) { return s.DeleteUserIf(id, nil) }
+
+// DeleteUserIf is DeleteUser when require, checked against the current record inside
+// the write (as UserPatch.Require), passes; nil requires nothing. require's error is
+// returned as it is.
+func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool, error) {
 	err := s.write(func() (*change, error) {
-		if _, ok := s.users.get(id); !ok {
+		old, ok := s.users.get(id)
+		if !ok {
 			return nil, userNotFound(id)
+		}
+		if require != nil {
+			if err := require(old); err != nil {
+				return nil, err
+			}
 		}
 		return &change{Op: opDeleteUser, DeleteID: id}, nil
 	})
@@ -1482,4 +1501,24 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 		sub.c <- err // the slot kept free by publish
 	}
 	close(sub.c)
+}
+
+// StoreStats are the figures /metrics reports about the store.
+type StoreStats struct {
+	Users, Posts, Comments, Products, Orders int
+	Durable                                  bool  // false: memory only, the journal figures are 0
+	JournalWrites, JournalFsyncs             int64 // changes written, and the fsyncs (batches) that made them durable
+}
+
+// Stats returns the number of records in each table and the journal's counters.
+func (s *Store) Stats() StoreStats {
+	s.mu.RLock()
+	st := StoreStats{Users: len(s.users.byID), Posts: len(s.posts.byID), Comments: len(s.comments.byID),
+		Products: len(s.products.byID), Orders: len(s.orders.byID)}
+	j := s.journal
+	s.mu.RUnlock()
+	if j != nil {
+		st.Durable, st.JournalWrites, st.JournalFsyncs = true, j.writes.Load(), j.syncs.Load()
+	}
+	return st
 }

@@ -255,6 +255,14 @@ func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 		refusals: refusalLog{log: opts.Log, every: refusalLogInterval}}
 }
 
+// Counts returns the WebSockets admitted and the operations (subscriptions, in the
+// main) active over all of them, for monitoring.
+func (h *WebSocketHandler) Counts() (sockets, operations int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sockets, h.operations
+}
+
 // ServeHTTP upgrades r to a WebSocket and serves it until it closes.
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	client := clientAddress(r)

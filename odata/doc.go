@@ -1,6 +1,7 @@
 // Package odata implements the subset of the OData v4.01 URL conventions that
 // quartet serves: parsing of the system query options ($filter, $orderby,
-// $select, $expand, $top, $skip, $count), a type checker, evaluation of the
+// $select, $expand, $top, $skip, $count, and where a route allows them $apply
+// and $search), a type checker, evaluation of the
 // checked expressions over in-memory entities, JSON output and a CSDL
 // $metadata document. It uses no OData library.
 //
@@ -49,7 +50,14 @@
 //     is; the route's MaxTop, MaxSkip and MaxExpansionDepth apply to them.
 //     On a single-valued navigation only $filter, $select and $expand are
 //     allowed; a filtered-out related entity is written as null.
-//   - The unsupported OData options ($search, $format, $apply, $compute,
+//   - $apply takes filter(), then at most one groupby or aggregate (sum, min,
+//     max, average, countdistinct, $count); rows come out in ascending order of
+//     the grouping properties, and $orderby, $top, $skip and $count apply to
+//     them. average is a decimal rounded to four digits; over no entities it
+//     and min and max are null. Limits.MaxGroups bounds the groups.
+//   - $search matches terms case-insensitively as substrings of any string
+//     property; NOT binds tighter than AND (or juxtaposition), AND than OR.
+//   - The unsupported OData options ($format, $compute,
 //     $levels, ...) are errors, as are unknown $-options; parameters not
 //     starting with $ are ignored, but only once the query string as a whole
 //     is well-formed: '&' is its only separator (a ';' between parameters is

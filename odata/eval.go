@@ -56,6 +56,11 @@ func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count i
 func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (page []any, count int) {
 	start, end := q.window()
 	pass := q.matcher(restrict)
+	if q.agg != nil {
+		rows := q.agg.rows(items, pass)
+		n := len(rows)
+		return rows[min(start, n):min(end, n)], n
+	}
 	if len(q.order) > 0 {
 		return ordered(items, pass, q.order, start, end)
 	}
@@ -94,16 +99,26 @@ func (q *Query) window() (start, end int) {
 // when every entity passes. It is for one evaluation: the lambda variables of
 // the filter are its own.
 func (q *Query) matcher(restrict func(any) bool) func(any) bool {
-	if q.filter == nil {
+	filters := q.applied
+	if q.filter != nil {
+		filters = append(filters[:len(filters):len(filters)], q.filter)
+	}
+	if len(filters) == 0 && q.search == nil {
 		return restrict
 	}
-	f := q.filter
-	var vars []any
-	if f.nvars > 0 {
-		vars = make([]any, f.nvars)
+	vars := make([][]any, len(filters))
+	for i, f := range filters {
+		if f.nvars > 0 {
+			vars[i] = make([]any, f.nvars)
+		}
 	}
 	return func(x any) bool {
-		if b, ok := f.f(x, vars); !b || !ok {
+		for i, f := range filters {
+			if b, ok := f.f(x, vars[i]); !b || !ok {
+				return false
+			}
+		}
+		if q.search != nil && !q.search(x) {
 			return false
 		}
 		return restrict == nil || restrict(x)

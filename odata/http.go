@@ -110,15 +110,15 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 }
 
 // serveCount answers the collection's /$count: the number of its entities that
-// pass $filter (the only option it takes besides those the route refuses) and
-// Restrict, as text/plain.
+// pass $filter and $search (the only options it takes, when the route allows
+// them) and Restrict, as text/plain.
 func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 	if failed, done := rt.precheck(r.URL.RawQuery); done {
 		write(w, failed)
 		return
 	}
 	s := rt.Settings
-	s.Allowed &= OptFilter
+	s.Allowed &= OptFilter | OptSearch
 	q, err := ParseQuery(r.URL.RawQuery, rt.Set.Type, s)
 	if err != nil {
 		write(w, badRequest(err))

@@ -77,6 +77,9 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 // the opening brace (and any leading members) are already written. It panics
 // with an *Error past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
+	if q.agg != nil {
+		return q.agg.appendRow(b, x.(row))
+	}
 	props := q.Type.Properties
 	if q.selected != nil {
 		props = q.selected
@@ -197,6 +200,9 @@ func appendString(b []byte, s string) []byte {
 // contextFragment returns the part of the context URL after the set name:
 // the $select/$expand projection in parentheses, if any.
 func (q *Query) contextFragment() string {
+	if q.agg != nil {
+		return q.agg.contextFragment()
+	}
 	if !q.explicit && len(q.expand) == 0 {
 		return ""
 	}

@@ -40,19 +40,34 @@ type Limits struct {
 	// concat makes strings that grow with every level, for every entity, so their
 	// cost is not in the query's size. Counted before each string is built.
 	MaxStringBytes int
+	// MaxGroups bounds the groups $apply's groupby makes: each holds its
+	// accumulators until the last entity is read, so their number, not the
+	// data's size, is what a hostile groupby (by key) would grow.
+	MaxGroups int
+	// MaxBatchRequests bounds the requests of one $batch, MaxBatchBytes its
+	// body, and MaxBatchAnswerBytes the answers it holds: each request is
+	// answered in full, in memory, before the batch's answer is sent, so
+	// without it twenty whole collections would be.
+	MaxBatchRequests    int
+	MaxBatchBytes       int
+	MaxBatchAnswerBytes int
 }
 
 // DefaultLimits are the limits a zero Limits field stands for. Every documented
 // example and golden test stays far below them; ASP.NET Core OData's defaults are
 // of the same order (100 nodes, 1 level of any/all).
 var DefaultLimits = Limits{
-	MaxQueryBytes:  8 << 10,
-	MaxNodes:       200,
-	MaxOrderByKeys: 8,
-	MaxDepth:       64,
-	MaxLambdaDepth: 2,
-	MaxVisits:      250_000,
-	MaxStringBytes: 16 << 20,
+	MaxQueryBytes:       8 << 10,
+	MaxNodes:            200,
+	MaxOrderByKeys:      8,
+	MaxDepth:            64,
+	MaxLambdaDepth:      2,
+	MaxVisits:           250_000,
+	MaxStringBytes:      16 << 20,
+	MaxGroups:           10_000,
+	MaxBatchRequests:    20,
+	MaxBatchBytes:       64 << 10,
+	MaxBatchAnswerBytes: 8 << 20,
 }
 
 // orDefault returns l with each zero field taken from DefaultLimits.
@@ -65,13 +80,17 @@ func (l Limits) orDefault() Limits {
 		return def
 	}
 	return Limits{
-		MaxQueryBytes:  pick(l.MaxQueryBytes, d.MaxQueryBytes),
-		MaxNodes:       pick(l.MaxNodes, d.MaxNodes),
-		MaxOrderByKeys: pick(l.MaxOrderByKeys, d.MaxOrderByKeys),
-		MaxDepth:       pick(l.MaxDepth, d.MaxDepth),
-		MaxLambdaDepth: pick(l.MaxLambdaDepth, d.MaxLambdaDepth),
-		MaxVisits:      pick(l.MaxVisits, d.MaxVisits),
-		MaxStringBytes: pick(l.MaxStringBytes, d.MaxStringBytes),
+		MaxQueryBytes:       pick(l.MaxQueryBytes, d.MaxQueryBytes),
+		MaxNodes:            pick(l.MaxNodes, d.MaxNodes),
+		MaxOrderByKeys:      pick(l.MaxOrderByKeys, d.MaxOrderByKeys),
+		MaxDepth:            pick(l.MaxDepth, d.MaxDepth),
+		MaxLambdaDepth:      pick(l.MaxLambdaDepth, d.MaxLambdaDepth),
+		MaxVisits:           pick(l.MaxVisits, d.MaxVisits),
+		MaxStringBytes:      pick(l.MaxStringBytes, d.MaxStringBytes),
+		MaxGroups:           pick(l.MaxGroups, d.MaxGroups),
+		MaxBatchRequests:    pick(l.MaxBatchRequests, d.MaxBatchRequests),
+		MaxBatchBytes:       pick(l.MaxBatchBytes, d.MaxBatchBytes),
+		MaxBatchAnswerBytes: pick(l.MaxBatchAnswerBytes, d.MaxBatchAnswerBytes),
 	}
 }
 

@@ -23,6 +23,8 @@ type options struct {
 	expand     []*expandItem
 	top, skip  int64
 	count      bool
+	apply      *applySyntax // top level only
+	search     searchNode   // top level only
 }
 
 func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }

@@ -19,19 +19,23 @@ const (
 	OptTop
 	OptSkip
 	OptCount
+	OptApply  // $apply: filter, groupby, aggregate
+	OptSearch // $search over the entity type's string properties
 
+	// OptAll is every option of OData's core; $apply and $search, which change
+	// what a route costs, are allowed one by one.
 	OptAll = OptFilter | OptOrderBy | OptSelect | OptExpand | OptTop | OptSkip | OptCount
 )
 
 var optionBits = map[string]QueryOption{
 	"$filter": OptFilter, "$orderby": OptOrderBy, "$select": OptSelect, "$expand": OptExpand,
-	"$top": OptTop, "$skip": OptSkip, "$count": OptCount,
+	"$top": OptTop, "$skip": OptSkip, "$count": OptCount, "$apply": OptApply, "$search": OptSearch,
 }
 
 // Options OData defines that this package does not implement; they are
 // reported as unsupported rather than unknown.
 var unsupportedOptions = map[string]bool{
-	"$search": true, "$format": true, "$apply": true, "$compute": true, "$levels": true,
+	"$format": true, "$compute": true, "$levels": true,
 	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
 }
 
@@ -68,6 +72,10 @@ type Query struct {
 	hasTop   bool
 	hasSkip  bool
 	count    bool
+
+	applied []*Filter    // $apply's filter() transformations, before $filter
+	agg     *aggregation // $apply's groupby or aggregate: the answer is rows, not entities
+	search  searchExpr   // $search; nil when absent
 }
 
 type expansion struct {
@@ -122,7 +130,7 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 			return nil, e
 		}
 	}
-	r := &resolver{settings: s, now: time.Now, eval: newEvaluation(b.Limits)}
+	r := &resolver{settings: s, limits: b.Limits, now: time.Now, eval: newEvaluation(b.Limits)}
 	if s.Now != nil {
 		r.now = s.Now
 	}
@@ -137,6 +145,16 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 // parseOption parses the value of one top-level system query option.
 func parseOption(o *options, name, value string, b *budget) error {
 	return run(func() {
+		switch name {
+		case "$search": // its own grammar: words, not expressions
+			o.search = parseSearch(value, b)
+			return
+		case "$apply": // top level only, so not among the options $expand takes
+			p := newParser(value, b)
+			o.apply = p.applyList()
+			p.end()
+			return
+		}
 		p := newParser(value, b)
 		p.option(o, name)
 		p.end()
@@ -147,6 +165,7 @@ func parseOption(o *options, name, value string, b *budget) error {
 // of *Error; label names the option an error position refers to.
 type resolver struct {
 	settings Settings
+	limits   Limits // with the defaults filled in
 	now      func() time.Time
 	eval     *evaluation // shared by the whole query, $expand's nested options included
 }
@@ -171,10 +190,26 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
 	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
 	c := &compiler{now: r.now(), eval: r.eval}
+	if o.apply != nil {
+		r.guard(label("$apply"), func() { q.applied, q.agg = resolveApply(o.apply, t, c, r.limits) })
+	}
+	if q.agg != nil {
+		for _, opt := range []string{"$filter", "$select", "$expand", "$search"} {
+			if pos, ok := o.present[opt]; ok {
+				fail(label(opt), pos, "cannot be combined with groupby or aggregate in $apply; put the condition in filter() before them")
+			}
+		}
+	}
+	if o.search != nil {
+		q.search = compileSearch(o.search, t)
+	}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
-	if len(o.orderBy) > 0 {
+	switch {
+	case len(o.orderBy) > 0 && q.agg != nil:
+		r.guard(label("$orderby"), func() { q.agg.orderRows(o.orderBy) })
+	case len(o.orderBy) > 0:
 		r.guard(label("$orderby"), func() { q.order = compileOrder(o.orderBy, t, c) })
 	}
 	if o.has("$select") {

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func TestAcceptsGzip(t *testing.T) {
+	tests := []struct {
+		header []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{""}, false},
+		{[]string{"gzip"}, true},
+		{[]string{"GZIP"}, true},
+		{[]string{"x-gzip"}, true},
+		{[]string{"gzip, deflate, br, zstd"}, true},
+		{[]string{"br", "gzip"}, true}, // two header lines
+		{[]string{"br"}, false},
+		{[]string{"identity"}, false},
+		{[]string{"gzip;q=0"}, false},
+		{[]string{"gzip; q=0.000"}, false},
+		{[]string{"gzip;q=0.5"}, true},
+		{[]string{"*"}, true},
+		{[]string{"*;q=0"}, false},
+		{[]string{"*, gzip;q=0"}, false},          // named beats "*"
+		{[]string{"gzip;q=0, *"}, false},          // in either order
+		{[]string{"*;q=0, gzip"}, true},           // likewise
+		{[]string{"gzip;q=0.5, identity"}, false}, // identity preferred by name
+		{[]string{"gzip, identity;q=0.5"}, true},
+		{[]string{"gzip;q=1, identity;q=1"}, true},
+		{[]string{"gzip;q=2"}, false},   // out of range: ignored
+		{[]string{"gzip;q=abc"}, false}, // malformed: ignored
+		{[]string{" , ,gzip"}, true},
+		{[]string{"gzipped"}, false},
+	}
+	for _, tt := range tests {
+		if got := acceptsGzip(tt.header); got != tt.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+// getEncoded sends a request with the given Accept-Encoding (none if "") and returns
+// the answer with its body decoded, and whether it came gzip-encoded.
+func getEncoded(t *testing.T, method, url, acceptEncoding, body string) (*http.Response, []byte, bool) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding) // set by hand: the transport then leaves the body encoded
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		return resp, raw, false
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	decoded, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s %s: the gzip stream is broken: %v", method, url, err)
+	}
+	return resp, decoded, true
+}
+
+// TestCompressionEverySurface checks that large answers of REST, GraphQL and OData
+// come gzip-encoded to a client that accepts it, decode to exactly the plain answer,
+// and that small answers, HEAD and clients without gzip get the plain answer; every
+// one of them says Vary: Accept-Encoding.
+func TestCompressionEverySurface(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	gql := `{"query":"{ a: users { id name email } b: users { id name email } c: users { id name email } }"}`
+	tests := []struct {
+		name, method, path, body string
+		large                    bool
+	}{
+		{"REST page", "GET", "/api/users?pageSize=100", "", false}, // the demo data is small
+		{"REST one", "GET", "/api/users/1", "", false},
+		{"REST problem", "GET", "/api/users/999", "", false},
+		{"GraphQL", "POST", "/graphql", gql, true},
+		{"GraphQL small", "POST", "/graphql", `{"query":"{ user(id: 1) { name } }"}`, false},
+		{"OData collection", "GET", "/api/products", "", true},
+		{"OData metadata", "GET", "/api/$metadata", "", true},
+		{"OData entity", "GET", "/api/products(1)", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, plain, encoded := getEncoded(t, tt.method, ts.URL+tt.path, "", tt.body)
+			if encoded {
+				t.Fatal("encoded for a client that did not ask for it")
+			}
+			if tt.large && len(plain) < gzipMinBytes {
+				t.Fatalf("the answer has %d bytes: the test needs one of at least %d", len(plain), gzipMinBytes)
+			}
+			resp, decoded, encoded := getEncoded(t, tt.method, ts.URL+tt.path, "br, gzip", tt.body)
+			if encoded != tt.large {
+				t.Errorf("gzip-encoded: %v, want %v (%d bytes)", encoded, tt.large, len(plain))
+			}
+			if !bytes.Equal(decoded, plain) {
+				t.Errorf("decoded answer differs from the plain one:\n%s\n%s", decoded, plain)
+			}
+			if got := resp.Header.Values("Vary"); !contains(got, "Accept-Encoding") {
+				t.Errorf("Vary = %q", got)
+			}
+			if encoded && int(resp.ContentLength) == len(plain) {
+				t.Errorf("Content-Length %d is the plain answer's", resp.ContentLength)
+			}
+		})
+	}
+	t.Run("HEAD", func(t *testing.T) {
+		resp, _, encoded := getEncoded(t, "HEAD", ts.URL+"/api/users", "gzip", "")
+		if encoded || resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD: status %d, encoded %v", resp.StatusCode, encoded)
+		}
+	})
+	t.Run("refused by q=0", func(t *testing.T) {
+		if _, _, encoded := getEncoded(t, "GET", ts.URL+"/api/users", "gzip;q=0, identity", ""); encoded {
+			t.Error("encoded although gzip;q=0")
+		}
+	})
+}
+
+func contains(values []string, want string) bool {
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(item) == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestCompressionStreamedList checks a list long enough to be sent in many pieces
+// (REST's full user list and an OData collection): the gzip stream decodes to the
+// plain answer, whole.
+func TestCompressionStreamedList(t *testing.T) {
+	store := NewStore()
+	names := make([]string, 3000)
+	for i := range names {
+		names[i] = fmt.Sprintf("user%04d", i)
+	}
+	products := make([]Product, 3000)
+	for i := range products {
+		products[i] = Product{ID: int64(i + 1), Name: fmt.Sprintf("product %d", i), Category: "tools", CreatedDate: fixedTime, IsActive: true}
+	}
+	if err := store.Load(&Dataset{Users: usersNamed(names...), Products: products}); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, store)
+	for _, path := range []string{"/api/users", "/api/products"} {
+		_, plain, _ := getEncoded(t, "GET", ts.URL+path, "", "")
+		if len(plain) < 4*responseChunk {
+			t.Fatalf("%s has %d bytes: too short to stream", path, len(plain))
+		}
+		_, decoded, encoded := getEncoded(t, "GET", ts.URL+path, "gzip", "")
+		if !encoded || !bytes.Equal(decoded, plain) {
+			t.Errorf("%s: encoded %v; decoded %d bytes, plain %d", path, encoded, len(decoded), len(plain))
+		}
+	}
+}
+
+// TestGzipResponseFlush checks that a flush sends everything written so far in a
+// form the client can decode at once: a streamed answer streams encoded.
+func TestGzipResponseFlush(t *testing.T) {
+	rec := httptest.NewRecorder()
+	g := newGzipResponse(rec)
+	g.Header().Set("Content-Type", "application/json")
+	first := bytes.Repeat([]byte("a"), 2*gzipMinBytes)
+	g.Write(first)
+	g.Flush()
+	if !rec.Flushed {
+		t.Error("the flush did not reach the response writer")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(first))
+	if _, err := io.ReadFull(zr, got); err != nil || !bytes.Equal(got, first) {
+		t.Fatalf("after the flush the client reads %d bytes, %v", len(got), err)
+	}
+	g.Write([]byte("b"))
+	g.close()
+	if zr, err = gzip.NewReader(rec.Body); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := io.ReadAll(zr)
+	if err != nil || string(whole) != string(first)+"b" {
+		t.Errorf("after close: %d bytes, %v", len(whole), err)
+	}
+}
+
+// TestGzipResponseSmallFlush checks that an answer flushed before it is large enough
+// goes out as it is, and that a 204 and an answer of a type gzip cannot shrink are
+// never encoded.
+func TestGzipResponseSmallFlush(t *testing.T) {
+	rec := httptest.NewRecorder()
+	g := newGzipResponse(rec)
+	g.Header().Set("Content-Type", "application/json")
+	g.Write([]byte("[1,"))
+	g.Flush()
+	g.Write(bytes.Repeat([]byte("2,"), gzipMinBytes))
+	g.close()
+	if rec.Header().Get("Content-Encoding") != "" || !strings.HasPrefix(rec.Body.String(), "[1,2,") {
+		t.Errorf("flushed small: encoding %q, body %.10q", rec.Header().Get("Content-Encoding"), rec.Body.String())
+	}
+
+	rec = httptest.NewRecorder()
+	g = newGzipResponse(rec)
+	g.WriteHeader(http.StatusNoContent)
+	g.close()
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Content-Encoding") != "" {
+		t.Errorf("204: %d %q", rec.Code, rec.Header().Get("Content-Encoding"))
+	}
+
+	rec = httptest.NewRecorder()
+	g = newGzipResponse(rec)
+	g.Header().Set("Content-Type", "image/png")
+	g.Write(make([]byte, 4*gzipMinBytes))
+	g.close()
+	if rec.Header().Get("Content-Encoding") != "" || rec.Body.Len() != 4*gzipMinBytes {
+		t.Errorf("png: encoding %q, %d bytes", rec.Header().Get("Content-Encoding"), rec.Body.Len())
+	}
+
+	rec = httptest.NewRecorder()
+	g = newGzipResponse(rec)
+	g.Header().Set("Content-Type", "application/json")
+	g.Header().Set("Content-Encoding", "br")
+	g.Write(make([]byte, 4*gzipMinBytes))
+	g.close()
+	if rec.Header().Get("Content-Encoding") != "br" || rec.Body.Len() != 4*gzipMinBytes {
+		t.Errorf("already encoded: encoding %q, %d bytes", rec.Header().Get("Content-Encoding"), rec.Body.Len())
+	}
+}
+
+// TestCompressionLeavesWebSocketsAlone opens a GraphQL WebSocket with a client that
+// accepts gzip: the upgrade works and frames arrive plain.
+func TestCompressionLeavesWebSocketsAlone(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/graphql", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: http.Header{"Accept-Encoding": {"gzip"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("upgrade answer encoded: %q", resp.Header.Get("Content-Encoding"))
+	}
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := c.Read(ctx)
+	if err != nil || !strings.Contains(string(msg), "connection_ack") {
+		t.Errorf("read %q, %v", msg, err)
+	}
+}

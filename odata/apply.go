@@ -1,0 +1,484 @@
+package odata
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// $apply (OData Data Aggregation Extension 4.0), the subset a dashboard over one
+// entity set asks for: a sequence of transformations separated by '/', made of
+// any number of filter(expr), then at most one groupby((p,...)[,aggregate(...)])
+// or aggregate(...), which must come last. An aggregate item is
+// "prop with sum|min|max|average|countdistinct as alias" or "$count as alias".
+//
+// filter() alone keeps the answer a collection of entities, and the other
+// options apply to it as usual. groupby and aggregate turn the entities into
+// rows of the grouping properties and the aliases; $orderby (by those names),
+// $top, $skip and $count then apply to the rows, and $filter, $select,
+// $expand and $search are refused with them (the specification evaluates them
+// after $apply, on the rows; put the condition in filter() instead).
+
+// applySyntax is a parsed, unresolved $apply.
+type applySyntax struct {
+	filters []Expr
+	grouped bool      // groupby was given
+	group   []Segment // its properties
+	aggs    []aggSyntax
+	pos     int // of the groupby or aggregate, for errors about it
+}
+
+// aggSyntax is one item of aggregate(): prop with method as alias, or
+// $count as alias (prop is then empty).
+type aggSyntax struct {
+	prop   Segment
+	method string // lower case; "$count" for $count
+	alias  Segment
+}
+
+// aggregated reports whether the transformations end in rows, not entities.
+func (a *applySyntax) aggregated() bool { return a.grouped || len(a.aggs) > 0 }
+
+// applyList parses the transformations of $apply.
+func (p *parser) applyList() *applySyntax {
+	a := &applySyntax{}
+	for {
+		if a.aggregated() {
+			p.fail(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
+		}
+		if p.tok.kind != tokIdent {
+			p.unexpected("expected transformation filter, groupby or aggregate")
+		}
+		p.node()
+		name, pos := strings.ToLower(p.tok.text), p.tok.pos
+		p.advance()
+		p.expect(tokLParen)
+		p.enter()
+		switch name {
+		case "filter":
+			a.filters = append(a.filters, p.expr())
+		case "groupby":
+			a.grouped, a.pos = true, pos
+			a.group = p.groupProperties()
+			if p.tok.kind == tokComma {
+				p.advance()
+				if !p.isWord("aggregate") {
+					p.unexpected("expected aggregate")
+				}
+				p.advance()
+				p.expect(tokLParen)
+				a.aggs = p.aggregateList()
+				p.expect(tokRParen)
+			}
+		case "aggregate":
+			a.pos = pos
+			a.aggs = p.aggregateList()
+		default:
+			p.fail(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
+		}
+		p.leave()
+		p.expect(tokRParen)
+		if p.tok.kind != tokSlash {
+			return a
+		}
+		p.advance()
+	}
+}
+
+// groupProperties parses (name {, name}).
+func (p *parser) groupProperties() []Segment {
+	p.expect(tokLParen)
+	var names []Segment
+	for {
+		names = append(names, p.plainName("expected property name"))
+		if p.tok.kind != tokComma {
+			break
+		}
+		p.advance()
+	}
+	p.expect(tokRParen)
+	return names
+}
+
+// aggregateList parses item {, item} of aggregate().
+func (p *parser) aggregateList() []aggSyntax {
+	var items []aggSyntax
+	for {
+		var it aggSyntax
+		if p.isWord("$count") {
+			p.node()
+			it.method = "$count"
+			p.advance()
+		} else {
+			it.prop = p.plainName("expected property name or $count")
+			if !p.isWord("with") || !p.tok.space {
+				p.unexpected("expected with")
+			}
+			p.advance()
+			if p.tok.kind != tokIdent {
+				p.unexpected("expected aggregation method")
+			}
+			it.method = strings.ToLower(p.tok.text)
+			switch it.method {
+			case "sum", "min", "max", "average", "countdistinct":
+			default:
+				p.fail(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
+			}
+			p.advance()
+		}
+		if !p.isWord("as") || !p.tok.space {
+			p.unexpected("expected as")
+		}
+		p.advance()
+		it.alias = p.plainName("expected alias")
+		items = append(items, it)
+		if p.tok.kind != tokComma {
+			return items
+		}
+		p.advance()
+	}
+}
+
+// plainName parses one identifier that is not a $-keyword nor followed by a
+// path or call: $apply here names properties of the entity only.
+func (p *parser) plainName(expected string) Segment {
+	if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
+		p.unexpected(expected)
+	}
+	p.node()
+	s := Segment{Name: p.tok.text, Pos: p.tok.pos}
+	p.advance()
+	if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
+		p.fail(p.tok.pos, "only property names of %s can be used here", "the entity")
+	}
+	return s
+}
+
+// aggregation is a resolved groupby or aggregate: how entities become rows.
+type aggregation struct {
+	group []*Property
+	aggs  []aggregate
+	cols  []column // the group properties, then the aliases: a row's cells
+	order []rowKey
+	limit int // Limits.MaxGroups
+}
+
+type aggregate struct {
+	prop   *Property // nil for $count
+	method string
+}
+
+// column is one member of a row: its name and the kind of its cells.
+type column struct {
+	name string
+	kind EdmType
+}
+
+type rowKey struct {
+	col  int
+	desc bool
+}
+
+// row is one result of an aggregation. A cell is an int64 (Int32, Int64 and,
+// in units of 1/DecimalScale, Decimal), a string, a bool or a time.Time; nil
+// is null.
+type row []any
+
+// resolveApply binds a $apply to entity type t: its filters compiled, its
+// aggregation (nil without groupby or aggregate) resolved.
+func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]*Filter, *aggregation) {
+	var filters []*Filter
+	for _, e := range a.filters {
+		filters = append(filters, compileFilter(e, t, c))
+	}
+	if !a.aggregated() {
+		return filters, nil
+	}
+	g := &aggregation{limit: limits.MaxGroups}
+	names := map[string]bool{}
+	name := func(s Segment) {
+		k := strings.ToLower(s.Name)
+		if names[k] {
+			fail("", s.Pos, "%s is named twice in the result of $apply", s.Name)
+		}
+		names[k] = true
+	}
+	prop := func(s Segment) *Property {
+		pr := t.Property(s.Name)
+		if pr == nil {
+			fail("", s.Pos, "unknown property %s on %s", s.Name, t.Name)
+		}
+		return pr
+	}
+	for _, s := range a.group {
+		pr := prop(s)
+		name(s)
+		g.group = append(g.group, pr)
+		g.cols = append(g.cols, column{pr.Name, pr.Type})
+	}
+	for _, it := range a.aggs {
+		name(it.alias)
+		ag := aggregate{method: it.method}
+		kind := EdmInt64 // $count and countdistinct
+		if it.method != "$count" {
+			ag.prop = prop(it.prop)
+			kind = ag.prop.Type
+			numeric := kind == EdmInt32 || kind == EdmInt64 || kind == EdmDecimal
+			switch it.method {
+			case "sum", "average":
+				if !numeric {
+					fail("", it.prop.Pos, "%s of %s: %s is not numeric", it.method, ag.prop.Name, kind)
+				}
+			case "countdistinct":
+				kind = EdmInt64
+			}
+			switch {
+			case it.method == "sum" && kind == EdmInt32:
+				kind = EdmInt64
+			case it.method == "average":
+				kind = EdmDecimal // exact to four digits, as every decimal here
+			}
+		}
+		g.aggs = append(g.aggs, ag)
+		g.cols = append(g.cols, column{it.alias.Name, kind})
+	}
+	return filters, g
+}
+
+// orderRows resolves $orderby against the columns of the rows: each key must
+// be one of their names.
+func (g *aggregation) orderRows(items []OrderItem) {
+	for _, it := range items {
+		p, ok := it.Expr.(*Path)
+		if !ok || len(p.Segments) != 1 {
+			fail("", it.Expr.Pos(), "after groupby or aggregate, $orderby takes only names of the result's properties")
+		}
+		col := slices.IndexFunc(g.cols, func(c column) bool { return strings.EqualFold(c.name, p.Segments[0].Name) })
+		if col < 0 {
+			fail("", it.Expr.Pos(), "%s is not a property of the result of $apply", p.Segments[0].Name)
+		}
+		g.order = append(g.order, rowKey{col, it.Desc})
+	}
+}
+
+// accumulator gathers the cells of one group.
+type accumulator struct {
+	key    row
+	n      int64
+	sums   []int64
+	ok     []bool            // the sum has not overflowed, or min/max has a value
+	extent []any             // min and max so far
+	seen   []map[string]bool // countdistinct: the values met, as JSON
+}
+
+// rows groups the entities of items that pass and aggregates each group, in
+// ascending order of the grouping properties. Past Limits.MaxGroups groups it
+// panics with an *Error.
+func (g *aggregation) rows(items []any, pass func(any) bool) []any {
+	groups := map[string]*accumulator{}
+	var order []*accumulator
+	var kb []byte
+	newAcc := func(x any) *accumulator {
+		a := &accumulator{sums: make([]int64, len(g.aggs)), ok: make([]bool, len(g.aggs)),
+			extent: make([]any, len(g.aggs)), seen: make([]map[string]bool, len(g.aggs))}
+		for _, p := range g.group {
+			a.key = append(a.key, cell(p, x))
+		}
+		for i := range g.aggs {
+			a.ok[i] = g.aggs[i].method == "sum" || g.aggs[i].method == "average"
+		}
+		return a
+	}
+	for _, x := range items {
+		if pass != nil && !pass(x) {
+			continue
+		}
+		kb = kb[:0]
+		for _, p := range g.group {
+			kb = appendValue(append(kb, ','), p, x)
+		}
+		a := groups[string(kb)]
+		if a == nil {
+			if len(order) == g.limit {
+				panic(&Error{Msg: "$apply makes more than " + strconv.Itoa(g.limit) + " groups"})
+			}
+			a = newAcc(x)
+			groups[string(kb)] = a
+			order = append(order, a)
+		}
+		a.add(g, x)
+	}
+	if len(order) == 0 && len(g.group) == 0 {
+		order = append(order, newAcc(nil)) // aggregate over nothing is one row
+	}
+	slices.SortFunc(order, func(a, b *accumulator) int {
+		for i := range a.key {
+			if c := compareCells(a.key[i], b.key[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := make([]any, len(order))
+	for i, a := range order {
+		out[i] = a.row(g)
+	}
+	if len(g.order) > 0 {
+		slices.SortStableFunc(out, func(a, b any) int {
+			for _, k := range g.order {
+				c := compareCells(a.(row)[k.col], b.(row)[k.col])
+				if k.desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	return out
+}
+
+// add takes entity x into the group.
+func (a *accumulator) add(g *aggregation, x any) {
+	a.n++
+	for i, ag := range g.aggs {
+		switch ag.method {
+		case "sum", "average":
+			v := cell(ag.prop, x).(int64)
+			if a.ok[i] {
+				a.sums[i], a.ok[i] = decAdd(a.sums[i], v) // exact; overflow makes null
+			}
+		case "min", "max":
+			v := cell(ag.prop, x)
+			c := compareCells(v, a.extent[i])
+			if a.extent[i] == nil || ag.method == "min" && c < 0 || ag.method == "max" && c > 0 {
+				a.extent[i] = v
+			}
+		case "countdistinct":
+			if a.seen[i] == nil {
+				a.seen[i] = map[string]bool{}
+			}
+			a.seen[i][string(appendValue(nil, ag.prop, x))] = true
+		}
+	}
+}
+
+// row returns the group's cells.
+func (a *accumulator) row(g *aggregation) row {
+	r := append(row{}, a.key...)
+	for i, ag := range g.aggs {
+		var v any
+		switch ag.method {
+		case "$count":
+			v = a.n
+		case "countdistinct":
+			v = int64(len(a.seen[i]))
+		case "min", "max":
+			v = a.extent[i]
+		case "sum":
+			if a.ok[i] {
+				v = a.sums[i]
+			}
+		case "average":
+			sum, ok := a.sums[i], a.ok[i] && a.n > 0
+			if ok && ag.prop.Type != EdmDecimal {
+				sum, ok = decFromInt(sum)
+			}
+			if ok {
+				if avg, fits := decDiv(sum, a.n*DecimalScale); fits {
+					v = avg
+				}
+			}
+		}
+		r = append(r, v)
+	}
+	return r
+}
+
+// cell is the value of property p of x as a row holds it.
+func cell(p *Property, x any) any {
+	switch p.Type {
+	case EdmInt32, EdmInt64:
+		return p.Int(x)
+	case EdmDecimal:
+		return p.Decimal(x)
+	case EdmString:
+		return p.String(x)
+	case EdmBoolean:
+		return p.Bool(x)
+	default:
+		return p.Time(x)
+	}
+}
+
+// compareCells orders two cells of one column; null comes first.
+func compareCells(a, b any) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	switch a := a.(type) {
+	case int64:
+		return cmp.Compare(a, b.(int64))
+	case string:
+		return strings.Compare(a, b.(string))
+	case bool:
+		return cmp.Compare(boolInt(a), boolInt(b.(bool)))
+	case time.Time:
+		return a.Compare(b.(time.Time))
+	}
+	return 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendRow writes the members of a row and its closing brace.
+func (g *aggregation) appendRow(b []byte, r row) []byte {
+	for i, c := range g.cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, c.name)
+		b = append(b, ':')
+		switch v := r[i].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case int64:
+			if c.kind == EdmDecimal {
+				b = appendDecimal(b, v)
+			} else {
+				b = strconv.AppendInt(b, v, 10)
+			}
+		case string:
+			b = appendString(b, v)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case time.Time:
+			b = appendTime(b, v)
+		}
+	}
+	return append(b, '}')
+}
+
+// contextFragment is the projection of the rows in the context URL:
+// (category,avgPrice,n).
+func (g *aggregation) contextFragment() string {
+	names := make([]string, len(g.cols))
+	for i, c := range g.cols {
+		names[i] = c.name
+	}
+	return "(" + strings.Join(names, ",") + ")"
+}

@@ -1,0 +1,255 @@
+package odata
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Batch serves POST {Root}$batch in the JSON batch format of OData 4.01 (JSON
+// Format, section 19):
+//
+//	{"requests":[{"id":"1","method":"GET","url":"Products?$top=2"}, ...]}
+//
+// answered, in the order sent, by
+//
+//	{"responses":[{"id":"1","status":200,"headers":{...},"body":{...}}, ...]}
+//
+// The service is read-only, so only GET requests are served; any other method
+// is answered 405 in its own response, and the rest of the batch still runs.
+// Each request goes through Handler as if it had been sent alone, with the
+// batch's own headers (its credentials among them) under its own, so the
+// same authentication and limits apply to it. The multipart/mixed format of
+// OData 4.0 is refused with 415.
+type Batch struct {
+	// Handler serves each request of the batch: the server's routes.
+	Handler http.Handler
+	// Root is the service root ("/api/"); a request URL not starting with "/"
+	// and not absolute is relative to it.
+	Root string
+	// Serves reports whether path is a resource of the service; a batch may
+	// address nothing else (not the REST routes beside it, nor $batch itself).
+	Serves func(path string) bool
+	// Limits bound the batch: MaxBatchRequests and MaxBatchBytes.
+	Limits Limits
+}
+
+// batchRequest is one request of a JSON batch. Fields the format defines for
+// writes (body, atomicityGroup, dependsOn, if) are accepted and unused: no
+// request here writes.
+type batchRequest struct {
+	ID      string            `json:"id"`
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// batchResponse is the answer to one batchRequest.
+type batchResponse struct {
+	ID      string            `json:"id"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    json.RawMessage   `json:"body,omitempty"`
+}
+
+// ServeHTTP answers a POST to $batch.
+func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	limits := bt.Limits.orDefault()
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+	case "multipart/mixed":
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			"multipart/mixed batches are not supported; send the JSON batch format (Content-Type: application/json)"))
+		return
+	default:
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			"a batch must be sent as application/json"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limits.MaxBatchBytes)))
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
+			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
+		return
+	}
+	if err != nil {
+		return // the client is gone
+	}
+	var batch struct {
+		Requests []batchRequest `json:"requests"`
+	}
+	if err := json.Unmarshal(body, &batch); err != nil {
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+err.Error()))
+		return
+	}
+	if msg := checkBatch(batch.Requests, limits.MaxBatchRequests); msg != "" {
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", msg))
+		return
+	}
+	out := struct {
+		Responses []batchResponse `json:"responses"`
+	}{Responses: make([]batchResponse, len(batch.Requests))}
+	room := limits.MaxBatchAnswerBytes
+	for i, req := range batch.Requests {
+		out.Responses[i] = bt.serve(r, req, room)
+		room -= len(out.Responses[i].Body)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err) // only strings, numbers and valid raw JSON: a defect
+	}
+	write(w, Response{http.StatusOK, "application/json", b})
+}
+
+// checkBatch returns why the requests cannot be served as a batch, or "".
+func checkBatch(reqs []batchRequest, max int) string {
+	if len(reqs) == 0 {
+		return `a batch needs "requests", a non-empty array`
+	}
+	if len(reqs) > max {
+		return "a batch may hold at most " + strconv.Itoa(max) + " requests"
+	}
+	ids := map[string]bool{}
+	for _, req := range reqs {
+		switch {
+		case req.ID == "":
+			return `every request of a batch needs an "id"`
+		case ids[req.ID]:
+			return "request id " + strconv.Quote(req.ID) + " is used twice"
+		case req.URL == "":
+			return "request " + strconv.Quote(req.ID) + ` has no "url"`
+		}
+		ids[req.ID] = true
+	}
+	return ""
+}
+
+// serve answers one request of the batch sent as r, in at most room bytes of body.
+func (bt *Batch) serve(r *http.Request, req batchRequest, room int) batchResponse {
+	fail := func(status int, code, msg string) batchResponse {
+		e := errorResponse(status, code, msg)
+		return batchResponse{ID: req.ID, Status: status,
+			Headers: map[string]string{"content-type": e.ContentType, "odata-version": "4.0"}, Body: e.Body}
+	}
+	if !strings.EqualFold(req.Method, http.MethodGet) {
+		resp := fail(http.StatusMethodNotAllowed, "MethodNotAllowed",
+			"method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
+		resp.Headers["allow"] = http.MethodGet
+		return resp
+	}
+	// Clients write the URL as they would type it; a space is the one character
+	// they leave unescaped that url.Parse and the query parser would refuse.
+	u, err := url.Parse(strings.ReplaceAll(req.URL, " ", "%20"))
+	if err != nil {
+		return fail(http.StatusBadRequest, "BadRequest", "invalid url "+strconv.Quote(req.URL))
+	}
+	path := u.Path
+	if !u.IsAbs() && !strings.HasPrefix(path, "/") {
+		path = bt.Root + path
+	}
+	if u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
+		return fail(http.StatusNotFound, "NotFound", "no resource of this service at "+strconv.Quote(req.URL))
+	}
+	target := (&url.URL{Path: path, RawQuery: u.RawQuery}).RequestURI()
+	sub, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
+	if err != nil {
+		return fail(http.StatusBadRequest, "BadRequest", "invalid url "+strconv.Quote(req.URL))
+	}
+	sub.Host, sub.RemoteAddr, sub.TLS, sub.RequestURI = r.Host, r.RemoteAddr, r.TLS, target
+	sub.Header = r.Header.Clone()
+	for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"} {
+		sub.Header.Del(h) // they describe the batch's body, not this request's
+	}
+	for k, v := range req.Headers {
+		sub.Header.Set(k, v)
+	}
+	rec := &partRecorder{header: http.Header{}, room: room}
+	switch {
+	case !rec.run(bt.Handler, sub):
+		return fail(http.StatusInternalServerError, "InternalError", "the answer failed while it was being written")
+	case rec.full:
+		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
+			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
+	}
+	return rec.response(req.ID)
+}
+
+// partRecorder is the http.ResponseWriter of one request of a batch. It holds
+// at most room bytes of body; past them it refuses to write and is full.
+type partRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	room   int
+	full   bool
+}
+
+// errAnswerTooLarge ends the writes of a request whose answer passes the batch's room.
+var errAnswerTooLarge = errors.New("odata: the batch's answers exceed MaxBatchAnswerBytes")
+
+func (p *partRecorder) Header() http.Header { return p.header }
+
+func (p *partRecorder) WriteHeader(status int) {
+	if p.status == 0 {
+		p.status = status
+	}
+}
+
+func (p *partRecorder) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	if p.full || p.body.Len()+len(b) > p.room {
+		p.full = true
+		return 0, errAnswerTooLarge
+	}
+	return p.body.Write(b)
+}
+
+// run serves req into p. It reports false if the handler gave up half-way
+// (http.ErrAbortHandler, which would otherwise cut the whole batch's connection).
+func (p *partRecorder) run(h http.Handler, req *http.Request) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			ok = false
+		}
+	}()
+	h.ServeHTTP(p, req)
+	return true
+}
+
+// response is what was recorded, as the batch answers it: headers by lower-case
+// name, a JSON body as JSON, any other text as a string, anything else in base64url.
+func (p *partRecorder) response(id string) batchResponse {
+	resp := batchResponse{ID: id, Status: p.status, Headers: map[string]string{}}
+	if resp.Status == 0 {
+		resp.Status = http.StatusOK
+	}
+	for k, v := range p.header {
+		if k != "Content-Length" && len(v) > 0 {
+			resp.Headers[strings.ToLower(k)] = v[0]
+		}
+	}
+	b := p.body.Bytes()
+	mt, _, _ := mime.ParseMediaType(p.header.Get("Content-Type"))
+	switch {
+	case len(b) == 0:
+	case (mt == "application/json" || strings.HasSuffix(mt, "+json")) && json.Valid(b):
+		resp.Body = b
+	case strings.HasPrefix(mt, "text/") && utf8.Valid(b):
+		resp.Body, _ = json.Marshal(string(b))
+	default:
+		resp.Body, _ = json.Marshal(base64.RawURLEncoding.EncodeToString(b))
+	}
+	return resp
+}
