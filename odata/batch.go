@@ -28,7 +28,7 @@ import (
 // Each request goes through Handler as if it had been sent alone, with the
 // batch's own headers (its credentials among them) under its own, so the
 // same authentication and limits apply to it. The multipart/mixed format of
-// OData 4.0 is refused with 415.
+// OData 4.0 is served too (serveMultipart); any other body is refused with 415.
 type Batch struct {
 	// Handler serves each request of the batch: the server's routes.
 	Handler http.Handler
