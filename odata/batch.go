@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -176,7 +177,10 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 	if !u.IsAbs() && !strings.HasPrefix(path, "/") {
 		path = bt.Root + path
 	}
-	if u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
+	// A path with dot segments would be redirected by the mux to a clean one,
+	// perhaps outside the service: it is no resource of the service as sent.
+	clean := pathpkg.Clean(path) == strings.TrimSuffix(path, "/")
+	if !clean || u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
 		return fail(http.StatusNotFound, "NotFound", "no resource of this service at "+strconv.Quote(req.URL))
 	}
 	target := (&url.URL{Path: path, RawQuery: u.RawQuery}).RequestURI()
