@@ -126,7 +126,7 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	// access is checked on each, with the batch's credentials.
 	batch := &odata.Batch{Handler: s.mux, Root: odataRoot, Serves: isODataPath}
 	s.odata = func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.URL.Path == odataBatchPath {
+		if r.URL.Path == odataBatchPath { // every method: it answers 405 and OPTIONS itself
 			batch.ServeHTTP(w, r)
 			return
 		}

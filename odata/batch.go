@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,7 +29,7 @@ import (
 // Each request goes through Handler as if it had been sent alone, with the
 // batch's own headers (its credentials among them) under its own, so the
 // same authentication and limits apply to it. The multipart/mixed format of
-// OData 4.0 is refused with 415.
+// OData 4.0 is served too (serveMultipart); any other body is refused with 415.
 type Batch struct {
 	// Handler serves each request of the batch: the server's routes.
 	Handler http.Handler
@@ -60,29 +61,40 @@ type batchResponse struct {
 	Body    json.RawMessage   `json:"body,omitempty"`
 }
 
-// ServeHTTP answers a POST to $batch.
+// batchAllow is the Allow header of $batch: a batch is sent by POST only.
+const batchAllow = "POST, OPTIONS"
+
+// ServeHTTP answers a request to $batch: a POST is a batch, OPTIONS is
+// answered 204, any other method 405.
 func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodOptions:
+		w.Header().Set("Allow", batchAllow)
+		w.Header().Set("OData-Version", "4.0")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", batchAllow)
+		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
+			"method "+r.Method+" is not allowed on $batch; allowed: "+batchAllow))
+		return
+	}
 	limits := bt.Limits.orDefault()
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
 	case "multipart/mixed":
-		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"multipart/mixed batches are not supported; send the JSON batch format (Content-Type: application/json)"))
+		bt.serveMultipart(w, r, params["boundary"], limits)
 		return
 	default:
 		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"a batch must be sent as application/json"))
+			"a batch must be sent as application/json or multipart/mixed"))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limits.MaxBatchBytes)))
-	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
-			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
+	body, ok := readBatch(w, r, limits)
+	if !ok {
 		return
-	}
-	if err != nil {
-		return // the client is gone
 	}
 	var batch struct {
 		Requests []batchRequest `json:"requests"`
@@ -100,14 +112,27 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}{Responses: make([]batchResponse, len(batch.Requests))}
 	room := limits.MaxBatchAnswerBytes
 	for i, req := range batch.Requests {
-		out.Responses[i] = bt.serve(r, req, room)
-		room -= len(out.Responses[i].Body)
+		answer := bt.serve(r, req, room)
+		room -= answer.body.Len()
+		out.Responses[i] = answer.response(req.ID)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		panic(err) // only strings, numbers and valid raw JSON: a defect
 	}
 	write(w, Response{http.StatusOK, "application/json", b})
+}
+
+// readBatch reads the body of the batch r, within MaxBatchBytes. If it
+// cannot, it answers r and reports false.
+func readBatch(w http.ResponseWriter, r *http.Request, limits Limits) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limits.MaxBatchBytes)))
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
+			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
+		return nil, false
+	}
+	return body, err == nil // an error is the client gone: no one to answer
 }
 
 // checkBatch returns why the requests cannot be served as a batch, or "".
@@ -134,17 +159,13 @@ func checkBatch(reqs []batchRequest, max int) string {
 }
 
 // serve answers one request of the batch sent as r, in at most room bytes of body.
-func (bt *Batch) serve(r *http.Request, req batchRequest, room int) batchResponse {
-	fail := func(status int, code, msg string) batchResponse {
-		e := errorResponse(status, code, msg)
-		return batchResponse{ID: req.ID, Status: status,
-			Headers: map[string]string{"content-type": e.ContentType, "odata-version": "4.0"}, Body: e.Body}
-	}
+func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorder {
+	fail := failedPart
 	if !strings.EqualFold(req.Method, http.MethodGet) {
-		resp := fail(http.StatusMethodNotAllowed, "MethodNotAllowed",
+		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed",
 			"method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
-		resp.Headers["allow"] = http.MethodGet
-		return resp
+		p.header.Set("Allow", http.MethodGet)
+		return p
 	}
 	// Clients write the URL as they would type it; a space is the one character
 	// they leave unescaped that url.Parse and the query parser would refuse.
@@ -156,7 +177,10 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) batchRespons
 	if !u.IsAbs() && !strings.HasPrefix(path, "/") {
 		path = bt.Root + path
 	}
-	if u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
+	// A path with dot segments would be redirected by the mux to a clean one,
+	// perhaps outside the service: it is no resource of the service as sent.
+	clean := pathpkg.Clean(path) == strings.TrimSuffix(path, "/")
+	if !clean || u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
 		return fail(http.StatusNotFound, "NotFound", "no resource of this service at "+strconv.Quote(req.URL))
 	}
 	target := (&url.URL{Path: path, RawQuery: u.RawQuery}).RequestURI()
@@ -180,7 +204,19 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) batchRespons
 		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
 			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
 	}
-	return rec.response(req.ID)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return rec
+}
+
+// failedPart is the answer to a request of a batch that is not served, with
+// the OData error body.
+func failedPart(status int, code, msg string) *partRecorder {
+	e := errorResponse(status, code, msg)
+	p := &partRecorder{header: http.Header{"Content-Type": {e.ContentType}, "Odata-Version": {"4.0"}}, status: status}
+	p.body.Write(e.Body)
+	return p
 }
 
 // partRecorder is the http.ResponseWriter of one request of a batch. It holds
@@ -232,9 +268,6 @@ func (p *partRecorder) run(h http.Handler, req *http.Request) (ok bool) {
 // name, a JSON body as JSON, any other text as a string, anything else in base64url.
 func (p *partRecorder) response(id string) batchResponse {
 	resp := batchResponse{ID: id, Status: p.status, Headers: map[string]string{}}
-	if resp.Status == 0 {
-		resp.Status = http.StatusOK
-	}
 	for k, v := range p.header {
 		if k != "Content-Length" && len(v) > 0 {
 			resp.Headers[strings.ToLower(k)] = v[0]

@@ -57,6 +57,10 @@
 //     and min and max are null. Limits.MaxGroups bounds the groups.
 //   - $search matches terms case-insensitively as substrings of any string
 //     property; NOT binds tighter than AND (or juxtaposition), AND than OR.
+//   - Batch serves $batch, JSON (4.01) and multipart/mixed (4.0): read
+//     requests only, each through the caller's handler as if sent alone,
+//     bounded by Limits.MaxBatchRequests, MaxBatchBytes and
+//     MaxBatchAnswerBytes.
 //   - The unsupported OData options ($format, $compute,
 //     $levels, ...) are errors, as are unknown $-options; parameters not
 //     starting with $ are ignored, but only once the query string as a whole

@@ -1,0 +1,129 @@
+package odata
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// serveMultipart answers a batch in the multipart/mixed format of OData 4.0
+// (Protocol, section 11.7): each part an application/http request, answered in
+// the same order by an application/http response carrying the part's
+// Content-ID. A change set (a nested multipart part) holds writes, which the
+// service does not take, so it is answered 405 as a whole. The bounds are
+// those of the JSON format.
+func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary string, limits Limits) {
+	if boundary == "" {
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "a multipart/mixed batch needs a boundary"))
+		return
+	}
+	body, ok := readBatch(w, r, limits)
+	if !ok {
+		return
+	}
+	type answer struct {
+		contentID string
+		*partRecorder
+	}
+	var answers []answer
+	room := limits.MaxBatchAnswerBytes
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			write(w, errorResponse(http.StatusBadRequest, "BadRequest", "malformed multipart batch: "+err.Error()))
+			return
+		}
+		if len(answers) == limits.MaxBatchRequests {
+			write(w, errorResponse(http.StatusBadRequest, "BadRequest",
+				"a batch may hold at most "+strconv.Itoa(limits.MaxBatchRequests)+" requests"))
+			return
+		}
+		a := answer{contentID: part.Header.Get("Content-ID")}
+		mt, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+		switch mt {
+		case "multipart/mixed":
+			a.partRecorder = failedPart(http.StatusMethodNotAllowed, "MethodNotAllowed",
+				"change sets are not allowed: the service is read-only")
+			a.header.Set("Allow", http.MethodGet)
+		case "application/http":
+			req, err := readPartRequest(part)
+			if err != nil {
+				a.partRecorder = failedPart(http.StatusBadRequest, "BadRequest", "part "+strconv.Itoa(len(answers)+1)+": "+err.Error())
+				break
+			}
+			req.ID = strconv.Itoa(len(answers) + 1)
+			a.partRecorder = bt.serve(r, req, room)
+			room -= a.body.Len()
+		default:
+			a.partRecorder = failedPart(http.StatusBadRequest, "BadRequest",
+				"part "+strconv.Itoa(len(answers)+1)+" is not application/http")
+		}
+		answers = append(answers, a)
+	}
+	if len(answers) == 0 {
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "a batch needs at least one request"))
+		return
+	}
+	// A boundary taken from a hash of the answers cannot occur in them, and the
+	// same batch is answered with the same bytes.
+	h := sha256.New()
+	for _, a := range answers {
+		h.Write(a.body.Bytes())
+	}
+	var out bytes.Buffer
+	mw := multipart.NewWriter(&out)
+	mw.SetBoundary("batchresponse_" + hex.EncodeToString(h.Sum(nil))[:32])
+	for _, a := range answers {
+		ph := textproto.MIMEHeader{"Content-Type": {"application/http"}, "Content-Transfer-Encoding": {"binary"}}
+		if a.contentID != "" {
+			ph.Set("Content-ID", a.contentID)
+		}
+		pw, _ := mw.CreatePart(ph) // writes to a bytes.Buffer do not fail
+		fmt.Fprintf(pw, "HTTP/1.1 %d %s\r\n", a.status, http.StatusText(a.status))
+		a.header.WriteSubset(pw, map[string]bool{"Content-Length": true})
+		fmt.Fprintf(pw, "Content-Length: %d\r\n\r\n", a.body.Len())
+		pw.Write(a.body.Bytes())
+	}
+	mw.Close()
+	write(w, Response{http.StatusOK, "multipart/mixed; boundary=" + mw.Boundary(), out.Bytes()})
+}
+
+// readPartRequest reads the request of an application/http part: a request
+// line "GET Products?$top=2 HTTP/1.1", whose target may be relative to the
+// service root (which http.ReadRequest refuses), then headers.
+func readPartRequest(part io.Reader) (batchRequest, error) {
+	tp := textproto.NewReader(bufio.NewReader(part))
+	line, err := tp.ReadLine()
+	if err != nil {
+		return batchRequest{}, fmt.Errorf("no request line")
+	}
+	method, rest, ok1 := strings.Cut(line, " ")
+	target, proto, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || !strings.HasPrefix(proto, "HTTP/") || target == "" {
+		return batchRequest{}, fmt.Errorf("malformed request line %q", line)
+	}
+	hdr, err := tp.ReadMIMEHeader()
+	if err != nil && err != io.EOF {
+		return batchRequest{}, fmt.Errorf("malformed headers: %v", err)
+	}
+	req := batchRequest{Method: method, URL: target, Headers: map[string]string{}}
+	for k, v := range hdr {
+		if k != "Host" && len(v) > 0 {
+			req.Headers[k] = v[0]
+		}
+	}
+	return req, nil
+}
