@@ -233,7 +233,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Typed attributes: the one log line per request costs no boxing.
 		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)}, subjectAttrs(who)...)...)
+			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
+			append(subjectAttrs(who), traceAttrs(r.Header["Traceparent"])...)...)...)
 	}()
 	if faultyFraming(r) {
 		rec.Header().Set("Connection", "close") // net/http closes the connection after the answer
