@@ -76,7 +76,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		}
 	}
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
-	a.server = NewServer(a.store, log, serverOptions{metrics: m, auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins, ws: cfg.ws})
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: origins, ws: cfg.ws})
 	a.http = &http.Server{
 		Handler:           a.server,
 		ReadHeaderTimeout: 5 * time.Second,

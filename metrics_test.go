@@ -276,3 +276,31 @@ func TestMetricsRouteBound(t *testing.T) {
 		t.Errorf("overflow counted %v, want 50", got)
 	}
 }
+
+// TestPprofOnlyInDevelopment checks that /debug/pprof/ answers in development and is
+// unknown (404) in production.
+func TestPprofOnlyInDevelopment(t *testing.T) {
+	for _, env := range []string{"development", "production"} {
+		cfg := testConfig()
+		cfg.env = env
+		a, _ := startApp(t, cfg)
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline"} {
+			resp, err := http.Get("http://" + a.httpAddr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := http.StatusOK
+			if env == "production" {
+				want = http.StatusNotFound
+			}
+			if resp.StatusCode != want {
+				t.Errorf("%s: GET %s: %d, want %d", env, path, resp.StatusCode, want)
+			}
+			if env == "development" && path == "/debug/pprof/goroutine?debug=1" && !strings.Contains(string(body), "goroutine profile") {
+				t.Errorf("goroutine profile: %.100s", body)
+			}
+		}
+	}
+}

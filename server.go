@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,7 @@ type serverOptions struct {
 	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
+	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -128,8 +130,24 @@ func (s *Server) addRoutes() {
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 
 	s.handle("GET /metrics", s.metrics.handler(gauges{store: s.store, websockets: s.websockets}))
+	if s.opts.pprof {
+		s.addProfiling()
+	}
 
 	s.addFallbacks()
+}
+
+// addProfiling serves net/http/pprof under /debug/pprof/: the index and the named
+// profiles (heap, goroutine, ...) below it, and CPU profile and execution trace for
+// ?seconds=N. Only in development: profiles show the program's internals, and a CPU
+// profile or trace costs the service while it runs.
+func (s *Server) addProfiling() {
+	s.handle("GET /debug/pprof/", pprof.Index)
+	s.handle("GET /debug/pprof/cmdline", pprof.Cmdline)
+	s.handle("GET /debug/pprof/profile", pprof.Profile)
+	s.handle("GET /debug/pprof/symbol", pprof.Symbol)
+	s.handle("POST /debug/pprof/symbol", pprof.Symbol)
+	s.handle("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // handle registers h for pattern ("METHOD /path") and remembers the method for the
