@@ -306,3 +306,21 @@ func BenchmarkGzipList(b *testing.B) {
 		})
 	}
 }
+
+// TestCompressionPanic checks that a handler panicking with an answer held back
+// gets the usual plain 500 problem, not a half-made gzip answer.
+func TestCompressionPanic(t *testing.T) {
+	srv := NewServer(newTestStore(t), slog.New(slog.DiscardHandler), serverOptions{})
+	srv.mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"partial":`))
+		panic("boom")
+	})
+	r := httptest.NewRequest("GET", "/boom", nil)
+	r.Header.Set("Accept-Encoding", "gzip")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code != http.StatusInternalServerError || w.Header().Get("Content-Encoding") != "" || !strings.Contains(w.Body.String(), "internal server error") {
+		t.Errorf("%d %q %q", w.Code, w.Header().Get("Content-Encoding"), w.Body.String())
+	}
+}

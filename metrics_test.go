@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"quartet/userpb"
 )
@@ -313,5 +314,24 @@ func BenchmarkMetricsRecordHTTP(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.recordHTTP(r, 200, 1500)
+	}
+}
+
+// TestHistogramBuckets checks that a bucket's bound is inclusive ("le") and that the
+// exposition's buckets are cumulative, ending with +Inf equal to the count.
+func TestHistogramBuckets(t *testing.T) {
+	var m serviceMetrics
+	for _, d := range []time.Duration{time.Millisecond, time.Millisecond + 1, 20 * time.Second} {
+		m.recordGRPC("/svc/M", 0, d)
+	}
+	samples := parseExposition(t, string(m.appendText(nil, gauges{})))
+	bucket := func(le string) float64 {
+		return find(samples, "quartet_request_duration_seconds_bucket", "surface", "grpc", "route", "/svc/M", "le", le)
+	}
+	if bucket("0.0005") != 0 || bucket("0.001") != 1 || bucket("0.0025") != 2 || bucket("10") != 2 || bucket("+Inf") != 3 {
+		t.Errorf("buckets 0.0005..+Inf: %v %v %v %v %v", bucket("0.0005"), bucket("0.001"), bucket("0.0025"), bucket("10"), bucket("+Inf"))
+	}
+	if got := find(samples, "quartet_request_duration_seconds_sum", "surface", "grpc", "route", "/svc/M"); got < 20.002 || got > 20.0021 {
+		t.Errorf("sum %v", got)
 	}
 }
