@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -333,5 +335,26 @@ func TestHistogramBuckets(t *testing.T) {
 	}
 	if got := find(samples, "quartet_request_duration_seconds_sum", "surface", "grpc", "route", "/svc/M"); got < 20.002 || got > 20.0021 {
 		t.Errorf("sum %v", got)
+	}
+}
+
+// TestMetricsAbortedAnswer checks that an answer cut off with http.ErrAbortHandler
+// (a stream failing half-way) is counted and leaves the in-flight gauge as it was.
+func TestMetricsAbortedAnswer(t *testing.T) {
+	srv := NewServer(newTestStore(t), slog.New(slog.DiscardHandler), serverOptions{})
+	srv.mux.HandleFunc("GET /abort", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("part"))
+		panic(http.ErrAbortHandler)
+	})
+	func() {
+		defer func() { recover() }()
+		srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/abort", nil))
+	}()
+	if n := srv.metrics.httpInFlight.Load(); n != 0 {
+		t.Errorf("in flight: %d", n)
+	}
+	samples := parseExposition(t, string(srv.metrics.appendText(nil, gauges{})))
+	if n := find(samples, "quartet_requests_total", "surface", "other", "route", "GET /abort", "code", "200"); n != 1 {
+		t.Errorf("counted %v", n)
 	}
 }

@@ -205,8 +205,12 @@ func methodNotAllowed(methods ...string) http.Handler {
 // ServeHTTP serves r with a log line per request and a 500 problem for a panic.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	s.metrics.httpInFlight.Add(1)
 	rec := &statusRecorder{ResponseWriter: w}
+	s.metrics.httpInFlight.Add(1)
+	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
+		s.metrics.httpInFlight.Add(-1)
+		s.metrics.recordHTTP(r, rec.statusOrOK(), time.Since(start))
+	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	var gz *gzipResponse
 	if compressible(r) {
@@ -246,8 +250,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if gz != nil {
 			gz.close()
 		}
-		s.metrics.recordHTTP(r, rec.statusOrOK(), time.Since(start))
-		s.metrics.httpInFlight.Add(-1)
 		// Typed attributes: the one log line per request costs no boxing.
 		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
