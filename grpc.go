@@ -25,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -566,7 +567,7 @@ func unaryLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) gr
 			if v := recover(); v != nil {
 				resp, err = nil, recovered(log, info.FullMethod, v)
 			}
-			logCall(log, m, ctx, info.FullMethod, err, start, who)
+			logCall(log, m, ctx, info.FullMethod, err, start, who, metadata.ValueFromIncomingContext(ctx, "traceparent"))
 		}()
 		resp, err = handler(ctx, req)
 		return resp, grpcError(log, info.FullMethod, err)
@@ -587,7 +588,7 @@ func streamLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) g
 			if v := recover(); v != nil {
 				err = recovered(log, info.FullMethod, v)
 			}
-			logCall(log, m, ctx, info.FullMethod, err, start, who)
+			logCall(log, m, ctx, info.FullMethod, err, start, who, metadata.ValueFromIncomingContext(ss.Context(), "traceparent"))
 		}()
 		return grpcError(log, info.FullMethod, handler(srv, ss))
 	}
@@ -595,12 +596,15 @@ func streamLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) g
 
 // logCall writes a finished call's log line and counts it in m; the call no longer
 // counts as in flight.
-func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method string, err error, start time.Time, who *caller) {
+//
+// traceparents are the call's traceparent metadata, logged as trace_id when valid.
+func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method string, err error, start time.Time, who *caller, traceparents []string) {
 	d := time.Since(start)
 	m.grpcInFlight.Add(-1)
 	m.recordGRPC(method, status.Code(err), d)
 	logInfo(log, ctx, "grpc", append([]slog.Attr{slog.String("method", method),
-		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)}, subjectAttrs(who)...)...)
+		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)},
+		append(subjectAttrs(who), traceAttrs(traceparents)...)...)...)
 }
 
 // streamWithContext gives a stream handler a context carrying the caller.

@@ -257,7 +257,7 @@ func TestGRPCErrorMapping(t *testing.T) {
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, notFound("thing 3 not found") }), codes.NotFound, "thing 3 not found")
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, &Error{Kind: KindForbidden, Message: "no"} }), codes.PermissionDenied, "no")
 	stream := streamLogAndRecover(log, false, &serviceMetrics{})
-	err := stream(nil, nil, &grpc.StreamServerInfo{FullMethod: "/test/Stream"}, func(any, grpc.ServerStream) error { panic("boom") })
+	err := stream(nil, &streamWithContext{ctx: t.Context()}, &grpc.StreamServerInfo{FullMethod: "/test/Stream"}, func(any, grpc.ServerStream) error { panic("boom") })
 	wantCode(t, err, codes.Internal, "internal server error")
 }
 

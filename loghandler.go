@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode"
@@ -141,4 +142,53 @@ func logInfo(log *slog.Logger, ctx context.Context, msg string, attrs ...slog.At
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
 	r.AddAttrs(attrs...)
 	h.Handle(ctx, r)
+}
+
+// traceID returns the trace-id of a W3C traceparent header (Trace Context, section
+// 3.2), "" when the header is absent or malformed: an invalid one is ignored, as the
+// specification asks, rather than logged half-understood.
+//
+// The form is version "-" trace-id "-" parent-id "-" flags, in lowercase hex, of 2,
+// 32, 16 and 2 digits; version ff is invalid, an all-zero trace-id or parent-id too.
+// A version above 00 may append fields after the flags, each after a "-"; version 00
+// may not.
+func traceID(traceparent string) string {
+	const size = 55 // version 00's whole length
+	p := traceparent
+	if len(p) < size || p[2] != '-' || p[35] != '-' || p[52] != '-' {
+		return ""
+	}
+	version, id, parent, flags := p[:2], p[3:35], p[36:52], p[53:55]
+	if !isLowerHex(version) || version == "ff" || !isLowerHex(flags) ||
+		!isLowerHex(id) || isZeros(id) || !isLowerHex(parent) || isZeros(parent) {
+		return ""
+	}
+	if len(p) > size && (version == "00" || p[size] != '-') {
+		return ""
+	}
+	return id
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isZeros(s string) bool { return strings.Trim(s, "0") == "" }
+
+// traceAttrs are the log attributes of a request's trace: trace_id when the request
+// carried exactly one valid traceparent (of two, neither can be told to be the
+// caller's), none otherwise.
+func traceAttrs(traceparents []string) []slog.Attr {
+	if len(traceparents) != 1 {
+		return nil
+	}
+	if id := traceID(traceparents[0]); id != "" {
+		return []slog.Attr{slog.String("trace_id", id)}
+	}
+	return nil
 }

@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"quartet/userpb"
 )
 
 // logBoth logs the same record through textHandler and slog.TextHandler.
@@ -86,4 +93,85 @@ func BenchmarkRequestLogLine(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestTraceID(t *testing.T) {
+	const id = "4bf92f3577b34da6a3ce929d0e0e4736"
+	tests := []struct{ header, want string }{
+		{"00-" + id + "-00f067aa0ba902b7-01", id},
+		{"00-" + id + "-00f067aa0ba902b7-00", id},
+		{"01-" + id + "-00f067aa0ba902b7-01-what-the-future-adds", id}, // a later version may add fields
+		{"01-" + id + "-00f067aa0ba902b7-01", id},
+		{"", ""},
+		{"00-" + id + "-00f067aa0ba902b7-01-x", ""},                // version 00 has no more fields
+		{"01-" + id + "-00f067aa0ba902b7-01x", ""},                 // nor anything but "-" after the flags
+		{"ff-" + id + "-00f067aa0ba902b7-01", ""},                  // version ff is invalid
+		{"00-" + strings.ToUpper(id) + "-00f067aa0ba902b7-01", ""}, // lowercase only
+		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", ""},
+		{"00-" + id + "-0000000000000000-01", ""},
+		{"00-" + id + "-00f067aa0ba902b7-0g", ""},
+		{"00-" + id[1:] + "-00f067aa0ba902b7-01", ""}, // too short
+		{"00_" + id + "-00f067aa0ba902b7-01", ""},
+		{" 00-" + id + "-00f067aa0ba902b7-01", ""},
+	}
+	for _, tt := range tests {
+		if got := traceID(tt.header); got != tt.want {
+			t.Errorf("traceID(%q) = %q, want %q", tt.header, got, tt.want)
+		}
+	}
+	if attrs := traceAttrs([]string{"00-" + id + "-00f067aa0ba902b7-01", "00-" + id + "-00f067aa0ba902b7-01"}); attrs != nil {
+		t.Errorf("two traceparents: %v", attrs)
+	}
+}
+
+// TestTraceparentLogged checks that the HTTP request line and the gRPC call line
+// carry the trace-id of a valid traceparent, and nothing for an invalid one.
+func TestTraceparentLogged(t *testing.T) {
+	a, logs := startApp(t, testConfig())
+	const valid, id = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "0af7651916cd43dd8448eb211c80319c"
+	const invalid = "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01"
+	for i, tp := range []string{valid, invalid} {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/api/users/%d", a.httpAddr, i+1), nil)
+		req.Header.Set("Traceparent", tp)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "traceparent", valid)
+	if _, err := c.GetUser(ctx, &userpb.GetUserRequest{Id: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A stream's line carries it too: ended early, the call still logs.
+	streamCtx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(t.Context(), "traceparent", valid))
+	stream, err := c.GetAllUsers(streamCtx, &userpb.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Recv()
+	cancel()
+	wantLine := func(match, want string, has bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			for line := range strings.SplitSeq(logs.String(), "\n") {
+				if strings.Contains(line, match) {
+					if strings.Contains(line, want) != has {
+						t.Errorf("line %q: has %q = %v, want %v", line, want, !has, has)
+					}
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no log line with %q in:\n%s", match, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wantLine("path=/api/users/1 ", "trace_id="+id, true)
+	wantLine("path=/api/users/2 ", "trace_id=", false)
+	wantLine("/user.UserService/GetUser ", "trace_id="+id, true)
+	wantLine("/user.UserService/GetAllUsers ", "trace_id="+id, true)
 }

@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage (saving the cut bytes beside it) instead of refusing to start")
-	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection on) or production")
+	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection and /debug/pprof/ on) or production")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	grpcDefaults := defaultGRPCLimits()
 	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")

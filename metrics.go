@@ -40,7 +40,7 @@ const maxRouteSeries = 256
 
 // latencyBuckets are the upper bounds, in seconds, of the request duration
 // histogram: from a cached read (under a millisecond) to a long stream.
-var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+var latencyBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // serviceMetrics counts what the service does, for /metrics. Recording costs a map
 // look-up and a few atomic adds; everything is formatted only when scraped.
@@ -66,12 +66,12 @@ type routeSeries struct {
 // histogram counts observations into latencyBuckets (not cumulative: the exposition
 // adds them up) and keeps their sum.
 type histogram struct {
-	counts   [15]atomic.Uint64 // len(latencyBuckets)+1; the last is +Inf
+	counts   [len(latencyBuckets) + 1]atomic.Uint64 // the last is +Inf
 	sumNanos atomic.Int64
 }
 
 func (h *histogram) observe(d time.Duration) {
-	i, _ := slices.BinarySearch(latencyBuckets, d.Seconds()) // first bound >= d
+	i, _ := slices.BinarySearch(latencyBuckets[:], d.Seconds()) // first bound >= d
 	h.counts[i].Add(1)
 	h.sumNanos.Add(int64(d))
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"quartet/userpb"
 )
@@ -274,5 +277,84 @@ func TestMetricsRouteBound(t *testing.T) {
 	samples := parseExposition(t, string(m.appendText(nil, gauges{})))
 	if got := find(samples, "quartet_requests_total", "surface", "grpc", "route", routeOverflow, "code", "OK"); got != 50 {
 		t.Errorf("overflow counted %v, want 50", got)
+	}
+}
+
+// TestPprofOnlyInDevelopment checks that /debug/pprof/ answers in development and is
+// unknown (404) in production.
+func TestPprofOnlyInDevelopment(t *testing.T) {
+	for _, env := range []string{"development", "production"} {
+		cfg := testConfig()
+		cfg.env = env
+		a, _ := startApp(t, cfg)
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline"} {
+			resp, err := http.Get("http://" + a.httpAddr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := http.StatusOK
+			if env == "production" {
+				want = http.StatusNotFound
+			}
+			if resp.StatusCode != want {
+				t.Errorf("%s: GET %s: %d, want %d", env, path, resp.StatusCode, want)
+			}
+			if env == "development" && path == "/debug/pprof/goroutine?debug=1" && !strings.Contains(string(body), "goroutine profile") {
+				t.Errorf("goroutine profile: %.100s", body)
+			}
+		}
+	}
+}
+
+// BenchmarkMetricsRecordHTTP measures what counting costs each HTTP request.
+func BenchmarkMetricsRecordHTTP(b *testing.B) {
+	var m serviceMetrics
+	r, _ := http.NewRequest("GET", "/api/users/7", nil)
+	r.Pattern = "GET /api/users/{id}"
+	b.ReportAllocs()
+	for b.Loop() {
+		m.recordHTTP(r, 200, 1500)
+	}
+}
+
+// TestHistogramBuckets checks that a bucket's bound is inclusive ("le") and that the
+// exposition's buckets are cumulative, ending with +Inf equal to the count.
+func TestHistogramBuckets(t *testing.T) {
+	var m serviceMetrics
+	for _, d := range []time.Duration{time.Millisecond, time.Millisecond + 1, 20 * time.Second} {
+		m.recordGRPC("/svc/M", 0, d)
+	}
+	samples := parseExposition(t, string(m.appendText(nil, gauges{})))
+	bucket := func(le string) float64 {
+		return find(samples, "quartet_request_duration_seconds_bucket", "surface", "grpc", "route", "/svc/M", "le", le)
+	}
+	if bucket("0.0005") != 0 || bucket("0.001") != 1 || bucket("0.0025") != 2 || bucket("10") != 2 || bucket("+Inf") != 3 {
+		t.Errorf("buckets 0.0005..+Inf: %v %v %v %v %v", bucket("0.0005"), bucket("0.001"), bucket("0.0025"), bucket("10"), bucket("+Inf"))
+	}
+	if got := find(samples, "quartet_request_duration_seconds_sum", "surface", "grpc", "route", "/svc/M"); got < 20.002 || got > 20.0021 {
+		t.Errorf("sum %v", got)
+	}
+}
+
+// TestMetricsAbortedAnswer checks that an answer cut off with http.ErrAbortHandler
+// (a stream failing half-way) is counted and leaves the in-flight gauge as it was.
+func TestMetricsAbortedAnswer(t *testing.T) {
+	srv := NewServer(newTestStore(t), slog.New(slog.DiscardHandler), serverOptions{})
+	srv.mux.HandleFunc("GET /abort", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("part"))
+		panic(http.ErrAbortHandler)
+	})
+	func() {
+		defer func() { recover() }()
+		srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/abort", nil))
+	}()
+	if n := srv.metrics.httpInFlight.Load(); n != 0 {
+		t.Errorf("in flight: %d", n)
+	}
+	samples := parseExposition(t, string(srv.metrics.appendText(nil, gauges{})))
+	if n := find(samples, "quartet_requests_total", "surface", "other", "route", "GET /abort", "code", "200"); n != 1 {
+		t.Errorf("counted %v", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,7 @@ type serverOptions struct {
 	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
+	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -131,8 +133,24 @@ func (s *Server) addRoutes() {
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
 	s.handle("GET /metrics", s.metrics.handler(gauges{store: s.store, websockets: s.websockets}))
+	if s.opts.pprof {
+		s.addProfiling()
+	}
 
 	s.addFallbacks()
+}
+
+// addProfiling serves net/http/pprof under /debug/pprof/: the index and the named
+// profiles (heap, goroutine, ...) below it, and CPU profile and execution trace for
+// ?seconds=N. Only in development: profiles show the program's internals, and a CPU
+// profile or trace costs the service while it runs.
+func (s *Server) addProfiling() {
+	s.handle("GET /debug/pprof/", pprof.Index)
+	s.handle("GET /debug/pprof/cmdline", pprof.Cmdline)
+	s.handle("GET /debug/pprof/profile", pprof.Profile)
+	s.handle("GET /debug/pprof/symbol", pprof.Symbol)
+	s.handle("POST /debug/pprof/symbol", pprof.Symbol)
+	s.handle("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // handle registers h for pattern ("METHOD /path") and remembers the method for the
@@ -190,8 +208,12 @@ func methodNotAllowed(methods ...string) http.Handler {
 // ServeHTTP serves r with a log line per request and a 500 problem for a panic.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	s.metrics.httpInFlight.Add(1)
 	rec := &statusRecorder{ResponseWriter: w}
+	s.metrics.httpInFlight.Add(1)
+	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
+		s.metrics.httpInFlight.Add(-1)
+		s.metrics.recordHTTP(r, rec.statusOrOK(), time.Since(start))
+	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	var gz *gzipResponse
 	if compressible(r) {
@@ -231,12 +253,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if gz != nil {
 			gz.close()
 		}
-		s.metrics.recordHTTP(r, rec.statusOrOK(), time.Since(start))
-		s.metrics.httpInFlight.Add(-1)
 		// Typed attributes: the one log line per request costs no boxing.
 		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)}, subjectAttrs(who)...)...)
+			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
+			append(subjectAttrs(who), traceAttrs(r.Header["Traceparent"])...)...)...)
 	}()
 	if faultyFraming(r) {
 		rec.Header().Set("Connection", "close") // net/http closes the connection after the answer
