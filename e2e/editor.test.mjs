@@ -515,6 +515,53 @@ test('a mistake is underlined as it is typed, with the server\'s own message on 
   await replaceQuery('{ users { name } }');
 });
 
+// hoverAt puts the mouse over the character at offset in the query editor,
+// found in the highlighted text under the textarea.
+async function hoverAt(offset) {
+  const box = await page.evaluate((at) => {
+    const walker = document.createTreeWalker(document.querySelector('.code pre code'), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (at < node.length) {
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + 1);
+        const r = range.getBoundingClientRect();
+        return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+      }
+      at -= node.length;
+    }
+    return null;
+  }, offset);
+  await page.mouse.move(box.x, box.y);
+}
+
+test('hovering a field or an argument shows its type and description', async () => {
+  const query = '{ users { name } user(id: 1) { email } }';
+  await replaceQuery(query);
+  const want = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query: '{ __type(name: "Query") { fields { name description args { name description } } } }' }),
+  }).then((r) => r.json());
+  const fields = new Map(want.data.__type.fields.map((f) => [f.name, f]));
+  const tip = page.getByRole('tooltip');
+  const cases = [
+    // [the word pointed at, the tip's first line, its description]
+    ['users', 'Query.users: [User!]!', fields.get('users').description],
+    ['user(', 'Query.user: User', fields.get('user').description],
+    ['id:', 'Query.user(id: Int!)', fields.get('user').args.find((a) => a.name === 'id').description],
+  ];
+  for (const [word, title, description] of cases) {
+    await hoverAt(query.indexOf(word) + 1);
+    await tip.waitFor();
+    const lines = await tip.locator('p').allTextContents();
+    assert.deepEqual(lines, description ? [title, description] : [title], word);
+    if (word === 'users') await shot('hover');
+    await page.mouse.move(0, 0);
+    await tip.waitFor({ state: 'hidden' });
+  }
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');

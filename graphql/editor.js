@@ -1,8 +1,8 @@
 // The GraphQL editor: a query editor with highlighting, variables and
 // headers, a result pane, a schema explorer built from introspection,
 // subscriptions over WebSocket (the graphql-transport-ws protocol),
-// autocompletion from the introspected schema, Prettify, and a history of
-// the operations run.
+// autocompletion from the introspected schema, Prettify, a history of
+// the operations run, lint as you type and documentation on hover.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -1636,8 +1636,10 @@ fragment TypeRef on __Type {
   }
 
   // validateDocument lists the problems of a parsed document against the
-  // introspected schema, each as {message, start, end}.
-  function validateDocument(definitions, schema) {
+  // introspected schema, each as {message, start, end}. On the way it puts
+  // in docs what the hover tip shows for each field and argument name it
+  // knows: {start, end, title, description}.
+  function validateDocument(definitions, schema, docs) {
     const problems = [];
     const report = (message, token) => problems.push({ message, start: token.start, end: token.end });
     const directiveDefs = new Map((schema.directives || []).map((d) => [d.name, d]));
@@ -1691,8 +1693,12 @@ fragment TypeRef on __Type {
     function checkArguments(given, defs, owner, isDirective, at) {
       for (const a of given) {
         const def = defs.find((d) => d.name === a.name.value);
-        if (!def) report(`Unknown argument "${a.name.value}" on ${isDirective ? 'directive' : 'field'} "${owner}".`, a.name);
-        else checkValue(a.value, def.type);
+        if (!def) {
+          report(`Unknown argument "${a.name.value}" on ${isDirective ? 'directive' : 'field'} "${owner}".`, a.name);
+          continue;
+        }
+        docs.push({ start: a.name.start, end: a.name.end, title: `${owner}(${def.name}: ${typeString(def.type)})`, description: def.description });
+        checkValue(a.value, def.type);
       }
       for (const d of defs) {
         if (d.type.kind === 'NON_NULL' && d.defaultValue == null && !given.some((a) => a.name.value === d.name)) {
@@ -1724,6 +1730,7 @@ fragment TypeRef on __Type {
           if (s.selectionSet) checkSelections(s.selectionSet, '');
           continue;
         }
+        docs.push({ start: s.name.start, end: s.name.end, title: `${typeName}.${def.name}: ${typeString(def.type)}`, description: def.description });
         checkArguments(s.args, def.args || [], `${typeName}.${def.name}`, false, s.name);
         const inner = schema.types.get(namedType(def.type));
         const leaf = inner && (inner.kind === 'SCALAR' || inner.kind === 'ENUM');
@@ -1756,6 +1763,7 @@ fragment TypeRef on __Type {
   // lint is the list of problems of src, syntax first; without a schema
   // only the syntax is checked.
   function lint(src, tokens) {
+    lintDocs = [];
     if (!src.trim()) return [];
     let definitions;
     try {
@@ -1764,11 +1772,12 @@ fragment TypeRef on __Type {
       if (err instanceof SyntaxProblem) return [err];
       throw err;
     }
-    return explorer.schema ? validateDocument(definitions, explorer.schema) : [];
+    return explorer.schema ? validateDocument(definitions, explorer.schema, lintDocs) : [];
   }
 
-  // The problems of the text as last drawn; the hover tip reads them.
-  let lintProblems = [];
+  // The problems of the text as last drawn, and the documentation of its
+  // fields and arguments; the hover tip reads them.
+  let lintProblems = [], lintDocs = [];
   const lintSummary = $('lint-summary');
 
   queryEditor.marker = (src, tokens) => {
@@ -1800,6 +1809,8 @@ fragment TypeRef on __Type {
 
   // ---- Hover tip ----------------------------------------------------------
 
+  // Under the mouse: a problem's message, or else a field's or an
+  // argument's type and description (gathered by validateDocument).
   // The textarea lies over the highlighted text and takes the mouse, so
   // what is under the pointer is found from the point: the editor is
   // monospaced (see caretPoint), so a point makes a line and a column.
@@ -1830,7 +1841,9 @@ fragment TypeRef on __Type {
   queryEditor.ta.addEventListener('mousemove', (e) => {
     const off = offsetAt(e.clientX, e.clientY);
     const problem = off < 0 ? null : lintProblems.find((p) => p.mark && p.mark.start <= off && off < p.mark.end);
+    const doc = off < 0 || problem ? null : lintDocs.find((d) => d.start <= off && off < d.end);
     if (problem) showTip(e.clientX, e.clientY, h('p', { className: 'tip-error' }, problem.message));
+    else if (doc) showTip(e.clientX, e.clientY, h('p', { className: 'tip-type' }, doc.title), doc.description ? h('p', {}, doc.description) : null);
     else hoverTip.hidden = true;
   });
   queryEditor.ta.addEventListener('mouseleave', () => { hoverTip.hidden = true; });
