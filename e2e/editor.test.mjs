@@ -26,6 +26,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -560,6 +561,36 @@ test('hovering a field or an argument shows its type and description', async () 
     await page.mouse.move(0, 0);
     await tip.waitFor({ state: 'hidden' });
   }
+});
+
+test('Copy as curl gives a command that, run in a shell, answers as the page does', async () => {
+  const query = "query Named($id: Int!) { user(id: $id) { name } }\nquery Other { users { id } }";
+  await replaceQuery(query);
+  await page.locator('#operation').selectOption('Named');
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('{"id": 2}');
+  await page.getByRole('tab', { name: 'Headers' }).click();
+  // A quote in a header value: the shell quoting must hold.
+  await page.getByRole('textbox', { name: 'Headers (JSON object)' }).fill('{"X-Note": "it\'s a test"}');
+  await page.getByRole('button', { name: 'Copy as curl' }).click();
+  const box = page.getByRole('textbox', { name: 'curl' });
+  await box.waitFor();
+  const command = await box.inputValue();
+  assert.match(command, /^curl -sS 'http:\/\/[^']+\/graphql' -H 'Content-Type: application\/json' -H 'X-Note: it'\\''s a test' --data-raw '/);
+  await shot('curl');
+
+  const answer = JSON.parse(execFileSync('sh', ['-c', command], { encoding: 'utf8' }));
+  const want = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query, variables: { id: 2 }, operationName: 'Named' }),
+  }).then((r) => r.json());
+  assert.ok(want.data.user.name);
+  assert.deepEqual(answer, want);
+
+  await page.getByRole('textbox', { name: 'Headers (JSON object)' }).fill('');
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('');
 });
 
 test('a subscription shows a user created over REST as it happens', async () => {

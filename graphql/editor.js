@@ -2,7 +2,8 @@
 // headers, a result pane, a schema explorer built from introspection,
 // subscriptions over WebSocket (the graphql-transport-ws protocol),
 // autocompletion from the introspected schema, Prettify, a history of
-// the operations run, lint as you type and documentation on hover.
+// the operations run, lint as you type, documentation on hover and copy
+// as curl.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -1848,6 +1849,45 @@ fragment TypeRef on __Type {
   });
   queryEditor.ta.addEventListener('mouseleave', () => { hoverTip.hidden = true; });
   queryEditor.ta.addEventListener('input', () => { hoverTip.hidden = true; });
+
+  // ---- Copy as curl -------------------------------------------------------
+
+  // The operation to run, its variables and headers as one curl command a
+  // shell runs as it stands: every part in single quotes, a quote inside
+  // written '\''. The command is put on the clipboard and shown, read-only,
+  // above the result, for a browser that keeps the clipboard to itself.
+  const shellQuote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+
+  function curlCommand() {
+    const variables = readObject(variablesEditor, 'Variables');
+    const headers = readHeaders();
+    const op = operationToRun(false);
+    const request = { query: queryEditor.value, variables };
+    if (op && op.name && ops.length > 1) request.operationName = op.name;
+    const parts = ['curl', '-sS', shellQuote(new URL(endpoint, location.href).href),
+      '-H', shellQuote('Content-Type: application/json')];
+    for (const [name, value] of Object.entries(headers)) parts.push('-H', shellQuote(`${name}: ${value}`));
+    parts.push('--data-raw', shellQuote(JSON.stringify(request)));
+    return parts.join(' ');
+  }
+
+  $('copy-curl').addEventListener('click', async () => {
+    let command;
+    try {
+      command = curlCommand();
+    } catch (err) {
+      setStatus(err.message, 'fail');
+      return;
+    }
+    $('curl-command').value = command;
+    $('curl-box').hidden = false;
+    try {
+      await navigator.clipboard.writeText(command);
+      setStatus('A curl command for this operation is on the clipboard.');
+    } catch {
+      setStatus('The clipboard is not available here: copy the curl command from above the result.');
+    }
+  });
 
   queryEditor.ta.focus();
 })();
