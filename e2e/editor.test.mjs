@@ -26,6 +26,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -414,6 +415,182 @@ test('the history keeps the operations run, across a reload', async () => {
   assert.equal(await editor.inputValue(), query);
   await page.getByRole('tab', { name: 'Variables' }).click();
   assert.equal(await variables.inputValue(), '{"id": 2}');
+});
+
+// serverMessages are the error messages the server gives for a document.
+async function serverMessages(query, variables) {
+  const res = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return ((await res.json()).errors || []).map((e) => e.message);
+}
+
+test('a mistake is underlined as it is typed, with the server\'s own message on hover', async () => {
+  const editor = page.getByRole('textbox', { name: 'Query', exact: true });
+  const cases = [
+    // [document, the word underlined]
+    ['{ users { nmae } }', 'nmae'],
+    ['{ user(id: 1, foo: 2) { name } }', 'foo'],
+    ['{ user { name } }', 'user'],
+    ['{ user(id: "one") { name } }', '"one"'],
+    ['query Q { user(id: $id) { name } }', '$id'],
+    ['query Q($id: Nope) { users { name } }', 'Nope'],
+    ['{ users { name }', '}'],
+    ['{ users { name } } }', '}'],
+  ];
+  for (const [query, word] of cases) {
+    await replaceQuery(query);
+    const marks = page.locator('#query + pre .lint-error, .code pre .lint-error');
+    await marks.first().waitFor();
+    const expected = await serverMessages(query);
+    assert.ok(expected.length, `the server finds a mistake in ${query}`);
+    const marked = await marks.allTextContents();
+    assert.ok(marked.includes(word), `${query}: underlined ${JSON.stringify(marked)}, want ${word}`);
+
+    // The message on hover, where a person would point.
+    const box = await marks.nth(marked.indexOf(word)).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const tip = page.getByRole('tooltip');
+    await tip.waitFor();
+    const message = await tip.textContent();
+    assert.ok(expected.includes(message), `${query}: the page says ${JSON.stringify(message)}, the server ${JSON.stringify(expected)}`);
+    // And the list under the editor has every problem, in the server's words.
+    const listed = (await page.locator('#lint-summary li').allTextContents()).map((t) => t.replace(/^\d+:\d+ /, ''));
+    for (const m of listed) assert.ok(expected.includes(m), `${query}: listed ${JSON.stringify(m)}, the server ${JSON.stringify(expected)}`);
+    if (query.includes('nmae')) await shot('lint');
+    await page.mouse.move(0, 0);
+  }
+
+  // A document without mistakes has no underline and no list.
+  await replaceQuery('query Q($id: Int!) { user(id: $id) { name posts { title } } users { id } }');
+  assert.deepEqual(await serverMessages('query Q($id: Int!) { user(id: $id) { name posts { title } } users { id } }', { id: 1 }), []);
+  assert.equal(await page.locator('.code pre .lint-error').count(), 0);
+  assert.equal(await page.locator('#lint-summary').isVisible(), false);
+
+  // Within 100 ms of a keystroke on a 500-line document: from the key
+  // going down to the underline being in the page.
+  const lines = ['query Big {'];
+  for (let i = 1; i <= 498; i++) lines.push(`  u${i}: user(id: ${i}) { id name email posts { id title } }`);
+  lines.push('}');
+  const big = lines.join('\n');
+  assert.equal(big.split('\n').length, 500);
+  await editor.evaluate((ta, text) => {
+    ta.value = text;
+    ta.dispatchEvent(new Event('input'));
+    ta.focus();
+    // The caret after the first "email".
+    const at = text.indexOf('email') + 'email'.length;
+    ta.setSelectionRange(at, at);
+  }, big);
+  // The median of five keystrokes: the machine running the test may be
+  // busy with other work for one of them.
+  const times = [];
+  for (let n = 0; n < 5; n++) {
+    await editor.evaluate((ta) => {
+      let down;
+      window.lintTiming = null;
+      ta.addEventListener('keydown', () => { down = performance.now(); }, { once: true, capture: true });
+      ta.addEventListener('linted', (e) => {
+        window.lintTiming = {
+          lint: e.detail,
+          ms: performance.now() - down,
+          marks: [...document.querySelectorAll('.code pre .lint-error')].map((e) => e.textContent),
+        };
+      }, { once: true });
+    });
+    await page.keyboard.press('x');
+    const { lint, ms, marks } = await (await page.waitForFunction(() => window.lintTiming)).jsonValue();
+    assert.deepEqual(marks, ['email' + 'x'.repeat(n + 1)]);
+    times.push({ lint, ms });
+  }
+  const median = (key) => times.map((t) => t[key]).sort((a, b) => a - b)[2];
+  const report = times.map((t) => `${t.lint.toFixed(1)}/${t.ms.toFixed(1)}`).join(', ');
+  // The bound holds for the lint itself (parse, validate, mark). Keystroke
+  // to underline also counts re-highlighting the whole text, which takes
+  // longer when the machine is busy; it is logged, not asserted.
+  assert.ok(median('lint') < 100, `linting a 500-line document took ${median('lint').toFixed(1)} ms (lint/keystroke: ${report})`);
+  const ms = median('ms');
+  console.log(`lint of a 500-line document: ${median('lint').toFixed(1)} ms; keystroke to underline ${ms.toFixed(1)} ms (median of: ${report})`);
+  await replaceQuery('{ users { name } }');
+});
+
+// hoverAt puts the mouse over the character at offset in the query editor,
+// found in the highlighted text under the textarea.
+async function hoverAt(offset) {
+  const box = await page.evaluate((at) => {
+    const walker = document.createTreeWalker(document.querySelector('.code pre code'), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (at < node.length) {
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + 1);
+        const r = range.getBoundingClientRect();
+        return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+      }
+      at -= node.length;
+    }
+    return null;
+  }, offset);
+  await page.mouse.move(box.x, box.y);
+}
+
+test('hovering a field or an argument shows its type and description', async () => {
+  const query = '{ users { name } user(id: 1) { email } }';
+  await replaceQuery(query);
+  const want = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query: '{ __type(name: "Query") { fields { name description args { name description } } } }' }),
+  }).then((r) => r.json());
+  const fields = new Map(want.data.__type.fields.map((f) => [f.name, f]));
+  const tip = page.getByRole('tooltip');
+  const cases = [
+    // [the word pointed at, the tip's first line, its description]
+    ['users', 'Query.users: [User!]!', fields.get('users').description],
+    ['user(', 'Query.user: User', fields.get('user').description],
+    ['id:', 'Query.user(id: Int!)', fields.get('user').args.find((a) => a.name === 'id').description],
+  ];
+  for (const [word, title, description] of cases) {
+    await hoverAt(query.indexOf(word) + 1);
+    await tip.waitFor();
+    const lines = await tip.locator('p').allTextContents();
+    assert.deepEqual(lines, description ? [title, description] : [title], word);
+    if (word === 'users') await shot('hover');
+    await page.mouse.move(0, 0);
+    await tip.waitFor({ state: 'hidden' });
+  }
+});
+
+test('Copy as curl gives a command that, run in a shell, answers as the page does', async () => {
+  const query = "query Named($id: Int!) { user(id: $id) { name } }\nquery Other { users { id } }";
+  await replaceQuery(query);
+  await page.locator('#operation').selectOption('Named');
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('{"id": 2}');
+  await page.getByRole('tab', { name: 'Headers' }).click();
+  // A quote in a header value: the shell quoting must hold.
+  await page.getByRole('textbox', { name: 'Headers (JSON object)' }).fill('{"X-Note": "it\'s a test"}');
+  await page.getByRole('button', { name: 'Copy as curl' }).click();
+  const box = page.getByRole('textbox', { name: 'curl' });
+  await box.waitFor();
+  const command = await box.inputValue();
+  assert.match(command, /^curl -sS 'http:\/\/[^']+\/graphql' -H 'Content-Type: application\/json' -H 'X-Note: it'\\''s a test' --data-raw '/);
+  await shot('curl');
+
+  const answer = JSON.parse(execFileSync('sh', ['-c', command], { encoding: 'utf8' }));
+  const want = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query, variables: { id: 2 }, operationName: 'Named' }),
+  }).then((r) => r.json());
+  assert.ok(want.data.user.name);
+  assert.deepEqual(answer, want);
+
+  await page.getByRole('textbox', { name: 'Headers (JSON object)' }).fill('');
+  await page.getByRole('tab', { name: 'Variables' }).click();
+  await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('');
 });
 
 test('a subscription shows a user created over REST as it happens', async () => {

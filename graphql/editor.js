@@ -1,8 +1,9 @@
 // The GraphQL editor: a query editor with highlighting, variables and
 // headers, a result pane, a schema explorer built from introspection,
 // subscriptions over WebSocket (the graphql-transport-ws protocol),
-// autocompletion from the introspected schema, Prettify, and a history of
-// the operations run.
+// autocompletion from the introspected schema, Prettify, a history of
+// the operations run, lint as you type, documentation on hover and copy
+// as curl.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -105,10 +106,13 @@
     return out;
   }
 
-  function highlight(tokens) {
+  // highlight gives each token its colour; a token that starts a lint
+  // problem (marked, a set of offsets) is underlined as well.
+  function highlight(tokens, marked) {
     let html = '';
     for (const t of tokens) {
-      html += t.kind === 'space' || t.kind === 'name' ? escapeHTML(t.text) : `<span class="t-${t.kind}">${escapeHTML(t.text)}</span>`;
+      const cls = (t.kind === 'space' || t.kind === 'name' ? '' : `t-${t.kind}`) + (marked && marked.has(t.start) && t.kind !== 'space' ? ' lint-error' : '');
+      html += cls ? `<span class="${cls.trim()}">${escapeHTML(t.text)}</span>` : escapeHTML(t.text);
     }
     return html;
   }
@@ -152,6 +156,8 @@
       // keyHook sees a key first and returns true when it has handled it
       // (the autocompletion list uses it for arrows, Enter, Tab and Esc).
       this.keyHook = null;
+      // marker, when set, returns the offsets of the tokens to underline.
+      this.marker = null;
       textarea.addEventListener('input', () => this.render());
       textarea.addEventListener('scroll', () => this.sync());
       textarea.addEventListener('keydown', (e) => this.keydown(e));
@@ -164,7 +170,8 @@
     render() {
       // The trailing newline keeps the pre as tall as the textarea when the
       // text ends in an empty line.
-      this.code.innerHTML = highlight(this.tokenize(this.ta.value)) + '\n';
+      const tokens = this.tokenize(this.ta.value);
+      this.code.innerHTML = highlight(tokens, this.marker && this.marker(this.ta.value, tokens)) + '\n';
       this.sync();
     }
 
@@ -1393,6 +1400,494 @@ fragment TypeRef on __Type {
     if (/^(ArrowLeft|ArrowRight|Home|End)$/.test(e.key)) closeCompletions();
     return false;
   };
+
+  // ---- Lint ---------------------------------------------------------------
+
+  // The document is parsed and validated on every keystroke, the way the
+  // server would, so that a mistake is underlined before it is sent. The
+  // messages are the server's own words (graphql/parser.go, rules.go,
+  // values.go): a reader who sees one here sees the same one in a response.
+  // Only what a client can know from introspection is checked: syntax,
+  // unknown types, fields and arguments, missing required arguments, literals
+  // of the wrong type and undefined variables.
+
+  // lintTokens turns the highlighter's tokens into the server lexer's:
+  // "$name" and "@name" are two tokens there, and numbers are Int or Float.
+  function lintTokens(tokens) {
+    const out = [];
+    for (const t of tokens) {
+      const at = (kind, text, start, value) => out.push({ kind, text, start, end: start + text.length, value });
+      switch (t.kind) {
+        case 'space': case 'comment': break;
+        case 'variable': case 'directive':
+          at(t.text[0], t.text[0], t.start);
+          at('Name', t.text.slice(1), t.start + 1, t.text.slice(1));
+          break;
+        case 'number': at(/[.eE]/.test(t.text) ? 'Float' : 'Int', t.text, t.start, t.text); break;
+        case 'string': {
+          const block = t.text.startsWith('"""');
+          if (block ? !/.{3}"""$/s.test(t.text) : !/^".*"$/s.test(t.text) || t.text.length < 2) {
+            out.push({ kind: 'error', message: 'Unterminated string.', start: t.start + t.text.length, end: t.start + t.text.length });
+            return out;
+          }
+          let value = t.text.slice(block ? 3 : 1, block ? -3 : -1);
+          if (!block) try { value = JSON.parse(t.text); } catch { /* shown as typed */ }
+          at(block ? 'BlockString' : 'String', t.text, t.start, value);
+          break;
+        }
+        case 'invalid':
+          out.push({ kind: 'error', message: `Unexpected character ${JSON.stringify(t.text)}.`, start: t.start, end: t.start + 1 });
+          return out;
+        case 'punct': at(t.text, t.text, t.start); break;
+        default: at('Name', t.text, t.start, t.text); // names, keywords, atoms
+      }
+    }
+    return out;
+  }
+
+  // describeToken names a token as the server's syntax errors do.
+  function describeToken(t) {
+    if (!t) return '<EOF>';
+    if (t.kind === 'Name' || t.kind === 'Int' || t.kind === 'Float') return `${t.kind} "${t.value}"`;
+    if (t.kind === 'String' || t.kind === 'BlockString') return `${t.kind} ${JSON.stringify(t.value)}`;
+    return `"${t.kind}"`;
+  }
+
+  class SyntaxProblem {
+    constructor(message, start, end) { Object.assign(this, { message: `Syntax Error: ${message}`, start, end }); }
+  }
+
+  // parseDocument is a port of the executable part of graphql/parser.go: it
+  // throws a SyntaxProblem at the first error, as the server stops there.
+  function parseDocument(src, tokens) {
+    const toks = lintTokens(tokens);
+    const lexError = toks.length && toks[toks.length - 1].kind === 'error' ? toks.pop() : null;
+    let i = 0;
+    const peek = (kind) => i < toks.length && toks[i].kind === kind;
+    const peekName = (name) => peek('Name') && toks[i].value === name;
+    const fail = (msg) => {
+      if (i >= toks.length && lexError) throw new SyntaxProblem(lexError.message, lexError.start, lexError.end);
+      const t = toks[i];
+      throw new SyntaxProblem(msg, t ? t.start : src.length, t ? t.end : src.length);
+    };
+    const unexpected = () => fail(i < toks.length ? `Unexpected ${describeToken(toks[i])}.` : 'Unexpected <EOF>.');
+    const expect = (kind) => {
+      if (!peek(kind)) fail(`Expected ${kind.length === 1 || kind === '...' ? `"${kind}"` : kind}, found ${describeToken(toks[i])}.`);
+      return toks[i++];
+    };
+    const skip = (kind) => peek(kind) && ++i;
+    const closes = (kind) => skip(kind) || (i >= toks.length && expect(kind));
+
+    function typeRef() {
+      if (skip('[')) {
+        const t = { kind: 'LIST', ofType: typeRef() };
+        expect(']');
+        return skip('!') ? { kind: 'NON_NULL', ofType: t } : t;
+      }
+      const name = expect('Name');
+      const t = { kind: 'NAMED', name: name.value, token: name };
+      return skip('!') ? { kind: 'NON_NULL', ofType: t } : t;
+    }
+    function value(isConst) {
+      const t = toks[i];
+      if (!t) unexpected();
+      if (skip('[')) {
+        const list = [];
+        while (!skip(']') && i < toks.length) list.push(value(isConst));
+        if (i >= toks.length && toks[i - 1].kind !== ']') unexpected();
+        return { kind: 'List', list, token: t };
+      }
+      if (skip('{')) {
+        const fields = [];
+        while (!skip('}') && i < toks.length) {
+          const name = expect('Name');
+          expect(':');
+          fields.push({ name, value: value(isConst) });
+        }
+        if (i >= toks.length && toks[i - 1].kind !== '}') unexpected();
+        return { kind: 'Object', fields, token: t };
+      }
+      if (t.kind === '$') {
+        i++;
+        if (isConst) {
+          if (peek('Name')) throw new SyntaxProblem(`Unexpected variable "$${toks[i].value}" in constant value.`, t.start, toks[i].end);
+          unexpected();
+        }
+        return { kind: 'Variable', name: expect('Name'), token: t };
+      }
+      i++;
+      if (t.kind === 'Name') return { kind: t.value === 'true' || t.value === 'false' ? 'Boolean' : t.value === 'null' ? 'Null' : 'Enum', token: t };
+      if (t.kind === 'Int' || t.kind === 'Float' || t.kind === 'String' || t.kind === 'BlockString') return { kind: t.kind === 'BlockString' ? 'String' : t.kind, token: t };
+      i--;
+      return unexpected();
+    }
+    function args(isConst) {
+      const list = [];
+      if (!skip('(')) return list;
+      do {
+        const name = expect('Name');
+        expect(':');
+        list.push({ name, value: value(isConst) });
+      } while (!closes(')'));
+      return list;
+    }
+    function directives(isConst) {
+      const list = [];
+      while (skip('@')) list.push({ name: expect('Name'), args: args(isConst) });
+      return list;
+    }
+    function selectionSet() {
+      const set = { token: expect('{'), selections: [] };
+      do set.selections.push(selection()); while (!closes('}'));
+      return set;
+    }
+    function selection() {
+      if (peek('...')) {
+        const start = toks[i++];
+        if (peek('Name') && toks[i].value !== 'on') return { kind: 'Spread', name: expect('Name'), directives: directives(false), token: start };
+        const f = { kind: 'Inline', token: start };
+        if (peekName('on')) { i++; f.on = expect('Name'); }
+        f.directives = directives(false);
+        f.selectionSet = selectionSet();
+        return f;
+      }
+      const f = { kind: 'Field', token: toks[i], name: expect('Name') };
+      if (skip(':')) f.name = expect('Name');
+      f.args = args(false);
+      f.directives = directives(false);
+      if (peek('{')) f.selectionSet = selectionSet();
+      return f;
+    }
+    function operation() {
+      const op = { kind: 'query', token: toks[i], variables: [] };
+      if (!peek('{')) {
+        op.kind = toks[i++].value;
+        if (peek('Name')) op.name = expect('Name').value;
+        if (skip('(')) {
+          do {
+            const token = expect('$');
+            const v = { token, name: expect('Name') };
+            expect(':');
+            v.type = typeRef();
+            if (skip('=')) v.defaultValue = value(true);
+            v.directives = directives(true);
+            op.variables.push(v);
+          } while (!closes(')'));
+        }
+        op.directives = directives(false);
+      }
+      op.selectionSet = selectionSet();
+      return op;
+    }
+    function fragment() {
+      const f = { kind: 'fragment', token: toks[i++] };
+      if (peekName('on')) unexpected();
+      f.name = expect('Name');
+      if (!peekName('on')) fail(`Expected "on", found ${describeToken(toks[i])}.`);
+      i++;
+      f.on = expect('Name');
+      f.directives = directives(false);
+      f.selectionSet = selectionSet();
+      return f;
+    }
+
+    const definitions = [];
+    if (!toks.length) unexpected();
+    while (i < toks.length) {
+      if (peek('{') || peekName('query') || peekName('mutation') || peekName('subscription')) definitions.push(operation());
+      else if (peekName('fragment')) definitions.push(fragment());
+      else unexpected();
+    }
+    if (lexError) throw new SyntaxProblem(lexError.message, lexError.start, lexError.end);
+    return definitions;
+  }
+
+  // printLiteral prints a value as the server's messages quote it
+  // (graphql/introspection.go printLiteral).
+  function printLiteral(v) {
+    switch (v.kind) {
+      case 'String': return JSON.stringify(v.token.value);
+      case 'List': return `[${v.list.map(printLiteral).join(', ')}]`;
+      case 'Object': return `{${v.fields.map((f) => `${f.name.value}: ${printLiteral(f.value)}`).join(', ')}}`;
+      case 'Variable': return `$${v.name.value}`;
+      default: return v.token.value;
+    }
+  }
+
+  // leafProblem is why the literal v does not fit the leaf type named t
+  // (graphql/rules.go parseLiteral), or '' when it fits.
+  function leafProblem(v, t) {
+    const found = printLiteral(v);
+    if (t.kind === 'ENUM') {
+      if (v.kind !== 'Enum') return `Enum "${t.name}" cannot represent non-enum value: ${found}.`;
+      if (!(t.enumValues || []).some((e) => e.name === v.token.value)) return `Value "${v.token.value}" does not exist in "${t.name}" enum.`;
+      return '';
+    }
+    switch (t.name) {
+      case 'Int':
+        if (v.kind !== 'Int') return `Int cannot represent non-integer value: ${found}`;
+        if (Math.abs(Number(v.token.value)) > 2147483647 || Number(v.token.value) === 2147483648) return `Int cannot represent non 32-bit signed integer value: ${v.token.value}`;
+        return '';
+      case 'Float': return v.kind === 'Int' || v.kind === 'Float' ? '' : `Float cannot represent non numeric value: ${found}`;
+      case 'String': return v.kind === 'String' ? '' : `String cannot represent a non string value: ${found}`;
+      case 'Boolean': return v.kind === 'Boolean' ? '' : `Boolean cannot represent a non boolean value: ${found}`;
+      case 'ID': return v.kind === 'String' || v.kind === 'Int' ? '' : `ID cannot represent a non-string and non-integer value: ${found}`;
+    }
+    return ''; // a custom scalar decides for itself, on the server
+  }
+
+  // validateDocument lists the problems of a parsed document against the
+  // introspected schema, each as {message, start, end}. On the way it puts
+  // in docs what the hover tip shows for each field and argument name it
+  // knows: {start, end, title, description}.
+  function validateDocument(definitions, schema, docs) {
+    const problems = [];
+    const report = (message, token) => problems.push({ message, start: token.start, end: token.end });
+    const directiveDefs = new Map((schema.directives || []).map((d) => [d.name, d]));
+    let op = null; // the operation being walked; null inside a fragment
+    // A 500-line document looks fields up thousands of times: by map.
+    const fieldMaps = new Map();
+    const fieldNamed = (typeName, name) => {
+      if (!fieldMaps.has(typeName)) fieldMaps.set(typeName, new Map(fieldsOf(schema, typeName).map((f) => [f.name, f])));
+      return fieldMaps.get(typeName).get(name);
+    };
+
+    function checkType(ref) {
+      if (ref.kind !== 'NAMED') return checkType(ref.ofType);
+      if (!schema.types.has(ref.name)) report(`Unknown type "${ref.name}".`, ref.token);
+    }
+    function checkValue(v, ref) {
+      if (v.kind === 'Variable') {
+        if (op && !op.variables.some((d) => d.name.value === v.name.value)) {
+          report(op.name ? `Variable "$${v.name.value}" is not defined by operation "${op.name}".` : `Variable "$${v.name.value}" is not defined.`, v.token);
+        }
+        return;
+      }
+      if (!ref) return;
+      if (ref.kind === 'NON_NULL') {
+        if (v.kind === 'Null') return report(`Expected value of type "${typeString(ref)}", found null.`, v.token);
+        return checkValue(v, ref.ofType);
+      }
+      if (v.kind === 'Null') return;
+      if (ref.kind === 'LIST') {
+        if (v.kind === 'List') v.list.forEach((item) => checkValue(item, ref.ofType));
+        else checkValue(v, ref.ofType);
+        return;
+      }
+      const t = schema.types.get(ref.name);
+      if (!t) return;
+      if (t.kind === 'INPUT_OBJECT') {
+        if (v.kind !== 'Object') return report(`Expected value of type "${typeString(ref)}", found ${printLiteral(v)}.`, v.token);
+        for (const f of v.fields) {
+          const def = (t.inputFields || []).find((d) => d.name === f.name.value);
+          if (!def) report(`Field "${f.name.value}" is not defined by type "${t.name}".`, f.name);
+          else checkValue(f.value, def.type);
+        }
+        return;
+      }
+      if (v.kind === 'List' || v.kind === 'Object') return report(`Expected value of type "${typeString(ref)}", found ${printLiteral(v)}.`, v.token);
+      const why = leafProblem(v, t);
+      if (why) report(why, v.token);
+    }
+    // checkArguments checks the arguments given against those defined, for
+    // a field (owner "Type.field") or a directive (owner "@name").
+    function checkArguments(given, defs, owner, isDirective, at) {
+      for (const a of given) {
+        const def = defs.find((d) => d.name === a.name.value);
+        if (!def) {
+          report(`Unknown argument "${a.name.value}" on ${isDirective ? 'directive' : 'field'} "${owner}".`, a.name);
+          continue;
+        }
+        docs.push({ start: a.name.start, end: a.name.end, title: `${owner}(${def.name}: ${typeString(def.type)})`, description: def.description });
+        checkValue(a.value, def.type);
+      }
+      for (const d of defs) {
+        if (d.type.kind === 'NON_NULL' && d.defaultValue == null && !given.some((a) => a.name.value === d.name)) {
+          const what = isDirective ? `Directive "${owner}"` : `Field "${owner.split('.')[1]}"`;
+          report(`${what} argument "${d.name}" of type "${typeString(d.type)}" is required, but it was not provided.`, at);
+        }
+      }
+    }
+    function checkDirectives(list) {
+      for (const d of list || []) {
+        const def = directiveDefs.get(d.name.value);
+        if (def) checkArguments(d.args, def.args || [], `@${def.name}`, true, d.name);
+      }
+    }
+    function checkSelections(set, typeName) {
+      const known = schema.types.has(typeName);
+      for (const s of set.selections) {
+        checkDirectives(s.directives);
+        if (s.kind === 'Spread') continue;
+        if (s.kind === 'Inline') {
+          if (s.on && !schema.types.has(s.on.value)) report(`Unknown type "${s.on.value}".`, s.on);
+          checkSelections(s.selectionSet, s.on ? s.on.value : typeName);
+          continue;
+        }
+        const def = known && fieldNamed(typeName, s.name.value);
+        if (!def) {
+          if (known) report(`Cannot query field "${s.name.value}" on type "${typeName}".`, s.name);
+          s.args.forEach((a) => checkValue(a.value, null));
+          if (s.selectionSet) checkSelections(s.selectionSet, '');
+          continue;
+        }
+        docs.push({ start: s.name.start, end: s.name.end, title: `${typeName}.${def.name}: ${typeString(def.type)}`, description: def.description });
+        checkArguments(s.args, def.args || [], `${typeName}.${def.name}`, false, s.name);
+        const inner = schema.types.get(namedType(def.type));
+        const leaf = inner && (inner.kind === 'SCALAR' || inner.kind === 'ENUM');
+        if (leaf && s.selectionSet) report(`Field "${def.name}" must not have a selection since type "${typeString(def.type)}" has no subfields.`, s.selectionSet.token);
+        else if (inner && !leaf && !s.selectionSet) report(`Field "${def.name}" of type "${typeString(def.type)}" must have a selection of subfields. Did you mean "${def.name} { ... }"?`, s.name);
+        if (s.selectionSet) checkSelections(s.selectionSet, leaf ? '' : namedType(def.type));
+      }
+    }
+
+    for (const d of definitions) {
+      if (d.kind === 'fragment') {
+        op = null;
+        if (!schema.types.has(d.on.value)) report(`Unknown type "${d.on.value}".`, d.on);
+        checkDirectives(d.directives);
+        checkSelections(d.selectionSet, d.on.value);
+        continue;
+      }
+      op = d;
+      d.variables.forEach((v) => {
+        checkType(v.type);
+        if (v.defaultValue) checkValue(v.defaultValue, null);
+      });
+      checkDirectives(d.directives);
+      const root = { query: schema.queryType, mutation: schema.mutationType, subscription: schema.subscriptionType }[d.kind];
+      checkSelections(d.selectionSet, root || '');
+    }
+    return problems;
+  }
+
+  // lint is the list of problems of src, syntax first; without a schema
+  // only the syntax is checked.
+  function lint(src, tokens) {
+    lintDocs = [];
+    if (!src.trim()) return [];
+    let definitions;
+    try {
+      definitions = parseDocument(src, tokens);
+    } catch (err) {
+      if (err instanceof SyntaxProblem) return [err];
+      throw err;
+    }
+    return explorer.schema ? validateDocument(definitions, explorer.schema, lintDocs) : [];
+  }
+
+  // The problems of the text as last drawn, and the documentation of its
+  // fields and arguments; the hover tip reads them.
+  let lintProblems = [], lintDocs = [];
+  const lintSummary = $('lint-summary');
+
+  queryEditor.marker = (src, tokens) => {
+    const started = performance.now();
+    lintProblems = lint(src, tokens);
+    lintSummary.replaceChildren(...lintProblems.map((p) => {
+      const before = src.slice(0, p.start).split('\n');
+      return h('li', {}, `${before.length}:${before[before.length - 1].length + 1} ${p.message}`);
+    }));
+    lintSummary.hidden = !lintProblems.length;
+    // Tests and timings wait for this: the underlines are in the page now.
+    // The detail is how long the lint took, in milliseconds.
+    const took = performance.now() - started;
+    queueMicrotask(() => queryEditor.ta.dispatchEvent(new CustomEvent('linted', { detail: took })));
+    // A problem is marked on the token it starts in, which the hover tip
+    // answers for; one at the end of the text (a missing "}") on the last
+    // token before it.
+    const marked = new Set();
+    for (const p of lintProblems) {
+      const t = tokens.findLast((k) => k.start <= p.start && k.kind !== 'space' && k.kind !== 'comment');
+      if (!t) continue;
+      marked.add(t.start);
+      p.mark = { start: t.start, end: t.start + t.text.length };
+    }
+    return marked;
+  };
+  // The schema arrives after the first drawing; validation starts then.
+  ensureSchema().then(() => queryEditor.render());
+
+  // ---- Hover tip ----------------------------------------------------------
+
+  // Under the mouse: a problem's message, or else a field's or an
+  // argument's type and description (gathered by validateDocument).
+  // The textarea lies over the highlighted text and takes the mouse, so
+  // what is under the pointer is found from the point: the editor is
+  // monospaced (see caretPoint), so a point makes a line and a column.
+  const hoverTip = $('hover-tip');
+
+  function offsetAt(x, y) {
+    const ta = queryEditor.ta;
+    const cs = getComputedStyle(ta);
+    const zero = caretPoint(0);
+    const charWidth = caretPoint.canvas.measureText('0000000000').width / 10;
+    const lineHeight = parseFloat(cs.lineHeight);
+    const line = Math.floor((y - (zero.y - lineHeight)) / lineHeight);
+    const column = Math.floor((x - zero.x) / charWidth);
+    const lines = ta.value.split('\n');
+    if (line < 0 || line >= lines.length || column < 0 || column >= lines[line].length) return -1;
+    let off = column;
+    for (let n = 0; n < line; n++) off += lines[n].length + 1;
+    return off;
+  }
+
+  function showTip(x, y, ...content) {
+    hoverTip.replaceChildren(...content);
+    hoverTip.hidden = false;
+    hoverTip.style.left = `${Math.min(x, innerWidth - hoverTip.offsetWidth - 8)}px`;
+    hoverTip.style.top = `${y + 16}px`;
+  }
+
+  queryEditor.ta.addEventListener('mousemove', (e) => {
+    const off = offsetAt(e.clientX, e.clientY);
+    const problem = off < 0 ? null : lintProblems.find((p) => p.mark && p.mark.start <= off && off < p.mark.end);
+    const doc = off < 0 || problem ? null : lintDocs.find((d) => d.start <= off && off < d.end);
+    if (problem) showTip(e.clientX, e.clientY, h('p', { className: 'tip-error' }, problem.message));
+    else if (doc) showTip(e.clientX, e.clientY, h('p', { className: 'tip-type' }, doc.title), doc.description ? h('p', {}, doc.description) : null);
+    else hoverTip.hidden = true;
+  });
+  queryEditor.ta.addEventListener('mouseleave', () => { hoverTip.hidden = true; });
+  queryEditor.ta.addEventListener('input', () => { hoverTip.hidden = true; });
+
+  // ---- Copy as curl -------------------------------------------------------
+
+  // The operation to run, its variables and headers as one curl command a
+  // shell runs as it stands: every part in single quotes, a quote inside
+  // written '\''. The command is put on the clipboard and shown, read-only,
+  // above the result, for a browser that keeps the clipboard to itself.
+  const shellQuote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+
+  function curlCommand() {
+    const variables = readObject(variablesEditor, 'Variables');
+    const headers = readHeaders();
+    const op = operationToRun(false);
+    const request = { query: queryEditor.value, variables };
+    if (op && op.name && ops.length > 1) request.operationName = op.name;
+    const parts = ['curl', '-sS', shellQuote(new URL(endpoint, location.href).href),
+      '-H', shellQuote('Content-Type: application/json')];
+    for (const [name, value] of Object.entries(headers)) parts.push('-H', shellQuote(`${name}: ${value}`));
+    parts.push('--data-raw', shellQuote(JSON.stringify(request)));
+    return parts.join(' ');
+  }
+
+  $('copy-curl').addEventListener('click', async () => {
+    let command;
+    try {
+      command = curlCommand();
+    } catch (err) {
+      setStatus(err.message, 'fail');
+      return;
+    }
+    $('curl-command').value = command;
+    $('curl-box').hidden = false;
+    try {
+      await navigator.clipboard.writeText(command);
+      setStatus('A curl command for this operation is on the clipboard.');
+    } catch {
+      setStatus('The clipboard is not available here: copy the curl command from above the result.');
+    }
+  });
 
   queryEditor.ta.focus();
 })();
