@@ -593,6 +593,31 @@ test('Copy as curl gives a command that, run in a shell, answers as the page doe
   await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('');
 });
 
+test('the same-data-elsewhere panel shows and runs GET /api/users for a users query', async () => {
+  await replaceQuery('{ users { id name } }');
+  const panel = page.getByRole('region', { name: 'Same data elsewhere' });
+  await panel.getByText('GET /api/users', { exact: true }).waitFor();
+  assert.equal(await panel.locator('code.grpc').first().textContent(), `grpcurl -plaintext ${new URL(base).hostname}:50051 user.UserService/GetAllUsers`);
+  await panel.getByRole('button', { name: 'Run GET /api/users' }).click();
+  const raw = panel.locator('pre.raw');
+  await raw.filter({ hasText: /^200 / }).waitFor();
+  await shot('elsewhere');
+  const rest = JSON.parse((await raw.textContent()).replace(/^.*\n/, ''));
+  const graphql = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query: '{ users { id name } }' }),
+  }).then((r) => r.json());
+  assert.ok(graphql.data.users.length > 0);
+  assert.deepEqual(rest.map((u) => u.name), graphql.data.users.map((u) => u.name));
+
+  // One user: REST by id and gRPC's GetUser; posts: nowhere else.
+  await replaceQuery('{ user(id: 1) { name } posts { title } }');
+  await panel.getByText('GET /api/users/1', { exact: true }).waitFor();
+  assert.match(await panel.locator('code.grpc').first().textContent(), /-d '\{"id":1\}' .* user\.UserService\/GetUser$/);
+  await panel.getByText('posts — no REST, OData or gRPC equivalent.').waitFor();
+});
+
 test('a subscription shows a user created over REST as it happens', async () => {
   await replaceQuery('subscription { onUserCreated { id name email } }');
   await page.keyboard.press('Control+Enter');
