@@ -6,7 +6,11 @@
 // fields, and a list type as [User!]!; Ctrl+Enter runs the operation under
 // the caret, even at column 0; autocompletion offers what fits where it is
 // typed and inserts it; Prettify lays a document out; the history of run
-// operations survives a reload; an onUserCreated subscription shows, live,
+// operations survives a reload; a mistake is underlined as it is typed
+// with the server's message on hover, quickly on a 500-line document;
+// hovering a field shows its documentation; Copy as curl gives a command a
+// shell runs; the same-data-elsewhere panel shows and runs GET /api/users
+// for a users query; an onUserCreated subscription shows, live,
 // a user created over REST by this script. No request may leave the server
 // under test.
 //
@@ -17,7 +21,8 @@
 //	QUARTET_SCREENSHOT  where to write a PNG screenshot of the page with a
 //	                    live event (optional); the other states go beside it,
 //	                    as NAME-explorer.png, NAME-completion.png,
-//	                    NAME-prettified.png and NAME-history.png
+//	                    NAME-prettified.png, NAME-history.png, NAME-lint.png,
+//	                    NAME-hover.png, NAME-curl.png and NAME-elsewhere.png
 //	QUARTET_TOKEN       a bearer token for the REST write, when the server
 //	                    requires one (optional)
 //	CHROMIUM            the browser executable (default /usr/bin/chromium)
