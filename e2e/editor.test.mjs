@@ -6,7 +6,11 @@
 // fields, and a list type as [User!]!; Ctrl+Enter runs the operation under
 // the caret, even at column 0; autocompletion offers what fits where it is
 // typed and inserts it; Prettify lays a document out; the history of run
-// operations survives a reload; an onUserCreated subscription shows, live,
+// operations survives a reload; a mistake is underlined as it is typed
+// with the server's message on hover, quickly on a 500-line document;
+// hovering a field shows its documentation; Copy as curl gives a command a
+// shell runs; the same-data-elsewhere panel shows and runs GET /api/users
+// for a users query; an onUserCreated subscription shows, live,
 // a user created over REST by this script. No request may leave the server
 // under test.
 //
@@ -17,7 +21,8 @@
 //	QUARTET_SCREENSHOT  where to write a PNG screenshot of the page with a
 //	                    live event (optional); the other states go beside it,
 //	                    as NAME-explorer.png, NAME-completion.png,
-//	                    NAME-prettified.png and NAME-history.png
+//	                    NAME-prettified.png, NAME-history.png, NAME-lint.png,
+//	                    NAME-hover.png, NAME-curl.png and NAME-elsewhere.png
 //	QUARTET_TOKEN       a bearer token for the REST write, when the server
 //	                    requires one (optional)
 //	CHROMIUM            the browser executable (default /usr/bin/chromium)
@@ -591,6 +596,31 @@ test('Copy as curl gives a command that, run in a shell, answers as the page doe
   await page.getByRole('textbox', { name: 'Headers (JSON object)' }).fill('');
   await page.getByRole('tab', { name: 'Variables' }).click();
   await page.getByRole('textbox', { name: 'Variables (JSON object)' }).fill('');
+});
+
+test('the same-data-elsewhere panel shows and runs GET /api/users for a users query', async () => {
+  await replaceQuery('{ users { id name } }');
+  const panel = page.getByRole('region', { name: 'Same data elsewhere' });
+  await panel.getByText('GET /api/users', { exact: true }).waitFor();
+  assert.equal(await panel.locator('code.grpc').first().textContent(), `grpcurl -plaintext ${new URL(base).hostname}:50051 user.UserService/GetAllUsers`);
+  await panel.getByRole('button', { name: 'Run GET /api/users' }).click();
+  const raw = panel.locator('pre.raw');
+  await raw.filter({ hasText: /^200 / }).waitFor();
+  await shot('elsewhere');
+  const rest = JSON.parse((await raw.textContent()).replace(/^.*\n/, ''));
+  const graphql = await fetch(new URL('/graphql', base), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query: '{ users { id name } }' }),
+  }).then((r) => r.json());
+  assert.ok(graphql.data.users.length > 0);
+  assert.deepEqual(rest.map((u) => u.name), graphql.data.users.map((u) => u.name));
+
+  // One user: REST by id and gRPC's GetUser; posts: nowhere else.
+  await replaceQuery('{ user(id: 1) { name } posts { title } }');
+  await panel.getByText('GET /api/users/1', { exact: true }).waitFor();
+  assert.match(await panel.locator('code.grpc').first().textContent(), /-d '\{"id":1\}' .* user\.UserService\/GetUser$/);
+  await panel.getByText('posts — no REST, OData or gRPC equivalent.').waitFor();
 });
 
 test('a subscription shows a user created over REST as it happens', async () => {

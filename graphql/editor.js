@@ -2,8 +2,8 @@
 // headers, a result pane, a schema explorer built from introspection,
 // subscriptions over WebSocket (the graphql-transport-ws protocol),
 // autocompletion from the introspected schema, Prettify, a history of
-// the operations run, lint as you type, documentation on hover and copy
-// as curl.
+// the operations run, lint as you type, documentation on hover, copy as
+// curl, and the same data through REST, OData and gRPC.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -1888,6 +1888,93 @@ fragment TypeRef on __Type {
       setStatus('The clipboard is not available here: copy the curl command from above the result.');
     }
   });
+
+  // ---- Same data elsewhere ------------------------------------------------
+
+  // The service serves one store four ways. For each top-level field of the
+  // operation to run, this panel shows the REST or OData request and the
+  // grpcurl command that read the same data, and runs the HTTP one on a
+  // click to show its raw answer beside GraphQL's. Where no other style
+  // serves a field, it says so. The gRPC port is not the page's: grpcurl
+  // names the default one.
+  const GRPC_TARGET = `${location.hostname}:50051`;
+  const ELSEWHERE = {
+    users: () => ({ http: '/api/users', grpc: `grpcurl -plaintext ${GRPC_TARGET} user.UserService/GetAllUsers` }),
+    user: (id) => id === undefined ? null : {
+      http: `/api/users/${encodeURIComponent(id)}`,
+      grpc: `grpcurl -plaintext -d '${JSON.stringify({ id: Number(id) })}' ${GRPC_TARGET} user.UserService/GetUser`,
+    },
+    orders: () => ({ http: '/api/Orders' }),
+    products: () => ({ http: '/api/Products' }),
+  };
+
+  // rootFields lists the top-level fields of the operation to run, each
+  // with its "id" argument when that is a literal or a variable with a value.
+  function rootFields(src) {
+    let definitions;
+    try {
+      definitions = parseDocument(src, tokenizeGraphQL(src));
+    } catch {
+      return null;
+    }
+    const op = operationToRun(false);
+    const def = definitions.find((d) => d.kind !== 'fragment' && (!op || !op.name || d.name === op.name));
+    if (!def || def.kind !== 'query') return [];
+    let variables = {};
+    try { variables = readObject(variablesEditor, 'Variables'); } catch { /* no id from them */ }
+    return def.selectionSet.selections.filter((s) => s.kind === 'Field').map((f) => {
+      const id = f.args.find((a) => a.name.value === 'id');
+      let value;
+      if (id && (id.value.kind === 'Int' || id.value.kind === 'String')) value = id.value.token.value;
+      if (id && id.value.kind === 'Variable') value = variables[id.value.name.value];
+      return { name: f.name.value, id: value };
+    });
+  }
+
+  // sameOrigin is the URL of path on the page's own host; the page talks to
+  // no other.
+  function sameOrigin(path) {
+    const url = new URL(path, location.origin);
+    if (url.origin !== location.origin) throw new Error(`${path} is not on this host.`);
+    return url;
+  }
+
+  function renderElsewhere() {
+    const list = $('elsewhere-list');
+    const fields = rootFields(queryEditor.value);
+    if (!fields) return list.replaceChildren(h('li', { className: 'note' }, 'The document does not parse.'));
+    if (!fields.length) return list.replaceChildren(h('li', { className: 'note' }, 'Only a query has equivalents elsewhere.'));
+    list.replaceChildren(...fields.map(({ name, id }) => {
+      const same = ELSEWHERE[name] && ELSEWHERE[name](id);
+      if (!same) return h('li', {}, h('code', {}, name), ' \u2014 no REST, OData or gRPC equivalent.');
+      const answer = h('pre', { className: 'raw', hidden: true, tabIndex: 0 });
+      const run = async () => {
+        answer.hidden = false;
+        answer.textContent = 'Loading\u2026';
+        try {
+          const res = await fetch(sameOrigin(same.http), { headers: { ...readHeaders(), Accept: 'application/json' } });
+          answer.textContent = `${res.status} ${res.statusText}\n${await res.text()}`;
+        } catch (err) {
+          answer.textContent = `The request failed: ${err.message}`;
+        }
+      };
+      return h('li', {},
+        h('code', {}, name), ' ',
+        h('p', {}, h('code', { className: 'http' }, `GET ${same.http}`), ' ', h('button', { type: 'button', className: 'quiet', onclick: run }, `Run GET ${same.http}`)),
+        same.grpc ? h('p', {}, h('code', { className: 'grpc' }, same.grpc)) : h('p', { className: 'note' }, 'No gRPC method serves this.'),
+        answer);
+    }));
+  }
+
+  let elsewhereTimer = 0;
+  const scheduleElsewhere = () => {
+    clearTimeout(elsewhereTimer);
+    elsewhereTimer = setTimeout(renderElsewhere, 150);
+  };
+  queryEditor.ta.addEventListener('input', scheduleElsewhere);
+  variablesEditor.ta.addEventListener('input', scheduleElsewhere);
+  picker.addEventListener('change', scheduleElsewhere);
+  renderElsewhere();
 
   queryEditor.ta.focus();
 })();
