@@ -60,6 +60,10 @@ type framing struct {
 	contentLength  []string // values, one per field line
 	transferCoding []string
 	lastField      *[]string // the list the last field line went to, for continuation lines
+	// spacedLength and spacedCoding: a Content-Length or Transfer-Encoding name with white space before
+	// its colon. net/http files it under another name and frames the body without it,
+	// but a proxy in front may not, so it still conflicts with the other.
+	spacedLength, spacedCoding bool
 
 	faulty atomic.Bool // a request with both Content-Length and Transfer-Encoding was seen
 }
@@ -156,11 +160,16 @@ func (f *framing) headerLine(line []byte) {
 			*last = strings.Trim(*last+" "+string(line), " \t")
 		}
 	default:
-		name, value, _ := bytes.Cut(line, []byte(":"))
-		name = bytes.TrimRight(name, " \t") // net/http refuses the space; matching it anyway is safe
+		rawName, value, _ := bytes.Cut(line, []byte(":"))
+		name := bytes.TrimRight(rawName, " \t")
+		spaced := len(name) != len(rawName)
 		value = bytes.Trim(value, " \t")
 		f.lastField = nil
 		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")) && spaced:
+			f.spacedLength = true
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")) && spaced:
+			f.spacedCoding = true
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			f.contentLength = append(f.contentLength, string(value))
 			f.lastField = &f.contentLength
@@ -175,9 +184,11 @@ func (f *framing) headerLine(line []byte) {
 // framed, as net/http's fixLength and parseTransferEncoding do.
 func (f *framing) endHeader() {
 	cl, te, old := f.contentLength, f.transferCoding, f.beforeHTTP11
+	anyLength, anyCoding := len(cl) > 0 || f.spacedLength, len(te) > 0 || f.spacedCoding
 	f.sawRequestLine, f.beforeHTTP11, f.contentLength, f.transferCoding, f.lastField = false, false, nil, nil, nil
+	f.spacedLength, f.spacedCoding = false, false
 	switch {
-	case len(te) > 0 && (len(cl) > 0 || old):
+	case anyCoding && anyLength, len(te) > 0 && old:
 		f.faulty.Store(true)
 		f.state = stopped // the connection is closed after the answer
 	case len(te) > 0:
