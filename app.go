@@ -72,7 +72,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
-	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws})
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
+		clientShare: cfg.clientShare, clientWaiting: cfg.clientWaiting})
 	a.http = &http.Server{
 		Handler:           withCORS(cors, a.server),
 		ReadHeaderTimeout: 5 * time.Second,

@@ -23,6 +23,7 @@ const (
 	KindUnauthenticated             // no valid credentials
 	KindForbidden                   // valid credentials, not permitted
 	KindPrecondition                // the client's If-Match names a version that is no longer current
+	KindExhausted                   // the client has more requests under way than it may; it may retry
 )
 
 // kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
@@ -44,6 +45,7 @@ var kinds = map[Kind]kindInfo{
 	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
 	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
 	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
+	KindExhausted:       {http.StatusTooManyRequests, codes.ResourceExhausted, "TOO_MANY_REQUESTS", "TooManyRequests"},
 }
 
 // Error is the one error type of the domain. Message is safe to show to a client;

@@ -48,6 +48,8 @@ type config struct {
 	graphqlMaxCost  int
 	graphqlMaxBytes int // -graphql-max-response-bytes
 	httpMaxConns    int
+	clientShare     int // -http-client-share
+	clientWaiting   int // -http-client-waiting
 	corsOrigins     string
 	wsOrigins       string // deprecated alias of corsOrigins; the two lists are merged
 	ws              wsLimits
@@ -125,6 +127,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.httpAddr, "http", ":8080", "`address` of the HTTP server (REST, GraphQL, OData)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", ":50051", "`address` of the gRPC server")
 	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", defaultHTTPMaxConns, "most HTTP connections (WebSockets included) open at once; more wait to be accepted")
+	fs.IntVar(&cfg.clientShare, "http-client-share", defaultClientShare(), "most HTTP requests of one client IP address (IPv6: /64) run at once, so one client cannot take every CPU; the rest wait their turn (0: no limit; behind a reverse proxy every client shares the proxy's)")
+	fs.IntVar(&cfg.clientWaiting, "http-client-waiting", defaultClientWaiting, "most HTTP requests of one client IP address waiting for their turn; more get 429")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
@@ -171,6 +175,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.httpMaxConns < 1 {
 		return errors.New("-http-max-conns must be positive")
+	}
+	if cfg.clientShare < 0 || cfg.clientWaiting < 0 {
+		return errors.New("-http-client-share and -http-client-waiting must not be negative")
 	}
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")

@@ -44,6 +44,8 @@ type Server struct {
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
+	// turns is the fair share between client addresses; nil: none.
+	turns *fairShare
 }
 
 // serverOptions are the HTTP side's settings.
@@ -56,6 +58,8 @@ type serverOptions struct {
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
 	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
+	clientShare     int             // requests of one client address running at once; 0: no fair share
+	clientWaiting   int             // requests of one client address waiting for their turn
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -101,6 +105,9 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, metrics: opts.metrics}
 	if s.metrics == nil {
 		s.metrics = &serviceMetrics{}
+	}
+	if opts.clientShare > 0 {
+		s.turns = newFairShare(opts.clientShare, opts.clientWaiting)
 	}
 	s.addRoutes()
 	return s
@@ -264,7 +271,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
 		return
 	}
+	if s.turns != nil {
+		client := clientAddress(r.RemoteAddr)
+		leave, ok := s.turns.enter(r.Context(), client)
+		if !ok {
+			if r.Context().Err() == nil { // else the client is gone, and no answer is read
+				s.refuseBusy(rec, r, client)
+			}
+			return
+		}
+		defer leave()
+		out = &turnWriter{ResponseWriter: out, leave: leave}
+	}
 	s.mux.ServeHTTP(out, r)
+}
+
+// refuseBusy answers a request the fair share refused (fairshare.go), in the format
+// of the surface it was meant for.
+func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, client string) {
+	err := &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests at once from %s: %d may run and %d wait; try again shortly", client, s.turns.share, s.turns.waiting)}
+	w.Header().Set("Retry-After", "1")
+	switch {
+	case r.URL.Path == "/graphql":
+		writeGraphQLError(w, err)
+	case isODataPath(r.URL.Path):
+		writeODataError(w, r, err)
+	default:
+		s.writeError(w, r, err)
+	}
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,7 @@ type hostileConfig struct {
 	grpcHold     time.Duration
 	wsHold       time.Duration
 	kinds        *regexp.Regexp
+	attackerIP   string // the attackers' source address; the legitimate client's is the default
 	serviceFlags []string
 	repo         string
 	bin          string // a built service; "" builds it from repo
@@ -113,6 +115,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 	fs.IntVar(&c.grpcParallel, "grpc-parallel", 4, "CreateUsers streams open at once")
 	fs.DurationVar(&c.grpcHold, "grpc-hold", time.Second, "how long a stream that took every user is held open before it is cancelled")
 	fs.DurationVar(&c.wsHold, "ws-hold", 10*time.Second, "how long the WebSockets stay open while the legitimate client creates users")
+	fs.StringVar(&c.attackerIP, "attacker-ip", "127.0.0.2", "source `address` of the attackers' connections: one stranger, apart from the legitimate client (\"\": the same address as it)")
 	kinds := fs.String("kinds", "", "run only the attack kinds whose name matches this `regexp`")
 	serviceFlags := fs.String("service-flags", "", "extra `flags` for the service, split at spaces (e.g. a WebSocket cap)")
 	fs.StringVar(&c.repo, "repo", "..", "`directory` of the quartet repository (the service is built from it)")
@@ -150,6 +153,9 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 			return nil, fmt.Errorf("-kinds: %w", err)
 		}
 		c.kinds = re
+	}
+	if c.attackerIP != "" && net.ParseIP(c.attackerIP) == nil {
+		return nil, fmt.Errorf("-attacker-ip: %q is not an IP address", c.attackerIP)
 	}
 	if c.requests < 1 || c.attackers < 1 || c.legitRate < 4 || c.grpcStreams < 1 || c.grpcParallel < 1 || c.data.Users < 1 || c.data.Products < 1 {
 		return nil, errors.New("-n, -attackers, -grpc-streams, -grpc-parallel, -users and -products must be positive, -legit-rate at least 4")
@@ -349,7 +355,7 @@ func (h *hostile) runKind(ctx context.Context, a attack) (*kindResult, error) {
 	cpu0, _ := p.cpuTime()
 	kctx, cancel := context.WithTimeout(ctx, h.cfg.budget)
 	g := startGuard(kctx, p, h.cfg.maxRSS, cancel)
-	k := a.run(kctx, target{httpAddr: p.httpAddr, grpcAddr: p.grpcAddr})
+	k := a.run(kctx, target{httpAddr: p.httpAddr, grpcAddr: p.grpcAddr, from: h.attackerDialer()})
 	k.name = a.name
 	k.overBudget = errors.Is(kctx.Err(), context.DeadlineExceeded)
 	cancel()
@@ -585,4 +591,13 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// attackerDialer dials from -attacker-ip, so that the service tells the attacker
+// from the legitimate client as it tells any two clients apart: by address.
+func (h *hostile) attackerDialer() *net.Dialer {
+	if h.cfg.attackerIP == "" {
+		return &net.Dialer{}
+	}
+	return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(h.cfg.attackerIP)}}
 }

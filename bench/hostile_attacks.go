@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,7 +28,10 @@ import (
 // requests share a document cache entry.
 
 // target is where the service being attacked listens.
-type target struct{ httpAddr, grpcAddr string }
+type target struct {
+	httpAddr, grpcAddr string
+	from               *net.Dialer // the attacker's connections start from its own address
+}
 
 // attack is one kind of hostile request.
 type attack struct {
@@ -40,7 +44,7 @@ func (h *hostile) attacks() []attack {
 	c, s := h.cfg, h.cfg.sizes
 	httpKind := func(name string, req func(k int) hostileRequest) attack {
 		return attack{name: name, run: func(ctx context.Context, t target) *kindResult {
-			return attackHTTP(ctx, t.httpAddr, c.requests, c.attackers, c.timeout, req)
+			return attackHTTP(ctx, t.from, t.httpAddr, c.requests, c.attackers, c.timeout, req)
 		}}
 	}
 	gqlPOST := func(doc func(k int) string) func(k int) hostileRequest {
@@ -72,13 +76,13 @@ func (h *hostile) attacks() []attack {
 		{
 			name: fmt.Sprintf("gRPC CreateUsers, %d streams of %d users, %d open at once", c.grpcStreams, s.grpcUsers, c.grpcParallel),
 			run: func(ctx context.Context, t target) *kindResult {
-				return attackCreateUsers(ctx, t.grpcAddr, c.grpcStreams, c.grpcParallel, s.grpcUsers, c.grpcHold, c.timeout)
+				return attackCreateUsers(ctx, t.from, t.grpcAddr, c.grpcStreams, c.grpcParallel, s.grpcUsers, c.grpcHold, c.timeout)
 			},
 		},
 		{
 			name: fmt.Sprintf("WebSocket %d sockets x %d subscriptions, one address", s.wsSockets, s.wsSubs),
 			run: func(ctx context.Context, t target) *kindResult {
-				return attackWebSockets(ctx, t.httpAddr, s.wsSockets, s.wsSubs, c.wsHold, c.timeout)
+				return attackWebSockets(ctx, t.from, t.httpAddr, s.wsSockets, s.wsSubs, c.wsHold, c.timeout)
 			},
 		},
 	}
@@ -191,11 +195,12 @@ func filterPath(n int) string {
 // cancelled, so that the users are never stored and only the buffering is
 // measured. A stream not done within timeout (plus the hold) has failed; as in
 // attackHTTP, the kind stops once parallel streams have.
-func attackCreateUsers(ctx context.Context, addr string, streams, parallel, users int, hold, timeout time.Duration) *kindResult {
+func attackCreateUsers(ctx context.Context, from *net.Dialer, addr string, streams, parallel, users int, hold, timeout time.Duration) *kindResult {
 	k := &kindResult{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return from.DialContext(ctx, "tcp", addr) }))
 	if err != nil {
 		k.failed(ctx, err)
 		return k
@@ -300,7 +305,7 @@ func createUsersStream(ctx context.Context, client userpb.UserServiceClient, msg
 // the legitimate client creates users, so that every refusal the service makes
 // (at the upgrade, by a close code, or by an error message per subscription) is
 // counted. The latency is a socket's set-up: dial to its last subscribe sent.
-func attackWebSockets(ctx context.Context, addr string, sockets, subs int, hold, timeout time.Duration) *kindResult {
+func attackWebSockets(ctx context.Context, from *net.Dialer, addr string, sockets, subs int, hold, timeout time.Duration) *kindResult {
 	k := &kindResult{}
 	var (
 		subsSent, subErrors, events atomic.Int64
@@ -320,7 +325,7 @@ func attackWebSockets(ctx context.Context, addr string, sockets, subs int, hold,
 		wg.Go(func() {
 			defer func() { <-gate }()
 			t0 := time.Now()
-			a, outcome, err := openWSAttacker(ctx, addr, subs, timeout)
+			a, outcome, err := openWSAttacker(ctx, from, addr, subs, timeout)
 			switch {
 			case err != nil:
 				k.failed(ctx, err)
@@ -373,11 +378,11 @@ type wsAttacker struct {
 // upgrade status other than 101, or the socket ended before the last subscribe
 // was sent) is returned as the outcome with a nil attacker; only a timeout or a
 // failed dial is an error.
-func openWSAttacker(ctx context.Context, addr string, subs int, timeout time.Duration) (*wsAttacker, string, error) {
+func openWSAttacker(ctx context.Context, from *net.Dialer, addr string, subs int, timeout time.Duration) (*wsAttacker, string, error) {
 	t0 := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dialWS(dctx, addr, "/graphql", "graphql-transport-ws")
+	c, err := dialWS(dctx, from, addr, "/graphql", "graphql-transport-ws")
 	if err != nil {
 		if ue := (*upgradeError)(nil); errors.As(err, &ue) {
 			return nil, "upgrade " + strconv.Itoa(ue.status), nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -171,18 +172,18 @@ func fetch(ctx context.Context, client *http.Client, base string, req hostileReq
 	return outcome, int64(n), nil
 }
 
-// newClient is an HTTP client for conns concurrent requests, each bounded by
+// newClient is an HTTP client, dialling from from, for conns concurrent requests, each bounded by
 // timeout. Compression is off so that answer sizes are the service's own.
-func newClient(conns int, timeout time.Duration) *http.Client {
+func newClient(from *net.Dialer, conns int, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true},
+		Transport: &http.Transport{DialContext: from.DialContext, MaxIdleConnsPerHost: conns, DisableCompression: true},
 	}
 }
 
 // healthz makes one call that costs the service nothing, and ignores its answer.
 func healthz(ctx context.Context, addr string) {
-	c := newClient(1, 5*time.Second)
+	c := newClient(&net.Dialer{}, 1, 5*time.Second)
 	defer c.CloseIdleConnections()
 	fetch(ctx, c, "http://"+addr, hostileRequest{method: "GET", path: "/healthz"})
 }
@@ -237,7 +238,7 @@ var legitCalls = []func(id int) (hostileRequest, int){
 // its calls; calls cut short by the stop are not counted.
 func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration) func() legitResult {
 	ctx, cancel := context.WithCancel(ctx)
-	client := newClient(len(legitCalls), timeout)
+	client := newClient(&net.Dialer{}, len(legitCalls), timeout)
 	base := "http://" + addr
 	interval := time.Duration(len(legitCalls)) * time.Second / time.Duration(rate)
 	results := make([]legitResult, len(legitCalls))
@@ -289,9 +290,9 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 // in flight at once, until all are sent or ctx ends. Once attackers requests
 // have gone unanswered the service is taken to hang, and the kind stops: the
 // rest would only wait out their timeouts, on CPUs other people share.
-func attackHTTP(ctx context.Context, addr string, n, attackers int, timeout time.Duration, req func(k int) hostileRequest) *kindResult {
+func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers int, timeout time.Duration, req func(k int) hostileRequest) *kindResult {
 	k := &kindResult{}
-	client := newClient(attackers, timeout)
+	client := newClient(from, attackers, timeout)
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -171,7 +171,7 @@ func TestWebSocketRefusalsCounted(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	k := attackWebSockets(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 3, 3, 200*time.Millisecond, 5*time.Second)
+	k := attackWebSockets(context.Background(), &net.Dialer{}, strings.TrimPrefix(srv.URL, "http://"), 3, 3, 200*time.Millisecond, 5*time.Second)
 	want := "closed 4429 at init x1, open, some subscriptions refused x1, upgrade 429 x1"
 	if got := k.outcomeList(); got != want || k.sent != 3 || !k.held() {
 		t.Errorf("outcomes %q, sent %d, held %v (%v); want %q", got, k.sent, k.held(), k.firstErr, want)
@@ -213,7 +213,7 @@ func TestCreateUsersRefusalCounted(t *testing.T) {
 		srv := grpc.NewServer()
 		userpb.RegisterUserServiceServer(srv, &refusingUsers{max: c.max})
 		go srv.Serve(ln)
-		k := attackCreateUsers(context.Background(), ln.Addr().String(), 2, 2, 1000, 300*time.Millisecond, 5*time.Second)
+		k := attackCreateUsers(context.Background(), &net.Dialer{}, ln.Addr().String(), 2, 2, 1000, 300*time.Millisecond, 5*time.Second)
 		srv.Stop()
 		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
 			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)

@@ -181,7 +181,7 @@ func runFanOut(ctx context.Context, addr string, n int, serverCPU func() (time.D
 func wsSubscribe(ctx context.Context, addr string) (*wsConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := dialWS(dctx, addr, "/graphql", "graphql-transport-ws", "graphql-ws")
+	c, err := dialWS(dctx, &net.Dialer{}, addr, "/graphql", "graphql-transport-ws", "graphql-ws")
 	if err != nil {
 		return nil, err
 	}

@@ -59,11 +59,10 @@ type upgradeError struct{ status int }
 
 func (e *upgradeError) Error() string { return fmt.Sprintf("WebSocket upgrade: status %d", e.status) }
 
-// dialWS connects to ws://addr+path offering subprotocols, and returns once the
+// dialWS connects from from to ws://addr+path offering subprotocols, and returns once the
 // server has switched protocols. Everything it does is bounded by ctx.
-func dialWS(ctx context.Context, addr, path string, subprotocols ...string) (*wsConn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+func dialWS(ctx context.Context, from *net.Dialer, addr, path string, subprotocols ...string) (*wsConn, error) {
+	nc, err := from.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

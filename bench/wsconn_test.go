@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,7 +64,7 @@ func TestWSConn(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := testCtx(t)
-	c, err := dialWS(ctx, strings.TrimPrefix(srv.URL, "http://"), "/graphql", "graphql-transport-ws", "graphql-ws")
+	c, err := dialWS(ctx, &net.Dialer{}, strings.TrimPrefix(srv.URL, "http://"), "/graphql", "graphql-transport-ws", "graphql-ws")
 	if err != nil {
 		t.Fatal(err)
 	}

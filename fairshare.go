@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime"
+	"sync"
+)
+
+// Every bound on a single request (cost, depth, sizes) leaves one thing open: a
+// client that sends many cheap-to-refuse requests at once still takes every CPU,
+// and everybody else's requests wait behind its own. The fair share closes it:
+// the requests of one client address run at most share at a time, and the rest
+// of that client's requests wait their turn, in order, so another client always
+// finds a CPU.
+//
+// A request holds its place from the moment its handler starts (before its body
+// is read) until the handler first writes, hijacks the connection for a
+// WebSocket, or returns: the work a request makes the service do happens before
+// its answer goes out, and a client that reads its answer slowly must not keep
+// its own later requests waiting for the write timeout.
+
+const (
+	// defaultClientWaiting is -http-client-waiting's default: the requests of one
+	// client address that may wait for its share. Past them the client is answered
+	// 429 at once. Each waiting request holds a connection and a goroutine, both
+	// bounded overall by -http-max-conns.
+	defaultClientWaiting = 256
+)
+
+// defaultClientShare is -http-client-share's default: half the CPUs the service
+// may use, at least one, so that one client leaves the other half to the rest.
+func defaultClientShare() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// fairShare admits the requests of each client address share at a time.
+type fairShare struct {
+	share   int // requests of one client running at once
+	waiting int // requests of one client waiting at once; more are refused
+
+	mu      sync.Mutex
+	clients map[string]*clientTurns
+}
+
+// clientTurns is one client's running and waiting requests; it exists while
+// the client has any.
+type clientTurns struct {
+	running chan struct{} // a token per running request; senders wait in order
+	users   int           // running and waiting requests
+}
+
+func newFairShare(share, waiting int) *fairShare {
+	return &fairShare{share: share, waiting: waiting, clients: map[string]*clientTurns{}}
+}
+
+// enter waits for one of client's turns and returns the function that gives
+// it back (once; later calls do nothing). It reports false, with nothing to
+// give back, when the client already has as many requests waiting as it may,
+// or when ctx ends first.
+func (f *fairShare) enter(ctx context.Context, client string) (leave func(), ok bool) {
+	f.mu.Lock()
+	t := f.clients[client]
+	if t == nil {
+		t = &clientTurns{running: make(chan struct{}, f.share)}
+		f.clients[client] = t
+	}
+	if t.users >= f.share+f.waiting {
+		f.mu.Unlock()
+		return nil, false
+	}
+	t.users++
+	f.mu.Unlock()
+
+	select {
+	case t.running <- struct{}{}:
+	default:
+		select {
+		case t.running <- struct{}{}:
+		case <-ctx.Done():
+			f.forget(client, t)
+			return nil, false
+		}
+	}
+	return sync.OnceFunc(func() {
+		<-t.running
+		f.forget(client, t)
+	}), true
+}
+
+// forget counts one request of client's out, and the client with it when it
+// was its last.
+func (f *fairShare) forget(client string, t *clientTurns) {
+	f.mu.Lock()
+	t.users--
+	if t.users == 0 {
+		delete(f.clients, client)
+	}
+	f.mu.Unlock()
+}
+
+// clientAddress is the address whose requests share one turn: the peer's IP,
+// or its /64 network for IPv6, where one host commonly holds a whole /64.
+// Behind a reverse proxy every client has the proxy's address, and the share
+// is the proxy's (see -http-client-share).
+func clientAddress(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// turnWriter gives the request's turn back on the first write, flush or hijack.
+type turnWriter struct {
+	http.ResponseWriter
+	leave func()
+}
+
+func (w *turnWriter) WriteHeader(code int) {
+	w.leave()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *turnWriter) Write(b []byte) (int, error) {
+	w.leave()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush gives the turn back too: a flushing handler is streaming its answer.
+func (w *turnWriter) Flush() {
+	w.leave()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack gives the turn back: a WebSocket's work is bounded by its own caps.
+func (w *turnWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.leave()
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *turnWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func TestFairShareTurns(t *testing.T) {
+	f := newFairShare(2, 1)
+	ctx := context.Background()
+	leave1, ok1 := f.enter(ctx, "a")
+	leave2, ok2 := f.enter(ctx, "a")
+	if !ok1 || !ok2 {
+		t.Fatal("the first two requests of a client did not run at once")
+	}
+	entered := make(chan func())
+	go func() {
+		leave, ok := f.enter(ctx, "a")
+		if !ok {
+			t.Error("the waiting request was refused")
+		}
+		entered <- leave
+	}()
+	waitFor(t, "a third request of a waits", func() bool { return f.users("a") == 3 })
+	if _, ok := f.enter(ctx, "a"); ok {
+		t.Fatal("a fourth request ran or waited past share 2 + waiting 1")
+	}
+	if leave, ok := f.enter(ctx, "b"); !ok {
+		t.Fatal("another client waited for a's turns")
+	} else {
+		leave()
+	}
+	select {
+	case <-entered:
+		t.Fatal("the third request ran before a turn was given back")
+	default:
+	}
+	leave1()
+	leave1() // a second call gives nothing back
+	leave3 := <-entered
+	if got := f.users("a"); got != 2 {
+		t.Fatalf("users after one left and the waiting one entered = %d, want 2", got)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	go func() {
+		waitFor(t, "a third request of a waits", func() bool { return f.users("a") == 3 })
+		cancel()
+	}()
+	if _, ok := f.enter(cancelled, "a"); ok {
+		t.Fatal("a request whose context ended was let in")
+	}
+	leave2()
+	leave3()
+	if len(f.clients) != 0 {
+		t.Fatalf("clients left behind: %v", f.clients)
+	}
+}
+
+// users is the number of client's requests running or waiting.
+func (f *fairShare) users(client string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t := f.clients[client]; t != nil {
+		return t.users
+	}
+	return 0
+}
+
+func TestClientAddress(t *testing.T) {
+	for remote, want := range map[string]string{
+		"127.0.0.2:5000":                 "127.0.0.2",
+		"[::ffff:192.0.2.7]:80":          "192.0.2.7",
+		"[2001:db8:1:2:3:4:5:6]:443":     "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1%eth0]:80": "2001:db8:1:2::/64",
+		"[fe80::1]:80":                   "fe80::/64",
+		"pipe":                           "pipe",
+	} {
+		if got := clientAddress(remote); got != want {
+			t.Errorf("clientAddress(%q) = %q, want %q", remote, got, want)
+		}
+	}
+}
+
+// TestFairShareBetweenClients runs the real service with one turn and one waiting
+// place per client address: a client whose turn is held by a request still reading
+// its body does not delay another address, its own next request waits, and the
+// one after that is refused in the format of its surface.
+func TestFairShareBetweenClients(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	a, _ := startApp(t, cfg)
+	stranger := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	turns := a.server.turns
+
+	held, err := stranger.Dial("tcp", a.httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	body := `{"query":"{ user(id: 1) { name } }"}`
+	if _, err := io.WriteString(held, "POST /graphql HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body[:5]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the held request has its turn", func() bool { return turns.users("127.0.0.2") == 1 })
+
+	own := &http.Client{Timeout: 10 * time.Second}
+	if status, _ := get(t, own, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
+		t.Fatalf("another address got %d while the stranger's turn was held", status)
+	}
+
+	strangers := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: stranger.DialContext}}
+	waited := make(chan int)
+	go func() {
+		status, _ := get(t, strangers, "http://"+a.httpAddr+"/api/users/1")
+		waited <- status
+	}()
+	waitFor(t, "the second request waits", func() bool { return turns.users("127.0.0.2") == 2 })
+
+	for _, c := range []struct{ path, contentType, code string }{
+		{"/api/users/1", "application/problem+json", ""},
+		{"/graphql?query=%7Bname%7D", "application/json", "TOO_MANY_REQUESTS"},
+		{"/api/Products(1)", "application/json", "TooManyRequests"},
+	} {
+		resp, err := strangers.Get("http://" + a.httpAddr + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.contentType) {
+			t.Errorf("%s past the waiting place: %d, Retry-After %q, Content-Type %q; want 429, 1, %s", c.path, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"), c.contentType)
+		}
+		var answer struct {
+			Detail string
+			Errors []struct{ Extensions struct{ Code string } }
+			Error  struct{ Code string }
+		}
+		if err := json.Unmarshal(raw, &answer); err != nil {
+			t.Fatalf("%s: %v in %s", c.path, err, raw)
+		}
+		got := answer.Error.Code
+		if len(answer.Errors) == 1 {
+			got = answer.Errors[0].Extensions.Code
+		}
+		if got != c.code || (c.code == "" && !strings.Contains(answer.Detail, "127.0.0.2")) {
+			t.Errorf("%s past the waiting place answered %s", c.path, raw)
+		}
+	}
+
+	select {
+	case status := <-waited:
+		t.Fatalf("the stranger's second request ran (%d) while its first held the turn", status)
+	default:
+	}
+	if _, err := io.WriteString(held, body[5:]); err != nil {
+		t.Fatal(err)
+	}
+	if status := <-waited; status != http.StatusOK {
+		t.Fatalf("the stranger's waiting request got %d once its turn came", status)
+	}
+	waitFor(t, "the stranger is forgotten", func() bool { return turns.users("127.0.0.2") == 0 })
+}
+
+// TestFairShareWebSocketGivesTurnBack opens a GraphQL WebSocket with one turn per
+// client: the socket, which lives on, must not keep its client's HTTP requests
+// waiting.
+func TestFairShareWebSocketGivesTurnBack(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	a, _ := startApp(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := c.Read(ctx); err != nil || !strings.Contains(string(msg), "connection_ack") {
+		t.Fatalf("no connection_ack: %s %v", msg, err)
+	}
+	if status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
+		t.Fatalf("a request beside an open WebSocket got %d", status)
+	}
+}
+
+func get(t *testing.T, c *http.Client, url string) (int, []byte) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Error(err) // also from the goroutine of a waiting request
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
