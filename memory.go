@@ -6,28 +6,37 @@ import (
 	"time"
 )
 
-// Returning memory after a burst. Go's collector keeps free heap memory for reuse up to
-// about its next goal, twice the live heap, and its background scavenger hands the rest
-// back slowly; after a burst of large requests (a load, an attack) the process would stay
-// at its peak size for minutes. Checking every memoryCheckEvery, and giving everything
-// back once more than memoryKeepFree sits free, keeps the resident size near the live
-// heap at the price of one extra collection per burst (bench/README.md, "Hostile load").
+// Returning memory after a burst. Go's collector lets the heap grow to about twice
+// what was live at the last collection before it collects again, and its background
+// scavenger hands free memory back slowly; after a burst of large requests (a load,
+// an attack) a service that then sees little traffic stays at its peak size for
+// minutes, its garbage uncollected. Checking every memoryCheckEvery, the service
+// collects and gives everything back once more than memoryKeepFree is reclaimable:
+// at most one extra collection per check, which under load the collector would
+// have run soon anyway (bench/README.md, "Hostile load").
 const (
 	memoryCheckEvery = 5 * time.Second
-	memoryKeepFree   = 16 << 20
+	memoryKeepFree   = 4 << 20
 )
 
-// freeHeapBytes is the heap memory that is free but not yet given back to the system.
-func freeHeapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+// reclaimableHeap is the heap memory held beyond what the last collection found
+// live: free memory not yet given back to the system, and the objects allocated
+// since (garbage, once a burst is over).
+func reclaimableHeap() uint64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
 	metrics.Read(s)
-	return s[0].Value.Uint64()
+	free, objects, live := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	return free + objects - min(live, objects)
 }
 
-// returnFreeMemory gives the free heap back to the system when more than keep bytes of
-// it are held, and reports whether it did.
+// returnFreeMemory collects and gives the heap's reclaimable memory back when more
+// than keep bytes of it are held, and reports whether it did.
 func returnFreeMemory(keep uint64) bool {
-	if freeHeapBytes() <= keep {
+	if reclaimableHeap() <= keep {
 		return false
 	}
 	debug.FreeOSMemory()
