@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -174,7 +173,7 @@ func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) 
 			return 0, fmt.Errorf("operation %d (%s): id %q is not the SHA-256 of its body", i, op.Name, op.ID)
 		}
 		if p := s.prepare(op.Body); p.errs != nil {
-			return 0, fmt.Errorf("operation %d (%s): %w", i, op.Name, errors.Join(errorsOf(p.errs)...))
+			return 0, fmt.Errorf("operation %d (%s): %s", i, op.Name, ErrorList(p.errs))
 		}
 		pinned[hash] = op.Body
 	}
@@ -188,14 +187,6 @@ func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) 
 		}
 	}
 	return len(pinned), nil
-}
-
-func errorsOf(errs []*Error) []error {
-	out := make([]error, len(errs))
-	for i, e := range errs {
-		out[i] = e
-	}
-	return out
 }
 
 // checkPersistedOnly returns the error that refuses req in persisted-only mode,
