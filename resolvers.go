@@ -63,7 +63,8 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		Serialize: func(v any) (any, error) {
 			t, ok := v.(time.Time)
 			if !ok {
-				return nil, fmt.Errorf("DateTime cannot represent %T", v)
+				// The value's Go type would mean nothing to a client (issue 17).
+				return nil, errors.New("DateTime cannot represent a value that is not a time")
 			}
 			return t.UTC().Format(time.RFC3339Nano), nil
 		},
