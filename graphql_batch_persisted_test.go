@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket/wsjson"
 )
 
 // pinnedQuery is the operation of the manifest the tests below pin.
@@ -79,7 +83,7 @@ func TestRunRefusesGraphQLBatchAndPersistedFlags(t *testing.T) {
 // TestGraphQLBatchAndPersistedOnlyServed: the flags reach the GraphQL endpoint of
 // the running service: a batch within -graphql-batch-max is answered in order and
 // one over it refused; with -graphql-persisted-only the pinned operation runs by its
-// hash from the first request, and a document is refused.
+// hash from the first request, and a document is refused, over HTTP and WebSocket.
 func TestGraphQLBatchAndPersistedOnlyServed(t *testing.T) {
 	cfg := testConfig()
 	cfg.graphqlBatchMax = 2
@@ -114,5 +118,19 @@ func TestGraphQLBatchAndPersistedOnlyServed(t *testing.T) {
 		if status, got := post(tc.body); status != tc.status || got != tc.want {
 			t.Errorf("%s: %d %s\nwant %d %s", tc.name, status, got, tc.status, tc.want)
 		}
+	}
+
+	// The WebSocket side holds to the same list: a subscription not in it is refused.
+	c := dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id } }")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var msg struct {
+		Type    string `json:"type"`
+		Payload []struct {
+			Extensions map[string]any `json:"extensions"`
+		} `json:"payload"`
+	}
+	if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "error" || len(msg.Payload) != 1 || msg.Payload[0].Extensions["code"] != "PERSISTED_QUERY_NOT_IN_LIST" {
+		t.Errorf("a subscription not in the list: %+v %v", msg, err)
 	}
 }

@@ -246,8 +246,9 @@ func parseDateTime(v any) (any, error) {
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
 // without a valid token is refused (close 4403). limits caps the sockets; refusals
 // are logged to log.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
+	h.PersistedOnly = persistedOnly
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
 		if r.Header.Get("Authorization") == "" {
@@ -274,6 +275,9 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		},
 	}
 	limits.options(&opts)
+	if persistedOnly {
+		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
+	}
 	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = ws
 	return h, ws

@@ -36,6 +36,8 @@ const (
 	CodePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
 )
 
+const msgNotInList = "The persisted operation is not in this server's list of allowed operations."
+
 // MaxManifestOperations bounds the operations a manifest may pin: they are
 // kept for the life of the process, outside the cache's budget.
 const MaxManifestOperations = 10_000
@@ -199,7 +201,7 @@ func (h *Handler) checkPersistedOnly(req httpRequest, pq *persistedQuery) (*Erro
 		return newError(CodePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
 	case !pq.valid || h.PersistedQueries == nil || !h.PersistedQueries.isPinned(pq.hash):
 		// A document sent with the hash is not learnt: only the manifest says what runs.
-		return newError(CodePersistedQueryNotInList, "The persisted operation is not in this server's list of allowed operations."), http.StatusBadRequest
+		return newError(CodePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
 	}
 	return nil, 0
 }

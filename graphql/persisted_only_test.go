@@ -1,7 +1,9 @@
 package graphql
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -109,4 +111,40 @@ func TestHandlerPinnedWithoutPersistedOnly(t *testing.T) {
 	}
 	wantAnswer(t, apqPost(h, "", map[string]any{"extensions": pinned}), 200, apqData)
 	wantAnswer(t, apqPost(h, "", map[string]any{"query": "{ user(id: 2) { name } }"}), 200, `{"data":{"user":{"name":"Bob"}}}`)
+}
+
+// TestWebSocketPersistedOnly: over WebSocket, where clients send documents, a
+// persisted-only server runs a document only if it is one of the pinned ones.
+func TestWebSocketPersistedOnly(t *testing.T) {
+	s, _ := newTestSchema(t)
+	pinned := NewPersistedQueries(DefaultPersistedQueryBytes)
+	if _, err := pinned.PinManifest(s, manifestOf(apqQuery)); err != nil {
+		t.Fatal(err)
+	}
+	ws := NewWebSocketHandler(s, WebSocketOptions{PersistedOnly: pinned})
+	srv := httptest.NewServer(ws)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+		defer cancel()
+		ws.Shutdown(ctx)
+		srv.Close()
+	})
+	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), "graphql-transport-ws")
+	defer c.CloseNow()
+	wsSend(t, c, `{"type":"connection_init"}`)
+	if got := wsMustRecv(t, c); got != `{"type":"connection_ack"}` {
+		t.Fatalf("init: %s", got)
+	}
+	query, _ := json.Marshal(apqQuery)
+	wsSend(t, c, `{"id":"1","type":"subscribe","payload":{"query":`+string(query)+`}}`)
+	for _, want := range []string{`{"id":"1","type":"next","payload":` + apqData + `}`, `{"id":"1","type":"complete"}`} {
+		if got := wsMustRecv(t, c); got != want {
+			t.Errorf("pinned document:\n got %s\nwant %s", got, want)
+		}
+	}
+	wsSend(t, c, `{"id":"2","type":"subscribe","payload":{"query":"{ user(id: 2) { name } }"}}`)
+	const want = `{"id":"2","type":"error","payload":[{"message":"The persisted operation is not in this server's list of allowed operations.","extensions":{"code":"PERSISTED_QUERY_NOT_IN_LIST"}}]}`
+	if got := wsMustRecv(t, c); got != want {
+		t.Errorf("another document:\n got %s\nwant %s", got, want)
+	}
 }
