@@ -33,7 +33,8 @@ const MaxRequestBytes = 1 << 20
 // queries only (HEAD as GET, without the body). Responses are application/json (status 200 for every
 // well-formed request) unless the Accept header prefers
 // application/graphql-response+json, whose status codes tell request errors
-// (400) from executed operations (200).
+// (400) from executed operations (200). With MaxBatch set, a POST body may
+// also be a JSON array of such objects, answered by an array of results.
 type Handler struct {
 	Schema *Schema
 
