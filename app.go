@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -72,8 +73,16 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
-	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
 		clientShare: cfg.clientShare, clientWaiting: cfg.clientWaiting})
+	if cfg.graphqlPQFile != "" {
+		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
+			httpLn.Close()
+			grpcLn.Close()
+			a.store.Close()
+			return nil, err
+		}
+	}
 	a.http = &http.Server{
 		Handler:           withCORS(cors, a.server),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -252,4 +261,36 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// maxGraphQLBatch bounds -graphql-batch-max: a batch runs its operations in turn
+// on one request's goroutine, so its answer takes as long as all of them together.
+const maxGraphQLBatch = 100
+
+// maxManifestBytes bounds the persisted query manifest read at start-up.
+const maxManifestBytes = 16 << 20
+
+// pinPersistedQueries pins the operations of the Apollo persisted query manifest
+// in file (-graphql-persisted-queries) in the GraphQL handler, so they are known
+// by hash from the first request and, with -graphql-persisted-only, are the only
+// ones that run.
+func (s *Server) pinPersistedQueries(file string, log *slog.Logger) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries: %w", unwrapPathError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries: %w", unwrapPathError(err))
+	}
+	if len(data) > maxManifestBytes {
+		return fmt.Errorf("-graphql-persisted-queries: %s is larger than %d bytes", file, maxManifestBytes)
+	}
+	n, err := s.graphql.PersistedQueries.PinManifest(s.graphql.Schema, data)
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries %s: %w", file, err)
+	}
+	log.Info("persisted queries pinned", "file", file, "operations", n, "only", s.graphql.PersistedOnly)
+	return nil
 }

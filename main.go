@@ -46,7 +46,10 @@ type config struct {
 	repair          bool
 	graphqlMaxDepth int
 	graphqlMaxCost  int
-	graphqlMaxBytes int // -graphql-max-response-bytes
+	graphqlMaxBytes int    // -graphql-max-response-bytes
+	graphqlBatchMax int    // -graphql-batch-max; 0: arrays of operations refused
+	graphqlPQFile   string // -graphql-persisted-queries: the Apollo manifest to pin
+	graphqlPQOnly   bool   // -graphql-persisted-only
 	httpMaxConns    int
 	clientShare     int // -http-client-share
 	clientWaiting   int // -http-client-waiting
@@ -143,6 +146,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
 	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
+	fs.IntVar(&cfg.graphqlBatchMax, "graphql-batch-max", 0, "most GraphQL operations one POST may carry as a JSON array (Apollo's BatchHttpLink), each run as if sent alone; 0 refuses arrays (max 100)")
+	fs.StringVar(&cfg.graphqlPQFile, "graphql-persisted-queries", "", "Apollo persisted query manifest `file` (generate-persisted-query-manifest): its operations are known by hash from the start")
+	fs.BoolVar(&cfg.graphqlPQOnly, "graphql-persisted-only", false, "GraphQL over HTTP runs only the operations of -graphql-persisted-queries, sent by hash (production safelisting)")
 	fs.StringVar(&cfg.corsOrigins, "cors-origins", "", "comma-separated `origins` whose browser pages may call every HTTP surface and open GraphQL WebSockets: https://app.example.com, *.example.com (any scheme), https://*.example.com, or * (any, without credentials); the service's own pages always may")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "deprecated: same as -cors-origins (the two lists are merged)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
@@ -172,6 +178,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1 {
 		return errors.New("-graphql-max-cost and -graphql-max-response-bytes must be positive")
+	}
+	if cfg.graphqlBatchMax < 0 || cfg.graphqlBatchMax > maxGraphQLBatch {
+		return fmt.Errorf("-graphql-batch-max must be between 0 (no batching) and %d", maxGraphQLBatch)
+	}
+	if cfg.graphqlPQOnly && cfg.graphqlPQFile == "" {
+		return errors.New("-graphql-persisted-only needs -graphql-persisted-queries, the file of the operations to allow")
 	}
 	if cfg.httpMaxConns < 1 {
 		return errors.New("-http-max-conns must be positive")

@@ -64,7 +64,8 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		Serialize: func(v any) (any, error) {
 			t, ok := v.(time.Time)
 			if !ok {
-				return nil, fmt.Errorf("DateTime cannot represent %T", v)
+				// The value's Go type would mean nothing to a client (issue 17).
+				return nil, errors.New("DateTime cannot represent a value that is not a time")
 			}
 			return t.UTC().Format(time.RFC3339Nano), nil
 		},
@@ -246,8 +247,9 @@ func parseDateTime(v any) (any, error) {
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
 // without a valid token is refused (close 4403). limits caps the sockets; refusals
 // are logged to log.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
+	h.PersistedOnly = persistedOnly
 	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
 		if r.Header.Get("Authorization") == "" {
@@ -274,6 +276,9 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		},
 	}
 	limits.options(&opts)
+	if persistedOnly {
+		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
+	}
 	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = ws
 	return h, ws

@@ -41,6 +41,8 @@ type Server struct {
 	metrics    *serviceMetrics
 	// odata serves the paths isODataPath claims that no pattern matched.
 	odata http.HandlerFunc
+	// graphql serves GraphQL over HTTP; start pins its persisted queries.
+	graphql *graphql.Handler
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
@@ -54,6 +56,8 @@ type serverOptions struct {
 	graphqlMaxDepth int             // 0: graphql.DefaultLimits
 	graphqlMaxCost  int             // 0: graphql.DefaultLimits
 	graphqlMaxBytes int             // answer size; 0: graphql.DefaultLimits
+	graphqlBatchMax int             // operations in one POST array; 0: arrays refused
+	persistedOnly   bool            // GraphQL over HTTP runs pinned persisted queries only
 	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
@@ -133,8 +137,10 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.opts.persistedOnly, s.log)
 	s.websockets = ws
+	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
+	s.graphql = graphqlHandler
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)

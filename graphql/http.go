@@ -33,7 +33,8 @@ const MaxRequestBytes = 1 << 20
 // queries only (HEAD as GET, without the body). Responses are application/json (status 200 for every
 // well-formed request) unless the Accept header prefers
 // application/graphql-response+json, whose status codes tell request errors
-// (400) from executed operations (200).
+// (400) from executed operations (200). With MaxBatch set, a POST body may
+// also be a JSON array of such objects, answered by an array of results.
 type Handler struct {
 	Schema *Schema
 
@@ -57,6 +58,19 @@ type Handler struct {
 	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED,
 	// and Apollo's client link then sends whole queries.
 	PersistedQueries *PersistedQueries
+
+	// PersistedOnly accepts only the operations pinned in PersistedQueries
+	// (PinManifest), named by their hash: any other is refused (persisted.go),
+	// and nothing is remembered as a client sends it. For production, where the
+	// clients' operations are known at build time.
+	PersistedOnly bool
+
+	// MaxBatch is how many operations a POST body may carry as a JSON array
+	// (Apollo's BatchHttpLink), each run in turn as if sent alone, answered by
+	// an array of their results in order. 0, the default, refuses arrays: one
+	// request then costs one operation, which is what per-request limits in
+	// front of the service count.
+	MaxBatch int
 }
 
 // NewHandler returns a Handler for s with default settings.
@@ -100,25 +114,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "Not Acceptable: this endpoint answers application/graphql-response+json or application/json.\n")
 		return
 	}
-	req, pq, status, msg := h.readRequest(w, r)
+	params, batch, status, msg := h.readParams(w, r)
+	if status == 0 && batch != nil {
+		status, msg = h.checkBatch(len(batch))
+	}
 	if status != 0 {
 		writeHTTPError(w, media, status, msg)
 		return
-	}
-	if pq != nil {
-		if e, status := h.resolvePersisted(&req, pq); e != nil {
-			// Not cached on the way: the same GET is to succeed once the client
-			// has sent the query (Apollo's servers say the same).
-			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
-			writeResponse(w, media, status, &Response{Errors: []*Error{e}})
-			return
-		}
 	}
 	ctx := r.Context()
 	if h.ContextFunc != nil {
 		ctx = h.ContextFunc(r)
 	}
-	resp, status := h.execute(ctx, r.Method, req)
+	if batch != nil {
+		h.serveBatch(ctx, w, media, batch)
+		return
+	}
+	req, pq, status, msg := requestFromParams(&params)
+	if status != 0 {
+		writeHTTPError(w, media, status, msg)
+		return
+	}
+	resp, status, persisted := h.serve(ctx, r.Method, req, pq)
+	if persisted {
+		// Apollo's servers answer persisted-query errors with the same status
+		// whatever the media type, and its link reads them so.
+		if resp.Errors[0].Extensions["code"] == CodePersistedQueryNotFound {
+			// Not cached on the way: the same GET is to succeed once the client
+			// has sent the query (Apollo's servers say the same).
+			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
+		}
+		writeResponse(w, media, status, resp)
+		return
+	}
 	if media == mediaJSON && status != http.StatusMethodNotAllowed {
 		status = http.StatusOK
 	}
@@ -127,6 +155,72 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeResponse(w, media, status, resp)
 	resp.release()
+}
+
+// serve answers one operation: req, whose extensions named the persisted query pq
+// (nil if none). persisted reports an answer of the persisted-query protocol, a
+// single error whose status holds for either media type.
+func (h *Handler) serve(ctx context.Context, method string, req httpRequest, pq *persistedQuery) (resp *Response, status int, persisted bool) {
+	if e, status := h.checkPersistedOnly(req, pq); e != nil {
+		return &Response{Errors: []*Error{e}}, status, true
+	}
+	if pq != nil {
+		if e, status := h.resolvePersisted(&req, pq); e != nil {
+			return &Response{Errors: []*Error{e}}, status, true
+		}
+	}
+	resp, status = h.execute(ctx, method, req)
+	return resp, status, false
+}
+
+// checkBatch returns the 400 that refuses a batch of n operations, if it is refused.
+func (h *Handler) checkBatch(n int) (int, string) {
+	switch {
+	case h.MaxBatch <= 0:
+		return http.StatusBadRequest, "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."
+	case n == 0:
+		return http.StatusBadRequest, "The batch is an empty array; it must hold at least one operation."
+	case n > h.MaxBatch:
+		return http.StatusBadRequest, "The batch holds " + strconv.Itoa(n) + " operations; at most " + strconv.Itoa(h.MaxBatch) + " are accepted in one request."
+	}
+	return 0, ""
+}
+
+// serveBatch answers a batch: each operation in turn, read and run as if it had
+// been sent alone (its own errors, limits and persisted query), the results in a
+// JSON array in the order of the operations. The status is 200 whatever the
+// results: each may have failed differently, and the array says how.
+func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media string, batch []json.RawMessage) {
+	bp := buffers.Get().(*[]byte)
+	buf := append((*bp)[:0], '[')
+	for i, raw := range batch {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var resp *Response
+		var params httpParams
+		if err := decodeParams(raw, &params); err != nil {
+			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
+		} else if req, pq, status, msg := requestFromParams(&params); status != 0 {
+			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}}
+		} else {
+			resp, _, _ = h.serve(ctx, http.MethodPost, req, pq)
+		}
+		buf = resp.AppendJSON(buf)
+		resp.release()
+	}
+	buf = append(buf, ']', '\n')
+	hd := w.Header()
+	if media == mediaJSON {
+		hd["Content-Type"] = contentTypeJSON
+	} else {
+		hd.Set("Content-Type", media+"; charset=utf-8")
+	}
+	hd["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf)
+	*bp = buf
+	putBuffer(bp)
 }
 
 // execute runs req and returns the response with the status code
@@ -147,7 +241,7 @@ func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (
 	case op.Operation == Subscription:
 		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
 	}
-	if req.persist != nil {
+	if req.persist != nil && !h.PersistedOnly {
 		h.PersistedQueries.put(req.persist.hash, req.Query)
 	}
 	resp := s.executeOperation(ctx, p, op, req.Variables, nil)
@@ -185,27 +279,27 @@ func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error
 	return nil, 0
 }
 
-// readRequest extracts the GraphQL request from r, and the persisted query its
-// extensions name, if any. A non-zero status means the request is not
-// well-formed.
-func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (httpRequest, *persistedQuery, int, string) {
-	var params httpParams
+// readParams reads the GraphQL request parameters of r: from the URL of a GET,
+// from the body of a POST. A POST body that is a JSON array is a batch, returned
+// undecoded, one element per operation. A non-zero status means the request is
+// not well-formed.
+func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params httpParams, batch []json.RawMessage, status int, msg string) {
 	if isGet(r) {
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
-			return httpRequest{}, nil, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+			return params, nil, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 		}
 		if msg := readQueryString(r.URL.RawQuery, &params); msg != "" {
-			return httpRequest{}, nil, http.StatusBadRequest, msg
+			return params, nil, http.StatusBadRequest, msg
 		}
 	} else {
 		ct := r.Header.Get("Content-Type")
 		if ct != mediaJSON { // the common header needs no parsing
 			mt, mp, err := mime.ParseMediaType(ct)
 			if ct == "" || err != nil || mt != mediaJSON {
-				return httpRequest{}, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
+				return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
 			}
 			if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-				return httpRequest{}, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
+				return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 			}
 		}
 		body, release, err := readBody(w, r, h.maxBytes())
@@ -213,14 +307,31 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (httpReque
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				return httpRequest{}, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+				return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 			}
-			return httpRequest{}, nil, http.StatusBadRequest, "The request body could not be read."
+			return params, nil, http.StatusBadRequest, "The request body could not be read."
+		}
+		if i := skipSpace(body, 0); i < len(body) && body[i] == '[' {
+			// The elements are copied out of the pooled body, which is released on return.
+			if err := json.Unmarshal(body, &batch); err != nil {
+				return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
+			}
+			if batch == nil {
+				batch = []json.RawMessage{}
+			}
+			return params, batch, 0, ""
 		}
 		if err := decodeParams(body, &params); err != nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
+			return params, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
 		}
 	}
+	return params, nil, 0, ""
+}
+
+// requestFromParams makes the GraphQL request of params, and reads the persisted
+// query its extensions name, if any. A non-zero status means the request is not
+// well-formed.
+func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, string) {
 	var pq *persistedQuery
 	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
 		var ext map[string]json.RawMessage

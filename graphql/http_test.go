@@ -68,7 +68,7 @@ func TestHandler(t *testing.T) {
 		{name: "operationName not a string", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","operationName":["A"]}`,
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: operationName must be a string, not a JSON array.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "body an array", method: "POST", contentType: "application/json", body: `[{"query":"{ __typename }"}]`,
-			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: the body is a JSON array.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "missing query", method: "POST", contentType: "application/json", body: `{"variables":{}}`,
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "variables not an object", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","variables":[1]}`,

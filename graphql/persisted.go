@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"sync"
 )
 
@@ -19,6 +21,26 @@ import (
 // query forgotten costs its client one more round trip, nothing else, so the
 // bound can be small. Only queries that parsed and validated are kept, so a
 // client cannot fill the cache with text that was never a query.
+
+// Persisted-only mode (Handler.PersistedOnly) is safelisting as Apollo's router
+// does it with require_id: the operations a service's own clients send are known
+// at build time, listed in a manifest (the persisted query manifest Apollo's
+// generate-persisted-query-manifest writes) and pinned at start-up; a request
+// must name one of them by its hash, and nothing else runs. The codes are the
+// router's, so Apollo's client link does not resend the query in vain (it resends
+// only on PERSISTED_QUERY_NOT_FOUND).
+const (
+	// CodePersistedQueryNotInList: the hash is not one of the pinned operations.
+	CodePersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
+	// CodePersistedQueryIDRequired: a document was sent without a hash.
+	CodePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
+)
+
+const msgNotInList = "The persisted operation is not in this server's list of allowed operations."
+
+// MaxManifestOperations bounds the operations a manifest may pin: they are
+// kept for the life of the process, outside the cache's budget.
+const MaxManifestOperations = 10_000
 
 // DefaultPersistedQueryBytes is the memory the persisted queries of a Handler
 // made by NewHandler may hold: the text of thousands of usual queries (a few
@@ -48,6 +70,7 @@ type PersistedQueries struct {
 	size   int64      // bytes the entries count together
 	order  *list.List // of *persistedEntry, most recently used at the front
 	byHash map[[sha256.Size]byte]*list.Element
+	pinned map[[sha256.Size]byte]string // the manifest's operations: never forgotten, not in the budget
 }
 
 type persistedEntry struct {
@@ -66,6 +89,9 @@ func persistedCost(query string) int64 { return int64(len(query)) + persistedEnt
 func (c *PersistedQueries) get(hash [sha256.Size]byte) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if q, ok := c.pinned[hash]; ok {
+		return q, true
+	}
 	e, ok := c.byHash[hash]
 	if !ok {
 		return "", false
@@ -96,11 +122,88 @@ func (c *PersistedQueries) put(hash [sha256.Size]byte, query string) {
 	}
 }
 
-// Len returns the number of queries held.
+// Len returns the number of queries held, pinned ones included.
 func (c *PersistedQueries) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.order.Len() + len(c.pinned)
+}
+
+// isPinned reports whether hash names an operation of the manifest.
+func (c *PersistedQueries) isPinned(hash [sha256.Size]byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pinned[hash]
+	return ok
+}
+
+// persistedManifest is Apollo's persisted query manifest
+// (@apollo/generate-persisted-query-manifest).
+type persistedManifest struct {
+	Format     string `json:"format"`
+	Version    int    `json:"version"`
+	Operations []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Type string `json:"type"`
+		Body string `json:"body"`
+	} `json:"operations"`
+}
+
+// PinManifest pins the operations of an Apollo persisted query manifest
+// ({"format":"apollo-persisted-query-manifest","version":1,"operations":[{"id",
+// "name","type","body"}]}) so that they are always known by their hash. Each id
+// must be the SHA-256 of its body, hex-encoded (the manifest generator's default),
+// and each body must parse and validate against s: a manifest built for another
+// schema is refused at start-up rather than failing request by request. It
+// returns the number of operations pinned.
+func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) {
+	var m persistedManifest
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return 0, fmt.Errorf("not a persisted query manifest: %w", err)
+	}
+	if m.Format != "apollo-persisted-query-manifest" || m.Version != 1 {
+		return 0, fmt.Errorf("format %q version %d, want apollo-persisted-query-manifest version 1", m.Format, m.Version)
+	}
+	if len(m.Operations) > MaxManifestOperations {
+		return 0, fmt.Errorf("%d operations, at most %d", len(m.Operations), MaxManifestOperations)
+	}
+	pinned := make(map[[sha256.Size]byte]string, len(m.Operations))
+	for i, op := range m.Operations {
+		hash := sha256.Sum256([]byte(op.Body))
+		if op.ID != hex.EncodeToString(hash[:]) {
+			return 0, fmt.Errorf("operation %d (%s): id %q is not the SHA-256 of its body", i, op.Name, op.ID)
+		}
+		if p := s.prepare(op.Body); p.errs != nil {
+			return 0, fmt.Errorf("operation %d (%s): %s", i, op.Name, ErrorList(p.errs))
+		}
+		pinned[hash] = op.Body
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pinned == nil {
+		c.pinned = pinned
+	} else {
+		for h, q := range pinned {
+			c.pinned[h] = q
+		}
+	}
+	return len(pinned), nil
+}
+
+// checkPersistedOnly returns the error that refuses req in persisted-only mode,
+// with its status (400: the request is refused before anything runs), or nil.
+func (h *Handler) checkPersistedOnly(req httpRequest, pq *persistedQuery) (*Error, int) {
+	switch {
+	case !h.PersistedOnly:
+		return nil, 0
+	case pq == nil:
+		return newError(CodePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
+	case !pq.valid || h.PersistedQueries == nil || !h.PersistedQueries.isPinned(pq.hash):
+		// A document sent with the hash is not learnt: only the manifest says what runs.
+		return newError(CodePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
+	}
+	return nil, 0
 }
 
 // persistedQuery is a request's extensions.persistedQuery.

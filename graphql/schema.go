@@ -755,23 +755,27 @@ var directiveLocations = map[string]bool{
 	"VARIABLE_DEFINITION": true, "SCHEMA": true, "SCALAR": true, "OBJECT": true,
 	"FIELD_DEFINITION": true, "ARGUMENT_DEFINITION": true, "INTERFACE": true,
 	"UNION": true, "ENUM": true, "ENUM_VALUE": true, "INPUT_OBJECT": true,
-	"INPUT_FIELD_DEFINITION": true,
+	"INPUT_FIELD_DEFINITION": true, "DIRECTIVE_DEFINITION": true,
 }
 
 func isDirectiveLocation(s string) bool { return directiveLocations[s] }
 
+// builtinDirectivesSDL declares the built-in directives exactly as graphql-js 16.15
+// does (specifiedDirectives: order, descriptions, arguments, defaults, locations),
+// so a schema rebuilt from introspection prints as graphql-js's own; TestBuiltinDirectivesMatchGraphQLJS
+// compares them.
 const builtinDirectivesSDL = `
-"Directs the executor to skip this field or fragment when the ` + "`if`" + ` argument is true."
-directive @skip("Skipped when true." if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
-
 "Directs the executor to include this field or fragment only when the ` + "`if`" + ` argument is true."
 directive @include("Included when true." if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
+
+"Directs the executor to skip this field or fragment when the ` + "`if`" + ` argument is true."
+directive @skip("Skipped when true." if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
 
 "Marks an element of a GraphQL schema as no longer supported."
 directive @deprecated(
   "Explains why this element was deprecated, usually also including a suggestion for how to access supported similar data. Formatted using the Markdown syntax, as specified by [CommonMark](https://commonmark.org/)."
   reason: String = "No longer supported"
-) on FIELD_DEFINITION | ARGUMENT_DEFINITION | INPUT_FIELD_DEFINITION | ENUM_VALUE
+) on FIELD_DEFINITION | ARGUMENT_DEFINITION | INPUT_FIELD_DEFINITION | ENUM_VALUE | DIRECTIVE_DEFINITION
 
 "Exposes a URL that specifies the behavior of this scalar."
 directive @specifiedBy("The URL that specifies the behavior of this scalar." url: String!) on SCALAR

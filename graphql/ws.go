@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,6 +138,12 @@ type WebSocketOptions struct {
 	// bounds above: the first at once, then a count at most every 10 s, so
 	// that an attack cannot flood it.
 	Log *slog.Logger
+
+	// PersistedOnly, when set, runs only operations whose document is one of
+	// its pinned ones (PinManifest): the WebSocket side of Handler.PersistedOnly.
+	// Clients of graphql-ws send documents, not hashes, so the document itself
+	// is looked up by its SHA-256; any other gets PERSISTED_QUERY_NOT_IN_LIST.
+	PersistedOnly *PersistedQueries
 
 	// MaxMessageBytes bounds one incoming message; 0 means MaxRequestBytes.
 	// A larger message closes the connection with 1009 Message Too Big.
@@ -684,6 +691,9 @@ func (c *wsConn) admit(ctx context.Context) {
 
 // start begins the operation id, unless too many are active.
 func (c *wsConn) start(id string, req Request) bool {
+	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
+		return c.sendErrors(id, nil, ErrorList{newError(CodePersistedQueryNotInList, msgNotInList)})
+	}
 	if refused := c.admitOperation(); refused != "" {
 		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, refused)})
 	}

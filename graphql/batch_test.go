@@ -1,0 +1,119 @@
+package graphql
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func postBody(h *Handler, accept, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		r.Header.Set("Accept", accept)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestHandlerBatchRefusals: arrays are refused while batching is off, and when
+// empty or over the cap, as a request error before anything runs.
+func TestHandlerBatchRefusals(t *testing.T) {
+	s, _ := newTestSchema(t)
+	one := `{"query":"{ __typename }"}`
+	for _, tc := range []struct {
+		name     string
+		maxBatch int
+		body     string
+		want     string
+	}{
+		{"off", 0, "[" + one + "]", "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."},
+		{"empty", 3, "[]", "The batch is an empty array; it must hold at least one operation."},
+		{"over the cap", 3, "[" + strings.Repeat(one+",", 3) + one + "]", "The batch holds 4 operations; at most 3 are accepted in one request."},
+		{"not JSON", 3, "[" + one, "The request body is not a JSON array of operations: unexpected end of JSON input."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHandler(s)
+			h.MaxBatch = tc.maxBatch
+			for _, accept := range []string{"", mediaGraphQLResponse} {
+				wantAnswer(t, postBody(h, accept, tc.body), 400, `{"errors":[{"message":`+strconvQuote(tc.want)+`,"extensions":{"code":"BAD_USER_INPUT"}}]}`)
+			}
+		})
+	}
+	h := NewHandler(s)
+	h.MaxBatch, h.MaxBytes = 3, 64
+	wantAnswer(t, postBody(h, "", "["+one+","+one+","+one+"]"), 413, `{"errors":[{"message":"The request body is larger than 64 bytes.","extensions":{"code":"BAD_USER_INPUT"}}]}`)
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestHandlerBatchAsIfAlone: each operation of a batch is answered exactly as it
+// would be if sent alone (its data or errors, its limits, its persisted query),
+// the answers in order in one array, status 200.
+func TestHandlerBatchAsIfAlone(t *testing.T) {
+	s, _ := newTestSchema(t)
+	s.Limits.MaxDepth = 3
+	deep := "{ user(id: 1) { posts { user { posts { id } } } } }"
+	ops := []string{
+		`{"query":"{ user(id: 1) { name } }"}`,
+		`{"query":"query Who($id: Int!) { user(id: $id) { name } }","variables":{"id":2}}`,
+		`{"query":"` + deep + `"}`, // over the depth limit, as it would be alone
+		`{"query":"{"}`,
+		`{"query":"{ user(id: 3) { name } }","extensions":` + apqExtensions(sha256Hex("{ user(id: 3) { name } }")) + `}`,
+		`{"extensions":` + apqExtensions(sha256Hex("{ __typename }")) + `}`, // an unknown hash
+		`{"variables":{}}`,
+		`{"query":"{ __typename }","query":"mutation { x }"}`,
+		`{"query":"mutation { deleteUser(id: 99) }"}`,
+		`7`,
+	}
+	var want []string
+	for i, op := range ops {
+		w := postBody(NewHandler(s), "", op)
+		// A body that is not an operation is told apart by its place in the batch.
+		want = append(want, strings.Replace(strings.TrimSuffix(w.Body.String(), "\n"),
+			"The request body is not", "Operation "+strconv.Itoa(i)+" of the batch is not", 1))
+	}
+	h := NewHandler(s)
+	h.MaxBatch = len(ops)
+	for _, accept := range []string{"", mediaGraphQLResponse} {
+		w := postBody(h, accept, "["+strings.Join(ops, ",\n")+"]")
+		got := strings.TrimSuffix(w.Body.String(), "\n")
+		if w.Code != 200 {
+			t.Errorf("Accept %q: status %d, want 200", accept, w.Code)
+		}
+		if wantCT := cmpOr(accept, mediaJSON) + "; charset=utf-8"; w.Header().Get("Content-Type") != wantCT {
+			t.Errorf("Accept %q: Content-Type %q, want %q", accept, w.Header().Get("Content-Type"), wantCT)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal([]byte(got), &items); err != nil {
+			t.Fatalf("answer is not a JSON array: %v\n%s", err, got)
+		}
+		if len(items) != len(ops) {
+			t.Fatalf("%d answers for %d operations:\n%s", len(items), len(ops), got)
+		}
+		for i := range ops {
+			if string(items[i]) != want[i] {
+				t.Errorf("operation %d %s\n in the batch %s\n        alone %s", i, ops[i], items[i], want[i])
+			}
+		}
+	}
+	if !strings.Contains(want[0], `"Alice"`) || !strings.Contains(want[2], "depth") || !strings.Contains(want[5], CodePersistedQueryNotFound) ||
+		!strings.Contains(want[9], "Operation 9 of the batch is not a JSON object") {
+		t.Errorf("the operations do not test what they are meant to: %q", want)
+	}
+	// The batch registered the persisted query it carried, as a lone request does.
+	wantAnswer(t, postBody(h, "", `{"extensions":`+apqExtensions(sha256Hex("{ user(id: 3) { name } }"))+`}`), 200, `{"data":{"user":{"name":"Carol"}}}`)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
