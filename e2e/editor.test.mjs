@@ -97,13 +97,18 @@ after(async () => {
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
-// replaceQuery puts text into the query editor the way a user would.
+// replaceQuery puts text into the query editor the way a user would: typed,
+// then the closers the editor put in and the text did not close deleted.
 async function replaceQuery(text) {
   const editor = page.getByRole('textbox', { name: 'Query', exact: true });
   await editor.click();
   await page.keyboard.press('ControlOrMeta+A');
   await page.keyboard.press('Delete');
   await page.keyboard.type(text);
+  const [value, caret] = await editor.evaluate((ta) => [ta.value, ta.selectionStart]);
+  assert.equal(value.slice(0, caret), text);
+  assert.match(value.slice(caret), /^[)\]}"]*$/, `only closers after the caret in ${JSON.stringify(value)}`);
+  for (let n = value.length - caret; n > 0; n--) await page.keyboard.press('Delete');
   assert.equal(await editor.inputValue(), text);
 }
 
@@ -240,7 +245,8 @@ test('autocompletion offers arguments, nested fields, values, directives, variab
   assert.deepEqual(await suggested(), ['email']);
   await page.keyboard.press('Escape');
   await suggestions().waitFor({ state: 'hidden' });
-  assert.equal(await editor.inputValue(), '{ user(id: 1) { em');
+  // The "{" typed after the arguments closed itself.
+  assert.equal(await editor.inputValue(), '{ user(id: 1) { em}');
 
   const cases = [
     // [typed, offered (at least), not offered]
