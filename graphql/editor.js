@@ -291,13 +291,15 @@
       this.last = v;
       this.closers = [];
       this.render();
+      this.sync();
     }
 
     render() {
       const text = this.ta.value;
       const tokens = this.tokenize(text);
       this.patch(highlightLines(tokens, this.marker && this.marker(text, tokens)));
-      this.sync();
+      // No sync here: reading the scroll offsets would lay the page out now,
+      // and again in the next frame. Typing that scrolls fires scroll.
     }
 
     // patch redraws the lines between the unchanged head and tail. Every
@@ -1255,7 +1257,7 @@ fragment TypeRef on __Type {
     let definitions = [];
     if (doc.replace(/#[^\n]*/g, '').trim()) {
       try {
-        definitions = parseDocument(doc, tokensOf(doc));
+        definitions = parsed(doc);
       } catch (err) {
         setStatus(`${f.name} was not inserted: the query does not parse (${err.message}).`, 'fail');
         return;
@@ -2288,12 +2290,31 @@ fragment TypeRef on __Type {
 
   // lint is the list of problems of src, syntax first; without a schema
   // only the syntax is checked.
-  function lint(src, tokens) {
+  // parsed is parseDocument of the query being edited, once per text: the
+  // lint, the same-data panel and click-to-insert read the same document.
+  // It is keyed by the token list, which every edit replaces, because the
+  // syntax tree points at tokens that a later edit moves.
+  let parseMemo = { tokens: null, definitions: null, error: null };
+  function parsed(src) {
+    const tokens = tokensOf(src);
+    if (parseMemo.tokens !== tokens) {
+      parseMemo = { tokens, definitions: null, error: null };
+      try {
+        parseMemo.definitions = parseDocument(src, tokens);
+      } catch (err) {
+        parseMemo.error = err;
+      }
+    }
+    if (parseMemo.error) throw parseMemo.error;
+    return parseMemo.definitions;
+  }
+
+  function lint(src) {
     lintDocs = [];
     if (!src.trim()) return [];
     let definitions;
     try {
-      definitions = parseDocument(src, tokens);
+      definitions = parsed(src);
     } catch (err) {
       if (err instanceof SyntaxProblem) return [err];
       throw err;
@@ -2308,7 +2329,7 @@ fragment TypeRef on __Type {
 
   queryEditor.marker = (src, tokens) => {
     const started = performance.now();
-    lintProblems = lint(src, tokens);
+    lintProblems = lint(src);
     lintSummary.replaceChildren(...lintProblems.map((p) => {
       const before = src.slice(0, p.start).split('\n');
       return h('li', {}, `${before.length}:${before[before.length - 1].length + 1} ${p.message}`);
@@ -2438,7 +2459,7 @@ fragment TypeRef on __Type {
   function rootFields(src) {
     let definitions;
     try {
-      definitions = parseDocument(src, tokensOf(src));
+      definitions = parsed(src);
     } catch {
       return null;
     }
@@ -2509,5 +2530,7 @@ fragment TypeRef on __Type {
   picker.addEventListener('change', scheduleElsewhere);
   renderElsewhere();
 
+  // The active tab's result, kept from before a reload.
+  showOutput(docs.active.output);
   queryEditor.ta.focus();
 })();
