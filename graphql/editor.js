@@ -1,9 +1,10 @@
-// The GraphQL editor: a query editor with highlighting, variables and
-// headers, a result pane, a schema explorer built from introspection,
-// subscriptions over WebSocket (the graphql-transport-ws protocol),
-// autocompletion from the introspected schema, Prettify, a history of
-// the operations run, lint as you type, documentation on hover, copy as
-// curl, and the same data through REST, OData and gRPC.
+// The GraphQL editor: a query editor with highlighting, brackets and
+// quotes that close themselves, variables and headers, several tabs, a
+// result pane, a schema explorer built from introspection whose fields a
+// click inserts, subscriptions over WebSocket (the graphql-transport-ws
+// protocol), autocompletion from the introspected schema, Prettify, a
+// history of the operations run, lint as you type, documentation on hover,
+// copy as curl, and the same data through REST, OData and gRPC.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -28,7 +29,7 @@
 
   const escapeHTML = (s) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]);
 
-  // ---- Tokenizers ---------------------------------------------------------
+  // ---- Tokenizers --------------------------------------------------------
 
   // One alternative per token kind; the sticky flag makes exec continue at
   // lastIndex, so the whole input is consumed and nothing is skipped.
@@ -248,7 +249,7 @@
     return defs.filter((d) => d.kind !== 'fragment');
   }
 
-  // ---- Code editors -------------------------------------------------------
+  // ---- Code editors ------------------------------------------------------
 
   // CodeEditor keeps a highlighted <pre> in step with the transparent
   // textarea laid over it, and adds the keys a code editor needs.
@@ -491,7 +492,7 @@
     }
   };
 
-  // ---- Document tabs --------------------------------------------------------
+  // ---- Document tabs -----------------------------------------------------
 
   // Each tab has its own document, variables, headers and result. The
   // documents and variables of every tab outlive a reload (localStorage);
@@ -604,6 +605,7 @@
 
   function showOutput(output) {
     clearOutput();
+    $('curl-box').hidden = true; // it was the other tab's command
     setStatus(output ? output.status : '', output ? output.tone : '');
     if (!output) return;
     let body;
@@ -666,7 +668,7 @@
   queryEditor.ta.addEventListener('input', retitle);
   $('doc-tab-new').addEventListener('click', addTab);
 
-  // ---- Request options: variables, headers and history --------------------
+  // ---- Request options: variables, headers and history -------------------
 
   const tabs = [...document.querySelectorAll('.tabs [role="tab"]')];
   function selectTab(tab) {
@@ -750,7 +752,7 @@
   });
   renderHistory();
 
-  // ---- Operation picker ---------------------------------------------------
+  // ---- Operation picker --------------------------------------------------
 
   const picker = $('operation');
   let ops = [];
@@ -786,7 +788,7 @@
     return ops.find((op) => op.name === picker.value) || ops[0];
   }
 
-  // ---- Running operations -------------------------------------------------
+  // ---- Running operations ------------------------------------------------
 
   const statusLine = $('status');
   const resultPane = $('result');
@@ -908,7 +910,7 @@
     setStatus(parts.join(' \u00b7 '), !response.ok || (body && body.errors) ? 'fail' : 'ok');
   }
 
-  // ---- Subscriptions over graphql-transport-ws ----------------------------
+  // ---- Subscriptions over graphql-transport-ws ---------------------------
 
   let subscription = null; // {socket, id, stopped}
   let nextID = 1;
@@ -1022,7 +1024,7 @@
     }
   });
 
-  // ---- Schema explorer ----------------------------------------------------
+  // ---- Schema explorer ---------------------------------------------------
 
   const INTROSPECTION_QUERY = `query IntrospectionQuery {
   __schema {
@@ -1242,7 +1244,7 @@ fragment TypeRef on __Type {
     if (e.key === 'Escape' && searchBox.value) { searchBox.value = ''; renderExplorer(); }
   });
 
-  // ---- Click-to-insert from the explorer ------------------------------------
+  // ---- Click-to-insert from the explorer ---------------------------------
 
   // insertField puts a field of type owner into the query where it belongs:
   // at the end of a selection set of that type, the innermost one around the
@@ -1366,7 +1368,7 @@ fragment TypeRef on __Type {
     return out;
   }
 
-  // ---- Prettify -----------------------------------------------------------
+  // ---- Prettify ----------------------------------------------------------
 
   // The server has no document printer; its one printer is for literals
   // (printLiteral in graphql/introspection.go, the form of a default value:
@@ -1517,7 +1519,7 @@ fragment TypeRef on __Type {
     }
   });
 
-  // ---- Autocompletion: what may come at the caret -------------------------
+  // ---- Autocompletion: what may come at the caret ------------------------
 
   // Which suggestions belong where follows graphql-language-service (the
   // engine of GraphiQL): fields of the parent type in a selection set,
@@ -1774,7 +1776,7 @@ fragment TypeRef on __Type {
     return [...starts, ...contains];
   }
 
-  // ---- Autocompletion: the list under the caret ---------------------------
+  // ---- Autocompletion: the list under the caret --------------------------
 
   const completionList = $('completions');
   const completion = { items: [], active: 0, ctx: null, accepting: false };
@@ -1915,7 +1917,7 @@ fragment TypeRef on __Type {
     return false;
   };
 
-  // ---- Lint ---------------------------------------------------------------
+  // ---- Lint --------------------------------------------------------------
 
   // The document is parsed and validated on every keystroke, the way the
   // server would, so that a mistake is underlined before it is sent. The
@@ -2354,7 +2356,7 @@ fragment TypeRef on __Type {
   // The schema arrives after the first drawing; validation starts then.
   ensureSchema().then(() => queryEditor.render());
 
-  // ---- Hover tip ----------------------------------------------------------
+  // ---- Hover tip ---------------------------------------------------------
 
   // Under the mouse: a problem's message, or else a field's or an
   // argument's type and description (gathered by validateDocument).
@@ -2396,7 +2398,7 @@ fragment TypeRef on __Type {
   queryEditor.ta.addEventListener('mouseleave', () => { hoverTip.hidden = true; });
   queryEditor.ta.addEventListener('input', () => { hoverTip.hidden = true; });
 
-  // ---- Copy as curl -------------------------------------------------------
+  // ---- Copy as curl ------------------------------------------------------
 
   // The operation to run, its variables and headers as one curl command a
   // shell runs as it stands: every part in single quotes, a quote inside
@@ -2435,7 +2437,7 @@ fragment TypeRef on __Type {
     }
   });
 
-  // ---- Same data elsewhere ------------------------------------------------
+  // ---- Same data elsewhere -----------------------------------------------
 
   // The service serves one store four ways. For each top-level field of the
   // operation to run, this panel shows the REST or OData request and the
