@@ -755,6 +755,14 @@ test('brackets and quotes close themselves, a closer typed steps over, Backspace
     assert.equal(await caretText(), want, `${text} + ${keys}`);
   }
 
+  // Stepping over a closer leaves the word: the suggestions close.
+  await replaceQuery('{ user');
+  await page.keyboard.type('(');
+  await suggestions().waitFor();
+  await page.keyboard.type(')');
+  assert.equal(await caretText(), '{ user()|');
+  await suggestions().waitFor({ state: 'hidden' });
+
   // Backspace between an empty pair takes both; elsewhere one character.
   await replaceQuery('{ users');
   await page.keyboard.type('(');

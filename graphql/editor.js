@@ -548,12 +548,7 @@
     clearTimeout(docs.timer);
     docs.timer = 0;
     local.setItem(TABS_KEY, JSON.stringify({ active: docs.active.id, tabs: docs.tabs.map(({ id, query, variables }) => ({ id, query, variables })) }));
-    for (const t of docs.tabs) {
-      session.setItem(`graphql-editor.headers.${t.id}`, t.headers);
-      const output = JSON.stringify(t.output);
-      // A result too large for the session's storage is not kept.
-      try { session.setItem(`graphql-editor.output.${t.id}`, output.length < 1 << 20 ? output : 'null'); } catch { /* full */ }
-    }
+    for (const t of docs.tabs) session.setItem(`graphql-editor.headers.${t.id}`, t.headers);
   }
   const saveSoon = () => { if (!docs.timer) docs.timer = setTimeout(saveTabs, 400); };
   addEventListener('pagehide', () => { if (docs.active) { snapshotOutput(); saveTabs(); } });
@@ -593,14 +588,18 @@
     if (button && button.textContent !== title) renderTabs();
   }
 
-  // snapshotOutput keeps what the result pane shows in the active tab.
+  // snapshotOutput keeps what the result pane shows in the active tab, and
+  // in the session's storage unless it is too large for it.
   function snapshotOutput() {
-    docs.active.output = {
+    const t = docs.active;
+    t.output = {
       status: statusLine.textContent,
       tone: statusLine.className.replace(/^status\s*/, ''),
       result: resultPane.hidden ? '' : resultPane.textContent,
       errors: shownErrors,
     };
+    const output = JSON.stringify(t.output);
+    try { session.setItem(`graphql-editor.output.${t.id}`, output.length < 1 << 20 ? output : 'null'); } catch { /* full */ }
   }
 
   function showOutput(output) {
@@ -1884,6 +1883,12 @@ fragment TypeRef on __Type {
       return true;
     }
     if (completionList.hidden) return false;
+    // A closer typed may step over the one the editor put in, moving the
+    // caret out of the word without an edit.
+    if (/^[)\]}"]$/.test(e.key)) {
+      closeCompletions();
+      return false;
+    }
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
       closeCompletions(); // and the operation runs
       return false;
