@@ -9,8 +9,9 @@ import (
 )
 
 // TestEditorInBrowser runs e2e/editor.test.mjs: headless Chromium opens the query editor
-// served by the real service, runs a query, explores the schema and watches an
-// onUserCreated subscription receive a user created over REST. It needs Debian's
+// served by the real service and uses every feature as a person would (see e2e/README.md),
+// down to an onUserCreated subscription receiving a user created over REST. With
+// QUARTET_SCREENSHOT_DIR set, a screenshot of each state is saved there. It needs Debian's
 // chromium and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestEditorInBrowser(t *testing.T) {
 	chromium := cmp.Or(os.Getenv("CHROMIUM"), "/usr/bin/chromium")

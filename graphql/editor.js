@@ -1,9 +1,10 @@
-// The GraphQL editor: a query editor with highlighting, variables and
-// headers, a result pane, a schema explorer built from introspection,
-// subscriptions over WebSocket (the graphql-transport-ws protocol),
-// autocompletion from the introspected schema, Prettify, a history of
-// the operations run, lint as you type, documentation on hover, copy as
-// curl, and the same data through REST, OData and gRPC.
+// The GraphQL editor: a query editor with highlighting, brackets and
+// quotes that close themselves, variables and headers, several tabs, a
+// result pane, a schema explorer built from introspection whose fields a
+// click inserts, subscriptions over WebSocket (the graphql-transport-ws
+// protocol), autocompletion from the introspected schema, Prettify, a
+// history of the operations run, lint as you type, documentation on hover,
+// copy as curl, and the same data through REST, OData and gRPC.
 // Plain browser JavaScript, no dependencies; it talks only to the URL the
 // page was served from.
 'use strict';
@@ -28,7 +29,7 @@
 
   const escapeHTML = (s) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]);
 
-  // ---- Tokenizers ---------------------------------------------------------
+  // ---- Tokenizers --------------------------------------------------------
 
   // One alternative per token kind; the sticky flag makes exec continue at
   // lastIndex, so the whole input is consumed and nothing is skipped.
@@ -48,31 +49,42 @@
   const GRAPHQL_KINDS = ['', 'comment', 'string', 'string', 'number', 'variable', 'directive', 'name', 'punct', 'space', 'invalid'];
   const OPERATION_KEYWORDS = new Set(['query', 'mutation', 'subscription', 'fragment']);
 
-  // tokenizeGraphQL splits src into {kind, text, start} tokens. Names are
-  // classified by a little context: what came before and what follows.
-  function tokenizeGraphQL(src) {
-    const raw = [];
-    GRAPHQL_TOKEN.lastIndex = 0;
+  // lexGraphQL splits src from offset from into {kind, raw, text, start}
+  // tokens, up to the end or until stop(offset) says the tokens already
+  // known from there on still hold. The lexer has no state between tokens,
+  // so a token that starts where an old one started is the old one.
+  function lexGraphQL(src, from, out, stop) {
+    GRAPHQL_TOKEN.lastIndex = from;
     let m;
-    while (GRAPHQL_TOKEN.lastIndex < src.length && (m = GRAPHQL_TOKEN.exec(src))) {
+    while (GRAPHQL_TOKEN.lastIndex < src.length) {
+      if (stop && stop(GRAPHQL_TOKEN.lastIndex)) return true;
+      m = GRAPHQL_TOKEN.exec(src);
       let i = 1;
       while (m[i] === undefined) i++;
-      raw.push({ kind: GRAPHQL_KINDS[i], text: m[0], start: m.index });
+      out.push({ kind: GRAPHQL_KINDS[i], raw: GRAPHQL_KINDS[i], text: m[0], start: m.index });
     }
+    return false;
+  }
+
+  // classify names the kind of each name token by a little context: what
+  // came before and what follows. It runs over every token, but allocates
+  // nothing.
+  function classify(raw) {
     let depth = 0, parens = 0, prev = null, typeNext = false;
     for (let i = 0; i < raw.length; i++) {
       const t = raw[i];
-      if (t.kind === 'punct') {
+      if (t.raw === 'punct') {
         if (t.text === '{') depth++;
         else if (t.text === '}') depth = Math.max(0, depth - 1);
         else if (t.text === '(') parens++;
         else if (t.text === ')') parens = Math.max(0, parens - 1);
         // In variable definitions ($v: Type) a colon precedes a type.
         typeNext = t.text === ':' && depth === 0 && parens > 0 ? true : typeNext && /[[!]/.test(t.text);
-      } else if (t.kind === 'name') {
+      } else if (t.raw === 'name') {
         let next = i + 1;
-        while (next < raw.length && (raw[next].kind === 'space' || raw[next].kind === 'comment')) next++;
+        while (next < raw.length && (raw[next].raw === 'space' || raw[next].raw === 'comment')) next++;
         const before = prev ? prev.text : '';
+        t.kind = 'name';
         if (typeNext || before === 'on') t.kind = 'type';
         else if (depth === 0 && parens === 0 && OPERATION_KEYWORDS.has(t.text)) t.kind = 'keyword';
         else if (depth === 0 && parens === 0 && OPERATION_KEYWORDS.has(before)) t.kind = 'def';
@@ -83,9 +95,57 @@
         else if (raw[next] && raw[next].text === ':') t.kind = 'attr';
         typeNext = false;
       }
-      if (t.kind !== 'space' && t.kind !== 'comment') prev = t;
+      if (t.raw !== 'space' && t.raw !== 'comment') prev = t;
     }
     return raw;
+  }
+
+  // tokenizeGraphQL splits src into {kind, text, start} tokens, names
+  // classified.
+  function tokenizeGraphQL(src) {
+    const raw = [];
+    lexGraphQL(src, 0, raw, null);
+    return classify(raw);
+  }
+
+  // retokenize is tokenizeGraphQL(src) for src made by one edit of old,
+  // whose tokens are oldTokens: it lexes again only from the token before
+  // the edit (which the edit may extend) to the first old token after it
+  // that the new lexing lands on, and moves the rest by the edit's length.
+  // On a long document a keystroke thus lexes a few tokens, not thousands.
+  function retokenize(old, oldTokens, src) {
+    if (old === null || !oldTokens.length) return tokenizeGraphQL(src);
+    const max = Math.min(old.length, src.length);
+    let p = 0;
+    while (p < max && old.charCodeAt(p) === src.charCodeAt(p)) p++;
+    let s = 0;
+    while (s < max - p && old.charCodeAt(old.length - 1 - s) === src.charCodeAt(src.length - 1 - s)) s++;
+    const oldEnd = old.length - s, delta = src.length - old.length;
+    // first: the last token starting at or before p - 1; after: the first
+    // starting at or after oldEnd.
+    const search = (pos) => {
+      let lo = 0, hi = oldTokens.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (oldTokens[mid].start < pos) lo = mid + 1; else hi = mid; }
+      return lo;
+    };
+    let first = search(Math.max(0, p - 1) + 1) - 1;
+    if (first < 0) first = 0;
+    let after = search(oldEnd);
+    const out = oldTokens.slice(0, first);
+    const resynced = lexGraphQL(src, oldTokens[first].start, out, (at) => {
+      while (after < oldTokens.length && oldTokens[after].start + delta < at) after++;
+      return after < oldTokens.length && oldTokens[after].start + delta === at;
+    });
+    // The old tokens are moved in place: only the memo in tokensOf holds them.
+    if (resynced) {
+      for (let i = after; i < oldTokens.length; i++) {
+        const t = oldTokens[i];
+        t.start += delta;
+        if (t.lint) for (const l of t.lint) { l.start += delta; l.end += delta; }
+        out.push(t);
+      }
+    }
+    return classify(out);
   }
 
   const JSON_TOKEN = /("(?:\\.|[^"\\\n\r])*"?)(?=(\s*:)?)|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|(true|false|null)(?![\w$])|([{}[\],:])|(\s+)|([^])/yu;
@@ -117,13 +177,59 @@
     return html;
   }
 
+  // highlightLines is highlight cut into lines, one string each, so that an
+  // edit redraws only the lines it changed (CodeEditor.patch). A token that
+  // spans lines (a block string) is cut with it, each piece keeping its colour.
+  function highlightLines(tokens, marked) {
+    const lines = [];
+    let line = '';
+    const add = (cls, text) => { if (text) line += cls ? `<span class="${cls}">${escapeHTML(text)}</span>` : escapeHTML(text); };
+    const classOf = (t, mark) => ((t.kind === 'space' || t.kind === 'name' ? '' : `t-${t.kind}`) + (mark ? ' lint-error' : '')).trim();
+    for (const t of tokens) {
+      const mark = !!marked && t.kind !== 'space' && marked.has(t.start);
+      // A token keeps its HTML while its kind and mark stay the same.
+      if (t.htmlKind !== t.kind || t.htmlMark !== mark) {
+        t.htmlKind = t.kind;
+        t.htmlMark = mark;
+        t.multiline = t.text.includes('\n');
+        const cls = classOf(t, mark);
+        t.html = t.multiline ? '' : cls ? `<span class="${cls}">${escapeHTML(t.text)}</span>` : escapeHTML(t.text);
+      }
+      if (!t.multiline) { line += t.html; continue; }
+      const cls = classOf(t, mark);
+      t.text.split('\n').forEach((piece, i) => {
+        if (i) { lines.push(line); line = ''; }
+        add(cls, piece);
+      });
+    }
+    lines.push(line);
+    return lines;
+  }
+
+  // tokensOf is tokenizeGraphQL for the query being edited, computed once per
+  // text: the highlighter, the lint, the operation picker, the tab title and
+  // the same-data panel all read the same text on a keystroke.
+  let tokenMemo = { src: null, tokens: [] };
+  function tokensOf(src) {
+    if (tokenMemo.src !== src) tokenMemo = { src, tokens: retokenize(tokenMemo.src, tokenMemo.tokens, src) };
+    return tokenMemo.tokens;
+  }
+
   // operations lists the operations of a GraphQL document with their kind,
   // name and extent (up to the next definition), the way a server would
   // see them.
+  let operationsMemo = { src: null, list: [] };
   function operations(src) {
+    if (operationsMemo.src === src) return operationsMemo.list;
+    const list = findOperations(src);
+    operationsMemo = { src, list };
+    return list;
+  }
+
+  function findOperations(src) {
     const defs = [];
     let depth = 0, parens = 0, current = null;
-    for (const t of tokenizeGraphQL(src)) {
+    for (const t of tokensOf(src)) {
       if (t.kind === 'space' || t.kind === 'comment') continue;
       // At the top level a definition starts with a keyword, or with "{"
       // for the query shorthand.
@@ -143,40 +249,158 @@
     return defs.filter((d) => d.kind !== 'fragment');
   }
 
-  // ---- Code editors -------------------------------------------------------
+  // ---- Code editors ------------------------------------------------------
 
   // CodeEditor keeps a highlighted <pre> in step with the transparent
   // textarea laid over it, and adds the keys a code editor needs.
+  //
+  // The highlighted text is one block element per line: an edit rewrites
+  // only the lines whose highlighting changed, and the browser lays out only
+  // those, so a keystroke on a long document stays quick.
+  //
+  // Brackets and quotes close themselves: "{", "(", "[" and '"' put in their
+  // closer; typing a closer the editor put in steps over it (offsets in
+  // closers, kept in step with every edit by track); Backspace between an
+  // empty pair removes both; a third '"' after '""' opens a block string
+  // and puts in its closing '"""'.
+  const PAIRS = { '{': '}', '(': ')', '[': ']', '"': '"' };
+
   class CodeEditor {
     constructor(textarea, tokenize) {
       this.ta = textarea;
       this.code = textarea.parentElement.querySelector('pre code');
       this.tokenize = tokenize;
+      this.blockStrings = tokenize === tokensOf;
       this.tabLeaves = false;
       // keyHook sees a key first and returns true when it has handled it
       // (the autocompletion list uses it for arrows, Enter, Tab and Esc).
       this.keyHook = null;
       // marker, when set, returns the offsets of the tokens to underline.
       this.marker = null;
-      textarea.addEventListener('input', () => this.render());
+      this.lines = []; // the HTML of each line as drawn
+      this.closers = []; // offsets of the closers the editor put in itself
+      this.last = textarea.value; // the text before the latest edit
+      textarea.addEventListener('input', () => { this.track(); this.render(); });
       textarea.addEventListener('scroll', () => this.sync());
       textarea.addEventListener('keydown', (e) => this.keydown(e));
       this.render();
     }
 
     get value() { return this.ta.value; }
-    set value(v) { this.ta.value = v; this.render(); }
+    set value(v) {
+      this.ta.value = v;
+      this.last = v;
+      this.closers = [];
+      this.render();
+      this.sync();
+    }
 
     render() {
-      // The trailing newline keeps the pre as tall as the textarea when the
-      // text ends in an empty line.
-      const tokens = this.tokenize(this.ta.value);
-      this.code.innerHTML = highlight(tokens, this.marker && this.marker(this.ta.value, tokens)) + '\n';
-      this.sync();
+      const text = this.ta.value;
+      const tokens = this.tokenize(text);
+      this.patch(highlightLines(tokens, this.marker && this.marker(text, tokens)));
+      // No sync here: reading the scroll offsets would lay the page out now,
+      // and again in the next frame. Typing that scrolls fires scroll.
+    }
+
+    // patch redraws the lines between the unchanged head and tail. Every
+    // line ends in a newline, so the text of the pre is the textarea's plus
+    // one newline, and an empty last line keeps its height.
+    patch(lines) {
+      const old = this.lines, kids = this.code.children;
+      let head = 0;
+      while (head < old.length && head < lines.length && old[head] === lines[head]) head++;
+      let tail = 0;
+      while (tail < old.length - head && tail < lines.length - head && old[old.length - 1 - tail] === lines[lines.length - 1 - tail]) tail++;
+      const removed = old.length - head - tail, added = lines.length - head - tail;
+      const kept = Math.min(removed, added);
+      for (let i = 0; i < kept; i++) kids[head + i].innerHTML = lines[head + i] + '\n';
+      for (let i = removed - 1; i >= kept; i--) kids[head + i].remove();
+      if (added > kept) {
+        const fresh = document.createDocumentFragment();
+        for (let i = kept; i < added; i++) fresh.append(h('span', { className: 'ln', innerHTML: lines[head + i] + '\n' }));
+        this.code.insertBefore(fresh, kids[head + kept] || null);
+      }
+      this.lines = lines;
     }
 
     sync() {
       this.code.style.transform = `translate(${-this.ta.scrollLeft}px, ${-this.ta.scrollTop}px)`;
+    }
+
+    // track moves the closers after an edit by what the edit inserted or
+    // removed before them, and forgets those it replaced. The edit is where
+    // the old and the new text stop agreeing from either end.
+    track() {
+      const before = this.last, now = this.ta.value;
+      this.last = now;
+      if (!this.closers.length) return;
+      const max = Math.min(before.length, now.length);
+      let p = 0;
+      while (p < max && before.charCodeAt(p) === now.charCodeAt(p)) p++;
+      let s = 0;
+      while (s < max - p && before.charCodeAt(before.length - 1 - s) === now.charCodeAt(now.length - 1 - s)) s++;
+      const oldEnd = before.length - s, delta = now.length - before.length;
+      this.closers = this.closers.filter((o) => o < p || o >= oldEnd).map((o) => (o >= oldEnd ? o + delta : o));
+    }
+
+    // inside says whether pos is in a string or a comment, where brackets
+    // and quotes are text and close nothing.
+    inside(pos) {
+      const toks = this.tokenize === tokensOf ? tokenizeGraphQL(this.ta.value.slice(0, pos)) : this.tokenize(this.ta.value.slice(0, pos));
+      const t = toks[toks.length - 1];
+      if (!t || t.start + t.text.length !== pos) return '';
+      if (t.kind === 'comment') return 'comment';
+      if (t.kind !== 'string' && t.kind !== 'key') return '';
+      const closed = t.text.startsWith('"""') ? t.text.length >= 6 && t.text.endsWith('"""') : t.text.length >= 2 && t.text.endsWith('"');
+      return closed ? '' : 'string';
+    }
+
+    // put inserts text at the caret (replacing the selection), then selects
+    // from..to, offsets into the text inserted.
+    put(text, from, to = from) {
+      const at = this.ta.selectionStart;
+      this.insert(text);
+      this.ta.setSelectionRange(at + from, at + to);
+    }
+
+    // autoClose handles a key that opens, closes or deletes a pair; it
+    // returns true when it did.
+    autoClose(e) {
+      const ta = this.ta, v = ta.value, start = ta.selectionStart, end = ta.selectionEnd, k = e.key;
+      if (k === 'Backspace') {
+        if (start !== end || !PAIRS[v[start - 1]] || PAIRS[v[start - 1]] !== v[start] || this.inside(start - 1) === 'comment') return false;
+        ta.setSelectionRange(start - 1, start + 1);
+        this.insert('');
+        return true;
+      }
+      if (k.length !== 1) return false;
+      if (start === end && v[start] === k && (k === '"' || '})]'.includes(k)) && this.closers.includes(start)) {
+        this.closers = this.closers.filter((o) => o !== start);
+        ta.setSelectionRange(start + 1, start + 1);
+        return true;
+      }
+      if (!PAIRS[k]) return false;
+      if (start !== end) {
+        // A selection is wrapped in the pair.
+        this.put(k + v.slice(start, end) + PAIRS[k], 1, 1 + end - start);
+        return true;
+      }
+      const where = this.inside(start);
+      if (where === 'comment' || (where === 'string' && k !== '"')) return false;
+      if (k === '"') {
+        if (where === 'string' || /[\\\w]/.test(v[start - 1] || '')) return false; // it closes a string, or is escaped
+        if (this.blockStrings && v.slice(start - 2, start) === '""' && v[start - 3] !== '"') {
+          this.put('""""', 1);
+          this.closers.push(start + 1, start + 2, start + 3);
+          return true;
+        }
+      }
+      // Before a word, an opener is just itself: it will wrap what follows.
+      if (v[start] !== undefined && !/[\s,)\]}]/.test(v[start])) return false;
+      this.put(k + PAIRS[k], 1);
+      this.closers.push(start + 1);
+      return true;
     }
 
     // insert replaces the selection with text in a way the browser's undo
@@ -210,6 +434,10 @@
       if (e.key === 'Escape') { this.tabLeaves = true; return; }
       const tabLeaves = this.tabLeaves;
       this.tabLeaves = false;
+      if (!e.ctrlKey && !e.metaKey && !e.altKey && !e.isComposing && this.autoClose(e)) {
+        e.preventDefault();
+        return;
+      }
       if (e.key === 'Tab' && !tabLeaves && !e.ctrlKey && !e.altKey && !e.metaKey) {
         e.preventDefault();
         const lineStart = ta.value.lastIndexOf('\n', ta.selectionStart - 1) + 1;
@@ -226,11 +454,17 @@
         }
       } else if (e.key === 'Enter' && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.altKey) {
         e.preventDefault();
-        const lineStart = ta.value.lastIndexOf('\n', ta.selectionStart - 1) + 1;
-        const line = ta.value.slice(lineStart, ta.selectionStart);
-        let indent = /^[ \t]*/.exec(line)[0];
-        if (/[{([]\s*$/.test(line)) indent += '  ';
-        this.insert('\n' + indent);
+        const at = ta.selectionStart;
+        const lineStart = ta.value.lastIndexOf('\n', at - 1) + 1;
+        const line = ta.value.slice(lineStart, at);
+        const base = /^[ \t]*/.exec(line)[0];
+        const open = ta.value[at - 1];
+        if (ta.selectionEnd === at && '{(['.includes(open) && PAIRS[open] === ta.value[at]) {
+          // Between a pair the closer goes a line further down.
+          this.put(`\n${base}  \n${base}`, base.length + 3);
+          return;
+        }
+        this.insert('\n' + base + (/[{([]\s*$/.test(line) ? '  ' : ''));
       } else if (e.key.length === 1 && '}])'.includes(e.key) && ta.selectionStart === ta.selectionEnd) {
         // A closing bracket typed on a blank line goes one level out.
         const lineStart = ta.value.lastIndexOf('\n', ta.selectionStart - 1) + 1;
@@ -243,52 +477,199 @@
     }
   }
 
-  const queryEditor = new CodeEditor($('query'), tokenizeGraphQL);
+  const queryEditor = new CodeEditor($('query'), tokensOf);
   const variablesEditor = new CodeEditor($('variables'), tokenizeJSON);
   const headersEditor = new CodeEditor($('headers'), tokenizeJSON);
 
-  // The query and variables outlive a reload; headers may hold secrets and
-  // last only as long as the tab. Storage may be switched off: then nothing
-  // is kept.
+  // Storage may be switched off: then nothing is kept.
   const storage = (name) => {
     try {
       const s = window[name];
       s.getItem('');
       return s;
     } catch {
-      return { getItem: () => null, setItem: () => {} };
+      return { getItem: () => null, setItem: () => {}, removeItem: () => {} };
     }
   };
-  const saved = [
-    [queryEditor, storage('localStorage'), 'graphql-editor.query'],
-    [variablesEditor, storage('localStorage'), 'graphql-editor.variables'],
-    [headersEditor, storage('sessionStorage'), 'graphql-editor.headers'],
-  ];
-  let firstVisit = true;
-  for (const [editor, store, key] of saved) {
-    const v = store.getItem(key);
-    if (v !== null) editor.value = v;
-    if (editor === queryEditor) firstVisit = v === null;
-    editor.ta.addEventListener('input', () => store.setItem(key, editor.value));
-  }
-  if (firstVisit) {
-    queryEditor.value = [
-      '# Write a query, a mutation or a subscription, then press',
-      '# Ctrl+Enter (\u2318+Enter on a Mac) or the Run button.',
-      'query Users {',
-      '  users {',
-      '    id',
-      '    name',
-      '    email',
-      '  }',
-      '}',
-      '',
-    ].join('\n');
+
+  // ---- Document tabs -----------------------------------------------------
+
+  // Each tab has its own document, variables, headers and result. The
+  // documents and variables of every tab outlive a reload (localStorage);
+  // headers may hold secrets and, with the result, last only as long as the
+  // browser tab (sessionStorage). A tab is named after its first named
+  // operation. Saving waits for a pause in typing, so that a keystroke on a
+  // long document does not write every tab out; leaving the page saves.
+  const TABS_KEY = 'graphql-editor.tabs';
+  const local = storage('localStorage'), session = storage('sessionStorage');
+  const tabList = $('doc-tablist');
+  const WELCOME = [
+    '# Write a query, a mutation or a subscription, then press',
+    '# Ctrl+Enter (\u2318+Enter on a Mac) or the Run button.',
+    'query Users {',
+    '  users {',
+    '    id',
+    '    name',
+    '    email',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+
+  const docs = { tabs: [], active: null, timer: 0, next: 1 };
+  const newTab = (query, variables) => ({ id: `t${Date.now().toString(36)}${docs.next++}`, query, variables, headers: '', output: null });
+
+  function readJSON(store, key) {
+    try { return JSON.parse(store.getItem(key)); } catch { return null; }
   }
 
-  // ---- Tabs: variables, headers and history -------------------------------
+  function loadTabs() {
+    const saved = readJSON(local, TABS_KEY);
+    if (saved && Array.isArray(saved.tabs) && saved.tabs.length) {
+      docs.tabs = saved.tabs.filter((t) => t && typeof t.id === 'string').map((t) => ({
+        id: t.id,
+        query: String(t.query || ''),
+        variables: String(t.variables || ''),
+        headers: session.getItem(`graphql-editor.headers.${t.id}`) || '',
+        output: readJSON(session, `graphql-editor.output.${t.id}`),
+      }));
+    }
+    if (!docs.tabs.length) {
+      // The editor before tabs kept one document under these keys.
+      const query = local.getItem('graphql-editor.query');
+      const tab = newTab(query === null ? WELCOME : query, local.getItem('graphql-editor.variables') || '');
+      tab.headers = session.getItem('graphql-editor.headers') || '';
+      docs.tabs = [tab];
+    }
+    docs.active = docs.tabs.find((t) => saved && t.id === saved.active) || docs.tabs[0];
+  }
 
-  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  function saveTabs() {
+    clearTimeout(docs.timer);
+    docs.timer = 0;
+    local.setItem(TABS_KEY, JSON.stringify({ active: docs.active.id, tabs: docs.tabs.map(({ id, query, variables }) => ({ id, query, variables })) }));
+    for (const t of docs.tabs) session.setItem(`graphql-editor.headers.${t.id}`, t.headers);
+  }
+  const saveSoon = () => { if (!docs.timer) docs.timer = setTimeout(saveTabs, 400); };
+  addEventListener('pagehide', () => { if (docs.active) { snapshotOutput(); saveTabs(); } });
+
+  // tabTitle is the name of the document's first named operation.
+  function tabTitle(src) {
+    const named = operations(src).find((op) => op.name);
+    return named ? named.name : 'Untitled';
+  }
+
+  function renderTabs() {
+    tabList.replaceChildren(...docs.tabs.map((t, i) => {
+      const on = t === docs.active;
+      const title = tabTitle(t.query);
+      return h('span', { className: 'doc-tab', role: 'presentation' },
+        h('button', {
+          type: 'button', role: 'tab', id: `doc-tab-${t.id}`, className: 'doc-tab-title',
+          'aria-selected': String(on), 'aria-controls': 'doc-panel', tabIndex: on ? 0 : -1,
+          onclick: () => switchTab(t),
+          onkeydown: (e) => {
+            const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+            if (!step) return;
+            switchTab(docs.tabs[(i + step + docs.tabs.length) % docs.tabs.length]);
+            $(`doc-tab-${docs.active.id}`).focus();
+          },
+        }, title),
+        docs.tabs.length > 1 ? h('button', { type: 'button', className: 'doc-tab-close quiet', 'aria-label': `Close ${title}`, title: `Close ${title}`, onclick: () => closeTab(t) }, '\u00d7') : null);
+    }));
+    $('doc-panel').setAttribute('aria-labelledby', `doc-tab-${docs.active.id}`);
+  }
+
+  // retitle renames the active tab as its document changes, touching the
+  // page only when the name does.
+  function retitle() {
+    const button = $(`doc-tab-${docs.active.id}`);
+    const title = tabTitle(docs.active.query);
+    if (button && button.textContent !== title) renderTabs();
+  }
+
+  // snapshotOutput keeps what the result pane shows in the active tab, and
+  // in the session's storage unless it is too large for it.
+  function snapshotOutput() {
+    const t = docs.active;
+    t.output = {
+      status: statusLine.textContent,
+      tone: statusLine.className.replace(/^status\s*/, ''),
+      result: resultPane.hidden ? '' : resultPane.textContent,
+      errors: shownErrors,
+    };
+    const output = JSON.stringify(t.output);
+    try { session.setItem(`graphql-editor.output.${t.id}`, output.length < 1 << 20 ? output : 'null'); } catch { /* full */ }
+  }
+
+  function showOutput(output) {
+    clearOutput();
+    $('curl-box').hidden = true; // it was the other tab's command
+    setStatus(output ? output.status : '', output ? output.tone : '');
+    if (!output) return;
+    let body;
+    try { body = JSON.parse(output.result); } catch { /* shown as it came */ }
+    if (body !== undefined) showJSON(resultPane, body);
+    else resultPane.textContent = output.result;
+    showErrors(output.errors);
+  }
+
+  // showTab puts a tab's document, variables, headers and result in the
+  // page, as if they had been typed.
+  function showTab(t) {
+    docs.active = t;
+    queryEditor.value = t.query;
+    variablesEditor.value = t.variables;
+    headersEditor.value = t.headers;
+    renderTabs();
+  }
+
+  function switchTab(t) {
+    if (t === docs.active) return;
+    stopSubscription('Stopped.');
+    snapshotOutput();
+    showTab(t);
+    showOutput(t.output);
+    closeCompletions();
+    hoverTip.hidden = true;
+    refreshOperations();
+    renderElsewhere();
+    saveTabs();
+  }
+
+  function addTab() {
+    const t = newTab('', '');
+    docs.tabs.push(t);
+    switchTab(t);
+    queryEditor.ta.focus();
+  }
+
+  function closeTab(t) {
+    const i = docs.tabs.indexOf(t);
+    if (docs.tabs.length < 2 || i < 0) return;
+    if (t === docs.active) switchTab(docs.tabs[i + 1] || docs.tabs[i - 1]);
+    docs.tabs.splice(i, 1);
+    session.removeItem(`graphql-editor.headers.${t.id}`);
+    session.removeItem(`graphql-editor.output.${t.id}`);
+    renderTabs();
+    saveTabs();
+    $(`doc-tab-${docs.active.id}`).focus();
+  }
+
+  loadTabs();
+  showTab(docs.active);
+  for (const [editor, field] of [[queryEditor, 'query'], [variablesEditor, 'variables'], [headersEditor, 'headers']]) {
+    editor.ta.addEventListener('input', () => {
+      docs.active[field] = editor.value;
+      saveSoon();
+    });
+  }
+  queryEditor.ta.addEventListener('input', retitle);
+  $('doc-tab-new').addEventListener('click', addTab);
+
+  // ---- Request options: variables, headers and history -------------------
+
+  const tabs = [...document.querySelectorAll('.tabs [role="tab"]')];
   function selectTab(tab) {
     for (const t of tabs) {
       const on = t === tab;
@@ -370,7 +751,7 @@
   });
   renderHistory();
 
-  // ---- Operation picker ---------------------------------------------------
+  // ---- Operation picker --------------------------------------------------
 
   const picker = $('operation');
   let ops = [];
@@ -406,7 +787,7 @@
     return ops.find((op) => op.name === picker.value) || ops[0];
   }
 
-  // ---- Running operations -------------------------------------------------
+  // ---- Running operations ------------------------------------------------
 
   const statusLine = $('status');
   const resultPane = $('result');
@@ -448,7 +829,9 @@
 
   // showErrors lists GraphQL errors above the result; a location is a
   // button that puts the cursor there.
+  let shownErrors = []; // the errors listed, for the tab's output
   function showErrors(errors) {
+    shownErrors = errors || [];
     errorList.replaceChildren(...(errors || []).map((err) => h('li', {},
       String(err && err.message !== undefined ? err.message : JSON.stringify(err)),
       ...((err && err.locations) || []).map((loc) => h('button', {
@@ -526,7 +909,7 @@
     setStatus(parts.join(' \u00b7 '), !response.ok || (body && body.errors) ? 'fail' : 'ok');
   }
 
-  // ---- Subscriptions over graphql-transport-ws ----------------------------
+  // ---- Subscriptions over graphql-transport-ws ---------------------------
 
   let subscription = null; // {socket, id, stopped}
   let nextID = 1;
@@ -640,7 +1023,7 @@
     }
   });
 
-  // ---- Schema explorer ----------------------------------------------------
+  // ---- Schema explorer ---------------------------------------------------
 
   const INTROSPECTION_QUERY = `query IntrospectionQuery {
   __schema {
@@ -769,10 +1152,15 @@ fragment TypeRef on __Type {
       a.defaultValue !== null && a.defaultValue !== undefined ? h('span', { className: 'punct' }, ` = ${a.defaultValue}`) : null);
   }
 
-  function fieldItem(f, target) {
+  // fieldItem shows a field of owner; a field of an object or interface is
+  // a button that puts it into the query (insertField).
+  function fieldItem(owner, f, target) {
     const args = f.args && f.args.length ? ['(', f.args.map(inputValue), ')'] : [];
+    const name = owner.kind === 'OBJECT' || owner.kind === 'INTERFACE'
+      ? h('button', { type: 'button', className: 'field insert', title: `Insert ${f.name} into the query`, onclick: () => insertField(owner.name, f) }, f.name)
+      : h('span', { className: 'field' }, f.name);
     return h('li', { className: f.name === target ? 'target' : '', id: 'field-' + f.name },
-      h('div', { className: 'sig' }, h('span', { className: 'field' }, f.name), ...args, h('span', { className: 'punct' }, ': '), typeRef(f.type)),
+      h('div', { className: 'sig' }, name, ...args, h('span', { className: 'punct' }, ': '), typeRef(f.type)),
       description(f.description), deprecation(f));
   }
 
@@ -818,7 +1206,7 @@ fragment TypeRef on __Type {
     const parts = [h('h3', {}, t.name, h('span', { className: 'kind' }, kindName(t.kind))), description(t.description)];
     if (t.specifiedByURL) parts.push(h('p', { className: 'desc' }, `Specified by ${t.specifiedByURL}`));
     if (t.interfaces && t.interfaces.length) parts.push(h('h4', {}, 'Implements'), h('ul', {}, t.interfaces.map((i) => h('li', { className: 'sig' }, typeRef(i)))));
-    if (t.fields && t.fields.length) parts.push(h('h4', {}, 'Fields'), h('ul', {}, t.fields.map((f) => fieldItem(f, targetField))));
+    if (t.fields && t.fields.length) parts.push(h('h4', {}, 'Fields'), h('ul', {}, t.fields.map((f) => fieldItem(t, f, targetField))));
     if (t.inputFields && t.inputFields.length) parts.push(h('h4', {}, 'Input fields'), h('ul', {}, t.inputFields.map((f) => h('li', { className: 'sig' }, inputValue(f), description(f.description)))));
     if (t.enumValues && t.enumValues.length) parts.push(h('h4', {}, 'Values'), h('ul', {}, t.enumValues.map((v) => h('li', {}, h('div', { className: 'sig' }, v.name), description(v.description), deprecation(v)))));
     if (t.possibleTypes && t.possibleTypes.length) parts.push(h('h4', {}, 'Possible types'), h('ul', {}, t.possibleTypes.map((p) => h('li', { className: 'sig' }, typeRef(p)))));
@@ -855,7 +1243,131 @@ fragment TypeRef on __Type {
     if (e.key === 'Escape' && searchBox.value) { searchBox.value = ''; renderExplorer(); }
   });
 
-  // ---- Prettify -----------------------------------------------------------
+  // ---- Click-to-insert from the explorer ---------------------------------
+
+  // insertField puts a field of type owner into the query where it belongs:
+  // at the end of a selection set of that type, the innermost one around the
+  // caret or else the first in the document; for a root type with no such
+  // set, in a new operation at the end. Required arguments come with a
+  // placeholder of their type, selected so that typing replaces it; a field
+  // of an object type comes with a selection (its id, or else its first
+  // field without required arguments) so that the document stays valid.
+  function insertField(owner, f) {
+    const schema = explorer.schema;
+    const ta = queryEditor.ta, doc = queryEditor.value;
+    let definitions = [];
+    if (doc.replace(/#[^\n]*/g, '').trim()) {
+      try {
+        definitions = parsed(doc);
+      } catch (err) {
+        setStatus(`${f.name} was not inserted: the query does not parse (${err.message}).`, 'fail');
+        return;
+      }
+    }
+    const caret = ta.selectionStart;
+    const sets = selectionSetsOf(definitions, schema).filter((set) => set.type === owner);
+    const set = sets.filter((x) => x.open < caret && caret <= x.close).pop() || sets[0];
+    if (!set) {
+      const root = [['query', schema.queryType], ['mutation', schema.mutationType], ['subscription', schema.subscriptionType]].find(([, n]) => n === owner);
+      if (!root) {
+        setStatus(`${f.name} was not inserted: no selection in the query is of type ${owner}.`, 'fail');
+        return;
+      }
+      const sep = !doc ? '' : doc.endsWith('\n\n') ? '' : doc.endsWith('\n') ? '\n' : '\n\n';
+      const head = sep + (root[0] === 'query' ? '{' : `${root[0]} {`) + '\n  ';
+      const field = fieldText(schema, f, '  ');
+      ta.setSelectionRange(doc.length, doc.length);
+      return placeField(head + field.text + '\n}\n', head.length, field);
+    }
+    const already = set.selections.find((x) => x.kind === 'Field' && x.name.value === f.name);
+    if (already) {
+      ta.focus();
+      ta.setSelectionRange(already.name.start, already.name.end);
+      setStatus(`${f.name} is already selected there.`);
+      return;
+    }
+    const lineStart = doc.lastIndexOf('\n', set.close - 1) + 1;
+    if (!doc.slice(lineStart, set.close).trim()) {
+      // The "}" on a line of its own: a line before it, a level further in.
+      const indent = doc.slice(lineStart, set.close) + '  ';
+      const field = fieldText(schema, f, indent);
+      ta.setSelectionRange(lineStart, lineStart);
+      return placeField(indent + field.text + '\n', indent.length, field);
+    }
+    // A set on one line, "{ id }": the field goes after the last one.
+    let at = set.close;
+    while (/\s/.test(doc[at - 1])) at--;
+    const field = fieldText(schema, f, null);
+    ta.setSelectionRange(at, at);
+    placeField(' ' + field.text, 1, field);
+  }
+
+  // placeField inserts text at the caret as one edit, then selects the
+  // field's first placeholder, or puts the caret after the field.
+  function placeField(text, fieldAt, field) {
+    const at = queryEditor.ta.selectionStart + fieldAt;
+    queryEditor.insert(text);
+    const [from, to] = field.placeholder || [field.text.length, field.text.length];
+    queryEditor.ta.setSelectionRange(at + from, at + to);
+    queryEditor.ta.focus();
+    setStatus(`Inserted ${field.name}.`);
+  }
+
+  // fieldText is the text of a field: its required arguments with
+  // placeholders, and a selection when its type has fields; on several
+  // lines indented from indent, or on one line when indent is null.
+  function fieldText(schema, f, indent) {
+    const required = (f.args || []).filter((a) => a.type.kind === 'NON_NULL' && a.defaultValue == null);
+    let text = f.name, placeholder = null;
+    if (required.length) {
+      text += '(';
+      required.forEach((a, i) => {
+        const value = placeholderFor(schema, a.type);
+        text += `${i ? ', ' : ''}${a.name}: `;
+        if (!placeholder) placeholder = [text.length, text.length + value.length];
+        text += value;
+      });
+      text += ')';
+    }
+    const inner = schema.types.get(namedType(f.type));
+    if (inner && /^(OBJECT|INTERFACE|UNION)$/.test(inner.kind)) {
+      const leaf = (inner.fields || []).find((x) => x.name === 'id') ||
+        (inner.fields || []).find((x) => !(x.args || []).some((a) => a.type.kind === 'NON_NULL') && /^(SCALAR|ENUM)$/.test((schema.types.get(namedType(x.type)) || {}).kind));
+      const sub = leaf ? leaf.name : '__typename';
+      text += indent === null ? ` { ${sub} }` : ` {\n${indent}  ${sub}\n${indent}}`;
+    }
+    return { name: f.name, text, placeholder };
+  }
+
+  // placeholderFor is a literal of the type ref, the simplest one.
+  function placeholderFor(schema, ref) {
+    const t = nullable(ref);
+    if (t.kind === 'LIST') return '[]';
+    const named = schema.types.get(t.name);
+    if (named && named.kind === 'ENUM' && named.enumValues && named.enumValues.length) return named.enumValues[0].name;
+    if (named && named.kind === 'INPUT_OBJECT') return '{}';
+    return { Int: '0', Float: '0', Boolean: 'false' }[t.name] || '""';
+  }
+
+  // selectionSetsOf lists the selection sets of a parsed document with the
+  // type each selects from and the offsets of its braces.
+  function selectionSetsOf(definitions, schema) {
+    const out = [];
+    const walk = (set, type) => {
+      out.push({ type, open: set.token.start, close: set.end.start, selections: set.selections });
+      for (const x of set.selections) {
+        if (x.kind === 'Inline') walk(x.selectionSet, x.on ? x.on.value : type);
+        else if (x.kind === 'Field' && x.selectionSet) {
+          const def = fieldsOf(schema, type).find((d) => d.name === x.name.value);
+          walk(x.selectionSet, def ? namedType(def.type) : '');
+        }
+      }
+    };
+    for (const d of definitions) walk(d.selectionSet, d.kind === 'fragment' ? d.on.value : schema[`${d.kind}Type`]);
+    return out;
+  }
+
+  // ---- Prettify ----------------------------------------------------------
 
   // The server has no document printer; its one printer is for literals
   // (printLiteral in graphql/introspection.go, the form of a default value:
@@ -1006,7 +1518,7 @@ fragment TypeRef on __Type {
     }
   });
 
-  // ---- Autocompletion: what may come at the caret -------------------------
+  // ---- Autocompletion: what may come at the caret ------------------------
 
   // Which suggestions belong where follows graphql-language-service (the
   // engine of GraphiQL): fields of the parent type in a selection set,
@@ -1047,7 +1559,7 @@ fragment TypeRef on __Type {
   // fragmentsIn lists the fragment definitions of a document: name and type
   // condition.
   function fragmentsIn(src) {
-    const toks = tokenizeGraphQL(src).filter((t) => t.kind !== 'space' && t.kind !== 'comment');
+    const toks = tokensOf(src).filter((t) => t.kind !== 'space' && t.kind !== 'comment');
     const out = [];
     toks.forEach((t, i) => {
       if (t.kind === 'keyword' && t.text === 'fragment' && toks[i + 1] && toks[i + 3] && toks[i + 2].text === 'on') {
@@ -1263,7 +1775,7 @@ fragment TypeRef on __Type {
     return [...starts, ...contains];
   }
 
-  // ---- Autocompletion: the list under the caret ---------------------------
+  // ---- Autocompletion: the list under the caret --------------------------
 
   const completionList = $('completions');
   const completion = { items: [], active: 0, ctx: null, accepting: false };
@@ -1349,6 +1861,9 @@ fragment TypeRef on __Type {
   queryEditor.ta.addEventListener('input', (e) => {
     if (completion.accepting) return;
     const ta = queryEditor.ta;
+    // "(" typed comes as "()" when it closes itself, the caret put between
+    // the two once this event is over.
+    if (e.inputType === 'insertText' && e.data === '()') return void queueMicrotask(updateCompletions);
     const opens = /[_A-Za-z0-9$@(:]$/.test(e.data || '') || (e.data === '.' && ta.value.slice(0, ta.selectionStart).endsWith('...'));
     if (e.inputType === 'insertText' && opens) updateCompletions();
     else if (completion.ctx && e.inputType && e.inputType.startsWith('delete')) updateCompletions();
@@ -1368,6 +1883,12 @@ fragment TypeRef on __Type {
       return true;
     }
     if (completionList.hidden) return false;
+    // A closer typed may step over the one the editor put in, moving the
+    // caret out of the word without an edit.
+    if (/^[)\]}"]$/.test(e.key)) {
+      closeCompletions();
+      return false;
+    }
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
       closeCompletions(); // and the operation runs
       return false;
@@ -1401,7 +1922,7 @@ fragment TypeRef on __Type {
     return false;
   };
 
-  // ---- Lint ---------------------------------------------------------------
+  // ---- Lint --------------------------------------------------------------
 
   // The document is parsed and validated on every keystroke, the way the
   // server would, so that a mistake is underlined before it is sent. The
@@ -1413,34 +1934,46 @@ fragment TypeRef on __Type {
 
   // lintTokens turns the highlighter's tokens into the server lexer's:
   // "$name" and "@name" are two tokens there, and numbers are Int or Float.
+  // Each highlighter token keeps its server tokens (t.lint), which
+  // retokenize moves with it: a keystroke converts only the tokens it made.
   function lintTokens(tokens) {
     const out = [];
     for (const t of tokens) {
-      const at = (kind, text, start, value) => out.push({ kind, text, start, end: start + text.length, value });
-      switch (t.kind) {
-        case 'space': case 'comment': break;
-        case 'variable': case 'directive':
-          at(t.text[0], t.text[0], t.start);
-          at('Name', t.text.slice(1), t.start + 1, t.text.slice(1));
-          break;
-        case 'number': at(/[.eE]/.test(t.text) ? 'Float' : 'Int', t.text, t.start, t.text); break;
-        case 'string': {
-          const block = t.text.startsWith('"""');
-          if (block ? !/.{3}"""$/s.test(t.text) : !/^".*"$/s.test(t.text) || t.text.length < 2) {
-            out.push({ kind: 'error', message: 'Unterminated string.', start: t.start + t.text.length, end: t.start + t.text.length });
-            return out;
-          }
-          let value = t.text.slice(block ? 3 : 1, block ? -3 : -1);
-          if (!block) try { value = JSON.parse(t.text); } catch { /* shown as typed */ }
-          at(block ? 'BlockString' : 'String', t.text, t.start, value);
+      if (t.raw === 'space' || t.raw === 'comment') continue;
+      if (!t.lint) t.lint = serverTokens(t);
+      for (const l of t.lint) {
+        out.push(l);
+        if (l.kind === 'error') return out;
+      }
+    }
+    return out;
+  }
+
+  function serverTokens(t) {
+    const out = [];
+    const at = (kind, text, start, value) => out.push({ kind, text, start, end: start + text.length, value });
+    switch (t.raw) {
+      case 'variable': case 'directive':
+        at(t.text[0], t.text[0], t.start);
+        at('Name', t.text.slice(1), t.start + 1, t.text.slice(1));
+        break;
+      case 'number': at(/[.eE]/.test(t.text) ? 'Float' : 'Int', t.text, t.start, t.text); break;
+      case 'string': {
+        const block = t.text.startsWith('"""');
+        if (block ? !/.{3}"""$/s.test(t.text) : !/^".*"$/s.test(t.text) || t.text.length < 2) {
+          out.push({ kind: 'error', message: 'Unterminated string.', start: t.start + t.text.length, end: t.start + t.text.length });
           break;
         }
-        case 'invalid':
-          out.push({ kind: 'error', message: `Unexpected character ${JSON.stringify(t.text)}.`, start: t.start, end: t.start + 1 });
-          return out;
-        case 'punct': at(t.text, t.text, t.start); break;
-        default: at('Name', t.text, t.start, t.text); // names, keywords, atoms
+        let value = t.text.slice(block ? 3 : 1, block ? -3 : -1);
+        if (!block) try { value = JSON.parse(t.text); } catch { /* shown as typed */ }
+        at(block ? 'BlockString' : 'String', t.text, t.start, value);
+        break;
       }
+      case 'invalid':
+        out.push({ kind: 'error', message: `Unexpected character ${JSON.stringify(t.text)}.`, start: t.start, end: t.start + 1 });
+        break;
+      case 'punct': at(t.text, t.text, t.start); break;
+      default: at('Name', t.text, t.start, t.text); // names, keywords, atoms
     }
     return out;
   }
@@ -1539,6 +2072,7 @@ fragment TypeRef on __Type {
     function selectionSet() {
       const set = { token: expect('{'), selections: [] };
       do set.selections.push(selection()); while (!closes('}'));
+      set.end = toks[i - 1];
       return set;
     }
     function selection() {
@@ -1763,12 +2297,31 @@ fragment TypeRef on __Type {
 
   // lint is the list of problems of src, syntax first; without a schema
   // only the syntax is checked.
-  function lint(src, tokens) {
+  // parsed is parseDocument of the query being edited, once per text: the
+  // lint, the same-data panel and click-to-insert read the same document.
+  // It is keyed by the token list, which every edit replaces, because the
+  // syntax tree points at tokens that a later edit moves.
+  let parseMemo = { tokens: null, definitions: null, error: null };
+  function parsed(src) {
+    const tokens = tokensOf(src);
+    if (parseMemo.tokens !== tokens) {
+      parseMemo = { tokens, definitions: null, error: null };
+      try {
+        parseMemo.definitions = parseDocument(src, tokens);
+      } catch (err) {
+        parseMemo.error = err;
+      }
+    }
+    if (parseMemo.error) throw parseMemo.error;
+    return parseMemo.definitions;
+  }
+
+  function lint(src) {
     lintDocs = [];
     if (!src.trim()) return [];
     let definitions;
     try {
-      definitions = parseDocument(src, tokens);
+      definitions = parsed(src);
     } catch (err) {
       if (err instanceof SyntaxProblem) return [err];
       throw err;
@@ -1783,7 +2336,7 @@ fragment TypeRef on __Type {
 
   queryEditor.marker = (src, tokens) => {
     const started = performance.now();
-    lintProblems = lint(src, tokens);
+    lintProblems = lint(src);
     lintSummary.replaceChildren(...lintProblems.map((p) => {
       const before = src.slice(0, p.start).split('\n');
       return h('li', {}, `${before.length}:${before[before.length - 1].length + 1} ${p.message}`);
@@ -1808,7 +2361,7 @@ fragment TypeRef on __Type {
   // The schema arrives after the first drawing; validation starts then.
   ensureSchema().then(() => queryEditor.render());
 
-  // ---- Hover tip ----------------------------------------------------------
+  // ---- Hover tip ---------------------------------------------------------
 
   // Under the mouse: a problem's message, or else a field's or an
   // argument's type and description (gathered by validateDocument).
@@ -1850,7 +2403,7 @@ fragment TypeRef on __Type {
   queryEditor.ta.addEventListener('mouseleave', () => { hoverTip.hidden = true; });
   queryEditor.ta.addEventListener('input', () => { hoverTip.hidden = true; });
 
-  // ---- Copy as curl -------------------------------------------------------
+  // ---- Copy as curl ------------------------------------------------------
 
   // The operation to run, its variables and headers as one curl command a
   // shell runs as it stands: every part in single quotes, a quote inside
@@ -1889,7 +2442,7 @@ fragment TypeRef on __Type {
     }
   });
 
-  // ---- Same data elsewhere ------------------------------------------------
+  // ---- Same data elsewhere -----------------------------------------------
 
   // The service serves one store four ways. For each top-level field of the
   // operation to run, this panel shows the REST or OData request and the
@@ -1913,7 +2466,7 @@ fragment TypeRef on __Type {
   function rootFields(src) {
     let definitions;
     try {
-      definitions = parseDocument(src, tokenizeGraphQL(src));
+      definitions = parsed(src);
     } catch {
       return null;
     }
@@ -1939,12 +2492,20 @@ fragment TypeRef on __Type {
     return url;
   }
 
+  // The panel is drawn again only when what it shows changes: most edits
+  // are below the top-level fields. It shows the first ELSEWHERE_MAX fields.
+  const ELSEWHERE_MAX = 12;
+  let elsewhereShown = null;
   function renderElsewhere() {
     const list = $('elsewhere-list');
     const fields = rootFields(queryEditor.value);
+    const key = JSON.stringify(fields && fields.slice(0, ELSEWHERE_MAX + 1));
+    if (key === elsewhereShown) return;
+    elsewhereShown = key;
     if (!fields) return list.replaceChildren(h('li', { className: 'note' }, 'The document does not parse.'));
     if (!fields.length) return list.replaceChildren(h('li', { className: 'note' }, 'Only a query has equivalents elsewhere.'));
-    list.replaceChildren(...fields.map(({ name, id }) => {
+    const more = fields.length > ELSEWHERE_MAX ? [h('li', { className: 'note' }, `\u2026 and ${plural(fields.length - ELSEWHERE_MAX, 'more field')}.`)] : [];
+    list.replaceChildren(...fields.slice(0, ELSEWHERE_MAX).map(({ name, id }) => {
       const same = ELSEWHERE[name] && ELSEWHERE[name](id);
       if (!same) return h('li', {}, h('code', {}, name), ' \u2014 no REST, OData or gRPC equivalent.');
       const answer = h('pre', { className: 'raw', hidden: true, tabIndex: 0 });
@@ -1963,7 +2524,7 @@ fragment TypeRef on __Type {
         h('p', {}, h('code', { className: 'http' }, `GET ${same.http}`), ' ', h('button', { type: 'button', className: 'quiet', onclick: run }, `Run GET ${same.http}`)),
         same.grpc ? h('p', {}, h('code', { className: 'grpc' }, same.grpc)) : h('p', { className: 'note' }, 'No gRPC method serves this.'),
         answer);
-    }));
+    }), ...more);
   }
 
   let elsewhereTimer = 0;
@@ -1976,5 +2537,7 @@ fragment TypeRef on __Type {
   picker.addEventListener('change', scheduleElsewhere);
   renderElsewhere();
 
+  // The active tab's result, kept from before a reload.
+  showOutput(docs.active.output);
   queryEditor.ta.focus();
 })();
