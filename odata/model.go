@@ -82,6 +82,9 @@ type EntityType struct {
 	props map[string]*Property // lower-cased name -> property
 	navs  map[string]*NavProperty
 	index map[*Property]int
+
+	namespace string     // the model's, for @odata.type
+	set       *EntitySet // the first set of this type, for @odata.id; nil if none
 }
 
 // Property returns the structural property named name, matched
@@ -147,6 +150,7 @@ func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 		}
 	}
 	for _, t := range m.Types {
+		t.namespace, t.set = namespace, m.SetOf(t)
 		for _, n := range t.Navigation {
 			if n.Partner != "" && n.Target.Nav(n.Partner) == nil {
 				return nil, fmt.Errorf("odata: %s.%s: partner %s not found on %s", t.Name, n.Name, n.Partner, n.Target.Name)

@@ -35,7 +35,7 @@ var optionBits = map[string]QueryOption{
 // Options OData defines that this package does not implement; they are
 // reported as unsupported rather than unknown.
 var unsupportedOptions = map[string]bool{
-	"$format": true, "$compute": true, "$levels": true,
+	"$compute": true, "$levels": true,
 	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
 }
 
@@ -76,6 +76,8 @@ type Query struct {
 	applied []*Filter    // $apply's filter() transformations, before $filter
 	agg     *aggregation // $apply's groupby or aggregate: the answer is rows, not entities
 	search  searchExpr   // $search; nil when absent
+
+	out format // the JSON format of the answer: $format's, then negotiate's
 }
 
 type expansion struct {
@@ -107,12 +109,22 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	}
 	o := &options{present: map[string]int{}}
 	labels := map[string]string{}
+	var out format
 	for _, prm := range params {
 		name := prm.name
 		if !strings.HasPrefix(name, "$") {
 			continue
 		}
 		lname := strings.ToLower(name)
+		if lname == "$format" { // every resource takes it: it chooses the answer's format, not its data
+			f, err := parseFormat(prm.value)
+			if err != nil {
+				err.Option = name
+				return nil, err
+			}
+			out = f
+			continue
+		}
 		bit, known := optionBits[lname]
 		switch {
 		case !known && unsupportedOptions[lname]:
@@ -139,6 +151,7 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.setFormat(out)
 	return q, nil
 }
 

@@ -305,15 +305,23 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 
 // serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
 func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *EntitySet, key int64, p *Property, x any) {
-	if _, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{}); err != nil {
+	q, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{})
+	if err == nil {
+		err = q.negotiate(r, serviceRoot(s.metadataURL(r)))
+	}
+	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
-	b := []byte(`{"@odata.context":`)
-	b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
-	b = append(b, `,"value":`...)
-	b = appendValue(b, p, x)
-	write(w, Response{http.StatusOK, jsonType, append(b, '}')})
+	b := []byte{'{'}
+	if q.out.metadata != metadataNone {
+		b = append(b, `"@odata.context":`...)
+		b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":`...)
+	b = q.out.appendValue(b, p, x)
+	write(w, Response{http.StatusOK, q.out.contentType(), append(b, '}')})
 }
 
 // servePropertyValue answers a property's raw value ($value) as text/plain.
