@@ -70,14 +70,14 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt := &odataRoutes{model: model}
 
 	// Settings.Limits is left zero: every route has odata.DefaultLimits.
-	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
+	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip | odata.OptCompute
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
 	// $apply on both sets (the dashboard's totals), $search on products only:
 	// orders have no text worth searching but a customer's name.
 	productList, orderList := list, list
 	productList.Allowed |= odata.OptApply | odata.OptSearch
 	orderList.Allowed |= odata.OptApply
-	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
+	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand | odata.OptCompute, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
 
 	products := func(context.Context) []any { return store.ProductValues() }

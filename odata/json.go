@@ -117,6 +117,10 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 		b = append(b, ':')
 		b = q.out.appendValue(b, p, x)
 	}
+	if len(q.computedSel) > 0 {
+		b = q.appendComputed(b, x, comma)
+		comma = true
+	}
 	for _, e := range q.expand {
 		if comma {
 			b = append(b, ',')
@@ -257,6 +261,9 @@ func (q *Query) contextFragment() string {
 	}
 	for _, p := range q.selected {
 		parts = append(parts, p.Name)
+	}
+	for _, c := range q.computedSel {
+		parts = append(parts, c.name)
 	}
 	for _, e := range q.expand {
 		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")

@@ -23,8 +23,9 @@ type options struct {
 	expand     []*expandItem
 	top, skip  int64
 	count      bool
-	apply      *applySyntax // top level only
-	search     searchNode   // top level only
+	apply      *applySyntax    // top level only
+	search     searchNode      // top level only
+	compute    []computeSyntax // top level only
 }
 
 func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }

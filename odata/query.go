@@ -19,8 +19,9 @@ const (
 	OptTop
 	OptSkip
 	OptCount
-	OptApply  // $apply: filter, groupby, aggregate
-	OptSearch // $search over the entity type's string properties
+	OptApply   // $apply: filter, groupby, aggregate
+	OptSearch  // $search over the entity type's string properties
+	OptCompute // $compute: arithmetic aliases for $select, $filter and $orderby
 
 	// OptAll is every option of OData's core; $apply and $search, which change
 	// what a route costs, are allowed one by one.
@@ -30,12 +31,13 @@ const (
 var optionBits = map[string]QueryOption{
 	"$filter": OptFilter, "$orderby": OptOrderBy, "$select": OptSelect, "$expand": OptExpand,
 	"$top": OptTop, "$skip": OptSkip, "$count": OptCount, "$apply": OptApply, "$search": OptSearch,
+	"$compute": OptCompute,
 }
 
 // Options OData defines that this package does not implement; they are
 // reported as unsupported rather than unknown.
 var unsupportedOptions = map[string]bool{
-	"$compute": true, "$levels": true,
+	"$levels":    true,
 	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
 }
 
@@ -76,6 +78,9 @@ type Query struct {
 	applied []*Filter    // $apply's filter() transformations, before $filter
 	agg     *aggregation // $apply's groupby or aggregate: the answer is rows, not entities
 	search  searchExpr   // $search; nil when absent
+
+	computed    []*computed // $compute's aliases
+	computedSel []*computed // those $select names, written after the properties
 
 	out format // the JSON format of the answer: $format's, then negotiate's
 }
@@ -167,6 +172,11 @@ func parseOption(o *options, name, value string, b *budget) error {
 			o.apply = p.applyList()
 			p.end()
 			return
+		case "$compute": // top level only, as $apply
+			p := newParser(value, b)
+			o.compute = p.computeList()
+			p.end()
+			return
 		}
 		p := newParser(value, b)
 		p.option(o, name)
@@ -216,6 +226,16 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	if o.search != nil {
 		q.search = compileSearch(o.search, t)
 	}
+	if o.compute != nil {
+		if q.agg != nil {
+			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
+		}
+		r.guard(label("$compute"), func() { q.computed = resolveCompute(o.compute, t, c) })
+		o.filter = substitute(o.filter, q.computed)
+		for i := range o.orderBy {
+			o.orderBy[i].Expr = substitute(o.orderBy[i].Expr, q.computed)
+		}
+	}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
@@ -227,9 +247,17 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	}
 	if o.has("$select") {
 		q.explicit = true
-		if !o.selectStar {
+		if o.selectStar {
+			q.computedSel = q.computed
+		} else {
 			set := map[*Property]bool{}
 			for _, s := range o.selects {
+				if c := aliasNamed(q.computed, s.Name); c != nil {
+					if aliasNamed(q.computedSel, s.Name) == nil {
+						q.computedSel = append(q.computedSel, c)
+					}
+					continue
+				}
 				p := t.Property(s.Name)
 				if p == nil {
 					msg := "unknown property %s on %s"
@@ -240,6 +268,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 				}
 				set[p] = true
 			}
+			q.selected = make([]*Property, 0, len(set)) // empty, not nil, when only aliases are selected
 			for _, p := range t.Properties {
 				if set[p] {
 					q.selected = append(q.selected, p)
