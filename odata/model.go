@@ -50,6 +50,8 @@ type Property struct {
 	Name     string // JSON name, e.g. "createdDate"
 	Type     EdmType
 	Nullable bool // only reported in $metadata; getters cannot return null
+	// Description, if set, is the property's Core.Description in $metadata.
+	Description string
 
 	Int     func(any) int64
 	Decimal func(any) int64
@@ -74,10 +76,11 @@ type NavProperty struct {
 // EntityType describes one kind of entity. Properties are serialized in the
 // order given here.
 type EntityType struct {
-	Name       string // unqualified, e.g. "Product"
-	Key        string // name of the key property; it must be an integer property
-	Properties []*Property
-	Navigation []*NavProperty
+	Name        string // unqualified, e.g. "Product"
+	Description string // Core.Description in $metadata, if set
+	Key         string // name of the key property; it must be an integer property
+	Properties  []*Property
+	Navigation  []*NavProperty
 
 	props map[string]*Property // lower-cased name -> property
 	navs  map[string]*NavProperty
@@ -99,8 +102,9 @@ func (t *EntityType) KeyProperty() *Property { return t.Property(t.Key) }
 
 // EntitySet is a named, addressable collection of entities of one type.
 type EntitySet struct {
-	Name string // e.g. "Products"; URL segments match it case-insensitively
-	Type *EntityType
+	Name        string // e.g. "Products"; URL segments match it case-insensitively
+	Type        *EntityType
+	Description string // Core.Description in $metadata, if set
 }
 
 // Model is a set of entity types and entity sets in one CSDL namespace.

@@ -148,7 +148,7 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if !s.checkNoOptions(w, r) {
 		return
 	}
-	s.metadataOnce.Do(func() { s.metadata = s.Model.Metadata() })
+	s.metadataOnce.Do(func() { s.metadata = s.Model.metadata(s.capabilities, s.terms()) })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
