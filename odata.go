@@ -101,14 +101,14 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt.products = route(productSet, productList)
 	rt.products.List = products
 	rt.productOne = route(productSet, one)
-	rt.productOne.Get = getProduct
+	rt.productOne.Get, rt.productOne.ETag = getProduct, true
 	rt.search = route(productSet, searchSettings)
 	rt.search.List, rt.search.AlwaysCount = products, true
 	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
 	rt.orders = route(orderSet, orderList)
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)
-	rt.orderOne.Get = getOrder
+	rt.orderOne.Get, rt.orderOne.ETag = getOrder, true
 	rt.service = &odata.Service{Model: model, Root: odataRoot, RejectPassword: true, Sets: map[string]odata.SetRoutes{
 		productSet.Name: {List: rt.products, Entity: rt.productOne, Named: map[string]*odata.Route{"search": rt.search}},
 		orderSet.Name:   {List: rt.orders, Entity: rt.orderOne},

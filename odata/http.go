@@ -32,6 +32,9 @@ type Route struct {
 	// (valid escapes decoded even when another escape is invalid). It is
 	// checked before anything else about the query string.
 	RejectPassword bool
+	// ETag sends each single entity's strong ETag, as the ETag header and
+	// @odata.etag, and answers 304 to an If-None-Match that names it.
+	ETag bool
 	// Metadata is the URL of the $metadata document used in context URLs.
 	// A path starting with "/" is made absolute with the request's scheme
 	// and host; empty means "$metadata".
@@ -105,6 +108,14 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 	if err := q.negotiate(r, serviceRoot(metadata)); err != nil {
 		write(w, badRequest(err))
 		return
+	}
+	if rt.ETag {
+		q.etag = rt.Set.Type.entityTag(x)
+		w.Header().Set("ETag", q.etag)
+		if noneMatch(r, q.etag) {
+			write(w, Response{Status: http.StatusNotModified})
+			return
+		}
 	}
 	body, err := q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)
 	if err != nil {

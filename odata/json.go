@@ -65,6 +65,10 @@ func (q *Query) AppendEntity(b []byte, context string, x any) (out []byte, err e
 		if comma {
 			b = append(b, `"@odata.context":`...)
 			b = appendString(b, context)
+			if q.etag != "" {
+				b = append(b, `,"@odata.etag":`...)
+				b = appendString(b, q.etag)
+			}
 		}
 		out = q.appendFields(b, x, comma)
 	})

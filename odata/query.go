@@ -82,7 +82,8 @@ type Query struct {
 	computed    []*computed // $compute's aliases
 	computedSel []*computed // those $select names, written after the properties
 
-	out format // the JSON format of the answer: $format's, then negotiate's
+	out  format // the JSON format of the answer: $format's, then negotiate's
+	etag string // the entity's ETag, written as @odata.etag by AppendEntity; "" for none
 }
 
 type expansion struct {
