@@ -285,7 +285,7 @@ var abnfKnown = map[string]string{
 	"expand $expand=Items/$count":                                  "$expand of /$count is not supported",
 	"expand $expand=Items/$count($filter=Name eq 'Hugo')":          "$expand of /$count is not supported",
 	"expand $expand=Items/$count($count=true)":                     "$expand of /$count is not supported",
-	"filter $filter=Products/$count($filter=Price gt 5.00) gt 2":   "filtered /$count is not supported",
+	"filter $filter=Products/$count($filter=Price gt 5.00) gt 2":   "mapping artifact: Price maps to a Product property, Products to orders",
 	"filter $filter=endswith($it,'.com')":                          "$it is an entity; the model has no primitive collections",
 	"odataRelativeUri Categories(1)/$value":                        "no media entities: an entity has no $value",
 	"odataRelativeUri Categories(1)/Products?$top=2&$orderby=Name": "mapping artifact: Name maps to a Product property, Products to orders",

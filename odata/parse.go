@@ -288,8 +288,28 @@ func (p *parser) path() Expr {
 		}
 		path.Segments = append(path.Segments, Segment{Name: p.tok.text, Pos: p.tok.pos})
 		p.advance()
+		if lower == "$count" && p.tok.kind == tokLParen && !p.tok.space {
+			path.CountFilter = p.countFilter()
+			return path
+		}
 	}
 	return path
+}
+
+// countFilter parses the options of /$count(...) in an expression: $filter, the
+// one that changes what is counted.
+func (p *parser) countFilter() Expr {
+	p.enter()
+	defer p.leave()
+	p.advance()
+	if !p.isWord("$filter") {
+		p.unexpected("expected $filter")
+	}
+	p.advance()
+	p.expect(tokEquals)
+	e := p.expr()
+	p.expect(tokRParen)
+	return e
 }
 
 func (p *parser) lambda(src *Path, all bool) Expr {
