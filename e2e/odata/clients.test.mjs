@@ -162,6 +162,18 @@ test("o.js: get one product and a filtered collection", async () => {
   assert.deepEqual(stripControl(list), (await get("Products?$filter=isActive eq false&$select=id,name")).value);
 });
 
+test("o.js: $compute, $count($filter) and odata.metadata=none pass through as written", async () => {
+  const query = { $compute: "price mul 2 as double", $filter: "double gt 1000 and orders/$count($filter=quantity ge 1) ge 1",
+    $select: "name,double", $orderby: "double desc", $format: "application/json;odata.metadata=none" };
+  const got = await o(root).get("Products").query(query);
+  const raw = await (await fetch(root + "Products?" + new URLSearchParams(query))).json();
+  assert.equal(raw["@odata.context"], undefined, "odata.metadata=none sends no context");
+  const want = await get("Products?" + new URLSearchParams(query));
+  assert.ok(want.value.length > 0);
+  assert.deepEqual(got, want.value);
+  for (const p of got) assert.deepEqual(Object.keys(p), ["name", "double"]);
+});
+
 test("o.js: .batch() of reads answers each as if sent alone", async () => {
   const [one, list, count] = await o(root).get("Products(5)").get("Orders?$top=2").get("Products/$count").batch();
   assert.equal(one.status, 200);
