@@ -2,6 +2,7 @@ package odata
 
 import (
 	"context"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -147,6 +148,19 @@ func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
 func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if !s.checkNoOptions(w, r) {
 		return
+	}
+	// CSDL is served as XML only: a $format asking for JSON CSDL is not met
+	// with XML that claims to answer it.
+	params, _ := splitQuery(r.URL.RawQuery, DefaultLimits) // checked above
+	for _, p := range params {
+		if strings.EqualFold(p.name, "$format") {
+			mt, _, err := mime.ParseMediaType(p.value)
+			if err != nil || mt != "xml" && mt != "application/xml" {
+				write(w, errorResponse(http.StatusNotAcceptable, "NotAcceptable",
+					"$metadata is served as XML only; $format="+p.value+" is not"))
+				return
+			}
+		}
 	}
 	s.metadataOnce.Do(func() { s.metadata = s.Model.metadata(s.capabilities, s.terms()) })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
