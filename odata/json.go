@@ -130,6 +130,13 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
+		if e.count {
+			_, n := e.q.evaluate(e.nav.Many(x), nil, true)
+			b = appendString(b, e.nav.Name+"@odata.count")
+			b = append(b, ':')
+			b = q.appendInt(b, int64(n))
+			continue
+		}
 		if e.nav.Collection {
 			page, n := e.q.evaluate(e.nav.Many(x), nil, e.q.count) // n only when counted
 			if e.q.count {
@@ -270,6 +277,9 @@ func (q *Query) contextFragment() string {
 		parts = append(parts, c.name)
 	}
 	for _, e := range q.expand {
+		if e.count {
+			continue // a count is no projection of the related entities
+		}
 		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
 	}
 	s := "("

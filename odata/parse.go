@@ -33,6 +33,9 @@ func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
 type expandItem struct {
 	nav  Segment
 	opts *options
+	// count is set for nav/$count: only the number of related entities
+	// (that pass the nested $filter) is expanded.
+	count bool
 }
 
 // parser is a recursive-descent parser over one option value. Errors are
@@ -426,8 +429,14 @@ func (p *parser) expandList() []*expandItem {
 		}
 		it := &expandItem{nav: Segment{Name: p.tok.text, Pos: p.tok.pos}, opts: &options{}}
 		p.advance()
-		if p.tok.kind == tokSlash {
-			p.fail(p.tok.pos, "only navigation property names can be expanded")
+		if p.tok.kind == tokSlash && !p.tok.space {
+			slash := p.tok.pos
+			p.advance()
+			if p.tok.kind != tokIdent || p.tok.text != "$count" || p.tok.space {
+				p.fail(slash, "only navigation property names, or one followed by /$count, can be expanded")
+			}
+			it.count = true
+			p.advance()
 		}
 		if p.tok.kind == tokLParen && !p.tok.space {
 			p.advance()

@@ -87,8 +87,9 @@ type Query struct {
 }
 
 type expansion struct {
-	nav *NavProperty
-	q   *Query
+	nav   *NavProperty
+	q     *Query
+	count bool // nav/$count: the number of related entities, not them
 }
 
 type orderKey struct {
@@ -299,14 +300,24 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 		}
 		seen[nav] = true
 		if !nav.Collection {
+			if it.count {
+				fail(label("$expand"), it.nav.Pos, "/$count follows only a collection; %s is one entity", nav.Name)
+			}
 			for _, opt := range []string{"$orderby", "$top", "$skip", "$count"} {
 				if pos, ok := it.opts.present[opt]; ok {
 					fail(label("$expand"), pos, "%s cannot be applied to single-valued %s", opt, nav.Name)
 				}
 			}
 		}
+		if it.count { // a number: only what changes which entities are counted applies
+			for _, opt := range []string{"$orderby", "$top", "$skip", "$count", "$select", "$expand"} {
+				if pos, ok := it.opts.present[opt]; ok {
+					fail(label("$expand"), pos, "%s cannot be applied to %s/$count; only $filter", opt, nav.Name)
+				}
+			}
+		}
 		sub := r.query(it.opts, nav.Target, depth+1, func(string) string { return label("$expand") })
-		q.expand = append(q.expand, expansion{nav: nav, q: sub})
+		q.expand = append(q.expand, expansion{nav: nav, q: sub, count: it.count})
 	}
 	return q
 }
