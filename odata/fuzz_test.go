@@ -39,6 +39,7 @@ func FuzzParseQuery(f *testing.F) {
 		"$filter=length(concat(concat(toupper(name),tolower(name)),concat(name,name))) gt 40",
 		"$compute=price mul 2 as d,id div 0 as z&$filter=d gt 10 or z eq null&$orderby=d desc&$select=id,d",
 		"$compute=price sub id as x&$select=*&$expand=orders($select=id)",
+		"$expand=orders/$count($filter=quantity gt 2)&$filter=orders/$count($filter=quantity ge 1) gt 1",
 	}
 	for _, s := range seeds {
 		f.Add(s)
