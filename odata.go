@@ -41,14 +41,17 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	product.Properties = []*odata.Property{
 		{Name: "id", Type: odata.EdmInt32, Int: func(x any) int64 { return p(x).ID }},
 		{Name: "name", Type: odata.EdmString, String: func(x any) string { return p(x).Name }},
-		{Name: "price", Type: odata.EdmDecimal, Decimal: func(x any) int64 { return int64(p(x).Price) }},
+		{Name: "price", Type: odata.EdmDecimal, Decimal: func(x any) int64 { return int64(p(x).Price) },
+			Description: "Unit price, exact to four decimal places (IEEE754Compatible=true sends it as a string)"},
 		{Name: "category", Type: odata.EdmString, String: func(x any) string { return p(x).Category }},
 		{Name: "createdDate", Type: odata.EdmDateTimeOffset, Time: func(x any) time.Time { return p(x).CreatedDate }},
-		{Name: "isActive", Type: odata.EdmBoolean, Bool: func(x any) bool { return p(x).IsActive }},
+		{Name: "isActive", Type: odata.EdmBoolean, Bool: func(x any) bool { return p(x).IsActive },
+			Description: "Whether the product is on sale; /Products/search lists active products only"},
 	}
 	order.Properties = []*odata.Property{
 		{Name: "id", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).ID }},
-		{Name: "userId", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).UserID }},
+		{Name: "userId", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).UserID },
+			Description: "The id of the user who ordered, served by the REST surface at /api/users/{id}"},
 		{Name: "productId", Type: odata.EdmInt32, Int: func(x any) int64 { return o(x).ProductID }},
 		{Name: "customerName", Type: odata.EdmString, String: func(x any) string { return o(x).CustomerName }},
 		{Name: "orderDate", Type: odata.EdmDateTimeOffset, Time: func(x any) time.Time { return o(x).OrderDate }},
@@ -61,8 +64,10 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 			pr, ok := store.Product(o(x).ProductID)
 			return pr, ok
 		}}}
-	productSet := &odata.EntitySet{Name: "Products", Type: product}
-	orderSet := &odata.EntitySet{Name: "Orders", Type: order}
+	productSet := &odata.EntitySet{Name: "Products", Type: product,
+		Description: "The catalogue; /api/products and /api/Products are the same set"}
+	orderSet := &odata.EntitySet{Name: "Orders", Type: order,
+		Description: "Orders of products by users; /api/orders and /api/Orders are the same set"}
 	model, err := odata.NewModel("Quartet", productSet, orderSet)
 	if err != nil {
 		panic("odata model: " + err.Error()) // a defect in the declarations above
@@ -70,14 +75,14 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt := &odataRoutes{model: model}
 
 	// Settings.Limits is left zero: every route has odata.DefaultLimits.
-	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip
+	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip | odata.OptCompute
 	list := odata.Settings{Allowed: all, MaxTop: 100, MaxExpansionDepth: 2, Now: clock}
 	// $apply on both sets (the dashboard's totals), $search on products only:
 	// orders have no text worth searching but a customer's name.
 	productList, orderList := list, list
 	productList.Allowed |= odata.OptApply | odata.OptSearch
 	orderList.Allowed |= odata.OptApply
-	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand, MaxExpansionDepth: 2, Now: clock}
+	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand | odata.OptCompute, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
 
 	products := func(context.Context) []any { return store.ProductValues() }
@@ -96,14 +101,14 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt.products = route(productSet, productList)
 	rt.products.List = products
 	rt.productOne = route(productSet, one)
-	rt.productOne.Get = getProduct
+	rt.productOne.Get, rt.productOne.ETag = getProduct, true
 	rt.search = route(productSet, searchSettings)
 	rt.search.List, rt.search.AlwaysCount = products, true
 	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
 	rt.orders = route(orderSet, orderList)
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)
-	rt.orderOne.Get = getOrder
+	rt.orderOne.Get, rt.orderOne.ETag = getOrder, true
 	rt.service = &odata.Service{Model: model, Root: odataRoot, RejectPassword: true, Sets: map[string]odata.SetRoutes{
 		productSet.Name: {List: rt.products, Entity: rt.productOne, Named: map[string]*odata.Route{"search": rt.search}},
 		orderSet.Name:   {List: rt.orders, Entity: rt.orderOne},

@@ -74,6 +74,11 @@ var abnfPathNames = map[string]string{
 	"Categories": "products", "ID": "id", "$value": "$value", "$metadata": "$metadata",
 }
 
+// abnfPathSets names the entity set a resource path starts with: there,
+// Products is the set of products, whose properties its query options name,
+// not the orders a Category's Products navigation maps to.
+var abnfPathSets = map[string]string{"Categories": "products", "Products": "products"}
+
 var abnfWords = map[string]bool{
 	"and": true, "or": true, "not": true, "eq": true, "ne": true, "gt": true, "ge": true, "lt": true,
 	"le": true, "has": true, "in": true, "add": true, "sub": true, "mul": true, "div": true,
@@ -107,10 +112,11 @@ func decodeMap(s string) (string, []int) {
 
 func isHex(c byte) bool { return strings.IndexByte("0123456789abcdefABCDEF", c) >= 0 }
 
-// rename replaces model identifiers outside string literals, by abnfNames
-// and then extra. ok is false when the input uses a name outside the model.
-// shift maps an offset of the input to the renamed string.
-func rename(s string, extra map[string]string) (out string, shift func(int) int, ok bool) {
+// rename replaces model identifiers outside string literals, by first for the
+// word that starts s, else by abnfNames and then extra. ok is false when the
+// input uses a name outside the model. shift maps an offset of the input to the
+// renamed string.
+func rename(s string, first, extra map[string]string) (out string, shift func(int) int, ok bool) {
 	var b strings.Builder
 	type edit struct{ at, delta int }
 	var edits []edit
@@ -139,8 +145,11 @@ func rename(s string, extra map[string]string) (out string, shift func(int) int,
 			case prevDigit: // T, Z, e inside literals
 			case j < len(s) && s[j] == '(' && functions[strings.ToLower(word)] != nil:
 			case abnfWords[word] || abnfWords[strings.ToLower(word)]:
-			case abnfNames[word] != "" || extra[word] != "":
+			case i == 0 && first[word] != "" || abnfNames[word] != "" || extra[word] != "":
 				to := cmp.Or(abnfNames[word], extra[word])
+				if i == 0 && first[word] != "" {
+					to = first[word]
+				}
 				edits = append(edits, edit{j, len(to) - len(word)})
 				word = to
 			default:
@@ -273,15 +282,12 @@ var abnfKnown = map[string]string{
 	"firstMemberExpr lambda/Completed":                             "a lambda variable outside its lambda is an unknown property",
 	"commonExpr Products/any(lambda:lambda/Completed)":             "mapping artifact: Completed maps to a Product property, lambda is an Order",
 	"commonExpr Items(1)":                                          "key access in expressions is not supported",
-	"expand $expand=Items/$count":                                  "$expand of /$count is not supported",
-	"expand $expand=Items/$count($filter=Name eq 'Hugo')":          "$expand of /$count is not supported",
-	"expand $expand=Items/$count($count=true)":                     "$expand of /$count is not supported",
-	"filter $filter=Products/$count($filter=Price gt 5.00) gt 2":   "filtered /$count is not supported",
+	"expand $expand=Items/$count($filter=Name eq 'Hugo')":          "mapping artifact: Name maps to a Product property, Items to orders",
+	"expand $expand=Items/$count($count=true)":                     "refused, but reported at the option's value rather than its name",
+	"filter $filter=Products/$count($filter=Price gt 5.00) gt 2":   "mapping artifact: Price maps to a Product property, Products to orders",
 	"filter $filter=endswith($it,'.com')":                          "$it is an entity; the model has no primitive collections",
 	"odataRelativeUri Categories(1)/$value":                        "no media entities: an entity has no $value",
 	"odataRelativeUri Categories(1)/Products?$top=2&$orderby=Name": "mapping artifact: Name maps to a Product property, Products to orders",
-	"odataRelativeUri Products(1)/Items/$count":                    "mapping artifact: Products maps to orders, which have no collection navigation",
-	"odataRelativeUri Products/$count?$filter=Price gt 5.00":       "mapping artifact: Price maps to a Product property, Products to orders",
 }
 
 func TestABNFConformance(t *testing.T) {
@@ -295,7 +301,7 @@ func TestABNFConformance(t *testing.T) {
 	}
 	_, products, _ := newTestModel()
 	var inRule, outOfModel, run, valid, validOK, invalid, invalidOK, posOK, knownSeen int
-	var disagree []string
+	var disagree, agreeing []string
 	for _, c := range cases {
 		kind, ok := abnfRuleKinds[c.Rule]
 		if !ok {
@@ -303,11 +309,11 @@ func TestABNFConformance(t *testing.T) {
 		}
 		inRule++
 		input, pos := decodeMap(c.Input)
-		var extra map[string]string
+		var first, extra map[string]string
 		if kind == "path" {
-			extra = abnfPathNames
+			first, extra = abnfPathSets, abnfPathNames
 		}
-		renamed, shift, ok := rename(input, extra)
+		renamed, shift, ok := rename(input, first, extra)
 		if !ok {
 			outOfModel++
 			continue
@@ -327,6 +333,9 @@ func TestABNFConformance(t *testing.T) {
 			valid++
 			if got < 0 {
 				validOK++
+				if known {
+					agreeing = append(agreeing, key)
+				}
 			} else if !known {
 				disagree = append(disagree, key+": should be valid, failed at "+strconv.Itoa(got))
 			}
@@ -343,6 +352,9 @@ func TestABNFConformance(t *testing.T) {
 		case got == want || kind == "path":
 			invalidOK++
 			posOK++
+			if known {
+				agreeing = append(agreeing, key)
+			}
 		default:
 			invalidOK++
 			if !known {
@@ -353,6 +365,12 @@ func TestABNFConformance(t *testing.T) {
 	sort.Strings(disagree)
 	for _, d := range disagree {
 		t.Error(d)
+	}
+	// A documented difference that no longer differs hides nothing but would
+	// hide a regression: its entry must go.
+	sort.Strings(agreeing)
+	for _, k := range agreeing {
+		t.Errorf("abnfKnown[%q]: the case now agrees with the ABNF; remove the entry", k)
 	}
 	t.Logf("ABNF cases: %d in scope by rule, %d outside the model, %d run", inRule, outOfModel, run)
 	t.Logf("valid: %d/%d accepted; invalid: %d/%d rejected, %d at the ABNF position", validOK, valid, invalidOK, invalid, posOK)

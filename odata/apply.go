@@ -445,8 +445,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// appendRow writes the members of a row and its closing brace.
-func (g *aggregation) appendRow(b []byte, r row) []byte {
+// appendRow writes the members of a row and its closing brace, in format f.
+// Rows are no entities: full metadata adds no id or type to them.
+func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 	for i, c := range g.cols {
 		if i > 0 {
 			b = append(b, ',')
@@ -457,10 +458,17 @@ func (g *aggregation) appendRow(b []byte, r row) []byte {
 		case nil:
 			b = append(b, "null"...)
 		case int64:
+			quote := f.ieee754 && (c.kind == EdmDecimal || c.kind == EdmInt64)
+			if quote {
+				b = append(b, '"')
+			}
 			if c.kind == EdmDecimal {
 				b = appendDecimal(b, v)
 			} else {
 				b = strconv.AppendInt(b, v, 10)
+			}
+			if quote {
+				b = append(b, '"')
 			}
 		case string:
 			b = appendString(b, v)

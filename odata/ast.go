@@ -85,6 +85,9 @@ type Path struct {
 	Navs     []*NavProperty
 	Prop     *Property
 	Count    bool
+	// CountFilter is the condition of a trailing /$count($filter=...): only
+	// the related entities it holds for are counted. nil counts them all.
+	CountFilter Expr
 }
 
 // Lambda is source/any(v: body) or source/all(v: body). Body is nil for

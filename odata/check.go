@@ -287,6 +287,15 @@ func (c *checker) path(p *Path) Type {
 				return TypeCollection
 			case segs[i+1].Name == "$count" && i+1 == len(segs)-1:
 				p.Count = true
+				if p.CountFilter != nil {
+					// The condition is on the related entities alone: a checker of
+					// its own, whose $it and names are theirs.
+					sub := &checker{root: nav.Target}
+					sub.checkBool(p.CountFilter)
+					if sub.maxv > 0 {
+						c.fail(p.CountFilter.Pos(), "any and all cannot be used in $count($filter=...)")
+					}
+				}
 				return TypeInt
 			}
 			c.fail(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)

@@ -181,6 +181,10 @@ func (c *compiler) path(p *Path) any {
 		return viaEntity(ent, p.Prop)
 	case p.Count:
 		many, eval := coll.Many, c.eval
+		var keep fn[bool]
+		if p.CountFilter != nil {
+			keep = c.compile(p.CountFilter).(fn[bool])
+		}
 		return fn[int64](func(it any, v []any) (int64, bool) {
 			x, ok := ent(it, v)
 			if !ok {
@@ -188,7 +192,16 @@ func (c *compiler) path(p *Path) any {
 			}
 			items := many(x)
 			eval.visit(len(items))
-			return int64(len(items)), true
+			if keep == nil {
+				return int64(len(items)), true
+			}
+			n := int64(0)
+			for _, y := range items {
+				if b, ok := keep(y, nil); b && ok {
+					n++
+				}
+			}
+			return n, true
 		})
 	case coll != nil:
 		many, eval := coll.Many, c.eval

@@ -1,7 +1,7 @@
 // Package odata implements the subset of the OData v4.01 URL conventions that
 // quartet serves: parsing of the system query options ($filter, $orderby,
-// $select, $expand, $top, $skip, $count, and where a route allows them $apply
-// and $search), a type checker, evaluation of the
+// $select, $expand, $top, $skip, $count, $format, and where a route allows
+// them $apply, $search and $compute), a type checker, evaluation of the
 // checked expressions over in-memory entities, JSON output and a CSDL
 // $metadata document. It uses no OData library.
 //
@@ -61,8 +61,22 @@
 //     requests only, each through the caller's handler as if sent alone,
 //     bounded by Limits.MaxBatchRequests, MaxBatchBytes and
 //     MaxBatchAnswerBytes.
-//   - The unsupported OData options ($format, $compute,
-//     $levels, ...) are errors, as are unknown $-options; parameters not
+//   - $compute (where a route allows it) names Int and Decimal arithmetic
+//     with "as" aliases; $select writes an alias only when it names it (or
+//     *), and $filter and $orderby use it as the expression it stands for.
+//     /$count($filter=...) in an expression and $expand=nav/$count (with a
+//     nested $filter) count only the related entities the condition holds for.
+//   - $format (json, or application/json with parameters) or else Accept
+//     choose odata.metadata=none|minimal|full and IEEE754Compatible=true
+//     (decimals and Int64 counts as strings), echoed in Content-Type; any
+//     other format is 406. Full metadata adds each entity's @odata.type, id
+//     and editLink. A Route with ETag set gives single entities a strong ETag
+//     (a hash of every property value), as header and @odata.etag, and
+//     answers 304 to an If-None-Match that names it.
+//   - A Service's $metadata states each set's capabilities
+//     (Org.OData.Capabilities.V1) and limits from its routes' Settings.
+//   - The unsupported OData options ($levels, $skiptoken, ...) are errors,
+//     as are unknown $-options; parameters not
 //     starting with $ are ignored, but only once the query string as a whole
 //     is well-formed: '&' is its only separator (a ';' between parameters is
 //     an error), every percent-escape of every parameter is valid, and no

@@ -14,6 +14,9 @@ type Error struct {
 	Option string // "$filter", "$top", ...; empty for the query string as a whole
 	Pos    int
 	Msg    string
+	// Status is the HTTP status of the answer when it is not 400: 406 for a
+	// format the service does not produce.
+	Status int
 }
 
 // Error returns the message; it always ends in " at position N".

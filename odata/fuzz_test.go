@@ -37,6 +37,9 @@ func FuzzParseQuery(f *testing.F) {
 		"$orderby=isActive,isActive,isActive,isActive,isActive,isActive,isActive,isActive,isActive",
 		"$filter=id in (1,2,3)&$expand=orders($filter=quantity gt 2;$orderby=id,id)",
 		"$filter=length(concat(concat(toupper(name),tolower(name)),concat(name,name))) gt 40",
+		"$compute=price mul 2 as d,id div 0 as z&$filter=d gt 10 or z eq null&$orderby=d desc&$select=id,d",
+		"$compute=price sub id as x&$select=*&$expand=orders($select=id)",
+		"$expand=orders/$count($filter=quantity gt 2)&$filter=orders/$count($filter=quantity ge 1) gt 1",
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -45,7 +48,7 @@ func FuzzParseQuery(f *testing.F) {
 	items, _ := testData()
 	f.Fuzz(func(t *testing.T, raw string) {
 		// Small bounds of evaluation, so that it reaches them too.
-		settings := Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20, MaxStringBytes: 200}}
+		settings := Settings{Allowed: OptAll | OptCompute, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20, MaxStringBytes: 200}}
 		checkPasswordRule(t, raw)
 		q, err := ParseQuery(raw, products.Type, settings)
 		if why := mustRefuse(raw); why != "" && err == nil {

@@ -32,6 +32,9 @@ type Route struct {
 	// (valid escapes decoded even when another escape is invalid). It is
 	// checked before anything else about the query string.
 	RejectPassword bool
+	// ETag sends each single entity's strong ETag, as the ETag header and
+	// @odata.etag, and answers 304 to an If-None-Match that names it.
+	ETag bool
 	// Metadata is the URL of the $metadata document used in context URLs.
 	// A path starting with "/" is made absolute with the request's scheme
 	// and host; empty means "$metadata".
@@ -101,13 +104,30 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 		write(w, badRequest(err))
 		return
 	}
-	body, err := q.AppendEntity(nil, q.EntityContextURL(rt.metadataURL(r), rt.Set), x)
+	metadata := rt.metadataURL(r)
+	if err := q.negotiate(r, serviceRoot(metadata)); err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	if rt.ETag {
+		q.etag = rt.Set.Type.entityTag(x)
+		w.Header().Set("ETag", q.etag)
+		if noneMatch(r, q.etag) {
+			write(w, Response{Status: http.StatusNotModified})
+			return
+		}
+	}
+	body, err := q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)
 	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
-	write(w, Response{http.StatusOK, jsonType, body})
+	write(w, Response{http.StatusOK, q.out.contentType(), body})
 }
+
+// serviceRoot is the service root of a $metadata URL: the URL the resource
+// paths of @odata.id are relative to.
+func serviceRoot(metadata string) string { return strings.TrimSuffix(metadata, "$metadata") }
 
 // serveCount answers the collection's /$count: the number of its entities that
 // pass $filter and $search (the only options it takes, when the route allows
@@ -142,6 +162,9 @@ func (rt *Route) precheck(rawQuery string) (Response, bool) {
 }
 
 func badRequest(err error) Response {
+	if e, ok := AsError(err); ok && e.Status == http.StatusNotAcceptable {
+		return errorResponse(e.Status, "NotAcceptable", e.Error())
+	}
 	return Response{http.StatusBadRequest, "application/json", ErrorBody(err)}
 }
 
@@ -166,17 +189,23 @@ func errorResponse(status int, code, msg string) Response {
 func (rt *Route) ListHandler() http.Handler { return http.HandlerFunc(rt.serveList) }
 
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
-	l, failed := rt.list(r.Context(), r.URL.RawQuery, rt.metadataURL(r))
+	metadata := rt.metadataURL(r)
+	l, failed := rt.list(r.Context(), r.URL.RawQuery, metadata)
 	if failed != nil {
 		write(w, *failed)
 		return
 	}
+	if err := l.q.negotiate(r, serviceRoot(metadata)); err != nil {
+		write(w, badRequest(err))
+		return
+	}
+	contentType := l.q.out.contentType()
 	streaming := false
 	flush := func(b []byte) []byte {
 		if !streaming {
 			streaming = true
 			w.Header().Set("OData-Version", "4.0")
-			w.Header().Set("Content-Type", jsonType)
+			w.Header().Set("Content-Type", contentType)
 			w.WriteHeader(http.StatusOK)
 		}
 		w.Write(b) // a client gone away makes the rest fail quietly
@@ -196,7 +225,7 @@ func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 		w.Write(body)
 		return
 	}
-	write(w, Response{http.StatusOK, jsonType, body})
+	write(w, Response{http.StatusOK, contentType, body})
 }
 
 func (rt *Route) metadataURL(r *http.Request) string {

@@ -25,15 +25,21 @@ func (q *Query) AppendCollection(b []byte, context string, page []any, count int
 // it returns, so a long collection is never in memory whole. It panics with an
 // *Error past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
-	b = append(b, `{"@odata.context":`...)
-	b = appendString(b, context)
-	if withCount {
-		b = append(b, `,"@odata.count":`...)
-		b = strconv.AppendInt(b, int64(count), 10)
+	b = append(b, '{')
+	if q.out.metadata != metadataNone {
+		b = append(b, `"@odata.context":`...)
+		b = appendString(b, context)
+		b = append(b, ',')
+	}
+	if withCount { // counts stay in odata.metadata=none: they are data the client asked for
+		b = append(b, `"@odata.count":`...)
+		b = q.appendInt(b, int64(count))
+		// The contract's own member is a JSON number in every format.
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(count), 10)
+		b = append(b, ',')
 	}
-	b = append(b, `,"value":[`...)
+	b = append(b, `"value":[`...)
 	for i, x := range page {
 		if i > 0 {
 			b = append(b, ',')
@@ -54,9 +60,17 @@ const flushSize = 32 << 10
 // as AppendCollection does.
 func (q *Query) AppendEntity(b []byte, context string, x any) (out []byte, err error) {
 	err = run(func() {
-		b = append(b, `{"@odata.context":`...)
-		b = appendString(b, context)
-		out = q.appendFields(b, x, true)
+		b = append(b, '{')
+		comma := q.out.metadata != metadataNone
+		if comma {
+			b = append(b, `"@odata.context":`...)
+			b = appendString(b, context)
+			if q.etag != "" {
+				b = append(b, `,"@odata.etag":`...)
+				b = appendString(b, q.etag)
+			}
+		}
+		out = q.appendFields(b, x, comma)
 	})
 	return out, err
 }
@@ -78,7 +92,15 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 // with an *Error past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	if q.agg != nil {
-		return q.agg.appendRow(b, x.(row))
+		if comma {
+			b = append(b, ',')
+		}
+		return q.agg.appendRow(b, x.(row), q.out)
+	}
+	full := q.out.metadata == metadataFull
+	if full {
+		b = q.appendControl(b, x, comma)
+		comma = true
 	}
 	props := q.Type.Properties
 	if q.selected != nil {
@@ -89,21 +111,38 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
+		if a := typeAnnotation(p.Type); full && a != "" {
+			b = appendString(b, p.Name+"@odata.type")
+			b = append(b, ':')
+			b = appendString(b, a)
+			b = append(b, ',')
+		}
 		b = appendString(b, p.Name)
 		b = append(b, ':')
-		b = appendValue(b, p, x)
+		b = q.out.appendValue(b, p, x)
+	}
+	if len(q.computedSel) > 0 {
+		b = q.appendComputed(b, x, comma)
+		comma = true
 	}
 	for _, e := range q.expand {
 		if comma {
 			b = append(b, ',')
 		}
 		comma = true
+		if e.count {
+			_, n := e.q.evaluate(e.nav.Many(x), nil, true)
+			b = appendString(b, e.nav.Name+"@odata.count")
+			b = append(b, ':')
+			b = q.appendInt(b, int64(n))
+			continue
+		}
 		if e.nav.Collection {
 			page, n := e.q.evaluate(e.nav.Many(x), nil, e.q.count) // n only when counted
 			if e.q.count {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')
-				b = strconv.AppendInt(b, int64(n), 10)
+				b = q.appendInt(b, int64(n))
 				b = append(b, ',')
 			}
 			b = appendString(b, e.nav.Name)
@@ -122,6 +161,27 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// appendValue writes the value of property p of x in format f: with
+// IEEE754Compatible, decimals and Int64 values are strings.
+func (f format) appendValue(b []byte, p *Property, x any) []byte {
+	if f.ieee754 && (p.Type == EdmDecimal || p.Type == EdmInt64) {
+		b = append(b, '"')
+		b = appendValue(b, p, x)
+		return append(b, '"')
+	}
+	return appendValue(b, p, x)
+}
+
+// appendInt writes a count, an Edm.Int64: a string with IEEE754Compatible.
+func (q *Query) appendInt(b []byte, n int64) []byte {
+	if q.out.ieee754 {
+		b = append(b, '"')
+		b = strconv.AppendInt(b, n, 10)
+		return append(b, '"')
+	}
+	return strconv.AppendInt(b, n, 10)
 }
 
 func appendValue(b []byte, p *Property, x any) []byte {
@@ -213,7 +273,13 @@ func (q *Query) contextFragment() string {
 	for _, p := range q.selected {
 		parts = append(parts, p.Name)
 	}
+	for _, c := range q.computedSel {
+		parts = append(parts, c.name)
+	}
 	for _, e := range q.expand {
+		if e.count {
+			continue // a count is no projection of the related entities
+		}
 		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
 	}
 	s := "("

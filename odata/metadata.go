@@ -10,10 +10,31 @@ import (
 // one schema with the entity types, their keys, properties and navigation
 // properties, and an entity container with the entity sets and their
 // navigation property bindings.
-func (m *Model) Metadata() []byte {
+func (m *Model) Metadata() []byte { return m.metadata(nil, nil) }
+
+// The vocabularies the annotations of a Service's $metadata use, referenced as
+// CSDL requires of any namespace a document uses but does not define.
+var vocabularies = []struct{ uri, namespace, alias string }{
+	{"https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Core.V1.xml", "Org.OData.Core.V1", "Core"},
+	{"https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Capabilities.V1.xml", "Org.OData.Capabilities.V1", "Capabilities"},
+	{"https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Aggregation.V1.xml", "Org.OData.Aggregation.V1", "Aggregation"},
+}
+
+// metadata writes the CSDL document; setAnnotations, if set, gives the
+// annotation elements of each entity set, and terms the elements (Term
+// definitions) added to the schema. Descriptions of types and properties are
+// written as Core.Description.
+func (m *Model) metadata(setAnnotations func(*EntitySet) []string, terms []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	b.WriteString(`<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">` + "\n")
+	if setAnnotations != nil || m.described() {
+		for _, v := range vocabularies {
+			b.WriteString("  <edmx:Reference Uri=" + attr(v.uri) + ">\n")
+			b.WriteString("    <edmx:Include Namespace=" + attr(v.namespace) + " Alias=" + attr(v.alias) + "/>\n")
+			b.WriteString("  </edmx:Reference>\n")
+		}
+	}
 	b.WriteString("  <edmx:DataServices>\n")
 	b.WriteString(`    <Schema Namespace=` + attr(m.Namespace) + ` xmlns="http://docs.oasis-open.org/odata/ns/edm">` + "\n")
 	for _, t := range m.Types {
@@ -25,7 +46,11 @@ func (m *Model) Metadata() []byte {
 			if p.Type == EdmDecimal {
 				b.WriteString(` Scale="4"`)
 			}
-			b.WriteString("/>\n")
+			if p.Description == "" {
+				b.WriteString("/>\n")
+				continue
+			}
+			b.WriteString(">\n          " + description(p.Description) + "\n        </Property>\n")
 		}
 		for _, n := range t.Navigation {
 			typ := m.Namespace + "." + n.Target.Name
@@ -41,7 +66,13 @@ func (m *Model) Metadata() []byte {
 			}
 			b.WriteString("/>\n")
 		}
+		if t.Description != "" {
+			b.WriteString("        " + description(t.Description) + "\n")
+		}
 		b.WriteString("      </EntityType>\n")
+	}
+	for _, t := range terms {
+		b.WriteString("      " + t + "\n")
 	}
 	b.WriteString("      <EntityContainer Name=" + attr(m.Container) + ">\n")
 	for _, s := range m.Sets {
@@ -51,11 +82,44 @@ func (m *Model) Metadata() []byte {
 				b.WriteString("          <NavigationPropertyBinding Path=" + attr(n.Name) + " Target=" + attr(target.Name) + "/>\n")
 			}
 		}
+		if s.Description != "" {
+			b.WriteString("          " + description(s.Description) + "\n")
+		}
+		if setAnnotations != nil {
+			for _, a := range setAnnotations(s) {
+				b.WriteString("          " + a + "\n")
+			}
+		}
 		b.WriteString("        </EntitySet>\n")
 	}
 	b.WriteString("      </EntityContainer>\n")
 	b.WriteString("    </Schema>\n  </edmx:DataServices>\n</edmx:Edmx>\n")
 	return b.Bytes()
+}
+
+// described reports whether any type, property or set has a description.
+func (m *Model) described() bool {
+	for _, s := range m.Sets {
+		if s.Description != "" {
+			return true
+		}
+	}
+	for _, t := range m.Types {
+		if t.Description != "" {
+			return true
+		}
+		for _, p := range t.Properties {
+			if p.Description != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// description is a Core.Description annotation element.
+func description(s string) string {
+	return `<Annotation Term="Org.OData.Core.V1.Description" String=` + attr(s) + "/>"
 }
 
 // attr quotes s as an XML attribute value.

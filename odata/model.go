@@ -50,6 +50,8 @@ type Property struct {
 	Name     string // JSON name, e.g. "createdDate"
 	Type     EdmType
 	Nullable bool // only reported in $metadata; getters cannot return null
+	// Description, if set, is the property's Core.Description in $metadata.
+	Description string
 
 	Int     func(any) int64
 	Decimal func(any) int64
@@ -74,14 +76,18 @@ type NavProperty struct {
 // EntityType describes one kind of entity. Properties are serialized in the
 // order given here.
 type EntityType struct {
-	Name       string // unqualified, e.g. "Product"
-	Key        string // name of the key property; it must be an integer property
-	Properties []*Property
-	Navigation []*NavProperty
+	Name        string // unqualified, e.g. "Product"
+	Description string // Core.Description in $metadata, if set
+	Key         string // name of the key property; it must be an integer property
+	Properties  []*Property
+	Navigation  []*NavProperty
 
 	props map[string]*Property // lower-cased name -> property
 	navs  map[string]*NavProperty
 	index map[*Property]int
+
+	namespace string     // the model's, for @odata.type
+	set       *EntitySet // the first set of this type, for @odata.id; nil if none
 }
 
 // Property returns the structural property named name, matched
@@ -96,8 +102,9 @@ func (t *EntityType) KeyProperty() *Property { return t.Property(t.Key) }
 
 // EntitySet is a named, addressable collection of entities of one type.
 type EntitySet struct {
-	Name string // e.g. "Products"; URL segments match it case-insensitively
-	Type *EntityType
+	Name        string // e.g. "Products"; URL segments match it case-insensitively
+	Type        *EntityType
+	Description string // Core.Description in $metadata, if set
 }
 
 // Model is a set of entity types and entity sets in one CSDL namespace.
@@ -147,6 +154,7 @@ func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 		}
 	}
 	for _, t := range m.Types {
+		t.namespace, t.set = namespace, m.SetOf(t)
 		for _, n := range t.Navigation {
 			if n.Partner != "" && n.Target.Nav(n.Partner) == nil {
 				return nil, fmt.Errorf("odata: %s.%s: partner %s not found on %s", t.Name, n.Name, n.Partner, n.Target.Name)

@@ -103,7 +103,10 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 
 // readPartRequest reads the request of an application/http part: a request
 // line "GET Products?$top=2 HTTP/1.1", whose target may be relative to the
-// service root (which http.ReadRequest refuses), then headers.
+// service root (which http.ReadRequest refuses), then headers. The target runs
+// from the first space to the last, as ODataLib's batch reader takes it:
+// @odata/client writes query options unescaped ("$filter=id eq 1"), and the
+// JSON format takes such a URL too.
 func readPartRequest(part io.Reader) (batchRequest, error) {
 	tp := textproto.NewReader(bufio.NewReader(part))
 	line, err := tp.ReadLine()
@@ -111,7 +114,12 @@ func readPartRequest(part io.Reader) (batchRequest, error) {
 		return batchRequest{}, fmt.Errorf("no request line")
 	}
 	method, rest, ok1 := strings.Cut(line, " ")
-	target, proto, ok2 := strings.Cut(rest, " ")
+	i := strings.LastIndexByte(rest, ' ')
+	ok2 := i >= 0
+	var target, proto string
+	if ok2 {
+		target, proto = strings.TrimSpace(rest[:i]), rest[i+1:]
+	}
 	if !ok1 || !ok2 || !strings.HasPrefix(proto, "HTTP/") || target == "" {
 		return batchRequest{}, fmt.Errorf("malformed request line %q", line)
 	}

@@ -23,8 +23,9 @@ type options struct {
 	expand     []*expandItem
 	top, skip  int64
 	count      bool
-	apply      *applySyntax // top level only
-	search     searchNode   // top level only
+	apply      *applySyntax    // top level only
+	search     searchNode      // top level only
+	compute    []computeSyntax // top level only
 }
 
 func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
@@ -32,6 +33,9 @@ func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
 type expandItem struct {
 	nav  Segment
 	opts *options
+	// count is set for nav/$count: only the number of related entities
+	// (that pass the nested $filter) is expanded.
+	count bool
 }
 
 // parser is a recursive-descent parser over one option value. Errors are
@@ -287,8 +291,28 @@ func (p *parser) path() Expr {
 		}
 		path.Segments = append(path.Segments, Segment{Name: p.tok.text, Pos: p.tok.pos})
 		p.advance()
+		if lower == "$count" && p.tok.kind == tokLParen && !p.tok.space {
+			path.CountFilter = p.countFilter()
+			return path
+		}
 	}
 	return path
+}
+
+// countFilter parses the options of /$count(...) in an expression: $filter, the
+// one that changes what is counted.
+func (p *parser) countFilter() Expr {
+	p.enter()
+	defer p.leave()
+	p.advance()
+	if !p.isWord("$filter") {
+		p.unexpected("expected $filter")
+	}
+	p.advance()
+	p.expect(tokEquals)
+	e := p.expr()
+	p.expect(tokRParen)
+	return e
 }
 
 func (p *parser) lambda(src *Path, all bool) Expr {
@@ -405,8 +429,14 @@ func (p *parser) expandList() []*expandItem {
 		}
 		it := &expandItem{nav: Segment{Name: p.tok.text, Pos: p.tok.pos}, opts: &options{}}
 		p.advance()
-		if p.tok.kind == tokSlash {
-			p.fail(p.tok.pos, "only navigation property names can be expanded")
+		if p.tok.kind == tokSlash && !p.tok.space {
+			slash := p.tok.pos
+			p.advance()
+			if p.tok.kind != tokIdent || p.tok.text != "$count" || p.tok.space {
+				p.fail(slash, "only navigation property names, or one followed by /$count, can be expanded")
+			}
+			it.count = true
+			p.advance()
 		}
 		if p.tok.kind == tokLParen && !p.tok.space {
 			p.advance()

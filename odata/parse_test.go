@@ -118,6 +118,7 @@ func TestParseTree(t *testing.T) {
 		{"a in (1,2) eq true", "((a in [1 2]) eq true)"},
 		{"x/any(y: y/z gt 1 or y/w)", "x/any(y: ((y/z gt 1) or y/w))"},
 		{"x/any()", "x/any()"},
+		{"x/$count($filter=y gt 1 and z) gt 2", "(x/$count($filter=((y gt 1) and z)) gt 2)"},
 		{"f(a, g(b), 'it''s')", "f(a g(b) 'it''s')"},
 		{"A EQ 'x' AnD B Ne null", "((A eq 'x') and (B ne null))"},
 		{"d gt 2024-06-01 and t lt 2024-06-01T10:00:00.5+02:00", "((d gt 2024-06-01) and (t lt 2024-06-01T10:00:00.5+02:00))"},

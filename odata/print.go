@@ -42,6 +42,11 @@ func writeExpr(b *strings.Builder, e Expr) {
 			}
 			b.WriteString(s.Name)
 		}
+		if e.CountFilter != nil {
+			b.WriteString("($filter=")
+			writeExpr(b, e.CountFilter)
+			b.WriteByte(')')
+		}
 	case *Lambda:
 		writeExpr(b, e.Source)
 		if e.All {

@@ -19,8 +19,9 @@ const (
 	OptTop
 	OptSkip
 	OptCount
-	OptApply  // $apply: filter, groupby, aggregate
-	OptSearch // $search over the entity type's string properties
+	OptApply   // $apply: filter, groupby, aggregate
+	OptSearch  // $search over the entity type's string properties
+	OptCompute // $compute: arithmetic aliases for $select, $filter and $orderby
 
 	// OptAll is every option of OData's core; $apply and $search, which change
 	// what a route costs, are allowed one by one.
@@ -30,12 +31,13 @@ const (
 var optionBits = map[string]QueryOption{
 	"$filter": OptFilter, "$orderby": OptOrderBy, "$select": OptSelect, "$expand": OptExpand,
 	"$top": OptTop, "$skip": OptSkip, "$count": OptCount, "$apply": OptApply, "$search": OptSearch,
+	"$compute": OptCompute,
 }
 
 // Options OData defines that this package does not implement; they are
 // reported as unsupported rather than unknown.
 var unsupportedOptions = map[string]bool{
-	"$format": true, "$compute": true, "$levels": true,
+	"$levels":    true,
 	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
 }
 
@@ -76,11 +78,18 @@ type Query struct {
 	applied []*Filter    // $apply's filter() transformations, before $filter
 	agg     *aggregation // $apply's groupby or aggregate: the answer is rows, not entities
 	search  searchExpr   // $search; nil when absent
+
+	computed    []*computed // $compute's aliases
+	computedSel []*computed // those $select names, written after the properties
+
+	out  format // the JSON format of the answer: $format's, then negotiate's
+	etag string // the entity's ETag, written as @odata.etag by AppendEntity; "" for none
 }
 
 type expansion struct {
-	nav *NavProperty
-	q   *Query
+	nav   *NavProperty
+	q     *Query
+	count bool // nav/$count: the number of related entities, not them
 }
 
 type orderKey struct {
@@ -107,12 +116,22 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	}
 	o := &options{present: map[string]int{}}
 	labels := map[string]string{}
+	var out format
 	for _, prm := range params {
 		name := prm.name
 		if !strings.HasPrefix(name, "$") {
 			continue
 		}
 		lname := strings.ToLower(name)
+		if lname == "$format" { // every resource takes it: it chooses the answer's format, not its data
+			f, err := parseFormat(prm.value)
+			if err != nil {
+				err.Option = name
+				return nil, err
+			}
+			out = f
+			continue
+		}
 		bit, known := optionBits[lname]
 		switch {
 		case !known && unsupportedOptions[lname]:
@@ -139,6 +158,7 @@ func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.setFormat(out)
 	return q, nil
 }
 
@@ -152,6 +172,11 @@ func parseOption(o *options, name, value string, b *budget) error {
 		case "$apply": // top level only, so not among the options $expand takes
 			p := newParser(value, b)
 			o.apply = p.applyList()
+			p.end()
+			return
+		case "$compute": // top level only, as $apply
+			p := newParser(value, b)
+			o.compute = p.computeList()
 			p.end()
 			return
 		}
@@ -203,6 +228,16 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	if o.search != nil {
 		q.search = compileSearch(o.search, t)
 	}
+	if o.compute != nil {
+		if q.agg != nil {
+			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
+		}
+		r.guard(label("$compute"), func() { q.computed = resolveCompute(o.compute, t, c) })
+		o.filter = substitute(o.filter, q.computed)
+		for i := range o.orderBy {
+			o.orderBy[i].Expr = substitute(o.orderBy[i].Expr, q.computed)
+		}
+	}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
 	}
@@ -214,9 +249,17 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	}
 	if o.has("$select") {
 		q.explicit = true
-		if !o.selectStar {
+		if o.selectStar {
+			q.computedSel = q.computed
+		} else {
 			set := map[*Property]bool{}
 			for _, s := range o.selects {
+				if c := aliasNamed(q.computed, s.Name); c != nil {
+					if aliasNamed(q.computedSel, s.Name) == nil {
+						q.computedSel = append(q.computedSel, c)
+					}
+					continue
+				}
 				p := t.Property(s.Name)
 				if p == nil {
 					msg := "unknown property %s on %s"
@@ -227,6 +270,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 				}
 				set[p] = true
 			}
+			q.selected = make([]*Property, 0, len(set)) // empty, not nil, when only aliases are selected
 			for _, p := range t.Properties {
 				if set[p] {
 					q.selected = append(q.selected, p)
@@ -256,14 +300,24 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 		}
 		seen[nav] = true
 		if !nav.Collection {
+			if it.count {
+				fail(label("$expand"), it.nav.Pos, "/$count follows only a collection; %s is one entity", nav.Name)
+			}
 			for _, opt := range []string{"$orderby", "$top", "$skip", "$count"} {
 				if pos, ok := it.opts.present[opt]; ok {
 					fail(label("$expand"), pos, "%s cannot be applied to single-valued %s", opt, nav.Name)
 				}
 			}
 		}
+		if it.count { // a number: only what changes which entities are counted applies
+			for _, opt := range []string{"$orderby", "$top", "$skip", "$count", "$select", "$expand"} {
+				if pos, ok := it.opts.present[opt]; ok {
+					fail(label("$expand"), pos, "%s cannot be applied to %s/$count; only $filter", opt, nav.Name)
+				}
+			}
+		}
 		sub := r.query(it.opts, nav.Target, depth+1, func(string) string { return label("$expand") })
-		q.expand = append(q.expand, expansion{nav: nav, q: sub})
+		q.expand = append(q.expand, expansion{nav: nav, q: sub, count: it.count})
 	}
 	return q
 }

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"context"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -148,7 +149,20 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if !s.checkNoOptions(w, r) {
 		return
 	}
-	s.metadataOnce.Do(func() { s.metadata = s.Model.Metadata() })
+	// CSDL is served as XML only: a $format asking for JSON CSDL is not met
+	// with XML that claims to answer it.
+	params, _ := splitQuery(r.URL.RawQuery, DefaultLimits) // checked above
+	for _, p := range params {
+		if strings.EqualFold(p.name, "$format") {
+			mt, _, err := mime.ParseMediaType(p.value)
+			if err != nil || mt != "xml" && mt != "application/xml" {
+				write(w, errorResponse(http.StatusNotAcceptable, "NotAcceptable",
+					"$metadata is served as XML only; $format="+p.value+" is not"))
+				return
+			}
+		}
+	}
+	s.metadataOnce.Do(func() { s.metadata = s.Model.metadata(s.capabilities, s.terms()) })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
@@ -305,15 +319,23 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 
 // serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
 func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *EntitySet, key int64, p *Property, x any) {
-	if _, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{}); err != nil {
+	q, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{})
+	if err == nil {
+		err = q.negotiate(r, serviceRoot(s.metadataURL(r)))
+	}
+	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
-	b := []byte(`{"@odata.context":`)
-	b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
-	b = append(b, `,"value":`...)
-	b = appendValue(b, p, x)
-	write(w, Response{http.StatusOK, jsonType, append(b, '}')})
+	b := []byte{'{'}
+	if q.out.metadata != metadataNone {
+		b = append(b, `"@odata.context":`...)
+		b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":`...)
+	b = q.out.appendValue(b, p, x)
+	write(w, Response{http.StatusOK, q.out.contentType(), append(b, '}')})
 }
 
 // servePropertyValue answers a property's raw value ($value) as text/plain.

@@ -1,0 +1,93 @@
+package odata
+
+import "strconv"
+
+// The capability annotations of a Service's $metadata: what each entity set's
+// collection route allows (Org.OData.Capabilities.V1, Org.OData.Aggregation.V1)
+// and the limits it enforces, read from the route's Settings and Limits so that
+// the document cannot drift from what the service does. Limits no standard
+// term states are terms of the model's own namespace, defined in the document.
+
+// limitTerms are the model's own terms: name, then description.
+var limitTerms = [][2]string{
+	{"MaxTop", "The largest $top the collection takes; a larger one is refused (400). Without $top, every entity is sent."},
+	{"MaxSkip", "The largest $skip the collection takes; a larger one is refused (400)."},
+	{"MaxOrderByKeys", "The most keys one $orderby may have, at the top level or in $expand."},
+	{"MaxFilterNodes", "The most expression nodes (names, literals, operators, calls) of the whole query string: $filter and every $orderby key, those in $expand included."},
+	{"MaxQueryBytes", "The longest query string, in bytes as sent (percent-encoded)."},
+	{"MaxLambdaDepth", "How deeply any and all may nest."},
+	{"MaxGroups", "The most groups $apply's groupby may make."},
+}
+
+// terms are the Term elements of limitTerms, in the model's namespace.
+func (s *Service) terms() []string {
+	out := make([]string, len(limitTerms))
+	for i, t := range limitTerms {
+		out[i] = `<Term Name="` + t[0] + `" Type="Edm.Int32" AppliesTo="EntitySet">` + description(t[1]) + `</Term>`
+	}
+	return out
+}
+
+// capabilities are the annotation elements of set, from its routes.
+func (s *Service) capabilities(set *EntitySet) []string {
+	rs, ok := s.Sets[set.Name]
+	if !ok {
+		return nil
+	}
+	st := rs.List.Settings
+	l := st.Limits.orDefault()
+	has := func(o QueryOption) string { return strconv.FormatBool(st.Allowed&o != 0) }
+	const capNS = "Org.OData.Capabilities.V1."
+	record := func(term string, props ...string) string {
+		b := `<Annotation Term="` + term + `"><Record>`
+		for _, p := range props {
+			b += p
+		}
+		return b + `</Record></Annotation>`
+	}
+	pv := func(name, kind, v string) string {
+		return `<PropertyValue Property="` + name + `" ` + kind + `="` + v + `"/>`
+	}
+	limit := func(name string, n int64) string {
+		return `<Annotation Term="` + s.Model.Namespace + "." + name + `" Int="` + strconv.FormatInt(n, 10) + `"/>`
+	}
+	out := []string{
+		`<Annotation Term="` + capNS + `TopSupported" Bool="` + has(OptTop) + `"/>`,
+		`<Annotation Term="` + capNS + `SkipSupported" Bool="` + has(OptSkip) + `"/>`,
+		record(capNS+"CountRestrictions", pv("Countable", "Bool", has(OptCount))),
+		record(capNS+"FilterRestrictions", pv("Filterable", "Bool", has(OptFilter))),
+		record(capNS+"SortRestrictions", pv("Sortable", "Bool", has(OptOrderBy))),
+		record(capNS+"SearchRestrictions", pv("Searchable", "Bool", has(OptSearch))),
+		record(capNS+"SelectSupport", pv("Supported", "Bool", has(OptSelect)), pv("ComputeSupported", "Bool", has(OptCompute))),
+	}
+	expand := []string{pv("Expandable", "Bool", has(OptExpand))}
+	if st.MaxExpansionDepth > 0 {
+		expand = append(expand, pv("MaxLevels", "Int", strconv.Itoa(st.MaxExpansionDepth)))
+	}
+	out = append(out, record(capNS+"ExpandRestrictions", expand...))
+	// The service is read-only.
+	out = append(out,
+		record(capNS+"InsertRestrictions", pv("Insertable", "Bool", "false")),
+		record(capNS+"UpdateRestrictions", pv("Updatable", "Bool", "false")),
+		record(capNS+"DeleteRestrictions", pv("Deletable", "Bool", "false")))
+	if st.Allowed&OptApply != 0 {
+		out = append(out, `<Annotation Term="Org.OData.Aggregation.V1.ApplySupported"><Record><PropertyValue Property="Transformations"><Collection>`+
+			`<String>filter</String><String>groupby</String><String>aggregate</String>`+
+			`</Collection></PropertyValue></Record></Annotation>`)
+	}
+	if st.MaxTop > 0 {
+		out = append(out, limit("MaxTop", st.MaxTop))
+	}
+	if st.MaxSkip > 0 {
+		out = append(out, limit("MaxSkip", st.MaxSkip))
+	}
+	out = append(out,
+		limit("MaxOrderByKeys", int64(l.MaxOrderByKeys)),
+		limit("MaxFilterNodes", int64(l.MaxNodes)),
+		limit("MaxQueryBytes", int64(l.MaxQueryBytes)),
+		limit("MaxLambdaDepth", int64(l.MaxLambdaDepth)))
+	if st.Allowed&OptApply != 0 {
+		out = append(out, limit("MaxGroups", int64(l.MaxGroups)))
+	}
+	return out
+}
