@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"syscall"
@@ -84,7 +85,10 @@ func (r *h1Request) appendTo(dst []byte, rng *rand.Rand) []byte {
 
 // h1Client makes one request, rendered once, over a set of keep-alive connections:
 // worker w always uses connection w, so n workers in a closed loop keep n
-// connections busy, as wrk's do.
+// connections busy, as wrk's do. Against a loopback server each connection comes
+// from a loopback address of its own (127.0.0.2, .3, …): n connections stand for n
+// clients, and quartet shares its CPUs between client addresses (-http-client-share),
+// so n connections from one address would measure one client, not the service.
 type h1Client struct {
 	req   h1Request
 	conns []h1Conn
@@ -94,8 +98,15 @@ type h1Client struct {
 // connections, dialled on first use.
 func newH1Client(addr string, conns int, hr httpRequest) *h1Client {
 	c := &h1Client{req: renderRequest(addr, hr), conns: make([]h1Conn, conns)}
+	loopback := false
+	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is4() && ap.Addr().IsLoopback() {
+		loopback = true
+	}
 	for i := range c.conns {
 		c.conns[i].addr = addr
+		if loopback {
+			c.conns[i].from = &net.TCPAddr{IP: net.IPv4(127, 0, byte(i/250), byte(2+i%250))}
+		}
 	}
 	return c
 }
@@ -150,7 +161,8 @@ func requestLine(req []byte) string {
 // h1Conn is one keep-alive connection, redialled when the server closed it.
 type h1Conn struct {
 	addr   string
-	nc     net.Conn // nil until dialled, and after close
+	from   *net.TCPAddr // the local address to dial from; nil: any
+	nc     net.Conn     // nil until dialled, and after close
 	br     *bufio.Reader
 	wbuf   []byte // the request being sent
 	body   []byte // the body being kept
@@ -220,6 +232,9 @@ func (c *h1Conn) ready(ctx context.Context) error {
 // blocked on it returns at once.
 func (c *h1Conn) dial(ctx context.Context) error {
 	d := net.Dialer{Timeout: 10 * time.Second}
+	if c.from != nil {
+		d.LocalAddr = c.from
+	}
 	nc, err := d.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return err
