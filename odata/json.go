@@ -282,6 +282,9 @@ func (q *Query) contextFragment() string {
 		}
 		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
 	}
+	if len(parts) == 0 { // only counts were expanded: the whole entity, as without options
+		return ""
+	}
 	s := "("
 	for i, p := range parts {
 		if i > 0 {
