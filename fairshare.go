@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,11 +19,12 @@ import (
 // of that client's requests wait their turn, in order, so another client always
 // finds a CPU.
 //
-// A request holds its place from the moment its handler starts (before its body
-// is read) until the handler first writes, hijacks the connection for a
-// WebSocket, or returns: the work a request makes the service do happens before
-// its answer goes out, and a client that reads its answer slowly must not keep
-// its own later requests waiting for the write timeout.
+// A request's body is read before it waits for its turn (readAhead), and it holds
+// its turn from then until the handler first writes, hijacks the connection for a
+// WebSocket, or returns: the work a request makes the service do happens between
+// the two. So a client that sends its body or reads its answer slowly holds no
+// turn while it does, and its other requests, and those of every client behind
+// the same address (a NAT), go on.
 
 const (
 	// defaultClientWaiting is -http-client-waiting's default: the requests of one
@@ -99,6 +102,34 @@ func (f *fairShare) forget(client string, t *clientTurns) {
 	}
 	f.mu.Unlock()
 }
+
+// readAhead reads r's body, at most limit bytes of it, and gives the handler a
+// body that yields the same bytes, then whatever follows them on the connection,
+// or the error the read ended with (a client gone, the read timeout).
+func readAhead(r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, limit)))
+	}
+	var rest io.Reader = r.Body
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {
+		rest = &failedReader{err}
+	}
+	r.Body = readCloser{io.MultiReader(&buf, rest), r.Body}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// failedReader fails every read with err.
+type failedReader struct{ err error }
+
+func (f *failedReader) Read([]byte) (int, error) { return 0, f.err }
 
 // clientAddress is the address whose requests share one turn: the peer's IP,
 // or its /64 network for IPv6, where one host commonly holds a whole /64.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -92,26 +93,24 @@ func TestClientAddress(t *testing.T) {
 }
 
 // TestFairShareBetweenClients runs the real service with one turn and one waiting
-// place per client address: a client whose turn is held by a request still reading
-// its body does not delay another address, its own next request waits, and the
-// one after that is refused in the format of its surface.
+// place per client address: a client whose turn is held (by a handler the test
+// adds, which runs until released) does not delay another address, its own next
+// request waits, and the one after that is refused in the format of its surface.
 func TestFairShareBetweenClients(t *testing.T) {
 	cfg := testConfig()
 	cfg.clientShare, cfg.clientWaiting = 1, 1
 	a, _ := startApp(t, cfg)
+	release := make(chan struct{})
+	a.server.mux.HandleFunc("GET /test/hold", func(w http.ResponseWriter, r *http.Request) { <-release })
 	stranger := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	strangers := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: stranger.DialContext}}
 	turns := a.server.turns
 
-	held, err := stranger.Dial("tcp", a.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	body := `{"query":"{ user(id: 1) { name } }"}`
-	if _, err := io.WriteString(held, "POST /graphql HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: "+
-		strconv.Itoa(len(body))+"\r\n\r\n"+body[:5]); err != nil {
-		t.Fatal(err)
-	}
+	held := make(chan int)
+	go func() {
+		status, _ := get(t, strangers, "http://"+a.httpAddr+"/test/hold")
+		held <- status
+	}()
 	waitFor(t, "the held request has its turn", func() bool { return turns.users("127.0.0.2") == 1 })
 
 	own := &http.Client{Timeout: 10 * time.Second}
@@ -119,7 +118,6 @@ func TestFairShareBetweenClients(t *testing.T) {
 		t.Fatalf("another address got %d while the stranger's turn was held", status)
 	}
 
-	strangers := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: stranger.DialContext}}
 	waited := make(chan int)
 	go func() {
 		status, _ := get(t, strangers, "http://"+a.httpAddr+"/api/users/1")
@@ -163,13 +161,50 @@ func TestFairShareBetweenClients(t *testing.T) {
 		t.Fatalf("the stranger's second request ran (%d) while its first held the turn", status)
 	default:
 	}
-	if _, err := io.WriteString(held, body[5:]); err != nil {
-		t.Fatal(err)
+	close(release)
+	if status := <-held; status != http.StatusOK {
+		t.Fatalf("the held request got %d", status)
 	}
 	if status := <-waited; status != http.StatusOK {
 		t.Fatalf("the stranger's waiting request got %d once its turn came", status)
 	}
 	waitFor(t, "the stranger is forgotten", func() bool { return turns.users("127.0.0.2") == 0 })
+}
+
+// TestFairShareSlowUploadHoldsNoTurn: with one turn per address, a request whose
+// body is still on its way holds no turn, so the same address's next request is
+// answered; the upload is answered once its body is complete.
+func TestFairShareSlowUploadHoldsNoTurn(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	a, _ := startApp(t, cfg)
+	conn, err := net.Dial("tcp", a.httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"query":"{ user(id: 1) { name } }"}`
+	if _, err := io.WriteString(conn, "POST /graphql HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body[:5]); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
+		t.Fatalf("a request beside a half-sent upload got %d", status)
+	}
+	if got := a.server.turns.users("127.0.0.1"); got != 0 {
+		t.Fatalf("the half-sent upload holds or waits for a turn (%d)", got)
+	}
+	if _, err := io.WriteString(conn, body[5:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), "Alice Johnson") {
+		t.Fatalf("the completed upload: %d %s", resp.StatusCode, answer)
+	}
 }
 
 // TestFairShareWebSocketGivesTurnBack opens a GraphQL WebSocket with one turn per

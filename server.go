@@ -278,6 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.turns != nil {
+		readAhead(r, maxBodyBytes+1) // one byte past the limit, for the handler's 413
 		client := clientAddress(r.RemoteAddr)
 		leave, ok := s.turns.enter(r.Context(), client)
 		if !ok {

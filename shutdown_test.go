@@ -54,6 +54,20 @@ func TestShutdownCutsSlowCallsCleanly(t *testing.T) {
 	}
 	resp.Body.Close()
 	io.WriteString(conn, "POST /api/users HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+	// Until its handler runs, the half-sent request's connection is idle, and
+	// Shutdown closes it without cutting anything: wait for it to be in flight
+	// (beside the /metrics request that asks).
+	inFlight := regexp.MustCompile(`(?m)^quartet_requests_in_flight\{protocol="http"\} (\d+)`)
+	waitFor(t, "the half-sent request is in flight", func() bool {
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		n := inFlight.FindSubmatch(body)
+		return n != nil && string(n[1]) == "2"
+	})
 
 	// A client stream that is never closed, on a connection known to be accepted.
 	cc, err := grpc.NewClient(m[2], grpc.WithTransportCredentials(insecure.NewCredentials()))
