@@ -109,7 +109,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	// after every burst to come.
 	go debug.FreeOSMemory()
 	a.quit = make(chan struct{})
-	a.done.Go(func() { returnFreeMemoryEvery(memoryCheckEvery, memoryKeepFree, a.quit) })
+	a.done.Go(func() { returnFreeMemoryEvery(memoryCheckEvery, memoryKeepFree, memoryQuietAllocs, a.quit) })
 	return a, nil
 }
 
