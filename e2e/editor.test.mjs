@@ -814,6 +814,8 @@ test('tabs keep their own document, variables, headers and result, across a relo
   assert.deepEqual(await titles(), ['First', 'Untitled']);
   assert.equal(await selected(), 'Untitled');
   assert.equal(await queryBox().inputValue(), '');
+  // An empty tab's panel invites a query rather than calling it broken.
+  await page.locator('#elsewhere-list').filter({ hasText: 'Type a query to see where else the same data is served.' }).waitFor();
   assert.equal(await variables.inputValue(), '');
   assert.equal(await result.textContent(), '');
   await replaceQuery('query Second { users { email } }');

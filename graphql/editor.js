@@ -2498,10 +2498,12 @@ fragment TypeRef on __Type {
   let elsewhereShown = null;
   function renderElsewhere() {
     const list = $('elsewhere-list');
-    const fields = rootFields(queryEditor.value);
-    const key = JSON.stringify(fields && fields.slice(0, ELSEWHERE_MAX + 1));
+    const empty = !queryEditor.value.trim();
+    const fields = empty ? null : rootFields(queryEditor.value);
+    const key = empty ? 'empty' : JSON.stringify(fields && fields.slice(0, ELSEWHERE_MAX + 1));
     if (key === elsewhereShown) return;
     elsewhereShown = key;
+    if (empty) return list.replaceChildren(h('li', { className: 'note' }, 'Type a query to see where else the same data is served.'));
     if (!fields) return list.replaceChildren(h('li', { className: 'note' }, 'The document does not parse.'));
     if (!fields.length) return list.replaceChildren(h('li', { className: 'note' }, 'Only a query has equivalents elsewhere.'));
     const more = fields.length > ELSEWHERE_MAX ? [h('li', { className: 'note' }, `\u2026 and ${plural(fields.length - ELSEWHERE_MAX, 'more field')}.`)] : [];
