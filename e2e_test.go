@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -14,12 +15,32 @@ import (
 // QUARTET_SCREENSHOT_DIR set, a screenshot of each state is saved there. It needs Debian's
 // chromium and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestEditorInBrowser(t *testing.T) {
-	chromium := cmp.Or(os.Getenv("CHROMIUM"), "/usr/bin/chromium")
+	chromium := requireNode(t, "e2e", true, "playwright-core")
+	a, _ := startApp(t, testConfig())
+	screenshot := filepath.Join(t.TempDir(), "editor.png")
+	if dir := os.Getenv("QUARTET_SCREENSHOT_DIR"); dir != "" {
+		screenshot = filepath.Join(dir, "editor.png")
+	}
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_SCREENSHOT=" + screenshot, "CHROMIUM=" + chromium},
+		filepath.Join("e2e", "editor.test.mjs"))
+}
+
+// requireNode skips the test, or fails it under CI (CI set), unless node and each
+// of the packages are installed in dir/node_modules and, when browser is set,
+// Debian's Chromium (or $CHROMIUM) is there; it returns the browser's path.
+func requireNode(t *testing.T, dir string, browser bool, packages ...string) (chromium string) {
+	t.Helper()
+	chromium = cmp.Or(os.Getenv("CHROMIUM"), "/usr/bin/chromium")
 	missing := ""
-	if _, err := os.Stat(chromium); err != nil {
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
+	} else if _, err := os.Stat(chromium); browser && err != nil {
 		missing = "no Chromium at " + chromium + " (apt-get install chromium)"
-	} else if _, err := os.Stat(filepath.Join("e2e", "node_modules", "playwright-core")); err != nil {
-		missing = "playwright-core is not installed (npm ci in e2e/)"
+	}
+	for _, pkg := range packages {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil && missing == "" {
+			missing = pkg + " is not installed (npm ci in " + dir + "/)"
+		}
 	}
 	if missing != "" {
 		if os.Getenv("CI") != "" {
@@ -27,16 +48,18 @@ func TestEditorInBrowser(t *testing.T) {
 		}
 		t.Skip(missing)
 	}
-	a, _ := startApp(t, testConfig())
-	screenshot := filepath.Join(t.TempDir(), "editor.png")
-	if dir := os.Getenv("QUARTET_SCREENSHOT_DIR"); dir != "" {
-		screenshot = filepath.Join(dir, "editor.png")
-	}
-	cmd := exec.Command("node", "--test", filepath.Join("e2e", "editor.test.mjs"))
-	cmd.Env = append(os.Environ(), "QUARTET_URL=http://"+a.httpAddr, "QUARTET_SCREENSHOT="+screenshot, "CHROMIUM="+chromium)
+	return chromium
+}
+
+// runNode runs node --test on files with env added to the test's environment, and
+// fails the test with node's output when a Node test failed.
+func runNode(t *testing.T, env []string, files ...string) {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{"--test"}, files...)...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("browser test failed: %v\n%s", err, out)
+		t.Fatalf("node --test %s: %v\n%s", strings.Join(files, " "), err, out)
 	}
 	t.Logf("%s", out)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -13,24 +11,7 @@ import (
 // compared with a plain GET of the same resource. It needs Node and `npm ci` in
 // e2e/odata/; without them it skips, except under CI, where it fails.
 func TestODataClients(t *testing.T) {
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not installed"
-	} else if _, err := os.Stat(filepath.Join("e2e", "odata", "node_modules", "@odata2ts", "odata2ts")); err != nil {
-		missing = "the OData clients are not installed (npm ci in e2e/odata/)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal(missing)
-		}
-		t.Skip(missing)
-	}
+	requireNode(t, filepath.Join("e2e", "odata"), false, filepath.Join("@odata2ts", "odata2ts"), filepath.Join("@odata", "client"), "o.js")
 	a, _ := startApp(t, testConfig())
-	cmd := exec.Command("node", "--test", filepath.Join("e2e", "odata", "clients.test.mjs"))
-	cmd.Env = append(os.Environ(), "QUARTET_URL=http://"+a.httpAddr)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("OData client test failed: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr}, filepath.Join("e2e", "odata", "clients.test.mjs"))
 }

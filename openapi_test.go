@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,33 +99,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 // from it (openapi-typescript, openapi-fetch) must type-check and do CRUD. It needs
 // node and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestOpenAPIAgainstAnswers(t *testing.T) {
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not installed"
-	} else {
-		for _, pkg := range []string{"ajv", "ajv-formats", "@apidevtools/swagger-parser", "openapi-typescript", "openapi-fetch", "typescript"} {
-			if _, err := os.Stat(filepath.Join("e2e", "node_modules", pkg)); err != nil {
-				missing = pkg + " is not installed (npm ci in e2e/)"
-			}
-		}
-	}
-	if missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal(missing)
-		}
-		t.Skip(missing)
-	}
+	requireNode(t, "e2e", false, "ajv", "ajv-formats", filepath.Join("@apidevtools", "swagger-parser"), "openapi-typescript", "openapi-fetch", "typescript")
 	cfg := testConfig()
 	cfg.jwt.secret = testSecret
 	cfg.authReads = true
 	a, _ := startApp(t, cfg)
-	cmd := exec.Command("node", "--test", filepath.Join("e2e", "openapi.test.mjs"))
-	cmd.Env = append(os.Environ(), "QUARTET_URL=http://"+a.httpAddr,
-		"QUARTET_WRITE_TOKEN="+testToken(t, "write"), "QUARTET_READ_TOKEN="+testToken(t, "read"),
-		"QUARTET_GOLDEN_DIR="+filepath.Join("testdata", "rest"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("OpenAPI check failed: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_WRITE_TOKEN=" + testToken(t, "write"),
+		"QUARTET_READ_TOKEN=" + testToken(t, "read"), "QUARTET_GOLDEN_DIR=" + filepath.Join("testdata", "rest")},
+		filepath.Join("e2e", "openapi.test.mjs"))
 }
