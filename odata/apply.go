@@ -128,17 +128,22 @@ func (p *parser) aggregateList() []aggSyntax {
 			}
 			p.advance()
 		}
-		if !p.isWord("as") || !p.tok.space {
-			p.unexpected("expected as")
-		}
-		p.advance()
-		it.alias = p.plainName("expected alias")
+		it.alias = p.asAlias()
 		items = append(items, it)
 		if p.tok.kind != tokComma {
 			return items
 		}
 		p.advance()
 	}
+}
+
+// asAlias parses "as name", the alias that ends an item of $compute or of aggregate.
+func (p *parser) asAlias() Segment {
+	if !p.isWord("as") || !p.tok.space {
+		p.unexpected("expected as")
+	}
+	p.advance()
+	return p.plainName("expected alias")
 }
 
 // plainName parses one identifier that is not a $-keyword nor followed by a

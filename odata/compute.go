@@ -34,11 +34,7 @@ func (p *parser) computeList() []computeSyntax {
 	for {
 		var it computeSyntax
 		it.expr = p.expr()
-		if !p.isWord("as") || !p.tok.space {
-			p.unexpected("expected as")
-		}
-		p.advance()
-		it.alias = p.plainName("expected alias")
+		it.alias = p.asAlias()
 		items = append(items, it)
 		if p.tok.kind != tokComma {
 			return items
