@@ -24,16 +24,9 @@ func apqExtensions(hash string) string {
 }
 
 // apqPost sends a POST with the given body fields to h.
-func apqPost(h http.Handler, accept string, fields map[string]any) *httptest.ResponseRecorder {
+func apqPost(h *Handler, accept string, fields map[string]any) *httptest.ResponseRecorder {
 	body, _ := json.Marshal(fields)
-	r := httptest.NewRequest("POST", "/graphql", strings.NewReader(string(body)))
-	r.Header.Set("Content-Type", "application/json")
-	if accept != "" {
-		r.Header.Set("Accept", accept)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return postBody(h, accept, string(body))
 }
 
 // apqGet sends a GET with the given parameters, as Apollo's link does with
