@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"quartet/internal/etag"
 )
 
 // The REST surface: /api/users and the orders nested under a user (spec 4.2,
@@ -473,7 +475,7 @@ func pathID(r *http.Request, name string) (int64, error) {
 func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	tag := entityTag(body)
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && tagListMatches(inm, tag, false) {
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -491,34 +493,9 @@ func ifMatch(r *http.Request) func(current *User) error {
 		return nil
 	}
 	return func(current *User) error {
-		if tagListMatches(im, current.ETag(), true) {
+		if etag.ListMatches(im, current.ETag(), true) {
 			return nil
 		}
 		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}
 	}
-}
-
-// tagListMatches reports whether the header values (comma-separated entity tags, or
-// "*") name tag. strong is If-Match's comparison, where weak tags ("W/...") never
-// match; If-None-Match compares weakly, ignoring the W/. A malformed element matches
-// nothing.
-func tagListMatches(values []string, tag string, strong bool) bool {
-	for _, v := range values {
-		for elem := range strings.SplitSeq(v, ",") {
-			elem = strings.TrimSpace(elem)
-			if elem == "*" {
-				return true
-			}
-			if weak, ok := strings.CutPrefix(elem, "W/"); ok {
-				if strong {
-					continue
-				}
-				elem = weak
-			}
-			if elem == tag {
-				return true
-			}
-		}
-	}
-	return false
 }

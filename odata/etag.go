@@ -3,8 +3,6 @@ package odata
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"net/http"
-	"strings"
 )
 
 // Conditional requests on single entities (OData 4.01 Protocol, section 11.4.1.1;
@@ -27,18 +25,4 @@ func (t *EntityType) entityTag(x any) string {
 	}
 	sum := sha256.Sum256(append(b, '}'))
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
-}
-
-// noneMatch reports whether r's If-None-Match names tag (or is "*"), by the weak
-// comparison RFC 9110 prescribes for it: a W/ prefix is ignored.
-func noneMatch(r *http.Request, tag string) bool {
-	for _, v := range r.Header.Values("If-None-Match") {
-		for _, elem := range strings.Split(v, ",") {
-			elem = strings.TrimPrefix(strings.TrimSpace(elem), "W/")
-			if elem == "*" || elem == tag {
-				return true
-			}
-		}
-	}
-	return false
 }

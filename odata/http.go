@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"quartet/internal/etag"
 )
 
 // Route serves GET requests for one entity set: a collection (ServeList,
@@ -112,7 +114,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 	if rt.ETag {
 		q.etag = rt.Set.Type.entityTag(x)
 		w.Header().Set("ETag", q.etag)
-		if noneMatch(r, q.etag) {
+		if etag.ListMatches(r.Header.Values("If-None-Match"), q.etag, false) {
 			write(w, Response{Status: http.StatusNotModified})
 			return
 		}

@@ -1,0 +1,30 @@
+// Package etag compares entity tags as conditional requests do (RFC 9110 section
+// 13.1): the one comparison the REST and OData surfaces share.
+package etag
+
+import "strings"
+
+// ListMatches reports whether the header values (comma-separated entity tags, or
+// "*") name tag. strong is If-Match's comparison, where weak tags ("W/...") never
+// match; If-None-Match compares weakly, ignoring the W/. A malformed element
+// matches nothing.
+func ListMatches(values []string, tag string, strong bool) bool {
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			elem = strings.TrimSpace(elem)
+			if elem == "*" {
+				return true
+			}
+			if weak, ok := strings.CutPrefix(elem, "W/"); ok {
+				if strong {
+					continue
+				}
+				elem = weak
+			}
+			if elem == tag {
+				return true
+			}
+		}
+	}
+	return false
+}
