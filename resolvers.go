@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -282,16 +281,4 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = ws
 	return h, ws
-}
-
-// writeGraphQLError answers a domain error that ends a GraphQL request before it is
-// read (a refusal by the fair share) as a GraphQL answer with no data, the error's
-// code in extensions and its HTTP status, as GraphQL over HTTP allows for
-// application/json.
-func writeGraphQLError(w http.ResponseWriter, err error) {
-	e := asError(err)
-	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{"message": e.Message, "extensions": e.Extensions()}}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.HTTPStatus())
-	w.Write(append(body, '\n'))
 }

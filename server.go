@@ -300,7 +300,7 @@ func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, client strin
 	w.Header().Set("Retry-After", "1")
 	switch {
 	case r.URL.Path == "/graphql":
-		writeGraphQLError(w, err)
+		graphql.WriteError(w, err.HTTPStatus(), err)
 	case isODataPath(r.URL.Path):
 		writeODataError(w, r, err)
 	default:

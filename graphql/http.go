@@ -586,6 +586,14 @@ func writeHTTPError(w http.ResponseWriter, media string, status int, msg string)
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}})
 }
 
+// WriteError answers, as application/json with status, a GraphQL request that
+// something in front of the Handler refused before it was read (a rate limit, say):
+// no data, and err's message and, when err has an Extensions method (as resolver
+// errors may), its extensions.
+func WriteError(w http.ResponseWriter, status int, err error) {
+	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{fromResolverError(err)}})
+}
+
 // isGraphQLGet reports whether the URL of a GET carries a GraphQL request: a
 // query, or the hash of a persisted one.
 func isGraphQLGet(r *http.Request) bool {
