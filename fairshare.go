@@ -19,12 +19,13 @@ import (
 // of that client's requests wait their turn, in order, so another client always
 // finds a CPU.
 //
-// A request's body is read before it waits for its turn (readAhead), and it holds
-// its turn from then until the handler first writes, hijacks the connection for a
-// WebSocket, or returns: the work a request makes the service do happens between
-// the two. So a client that sends its body or reads its answer slowly holds no
-// turn while it does, and its other requests, and those of every client behind
-// the same address (a NAT), go on.
+// A request first takes a place among its client's (share running plus waiting
+// at most, so a client's bodies read at once are bounded too), then its body is
+// read (readAhead), then it waits for its turn, which it holds until the handler
+// first writes, hijacks the connection for a WebSocket, or returns: the work a
+// request makes the service do happens in between. So a client that sends its
+// body or reads its answer slowly holds no turn while it does, and its other
+// requests, and those of every client behind the same address (a NAT), go on.
 
 const (
 	// defaultClientWaiting is -http-client-waiting's default: the requests of one
@@ -58,37 +59,48 @@ func newFairShare(share, waiting int) *fairShare {
 	return &fairShare{share: share, waiting: waiting, clients: map[string]*clientTurns{}}
 }
 
-// enter waits for one of client's turns and returns the function that gives
-// it back (once; later calls do nothing). It reports false, with nothing to
-// give back, when the client already has as many requests waiting as it may,
-// or when ctx ends first.
-func (f *fairShare) enter(ctx context.Context, client string) (leave func(), ok bool) {
+// place is a request counted among its client's, running or waiting for a turn.
+type place struct {
+	f      *fairShare
+	client string
+	t      *clientTurns
+}
+
+// reserve counts a request of client in, or reports false when the client
+// already has as many requests running and waiting as it may. Reserving before
+// the body is read (readAhead) bounds the bodies one client has read at once.
+func (f *fairShare) reserve(client string) (*place, bool) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	t := f.clients[client]
 	if t == nil {
 		t = &clientTurns{running: make(chan struct{}, f.share)}
 		f.clients[client] = t
 	}
 	if t.users >= f.share+f.waiting {
-		f.mu.Unlock()
 		return nil, false
 	}
 	t.users++
-	f.mu.Unlock()
+	return &place{f, client, t}, true
+}
 
+// wait waits for one of the client's turns and returns the function that gives
+// it back and counts the request out (once; later calls do nothing). When ctx
+// ends first it counts the request out and reports false.
+func (p *place) wait(ctx context.Context) (leave func(), ok bool) {
 	select {
-	case t.running <- struct{}{}:
+	case p.t.running <- struct{}{}:
 	default:
 		select {
-		case t.running <- struct{}{}:
+		case p.t.running <- struct{}{}:
 		case <-ctx.Done():
-			f.forget(client, t)
+			p.f.forget(p.client, p.t)
 			return nil, false
 		}
 	}
 	return sync.OnceFunc(func() {
-		<-t.running
-		f.forget(client, t)
+		<-p.t.running
+		p.f.forget(p.client, p.t)
 	}), true
 }
 

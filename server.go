@@ -278,14 +278,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.turns != nil {
-		readAhead(r, maxBodyBytes+1) // one byte past the limit, for the handler's 413
 		client := clientAddress(r.RemoteAddr)
-		leave, ok := s.turns.enter(r.Context(), client)
+		p, ok := s.turns.reserve(client)
 		if !ok {
-			if r.Context().Err() == nil { // else the client is gone, and no answer is read
-				s.refuseBusy(rec, r, client)
-			}
+			s.refuseBusy(rec, r, client)
 			return
+		}
+		readAhead(r, maxBodyBytes+1) // one byte past the limit, for the handler's 413
+		leave, ok := p.wait(r.Context())
+		if !ok {
+			return // the client is gone, and no answer is read
 		}
 		defer leave()
 		out = &turnWriter{ResponseWriter: out, leave: leave}
