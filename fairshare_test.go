@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 func TestFairShareTurns(t *testing.T) {
@@ -233,19 +231,7 @@ func TestFairShareWebSocketGivesTurnBack(t *testing.T) {
 	cfg := testConfig()
 	cfg.clientShare, cfg.clientWaiting = 1, 1
 	a, _ := startApp(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
-	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, msg, err := c.Read(ctx); err != nil || !strings.Contains(string(msg), "connection_ack") {
-		t.Fatalf("no connection_ack: %s %v", msg, err)
-	}
+	dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id } }")
 	if status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
 		t.Fatalf("a request beside an open WebSocket got %d", status)
 	}
