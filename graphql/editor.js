@@ -108,6 +108,17 @@
     return classify(raw);
   }
 
+  // textEdit is where two texts stop agreeing from either end: the edit that
+  // made now of before replaced before[p, oldEnd) and moved what follows by delta.
+  function textEdit(before, now) {
+    const max = Math.min(before.length, now.length);
+    let p = 0;
+    while (p < max && before.charCodeAt(p) === now.charCodeAt(p)) p++;
+    let s = 0;
+    while (s < max - p && before.charCodeAt(before.length - 1 - s) === now.charCodeAt(now.length - 1 - s)) s++;
+    return { p, oldEnd: before.length - s, delta: now.length - before.length };
+  }
+
   // retokenize is tokenizeGraphQL(src) for src made by one edit of old,
   // whose tokens are oldTokens: it lexes again only from the token before
   // the edit (which the edit may extend) to the first old token after it
@@ -115,12 +126,7 @@
   // On a long document a keystroke thus lexes a few tokens, not thousands.
   function retokenize(old, oldTokens, src) {
     if (old === null || !oldTokens.length) return tokenizeGraphQL(src);
-    const max = Math.min(old.length, src.length);
-    let p = 0;
-    while (p < max && old.charCodeAt(p) === src.charCodeAt(p)) p++;
-    let s = 0;
-    while (s < max - p && old.charCodeAt(old.length - 1 - s) === src.charCodeAt(src.length - 1 - s)) s++;
-    const oldEnd = old.length - s, delta = src.length - old.length;
+    const { p, oldEnd, delta } = textEdit(old, src);
     // first: the last token starting at or before p - 1; after: the first
     // starting at or after oldEnd.
     const search = (pos) => {
@@ -335,12 +341,7 @@
       const before = this.last, now = this.ta.value;
       this.last = now;
       if (!this.closers.length) return;
-      const max = Math.min(before.length, now.length);
-      let p = 0;
-      while (p < max && before.charCodeAt(p) === now.charCodeAt(p)) p++;
-      let s = 0;
-      while (s < max - p && before.charCodeAt(before.length - 1 - s) === now.charCodeAt(now.length - 1 - s)) s++;
-      const oldEnd = before.length - s, delta = now.length - before.length;
+      const { p, oldEnd, delta } = textEdit(before, now);
       this.closers = this.closers.filter((o) => o < p || o >= oldEnd).map((o) => (o >= oldEnd ? o + delta : o));
     }
 
