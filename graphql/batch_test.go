@@ -117,3 +117,31 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// TestHandlerBatchAnswerBounded: a batch's array is bounded as one answer is; past
+// Limits.MaxResponseBytes the operations left do not run.
+func TestHandlerBatchAnswerBounded(t *testing.T) {
+	s, _ := newTestSchema(t)
+	s.Limits.MaxResponseBytes = 40
+	h := NewHandler(s)
+	h.MaxBatch = 3
+	one := `{"query":"{ __typename }"}`
+	w := postBody(h, "", "["+one+","+one+","+one+"]")
+	var answers []struct {
+		Data   map[string]any
+		Errors []struct {
+			Message    string
+			Extensions map[string]any
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &answers); err != nil || w.Code != 200 || len(answers) != 3 {
+		t.Fatalf("%d %s (%v)", w.Code, w.Body, err)
+	}
+	if answers[0].Data == nil || answers[1].Data == nil {
+		t.Errorf("the first two operations, within the bound, did not run: %s", w.Body)
+	}
+	if e := answers[2].Errors; answers[2].Data != nil || len(e) != 1 || e[0].Extensions["code"] != CodeResponseTooLarge ||
+		e[0].Message != "Operation 2 of the batch did not run: the answers before it passed 40 bytes." {
+		t.Errorf("the third operation, past the bound: %s", w.Body)
+	}
+}

@@ -189,17 +189,22 @@ func (h *Handler) checkBatch(n int) (int, string) {
 // serveBatch answers a batch: each operation in turn, read and run as if it had
 // been sent alone (its own errors, limits and persisted query), the results in a
 // JSON array in the order of the operations. The status is 200 whatever the
-// results: each may have failed differently, and the array says how.
+// results: each may have failed differently, and the array says how. The whole
+// array is bounded as one answer is (Limits.MaxResponseBytes): once it is past
+// the bound, the operations left do not run and answer RESPONSE_TOO_LARGE.
 func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media string, batch []json.RawMessage) {
 	bp := buffers.Get().(*[]byte)
 	buf := append((*bp)[:0], '[')
+	maxBytes := h.Schema.Limits.MaxResponseBytes
 	for i, raw := range batch {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		var resp *Response
 		var params httpParams
-		if err := decodeParams(raw, &params); err != nil {
+		if maxBytes > 0 && len(buf) > maxBytes {
+			resp = &Response{Errors: []*Error{newError(CodeResponseTooLarge, "Operation "+strconv.Itoa(i)+" of the batch did not run: the answers before it passed "+strconv.Itoa(maxBytes)+" bytes.")}}
+		} else if err := decodeParams(raw, &params); err != nil {
 			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
 		} else if req, pq, status, msg := requestFromParams(&params); status != 0 {
 			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}}
