@@ -74,7 +74,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
-		clientShare: cfg.clientShare, clientWaiting: cfg.clientWaiting})
+		clientShare: cfg.clientShare, clientWaiting: cfg.clientWaiting, warning: startWarning(cfg, a.auth != nil)})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -293,4 +293,12 @@ func (s *Server) pinPersistedQueries(file string, log *slog.Logger) error {
 	}
 	log.Info("persisted queries pinned", "file", file, "operations", n, "only", s.graphql.PersistedOnly)
 	return nil
+}
+
+// startWarning is what the service warns about for as long as it runs; "" is nothing.
+func startWarning(cfg config, authOn bool) string {
+	if cfg.env == "production" && !authOn {
+		return openInProductionWarning
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -127,8 +128,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	var cfg config
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
-	fs.StringVar(&cfg.httpAddr, "http", ":8080", "`address` of the HTTP server (REST, GraphQL, OData)")
-	fs.StringVar(&cfg.grpcAddr, "grpc", ":50051", "`address` of the gRPC server")
+	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
+	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
 	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", defaultHTTPMaxConns, "most HTTP connections (WebSockets included) open at once; more wait to be accepted")
 	fs.IntVar(&cfg.clientShare, "http-client-share", defaultClientShare(), "most HTTP requests of one client IP address (IPv6: /64) run at once, so one client cannot take every CPU; the rest wait their turn (0: no limit; behind a reverse proxy every client shares the proxy's)")
 	fs.IntVar(&cfg.clientWaiting, "http-client-waiting", defaultClientWaiting, "most HTTP requests of one client IP address waiting for their turn; more get 429")
@@ -161,6 +162,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.env != "development" && cfg.env != "production" {
 		return fmt.Errorf("-env must be development or production, not %q", cfg.env)
 	}
+	cfg.httpAddr = cmp.Or(cfg.httpAddr, defaultListenHost(cfg.env)+":8080")
+	cfg.grpcAddr = cmp.Or(cfg.grpcAddr, defaultListenHost(cfg.env)+":50051")
 	if cfg.streamDelay < 0 {
 		return errors.New("-stream-delay must not be negative")
 	}
@@ -205,10 +208,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log.Info("quartet serving", "http", a.httpAddr, "grpc", a.grpcAddr, "env", cfg.env, "auth", a.auth != nil)
+	if w := a.server.opts.warning; w != "" {
+		log.Warn(w)
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	return a.shutdown()
 }
+
+// defaultListenHost is where the servers listen unless -http or -grpc says otherwise:
+// a development service, with reflection, profiling and often no authentication, is
+// reachable from this machine only; a production one from everywhere.
+func defaultListenHost(env string) string {
+	if env == "production" {
+		return ""
+	}
+	return "localhost"
+}
+
+// openInProductionWarning is logged at start-up and shown by /healthz when a production
+// service runs without authentication, which is legitimate behind a gateway that
+// authenticates but is otherwise a mistake.
+const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
 // runToken is "quartet token": it prints an HS256 token for the configured secret.
 func runToken(args []string, getenv func(string) string, stdout io.Writer) error {

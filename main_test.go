@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -197,5 +198,54 @@ func TestRESTAuth(t *testing.T) {
 	// The one log line per request names the authenticated caller (the token's sub).
 	if !regexp.MustCompile(`method=POST path=/api/users status=201 .* sub=alice`).MatchString(logs.String()) {
 		t.Errorf("no log line with the caller's subject:\n%s", logs)
+	}
+}
+
+// TestSafeDefaults: a development service listens on this machine only; a production one
+// everywhere, and without authentication it says so in its log and in /healthz.
+func TestSafeDefaults(t *testing.T) {
+	for env, want := range map[string]string{"development": "localhost", "production": ""} {
+		if got := defaultListenHost(env); got != want {
+			t.Errorf("defaultListenHost(%q) = %q, want %q", env, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		args        []string
+		wantWarning bool
+	}{
+		{[]string{"-env", "production"}, true},
+		{[]string{"-env", "production", "-jwt-secret", "0123456789abcdef0123456789abcdef"}, false},
+		{[]string{"-env", "development"}, false},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		logs := &syncBuffer{}
+		done := make(chan error, 1)
+		args := append([]string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, tc.args...)
+		go func() { done <- run(ctx, args, envFrom(nil), io.Discard, logs) }()
+		addr := regexp.MustCompile(`msg="quartet serving" http=(\S+)`)
+		var m []string
+		for deadline := time.Now().Add(10 * time.Second); m == nil; m = addr.FindStringSubmatch(logs.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: no serving line in the log:\n%s", tc.args, logs)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		resp, err := http.Get("http://" + m[1] + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]string
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		cancel()
+		if runErr := <-done; err != nil || runErr != nil {
+			t.Fatalf("%v: healthz decode %v, run %v", tc.args, err, runErr)
+		}
+		if got := body["warning"] == openInProductionWarning; got != tc.wantWarning || body["status"] != "ok" {
+			t.Errorf("%v: /healthz = %v, want the warning: %v", tc.args, body, tc.wantWarning)
+		}
+		if got := strings.Contains(logs.String(), "level=WARN msg=\""+openInProductionWarning); got != tc.wantWarning {
+			t.Errorf("%v: warning logged %v, want %v:\n%s", tc.args, got, tc.wantWarning, logs)
+		}
 	}
 }

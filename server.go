@@ -64,6 +64,7 @@ type serverOptions struct {
 	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
 	clientShare     int             // requests of one client address running at once; 0: no fair share
 	clientWaiting   int             // requests of one client address waiting for their turn
+	warning         string          // shown by /healthz for as long as the service runs; "": none
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -316,12 +317,18 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutd
 
 // healthz answers 200 {"status":"ok"} while the service works, and 503 with a reason
 // once the store refuses writes (its journal failed), so an orchestrator restarts it.
+// A warning about the configuration (authentication off in production) rides along.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	body := map[string]string{"status": "ok"}
+	if s.opts.warning != "" {
+		body["warning"] = s.opts.warning
+	}
 	if reason := s.store.Unavailable(); reason != "" {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
+		body["status"], body["reason"] = "unavailable", reason
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, body)
 }
 
 // statusRecorder remembers the status and size of a response for the log line. It
