@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tests below keep docs/ complete where the code can say what complete is: every
+// flag, every HTTP route, every error code. They read the documents as text; what the
+// documents say about behaviour is held to the code by the tests of that behaviour.
+
+// readDocs returns the text of every Markdown file in docs/, by file name.
+func readDocs(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no documents in docs/: %v", err)
+	}
+	docs := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.Base(f)] = string(b)
+	}
+	return docs
+}
+
+// TestDocsListEveryFlag: every flag `quartet -h` prints is in docs/configuration.md.
+func TestDocsListEveryFlag(t *testing.T) {
+	var usage bytes.Buffer
+	run(context.Background(), []string{"-h"}, func(string) string { return "" }, &usage, &usage)
+	flags := regexp.MustCompile(`(?m)^  (-[a-z][a-z0-9-]*)`).FindAllStringSubmatch(usage.String(), -1)
+	if len(flags) < 20 {
+		t.Fatalf("only %d flags in the usage text:\n%s", len(flags), usage.String())
+	}
+	doc := readDocs(t)["configuration.md"]
+	for _, f := range flags {
+		if !strings.Contains(doc, "`"+f[1]+"`") && !strings.Contains(doc, "`"+f[1]+" ") {
+			t.Errorf("flag %s is not in docs/configuration.md", f[1])
+		}
+	}
+}
+
+// TestDocsListEveryRoute: every path the HTTP server registers is named in docs/.
+func TestDocsListEveryRoute(t *testing.T) {
+	srv := NewServer(NewStore(), slog.New(slog.DiscardHandler), serverOptions{pprof: true})
+	var all strings.Builder
+	for _, text := range readDocs(t) {
+		all.WriteString(text)
+	}
+	docs := all.String()
+	for path := range srv.methods {
+		path = strings.TrimSuffix(path, "{$}") // "/api/{$}" is the root "/api/"
+		if strings.HasPrefix(path, "/debug/pprof/") {
+			path = "/debug/pprof/" // documented as one tree
+		}
+		named := regexp.MustCompile("[\\s`]" + regexp.QuoteMeta(path) + "[\\s`]")
+		if !named.MatchString(docs) {
+			t.Errorf("route %s is not named in docs/", path)
+		}
+	}
+}
+
+// TestDocsListEveryErrorCode: docs/errors.md names every GraphQL extensions.code
+// (graphqlCodes, which TestGraphQLCodesAllListed holds to the source) and, for each
+// domain kind, its HTTP status, gRPC code and OData code.
+func TestDocsListEveryErrorCode(t *testing.T) {
+	doc := readDocs(t)["errors.md"]
+	for _, code := range graphqlCodes {
+		if !strings.Contains(doc, "`"+code+"`") {
+			t.Errorf("GraphQL code %s is not in docs/errors.md", code)
+		}
+	}
+	for kind, info := range kinds {
+		for _, want := range []string{"| " + strconv.Itoa(info.httpStatus), "`" + info.grpcCode.String() + "`", "`" + info.odataCode + "`"} {
+			if !strings.Contains(doc, want) {
+				t.Errorf("kind %d: %q is not in docs/errors.md", kind, want)
+			}
+		}
+	}
+}
+
+// TestDocsLinksResolve: every relative link in docs/ names a file that exists, and no
+// document points outside the repository.
+func TestDocsLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)#]*)(#[^)]*)?\)`)
+	for name, text := range readDocs(t) {
+		if strings.Contains(text, "../shared") || strings.Contains(text, "/work/") {
+			t.Errorf("docs/%s refers to a path outside the repository", name)
+		}
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if target == "" || strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("docs", target)); err != nil {
+				t.Errorf("docs/%s links to %s, which does not exist", name, target)
+			}
+		}
+	}
+}
