@@ -119,3 +119,17 @@ func TestDocsLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsNameExistingFiles: every source file docs/ names (`store.go`,
+// `graphql/parser.go`, `userpb/user.proto`, …) exists, so a file renamed or moved
+// takes its mentions in docs/ with it.
+func TestDocsNameExistingFiles(t *testing.T) {
+	file := regexp.MustCompile("`([a-z][a-z0-9_/]*\\.(?:go|proto|graphql|json|sh))`")
+	for name, text := range readDocs(t) {
+		for _, m := range file.FindAllStringSubmatch(text, -1) {
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Errorf("docs/%s names %s, which does not exist", name, m[1])
+			}
+		}
+	}
+}
