@@ -19,7 +19,7 @@ import (
 	"quartet/graphql"
 )
 
-// graphqlCodes is every extensions.code the GraphQL surface can send, as the README
+// graphqlCodes is every extensions.code the GraphQL surface can send, as docs/errors.md
 // lists them. TestGraphQLCodesAllListed keeps it complete.
 var graphqlCodes = []string{
 	"GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT",
@@ -32,7 +32,7 @@ var graphqlCodes = []string{
 // TestGraphQLCodesAllListed finds every code the source can put in extensions.code:
 // the graphql package's Code* constants and the GraphQL code of each domain error
 // kind (errors.go), and requires graphqlCodes to hold exactly those, so that a code
-// added without its line in the README's table fails here.
+// added without its row in docs/errors.md (TestDocsListEveryErrorCode) fails here.
 func TestGraphQLCodesAllListed(t *testing.T) {
 	var found []string
 	fset := token.NewFileSet()
