@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"quartet/graphql"
+	"quartet/internal/testkit"
 )
 
 // TestHostileWebSockets replays the WebSocket attack of issue 14: one client
@@ -28,6 +29,7 @@ import (
 // log, and a REST user create while more sockets are being refused stays
 // under 20 ms, though every create reaches the 1,000 subscriptions admitted.
 func TestHostileWebSockets(t *testing.T) {
+	testkit.SkipIfShort(t, "opens 500 WebSocket connections from a second test process")
 	const (
 		sockets        = 500
 		perClient      = 100

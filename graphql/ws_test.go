@@ -1017,6 +1017,7 @@ func TestWebSocketMessageTooBig(t *testing.T) {
 // protocol, subscribe and checks that every one receives every event once,
 // in order, with exactly its selected fields.
 func TestWebSocketManySubscribers(t *testing.T) {
+	testkit.SkipIfShort(t, "opens 1,000 WebSocket connections")
 	const clients, events = 1000, 5
 	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
 	base := runtime.NumGoroutine()
