@@ -101,9 +101,7 @@ func TestMissingFailsUnderCI(t *testing.T) {
 }
 
 func TestRequireNodeNamesThePackages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short: starts node")
-	}
+	SkipIfShort(t, "starts node")
 	t.Setenv("CI", "")
 	dir := t.TempDir()
 	r := capture(t, func(tb testing.TB) { RequireNode(tb, dir, "left-pad") })
