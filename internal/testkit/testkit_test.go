@@ -2,8 +2,10 @@ package testkit
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -114,5 +116,42 @@ func TestFromModuleRoot(t *testing.T) {
 	// The working directory is internal/testkit, two levels below go.mod.
 	if got := fromModuleRoot(filepath.Join("..", "..", "e2e", "odata")); got != "e2e/odata" {
 		t.Errorf("fromModuleRoot = %q, want e2e/odata", got)
+	}
+}
+
+// TestSkipsGoThroughTestkit keeps the rule that makes a test run's skips readable and
+// .ci/run strict: outside this package no test calls Skip or testing.Short itself, so
+// that every skip names its missing tool or -short, and fails under CI when a tool is
+// missing. bench/ is a module of its own and cannot import this package.
+func TestSkipsGoThroughTestkit(t *testing.T) {
+	root := filepath.Join("..", "..")
+	direct := regexp.MustCompile(`\.Skip(f|Now)?\(|testing\.Short\(\)`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "node_modules", ".git", "bench", "testkit":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if direct.MatchString(line) {
+				t.Errorf("%s:%d: %s\n(skip through testkit.Missing, RequireNode, RequireChromium, RequireCommand or SkipIfShort)", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
