@@ -118,10 +118,10 @@ const nodeMajor = 20
 func RequireNode(t testing.TB, dir string, packages ...string) {
 	t.Helper()
 	SkipIfShort(t, "starts Node")
-	need, install := fmt.Sprintf("node (Node %d or later) on PATH", nodeMajor), fmt.Sprintf("Node %d from https://nodejs.org/ or your distribution", nodeMajor)
+	need, install := fmt.Sprintf("Node %d or later on PATH", nodeMajor), "Node from https://nodejs.org/ or your distribution's nodejs"
 	npmCI := fmt.Sprintf("`npm ci` in %s/", fromModuleRoot(dir))
 	if len(packages) > 0 {
-		need, install = need+" and "+npmCI, install+", then "+npmCI
+		install += ", then " + npmCI
 	}
 	out, err := exec.Command("node", "--version").Output()
 	if err != nil {
@@ -130,8 +130,7 @@ func RequireNode(t testing.TB, dir string, packages ...string) {
 	version := strings.TrimSpace(string(out))
 	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
 	if major < nodeMajor {
-		Missing(t, fmt.Sprintf("Node %d or later (node on PATH is %s)", nodeMajor, version),
-			fmt.Sprintf("Node %d from https://nodejs.org/ or your distribution", nodeMajor))
+		Missing(t, fmt.Sprintf("%s (node on PATH is %s)", need, version), install)
 	}
 	var absent []string
 	for _, pkg := range packages {
