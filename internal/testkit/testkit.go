@@ -91,11 +91,11 @@ func lineAt(lines []string, i int) string {
 // the command that installs it.
 func Missing(t testing.TB, what, install string) {
 	t.Helper()
-	msg := fmt.Sprintf("skipped: needs %s; install: %s (.ci/run installs it)", what, install)
+	msg := fmt.Sprintf("needs %s; install: %s (.ci/run installs it)", what, install)
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s\nCI is set, so a missing tool fails instead of skipping", msg)
+		t.Fatalf("%s\n(CI is set: a missing tool fails the test instead of skipping it)", msg)
 	} else {
-		t.Skip(msg)
+		t.Skip("skipped: " + msg)
 	}
 }
 
