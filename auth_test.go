@@ -257,7 +257,7 @@ type rfc7520Example struct {
 
 func loadRFC7520(t *testing.T, name string) *rfc7520Example {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(findShared(t), "conformance", "jose", name))
+	data, err := os.ReadFile(filepath.Join("testdata", "conformance", "jose", name))
 	if err != nil {
 		t.Fatal(err)
 	}

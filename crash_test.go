@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"quartet/internal/testkit"
 	"quartet/userpb"
 )
 
@@ -75,6 +76,7 @@ func startProcess(t *testing.T, args ...string) *process {
 // and gRPC, kills it with SIGKILL at random moments, restarts it, and checks that every
 // acknowledged write is there and nothing unacknowledged is half there.
 func TestCrashRecovery(t *testing.T) {
+	testkit.SkipIfShort(t, "kills and restarts the real binary for about 15 s")
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
 	type user struct {

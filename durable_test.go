@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 func openTestDurable(t *testing.T, dir string, logs *syncBuffer, snapshotBytes int64) *Store {
@@ -539,6 +541,7 @@ func recordStarts(t *testing.T, data []byte) []int {
 // with -repair the journal is cut there, the cut bytes are saved beside it, and the
 // store holds exactly the records before the damage.
 func TestDurableBitFlipEverywhere(t *testing.T) {
+	testkit.SkipIfShort(t, "restarts a store once for every bit position of a journal")
 	dir := t.TempDir()
 	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	if _, err := s.CreateUser("Flip", "flip@example.com"); err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // TestRealClients runs the Node tests of e2e/ that use real, unmodified clients
@@ -15,7 +17,8 @@ import (
 // the service's 127.0.0.1) and -graphql-batch-max 5. It needs Debian's chromium and
 // `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestRealClients(t *testing.T) {
-	chromium := requireNode(t, "e2e", true, "playwright-core", "@apollo/client", "@grpc/grpc-js", "@grpc/proto-loader", "grpc-health-check", "parse-prometheus-text-format")
+	testkit.RequireNode(t, "e2e", "playwright-core", "@apollo/client", "@grpc/grpc-js", "@grpc/proto-loader", "grpc-health-check", "parse-prometheus-text-format")
+	chromium := testkit.RequireChromium(t)
 	cfg := testConfig()
 	cfg.corsOrigins = "http://localhost:*"
 	cfg.graphqlBatchMax = 5

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // TestEditorInBrowser runs e2e/editor.test.mjs: headless Chromium opens the query editor
@@ -15,7 +16,8 @@ import (
 // QUARTET_SCREENSHOT_DIR set, a screenshot of each state is saved there. It needs Debian's
 // chromium and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestEditorInBrowser(t *testing.T) {
-	chromium := requireNode(t, "e2e", true, "playwright-core")
+	testkit.RequireNode(t, "e2e", "playwright-core")
+	chromium := testkit.RequireChromium(t)
 	a, _ := startApp(t, testConfig())
 	screenshot := filepath.Join(t.TempDir(), "editor.png")
 	if dir := os.Getenv("QUARTET_SCREENSHOT_DIR"); dir != "" {
@@ -23,32 +25,6 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_SCREENSHOT=" + screenshot, "CHROMIUM=" + chromium},
 		filepath.Join("e2e", "editor.test.mjs"))
-}
-
-// requireNode skips the test, or fails it under CI (CI set), unless node and each
-// of the packages are installed in dir/node_modules and, when browser is set,
-// Debian's Chromium (or $CHROMIUM) is there; it returns the browser's path.
-func requireNode(t *testing.T, dir string, browser bool, packages ...string) (chromium string) {
-	t.Helper()
-	chromium = cmp.Or(os.Getenv("CHROMIUM"), "/usr/bin/chromium")
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not installed"
-	} else if _, err := os.Stat(chromium); browser && err != nil {
-		missing = "no Chromium at " + chromium + " (apt-get install chromium)"
-	}
-	for _, pkg := range packages {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil && missing == "" {
-			missing = pkg + " is not installed (npm ci in " + dir + "/)"
-		}
-	}
-	if missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal(missing)
-		}
-		t.Skip(missing)
-	}
-	return chromium
 }
 
 // runNode runs node --test on files with env added to the test's environment, and

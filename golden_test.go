@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,9 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files with the responses seen")
+	"quartet/internal/testkit"
+)
 
 // fixedTime is the clock of every test store, so golden files hold exact times.
 var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -70,7 +69,7 @@ func TestGoldenHTTP(t *testing.T) {
 				}
 				got.WriteString(roundTrip(t, ts.URL, req))
 			}
-			checkGolden(t, name+".golden", got.Bytes())
+			testkit.CheckGolden(t, name+".golden", got.Bytes())
 		})
 	}
 }
@@ -122,24 +121,6 @@ func roundTrip(t *testing.T, base, text string) string {
 	return out.String()
 }
 
-// checkGolden compares got with the golden file, or rewrites it under -update.
-func checkGolden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("response differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
-}
-
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // TestGoldenGraphQL posts every testdata/graphql/*.graphql document (with the variables
@@ -169,7 +150,7 @@ func TestGoldenGraphQL(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			got, _ := io.ReadAll(resp.Body)
-			checkGolden(t, name+".golden", fmt.Appendf(nil, "HTTP %d\n%s", resp.StatusCode, got))
+			testkit.CheckGolden(t, name+".golden", fmt.Appendf(nil, "HTTP %d\n%s", resp.StatusCode, got))
 		})
 	}
 }

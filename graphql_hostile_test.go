@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"quartet/graphql"
+	"quartet/internal/testkit"
 )
 
 // Issue 14's GraphQL attacks on answer size, replayed against the real HTTP
@@ -38,6 +39,7 @@ const hostileUsers = 20000
 // user 2's name.
 func hostileStore(t testing.TB) *Store {
 	t.Helper()
+	testkit.SkipIfShort(t, "builds a store of 20,000 users with their posts and comments")
 	s, err := sharedHostileStore()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"quartet/internal/testkit"
 	"quartet/userpb"
 )
 
@@ -347,6 +348,7 @@ func heapInUse() int64 {
 // and refuses the calls past it. Then every call goes on towards 100,000 and is refused
 // at its 4 MiB. Nothing is stored.
 func TestGRPCCreateUsersFlood(t *testing.T) {
+	testkit.SkipIfShort(t, "streams 8 calls of up to 4 MiB of users")
 	a, _ := startApp(t, testConfig())
 	limits, cost := defaultGRPCLimits(), userCost(longUser)
 	const calls, first = 8, 5_500

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // checkIndexes compares every index-backed read with a scan of all records.
@@ -109,6 +111,7 @@ func checkIndexes(t *testing.T, s *Store) {
 // TestIndexesMatchScans applies random mutations and checks after each batch that the
 // indexes agree with scans, also after a restart from disk.
 func TestIndexesMatchScans(t *testing.T) {
+	testkit.SkipIfShort(t, "applies thousands of random mutations with restarts from disk")
 	dir := t.TempDir()
 	s := openTestDurable(t, dir, nil, 8<<10)
 	rng := rand.New(rand.NewPCG(1, 2))

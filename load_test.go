@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 var loadDuration = flag.Duration("load-duration", 2*time.Second, "how long TestMixedLoad drives the server (issue: 10s)")
@@ -20,6 +22,7 @@ var loadDuration = flag.Duration("load-duration", 2*time.Second, "how long TestM
 // updates, deletes, orders and lists, then checks that no request failed with a 5xx and
 // that the store ends exactly as the clients were told.
 func TestMixedLoad(t *testing.T) {
+	testkit.SkipIfShort(t, "drives the real server with 50 clients for -load-duration")
 	const clients = 50
 	a, _ := startApp(t, testConfig())
 	base := "http://" + a.httpAddr

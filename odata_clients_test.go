@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // TestODataClients runs e2e/odata/clients.test.mjs: real OData clients, unmodified
@@ -11,7 +13,7 @@ import (
 // compared with a plain GET of the same resource. It needs Node and `npm ci` in
 // e2e/odata/; without them it skips, except under CI, where it fails.
 func TestODataClients(t *testing.T) {
-	requireNode(t, filepath.Join("e2e", "odata"), false, filepath.Join("@odata2ts", "odata2ts"), filepath.Join("@odata", "client"), "o.js")
+	testkit.RequireNode(t, filepath.Join("e2e", "odata"), filepath.Join("@odata2ts", "odata2ts"), filepath.Join("@odata", "client"), "o.js")
 	a, _ := startApp(t, testConfig())
 	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr}, filepath.Join("e2e", "odata", "clients.test.mjs"))
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // The OData attacks of issue 14, replayed over the real HTTP server (the one start
@@ -60,9 +62,7 @@ type odataBadRequest struct {
 }
 
 func TestODataHostile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a store of 20,000 products")
-	}
+	testkit.SkipIfShort(t, "builds a store of 20,000 products")
 	base := startHostileODataApp(t)
 	bound := 50 * time.Millisecond * raceSlowdown
 	get := func(t *testing.T, rawQuery string) (int, []byte, time.Duration) {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // TestOpenAPIServed: each style's contract is one GET: the embedded OpenAPI document
@@ -99,7 +101,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // from it (openapi-typescript, openapi-fetch) must type-check and do CRUD. It needs
 // node and `npm ci` in e2e/; without them it skips, except under CI, where it fails.
 func TestOpenAPIAgainstAnswers(t *testing.T) {
-	requireNode(t, "e2e", false, "ajv", "ajv-formats", filepath.Join("@apidevtools", "swagger-parser"), "openapi-typescript", "openapi-fetch", "typescript")
+	testkit.RequireNode(t, "e2e", "ajv", "ajv-formats", filepath.Join("@apidevtools", "swagger-parser"), "openapi-typescript", "openapi-fetch", "typescript")
 	cfg := testConfig()
 	cfg.jwt.secret = testSecret
 	cfg.authReads = true

@@ -16,41 +16,21 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/internal/testkit"
 	"quartet/userpb"
 )
 
-// findShared walks up from the working directory to the shared/ folder that sits beside
-// the repository (CI has it there too).
-func findShared(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "shared", "CONTRACT.md")); err == nil {
-			return filepath.Join(dir, "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/CONTRACT.md not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// TestSchemaKeepsTheContract checks that every type, field and argument of the SDL in
-// CONTRACT.md section 4 is in schema.graphql with the same type: extras are welcome,
-// changes are not.
+// TestSchemaKeepsTheContract checks that every type, field and argument of the
+// contract's schema (testdata/contract/schema.graphql, frozen) is in schema.graphql
+// with the same type: extras are welcome, changes are not.
 func TestSchemaKeepsTheContract(t *testing.T) {
-	contract, err := os.ReadFile(filepath.Join(findShared(t), "CONTRACT.md"))
+	contract, err := os.ReadFile(filepath.Join("testdata", "contract", "schema.graphql"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```graphql\n(.*?)```").FindSubmatch(contract)
-	if m == nil {
-		t.Fatal("no graphql block in CONTRACT.md")
-	}
-	want, err := graphql.ParseSchema(string(m[1]))
+	want, err := graphql.ParseSchema(string(contract))
 	if err != nil {
-		t.Fatalf("CONTRACT SDL: %v", err)
+		t.Fatalf("the contract's schema: %v", err)
 	}
 	got := newGraphQLSchema(NewStore(), nil, discardLogger(), 12)
 	for _, wt := range want.Types() {
@@ -84,13 +64,8 @@ func TestSchemaKeepsTheContract(t *testing.T) {
 // query and has graphql-js build a client schema from the answer and print it: the
 // result must be schema.graphql as graphql-js prints it.
 func TestGraphQLIntrospectionRoundTrip(t *testing.T) {
+	testkit.RequireNode(t, filepath.Join("graphql", "testdata", "js"), "graphql")
 	jsDir, _ := filepath.Abs(filepath.Join("graphql", "testdata", "js"))
-	if _, err := os.Stat(filepath.Join(jsDir, "node_modules", "graphql")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("graphql-js is not installed in %s (npm ci there)", jsDir)
-		}
-		t.Skipf("graphql-js is not installed: run npm ci in %s", jsDir)
-	}
 	node := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command("node", append([]string{filepath.Join(jsDir, "check.mjs")}, args...)...).Output()

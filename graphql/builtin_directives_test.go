@@ -3,35 +3,10 @@ package graphql
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// graphqlJS runs testdata/js/check.mjs with args and returns what it prints. It
-// skips the test when graphql-js is not installed there, except under CI.
-func graphqlJS(t *testing.T, args ...string) string {
-	t.Helper()
-	jsDir := filepath.Join("testdata", "js")
-	if _, err := os.Stat(filepath.Join(jsDir, "node_modules", "graphql")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("graphql-js is not installed in %s (run npm ci there): %v", jsDir, err)
-		}
-		t.Skipf("skipping: graphql-js is not installed; run `npm ci` in %s to enable this test", jsDir)
-	}
-	cmd := exec.Command("node", append([]string{"check.mjs"}, args...)...)
-	cmd.Dir = jsDir
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node check.mjs %v: %v\n%s", args, err, stderr)
-	}
-	return string(out)
-}
 
 // TestBuiltinDirectivesMatchGraphQLJS rebuilds the schema from the service's
 // introspection answer with graphql-js (buildClientSchema) and requires its built-in

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // heapAlloc returns the bytes of live heap objects, after a collection.
@@ -91,6 +93,7 @@ func TestDocumentCacheKeepsValidOnly(t *testing.T) {
 // not below what it really holds, parsed, validated and executed once, for
 // documents of several kinds.
 func TestDocumentSize(t *testing.T) {
+	testkit.SkipIfShort(t, "measures the heap of thousands of cached documents")
 	kinds := []struct {
 		name string
 		doc  func(k int) string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // TestExecuteGolden runs every testdata/exec/NAME.graphql (with variables
@@ -45,7 +47,7 @@ func TestExecuteGolden(t *testing.T) {
 				t.Fatalf("response is not JSON: %v\n%s", err, resp.AppendJSON(nil))
 			}
 			out.WriteByte('\n')
-			checkGolden(t, strings.TrimSuffix(file, ".graphql")+".json", out.Bytes())
+			testkit.CheckGolden(t, strings.TrimSuffix(file, ".graphql")+".json", out.Bytes())
 		})
 	}
 }
@@ -87,22 +89,5 @@ func TestExecuteRepeatedlyAndConcurrently(t *testing.T) {
 			})
 		}
 		wg.Wait()
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }

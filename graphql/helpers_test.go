@@ -1,31 +1,28 @@
 package graphql
 
 import (
-	"flag"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// conformanceDir finds shared/conformance by walking up from the working
-// directory. The data is required: the test fails without it.
-func conformanceDir(t testing.TB) string {
+// graphqlJS runs testdata/js/check.mjs with args and returns what it prints. It
+// skips the test when node or graphql-js is missing, except under CI.
+func graphqlJS(t *testing.T, args ...string) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	jsDir := filepath.Join("testdata", "js")
+	testkit.RequireNode(t, jsDir, "graphql")
+	cmd := exec.Command("node", append([]string{"check.mjs"}, args...)...)
+	cmd.Dir = jsDir
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "conformance")
-		if st, err := os.Stat(c); err == nil && st.IsDir() {
-			return c
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/conformance not found in any parent directory of the working directory")
-		}
-		dir = parent
+		t.Fatalf("node check.mjs %v: %v\n%s", args, err, stderr)
 	}
+	return string(out)
 }

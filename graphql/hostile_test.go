@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // hostileServer serves the test schema over HTTP.
@@ -231,6 +233,7 @@ func TestHostileErrorLists(t *testing.T) {
 // cache bounded by entries held as 1.3 GB: the cache stays within its byte
 // budget, and so does the heap.
 func TestHostileCache(t *testing.T) {
+	testkit.SkipIfShort(t, "sends 1,000 distinct documents of 16 KB")
 	s, _ := newTestSchema(t)
 	before := heapAlloc()
 	for k := range 1000 {

@@ -3,7 +3,6 @@ package graphql
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -13,33 +12,9 @@ import (
 // printed schema to equal testdata/schema.graphql, which is written in
 // printSchema's canonical form. It needs `npm ci` in testdata/js.
 func TestIntrospectionRoundTrip(t *testing.T) {
-	jsDir := filepath.Join("testdata", "js")
-	if _, err := os.Stat(filepath.Join(jsDir, "node_modules", "graphql")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("graphql-js is not installed in %s (run npm ci there): %v", jsDir, err)
-		}
-		t.Skipf("skipping: graphql-js is not installed; run `npm ci` in %s to enable this test", jsDir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node not found: %v", err)
-	}
-	run := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(node, append([]string{"check.mjs"}, args...)...)
-		cmd.Dir = jsDir
-		out, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				t.Fatalf("node %v: %v\n%s", args, err, ee.Stderr)
-			}
-			t.Fatalf("node %v: %v", args, err)
-		}
-		return out
-	}
-	query := run("query")
+	query := graphqlJS(t, "query")
 	s, _ := newTestSchema(t)
-	resp := s.Execute(context.Background(), Request{Query: string(query)})
+	resp := s.Execute(context.Background(), Request{Query: query})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("introspection failed: %v", ErrorList(resp.Errors))
 	}
@@ -51,8 +26,8 @@ func TestIntrospectionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	printed := run("print", abs)
-	if want := loadTestSDL(t); string(printed) != want {
+	printed := graphqlJS(t, "print", abs)
+	if want := loadTestSDL(t); printed != want {
 		t.Errorf("printSchema(buildClientSchema(introspection)) differs from testdata/schema.graphql:\n%s", printed)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -23,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"quartet/internal/jsonkeys"
+	"quartet/internal/testkit"
 )
 
 // wsWait bounds every wait in these tests; reaching it means a hang, not
@@ -542,22 +542,7 @@ func TestWebSocketTranscripts(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			got := runWSScenario(t, sc)
 			file := filepath.Join("testdata", "ws", sc.name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("transcript differs from %s:\n--- got\n%s--- want\n%s", file, got, want)
-			}
+			testkit.CheckGolden(t, file, got)
 		})
 	}
 }
@@ -1032,6 +1017,7 @@ func TestWebSocketMessageTooBig(t *testing.T) {
 // protocol, subscribe and checks that every one receives every event once,
 // in order, with exactly its selected fields.
 func TestWebSocketManySubscribers(t *testing.T) {
+	testkit.SkipIfShort(t, "opens 1,000 WebSocket connections")
 	const clients, events = 1000, 5
 	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
 	base := runtime.NumGoroutine()
@@ -1181,14 +1167,7 @@ func FuzzWebSocketMessage(f *testing.F) {
 // It needs `npm ci` in testdata/wsjs.
 func TestWebSocketNodeClients(t *testing.T) {
 	dir := filepath.Join("testdata", "wsjs")
-	for _, pkg := range []string{"graphql-ws", "subscriptions-transport-ws", "ws", "graphql"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed in %s (run npm ci there): %v", pkg, dir, err)
-			}
-			t.Skipf("skipping: the npm clients are not installed; run `npm ci` in %s to enable this test", dir)
-		}
-	}
+	testkit.RequireNode(t, dir, "graphql-ws", "subscriptions-transport-ws", "ws", "graphql")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node not found: %v", err)

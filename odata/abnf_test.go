@@ -14,26 +14,6 @@ import (
 	"testing"
 )
 
-// conformanceDir walks up from the working directory to the directory
-// holding shared/conformance.
-func conformanceDir(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "conformance")
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/conformance not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 type abnfCase struct {
 	Name, Rule, Input string
 	FailAt            any // a number, or absent
@@ -291,7 +271,7 @@ var abnfKnown = map[string]string{
 }
 
 func TestABNFConformance(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(conformanceDir(t), "odata", "odata-abnf-testcases.json"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "conformance", "odata", "odata-abnf-testcases.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

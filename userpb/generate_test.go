@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // generatedFiles are the files generate.sh writes and the repository holds.
@@ -35,12 +37,9 @@ const (
 // output, for example the serialized descriptor, the rest of the file
 // differs and the test fails.
 func TestGeneratedCodeIsFresh(t *testing.T) {
-	for _, tool := range []string{"bash", "protoc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipUnlessCI(t, "%s not found on PATH (Debian: apt-get install -y protobuf-compiler); cannot check that %s are fresh",
-				tool, strings.Join(generatedFiles, " and "))
-		}
-	}
+	testkit.SkipIfShort(t, "runs protoc and may go install its plugins")
+	testkit.RequireCommand(t, "bash", "apt-get install bash")
+	testkit.RequireCommand(t, "protoc", "apt-get install protobuf-compiler")
 
 	// go test caches a passing result keyed on the files the test process
 	// opens, not those the generator opens; read the inputs here so that
@@ -59,7 +58,8 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && (exit.ExitCode() == exitNoProtoc || exit.ExitCode() == exitNoPlugin) {
-			skipUnlessCI(t, "generate.sh cannot get its tools: %v\n%s", err, log.Bytes())
+			testkit.Missing(t, fmt.Sprintf("the protoc plugins generate.sh installs with go install (%v: %s)", err, bytes.TrimSpace(log.Bytes())),
+				"network access to the Go module proxy for `bash userpb/generate.sh`")
 		}
 		t.Fatalf("generate.sh %s: %v\n%s", out, err, log.Bytes())
 	}
@@ -90,18 +90,6 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 				name, name, line, got, name, line, want)
 		}
 	}
-}
-
-// skipUnlessCI skips the test, or fails it when the environment variable CI is
-// set: a CI machine is expected to have the tools, so missing them there is a
-// broken setup and must not pass silently.
-func skipUnlessCI(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s\n(CI is set, so this fails instead of skipping)", msg)
-	}
-	t.Skip(msg)
 }
 
 // maskProtocVersion returns src with the protoc version blanked out of the

@@ -1,0 +1,187 @@
+// Package testkit holds what the tests of every package share, so that they behave as
+// one family: golden files and their -update flag, the skip for a missing tool (Node,
+// npm packages, Chromium, protoc), and the skip under -short. Only tests import it.
+//
+// A skip here always names what is missing and the command that installs it. Under
+// CI (the environment variable CI set, as .ci/run does) a missing tool fails the test
+// instead: a CI machine is expected to have everything, and a skip there would let a
+// group of tests stop running without anyone noticing.
+package testkit
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// update is the one -update flag of the module's tests: `go test ./pkg -update`
+// rewrites that package's golden files with what its tests see.
+var update = flag.Bool("update", false, "rewrite golden files with what the tests see")
+
+// CheckGolden compares got with the golden file at path, or writes got there under
+// -update. On a difference it reports the first line that differs, with its number and
+// the lines before it, which is where a reader starts.
+func CheckGolden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if diff := FirstDifference(got, want); diff != "" {
+		t.Errorf("%s differs from what the test saw (go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// FirstDifference describes where got and want first differ, line by line: the line
+// number, up to three lines of context before it, and both versions of the line. It
+// returns "" when they are equal.
+func FirstDifference(got, want []byte) string {
+	if bytes.Equal(got, want) {
+		return ""
+	}
+	g, w := lines(got), lines(want)
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "first difference at line %d (got %d lines, want %d)\n", i+1, len(g), len(w))
+	for _, line := range g[max(0, i-3):i] {
+		fmt.Fprintf(&b, "   %q\n", line)
+	}
+	fmt.Fprintf(&b, "got  %s\nwant %s", lineAt(g, i), lineAt(w, i))
+	return b.String()
+}
+
+// lines splits text after each newline; a final newline ends the last line and
+// does not start another.
+func lines(text []byte) []string {
+	l := strings.SplitAfter(string(text), "\n")
+	if l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	}
+	return l
+}
+
+// lineAt quotes lines[i], or says the text has ended there.
+func lineAt(lines []string, i int) string {
+	if i >= len(lines) {
+		return "(end of text)"
+	}
+	return strconv.Quote(lines[i])
+}
+
+// Missing skips the test because something it needs is not installed, or fails it
+// under CI; either way it does not return. what names the missing thing; install is
+// the command that installs it.
+func Missing(t testing.TB, what, install string) {
+	t.Helper()
+	msg := fmt.Sprintf("needs %s; install: %s (.ci/run installs it)", what, install)
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s\n(CI is set: a missing tool fails the test instead of skipping it)", msg)
+	} else {
+		t.Skip("skipped: " + msg)
+	}
+}
+
+// SkipIfShort skips a slow test under -short; why says what makes it slow.
+func SkipIfShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: " + why)
+	}
+}
+
+// nodeMajor is the oldest Node release the npm packages of the tests support (their
+// package.json files say "engines": {"node": ">=20"}).
+const nodeMajor = 20
+
+// RequireNode makes sure node (nodeMajor or later) is on PATH and that each package
+// is installed in dir/node_modules, dir being relative to the test's package (dir
+// does not matter when there are no packages). A Node
+// test is slow (it starts node and often the service), so it is skipped under -short.
+func RequireNode(t testing.TB, dir string, packages ...string) {
+	t.Helper()
+	SkipIfShort(t, "starts Node")
+	need, install := fmt.Sprintf("Node %d or later on PATH", nodeMajor), "Node from https://nodejs.org/ or your distribution's nodejs"
+	npmCI := fmt.Sprintf("`npm ci` in %s/", fromModuleRoot(dir))
+	if len(packages) > 0 {
+		install += ", then " + npmCI
+	}
+	out, err := exec.Command("node", "--version").Output()
+	if err != nil {
+		Missing(t, need, install)
+	}
+	version := strings.TrimSpace(string(out))
+	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
+	if major < nodeMajor {
+		Missing(t, fmt.Sprintf("%s (node on PATH is %s)", need, version), install)
+	}
+	var absent []string
+	for _, pkg := range packages {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
+			absent = append(absent, pkg)
+		}
+	}
+	if len(absent) > 0 {
+		Missing(t, fmt.Sprintf("the npm packages %s in %s/node_modules", strings.Join(absent, ", "), fromModuleRoot(dir)), npmCI)
+	}
+}
+
+// RequireChromium returns the path of the Chromium a browser test drives: $CHROMIUM,
+// or Debian's /usr/bin/chromium.
+func RequireChromium(t testing.TB) string {
+	t.Helper()
+	SkipIfShort(t, "starts Chromium")
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		Missing(t, "Chromium at "+chromium+" (or $CHROMIUM naming another)", "apt-get install chromium")
+	}
+	return chromium
+}
+
+// RequireCommand makes sure the command name is on PATH; install says how to get it.
+func RequireCommand(t testing.TB, name, install string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		Missing(t, name+" on PATH", install)
+	}
+}
+
+// fromModuleRoot returns dir, relative to the working directory (the test's package),
+// as a path from the module's root, for messages a reader runs from there.
+func fromModuleRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for root := abs; ; root = filepath.Dir(root) {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			if rel, err := filepath.Rel(root, abs); err == nil {
+				return filepath.ToSlash(rel)
+			}
+			return dir
+		}
+		if root == filepath.Dir(root) {
+			return dir
+		}
+	}
+}
