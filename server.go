@@ -267,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			gz.close()
 		}
 		// Typed attributes: the one log line per request costs no boxing.
-		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
 			append(subjectAttrs(who), traceAttrs(r.Header["Traceparent"])...)...)...)
