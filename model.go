@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -45,6 +46,14 @@ func entityTag(json []byte) string {
 
 // ETag is u's strong entity tag (see entityTag).
 func (u *User) ETag() string { return entityTag(u.appendJSON(nil)) }
+
+// appendJSON appends u's JSON, as every REST answer and the journal hold it.
+// encoding/json refuses only a time outside years 0 to 9999, which no stored user has
+// (the clock, or a dataset time that encoding/json itself decoded).
+func (u *User) appendJSON(b []byte) []byte {
+	j, _ := json.Marshal(u)
+	return append(b, j...)
+}
 
 // Post is a user's post.
 type Post struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -274,5 +275,29 @@ func BenchmarkDecodeUserBody(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUserListIsEncodingJSON checks the plain user list, streamed a chunk at a time,
+// against encoding/json's encoding of the whole list: several chunks, and names that
+// escape (HTML characters, quotes, a backslash) or are not ASCII.
+func TestUserListIsEncodingJSON(t *testing.T) {
+	users := make([]User, 3000)
+	for i := range users {
+		users[i] = User{ID: int64(i + 1), Name: fmt.Sprintf(`O'Brien <%d> & "Zoë" \ 日本`, i), Email: fmt.Sprintf("z%d@example.com", i), CreatedAt: fixedTime}
+	}
+	store := NewStore()
+	if err := store.Load(&Dataset{Users: users}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(newTestServer(t, store).URL + "/api/users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	want, _ := json.Marshal(store.Users())
+	if len(got) < 3*responseChunk || !bytes.Equal(got, append(want, '\n')) {
+		t.Fatalf("the list (%d bytes) is not encoding/json's (%d bytes)", len(got), len(want)+1)
 	}
 }

@@ -1,0 +1,66 @@
+#!/bin/sh
+# tricks.sh measures one performance trick side by side: the service built at two
+# revisions (A with the trick, B without, or the other way round), each started in turn
+# on the side-by-side dataset and loaded by wrk (its own process) with GET
+# /api/users/{id} (random ids) and POST /api/users over 32 connections. The order
+# alternates (A B, B A, ...) so that drift in the machine's other load falls on both.
+# Per round and variant it prints requests/s and the server's CPU per request
+# (user+system from /proc/PID/stat, the steadier figure on a shared machine); at the
+# end, the medians and the spread of each.
+#
+#   bench/tricks.sh REV_A REV_B [seconds per run] [rounds]      (needs wrk)
+#   LOG=file bench/tricks.sh ...   logs to a file rather than /dev/null
+set -eu
+a=$1 b=$2
+secs=${3:-5}
+rounds=${4:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+command -v wrk >/dev/null || { echo "tricks.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+for v in a b; do
+  eval rev=\$$v
+  mkdir "$work/$v"
+  (cd "$here/.." && git archive "$rev") | tar -x -C "$work/$v"
+  (cd "$work/$v" && go build -o "$work/quartet-$v" .)
+done
+(cd "$here" && go run . gen -users 1000 -o "$work/small.json") >/dev/null
+addr=127.0.0.1:18490
+tck=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+# run SCRIPT: wrk's requests/s and the server's CPU µs per request, "rate cpu".
+run() {
+  c0=$(cpu)
+  out=$(wrk -t1 -c32 -d"${secs}s" -s "$here/$1" "http://$addr")
+  c1=$(cpu)
+  echo "$out" | awk -v c="$((c1 - c0))" -v t="$tck" '/^Requests\/sec/ {r = $2} /requests in/ {n = $1} END {printf "%d %.1f", r, c / t * 1e6 / n}'
+}
+logto=/dev/null
+[ "${LOG:-}" = file ] && logto="$work/log"
+results="$work/results"
+for i in $(seq "$rounds"); do
+  order="a b"
+  [ $((i % 2)) = 0 ] && order="b a"
+  for v in $order; do
+    "$work/quartet-$v" -http "$addr" -grpc 127.0.0.1:18491 -load "$work/small.json" -env production 2>"$logto" &
+    pid=$!
+    until curl -sf "http://$addr/healthz" >/dev/null; do sleep 0.1; done
+    wrk -t1 -c32 -d1s -s "$here/get.lua" "http://$addr" >/dev/null # warm-up
+    g=$(run get.lua)
+    p=$(run post.lua)
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+    echo "round $i $v: GET $g  POST $p" | awk '{printf "round %s %s GET %s/s %s µs/req  POST %s/s %s µs/req\n", $2, $3, $5, $6, $8, $9}'
+    echo "$v $g $p" >>"$results"
+  done
+done
+# Medians and ranges of each column, per variant.
+for v in a b; do
+  eval rev=\$$v
+  for col in 2:GET-req/s 3:GET-µs/req 4:POST-req/s 5:POST-µs/req; do
+    n=${col%%:*} name=${col#*:}
+    awk -v v="$v" -v n="$n" '$1 == v {print $n}' "$results" | sort -n |
+      awk -v l="$v ($rev) $name" '{x[NR] = $1} END {m = (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2; printf "%s: median %s (%s–%s)\n", l, m, x[1], x[NR]}'
+  done
+done
