@@ -10,6 +10,11 @@
 #
 #   bench/tricks.sh REV_A REV_B [seconds per run] [rounds]      (needs wrk)
 #   LOG=file bench/tricks.sh ...   logs to a file rather than /dev/null
+#   MODE=inproc bench/tricks.sh REV_A REV_B [iterations] [rounds]
+#
+# MODE=inproc runs instead the root package's BenchmarkRESTCPU (cpu_bench_test.go,
+# copied from this tree into both, so that both measure the same requests) and prints
+# each request's CPU time per call, A and B alternating.
 set -eu
 a=$1 b=$2
 secs=${3:-5}
@@ -26,6 +31,29 @@ for v in a b; do
   (cd "$here/.." && git archive "$rev") | tar -x -C "$work/$v"
   (cd "$work/$v" && go build -o "$work/quartet-$v" .)
 done
+if [ "${MODE:-}" = inproc ]; then
+  for v in a b; do
+    cp "$here/../cpu_bench_test.go" "$work/$v/"
+    (cd "$work/$v" && go test -c -o "$work/bench-$v.test" .)
+  done
+  n=${3:-20000}
+  for i in $(seq "$rounds"); do
+    order="a b"
+    [ $((i % 2)) = 0 ] && order="b a"
+    for v in $order; do
+      "$work/bench-$v.test" -test.run '^$' -test.bench RESTCPU -test.benchtime "${n}x" |
+        awk -v v="$v" '/cpu-ns\/op/ {sub(/-[0-9]+$/, "", $1); print v, $1, $5}' | tee -a "$work/results"
+    done
+  done
+  for v in a b; do
+    eval rev=\$$v
+    for name in $(awk '{print $2}' "$work/results" | sort -u); do
+      awk -v v="$v" -v n="$name" '$1 == v && $2 == n {print $3}' "$work/results" | sort -n |
+        awk -v l="$v ($rev) $name cpu-ns/op" '{x[NR] = $1} END {m = (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2; printf "%s: median %s (%s–%s)\n", l, m, x[1], x[NR]}'
+    done
+  done
+  exit 0
+fi
 (cd "$here" && go run . gen -users 1000 -o "$work/small.json") >/dev/null
 addr=127.0.0.1:18490
 tck=$(getconf CLK_TCK)
