@@ -486,14 +486,6 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 	return errors.New("unexpected data after the JSON value")
 }
 
-// fastJSONDecoder is a request body with a decoder of its own for the common case
-// (see userBody.decodeJSON): decodeBody tries it on bodies of up to fastBodyBytes.
-type fastJSONDecoder interface {
-	decodeJSON(data []byte) bool
-}
-
-const fastBodyBytes = 4 << 10
-
 // errBodyHandled marks a request body problem that decodeJSON has already answered.
 var errBodyHandled = errors.New("request body rejected")
 
@@ -549,9 +541,6 @@ func decodeBody(data []byte, v any) error {
 		// encoding/json would store U+FFFD in place of the bad bytes (RFC 8259 section
 		// 8.1: JSON text exchanged between systems is UTF-8).
 		return errors.New("not valid UTF-8")
-	}
-	if fast, ok := v.(fastJSONDecoder); ok && len(data) <= fastBodyBytes && fast.decodeJSON(data) {
-		return nil // the fast decoder accepts no repeated key
 	}
 	if dup, ok := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data)); ok {
 		return dup
