@@ -1,8 +1,9 @@
 #!/bin/sh
 # tricks.sh measures one performance trick side by side: the service built at two
 # revisions (A with the trick, B without, or the other way round), each started in turn
-# on the side-by-side dataset and loaded by wrk (its own process) with GET
-# /api/users/{id} (random ids) and POST /api/users over 32 connections. The order
+# on the side-by-side dataset and loaded by wrk (its own process) over 32 connections
+# with GET /api/users/{id} (random ids), GET a page of 10 users sorted by name, and
+# POST /api/users. The order
 # alternates (A B, B A, ...) so that drift in the machine's other load falls on both.
 # Per round and variant it prints requests/s and the server's CPU per request
 # (user+system from /proc/PID/stat, the steadier figure on a shared machine); at the
@@ -77,16 +78,17 @@ for i in $(seq "$rounds"); do
     until curl -sf "http://$addr/healthz" >/dev/null; do sleep 0.1; done
     wrk -t1 -c32 -d1s -s "$here/get.lua" "http://$addr" >/dev/null # warm-up
     g=$(run get.lua)
+    pg=$(run page.lua)
     p=$(run post.lua)
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-    echo "round $i $v: GET $g  POST $p" | awk '{printf "round %s %s GET %s/s %s µs/req  POST %s/s %s µs/req\n", $2, $3, $5, $6, $8, $9}'
-    echo "$v $g $p" >>"$results"
+    echo "round $i $v: $g $pg $p" | awk '{printf "round %s %s GET %s/s %s µs/req  page %s/s %s µs/req  POST %s/s %s µs/req\n", $2, $3, $4, $5, $6, $7, $8, $9}'
+    echo "$v $g $pg $p" >>"$results"
   done
 done
 # Medians and ranges of each column, per variant.
 for v in a b; do
   eval rev=\$$v
-  for col in 2:GET-req/s 3:GET-µs/req 4:POST-req/s 5:POST-µs/req; do
+  for col in 2:GET-req/s 3:GET-µs/req 4:page-req/s 5:page-µs/req 6:POST-req/s 7:POST-µs/req; do
     n=${col%%:*} name=${col#*:}
     awk -v v="$v" -v n="$n" '$1 == v {print $n}' "$results" | sort -n |
       awk -v l="$v ($rev) $name" '{x[NR] = $1} END {m = (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2; printf "%s: median %s (%s–%s)\n", l, m, x[1], x[NR]}'
