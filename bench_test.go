@@ -180,7 +180,7 @@ func (d *discardResponse) Write(p []byte) (int, error) {
 //	go test -run '^$' -bench Handler -benchmem
 func BenchmarkHandler(b *testing.B) {
 	store := benchStore(b, 1000, 100_000)
-	srv := NewServer(store, slog.New(newTextHandler(io.Discard)), serverOptions{})
+	srv := NewServer(store, slog.New(slog.NewTextHandler(io.Discard, nil)), serverOptions{})
 	gql := func(query string) string { q, _ := json.Marshal(map[string]string{"query": query}); return string(q) }
 	cases := []struct{ name, method, target, body string }{
 		{"REST/user", "GET", "/api/users/7", ""},

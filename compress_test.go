@@ -288,7 +288,7 @@ func TestCompressionLeavesWebSocketsAlone(t *testing.T) {
 // BenchmarkGzipList measures the full list of 1000 users (about 100 KB) answered to a
 // client that accepts gzip, against the same answer plain.
 func BenchmarkGzipList(b *testing.B) {
-	srv := NewServer(benchStore(b, 1000, 0), slog.New(newTextHandler(io.Discard)), serverOptions{})
+	srv := NewServer(benchStore(b, 1000, 0), slog.New(slog.NewTextHandler(io.Discard, nil)), serverOptions{})
 	for _, enc := range []string{"", "gzip"} {
 		b.Run("accept="+enc, func(b *testing.B) {
 			var bytes int

@@ -602,7 +602,7 @@ func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method st
 	d := time.Since(start)
 	m.grpcInFlight.Add(-1)
 	m.recordGRPC(method, status.Code(err), d)
-	logInfo(log, ctx, "grpc", append([]slog.Attr{slog.String("method", method),
+	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
 		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)},
 		append(subjectAttrs(who), traceAttrs(traceparents)...)...)...)
 }

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,81 +16,46 @@ import (
 	"quartet/userpb"
 )
 
-// logBoth logs the same record through textHandler and slog.TextHandler.
-func logBoth(t *testing.T, r slog.Record) (ours, std string) {
-	t.Helper()
-	var a, b bytes.Buffer
-	if err := newTextHandler(&a).Handle(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	if err := slog.NewTextHandler(&b, nil).Handle(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	return a.String(), b.String()
-}
-
-func TestTextHandlerWritesWhatSlogWrites(t *testing.T) {
-	berlin := time.FixedZone("CET", 3600)
-	at := time.Date(2026, 11, 21, 21, 14, 37, 9_876_543, time.UTC)
-	tests := []struct {
-		name  string
-		time  time.Time
-		level slog.Level
-		msg   string
-		attrs []slog.Attr
-	}{
-		{"request line", at, slog.LevelInfo, "http", []slog.Attr{slog.String("method", "GET"), slog.String("path", "/api/users/3"),
-			slog.Int("status", 200), slog.Int64("bytes", 93), slog.Duration("duration", 1472*time.Nanosecond), slog.String("remote", "127.0.0.1:45978")}},
-		{"quoting", at, slog.LevelWarn, "shutting down", []slog.Attr{slog.String("path", "/a b"), slog.String("q", `say "hi"`),
-			slog.String("eq", "a=b"), slog.String("", "empty key"), slog.String("empty", ""), slog.String("tab", "a\tb"),
-			slog.String("back", `a\b`), slog.String("del", "a\x7fb"), slog.String("nbsp", "a\u00a0b"), slog.String("bad", "a\xffb"),
-			slog.String("ünï", "çødé")}},
-		{"numbers", at.In(berlin), slog.LevelError + 2, "n", []slog.Attr{slog.Uint64("u", 1<<63), slog.Float64("f", 0.1),
-			slog.Float64("big", 1e21), slog.Bool("ok", true), slog.Int("neg", -5), slog.Duration("d", 90*time.Minute)}},
-		{"no time", time.Time{}, slog.LevelDebug - 1, "", nil},
-		{"error value goes to slog", at, slog.LevelError, "journal", []slog.Attr{slog.Any("error", errors.New("disk full")), slog.String("x", "y")}},
-		{"time value goes to slog", at, slog.LevelInfo, "t", []slog.Attr{slog.Time("at", at)}},
-		{"group goes to slog", at, slog.LevelInfo, "g", []slog.Attr{slog.Group("g", slog.Int("a", 1))}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := slog.NewRecord(tt.time, tt.level, tt.msg, 0)
-			r.AddAttrs(tt.attrs...)
-			if ours, std := logBoth(t, r); ours != std {
-				t.Errorf("\nours %q\nslog %q", ours, std)
-			}
-		})
-	}
-}
-
-func FuzzTextHandler(f *testing.F) {
-	f.Add("http", "path", "/api/users/3", int64(200), 0.5, int64(1472), int64(0), true)
-	f.Add("", "", "", int64(-1), -0.0, int64(-1), int64(1e18), false)
-	f.Add("a=b", "k\"", "v\x00\u2028", int64(1<<62), 1e-7, int64(1<<62), int64(-62135596800), true)
-	f.Fuzz(func(t *testing.T, msg, key, val string, n int64, x float64, d, sec int64, b bool) {
-		at := time.Unix(sec%(1<<35), n%1e9).In(time.FixedZone("", int(n%50400)))
-		r := slog.NewRecord(at, slog.Level(n%16), msg, 0)
-		r.AddAttrs(slog.String(key, val), slog.Int64(val, n), slog.Float64(key, x), slog.Duration(msg, time.Duration(d)), slog.Bool("b", b))
-		if ours, std := logBoth(t, r); ours != std {
-			t.Errorf("\nours %q\nslog %q", ours, std)
+// TestRequestLogLine runs the program as main does and checks the line it logs for a
+// request, through the logger run builds (slog.TextHandler on the batching writer):
+// every field, in order, in slog's text form.
+func TestRequestLogLine(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, envFrom(nil), io.Discard, logs)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run after shutdown = %v, want nil", err)
 		}
-	})
-}
-
-func BenchmarkRequestLogLine(b *testing.B) {
-	for _, h := range []struct {
-		name    string
-		handler slog.Handler
-	}{{"textHandler", newTextHandler(io.Discard)}, {"slog.TextHandler", slog.NewTextHandler(io.Discard, nil)}} {
-		b.Run(h.name, func(b *testing.B) {
-			log := slog.New(h.handler)
-			b.ReportAllocs()
-			for b.Loop() {
-				log.LogAttrs(context.Background(), slog.LevelInfo, "http", slog.String("method", "GET"),
-					slog.String("path", "/api/users/3"), slog.Int("status", 200), slog.Int64("bytes", 93),
-					slog.Duration("duration", 1472*time.Nanosecond), slog.String("remote", "127.0.0.1:45978"))
+	}()
+	waitLog := func(re *regexp.Regexp) []string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if m := re.FindStringSubmatch(logs.String()); m != nil {
+				return m
 			}
-		})
+			if time.Now().After(deadline) {
+				t.Fatalf("no line matching %s in the log:\n%s", re, logs)
+			}
+		}
+	}
+	addr := waitLog(regexp.MustCompile(`(?m)^time=\S+ level=INFO msg="quartet serving" http=(\S+) grpc=\S+ env=development auth=false$`))[1]
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/users/1?x=1", nil)
+	req.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	line := waitLog(regexp.MustCompile(`(?m)^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\S* level=INFO msg=http method=GET path=/api/users/1 ` +
+		`status=200 bytes=(\d+) duration=\d[\d.]*[µnm]?s remote=127\.0\.0\.1:\d+ trace_id=0af7651916cd43dd8448eb211c80319c$`))
+	if line[1] != strconv.Itoa(len(body)) {
+		t.Errorf("bytes=%s, the body has %d", line[1], len(body))
 	}
 }
 

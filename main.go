@@ -202,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logOut := newLogWriter(stderr)
 	defer logOut.close()
-	log := slog.New(newTextHandler(logOut))
+	log := slog.New(slog.NewTextHandler(logOut, nil))
 	a, err := start(cfg, log)
 	if err != nil {
 		return err

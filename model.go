@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -45,6 +46,14 @@ func entityTag(json []byte) string {
 
 // ETag is u's strong entity tag (see entityTag).
 func (u *User) ETag() string { return entityTag(u.appendJSON(nil)) }
+
+// appendJSON appends u's JSON, as every REST answer and the journal hold it.
+// encoding/json refuses only a time outside years 0 to 9999, which no stored user has
+// (the clock, or a dataset time that encoding/json itself decoded).
+func (u *User) appendJSON(b []byte) []byte {
+	j, _ := json.Marshal(u)
+	return append(b, j...)
+}
 
 // Post is a user's post.
 type Post struct {
@@ -308,36 +317,13 @@ func isInvisible(r rune) bool {
 }
 
 // isEmailAddress reports whether s is one bare address, local@domain, with nothing
-// around it: no display name, no angle brackets, no list.
+// around it: no display name, no angle brackets, no list. net/mail decides what an
+// address is (RFC 5322's addr-spec, quoted local parts and domain literals included).
 func isEmailAddress(s string) bool {
-	if isDotAtomAddress(s) {
-		return true // the common form, checked without net/mail's allocations
-	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s {
 		return false
 	}
 	local, domain, ok := strings.Cut(s, "@")
 	return ok && local != "" && domain != "" && !strings.ContainsAny(s, " \t\r\n")
-}
-
-// isDotAtomAddress reports whether s is local@domain with both sides plain dot-atoms
-// (RFC 5322 section 3.2.3) of letters, digits and the usual symbols: a subset of what
-// net/mail accepts, so it can answer yes on its own and leave the rest to net/mail.
-func isDotAtomAddress(s string) bool {
-	local, domain, ok := strings.Cut(s, "@")
-	return ok && isDotAtom(local, "!#$%&'*+/=?^_`{|}~-") && isDotAtom(domain, "-")
-}
-
-func isDotAtom(s, symbols string) bool {
-	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || strings.IndexByte(symbols, c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

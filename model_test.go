@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/mail"
 	"strings"
 	"testing"
 
@@ -131,4 +132,63 @@ func TestTextRulesOnEverySurface(t *testing.T) {
 	stream.Send(&userpb.CreateUserRequest{Name: "Zoe\u2066", Email: "zoe@example.com"})
 	_, err = stream.CloseAndRecv()
 	wantCode(t, err, codes.InvalidArgument, "user 0: invalid input: name must not contain bidirectional override or isolate characters")
+}
+
+// TestIsEmailAddress: an e-mail is one bare address, as net/mail reads it, with
+// nothing around it. The table says what net/mail.ParseAddress itself makes of each
+// string, so the rows where the two differ (a display name, angle brackets, a
+// comment, quotes, space around) are the rule's own.
+func TestIsEmailAddress(t *testing.T) {
+	tests := []struct {
+		s       string
+		netMail string // ParseAddress's Address, "" for an error
+		want    bool
+	}{
+		{"a@b", "a@b", true},
+		{"alice@example.com", "alice@example.com", true},
+		{"Dave.Brown@Example.COM", "Dave.Brown@Example.COM", true},
+		{"x+tag@sub.domain.io", "x+tag@sub.domain.io", true},
+		{"o'neil@x.ie", "o'neil@x.ie", true},
+		{"weird!#$%&'*+/=?^_`{|}~-@x", "weird!#$%&'*+/=?^_`{|}~-@x", true},
+		{"zoë.o'brien@exämple.com", "zoë.o'brien@exämple.com", true},
+		{"a@[127.0.0.1]", "a@[127.0.0.1]", true},
+		{"a@-b", "a@-b", true},
+		{`"quoted"@x`, "quoted@x", false}, // the address net/mail reads is not the text given
+		{`"a b"@x`, "a b@x", false},
+		{"Ann <a@b>", "a@b", false}, // a display name
+		{"<a@b>", "a@b", false},
+		{"a@b (comment)", "a@b", false},
+		{" a@b", "a@b", false},
+		{".a@b", "", false}, {"a.@b", "", false}, {"a..b@c", "", false}, {"a@b.", "", false},
+		{"a b@c", "", false}, {"@b", "", false}, {"a@", "", false}, {"a@@b", "", false},
+		{"a@b, c@d", "", false}, {"", "", false}, {"a", "", false},
+	}
+	for _, tt := range tests {
+		netMail := ""
+		if a, err := mail.ParseAddress(tt.s); err == nil {
+			netMail = a.Address
+		}
+		if netMail != tt.netMail {
+			t.Errorf("net/mail reads %q as %q, the table says %q", tt.s, netMail, tt.netMail)
+		}
+		if got := isEmailAddress(tt.s); got != tt.want {
+			t.Errorf("isEmailAddress(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}
+
+// FuzzIsEmailAddress: whatever isEmailAddress accepts, net/mail reads as that very
+// address with no display name.
+func FuzzIsEmailAddress(f *testing.F) {
+	for _, s := range []string{"a@b", "alice@example.com", "a.b@c.d", "x+y@z", "a..b@c", "Ann <a@b>", `"q"@x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isEmailAddress(s) {
+			return
+		}
+		if a, err := mail.ParseAddress(s); err != nil || a.Address != s || a.Name != "" || !strings.Contains(s, "@") {
+			t.Fatalf("%q accepted; net/mail: %v %v", s, a, err)
+		}
+	})
 }

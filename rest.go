@@ -8,10 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"quartet/internal/etag"
 )
@@ -50,80 +48,6 @@ type userBody struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 }
-
-// decodeJSON decodes data into b as encoding/json would, with the dataset's scanner
-// (datasetjson.go), several times faster: creating users is what a busy service does
-// most. It reports false, leaving b as it was, where it cannot be sure, and
-// decodeBody then decides with encoding/json and words the error; FuzzUserBodyJSON
-// holds the two to the same results. A field given twice is such a case, and so are
-// unknown keys it cannot be sure are not repeated (see skipOther): the strict
-// checks for repeated keys are decodeBody's.
-func (b *userBody) decodeJSON(data []byte) bool {
-	d := &jsonScanner{data: data}
-	d.space()
-	var got userBodyScan
-	err := d.object(loc{}, func(key []byte) error {
-		name := fieldName(key, userBodyFields[:])
-		i := slices.Index(userBodyFields[:], name)
-		if i < 0 {
-			return got.skipOther(d, key)
-		}
-		if got.seen[i] {
-			return errNotFast
-		}
-		got.seen[i] = true
-		switch name {
-		case "id":
-			return d.int64(loc{}, &got.body.ID)
-		case "name":
-			return d.string(loc{}, &got.body.Name)
-		default:
-			return d.string(loc{}, &got.body.Email)
-		}
-	})
-	if d.space(); err != nil || d.pos != len(data) {
-		return false
-	}
-	*b = got.body
-	return true
-}
-
-var userBodyFields = [...]string{"id", "name", "email"}
-
-// userBodyScan is the fast decoder's state, in one variable so that the closure
-// using it costs one allocation.
-type userBodyScan struct {
-	body   userBody
-	seen   [len(userBodyFields)]bool
-	others [4][]byte // unknown keys so far (a client sending back a GET's createdAt, say)
-	nOther int
-}
-
-// skipOther skips the value of the unknown key, as encoding/json does, where it can
-// tell that the key repeats no other: the key is ASCII (so letter case is all that
-// folding changes), one of the first few, and its value holds no object whose keys
-// could repeat. Anything else is left to decodeBody.
-func (st *userBodyScan) skipOther(d *jsonScanner, key []byte) error {
-	if c := d.next(); c == '{' || c == '[' || st.nOther == len(st.others) {
-		return errNotFast
-	}
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			return errNotFast
-		}
-	}
-	for _, k := range st.others[:st.nOther] {
-		if bytes.EqualFold(k, key) {
-			return errNotFast
-		}
-	}
-	st.others[st.nOther] = key // points into data or a copy: it does not change
-	st.nOther++
-	return d.skip(0)
-}
-
-// errNotFast stops the fast decoder where decodeBody must decide.
-var errNotFast = errors.New("not for the fast decoder")
 
 // orderBody is the JSON body of POST /api/users/{userId}/orders. The user comes from
 // the path and the date from the clock, so the body cannot set them.

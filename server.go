@@ -17,7 +17,6 @@ import (
 	"net/http/pprof"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -268,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			gz.close()
 		}
 		// Typed attributes: the one log line per request costs no boxing.
-		logInfo(s.log, r.Context(), "http", append([]slog.Attr{slog.String("method", r.Method),
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
 			append(subjectAttrs(who), traceAttrs(r.Header["Traceparent"])...)...)...)
@@ -386,47 +385,19 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	bp := bodyBuffers.Get().(*[]byte)
-	defer putBodyBuffer(bp)
-	body, err := appendJSON((*bp)[:0], v)
-	*bp = append(body, '\n') // kept, grown, for the next answer
+	body, err := json.Marshal(v)
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, "internal server error", nil)
 		return
 	}
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
-	w.Write(*bp) // copied or sent before Write returns, so the buffer can be reused
-}
-
-// bodyBuffers recycles the buffers answers are encoded into: most answers are small,
-// and a fresh buffer per answer was a fifth of the bytes a write allocated.
-var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-// putBodyBuffer returns bp to bodyBuffers unless it grew large (a big list): kept, it
-// would pin that much memory for the next small answer.
-func putBodyBuffer(bp *[]byte) {
-	if cap(*bp) <= 64<<10 {
-		bodyBuffers.Put(bp)
-	}
+	w.Write(append(body, '\n'))
 }
 
 // contentTypeJSON is the Content-Type header of JSON answers, shared (it saves an
 // allocation per answer); never modified.
 var contentTypeJSON = []string{"application/json"}
-
-// appendJSON appends the JSON of v: users and pages of users, the answers given
-// most, directly (userjson.go), anything else by encoding/json.
-func appendJSON(b []byte, v any) ([]byte, error) {
-	switch v := v.(type) {
-	case *User:
-		return v.appendJSON(b), nil
-	case pagedResult[*User]:
-		return appendUserPage(b, v), nil
-	}
-	j, err := json.Marshal(v)
-	return append(b, j...), err
-}
 
 // responseChunk is how much of a list's JSON is sent at a time.
 const responseChunk = 32 << 10
@@ -442,11 +413,11 @@ func writeJSONList[T any](w http.ResponseWriter, items []T) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		var err error
-		if buf, err = appendJSON(buf, item); err != nil {
+		j, err := json.Marshal(item)
+		if err != nil {
 			return // not for the store's records; the client sees a cut-off body
 		}
-		if len(buf) >= responseChunk {
+		if buf = append(buf, j...); len(buf) >= responseChunk {
 			if _, err := w.Write(buf); err != nil {
 				return // the client went away
 			}
@@ -522,14 +493,6 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 	return errors.New("unexpected data after the JSON value")
 }
 
-// fastJSONDecoder is a request body with a decoder of its own for the common case
-// (see userBody.decodeJSON): decodeBody tries it on bodies of up to fastBodyBytes.
-type fastJSONDecoder interface {
-	decodeJSON(data []byte) bool
-}
-
-const fastBodyBytes = 4 << 10
-
 // errBodyHandled marks a request body problem that decodeJSON has already answered.
 var errBodyHandled = errors.New("request body rejected")
 
@@ -585,9 +548,6 @@ func decodeBody(data []byte, v any) error {
 		// encoding/json would store U+FFFD in place of the bad bytes (RFC 8259 section
 		// 8.1: JSON text exchanged between systems is UTF-8).
 		return errors.New("not valid UTF-8")
-	}
-	if fast, ok := v.(fastJSONDecoder); ok && len(data) <= fastBodyBytes && fast.decodeJSON(data) {
-		return nil // the fast decoder accepts no repeated key
 	}
 	if dup, ok := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data)); ok {
 		return dup

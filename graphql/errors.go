@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"quartet/internal/jsonstr"
 )
 
 // Values of extensions.code set by this package.
@@ -192,57 +193,9 @@ func (e *Error) appendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaping as encoding/json does
-// except that <, > and & are left alone.
-func appendString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
-}
+// appendString appends s as a JSON string (see jsonstr.Append: as encoding/json
+// writes it, with <, > and & left as they are).
+func appendString(buf []byte, s string) []byte { return jsonstr.Append(buf, s) }
 
 // appendFloat formats f as encoding/json does. f must be finite.
 func appendFloat(buf []byte, f float64, bits int) []byte {

@@ -3,7 +3,8 @@ package odata
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"quartet/internal/jsonstr"
 )
 
 // JSON output. Properties are written in model order whether or not $select
@@ -206,56 +207,9 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string (see jsonstr.Append: as encoding/json
+// writes it, with <, > and & left as they are).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // contextFragment returns the part of the context URL after the set name:
 // the $select/$expand projection in parentheses, if any.

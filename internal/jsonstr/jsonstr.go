@@ -1,0 +1,61 @@
+// Package jsonstr is the module's one JSON string escaper, for the code that writes
+// JSON without encoding/json's reflection (the GraphQL executor, OData answers).
+package jsonstr
+
+import "unicode/utf8"
+
+// Append appends s to b as a quoted JSON string, byte for byte as encoding/json
+// writes it with HTML escaping off (json.Encoder.SetEscapeHTML(false)): '"', '\\'
+// and control characters escaped, invalid UTF-8 replaced by \ufffd, U+2028 and
+// U+2029 escaped (JavaScript reads them as line ends), and <, > and & left as they
+// are. The GraphQL and OData answers have always carried < and & unescaped; REST
+// answers go through encoding/json itself, which escapes them.
+func Append(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0 // s[start:i] is still to be copied
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
