@@ -188,7 +188,7 @@ func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time) error {
 	if bad == len(users) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+		for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 			o.loaded = pointers(users)
 			wg.Go(o.sortLoaded)
 		}

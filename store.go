@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -34,12 +33,12 @@ type Store struct {
 	commentsByAuthor ownerIndex
 	ordersByUser     ownerIndex
 	ordersByProduct  ownerIndex
-	usersByName      userOrder
-	usersByEmail     userOrder
+	usersByName      sortedUsers
+	usersByEmail     sortedUsers
 
-	// loading defers keeping orders sorted until endLoad, so a bulk load sorts once
+	// loading defers keeping the sorted indexes sorted until endLoad, so a bulk load sorts once
 	// instead of inserting a million times; replacedInLoad notes that a load replaced
-	// a user, leaving a stale entry in the orders for endLoad to drop.
+	// a user, leaving a stale entry in the sorted indexes for endLoad to drop.
 	loading, replacedInLoad bool
 
 	feed feed
@@ -224,191 +223,87 @@ func isIncreasing(ids []int64) bool {
 	return true
 }
 
-// userOrder keeps users sorted case-insensitively by name or by email, ties by id. It
-// holds them in sorted chunks of at most 2*chunkUsers users: an insert or a
-// removal moves at most one chunk's worth of pointers, however many users there are,
-// and finding the k-th user walks the chunk lengths only.
-//
-// Finding a user's place is built to follow few pointers: at a million users, each
-// one followed (to a user, from it to its key) is a cache miss, and those misses were
-// most of what creating a user cost.
-type userOrder struct {
-	chunks []orderChunk
-	// lasts[i] is the key of chunks[i]'s last user. Finding a user's chunk compares
-	// these, one contiguous list, instead of reaching through each chunk to a user and
-	// to its key; their windows first, which decide without touching the keys' bytes
-	// wherever keys differ in their first 15.
-	lasts   []chunkLast
-	n       int
+// sortedUsers keeps users sorted case-insensitively by name or by email, ties by id,
+// for the pages of ?sortBy=name and ?sortBy=email. It holds them in sorted chunks of
+// at most 2*chunkUsers users: an insert or a removal moves at most one chunk's worth
+// of pointers, however many users there are, and finding the k-th user walks the
+// chunk lengths only. (One sorted slice of a million users would move megabytes on
+// every create; a balanced tree would cost a node per user.)
+type sortedUsers struct {
+	chunks  [][]*User // each sorted and non-empty; all in order one after the other
 	byEmail bool
 	loaded  []*User // a bulk load's users, unsorted until sortLoaded
 }
 
 const chunkUsers = 128
 
-// orderChunk is a run of users in order. Every user's key starts with prefix, and
-// marks[i] is the four bytes of users[i]'s key that follow it (see markOf): sorted
-// keys with a common prefix have sorted marks, so a search within the chunk narrows
-// to the users whose marks equal the sought key's, side by side in memory, before it
-// reaches through to any user. Within a chunk the common prefix is long, and the four
-// bytes after it tell nearly all users apart.
-type orderChunk struct {
-	users  []*User
-	marks  []uint32
-	prefix string
-}
-
-// markOf is the first four bytes of key's window at depth at (see keyWindow): marks
-// order as their keys do where they differ; equal marks say nothing, and the keys
-// then decide.
-func markOf(key string, at int) uint32 { return uint32(windowOf(key, at).hi >> 32) }
-
-// chunkLast is the key of a chunk's last user and its first window (see keyWindow).
-type chunkLast struct {
-	window keyWindow
-	key    string
-}
-
-func lastOf(key string) chunkLast { return chunkLast{windowOf(key, 0), key} }
-
-func (o *userOrder) compare(a, b *User) int {
-	ka, kb := a.nameKey, b.nameKey
-	if o.byEmail {
-		ka, kb = a.emailKey, b.emailKey
-	}
-	if c := strings.Compare(ka, kb); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
-func (o *userOrder) key(u *User) string {
+func (o *sortedUsers) key(u *User) string {
 	if o.byEmail {
 		return u.emailKey
 	}
 	return u.nameKey
 }
 
-// newChunk makes a chunk of users, which are in order, with the longest prefix their
-// keys share: that of the first and the last.
-func (o *userOrder) newChunk(users []*User) orderChunk {
-	first, last := o.key(users[0]), o.key(users[len(users)-1])
-	n := 0
-	for n < min(len(first), len(last)) && first[n] == last[n] {
-		n++
+func (o *sortedUsers) compare(a, b *User) int {
+	if c := strings.Compare(o.key(a), o.key(b)); c != 0 {
+		return c
 	}
-	c := orderChunk{users: users, marks: make([]uint32, len(users)), prefix: first[:n]}
-	for i, u := range users {
-		c.marks[i] = markOf(o.key(u), n)
-	}
-	return c
+	return cmp.Compare(a.ID, b.ID)
 }
 
-// chunkFor returns the chunk u belongs in: the first whose last user is not before it.
-func (o *userOrder) chunkFor(u *User) int {
-	k := lastOf(o.key(u))
-	i := sort.Search(len(o.lasts), func(i int) bool {
-		last := &o.lasts[i]
-		if c := last.window.compare(k.window); c != 0 {
-			return c > 0
-		}
-		if c := strings.Compare(last.key, k.key); c != 0 {
-			return c > 0
-		}
-		c := o.chunks[i].users
-		return c[len(c)-1].ID >= u.ID // a tie on the key: ids decide
+// chunkFor returns the chunk u belongs in: the first whose last user is not before
+// it, or the last chunk.
+func (o *sortedUsers) chunkFor(u *User) int {
+	i := sort.Search(len(o.chunks), func(i int) bool {
+		c := o.chunks[i]
+		return o.compare(c[len(c)-1], u) >= 0
 	})
 	return min(i, len(o.chunks)-1)
 }
 
-// search returns where u is or would be in c. A key without c's prefix sorts before
-// or after all of c's keys, as it does before or after the prefix itself.
-func (o *userOrder) search(c *orderChunk, u *User) (int, bool) {
-	k := o.key(u)
-	if !strings.HasPrefix(k, c.prefix) {
-		if k < c.prefix {
-			return 0, false
-		}
-		return len(c.users), false
-	}
-	m := markOf(k, len(c.prefix))
-	lo, _ := slices.BinarySearch(c.marks, m)
-	hi := lo
-	for hi < len(c.marks) && c.marks[hi] == m {
-		hi++
-	}
-	i, found := slices.BinarySearchFunc(c.users[lo:hi], u, o.compare)
-	return lo + i, found
-}
-
-// setChunk stores c as chunk ci, keeping lasts in step.
-func (o *userOrder) setChunk(ci int, c orderChunk) {
-	o.chunks[ci], o.lasts[ci] = c, lastOf(o.key(c.users[len(c.users)-1]))
-}
-
-func (o *userOrder) add(u *User, loading bool) {
+func (o *sortedUsers) add(u *User, loading bool) {
 	if loading {
 		o.loaded = append(o.loaded, u)
 		return
 	}
-	o.n++
 	if len(o.chunks) == 0 {
-		o.chunks, o.lasts = []orderChunk{o.newChunk([]*User{u})}, []chunkLast{lastOf(o.key(u))}
+		o.chunks = [][]*User{{u}}
 		return
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, _ := o.search(&c, u)
-	c.users = slices.Insert(c.users, i, u)
-	switch {
-	case len(c.users) > 2*chunkUsers:
-		half := len(c.users) / 2
-		o.chunks = slices.Insert(o.chunks, ci+1, orderChunk{})
-		o.lasts = slices.Insert(o.lasts, ci+1, chunkLast{})
-		o.setChunk(ci, o.newChunk(c.users[:half:half])) // capped, so a later insert cannot run into the right half
-		o.setChunk(ci+1, o.newChunk(slices.Clone(c.users[half:])))
+	i, _ := slices.BinarySearchFunc(c, u, o.compare)
+	c = slices.Insert(c, i, u)
+	if len(c) <= 2*chunkUsers {
+		o.chunks[ci] = c
 		return
-	case strings.HasPrefix(o.key(u), c.prefix):
-		c.marks = slices.Insert(c.marks, i, markOf(o.key(u), len(c.prefix)))
-	default: // the first or the last user now, with a shorter prefix in common
-		c = o.newChunk(c.users)
 	}
-	if i == len(c.users)-1 {
-		o.setChunk(ci, c)
-	} else {
-		o.chunks[ci] = c // the same last user
-	}
+	half := len(c) / 2
+	// The left half is capped, so a later insert into it cannot run into the right.
+	o.chunks[ci] = c[:half:half]
+	o.chunks = slices.Insert(o.chunks, ci+1, slices.Clone(c[half:]))
 }
 
-func (o *userOrder) remove(u *User) {
+func (o *sortedUsers) remove(u *User) {
 	if len(o.chunks) == 0 {
 		return
 	}
 	ci := o.chunkFor(u)
 	c := o.chunks[ci]
-	i, found := o.search(&c, u)
-	if !found {
-		return
-	}
-	o.n--
-	if len(c.users) == 1 {
-		o.chunks, o.lasts = slices.Delete(o.chunks, ci, ci+1), slices.Delete(o.lasts, ci, ci+1)
-		return
-	}
-	// The prefix is still common to all; a longer one may be, found at the next split.
-	c.users, c.marks = slices.Delete(c.users, i, i+1), slices.Delete(c.marks, i, i+1)
-	if i == len(c.users) {
-		o.setChunk(ci, c)
-	} else {
-		o.chunks[ci] = c // the same last user
+	i, found := slices.BinarySearchFunc(c, u, o.compare)
+	switch {
+	case !found:
+	case len(c) == 1:
+		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+	default:
+		o.chunks[ci] = slices.Delete(c, i, i+1)
 	}
 }
 
 // page returns up to size users from position skip on.
-func (o *userOrder) page(skip, size int) []*User {
+func (o *sortedUsers) page(skip, size int) []*User {
 	out := []*User{}
 	for _, c := range o.chunks {
-		c := c.users
 		if skip >= len(c) {
 			skip -= len(c)
 			continue
@@ -425,9 +320,9 @@ func (o *userOrder) page(skip, size int) []*User {
 }
 
 // each calls fn with the users in order until fn returns false.
-func (o *userOrder) each(fn func(*User) bool) {
+func (o *sortedUsers) each(fn func(*User) bool) {
 	for _, c := range o.chunks {
-		for _, u := range c.users {
+		for _, u := range c {
 			if !fn(u) {
 				return
 			}
@@ -436,93 +331,20 @@ func (o *userOrder) each(fn func(*User) bool) {
 }
 
 // sortLoaded sorts and chunks after a bulk load (merging in users added before it).
-func (o *userOrder) sortLoaded() {
+func (o *sortedUsers) sortLoaded() {
 	if len(o.loaded) == 0 {
 		return
 	}
 	all := o.loaded
 	o.each(func(u *User) bool { all = append(all, u); return true })
-	entries := make([]orderEntry, len(all))
-	for i := range entries {
-		entries[i].user = i
-	}
-	o.sortEntries(all, entries, 0)
-	sorted := make([]*User, len(entries))
-	for i, e := range entries {
-		sorted[i] = all[e.user]
-	}
-	o.chunks, o.lasts, o.n, o.loaded = nil, nil, len(sorted), nil
-	for len(sorted) > 0 {
-		k := min(chunkUsers, len(sorted))
-		o.chunks, o.lasts = append(o.chunks, o.newChunk(sorted[:k:k])), append(o.lasts, lastOf(o.key(sorted[k-1])))
-		sorted = sorted[k:]
+	slices.SortFunc(all, o.compare)
+	o.chunks, o.loaded = nil, nil
+	for len(all) > 0 {
+		k := min(chunkUsers, len(all))
+		o.chunks = append(o.chunks, all[:k:k])
+		all = all[k:]
 	}
 }
-
-// orderEntry is a user being sorted: a window of its key (see keyWindow) and its
-// index in the users being sorted. It holds no pointer, so the garbage collector has
-// neither to scan the entries nor to watch them being moved.
-type orderEntry struct {
-	window keyWindow
-	user   int
-}
-
-// sortEntries sorts entries by their users' keys, ties by id, when their keys are
-// known to agree in the first depth bytes. It compares fixed-size windows of the keys
-// rather than the strings: a sort of integers in a compact slice stays in cache,
-// where comparing strings would chase two pointers per comparison. Entries whose
-// windows tie and whose keys go on are sorted again by their next windows; with keys
-// that share prefixes ("user1234…@example.com") those are few.
-func (o *userOrder) sortEntries(users []*User, entries []orderEntry, depth int) {
-	for i := range entries {
-		entries[i].window = windowOf(o.key(users[entries[i].user]), depth)
-	}
-	slices.SortFunc(entries, func(a, b orderEntry) int { return a.window.compare(b.window) })
-	for lo := 0; lo < len(entries); {
-		hi := lo + 1
-		for hi < len(entries) && entries[hi].window == entries[lo].window {
-			hi++
-		}
-		switch tied := entries[lo:hi]; {
-		case len(tied) == 1:
-		case entries[lo].window.goesOn():
-			o.sortEntries(users, tied, depth+windowBytes)
-		default: // equal keys
-			slices.SortFunc(tied, func(a, b orderEntry) int { return cmp.Compare(users[a.user].ID, users[b.user].ID) })
-		}
-		lo = hi
-	}
-}
-
-// keyWindow is 15 bytes of a key from some depth on, zero padded, big-endian in hi and
-// the high 7 bytes of lo, and in the low byte of lo how many bytes of the key are left
-// from that depth, capped at 16 to mean "more than the window". Windows compare as
-// the keys do from their depth on: where the bytes differ, the first difference
-// decides (a key that ended has a zero there and is the shorter, so the smaller,
-// unless the other's byte is zero too and the decision falls to the length); where
-// they are equal, the shorter key is the smaller; equal windows with fewer than 16
-// bytes left are equal keys.
-type keyWindow struct{ hi, lo uint64 }
-
-const windowBytes = 15
-
-func windowOf(key string, depth int) keyWindow {
-	rest := key[min(depth, len(key)):]
-	var b [16]byte
-	copy(b[:windowBytes], rest)
-	b[windowBytes] = byte(min(len(rest), windowBytes+1))
-	return keyWindow{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
-}
-
-func (w keyWindow) compare(v keyWindow) int {
-	if c := cmp.Compare(w.hi, v.hi); c != 0 {
-		return c
-	}
-	return cmp.Compare(w.lo, v.lo)
-}
-
-// goesOn reports whether the key goes on past the window.
-func (w keyWindow) goesOn() bool { return w.lo&0xff > windowBytes }
 
 // foldKey is the case-insensitive form users are searched and sorted by.
 func foldKey(s string) string { return strings.ToLower(s) }
@@ -556,7 +378,7 @@ const (
 func NewStore() *Store {
 	return &Store{
 		clock:        time.Now,
-		usersByEmail: userOrder{byEmail: true},
+		usersByEmail: sortedUsers{byEmail: true},
 	}
 }
 
@@ -680,13 +502,13 @@ func (s *Store) endLoad() {
 	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
-	// A user replaced or deleted during the load left its old record in the orders:
+	// A user replaced or deleted during the load left its old record in the sorted indexes:
 	// they are rebuilt from the current users then. The two sorts are the bulk of a
 	// large load; they run side by side.
 	var wg sync.WaitGroup
-	for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+	for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
-			o.chunks, o.lasts, o.n, o.loaded = nil, nil, 0, slices.Clone(s.users.recs)
+			o.chunks, o.loaded = nil, slices.Clone(s.users.recs)
 		}
 		wg.Go(o.sortLoaded)
 	}
@@ -1216,12 +1038,12 @@ type UserQuery struct {
 	PageSize int
 }
 
-// UserPage answers q: search, then sort, then count, then page (spec 4.2). The orders
-// are kept by the store, so no request sorts.
+// UserPage answers q: search, then sort, then count, then page (spec 4.2). The sorted
+// indexes are kept by the store, so no request sorts.
 func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var order *userOrder
+	var order *sortedUsers
 	switch q.SortBy {
 	case "name":
 		order = &s.usersByName
