@@ -54,17 +54,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
-	return sealRecord(append(append(b, make([]byte, recordHeaderSize)...), payload...), len(b))
-}
-
-// sealRecord fills in the header of the record at b[start:], whose payload runs to
-// the end of b: a payload can then be encoded in place, after room for its header.
-func sealRecord(b []byte, start int) []byte {
-	h, payload := b[start:start+recordHeaderSize], b[start+recordHeaderSize:]
+	var h [recordHeaderSize]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(payload, castagnoli))
 	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
-	return b
+	return append(append(b, h[:]...), payload...)
 }
 
 // readRecord returns the record at data[off:], or ok false if there is no whole,
@@ -119,8 +113,8 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 
 // snapshotState is the store at one moment, as written to the snapshot file.
 type snapshotState struct {
-	Gen      uint64           `json:"gen"`             // the first journal not contained in it
-	Store    string           `json:"store,omitempty"` // the store's id; "" in the first formats
+	Gen      uint64           `json:"gen"`   // the first journal not contained in it
+	Store    string           `json:"store"` // the store's id, made when DIR is initialised
 	LastIDs  map[string]int64 `json:"lastIds"`
 	Users    []*User          `json:"users"`
 	Posts    []*Post          `json:"posts"`
@@ -310,12 +304,11 @@ func (j *journal) flush() {
 		for i, w := range batch {
 			if w.rotate == nil {
 				j.writes.Add(1)
-				at := len(buf)
-				var mErr error
-				if buf, mErr = w.c.appendJSON(append(buf, make([]byte, recordHeaderSize)...)); mErr != nil {
+				payload, mErr := json.Marshal(w.c)
+				if mErr != nil {
 					err = mErr
 				}
-				buf = sealRecord(buf, at)
+				buf = appendRecord(buf, payload)
 				continue
 			}
 			// Everything before the marker belongs to the old journal.
@@ -516,8 +509,8 @@ func (j *journal) close() error {
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
 // journalHeader is the first record of a journal: which journal of which store it is.
-// A change record starts with {"op": instead, which is how a journal of the first
-// format, without a header, is told apart.
+// A change record starts with {"op": instead, which is how a journal without its
+// header (one of the first format, which this version refuses) is told apart.
 type journalHeader struct {
 	Journal uint64 `json:"journal"`
 	Store   string `json:"store"`
@@ -581,7 +574,7 @@ func syncDir(dir string) error {
 type snapshotHeader struct {
 	Gen     uint64           `json:"gen"`
 	LastIDs map[string]int64 `json:"lastIds"`
-	Store   string           `json:"store,omitempty"`
+	Store   string           `json:"store"`
 }
 
 type snapshotBody struct {
@@ -770,7 +763,7 @@ func (j *journal) recover() error {
 		return err
 	}
 	s.restore(&st)
-	j.storeID = cmp.Or(st.Store, newStoreID()) // a first-format DIR gets an id from now on
+	j.storeID = st.Store
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
 	switch {
 	case len(gens) == 0 && st.Gen == 1:
@@ -820,27 +813,16 @@ func (j *journal) recover() error {
 	return nil
 }
 
-// readSnapshot decodes a snapshot file: a header record and a body record, or one
-// record holding both (the first format).
+// readSnapshot decodes a snapshot file: a header record and a body record. (Files
+// of the first formats, one record holding both or a header without the store's id,
+// are refused: this version does not read them.)
 func readSnapshot(data []byte, st *snapshotState) error {
 	header, next, ok := readRecord(data, 0)
 	if !ok {
 		return snapshotDamage(data, 0)
 	}
 	if next == len(data) {
-		// One record: the first format, header and records together, or a
-		// snapshot cut short after its header, which has no "users".
-		var first map[string]json.RawMessage
-		if err := json.Unmarshal(header, &first); err != nil {
-			return fmt.Errorf("is unreadable: %v", err)
-		}
-		if _, ok := first["users"]; !ok {
-			return fmt.Errorf("is truncated: it ends at byte %d, where its records should start", len(data))
-		}
-		if err := json.Unmarshal(header, st); err != nil {
-			return fmt.Errorf("is unreadable: %v", err)
-		}
-		return nil
+		return fmt.Errorf("is truncated: it ends at byte %d, where its records should start (or it is in the one-record format of an earlier version, which this one does not read)", len(data))
 	}
 	body, end, ok := readRecord(data, next)
 	if !ok {
@@ -852,6 +834,9 @@ func readSnapshot(data []byte, st *snapshotState) error {
 	var h snapshotHeader
 	if err := json.Unmarshal(header, &h); err != nil {
 		return fmt.Errorf("is unreadable: %v", err)
+	}
+	if h.Store == "" {
+		return errors.New("names no store: it was written in a format of an earlier version, which this one does not read")
 	}
 	ds, err := decodeDataset(body)
 	if err != nil {
@@ -883,7 +868,7 @@ func pointers[T any](xs []T) []*T {
 }
 
 // replay applies journal gen, which later journals follow, checking that its header
-// (if it has one: the first format had none) names it and store. A torn tail of the last
+// names it and store. A torn tail of the last
 // journal (see tornTail) is cut away with one log line. Other damage refuses to start,
 // naming the offset, unless -repair is given: then the journal is cut there (see cut)
 // and cut reports true.
@@ -898,11 +883,8 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 		var h journalHeader
 		switch {
 		case !bytes.HasPrefix(payload, journalHeaderStart):
-			// Since snapshots name their store, every journal has a header.
-			if store != "" {
-				return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
-			}
-		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || (store != "" && h.Store != store):
+			return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
+		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || h.Store != store:
 			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
 		default:
 			off = next
@@ -982,24 +964,6 @@ func writeFileSync(name string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// appendJSON appends c as encoding/json encodes it. A change that creates or replaces
-// users, most of what a busy service writes, is encoded directly: the flusher encodes
-// every change of a batch before its fsync, so this is on the path every writer waits on.
-func (c *change) appendJSON(b []byte) ([]byte, error) {
-	if c.Op != opPutUsers || c.Post != nil || c.Comment != nil || c.Order != nil || c.Product != nil || c.DeleteID != 0 || len(c.Users) == 0 {
-		j, err := json.Marshal(c)
-		return append(b, j...), err
-	}
-	b = append(b, `{"op":"putUsers","users":[`...)
-	for i, u := range c.Users {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = u.appendJSON(b)
-	}
-	return append(b, "]}"...), nil
 }
 
 // valid reports whether c can be applied: replay must never panic on a record

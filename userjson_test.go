@@ -55,25 +55,3 @@ func TestUserPageJSONIsEncodingJSON(t *testing.T) {
 		}
 	}
 }
-
-func TestChangeJSONIsEncodingJSON(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ann := &User{ID: 1, Name: "Ann <&>", Email: "ann@x.io", CreatedAt: at}
-	bob := &User{ID: 2, Name: "Bob", Email: "bob@x.io", CreatedAt: at.Add(1500 * time.Millisecond)}
-	for _, c := range []*change{
-		{Op: opPutUsers, Users: []*User{ann}},
-		{Op: opPutUsers, Users: []*User{ann, bob}, created: true},
-		{Op: opDeleteUser, DeleteID: 2},
-		{Op: opPutPost, Post: &Post{ID: 1, UserID: 1, Title: "t", CreatedAt: at}},
-		{Op: opPutUsers}, // not a valid change, but encoded like encoding/json would
-	} {
-		want, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := c.appendJSON(nil)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("direct %s (%v)\nencoding/json %s", got, err, want)
-		}
-	}
-}
