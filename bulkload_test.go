@@ -160,8 +160,9 @@ func loadErrorOnePass(ds *Dataset) error {
 			return err
 		case !seen["users"][p.UserID]:
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
-		case strings.TrimSpace(p.Title) == "":
-			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
+		}
+		if _, _, err := validatePost(p.Title, p.Content); err != nil {
+			return recordError("posts", i, p.ID, err)
 		}
 	}
 	for i, c := range ds.Comments {
@@ -173,15 +174,17 @@ func loadErrorOnePass(ds *Dataset) error {
 		case !seen["users"][c.AuthorID]:
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
+		if _, err := validateComment(c.Text); err != nil {
+			return recordError("comments", i, c.ID, err)
+		}
 	}
 	for i, p := range ds.Products {
 		switch err := check("products", i, p.ID); {
 		case err != nil:
 			return err
-		case strings.TrimSpace(p.Name) == "":
-			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
-		case p.Price < 0:
-			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
+		}
+		if _, _, err := validateProduct(p.Name, p.Category, p.Price); err != nil {
+			return recordError("products", i, p.ID, err)
 		}
 	}
 	for i, o := range ds.Orders {
@@ -192,8 +195,9 @@ func loadErrorOnePass(ds *Dataset) error {
 			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 		case o.UserID != 0 && !seen["users"][o.UserID]:
 			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
-		case o.Quantity < 1 || o.Quantity > maxQuantity:
-			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
+		}
+		if _, err := validateOrder(o.CustomerName, o.Quantity); err != nil {
+			return recordError("orders", i, o.ID, err)
 		}
 	}
 	return nil

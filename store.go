@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -898,21 +899,12 @@ func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool,
 
 // CreatePost stores a new post by user userID.
 func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
-	title = strings.TrimSpace(title)
-	fields := map[string][]string{}
-	if msg := titleRule.check(title); msg != "" {
-		fields["title"] = []string{msg}
-	}
-	if len(content) > 100_000 {
-		fields["content"] = []string{"must be at most 100000 bytes"}
-	} else if msg := contentRule.check(content); msg != "" {
-		fields["content"] = []string{msg}
-	}
-	if len(fields) > 0 {
-		return nil, invalidFields(fields)
+	title, content, err := validatePost(title, content)
+	if err != nil {
+		return nil, err
 	}
 	var p *Post
-	err := s.write(func() (*change, error) {
+	err = s.write(func() (*change, error) {
 		if _, ok := s.users.get(userID); !ok {
 			return nil, userNotFound(userID)
 		}
@@ -934,15 +926,12 @@ func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error
 // AddAuthoredComment stores a new comment by authorID on post postID, and returns it
 // with its author as the comment was made.
 func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
-	text = strings.TrimSpace(text)
-	if len(text) > 10_000 {
-		return AuthoredComment{}, invalidFields(map[string][]string{"text": {"must be at most 10000 bytes"}})
-	}
-	if msg := commentRule.check(text); msg != "" {
-		return AuthoredComment{}, invalidFields(map[string][]string{"text": {msg}})
+	text, err := validateComment(text)
+	if err != nil {
+		return AuthoredComment{}, err
 	}
 	var c AuthoredComment
-	err := s.write(func() (*change, error) {
+	err = s.write(func() (*change, error) {
 		if _, ok := s.posts.get(postID); !ok {
 			return nil, notFound("post %d not found", postID)
 		}
@@ -967,32 +956,27 @@ type NewOrder struct {
 	CustomerName string // defaults to the user's name
 }
 
-// maxQuantity keeps quantities within the 32-bit integers every surface can carry.
-const maxQuantity = 1<<31 - 1
-
 // CreateOrder stores a new order placed by user userID.
 func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
+	name, invalid := validateOrder(in.CustomerName, in.Quantity)
 	var o *Order
 	err := s.write(func() (*change, error) {
 		u, ok := s.users.get(userID)
 		if !ok {
 			return nil, userNotFound(userID)
 		}
-		fields := map[string][]string{}
+		var bad fieldProblems
+		if invalid != nil {
+			bad = maps.Clone(asError(invalid).Fields)
+		}
 		if _, ok := s.products.get(in.ProductID); !ok {
-			fields["productId"] = []string{"must name an existing product"}
+			bad.add("productId", "must name an existing product")
 		}
-		if in.Quantity < 1 || in.Quantity > maxQuantity {
-			fields["quantity"] = []string{"must be between 1 and 2147483647"}
+		if err := bad.err(); err != nil {
+			return nil, err
 		}
-		name := strings.TrimSpace(in.CustomerName)
 		if name == "" {
 			name = u.Name
-		} else if msg := nameRule.check(name); msg != "" {
-			fields["customerName"] = []string{msg}
-		}
-		if len(fields) > 0 {
-			return nil, invalidFields(fields)
 		}
 		o = &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
 		return &change{Op: opPutOrder, Order: o}, nil
