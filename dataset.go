@@ -104,7 +104,8 @@ func jsonTypeName(goKind string) string {
 }
 
 // Load fills the store from ds after checking all of it: ids unique and positive per
-// collection, references resolving within ds, users valid by the shared rules. A
+// collection, references resolving within ds, every record valid by the entity rules
+// the create paths apply (model.go), its texts normalised as they would be there. A
 // dataset that breaks a rule is refused whole, with a message naming the record.
 // Missing times default to the time of loading; new ids continue after the largest
 // loaded one.
