@@ -10,11 +10,10 @@ import (
 	"time"
 )
 
-// TestUserOrderSortLoaded sorts keys made to trip a sort by fixed-size windows: keys
-// that end inside or at the edge of a window, zero bytes (which pad a window),
-// bytes above 0x7f, long shared prefixes and equal keys, and checks the order against
+// TestSortedUsersSortLoaded sorts awkward keys (empty, zero bytes, bytes above 0x7f,
+// long shared prefixes, equal keys) after a bulk load and checks the order against
 // strings.Compare with ties by id.
-func TestUserOrderSortLoaded(t *testing.T) {
+func TestSortedUsersSortLoaded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	pieces := []string{"", "a", "b", "\x00", "\x00\x00", "\xff", "é", "z", strings.Repeat("x", 14), strings.Repeat("x", 15), strings.Repeat("x", 16), "user1234567@example.com"}
 	key := func() string {
@@ -26,7 +25,7 @@ func TestUserOrderSortLoaded(t *testing.T) {
 	}
 	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
 		for _, byEmail := range []bool{false, true} {
-			o := &userOrder{byEmail: byEmail}
+			o := &sortedUsers{byEmail: byEmail}
 			var users []*User
 			for i := range n {
 				u := &User{ID: int64(rng.IntN(n+1) + 1), nameKey: key(), emailKey: key()}
@@ -47,8 +46,8 @@ func TestUserOrderSortLoaded(t *testing.T) {
 						n, byEmail, i, o.key(got[i]), got[i].ID, o.key(want[i]), want[i].ID)
 				}
 			}
-			if len(got) != n || o.n != n {
-				t.Fatalf("%d users: %d in the order, n = %d", n, len(got), o.n)
+			if len(got) != n {
+				t.Fatalf("%d users: %d in the order", n, len(got))
 			}
 		}
 	}
@@ -161,8 +160,9 @@ func loadErrorOnePass(ds *Dataset) error {
 			return err
 		case !seen["users"][p.UserID]:
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
-		case strings.TrimSpace(p.Title) == "":
-			return fmt.Errorf("posts[%d] (id %d): title is required", i, p.ID)
+		}
+		if _, _, err := validatePost(p.Title, p.Content); err != nil {
+			return recordError("posts", i, p.ID, err)
 		}
 	}
 	for i, c := range ds.Comments {
@@ -174,15 +174,17 @@ func loadErrorOnePass(ds *Dataset) error {
 		case !seen["users"][c.AuthorID]:
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
+		if _, err := validateComment(c.Text); err != nil {
+			return recordError("comments", i, c.ID, err)
+		}
 	}
 	for i, p := range ds.Products {
 		switch err := check("products", i, p.ID); {
 		case err != nil:
 			return err
-		case strings.TrimSpace(p.Name) == "":
-			return fmt.Errorf("products[%d] (id %d): name is required", i, p.ID)
-		case p.Price < 0:
-			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
+		}
+		if _, _, err := validateProduct(p.Name, p.Category, p.Price); err != nil {
+			return recordError("products", i, p.ID, err)
 		}
 	}
 	for i, o := range ds.Orders {
@@ -193,8 +195,9 @@ func loadErrorOnePass(ds *Dataset) error {
 			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 		case o.UserID != 0 && !seen["users"][o.UserID]:
 			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
-		case o.Quantity < 1 || o.Quantity > maxQuantity:
-			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
+		}
+		if _, err := validateOrder(o.CustomerName, o.Quantity); err != nil {
+			return recordError("orders", i, o.ID, err)
 		}
 	}
 	return nil

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -102,7 +104,8 @@ func jsonTypeName(goKind string) string {
 }
 
 // Load fills the store from ds after checking all of it: ids unique and positive per
-// collection, references resolving within ds, users valid by the shared rules. A
+// collection, references resolving within ds, every record valid by the entity rules
+// the create paths apply (model.go), its texts normalised as they would be there. A
 // dataset that breaks a rule is refused whole, with a message naming the record.
 // Missing times default to the time of loading; new ids continue after the largest
 // loaded one.
@@ -163,13 +166,16 @@ func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
 }
 
-// checkField applies a text rule (model.go) to a record's field, as every surface
-// does on a write; the value is checked trimmed and loaded as it is.
-func checkField(coll string, i int, id int64, field string, rule textRule, value string) error {
-	if msg := rule.check(strings.TrimSpace(value)); msg != "" {
-		return fmt.Errorf("%s[%d] (id %d): %s %s", coll, i, id, field, msg)
+// recordError names the record a validate function (model.go) refused, and each bad
+// field with what is wrong with it: "posts[3] (id 4): title is required".
+func recordError(coll string, i int, id int64, err error) error {
+	fields := asError(err).Fields
+	names := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, len(names))
+	for k, name := range names {
+		parts[k] = name + " " + strings.Join(fields[name], ", ")
 	}
-	return nil
+	return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.Join(parts, "; "))
 }
 
 func duplicateError(coll string, i int, id int64) error {
@@ -188,7 +194,7 @@ func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time) error {
 	if bad == len(users) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		for _, o := range []*userOrder{&s.usersByName, &s.usersByEmail} {
+		for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 			o.loaded = pointers(users)
 			wg.Go(o.sortLoaded)
 		}
@@ -281,12 +287,11 @@ func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
 		if _, ok := s.users.get(p.UserID); !ok {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
-		if err := checkField("posts", i, p.ID, "title", titleRule, p.Title); err != nil {
-			return err
+		title, content, err := validatePost(p.Title, p.Content)
+		if err != nil {
+			return recordError("posts", i, p.ID, err)
 		}
-		if err := checkField("posts", i, p.ID, "content", contentRule, p.Content); err != nil {
-			return err
-		}
+		p.Title, p.Content = title, content
 		p.CreatedAt = stamp(p.CreatedAt)
 		s.postsByUser.add(p.UserID, p.ID, true)
 	}
@@ -308,9 +313,11 @@ func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time
 		if _, ok := s.users.get(c.AuthorID); !ok {
 			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
 		}
-		if err := checkField("comments", i, c.ID, "text", commentRule, c.Text); err != nil {
-			return err
+		text, err := validateComment(c.Text)
+		if err != nil {
+			return recordError("comments", i, c.ID, err)
 		}
+		c.Text = text
 		c.CreatedAt = stamp(c.CreatedAt)
 		s.commentsByPost.add(c.PostID, c.ID, true)
 		s.commentsByAuthor.add(c.AuthorID, c.ID, true)
@@ -327,15 +334,11 @@ func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time
 		case !s.products.insertLoaded(p.ID, p):
 			return duplicateError("products", i, p.ID)
 		}
-		if err := checkField("products", i, p.ID, "name", nameRule, p.Name); err != nil {
-			return err
+		name, category, err := validateProduct(p.Name, p.Category, p.Price)
+		if err != nil {
+			return recordError("products", i, p.ID, err)
 		}
-		if err := checkField("products", i, p.ID, "category", categoryRule, p.Category); err != nil {
-			return err
-		}
-		if p.Price < 0 {
-			return fmt.Errorf("products[%d] (id %d): price must not be negative", i, p.ID)
-		}
+		p.Name, p.Category = name, category
 		p.CreatedDate = stamp(p.CreatedDate)
 	}
 	return nil
@@ -357,16 +360,14 @@ func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) erro
 		if o.UserID != 0 && !ok {
 			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
 		}
-		if o.Quantity < 1 || o.Quantity > maxQuantity {
-			return fmt.Errorf("orders[%d] (id %d): quantity must be between 1 and %d", i, o.ID, maxQuantity)
+		name, err := validateOrder(o.CustomerName, o.Quantity)
+		if err != nil {
+			return recordError("orders", i, o.ID, err)
 		}
 		o.OrderDate = stamp(o.OrderDate)
-		if strings.TrimSpace(o.CustomerName) == "" {
-			if o.UserID != 0 {
-				o.CustomerName = user.Name
-			}
-		} else if err := checkField("orders", i, o.ID, "customerName", nameRule, o.CustomerName); err != nil {
-			return err
+		o.CustomerName = name
+		if name == "" && o.UserID != 0 {
+			o.CustomerName = user.Name
 		}
 		if o.UserID != 0 {
 			s.ordersByUser.add(o.UserID, o.ID, true)

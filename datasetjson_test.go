@@ -58,7 +58,7 @@ func FuzzDecodeDataset(f *testing.F) {
 
 func checkAgainstStdlib(t *testing.T, data []byte) {
 	t.Helper()
-	got, err := decodeDatasetIn(data, 0)
+	got, err := decodeDataset(data)
 	want, wantErr := decodeWithStdlib(data)
 	switch {
 	case err == nil && wantErr != nil:
@@ -68,29 +68,13 @@ func checkAgainstStdlib(t *testing.T, data []byte) {
 	case err == nil && !reflect.DeepEqual(got, want):
 		t.Fatalf("%q: decoded\n%+v\nencoding/json decoded\n%+v", data, got, want)
 	}
-	checkSegmented(t, data, got, err)
 }
 
-// checkSegmented holds decoding lists in parallel segments, made tiny so that they
-// start anywhere, to decoding in one pass: the same values, the same error.
-func checkSegmented(t *testing.T, data []byte, want *Dataset, wantErr error) {
-	t.Helper()
-	for _, segment := range []int{1, 5, 16, 64} {
-		got, err := decodeDatasetIn(data, segment)
-		switch {
-		case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
-			t.Fatalf("%q in segments of %d: error %v, in one pass %v", data, segment, err, wantErr)
-		case !reflect.DeepEqual(got, want):
-			t.Fatalf("%q in segments of %d: decoded\n%+v\nin one pass\n%+v", data, segment, got, want)
-		}
-	}
-}
-
-// TestDecodeInSegments decodes a dataset long enough for many segments, with errors
-// placed at segment starts, inside strings that look like element starts, and at the
-// end.
-func TestDecodeInSegments(t *testing.T) {
-	data := datasetFile(300, 40)
+// TestDecodeLongDataset decodes a dataset long enough to fill many of decodeList's
+// chunks, with errors in the middle, inside strings that look like element starts,
+// and at the end, and holds it to encoding/json.
+func TestDecodeLongDataset(t *testing.T) {
+	data := datasetFile(20000, 40)
 	tricky := []byte(`{"users":[{"id":1,"name":"a},{\"id\":2},{","email":"x"},{"id":3,"name":"},{"},{"id":4}],` +
 		`"products":[{"id":1,"name":"p"}],"users":[{"id":9},{"name":"},{\"name\":1}"}]}`)
 	inputs := [][]byte{data, tricky}
@@ -100,10 +84,6 @@ func TestDecodeInSegments(t *testing.T) {
 		inputs = append(inputs, broken, data[:cut])
 	}
 	for _, in := range inputs {
-		want, wantErr := decodeDatasetIn(in, 0)
-		checkSegmented(t, in, want, wantErr)
-		if got, err := decodeDatasetIn(in, 1000); (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("segments of 1000: error %v, in one pass %v", err, wantErr)
-		}
+		checkAgainstStdlib(t, in)
 	}
 }

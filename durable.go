@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/binary"
@@ -20,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
 // The durable store (-data DIR): every acknowledged write survives kill -9 and a power
@@ -54,17 +52,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
-	return sealRecord(append(append(b, make([]byte, recordHeaderSize)...), payload...), len(b))
-}
-
-// sealRecord fills in the header of the record at b[start:], whose payload runs to
-// the end of b: a payload can then be encoded in place, after room for its header.
-func sealRecord(b []byte, start int) []byte {
-	h, payload := b[start:start+recordHeaderSize], b[start+recordHeaderSize:]
+	var h [recordHeaderSize]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(payload, castagnoli))
 	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
-	return b
+	return append(append(b, h[:]...), payload...)
 }
 
 // readRecord returns the record at data[off:], or ok false if there is no whole,
@@ -87,90 +79,6 @@ func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
 		return nil, off, false
 	}
 	return payload, end, true
-}
-
-// tornTail reports whether tail, what follows the last intact record of the last
-// journal, is what a crash leaves of a write that was never acknowledged: the start of
-// a record cut short (a header incomplete, or an intact header whose record runs past
-// the end), followed by nothing or by zeros (a file extended whose data never reached
-// the disk). A complete record whose checksum fails is not that but an acknowledged
-// write damaged on disk, and so is anything else.
-func tornTail(tail []byte) bool {
-	p := bytes.TrimRight(tail, "\x00") // a record's payload, JSON, never ends in a zero
-	if len(p) < recordHeaderSize {
-		return true
-	}
-	h := p[:recordHeaderSize]
-	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
-		return false
-	}
-	return int64(len(p)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
-}
-
-// validRecordAfter reports whether an intact record starts anywhere after off.
-func validRecordAfter(data []byte, off int) (int, bool) {
-	for q := off + 1; q+recordHeaderSize <= len(data); q++ {
-		if _, _, ok := readRecord(data, q); ok {
-			return q, true
-		}
-	}
-	return 0, false
-}
-
-// snapshotState is the store at one moment, as written to the snapshot file.
-type snapshotState struct {
-	Gen      uint64           `json:"gen"`             // the first journal not contained in it
-	Store    string           `json:"store,omitempty"` // the store's id; "" in the first formats
-	LastIDs  map[string]int64 `json:"lastIds"`
-	Users    []*User          `json:"users"`
-	Posts    []*Post          `json:"posts"`
-	Comments []*Comment       `json:"comments"`
-	Products []*Product       `json:"products"`
-	Orders   []*Order         `json:"orders"`
-}
-
-// captureLocked copies the store's current state; records are immutable, so copying
-// the pointers is enough. The caller holds at least the read lock.
-func (s *Store) captureLocked(gen uint64) *snapshotState {
-	return &snapshotState{
-		Gen: gen,
-		LastIDs: map[string]int64{"users": s.users.lastID, "posts": s.posts.lastID, "comments": s.comments.lastID,
-			"products": s.products.lastID, "orders": s.orders.lastID},
-		Users: s.users.all(), Posts: s.posts.all(), Comments: s.comments.all(),
-		Products: s.products.all(), Orders: s.orders.all(),
-	}
-}
-
-// restore fills an empty store from a snapshot. The caller is in a bulk load.
-func (s *Store) restore(st *snapshotState) {
-	s.users.reserve(len(st.Users))
-	s.posts.reserve(len(st.Posts))
-	s.comments.reserve(len(st.Comments))
-	s.products.reserve(len(st.Products))
-	s.orders.reserve(len(st.Orders))
-	s.usersByName.loaded = slices.Grow(s.usersByName.loaded, len(st.Users))
-	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
-	setKeys(st.Users)
-	for _, u := range st.Users {
-		s.putLoadedUser(u)
-	}
-	for _, p := range st.Posts {
-		s.putLoadedPost(p)
-	}
-	for _, c := range st.Comments {
-		s.putLoadedComment(c)
-	}
-	for _, p := range st.Products {
-		s.putLoadedProduct(p)
-	}
-	for _, o := range st.Orders {
-		s.putLoadedOrder(o)
-	}
-	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
-	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])
-	s.comments.lastID = max(s.comments.lastID, st.LastIDs["comments"])
-	s.products.lastID = max(s.products.lastID, st.LastIDs["products"])
-	s.orders.lastID = max(s.orders.lastID, st.LastIDs["orders"])
 }
 
 // DurableOptions tune OpenDurableStore.
@@ -310,12 +218,11 @@ func (j *journal) flush() {
 		for i, w := range batch {
 			if w.rotate == nil {
 				j.writes.Add(1)
-				at := len(buf)
-				var mErr error
-				if buf, mErr = w.c.appendJSON(append(buf, make([]byte, recordHeaderSize)...)); mErr != nil {
+				payload, mErr := json.Marshal(w.c)
+				if mErr != nil {
 					err = mErr
 				}
-				buf = sealRecord(buf, at)
+				buf = appendRecord(buf, payload)
 				continue
 			}
 			// Everything before the marker belongs to the old journal.
@@ -516,8 +423,8 @@ func (j *journal) close() error {
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
 // journalHeader is the first record of a journal: which journal of which store it is.
-// A change record starts with {"op": instead, which is how a journal of the first
-// format, without a header, is told apart.
+// A change record starts with {"op": instead, which is how a journal without its
+// header (one of the first format, which this version refuses) is told apart.
 type journalHeader struct {
 	Journal uint64 `json:"journal"`
 	Store   string `json:"store"`
@@ -574,54 +481,6 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// A snapshot file is two records: a header (generation, last ids) and the records in
-// the dataset format, so a restart reads them with the one-pass dataset decoder.
-type snapshotHeader struct {
-	Gen     uint64           `json:"gen"`
-	LastIDs map[string]int64 `json:"lastIds"`
-	Store   string           `json:"store,omitempty"`
-}
-
-type snapshotBody struct {
-	Users    []*User    `json:"users"`
-	Posts    []*Post    `json:"posts"`
-	Comments []*Comment `json:"comments"`
-	Products []*Product `json:"products"`
-	Orders   []*Order   `json:"orders"`
-}
-
-// writeSnapshot replaces DIR/snapshot atomically: temp file, fsync, rename, fsync DIR.
-func writeSnapshot(dir string, st *snapshotState) error {
-	header, err := json.Marshal(snapshotHeader{st.Gen, st.LastIDs, st.Store})
-	if err != nil {
-		return err
-	}
-	body, err := json.Marshal(snapshotBody{st.Users, st.Posts, st.Comments, st.Products, st.Orders})
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "snapshot.tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(appendRecord(appendRecord(nil, header), body)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
-		return err
-	}
-	return syncDir(dir)
 }
 
 func removeJournalsBefore(dir string, gen uint64, log *slog.Logger) {
@@ -742,282 +601,4 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 	s.journal = j
 	go j.flush()
 	return s, nil
-}
-
-// recover loads the snapshot and replays the journals after it. Damage at the very end
-// of the last journal is a write torn by a crash: it was never acknowledged, so it is
-// cut away with one log line. Damage anywhere else refuses to start.
-func (j *journal) recover() error {
-	s := j.store
-	snapshot := filepath.Join(j.dir, "snapshot")
-	gens, err := journalGens(j.dir)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(snapshot)
-	var st snapshotState
-	switch {
-	case err == nil:
-		if err := readSnapshot(data, &st); err != nil {
-			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
-		}
-	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
-		// A snapshot is written before the first journal exists, and replaced
-		// only by renaming a newer one over it.
-		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
-			snapshot, journalName(gens[0]))
-	default:
-		return err
-	}
-	s.restore(&st)
-	j.storeID = cmp.Or(st.Store, newStoreID()) // a first-format DIR gets an id from now on
-	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
-	switch {
-	case len(gens) == 0 && st.Gen == 1:
-		// Initialisation was cut short between the first snapshot and its journal.
-		f, _, err := createJournal(j.dir, 1, j.storeID)
-		if err != nil {
-			return err
-		}
-		f.Close()
-		gens = []uint64{1}
-	case len(gens) == 0 || gens[0] != st.Gen:
-		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
-	}
-	for i := 1; i < len(gens); i++ {
-		if gens[i] != gens[i-1]+1 {
-			return fmt.Errorf("%s is missing: %s follows it; restore the directory from a backup", filepath.Join(j.dir, journalName(gens[i-1]+1)), journalName(gens[i]))
-		}
-	}
-	for i, g := range gens {
-		cut, err := j.replay(g, gens[i+1:], st.Store)
-		if err != nil {
-			return err
-		}
-		if cut { // -repair moved the later journals aside
-			gens = gens[:i+1]
-			break
-		}
-	}
-	j.gen = gens[len(gens)-1]
-	f, err := os.OpenFile(filepath.Join(j.dir, journalName(j.gen)), os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	info, err := f.Stat()
-	if err == nil && info.Size() == 0 {
-		// Created, but its header never reached the disk (or -repair cut it).
-		_, err = writeJournalHeader(f, j.gen, j.storeID)
-		if err == nil {
-			info, err = f.Stat()
-		}
-	}
-	if err != nil {
-		f.Close()
-		return err
-	}
-	j.file, j.size = j.wrap(f), info.Size()
-	return nil
-}
-
-// readSnapshot decodes a snapshot file: a header record and a body record, or one
-// record holding both (the first format).
-func readSnapshot(data []byte, st *snapshotState) error {
-	header, next, ok := readRecord(data, 0)
-	if !ok {
-		return snapshotDamage(data, 0)
-	}
-	if next == len(data) {
-		// One record: the first format, header and records together, or a
-		// snapshot cut short after its header, which has no "users".
-		var first map[string]json.RawMessage
-		if err := json.Unmarshal(header, &first); err != nil {
-			return fmt.Errorf("is unreadable: %v", err)
-		}
-		if _, ok := first["users"]; !ok {
-			return fmt.Errorf("is truncated: it ends at byte %d, where its records should start", len(data))
-		}
-		if err := json.Unmarshal(header, st); err != nil {
-			return fmt.Errorf("is unreadable: %v", err)
-		}
-		return nil
-	}
-	body, end, ok := readRecord(data, next)
-	if !ok {
-		return snapshotDamage(data, next)
-	}
-	if end != len(data) {
-		return fmt.Errorf("is corrupt: %d unexpected bytes follow its records at byte %d", len(data)-end, end)
-	}
-	var h snapshotHeader
-	if err := json.Unmarshal(header, &h); err != nil {
-		return fmt.Errorf("is unreadable: %v", err)
-	}
-	ds, err := decodeDataset(body)
-	if err != nil {
-		return fmt.Errorf("is unreadable: %v", err)
-	}
-	st.Gen, st.LastIDs, st.Store = h.Gen, h.LastIDs, h.Store
-	st.Users, st.Posts, st.Comments = pointers(ds.Users), pointers(ds.Posts), pointers(ds.Comments)
-	st.Products, st.Orders = pointers(ds.Products), pointers(ds.Orders)
-	return nil
-}
-
-// snapshotDamage says what is wrong with the snapshot record at data[off:], which is
-// not intact: cut short (a header incomplete, or a record running past the end), or
-// corrupt.
-func snapshotDamage(data []byte, off int) error {
-	if len(data)-off < recordHeaderSize || tornTail(data[off:]) {
-		return fmt.Errorf("is truncated: it ends at byte %d, inside the record that starts at byte %d", len(data), off)
-	}
-	return fmt.Errorf("is corrupt at byte %d (checksum mismatch)", off)
-}
-
-// pointers returns pointers to the elements of xs.
-func pointers[T any](xs []T) []*T {
-	out := make([]*T, len(xs))
-	for i := range xs {
-		out[i] = &xs[i]
-	}
-	return out
-}
-
-// replay applies journal gen, which later journals follow, checking that its header
-// (if it has one: the first format had none) names it and store. A torn tail of the last
-// journal (see tornTail) is cut away with one log line. Other damage refuses to start,
-// naming the offset, unless -repair is given: then the journal is cut there (see cut)
-// and cut reports true.
-func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
-	path := filepath.Join(j.dir, journalName(gen))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false, err
-	}
-	off := 0
-	if payload, next, ok := readRecord(data, 0); ok {
-		var h journalHeader
-		switch {
-		case !bytes.HasPrefix(payload, journalHeaderStart):
-			// Since snapshots name their store, every journal has a header.
-			if store != "" {
-				return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
-			}
-		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || (store != "" && h.Store != store):
-			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
-		default:
-			off = next
-		}
-	}
-	for off < len(data) {
-		payload, next, ok := readRecord(data, off)
-		if !ok && len(later) == 0 && tornTail(data[off:]) {
-			j.log.Warn("journal ends in a torn write, which was never acknowledged; cutting it away",
-				"file", path, "offset", off, "bytes", len(data)-off)
-			return false, os.Truncate(path, int64(off))
-		}
-		var c change
-		if ok {
-			dec := json.NewDecoder(bytes.NewReader(payload))
-			dec.DisallowUnknownFields()
-			ok = dec.Decode(&c) == nil && c.valid()
-		}
-		if !ok {
-			if j.repair {
-				return true, j.cut(path, data, off, later)
-			}
-			what := "a record fails its checksum"
-			if _, _, intact := readRecord(data, off); intact {
-				what = "a record holds no valid change"
-			} else if at, found := validRecordAfter(data, off); found {
-				what += fmt.Sprintf("; intact records follow at byte %d", at)
-			}
-			return false, fmt.Errorf("%s is corrupt at byte %d (%s); restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)", path, off, what)
-		}
-		j.store.apply(&c)
-		off = next
-	}
-	return false, nil
-}
-
-// cut is -repair: it keeps data[:off] as the journal at path, after saving the rest
-// to a side file, and moves the later journals aside too, since their changes follow
-// from what is cut. Nothing is deleted; the log says what was cut and where it went.
-func (j *journal) cut(path string, data []byte, off int, later []uint64) error {
-	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-	side := path + suffix
-	if err := writeFileSync(side, data[off:]); err != nil {
-		return fmt.Errorf("-repair: saving the bytes to cut: %w", err)
-	}
-	if err := os.Truncate(path, int64(off)); err != nil {
-		return fmt.Errorf("-repair: %w", err)
-	}
-	moved := []string{}
-	for _, g := range later {
-		name := filepath.Join(j.dir, journalName(g))
-		if err := os.Rename(name, name+suffix); err != nil {
-			return fmt.Errorf("-repair: %w", err)
-		}
-		moved = append(moved, name+suffix)
-	}
-	if err := syncDir(j.dir); err != nil {
-		return err
-	}
-	j.log.Warn("-repair: the journal is damaged; cut it there, dropping the changes from that point on",
-		"file", path, "offset", off, "bytes", len(data)-off, "savedTo", side, "laterJournalsMoved", moved)
-	return nil
-}
-
-// writeFileSync writes a new file and makes it durable.
-func writeFileSync(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// appendJSON appends c as encoding/json encodes it. A change that creates or replaces
-// users, most of what a busy service writes, is encoded directly: the flusher encodes
-// every change of a batch before its fsync, so this is on the path every writer waits on.
-func (c *change) appendJSON(b []byte) ([]byte, error) {
-	if c.Op != opPutUsers || c.Post != nil || c.Comment != nil || c.Order != nil || c.Product != nil || c.DeleteID != 0 || len(c.Users) == 0 {
-		j, err := json.Marshal(c)
-		return append(b, j...), err
-	}
-	b = append(b, `{"op":"putUsers","users":[`...)
-	for i, u := range c.Users {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = u.appendJSON(b)
-	}
-	return append(b, "]}"...), nil
-}
-
-// valid reports whether c can be applied: replay must never panic on a record
-// that passed its checksum but does not make sense.
-func (c *change) valid() bool {
-	switch c.Op {
-	case opPutUsers:
-		return len(c.Users) > 0 && !slices.Contains(c.Users, nil)
-	case opDeleteUser:
-		return c.DeleteID > 0
-	case opPutPost:
-		return c.Post != nil
-	case opPutComment:
-		return c.Comment != nil
-	case opPutOrder:
-		return c.Order != nil
-	case opPutProduct:
-		return c.Product != nil
-	}
-	return false
 }

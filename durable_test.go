@@ -257,24 +257,6 @@ func TestDurableStartChoices(t *testing.T) {
 	s.Close()
 }
 
-// TestDurableReadsFirstSnapshotFormat opens a DIR whose snapshot is one record holding
-// header and records together, as the first version wrote it.
-func TestDurableReadsFirstSnapshotFormat(t *testing.T) {
-	dir := t.TempDir()
-	want := newTestStore(t)
-	mutateAll(t, want)
-	want.mu.RLock()
-	payload, err := json.Marshal(want.captureLocked(1))
-	want.mu.RUnlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "snapshot"), appendRecord(nil, payload), 0o644)
-	got := openTestDurable(t, dir, nil, defaultSnapshotBytes)
-	defer got.Close()
-	mustEqualState(t, got, want)
-}
-
 // faults make the journal's files fail on cue, as a full or failing disk does.
 type faults struct {
 	mu       sync.Mutex
@@ -714,27 +696,36 @@ func TestDurableRefusesTruncatedSnapshot(t *testing.T) {
 	}
 }
 
-// TestDurableReadsPreviousFormat opens a directory as the previous version wrote it:
-// no store id in the snapshot, no header in the journal.
-func TestDurableReadsPreviousFormat(t *testing.T) {
-	dir := t.TempDir()
-	s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+// TestDurableRefusesPreviousFormat: a directory as the first formats wrote it (a
+// snapshot without the store's id, or one record holding header and records
+// together) is refused with a message saying so, rather than read: reading those
+// formats was dropped (issue 19).
+func TestDurableRefusesPreviousFormat(t *testing.T) {
+	made := t.TempDir()
+	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
 	mutateAll(t, s)
 	s.Close()
-	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
+	data, _ := os.ReadFile(filepath.Join(made, "snapshot"))
 	var st snapshotState
 	if err := readSnapshot(data, &st); err != nil {
 		t.Fatal(err)
 	}
-	st.Store = ""
-	writeSnapshot(dir, &st)
-	path := filepath.Join(dir, journalName(1))
-	journal, _ := os.ReadFile(path)
-	_, next, _ := readRecord(journal, 0)
-	os.WriteFile(path, journal[next:], 0o644)
-	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
-	defer again.Close()
-	mustEqualState(t, again, s)
+	t.Run("no store id", func(t *testing.T) {
+		dir := copyDir(t, made)
+		st := st
+		st.Store = ""
+		writeSnapshot(dir, &st)
+		refuses(t, dir, filepath.Join(dir, "snapshot")+" names no store: it was written in a format of an earlier version")
+	})
+	t.Run("one record", func(t *testing.T) {
+		dir := copyDir(t, made)
+		payload, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "snapshot"), appendRecord(nil, payload), 0o644)
+		refuses(t, dir, "(or it is in the one-record format of an earlier version, which this one does not read)")
+	})
 }
 
 // TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
@@ -863,29 +854,5 @@ func TestDurableWriteAfterClose(t *testing.T) {
 	}
 	if _, err := s.CreateUser("Late", "late@example.com"); err == nil || err.Error() != "internal server error" {
 		t.Errorf("write after Close: %v, want it refused", err)
-	}
-}
-
-// TestChangeJSONIsEncodingJSON: the journal's records are what encoding/json writes
-// (change.appendJSON encodes the common change, users put, without reflection).
-func TestChangeJSONIsEncodingJSON(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ann := &User{ID: 1, Name: "Ann <&>", Email: "ann@x.io", CreatedAt: at}
-	bob := &User{ID: 2, Name: "Bob", Email: "bob@x.io", CreatedAt: at.Add(1500 * time.Millisecond)}
-	for _, c := range []*change{
-		{Op: opPutUsers, Users: []*User{ann}},
-		{Op: opPutUsers, Users: []*User{ann, bob}, created: true},
-		{Op: opDeleteUser, DeleteID: 2},
-		{Op: opPutPost, Post: &Post{ID: 1, UserID: 1, Title: "t", CreatedAt: at}},
-		{Op: opPutUsers}, // not a valid change, but encoded like encoding/json would
-	} {
-		want, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := c.appendJSON(nil)
-		if err != nil || string(got) != string(want) {
-			t.Errorf("direct %s (%v)\nencoding/json %s", got, err, want)
-		}
 	}
 }

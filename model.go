@@ -198,32 +198,118 @@ const (
 	maxTitleLength = 200
 )
 
-// validateUser checks a user's name and email by the rules every surface shares and
-// returns them normalised (trimmed). Problems are reported per field.
+// The entity rules. Each validate function checks one record's fields by the rules
+// every write shares, on every surface, and the dataset loader too: one set of rules,
+// so a dataset cannot hold what no client could have written. Each returns the
+// fields normalised (one-line texts trimmed) or an *Error naming every bad field.
+
+// Sizes of the free texts, in bytes: a limit in characters would let a text of 4-byte
+// characters through at four times the size.
+const (
+	maxContentBytes = 100_000
+	maxCommentBytes = 10_000
+)
+
+// maxQuantity keeps quantities within the 32-bit integers every surface can carry.
+const maxQuantity = 1<<31 - 1
+
+// fieldProblems collects what is wrong with a record, field by field.
+type fieldProblems map[string][]string
+
+func (p *fieldProblems) add(field, msg string) {
+	if msg == "" {
+		return
+	}
+	if *p == nil {
+		*p = fieldProblems{} // made only for a failure: most records are valid
+	}
+	(*p)[field] = append((*p)[field], msg)
+}
+
+// err is the problems as an error, nil if there are none.
+func (p fieldProblems) err() error {
+	if p == nil {
+		return nil
+	}
+	return invalidFields(p)
+}
+
+// validateUser checks a user's name and email and returns them trimmed.
 func validateUser(name, email string) (string, string, error) {
 	name, email = strings.TrimSpace(name), strings.TrimSpace(email)
-	var fields map[string][]string // made only for a failure: most users are valid
-	add := func(field, msg string) {
-		if fields == nil {
-			fields = map[string][]string{}
-		}
-		fields[field] = append(fields[field], msg)
-	}
-	if msg := nameRule.check(name); msg != "" {
-		add("name", msg)
-	}
+	var bad fieldProblems
+	bad.add("name", nameRule.check(name))
 	switch {
 	case email == "":
-		add("email", "is required")
+		bad.add("email", "is required")
 	case len(email) > maxEmailLength:
-		add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
+		bad.add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
 	case emailRule.check(email) != "" || !isEmailAddress(email):
-		add("email", "must be a valid email address")
+		bad.add("email", "must be a valid email address")
 	}
-	if fields != nil {
-		return "", "", invalidFields(fields)
+	if err := bad.err(); err != nil {
+		return "", "", err
 	}
 	return name, email, nil
+}
+
+// validatePost checks a post's title and content and returns them, the title trimmed.
+func validatePost(title, content string) (string, string, error) {
+	title = strings.TrimSpace(title)
+	var bad fieldProblems
+	bad.add("title", titleRule.check(title))
+	if len(content) > maxContentBytes {
+		bad.add("content", fmt.Sprintf("must be at most %d bytes", maxContentBytes))
+	} else {
+		bad.add("content", contentRule.check(content))
+	}
+	if err := bad.err(); err != nil {
+		return "", "", err
+	}
+	return title, content, nil
+}
+
+// validateComment checks a comment's text and returns it trimmed.
+func validateComment(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	var bad fieldProblems
+	if len(text) > maxCommentBytes {
+		bad.add("text", fmt.Sprintf("must be at most %d bytes", maxCommentBytes))
+	} else {
+		bad.add("text", commentRule.check(text))
+	}
+	return text, bad.err()
+}
+
+// validateOrder checks an order's own fields and returns the customer's name trimmed;
+// "" (or only white space) is no name, for the caller to fill in with the user's.
+// That the product and user exist is the store's to check.
+func validateOrder(customerName string, quantity int64) (string, error) {
+	customerName = strings.TrimSpace(customerName)
+	var bad fieldProblems
+	if customerName != "" {
+		bad.add("customerName", nameRule.check(customerName))
+	}
+	if quantity < 1 || quantity > maxQuantity {
+		bad.add("quantity", fmt.Sprintf("must be between 1 and %d", maxQuantity))
+	}
+	return customerName, bad.err()
+}
+
+// validateProduct checks a product's fields and returns its name and category
+// trimmed. Products come only from datasets; the rules are kept here with the rest.
+func validateProduct(name, category string, price Decimal) (string, string, error) {
+	name, category = strings.TrimSpace(name), strings.TrimSpace(category)
+	var bad fieldProblems
+	bad.add("name", nameRule.check(name))
+	bad.add("category", categoryRule.check(category))
+	if price < 0 {
+		bad.add("price", "must not be negative")
+	}
+	if err := bad.err(); err != nil {
+		return "", "", err
+	}
+	return name, category, nil
 }
 
 // textRule is what a text field may hold. Every surface stores and serves what it is

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"maps"
+)
+
+// The store's posts, comments, products and orders: their writes and reads. (The
+// Store, its users and the write path are in store.go.)
+
+// CreatePost stores a new post by user userID.
+func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
+	title, content, err := validatePost(title, content)
+	if err != nil {
+		return nil, err
+	}
+	var p *Post
+	err = s.write(func() (*change, error) {
+		if _, ok := s.users.get(userID); !ok {
+			return nil, userNotFound(userID)
+		}
+		p = &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
+		return &change{Op: opPutPost, Post: p, created: true}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// AddComment stores a new comment by authorID on post postID.
+func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error) {
+	c, err := s.AddAuthoredComment(postID, authorID, text)
+	return c.Comment, err
+}
+
+// AddAuthoredComment stores a new comment by authorID on post postID, and returns it
+// with its author as the comment was made.
+func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
+	text, err := validateComment(text)
+	if err != nil {
+		return AuthoredComment{}, err
+	}
+	var c AuthoredComment
+	err = s.write(func() (*change, error) {
+		if _, ok := s.posts.get(postID); !ok {
+			return nil, notFound("post %d not found", postID)
+		}
+		author, ok := s.users.get(authorID)
+		if !ok {
+			return nil, userNotFound(authorID)
+		}
+		c.Comment = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
+		c.Author = author
+		return &change{Op: opPutComment, Comment: c.Comment}, nil
+	})
+	if err != nil {
+		return AuthoredComment{}, err
+	}
+	return c, nil
+}
+
+// NewOrder is the input to CreateOrder.
+type NewOrder struct {
+	ProductID    int64
+	Quantity     int64
+	CustomerName string // defaults to the user's name
+}
+
+// CreateOrder stores a new order placed by user userID.
+func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
+	name, invalid := validateOrder(in.CustomerName, in.Quantity)
+	var o *Order
+	err := s.write(func() (*change, error) {
+		u, ok := s.users.get(userID)
+		if !ok {
+			return nil, userNotFound(userID)
+		}
+		var bad fieldProblems
+		if invalid != nil {
+			bad = maps.Clone(asError(invalid).Fields)
+		}
+		if _, ok := s.products.get(in.ProductID); !ok {
+			bad.add("productId", "must name an existing product")
+		}
+		if err := bad.err(); err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = u.Name
+		}
+		o = &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
+		return &change{Op: opPutOrder, Order: o}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Post returns post id.
+func (s *Store) Post(id int64) (*Post, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.posts.get(id)
+}
+
+// Posts returns every post in id order.
+func (s *Store) Posts() []*Post {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.posts.all()
+}
+
+// PostsByUser returns user userID's posts in id order, at most limit of them
+// (limit < 0: all).
+func (s *Store) PostsByUser(userID int64, limit int) []*Post {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.postsByUser[userID]
+	if limit >= 0 && limit < len(ids) {
+		ids = ids[:limit]
+	}
+	return lookup(&s.posts, ids)
+}
+
+// CommentsOnPost returns the comments on post postID in id order.
+func (s *Store) CommentsOnPost(postID int64) []*Comment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return lookup(&s.comments, s.commentsByPost[postID])
+}
+
+// AuthoredComment is a comment with its author, read together under one lock. Read
+// apart, the author could be deleted in between: the delete removes the author's
+// comments too, but after this one was read.
+type AuthoredComment struct {
+	*Comment
+	Author *User
+}
+
+// AuthoredCommentsOnPost returns the comments on post postID in id order, each with
+// its author.
+func (s *Store) AuthoredCommentsOnPost(postID int64) []AuthoredComment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.commentsByPost[postID]
+	out := make([]AuthoredComment, len(ids))
+	for i, id := range ids {
+		c := s.comments.byID[id]
+		out[i] = AuthoredComment{c, s.users.byID[c.AuthorID]} // the cascade keeps an author for every comment
+	}
+	return out
+}
+
+// Comments returns every comment in id order.
+func (s *Store) Comments() []*Comment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.comments.all()
+}
+
+// Product returns product id.
+func (s *Store) Product(id int64) (*Product, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.products.get(id)
+}
+
+// Products returns every product in id order.
+func (s *Store) Products() []*Product {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.products.all()
+}
+
+// UserValues, PostValues, ProductValues and OrderValues are the records in id order
+// as []any, the form the query engines (GraphQL's, OData's) take lists in, made in
+// one copy rather than two.
+func (s *Store) UserValues() []any { return tableValues(s, &s.users) }
+
+func (s *Store) PostValues() []any { return tableValues(s, &s.posts) }
+
+func (s *Store) ProductValues() []any { return tableValues(s, &s.products) }
+
+func (s *Store) OrderValues() []any { return tableValues(s, &s.orders) }
+
+func tableValues[T any](s *Store, t *table[T]) []any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return values(t.recs)
+}
+
+// values converts records to []any, the form the query engines (GraphQL's, OData's)
+// take lists in.
+func values[T any](recs []*T) []any {
+	out := make([]any, len(recs))
+	for i, r := range recs {
+		out[i] = r
+	}
+	return out
+}
+
+// Order returns order id.
+func (s *Store) Order(id int64) (*Order, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.orders.get(id)
+}
+
+// Orders returns every order in id order.
+func (s *Store) Orders() []*Order {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.orders.all()
+}
+
+// OrdersByUser returns the orders placed by user userID in id order; ok is false when
+// there is no such user.
+func (s *Store) OrdersByUser(userID int64) (orders []*Order, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, ok := s.users.get(userID); !ok {
+		return nil, false
+	}
+	return lookup(&s.orders, s.ordersByUser[userID]), true
+}
+
+// OrdersByProduct returns the orders of product productID in id order.
+func (s *Store) OrdersByProduct(productID int64) []*Order {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return lookup(&s.orders, s.ordersByProduct[productID])
+}
+
+// lookup returns the records with the given ids, never nil.
+func lookup[T any](t *table[T], ids []int64) []*T {
+	out := make([]*T, len(ids))
+	for i, id := range ids {
+		out[i] = t.byID[id]
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The store's indexes: each collection by id and in id order (table), the records
+// each owner owns (ownerIndex), and the users sorted by name and by email
+// (sortedUsers). apply keeps them in step with the records.
+
+// table is one collection: records by id, and the same records in ascending id order,
+// which is the order every list is served in. Ids only grow, so an insert appends.
+type table[T any] struct {
+	byID   map[int64]*T
+	ids    []int64 // ascending
+	recs   []*T    // recs[i] is the record with id ids[i]
+	lastID int64
+	loaded bool // ids appended out of order during a bulk load; sort before reading
+	stale  bool // recs may hold a record replaced during the bulk load
+}
+
+func (t *table[T]) get(id int64) (*T, bool) {
+	v, ok := t.byID[id]
+	return v, ok
+}
+
+func (t *table[T]) put(id int64, v *T, loading bool) {
+	if t.byID == nil {
+		t.byID = make(map[int64]*T)
+	}
+	_, exists := t.byID[id]
+	t.byID[id] = v
+	t.lastID = max(t.lastID, id)
+	switch n := len(t.ids); {
+	case loading && !exists:
+		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+		t.loaded = true
+	case loading: // replaced during a load
+		// The ids are in order unless this load appended some out of order; then
+		// sortLoaded fixes recs up.
+		if i, found := slices.BinarySearch(t.ids, id); found {
+			t.recs[i] = v
+		} else {
+			t.stale = true
+		}
+	case !exists && (n == 0 || t.ids[n-1] < id):
+		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+	default:
+		i, found := slices.BinarySearch(t.ids, id)
+		if found {
+			t.recs[i] = v
+		} else {
+			t.ids, t.recs = slices.Insert(t.ids, i, id), slices.Insert(t.recs, i, v)
+		}
+	}
+}
+
+func (t *table[T]) remove(id int64) {
+	if _, ok := t.byID[id]; !ok {
+		return
+	}
+	delete(t.byID, id)
+	i, ok := slices.BinarySearch(t.ids, id)
+	if !ok && t.loaded { // a bulk load may have appended out of order
+		i = slices.Index(t.ids, id)
+		ok = i >= 0
+	}
+	if ok {
+		t.ids, t.recs = slices.Delete(t.ids, i, i+1), slices.Delete(t.recs, i, i+1)
+	}
+}
+
+// sortLoaded restores id order after a bulk load. Records usually come in id order,
+// so the common case is one pass that finds the ids sorted; an unsorted load sorts
+// ids and records together, and only one that also replaced records (see put) looks
+// every id up again.
+func (t *table[T]) sortLoaded() {
+	if !t.loaded {
+		return
+	}
+	switch {
+	case t.stale:
+		slices.Sort(t.ids)
+		t.ids = slices.Compact(t.ids)
+		t.recs = t.recs[:len(t.ids)]
+		for i, id := range t.ids {
+			t.recs[i] = t.byID[id]
+		}
+	case !slices.IsSorted(t.ids):
+		t.sortByID()
+	}
+	t.loaded, t.stale = false, false
+}
+
+// sortByID sorts ids and recs together by id.
+func (t *table[T]) sortByID() {
+	type entry struct {
+		id  int64
+		rec *T
+	}
+	entries := make([]entry, len(t.ids))
+	for i, id := range t.ids {
+		entries[i] = entry{id, t.recs[i]}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
+	for i, e := range entries {
+		t.ids[i], t.recs[i] = e.id, e.rec
+	}
+}
+
+// insertLoaded adds v with a new id during a bulk load and reports true; if id is
+// taken it changes nothing and reports false. Unlike put it does not look id up twice.
+func (t *table[T]) insertLoaded(id int64, v *T) bool {
+	if _, taken := t.byID[id]; taken {
+		return false
+	}
+	if t.byID == nil {
+		t.byID = make(map[int64]*T)
+	}
+	t.byID[id] = v
+	t.lastID = max(t.lastID, id)
+	t.ids, t.recs = append(t.ids, id), append(t.recs, v)
+	t.loaded = true
+	return true
+}
+
+// all returns the records in id order.
+func (t *table[T]) all() []*T { return slices.Clone(t.recs) }
+
+func (t *table[T]) nextID() int64 { return t.lastID + 1 }
+
+// ownerIndex lists, per owner id, the ids of the records it owns in ascending order.
+type ownerIndex map[int64][]int64
+
+func (x *ownerIndex) add(owner, id int64, loading bool) {
+	if *x == nil {
+		*x = make(ownerIndex)
+	}
+	ids := (*x)[owner]
+	if n := len(ids); loading || n == 0 || ids[n-1] < id {
+		(*x)[owner] = append(ids, id)
+	} else if i, found := slices.BinarySearch(ids, id); !found {
+		(*x)[owner] = slices.Insert(ids, i, id)
+	}
+}
+
+func (x ownerIndex) remove(owner, id int64) {
+	ids := x[owner]
+	i, found := slices.BinarySearch(ids, id)
+	if !found { // appended out of order during a bulk load
+		i = slices.Index(ids, id)
+		found = i >= 0
+	}
+	if found {
+		if len(ids) == 1 {
+			delete(x, owner)
+		} else {
+			x[owner] = slices.Delete(ids, i, i+1)
+		}
+	}
+}
+
+// sortLoaded restores ascending order after a bulk load. Records mostly come in id
+// order, so most lists are found in order and left alone.
+func (x ownerIndex) sortLoaded() {
+	for owner, ids := range x {
+		if !isIncreasing(ids) {
+			slices.Sort(ids)
+			x[owner] = slices.Compact(ids)
+		}
+	}
+}
+
+// isIncreasing reports whether ids ascend strictly: sorted, with no id twice.
+func isIncreasing(ids []int64) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i-1] >= ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedUsers keeps users sorted case-insensitively by name or by email, ties by id,
+// for the pages of ?sortBy=name and ?sortBy=email. It holds them in sorted chunks of
+// at most 2*chunkUsers users: an insert or a removal moves at most one chunk's worth
+// of pointers, however many users there are, and finding the k-th user walks the
+// chunk lengths only. (One sorted slice of a million users would move megabytes on
+// every create; a balanced tree would cost a node per user.)
+type sortedUsers struct {
+	chunks  [][]*User // each sorted and non-empty; all in order one after the other
+	byEmail bool
+	loaded  []*User // a bulk load's users, unsorted until sortLoaded
+}
+
+const chunkUsers = 128
+
+func (o *sortedUsers) key(u *User) string {
+	if o.byEmail {
+		return u.emailKey
+	}
+	return u.nameKey
+}
+
+func (o *sortedUsers) compare(a, b *User) int {
+	if c := strings.Compare(o.key(a), o.key(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// chunkFor returns the chunk u belongs in: the first whose last user is not before
+// it, or the last chunk.
+func (o *sortedUsers) chunkFor(u *User) int {
+	i := sort.Search(len(o.chunks), func(i int) bool {
+		c := o.chunks[i]
+		return o.compare(c[len(c)-1], u) >= 0
+	})
+	return min(i, len(o.chunks)-1)
+}
+
+func (o *sortedUsers) add(u *User, loading bool) {
+	if loading {
+		o.loaded = append(o.loaded, u)
+		return
+	}
+	if len(o.chunks) == 0 {
+		o.chunks = [][]*User{{u}}
+		return
+	}
+	ci := o.chunkFor(u)
+	c := o.chunks[ci]
+	i, _ := slices.BinarySearchFunc(c, u, o.compare)
+	c = slices.Insert(c, i, u)
+	if len(c) <= 2*chunkUsers {
+		o.chunks[ci] = c
+		return
+	}
+	half := len(c) / 2
+	// The left half is capped, so a later insert into it cannot run into the right.
+	o.chunks[ci] = c[:half:half]
+	o.chunks = slices.Insert(o.chunks, ci+1, slices.Clone(c[half:]))
+}
+
+func (o *sortedUsers) remove(u *User) {
+	if len(o.chunks) == 0 {
+		return
+	}
+	ci := o.chunkFor(u)
+	c := o.chunks[ci]
+	i, found := slices.BinarySearchFunc(c, u, o.compare)
+	switch {
+	case !found:
+	case len(c) == 1:
+		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+	default:
+		o.chunks[ci] = slices.Delete(c, i, i+1)
+	}
+}
+
+// page returns up to size users from position skip on.
+func (o *sortedUsers) page(skip, size int) []*User {
+	out := []*User{}
+	for _, c := range o.chunks {
+		if skip >= len(c) {
+			skip -= len(c)
+			continue
+		}
+		for _, u := range c[skip:] {
+			if len(out) == size {
+				return out
+			}
+			out = append(out, u)
+		}
+		skip = 0
+	}
+	return out
+}
+
+// each calls fn with the users in order until fn returns false.
+func (o *sortedUsers) each(fn func(*User) bool) {
+	for _, c := range o.chunks {
+		for _, u := range c {
+			if !fn(u) {
+				return
+			}
+		}
+	}
+}
+
+// sortLoaded sorts and chunks after a bulk load (merging in users added before it).
+func (o *sortedUsers) sortLoaded() {
+	if len(o.loaded) == 0 {
+		return
+	}
+	all := o.loaded
+	o.each(func(u *User) bool { all = append(all, u); return true })
+	slices.SortFunc(all, o.compare)
+	o.chunks, o.loaded = nil, nil
+	for len(all) > 0 {
+		k := min(chunkUsers, len(all))
+		o.chunks = append(o.chunks, all[:k:k])
+		all = all[k:]
+	}
+}
+
+// foldKey is the case-insensitive form users are searched and sorted by.
+func foldKey(s string) string { return strings.ToLower(s) }
+
+// reserve makes room for a bulk load of n more records of each kind.
+func (t *table[T]) reserve(n int) {
+	if t.byID == nil {
+		t.byID = make(map[int64]*T, n)
+	}
+	t.ids, t.recs = slices.Grow(t.ids, n), slices.Grow(t.recs, n)
+}
