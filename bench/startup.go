@@ -25,6 +25,7 @@ const (
 // startupRun is what one start of the service showed.
 type startupRun struct {
 	startup  time.Duration // exec to the first /healthz 200
+	cpu      time.Duration // CPU time the service had used then: less sensitive to other load
 	ready    memory        // VmRSS and VmHWM then
 	settled  memory        // after -settle, once the service's memory check has run
 	records  string        // what /metrics says was loaded
@@ -96,8 +97,8 @@ func runStartup(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("start %d: %w", i+1, err)
 		}
 		runs = append(runs, run)
-		line := fmt.Sprintf("start %d: %v to serve, VmRSS %.0f MiB (peak %.0f) when serving", i+1,
-			run.startup.Round(time.Millisecond), mib(run.ready.rss), mib(run.ready.peak))
+		line := fmt.Sprintf("start %d: %v to serve (CPU %v), VmRSS %.0f MiB (peak %.0f) when serving", i+1,
+			run.startup.Round(time.Millisecond), run.cpu, mib(run.ready.rss), mib(run.ready.peak))
 		if run.settleOK {
 			line += fmt.Sprintf(", %.0f MiB after %v", mib(run.settled.rss), *settle)
 		}
@@ -115,6 +116,9 @@ func startOnce(ctx context.Context, bin, data string, settle time.Duration, verb
 	}
 	defer p.stop()
 	run := startupRun{startup: p.startup}
+	if run.cpu, err = p.cpuTime(); err != nil {
+		return run, err
+	}
 	if run.ready, err = p.memory(); err != nil {
 		return run, err
 	}
@@ -167,10 +171,10 @@ func storeRecords(base string) (string, error) {
 // printStartupSummary prints the median and range of each figure, with the targets'
 // verdicts.
 func printStartupSummary(w io.Writer, runs []startupRun, settle time.Duration) {
-	var times []time.Duration
+	var times, cpus []time.Duration
 	var ready, settled []int64
 	for _, r := range runs {
-		times = append(times, r.startup)
+		times, cpus = append(times, r.startup), append(cpus, r.cpu)
 		ready = append(ready, r.ready.rss)
 		if r.settleOK {
 			settled = append(settled, r.settled.rss)
@@ -179,6 +183,8 @@ func printStartupSummary(w io.Writer, runs []startupRun, settle time.Duration) {
 	t := spreadOf(times)
 	fmt.Fprintf(w, "start-up (exec to /healthz 200), %d starts: median %v, range %v to %v; target < %v: %s\n",
 		len(runs), t.median.Round(time.Millisecond), t.min.Round(time.Millisecond), t.max.Round(time.Millisecond), startupTarget, verdict(t.median < startupTarget))
+	c := spreadOf(cpus)
+	fmt.Fprintf(w, "CPU time used by then: median %v, range %v to %v\n", c.median, c.min, c.max)
 	m := spreadOf(ready)
 	fmt.Fprintf(w, "VmRSS when serving: median %.0f MiB, range %.0f to %.0f; target < %d MiB: %s\n",
 		mib(m.median), mib(m.min), mib(m.max), rssTarget>>20, verdict(m.median < rssTarget))

@@ -30,7 +30,7 @@ func TestStartupSmall(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		"start 1: ", "start 2: ", "loaded comments=0 orders=500 posts=300 products=40 users=300",
-		"start-up (exec to /healthz 200), 2 starts: median ", "VmRSS when serving: median ", "VmRSS 100ms later",
+		"start-up (exec to /healthz 200), 2 starts: median ", "CPU time used by then: median ", "VmRSS when serving: median ", "VmRSS 100ms later",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
