@@ -129,13 +129,24 @@ func TestGenerateRefusesBadSizes(t *testing.T) {
 // The filters of the large-data scenarios must be selective but not empty, and only
 // the words meant to match may match.
 func TestGenerateSelectivity(t *testing.T) {
-	words := func(lists ...[]string) []string { return slices.Concat(lists...) }
-	for _, w := range words(firstNames, lastNames, emailDomains) {
+	var people, products []string
+	for _, st := range nameStyles {
+		for _, p := range slices.Concat(st.given, st.family) {
+			people = append(people, p.text, p.ascii)
+		}
+		people = append(people, st.domains...)
+	}
+	people = slices.Concat(people, nicknames, emailTags, workDomains, []string{"acme.io", "accounts-payable"})
+	for _, w := range people {
 		if strings.Contains(strings.ToLower(w), "ann") {
 			t.Errorf("%q contains ann", w)
 		}
 	}
-	for _, w := range words(adjectives, nouns, categories) {
+	for _, c := range categories {
+		products = append(products, c.name)
+		products = append(products, c.nouns...)
+	}
+	for _, w := range slices.Concat(products, adjectives, brands) {
 		if strings.Contains(strings.ToLower(w), "pro") {
 			t.Errorf("%q contains pro", w)
 		}

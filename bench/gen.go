@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // GenConfig sizes a generated dataset. The same config always yields the same bytes.
@@ -21,51 +23,6 @@ type GenConfig struct {
 	Products        int
 	Orders          int
 }
-
-// The word lists are chosen so that the benchmark's filters are selective but never
-// empty: only annNames contain "ann" (REST search=ann), and only the product suffix
-// proSuffix contains "pro" (OData contains(tolower(name),'pro')). The generator test
-// checks that no other word contains either.
-var (
-	firstNames = []string{
-		"Alice", "Bob", "Carol", "David", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy",
-		"Karl", "Laura", "Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent",
-		"Ursula", "Victor", "Walter", "Xavier", "Yvonne", "Zach", "Amir", "Beatrice", "Chen", "Dmitri",
-		"Elena", "Farid", "Gustav", "Hiro", "Ingrid", "Jamal", "Kofi", "Lucia", "Mateo", "Nadia",
-		"Oscar", "Priya", "Rosa", "Sofia", "Tomas", "Uma", "Vera", "Wen", "Yusuf", "Zoe",
-	}
-	annNames  = []string{"Anna", "Joanna", "Hannah", "Annika"}
-	lastNames = []string{
-		"Smith", "Jones", "Garcia", "Miller", "Davis", "Lopez", "Wilson", "Moore", "Taylor", "Thomas",
-		"Jackson", "White", "Harris", "Martin", "Thompson", "Clark", "Lewis", "Lee", "Walker", "Hall",
-		"Young", "King", "Wright", "Scott", "Green", "Baker", "Adams", "Nelson", "Hill", "Campbell",
-		"Mitchell", "Roberts", "Carter", "Phillips", "Evans", "Turner", "Torres", "Parker", "Collins", "Edwards",
-		"Stewart", "Morris", "Murphy", "Cook", "Rogers", "Morgan", "Cooper", "Peterson", "Reed", "Bailey",
-	}
-	emailDomains = []string{"example.com", "example.org", "mail.test", "corp.test"}
-
-	adjectives = []string{
-		"Compact", "Deluxe", "Classic", "Smart", "Portable", "Quiet", "Rugged", "Slim", "Solar", "Wireless",
-		"Digital", "Vintage", "Modern", "Ultra", "Eco", "Heavy", "Light", "Mini", "Grand", "Swift",
-	}
-	nouns = []string{
-		"Laptop", "Kettle", "Lamp", "Chair", "Desk", "Camera", "Speaker", "Blender", "Drill", "Backpack",
-		"Monitor", "Keyboard", "Mouse", "Router", "Heater", "Fan", "Toaster", "Tent", "Bicycle", "Watch",
-		"Headset", "Tablet", "Printer", "Scanner", "Guitar", "Novel", "Atlas", "Puzzle", "Kite", "Skillet",
-	}
-	proSuffix  = "Pro"
-	categories = []string{"Electronics", "Home", "Garden", "Books", "Toys", "Sports", "Kitchen", "Office"}
-
-	titleWords = []string{
-		"notes", "on", "the", "quiet", "art", "of", "shipping", "small", "changes", "weekly",
-		"update", "why", "we", "moved", "to", "a", "single", "store", "lessons", "from",
-		"review", "first", "steps", "with", "graphs", "and", "queries", "in", "practice", "today",
-	}
-	commentTexts = []string{
-		"Nice write-up.", "Thanks for sharing!", "I disagree with the second point.", "Great read.",
-		"Could you expand on this?", "This helped me a lot.", "Typo in the third paragraph.", "+1",
-	}
-)
 
 // genEpoch is the creation time of record 0; later records are a little later.
 var genEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -125,20 +82,16 @@ func Generate(w io.Writer, cfg GenConfig) error {
 	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
 	g := &genWriter{w: bufio.NewWriterSize(w, 1<<20)}
 	g.enc = json.NewEncoder(g.w)
+	g.enc.SetEscapeHTML(false) // "Health & Beauty" as a person would write it
 
 	g.open("users")
 	r := rng(1)
 	names := make([]string, cfg.Users) // orders copy the user's name
 	for i := range cfg.Users {
-		first := firstNames[r.IntN(len(firstNames))]
-		if r.IntN(200) == 0 {
-			first = annNames[r.IntN(len(annNames))]
-		}
-		last := lastNames[r.IntN(len(lastNames))]
 		id := int64(i + 1)
-		names[i] = first + " " + last
-		email := strings.ToLower(first) + "." + strings.ToLower(last) + strconv.FormatInt(id, 10) + "@" + emailDomains[r.IntN(len(emailDomains))]
-		g.record(genUser{ID: id, Name: names[i], Email: email, CreatedAt: genEpoch.Add(time.Duration(id) * 37 * time.Second)})
+		p := newPerson(r)
+		names[i] = p.name
+		g.record(genUser{ID: id, Name: p.name, Email: p.email(r, id), CreatedAt: genEpoch.Add(time.Duration(id) * 37 * time.Second)})
 	}
 
 	g.open("posts")
@@ -149,8 +102,8 @@ func Generate(w io.Writer, cfg GenConfig) error {
 			posts++
 			g.record(genPost{
 				ID: posts, UserID: int64(u + 1),
-				Title:     sentence(r, 3+r.IntN(4)),
-				Content:   sentence(r, 12+r.IntN(12)) + ".",
+				Title:     title(r),
+				Content:   paragraphs(r, 1+r.IntN(3), 12, true), // under 20 kB
 				CreatedAt: genEpoch.Add(time.Duration(posts) * 53 * time.Second),
 			})
 		}
@@ -164,7 +117,7 @@ func Generate(w io.Writer, cfg GenConfig) error {
 			comments++
 			g.record(genComment{
 				ID: comments, PostID: p + 1, AuthorID: int64(r.IntN(cfg.Users) + 1),
-				Text:      commentTexts[r.IntN(len(commentTexts))],
+				Text:      commentText(r),
 				CreatedAt: genEpoch.Add(time.Duration(comments) * 61 * time.Second),
 			})
 		}
@@ -173,17 +126,12 @@ func Generate(w io.Writer, cfg GenConfig) error {
 	g.open("products")
 	r = rng(4)
 	for i := range cfg.Products {
-		name := adjectives[r.IntN(len(adjectives))] + " " + nouns[r.IntN(len(nouns))]
-		if r.IntN(30) == 0 {
-			name += " " + proSuffix
-		}
-		name += " " + strconv.Itoa(100+r.IntN(900))
-		cents := 100 + r.IntN(200_000) // 1.00 .. 2000.99
 		id := int64(i + 1)
+		name, cat := productName(r)
 		g.record(genProduct{
 			ID: id, Name: name,
-			Price:       json.Number(fmt.Sprintf("%d.%02d", cents/100, cents%100)),
-			Category:    categories[r.IntN(len(categories))],
+			Price:       price(r),
+			Category:    cat,
 			CreatedDate: genEpoch.Add(time.Duration(id) * time.Hour),
 			IsActive:    r.IntN(10) != 0,
 		})
@@ -192,16 +140,22 @@ func Generate(w io.Writer, cfg GenConfig) error {
 	g.open("orders")
 	r = rng(5)
 	for i := range cfg.Orders {
+		// A few products sell most (the cube of a uniform draw favours low ids), and
+		// so do a few customers (its square).
 		o := genOrder{
-			ID: int64(i + 1), ProductID: int64(r.IntN(cfg.Products) + 1),
+			ID: int64(i + 1), ProductID: skewedID(r, cfg.Products, 3),
 			OrderDate: genEpoch.Add(time.Duration(i+1) * 17 * time.Minute),
-			Quantity:  int64(1 + r.IntN(5)),
+			Quantity:  quantity(r),
 		}
-		if cfg.Users > 0 && r.IntN(10) != 0 {
-			o.UserID = int64(r.IntN(cfg.Users) + 1)
+		switch {
+		case cfg.Users > 0 && r.IntN(10) != 0:
+			o.UserID = skewedID(r, cfg.Users, 2)
 			o.CustomerName = names[o.UserID-1]
-		} else {
-			o.CustomerName = "Walk-in " + strconv.Itoa(i+1)
+			if r.IntN(20) == 0 { // a gift: delivered to someone else
+				o.CustomerName = newPerson(r).name
+			}
+		default: // a guest checkout: no account
+			o.CustomerName = newPerson(r).name
 		}
 		g.record(o)
 	}
@@ -209,19 +163,255 @@ func Generate(w io.Writer, cfg GenConfig) error {
 	return g.err
 }
 
-// sentence returns n words from the title word list, the first capitalised.
-func sentence(r *rand.Rand, n int) string {
+// The service's limits (model.go, store.go) that generated records keep within, so
+// that every record would also pass the create paths.
+const (
+	maxNameRunes         = 100
+	maxEmailBytes        = 254
+	maxTitleRunes        = 200
+	maxContentBytes      = 100_000
+	maxCommentBytes      = 10_000
+	maxGeneratedQuantity = 50
+)
+
+// person is a generated user: the name as shown, and the ASCII parts an e-mail
+// address is made of.
+type person struct {
+	name          string
+	given, family string // ASCII, lower case
+	domains       []string
+}
+
+// newPerson draws a name: a region by its weight, then a given and a family name
+// in that region's order. A few names are longer (a middle initial, a second family
+// name, several given names), and a very few hold a quoted nickname or, as names
+// exported from a directory do, a backslash.
+func newPerson(r *rand.Rand) person {
+	st := pickStyle(r)
+	given, family := st.given[r.IntN(len(st.given))], st.family[r.IntN(len(st.family))]
+	if r.IntN(200) == 0 {
+		given = annNames[r.IntN(len(annNames))]
+	}
+	p := person{given: given.ascii, family: family.ascii, domains: st.domains}
+	g, f := given.text, family.text
+	if !st.familyFirst {
+		switch n := r.IntN(100); {
+		case n < 8:
+			g += " " + string(rune('A'+r.IntN(26))) + "."
+		case n < 13:
+			f += "-" + st.family[r.IntN(len(st.family))].text
+		case n < 14: // a long name: two given names and three family names
+			g += " " + st.given[r.IntN(len(st.given))].text
+			f += " " + st.family[r.IntN(len(st.family))].text + " y " + st.family[r.IntN(len(st.family))].text
+		}
+	}
+	switch r.IntN(10_000) {
+	case 0, 1, 2, 3, 4:
+		p.name = g + ` "` + nicknames[r.IntN(len(nicknames))] + `" ` + f
+	case 5:
+		p.name = f + `\` + g
+	default:
+		if st.familyFirst {
+			p.name = f + st.sep + g
+		} else {
+			p.name = g + " " + f
+		}
+	}
+	if utf8.RuneCountInString(p.name) > maxNameRunes {
+		p.name = given.text + " " + family.text
+	}
+	return p
+}
+
+func pickStyle(r *rand.Rand) *nameStyle {
+	n := r.IntN(totalStyleWeight)
+	for i := range nameStyles {
+		if n -= nameStyles[i].weight; n < 0 {
+			return &nameStyles[i]
+		}
+	}
+	panic("unreachable")
+}
+
+var totalStyleWeight = func() int {
+	t := 0
+	for _, s := range nameStyles {
+		t += s.weight
+	}
+	return t
+}()
+
+// email draws an address for p: the usual given.family@provider, initials, birth
+// years, plus-addressing, very short ones, and long work addresses.
+func (p person) email(r *rand.Rand, id int64) string {
+	g, f := p.given, p.family
+	domain := p.domains[r.IntN(len(p.domains))]
+	var local string
+	switch n := r.IntN(100); {
+	case n < 30:
+		local = g + "." + f
+	case n < 42:
+		local = g[:1] + f
+	case n < 57:
+		local = g + "_" + f + strconv.Itoa(1950+r.IntN(56))
+	case n < 67:
+		local = g + "." + f + "+" + emailTags[r.IntN(len(emailTags))]
+	case n < 75:
+		local = g + strconv.FormatInt(id, 10)
+	case n < 80: // short: the given name at a short domain
+		local, domain = g, "acme.io"
+	case n < 90:
+		local = f + "." + g + strconv.FormatInt(id%1000, 10)
+	default: // long: a work address with a department
+		local = g + "." + string(rune('a'+r.IntN(26))) + "." + f + ".accounts-payable"
+		domain = workDomains[r.IntN(len(workDomains))]
+	}
+	return local + "@" + domain
+}
+
+// title is a post title of 2 to 13 words, now and then a question.
+func title(r *rand.Rand) string {
+	t := sentence(r, titleWords, 2+r.IntN(5)+r.IntN(8))
+	if r.IntN(10) == 0 {
+		t += "?"
+	}
+	return t
+}
+
+// paragraphs is between min and max paragraphs of text, each one after min with a
+// chance of one in two; with code set, one text in 40 also shows a few lines of code
+// (tabs, quotes, backslashes). A paragraph is at most about 1,500 bytes.
+func paragraphs(r *rand.Rand, min, max int, code bool) string {
+	n := min
+	for n < max && r.IntN(2) == 0 {
+		n++
+	}
 	var b strings.Builder
 	for i := range n {
-		w := titleWords[r.IntN(len(titleWords))]
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		for j := range 1 + r.IntN(5) {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(sentence(r, contentWords, 4+r.IntN(17)))
+			b.WriteByte('.')
+		}
+		if code && i == 0 && r.IntN(40) == 0 {
+			b.WriteString("\n\n" + codeLines[r.IntN(len(codeLines))])
+		}
+	}
+	return b.String()
+}
+
+// commentText is mostly a stock phrase, sometimes a sentence, now and then a few
+// paragraphs.
+func commentText(r *rand.Rand) string {
+	switch n := r.IntN(100); {
+	case n < 70:
+		return commentTexts[r.IntN(len(commentTexts))]
+	case n < 95:
+		return sentence(r, contentWords, 5+r.IntN(21)) + "."
+	default:
+		return paragraphs(r, 2, 4, false) // under 7 kB
+	}
+}
+
+// sentence returns n words from words, one in 25 from foreignWords instead, the
+// first capitalised.
+func sentence(r *rand.Rand, words []string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		w := words[r.IntN(len(words))]
+		if r.IntN(25) == 0 {
+			w = foreignWords[r.IntN(len(foreignWords))]
+		}
 		if i == 0 {
-			w = strings.ToUpper(w[:1]) + w[1:]
+			first, size := utf8.DecodeRuneInString(w)
+			w = string(unicode.ToUpper(first)) + w[size:]
 		} else {
 			b.WriteByte(' ')
 		}
 		b.WriteString(w)
 	}
 	return b.String()
+}
+
+// productName draws a category by its weight and a name from its nouns: maybe a
+// brand, maybe an adjective, the noun, one in ten a "Pro", mostly a model number.
+func productName(r *rand.Rand) (name, category string) {
+	total := 0
+	for _, c := range categories {
+		total += c.weight
+	}
+	n := r.IntN(total)
+	c := &categories[0]
+	for i := range categories {
+		if n -= categories[i].weight; n < 0 {
+			c = &categories[i]
+			break
+		}
+	}
+	var words []string
+	if r.IntN(10) < 4 {
+		words = append(words, brands[r.IntN(len(brands))])
+	}
+	if r.IntN(10) < 7 {
+		words = append(words, adjectives[r.IntN(len(adjectives))])
+	}
+	words = append(words, c.nouns[r.IntN(len(c.nouns))])
+	if r.IntN(10) == 0 {
+		words = append(words, proSuffix)
+	}
+	if r.IntN(10) < 7 {
+		words = append(words, strconv.Itoa(100+r.IntN(900)))
+	}
+	return strings.Join(words, " "), c.name
+}
+
+// price is skewed as shop prices are: a third under 20, about a quarter over 500
+// (which the OData filter's selectivity counts on), a few in the thousands; most end
+// in .99.
+func price(r *rand.Rand) json.Number {
+	var dollars int
+	switch n := r.IntN(100); {
+	case n < 35:
+		dollars = 1 + r.IntN(19)
+	case n < 58:
+		dollars = 20 + r.IntN(80)
+	case n < 76:
+		dollars = 100 + r.IntN(400)
+	case n < 94:
+		dollars = 500 + r.IntN(1000)
+	default:
+		dollars = 1500 + r.IntN(3500)
+	}
+	return json.Number(fmt.Sprintf("%d.%02d", dollars, priceEndings[r.IntN(len(priceEndings))]))
+}
+
+// quantity is mostly 1, rarely up to maxGeneratedQuantity.
+func quantity(r *rand.Rand) int64 {
+	switch n := r.IntN(100); {
+	case n < 70:
+		return 1
+	case n < 90:
+		return 2
+	case n < 97:
+		return int64(3 + r.IntN(3))
+	default:
+		return int64(6 + r.IntN(maxGeneratedQuantity-5))
+	}
+}
+
+// skewedID draws an id in 1..n, favouring low ids more the larger power is.
+func skewedID(r *rand.Rand, n, power int) int64 {
+	u := r.Float64()
+	x := u
+	for range power - 1 {
+		x *= u
+	}
+	return int64(x*float64(n)) + 1
 }
 
 // genWriter writes a dataset object one record per line, remembering the first error.

@@ -41,6 +41,7 @@ type runConfig struct {
 	small         GenConfig // the dataset of the side-by-side scenarios
 	largeUsers    int
 	largeProducts int
+	largeOrders   int
 	subscribers   int
 	repo          string
 	workDir       string
@@ -68,6 +69,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runConfig, error) {
 	fs.IntVar(&c.small.Orders, "orders", 1000, "orders in the side-by-side dataset")
 	fs.IntVar(&c.largeUsers, "large-users", 1_000_000, "users in the large dataset")
 	fs.IntVar(&c.largeProducts, "large-products", 100_000, "products in the large dataset")
+	fs.IntVar(&c.largeOrders, "large-orders", 200_000, "orders in the large dataset")
 	fs.IntVar(&c.subscribers, "subscribers", 10_000, "WebSocket subscribers of the fan-out scenario")
 	fs.StringVar(&c.repo, "repo", "..", "`directory` of the quartet repository (the service is built from it)")
 	fs.StringVar(&c.workDir, "work", "", "`directory` for the binary and datasets (default: a new temporary one)")
@@ -84,7 +86,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runConfig, error) {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if c.quick {
 		for name, v := range map[string]string{
-			"duration": "2s", "warmup": "500ms", "rounds": "1", "large-users": "20000", "large-products": "5000", "subscribers": "500",
+			"duration": "2s", "warmup": "500ms", "rounds": "1", "large-users": "20000", "large-products": "5000", "large-orders": "4000", "subscribers": "500",
 		} {
 			if !given[name] {
 				fs.Set(name, v)
@@ -167,7 +169,7 @@ func runHarness(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	h.smallData = filepath.Join(cfg.workDir, "small.json")
 	h.largeData = filepath.Join(cfg.workDir, "large.json")
-	large := GenConfig{Seed: cfg.seed, Users: cfg.largeUsers, Products: cfg.largeProducts}
+	large := GenConfig{Seed: cfg.seed, Users: cfg.largeUsers, Products: cfg.largeProducts, Orders: cfg.largeOrders}
 	for _, d := range []struct {
 		path string
 		cfg  GenConfig
@@ -486,7 +488,7 @@ func (h *harness) largeData_(ctx context.Context) {
 			maxP50: 3 * time.Millisecond, check: checkODataValue, // issue 16
 		},
 	}
-	sizes := fmt.Sprintf("%d users + %d products", c.largeUsers, c.largeProducts)
+	sizes := fmt.Sprintf("%d users + %d products + %d orders", c.largeUsers, c.largeProducts, c.largeOrders)
 	memName, startName := "memory: RSS after the load, "+sizes, "start-up (exec to /healthz OK), "+sizes
 	any := h.selected(memName) || h.selected(startName)
 	for _, sc := range scenarios {

@@ -10,6 +10,7 @@
 //	go run . [flags]                  run the harness (see -h)
 //	go run . gen [flags] -o FILE      write a generated dataset
 //	go run . hostile [flags]          the hostile-load check of issue 14 (hostile.go)
+//	go run . startup [flags]          start-up time and memory on the large dataset (startup.go)
 //	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)
 package main
 
@@ -42,6 +43,10 @@ func dispatch(args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runHostile(ctx, args[1:], os.Stdout)
+		case "startup":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runStartup(ctx, args[1:], os.Stdout)
 		case "run":
 			args = args[1:]
 		}
