@@ -147,8 +147,6 @@ type InputValue struct {
 	DefaultValue      *Value // literal default; nil when there is none
 	IsDeprecated      bool
 	DeprecationReason string
-
-	defaultValue any // DefaultValue coerced to Type, set by Schema.prepare
 }
 
 func findInputValue(list []*InputValue, name string) *InputValue {
@@ -241,7 +239,6 @@ type Schema struct {
 	directives map[string]*DirectiveDef
 	dirList    []*DirectiveDef
 
-	prepareOnce sync.Once
 	cache       *documentCache
 	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
 	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
