@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -65,22 +64,15 @@ const (
 // PersistedQueries remembers queries by their SHA-256 for automatic persisted
 // queries. It is safe for concurrent use.
 type PersistedQueries struct {
-	mu     sync.Mutex
-	budget int64
-	size   int64      // bytes the entries count together
-	order  *list.List // of *persistedEntry, most recently used at the front
-	byHash map[[sha256.Size]byte]*list.Element
-	pinned map[[sha256.Size]byte]string // the manifest's operations: never forgotten, not in the budget
-}
+	learnt *lru[[sha256.Size]byte, string] // sent with their hash, within the budget
 
-type persistedEntry struct {
-	hash  [sha256.Size]byte
-	query string
+	mu     sync.Mutex
+	pinned map[[sha256.Size]byte]string // the manifest's operations: never forgotten, not in the budget
 }
 
 // NewPersistedQueries returns an empty cache that holds at most maxBytes.
 func NewPersistedQueries(maxBytes int64) *PersistedQueries {
-	return &PersistedQueries{budget: maxBytes, order: list.New(), byHash: make(map[[sha256.Size]byte]*list.Element)}
+	return &PersistedQueries{learnt: newLRU[[sha256.Size]byte, string](maxBytes)}
 }
 
 func persistedCost(query string) int64 { return int64(len(query)) + persistedEntryBytes }
@@ -88,45 +80,25 @@ func persistedCost(query string) int64 { return int64(len(query)) + persistedEnt
 // get returns the query whose hash is hash, and whether it is known.
 func (c *PersistedQueries) get(hash [sha256.Size]byte) (string, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if q, ok := c.pinned[hash]; ok {
+	q, ok := c.pinned[hash]
+	c.mu.Unlock()
+	if ok {
 		return q, true
 	}
-	e, ok := c.byHash[hash]
-	if !ok {
-		return "", false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*persistedEntry).query, true
+	return c.learnt.get(hash)
 }
 
 // put remembers query under hash, which the caller has checked is its SHA-256,
 // forgetting the least recently used queries as the budget requires.
 func (c *PersistedQueries) put(hash [sha256.Size]byte, query string) {
-	cost := persistedCost(query)
-	if cost > c.budget/16 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byHash[hash]; ok {
-		c.order.MoveToFront(e)
-		return
-	}
-	c.byHash[hash] = c.order.PushFront(&persistedEntry{hash: hash, query: query})
-	c.size += cost
-	for c.size > c.budget {
-		e := c.order.Remove(c.order.Back()).(*persistedEntry)
-		delete(c.byHash, e.hash)
-		c.size -= persistedCost(e.query)
-	}
+	c.learnt.put(hash, query, persistedCost(query))
 }
 
 // Len returns the number of queries held, pinned ones included.
 func (c *PersistedQueries) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len() + len(c.pinned)
+	return c.learnt.len() + len(c.pinned)
 }
 
 // isPinned reports whether hash names an operation of the manifest.
