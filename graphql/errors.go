@@ -32,6 +32,7 @@ type Error struct {
 	Err        error // the resolver's error, if any; not serialised
 }
 
+// Error returns the message followed by the locations it applies to.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Message)
@@ -58,6 +59,7 @@ func (e *Error) Code() string {
 // ErrorList is a list of GraphQL errors used as a Go error.
 type ErrorList []*Error
 
+// Error joins the messages of the list.
 func (l ErrorList) Error() string {
 	msgs := make([]string, len(l))
 	for i, e := range l {

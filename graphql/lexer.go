@@ -14,6 +14,7 @@ type Position struct {
 	Column int `json:"column"`
 }
 
+// String returns the position as line:column.
 func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 
 // TokenKind identifies the lexical class of a Token.
@@ -51,6 +52,7 @@ var tokenKindNames = [...]string{
 	TokenInt: "Int", TokenFloat: "Float", TokenString: "String", TokenBlockString: "BlockString",
 }
 
+// String returns the token kind's name, as syntax errors print it.
 func (k TokenKind) String() string {
 	if int(k) < len(tokenKindNames) {
 		return tokenKindNames[k]
@@ -66,6 +68,7 @@ type Token struct {
 	Pos   Position
 }
 
+// String describes the token for a syntax error message.
 func (t Token) String() string {
 	switch t.Kind {
 	case TokenName, TokenInt, TokenFloat:
@@ -82,6 +85,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error returns the message with its line and column.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("Syntax Error: %s (line %d, column %d)", e.Msg, e.Pos.Line, e.Pos.Column)
 }

@@ -22,6 +22,7 @@ const (
 
 var typeKindNames = [...]string{"SCALAR", "OBJECT", "INTERFACE", "UNION", "ENUM", "INPUT_OBJECT", "LIST", "NON_NULL"}
 
+// String returns the kind as __TypeKind names it, e.g. INPUT_OBJECT.
 func (k TypeKind) String() string {
 	if int(k) < len(typeKindNames) {
 		return typeKindNames[k]

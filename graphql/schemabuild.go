@@ -17,6 +17,7 @@ type SchemaError struct {
 	Msg string
 }
 
+// Error returns the message, with its line and column when known.
 func (e *SchemaError) Error() string {
 	if e.Pos.Line == 0 {
 		return "schema: " + e.Msg

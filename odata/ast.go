@@ -25,6 +25,7 @@ const (
 var typeNames = [...]string{"invalid", "null", "Edm.Boolean", "Edm.Int64", "Edm.Decimal", "Edm.Double",
 	"Edm.String", "Edm.Date", "Edm.DateTimeOffset", "entity", "collection"}
 
+// String returns the type's name, for messages.
 func (t Type) String() string {
 	if t >= 0 && int(t) < len(typeNames) {
 		return typeNames[t]
