@@ -48,7 +48,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("no definitions and no error")
 		}
 		l := newLexer(src, 0)
-		for l.next().Kind != TokenEOF {
+		for l.next().Kind != tokEOF {
 		}
 		if l.tokens > DefaultLimits.MaxTokens {
 			t.Fatalf("parsed a document of %d tokens", l.tokens)

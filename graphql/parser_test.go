@@ -18,7 +18,7 @@ func TestLexerTokens(t *testing.T) {
 			t.Fatal(l.err)
 		}
 		got = append(got, fmt.Sprintf("%s@%s", tok, tok.Pos))
-		if tok.Kind == TokenEOF {
+		if tok.Kind == tokEOF {
 			break
 		}
 	}
