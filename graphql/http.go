@@ -23,9 +23,9 @@ const (
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-// MaxRequestBytes is the default bound on a request document: a POST body,
+// maxRequestBytes is the default bound on a request document: a POST body,
 // or the query parameters of a GET.
-const MaxRequestBytes = 1 << 20
+const maxRequestBytes = 1 << 20
 
 // Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
 // POST with an application/json body {"query", "operationName",
@@ -50,11 +50,11 @@ type Handler struct {
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
 	WebSocket http.Handler
 
-	// MaxBytes bounds the request document; 0 means MaxRequestBytes.
+	// MaxBytes bounds the request document; 0 means maxRequestBytes (1 MiB).
 	MaxBytes int64
 
 	// PersistedQueries keeps the queries of automatic persisted queries
-	// (persisted.go); NewHandler sets one of DefaultPersistedQueryBytes. When
+	// (persisted.go); NewHandler sets one of defaultPersistedQueryBytes (4 MiB). When
 	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED,
 	// and Apollo's client link then sends whole queries.
 	PersistedQueries *PersistedQueries
@@ -75,7 +75,7 @@ type Handler struct {
 
 // NewHandler returns a Handler for s with default settings.
 func NewHandler(s *Schema) *Handler {
-	return &Handler{Schema: s, PersistedQueries: NewPersistedQueries(DefaultPersistedQueryBytes)}
+	return &Handler{Schema: s, PersistedQueries: newPersistedQueries(defaultPersistedQueryBytes)}
 }
 
 type httpParams struct {
@@ -89,7 +89,7 @@ func (h *Handler) maxBytes() int64 {
 	if h.MaxBytes > 0 {
 		return h.MaxBytes
 	}
-	return MaxRequestBytes
+	return maxRequestBytes
 }
 
 // ServeHTTP implements http.Handler.

@@ -2,10 +2,10 @@ package graphql
 
 import "fmt"
 
-// MaxParseDepth bounds the nesting of a document (selection sets, list and
+// maxParseDepth bounds the nesting of a document (selection sets, list and
 // object values, list types): a deeper one is refused with a syntax error,
 // so hostile input cannot overflow the stack.
-const MaxParseDepth = 256
+const maxParseDepth = 256
 
 // Parse parses a GraphQL document within the parse limits of DefaultLimits
 // (document bytes, tokens, operations, directives, variable definitions).
@@ -88,8 +88,8 @@ func (p *parser) unexpected() {
 
 func (p *parser) enter() bool {
 	p.depth++
-	if p.depth > MaxParseDepth {
-		p.errorf(p.tok.Pos, "Document nesting exceeds the maximum depth of %d.", MaxParseDepth)
+	if p.depth > maxParseDepth {
+		p.errorf(p.tok.Pos, "Document nesting exceeds the maximum depth of %d.", maxParseDepth)
 		return false
 	}
 	return true

@@ -37,17 +37,17 @@ const (
 
 const msgNotInList = "The persisted operation is not in this server's list of allowed operations."
 
-// MaxManifestOperations bounds the operations a manifest may pin: they are
+// maxManifestOperations bounds the operations a manifest may pin: they are
 // kept for the life of the process, outside the cache's budget.
-const MaxManifestOperations = 10_000
+const maxManifestOperations = 10_000
 
-// DefaultPersistedQueryBytes is the memory the persisted queries of a Handler
+// defaultPersistedQueryBytes is the memory the persisted queries of a Handler
 // made by NewHandler may hold: the text of thousands of usual queries (a few
 // hundred bytes to a few kilobytes each). Each entry also counts
-// persistedEntryBytes, so there are at most DefaultPersistedQueryBytes /
+// persistedEntryBytes, so there are at most defaultPersistedQueryBytes /
 // persistedEntryBytes (16,384) of them; a query over a sixteenth of the budget
 // is run but not kept, so that one request cannot empty the cache.
-const DefaultPersistedQueryBytes = 4 << 20
+const defaultPersistedQueryBytes = 4 << 20
 
 // persistedEntryBytes is what one entry holds besides its query text: the map
 // entry, the list element and the entry itself, with a margin.
@@ -70,8 +70,8 @@ type PersistedQueries struct {
 	pinned map[[sha256.Size]byte]string // the manifest's operations: never forgotten, not in the budget
 }
 
-// NewPersistedQueries returns an empty cache that holds at most maxBytes.
-func NewPersistedQueries(maxBytes int64) *PersistedQueries {
+// newPersistedQueries returns an empty cache that holds at most maxBytes.
+func newPersistedQueries(maxBytes int64) *PersistedQueries {
 	return &PersistedQueries{learnt: newLRU[[sha256.Size]byte, string](maxBytes)}
 }
 
@@ -137,8 +137,8 @@ func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) 
 	if m.Format != "apollo-persisted-query-manifest" || m.Version != 1 {
 		return 0, fmt.Errorf("format %q version %d, want apollo-persisted-query-manifest version 1", m.Format, m.Version)
 	}
-	if len(m.Operations) > MaxManifestOperations {
-		return 0, fmt.Errorf("%d operations, at most %d", len(m.Operations), MaxManifestOperations)
+	if len(m.Operations) > maxManifestOperations {
+		return 0, fmt.Errorf("%d operations, at most %d", len(m.Operations), maxManifestOperations)
 	}
 	pinned := make(map[[sha256.Size]byte]string, len(m.Operations))
 	for i, op := range m.Operations {

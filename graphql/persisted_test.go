@@ -195,7 +195,7 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	query := func(i int) string { return "{ user(id: " + strconv.Itoa(i) + ") { name } }" }
 	hash := func(q string) [sha256.Size]byte { return sha256.Sum256([]byte(q)) }
 	per := persistedCost(query(10))
-	c := NewPersistedQueries(16 * per) // room for 16 entries of query(10..99)
+	c := newPersistedQueries(16 * per) // room for 16 entries of query(10..99)
 	for i := 10; i < 26; i++ {
 		c.put(hash(query(i)), query(i))
 	}
@@ -231,7 +231,7 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 func TestHandlerPersistedQueriesConcurrent(t *testing.T) {
 	s, _ := newTestSchema(t)
 	h := NewHandler(s)
-	h.PersistedQueries = NewPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
+	h.PersistedQueries = newPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

@@ -140,7 +140,7 @@ type WebSocketOptions struct {
 	// is looked up by its SHA-256; any other gets PERSISTED_QUERY_NOT_IN_LIST.
 	PersistedOnly *PersistedQueries
 
-	// MaxMessageBytes bounds one incoming message; 0 means MaxRequestBytes.
+	// MaxMessageBytes bounds one incoming message; 0 means maxRequestBytes (1 MiB).
 	// A larger message closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
 
@@ -176,7 +176,7 @@ func (o *WebSocketOptions) setDefaults() {
 		o.MaxSocketsPerClient = DefaultMaxSocketsPerClient
 	}
 	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = MaxRequestBytes
+		o.MaxMessageBytes = maxRequestBytes
 	}
 	if o.SendQueue <= 0 {
 		o.SendQueue = defaultSendQueue
