@@ -124,9 +124,9 @@ func (p *parser) isWord(w string) bool {
 	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
 }
 
-// ParseExpr parses a common expression (the syntax of $filter) without
+// parseExpr parses a common expression (the syntax of $filter) without
 // resolving names. Positions are byte offsets into s.
-func ParseExpr(s string) (Expr, error) {
+func parseExpr(s string) (Expr, error) {
 	var e Expr
 	err := run(func() {
 		p := newParser(s, newBudget(Limits{}))
