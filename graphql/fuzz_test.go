@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		doc, err := Parse(src)
+		doc, err := parseDoc(src)
 		if err != nil {
 			se, ok := err.(*SyntaxError)
 			if !ok || se.Pos.Line < 1 || se.Pos.Column < 1 || se.Pos.Line > strings.Count(src, "\n")+strings.Count(src, "\r")+1 {
@@ -64,7 +64,7 @@ func FuzzValidate(f *testing.F) {
 	}
 	s, _ := newTestSchema(f)
 	f.Fuzz(func(t *testing.T, src string) {
-		doc, err := Parse(src)
+		doc, err := parseDoc(src)
 		if err != nil {
 			return
 		}

@@ -50,7 +50,7 @@ type Limits struct {
 	MaxResponseBytes int
 }
 
-// DefaultLimits are the limits a new Schema starts with, and those of Parse.
+// DefaultLimits are the limits a new Schema starts with.
 // The editor's introspection query has 135 tokens and 135 fields after
 // expansion, one operation, no directive or variable; the README's examples
 // are smaller, and a document at the 2,000-field limit has a few thousand

@@ -7,15 +7,6 @@ import "fmt"
 // so hostile input cannot overflow the stack.
 const maxParseDepth = 256
 
-// Parse parses a GraphQL document within the parse limits of DefaultLimits
-// (document bytes, tokens, operations, directives, variable definitions).
-// Both executable and type-system definitions are accepted; validation
-// decides what may be executed. The error, if any, is a *SyntaxError.
-func Parse(src string) (*Document, error) {
-	doc, _, err := parseLimited(src, DefaultLimits)
-	return doc, err
-}
-
 // parse parses a trusted document, such as a schema, with no limit but
 // maxTokens (0: none).
 func parse(src string, maxTokens int) (*Document, error) {
