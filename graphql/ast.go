@@ -1,6 +1,6 @@
 package graphql
 
-// This file holds the syntax tree produced by Parse. Every node records the
+// This file holds the syntax tree the parser produces. Every node records the
 // position of its first token, which is what GraphQL error locations name.
 
 // Document is a parsed GraphQL document: executable definitions, type-system
