@@ -71,10 +71,3 @@ func (c *lru[K, V]) len() int {
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
-
-// cost returns the sum of the costs of the entries kept.
-func (c *lru[K, V]) cost() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
-}

@@ -89,3 +89,10 @@ func TestLRUConcurrentUse(t *testing.T) {
 		t.Errorf("len %d cost %d budget %d", c.len(), c.cost(), c.budget)
 	}
 }
+
+// cost returns the sum of the costs of the entries kept.
+func (c *lru[K, V]) cost() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

@@ -46,10 +46,6 @@ func parseDecimal(s string) (int64, bool) {
 	return v, true
 }
 
-// formatDecimal formats a value in units of 1/decimalScale without trailing
-// zeros: 199900 is "19.99", 50000 is "5", 5000 is "0.5".
-func formatDecimal(v int64) string { return string(appendDecimal(nil, v)) }
-
 func appendDecimal(b []byte, v int64) []byte {
 	u := uint64(v)
 	if v < 0 {

@@ -329,28 +329,6 @@ type Filter struct {
 	nvars int
 }
 
-// parseFilter parses, checks and compiles a $filter expression (already
-// percent-decoded) for entity type t. The expression is held to
-// DefaultLimits, except MaxVisits and MaxStringBytes: the filter is for any
-// number of uses, not one request, so its evaluation is not counted (routes use
-// parseQuery).
-func parseFilter(expr string, t *EntityType) (*Filter, error) {
-	var f *Filter
-	err := run(func() {
-		p := newParser(expr, newBudget(Limits{}))
-		e := p.expr()
-		p.end()
-		f = compileFilter(e, t, &compiler{now: time.Now()})
-	})
-	if err != nil {
-		if e, ok := err.(*Error); ok && e.Option == "" {
-			e.Option = "$filter"
-		}
-		return nil, err
-	}
-	return f, nil
-}
-
 func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {
 	ck := &checker{root: t}
 	ck.checkBool(e)
