@@ -12,15 +12,15 @@ import (
 
 // Values of extensions.code set by this package.
 const (
-	CodeParseFailed      = "GRAPHQL_PARSE_FAILED"
-	CodeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
-	CodeBadUserInput     = "BAD_USER_INPUT"
-	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	codeParseFailed      = "GRAPHQL_PARSE_FAILED"
+	codeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+	codeBadUserInput     = "BAD_USER_INPUT"
+	codeInternal         = "INTERNAL_SERVER_ERROR"
 
 	// Automatic persisted queries (persisted.go), as Apollo's servers name them.
-	CodePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
-	CodePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
-	CodePersistedQueryHashMismatch = "PERSISTED_QUERY_HASH_MISMATCH" // the query sent is not what the hash stands for
+	codePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
+	codePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
+	codePersistedQueryHashMismatch = "PERSISTED_QUERY_HASH_MISMATCH" // the query sent is not what the hash stands for
 )
 
 // Error is a GraphQL error as it appears in a response (spec 7.1.2).

@@ -73,7 +73,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		errs := s.Validate(doc)
 		for _, e := range errs {
-			if e.Message == "" || e.Code() != CodeValidationFailed {
+			if e.Message == "" || e.Code() != codeValidationFailed {
 				t.Fatalf("bad validation error %#v", e)
 			}
 		}

@@ -112,7 +112,7 @@ func checkLimits(doc *Document, lim Limits) []*Error {
 
 func (c *limitChecker) fail(pos Position, format string, args ...any) {
 	if c.err == nil {
-		c.err = newError(CodeValidationFailed, fmt.Sprintf(format, args...), pos)
+		c.err = newError(codeValidationFailed, fmt.Sprintf(format, args...), pos)
 	}
 }
 

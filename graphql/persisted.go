@@ -29,10 +29,10 @@ import (
 // router's, so Apollo's client link does not resend the query in vain (it resends
 // only on PERSISTED_QUERY_NOT_FOUND).
 const (
-	// CodePersistedQueryNotInList: the hash is not one of the pinned operations.
-	CodePersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
-	// CodePersistedQueryIDRequired: a document was sent without a hash.
-	CodePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
+	// codePersistedQueryNotInList: the hash is not one of the pinned operations.
+	codePersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
+	// codePersistedQueryIDRequired: a document was sent without a hash.
+	codePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
 )
 
 const msgNotInList = "The persisted operation is not in this server's list of allowed operations."
@@ -170,10 +170,10 @@ func (h *Handler) checkPersistedOnly(req httpRequest, pq *persistedQuery) (*Erro
 	case !h.PersistedOnly:
 		return nil, 0
 	case pq == nil:
-		return newError(CodePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
+		return newError(codePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
 	case !pq.valid || h.PersistedQueries == nil || !h.PersistedQueries.isPinned(pq.hash):
 		// A document sent with the hash is not learnt: only the manifest says what runs.
-		return newError(CodePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
+		return newError(codePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
 	}
 	return nil, 0
 }

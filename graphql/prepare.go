@@ -60,7 +60,7 @@ func (s *Schema) prepare(query string) *preparedDocument {
 	doc, tokens, err := parseLimited(query, s.Limits)
 	if err != nil {
 		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(CodeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
+		p.errs = []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
 		return p
 	}
 	p.doc = doc

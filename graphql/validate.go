@@ -105,13 +105,13 @@ func (c *vctx) report(msg string, locs ...Position) {
 		c.abort(tooManyErrors)
 		return
 	}
-	c.errors = append(c.errors, newError(CodeValidationFailed, msg, locs...))
+	c.errors = append(c.errors, newError(codeValidationFailed, msg, locs...))
 }
 
 // abort ends validation with a last error saying why.
 func (c *vctx) abort(msg string) {
 	if !c.aborted {
-		c.errors = append(c.errors, newError(CodeValidationFailed, msg))
+		c.errors = append(c.errors, newError(codeValidationFailed, msg))
 		c.aborted = true
 	}
 }

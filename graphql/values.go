@@ -24,7 +24,7 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 	for _, vd := range op.Variables {
 		t := c.typeFromRef(vd.Type)
 		if t == nil || !t.IsInput() {
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
 			continue
 		}
 		v, has := given[vd.Name]
@@ -32,18 +32,18 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 		case !has && vd.DefaultValue != nil:
 			dv, err := coerceLiteral(vd.DefaultValue, t, nil)
 			if err != nil {
-				errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
+				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
 				continue
 			}
 			out[vd.Name] = dv
 		case t.Kind == NonNull && !has:
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
 		case t.Kind == NonNull && v == nil:
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
 		case has:
 			cv, err := coerceInput(v, t)
 			if err != nil {
-				errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
+				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
 				continue
 			}
 			out[vd.Name] = cv

@@ -143,10 +143,10 @@ func (c *wsConn) admit(ctx context.Context) {
 // start begins the operation id, unless too many are active.
 func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
-		return c.sendErrors(id, nil, ErrorList{newError(CodePersistedQueryNotInList, msgNotInList)})
+		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
 	}
 	if refused := c.admitOperation(); refused != "" {
-		return c.sendErrors(id, nil, ErrorList{newError(CodeValidationFailed, refused)})
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, refused)})
 	}
 	c.mu.Lock()
 	ctx, cancel := context.WithCancel(c.base)

@@ -145,7 +145,7 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 		}
 		req, err := parseOperation(m.payload)
 		if err != nil {
-			return c.sendErrors(m.id, nil, ErrorList{newError(CodeBadUserInput, err.Error())})
+			return c.sendErrors(m.id, nil, ErrorList{newError(codeBadUserInput, err.Error())})
 		}
 		c.mu.Lock()
 		old := c.ops[m.id]
