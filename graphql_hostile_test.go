@@ -265,13 +265,13 @@ func TestGraphQLLimitFlags(t *testing.T) {
 // under the default limits: none is refused.
 func TestGraphQLReadmeExamplesWithinLimits(t *testing.T) {
 	ts := newTestServer(t, hostileStore(t))
-	editor, err := os.ReadFile(filepath.Join("graphql", "editor.js"))
+	editor, err := os.ReadFile(filepath.Join("graphql", "editor", "editor.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)const INTROSPECTION_QUERY = `(.*?)`").FindSubmatch(editor)
 	if m == nil {
-		t.Fatal("no INTROSPECTION_QUERY in graphql/editor.js")
+		t.Fatal("no INTROSPECTION_QUERY in graphql/editor/editor.js")
 	}
 	requests := []map[string]any{
 		// README "GraphQL": the first two are POSTed, the third is a GET.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/graphql/editor"
 )
 
 // The GraphQL surface (spec 4.3, CONTRACT.md section 4): schema.graphql bound to the
@@ -249,7 +250,7 @@ func parseDateTime(v any) (any, error) {
 func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
-	h.HTMLPage = graphql.EditorPage() // GET /graphql from a browser
+	h.HTMLPage = editor.Handler() // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
 		if r.Header.Get("Authorization") == "" {
 			return r.Context() // a missing value reads as no header

@@ -1,6 +1,6 @@
 package graphql
 
-// This file holds the syntax tree produced by Parse. Every node records the
+// This file holds the syntax tree the parser produces. Every node records the
 // position of its first token, which is what GraphQL error locations name.
 
 // Document is a parsed GraphQL document: executable definitions, type-system
@@ -34,6 +34,7 @@ const (
 	Subscription
 )
 
+// String returns the operation type as the document writes it: query, mutation or subscription.
 func (o OperationType) String() string {
 	switch o {
 	case Mutation:
@@ -157,6 +158,7 @@ func (t *TypeRef) NamedType() string {
 	return t.Name
 }
 
+// String returns the type reference in GraphQL syntax, e.g. [ID!]!.
 func (t *TypeRef) String() string {
 	switch t.Kind {
 	case ListTypeRef:

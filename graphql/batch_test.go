@@ -103,7 +103,7 @@ func TestHandlerBatchAsIfAlone(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(want[0], `"Alice"`) || !strings.Contains(want[2], "depth") || !strings.Contains(want[5], CodePersistedQueryNotFound) ||
+	if !strings.Contains(want[0], `"Alice"`) || !strings.Contains(want[2], "depth") || !strings.Contains(want[5], codePersistedQueryNotFound) ||
 		!strings.Contains(want[9], "Operation 9 of the batch is not a JSON object") {
 		t.Errorf("the operations do not test what they are meant to: %q", want)
 	}

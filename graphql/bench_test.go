@@ -10,7 +10,7 @@ const benchQuery = "{ users { name posts(limit: 2) { title comments { text autho
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(benchQuery); err != nil {
+		if _, err := parseDoc(benchQuery); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -18,7 +18,7 @@ func BenchmarkParse(b *testing.B) {
 
 func BenchmarkValidate(b *testing.B) {
 	s, _ := newTestSchema(b)
-	doc, err := Parse(benchQuery)
+	doc, err := parseDoc(benchQuery)
 	if err != nil {
 		b.Fatal(err)
 	}

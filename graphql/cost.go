@@ -19,7 +19,7 @@ import (
 // field multiplies the cost of what is selected under it by the list's
 // expected size: the largest value of its slicing arguments when the query
 // gives one (a literal or a variable), else its @listSize(assumedSize: N),
-// else DefaultListSize. A schema declares the two directives as
+// else defaultListSize. A schema declares the two directives as
 //
 //	directive @cost(weight: Int!) on FIELD_DEFINITION
 //	directive @listSize(assumedSize: Int, slicingArguments: [String!]) on FIELD_DEFINITION
@@ -36,9 +36,9 @@ const (
 	CodeResponseTooLarge  = "RESPONSE_TOO_LARGE"
 )
 
-// DefaultListSize is the size assumed for a list field when neither the
+// defaultListSize is the size assumed for a list field when neither the
 // query (a slicing argument) nor the schema (@listSize) tells it.
-const DefaultListSize = 50
+const defaultListSize = 50
 
 // defaultSlicingArguments slice a list field that has no @listSize(slicingArguments:).
 var defaultSlicingArguments = []string{"first", "limit"}
@@ -50,7 +50,7 @@ type fieldCost struct {
 	slicing     []string // argument names whose value is the list's size
 }
 
-var defaultFieldCost = fieldCost{weight: 1, assumedSize: DefaultListSize, slicing: defaultSlicingArguments}
+var defaultFieldCost = fieldCost{weight: 1, assumedSize: defaultListSize, slicing: defaultSlicingArguments}
 
 // costOf returns the cost settings of def.
 func (s *Schema) costOf(def *FieldDef) fieldCost {

@@ -13,15 +13,15 @@ import (
 
 // Values of extensions.code set by this package.
 const (
-	CodeParseFailed      = "GRAPHQL_PARSE_FAILED"
-	CodeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
-	CodeBadUserInput     = "BAD_USER_INPUT"
-	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	codeParseFailed      = "GRAPHQL_PARSE_FAILED"
+	codeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+	codeBadUserInput     = "BAD_USER_INPUT"
+	codeInternal         = "INTERNAL_SERVER_ERROR"
 
 	// Automatic persisted queries (persisted.go), as Apollo's servers name them.
-	CodePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
-	CodePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
-	CodePersistedQueryHashMismatch = "PERSISTED_QUERY_HASH_MISMATCH" // the query sent is not what the hash stands for
+	codePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
+	codePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
+	codePersistedQueryHashMismatch = "PERSISTED_QUERY_HASH_MISMATCH" // the query sent is not what the hash stands for
 )
 
 // Error is a GraphQL error as it appears in a response (spec 7.1.2).
@@ -33,6 +33,7 @@ type Error struct {
 	Err        error // the resolver's error, if any; not serialised
 }
 
+// Error returns the message followed by the locations it applies to.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Message)
@@ -59,6 +60,7 @@ func (e *Error) Code() string {
 // ErrorList is a list of GraphQL errors used as a Go error.
 type ErrorList []*Error
 
+// Error joins the messages of the list.
 func (l ErrorList) Error() string {
 	msgs := make([]string, len(l))
 	for i, e := range l {

@@ -104,7 +104,7 @@ func (s *Schema) Execute(ctx context.Context, req Request) *Response {
 		return errResp
 	}
 	if op.Operation == Subscription {
-		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscription operations cannot be executed here; subscribe over a WebSocket.", op.Pos)}}
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscription operations cannot be executed here; subscribe over a WebSocket.", op.Pos)}}
 	}
 	return s.executeOperation(ctx, p, op, req.Variables, nil)
 }
@@ -125,11 +125,11 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 	}
 	switch {
 	case name == "" && count > 1:
-		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, "Must provide operation name if query contains multiple operations.")}}
+		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide operation name if query contains multiple operations.")}}
 	case found == nil && name != "":
-		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, fmt.Sprintf("Unknown operation named %q.", name))}}
+		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, fmt.Sprintf("Unknown operation named %q.", name))}}
 	case found == nil:
-		return nil, &Response{Errors: []*Error{newError(CodeBadUserInput, "Must provide an operation.")}}
+		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide an operation.")}}
 	}
 	return found, nil
 }
@@ -157,7 +157,7 @@ func (s *Schema) executeOperation(ctx context.Context, p *preparedDocument, op *
 	}
 	root := s.rootType(op.Operation)
 	if root == nil {
-		return &Response{Errors: []*Error{newError(CodeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
+		return &Response{Errors: []*Error{newError(codeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
 	}
 	if err := s.checkCost(p, op, vars); err != nil {
 		return &Response{Errors: []*Error{err}}
@@ -170,7 +170,7 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.s.panicked(e.ctx, r)
-			resp = &Response{Errors: append(e.errs, newError(CodeInternal, "internal server error")), Data: []byte("null")}
+			resp = &Response{Errors: append(e.errs, newError(codeInternal, "internal server error")), Data: []byte("null")}
 		}
 	}()
 	pooled := buffers.Get().(*[]byte)
@@ -401,7 +401,7 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	var value any
 	err := g.argsErr
 	if err != nil {
-		err = NewError(CodeBadUserInput, err.Error())
+		err = NewError(codeBadUserInput, err.Error())
 	} else {
 		value, err = e.resolve(t, source, g)
 	}
@@ -421,7 +421,7 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	return true
 }
 
-var errPanic = NewError(CodeInternal, "internal server error")
+var errPanic = NewError(codeInternal, "internal server error")
 
 func (e *executor) resolve(t *Type, source any, g *execGroup) (v any, err error) {
 	fn := g.def.resolve

@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		doc, err := Parse(src)
+		doc, err := parseDoc(src)
 		if err != nil {
 			se, ok := err.(*SyntaxError)
 			if !ok || se.Pos.Line < 1 || se.Pos.Column < 1 || se.Pos.Line > strings.Count(src, "\n")+strings.Count(src, "\r")+1 {
@@ -48,7 +48,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("no definitions and no error")
 		}
 		l := newLexer(src, 0)
-		for l.next().Kind != TokenEOF {
+		for l.next().Kind != tokEOF {
 		}
 		if l.tokens > DefaultLimits.MaxTokens {
 			t.Fatalf("parsed a document of %d tokens", l.tokens)
@@ -64,7 +64,7 @@ func FuzzValidate(f *testing.F) {
 	}
 	s, _ := newTestSchema(f)
 	f.Fuzz(func(t *testing.T, src string) {
-		doc, err := Parse(src)
+		doc, err := parseDoc(src)
 		if err != nil {
 			return
 		}
@@ -73,7 +73,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		errs := s.Validate(doc)
 		for _, e := range errs {
-			if e.Message == "" || e.Code() != CodeValidationFailed {
+			if e.Message == "" || e.Code() != codeValidationFailed {
 				t.Fatalf("bad validation error %#v", e)
 			}
 		}

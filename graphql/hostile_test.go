@@ -243,11 +243,11 @@ func TestHostileCache(t *testing.T) {
 		if r := s.Execute(t.Context(), Request{Query: q}); len(r.Errors) > 0 {
 			t.Fatal(ErrorList(r.Errors))
 		}
-		if k == 0 && s.cache.get(q) == nil {
+		if _, ok := s.cache.get(q); k == 0 && !ok {
 			t.Fatal("the document was not cached")
 		}
 	}
-	if n := s.cache.bytes(); n > defaultCacheBytes {
+	if n := s.cache.cost(); n > defaultCacheBytes {
 		t.Errorf("the cache holds an estimated %d bytes, over its budget of %d", n, defaultCacheBytes)
 	}
 	if grown := int64(heapAlloc()) - int64(before); grown > defaultCacheBytes {

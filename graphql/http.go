@@ -23,9 +23,9 @@ const (
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-// MaxRequestBytes is the default bound on a request document: a POST body,
+// maxRequestBytes is the default bound on a request document: a POST body,
 // or the query parameters of a GET.
-const MaxRequestBytes = 1 << 20
+const maxRequestBytes = 1 << 20
 
 // Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
 // POST with an application/json body {"query", "operationName",
@@ -50,11 +50,11 @@ type Handler struct {
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
 	WebSocket http.Handler
 
-	// MaxBytes bounds the request document; 0 means MaxRequestBytes.
+	// MaxBytes bounds the request document; 0 means maxRequestBytes (1 MiB).
 	MaxBytes int64
 
 	// PersistedQueries keeps the queries of automatic persisted queries
-	// (persisted.go); NewHandler sets one of DefaultPersistedQueryBytes. When
+	// (persisted.go); NewHandler sets one of defaultPersistedQueryBytes (4 MiB). When
 	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED,
 	// and Apollo's client link then sends whole queries.
 	PersistedQueries *PersistedQueries
@@ -75,7 +75,7 @@ type Handler struct {
 
 // NewHandler returns a Handler for s with default settings.
 func NewHandler(s *Schema) *Handler {
-	return &Handler{Schema: s, PersistedQueries: NewPersistedQueries(DefaultPersistedQueryBytes)}
+	return &Handler{Schema: s, PersistedQueries: newPersistedQueries(defaultPersistedQueryBytes)}
 }
 
 type httpParams struct {
@@ -89,7 +89,7 @@ func (h *Handler) maxBytes() int64 {
 	if h.MaxBytes > 0 {
 		return h.MaxBytes
 	}
-	return MaxRequestBytes
+	return maxRequestBytes
 }
 
 // ServeHTTP implements http.Handler.
@@ -139,7 +139,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if persisted {
 		// Apollo's servers answer persisted-query errors with the same status
 		// whatever the media type, and its link reads them so.
-		if resp.Errors[0].Extensions["code"] == CodePersistedQueryNotFound {
+		if resp.Errors[0].Extensions["code"] == codePersistedQueryNotFound {
 			// Not cached on the way: the same GET is to succeed once the client
 			// has sent the query (Apollo's servers say the same).
 			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
@@ -205,9 +205,9 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 		if maxBytes > 0 && len(buf) > maxBytes {
 			resp = &Response{Errors: []*Error{newError(CodeResponseTooLarge, "Operation "+strconv.Itoa(i)+" of the batch did not run: the answers before it passed "+strconv.Itoa(maxBytes)+" bytes.")}}
 		} else if err := decodeParams(raw, &params); err != nil {
-			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
+			resp = &Response{Errors: []*Error{newError(codeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
 		} else if req, pq, status, msg := requestFromParams(&params); status != 0 {
-			resp = &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}}
+			resp = &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}
 		} else {
 			resp, _, _ = h.serve(ctx, http.MethodPost, req, pq)
 		}
@@ -242,9 +242,9 @@ func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (
 	}
 	switch {
 	case op.Operation == Mutation && method != http.MethodPost:
-		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed
 	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(CodeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
 	}
 	if req.persist != nil && !h.PersistedOnly {
 		h.PersistedQueries.put(req.persist.hash, req.Query)
@@ -269,15 +269,15 @@ type httpRequest struct {
 func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error, int) {
 	switch {
 	case h.PersistedQueries == nil:
-		return newError(CodePersistedQueryNotSupported, msgPersistedQueryNotSupported), http.StatusOK
+		return newError(codePersistedQueryNotSupported, msgPersistedQueryNotSupported), http.StatusOK
 	case req.Query == "":
 		q, ok := h.PersistedQueries.get(pq.hash)
 		if !pq.valid || !ok {
-			return newError(CodePersistedQueryNotFound, msgPersistedQueryNotFound), http.StatusOK
+			return newError(codePersistedQueryNotFound, msgPersistedQueryNotFound), http.StatusOK
 		}
 		req.Query = q
 	case !pq.matches(req.Query):
-		return newError(CodePersistedQueryHashMismatch, msgPersistedQueryMismatch), http.StatusBadRequest
+		return newError(codePersistedQueryHashMismatch, msgPersistedQueryMismatch), http.StatusBadRequest
 	default:
 		req.persist = pq
 	}
@@ -588,7 +588,7 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 // (Apollo's servers say BAD_REQUEST here; the status already tells the cases
 // apart, and a client acting on the code needs only to know the fault is its own).
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
-	writeResponse(w, media, status, &Response{Errors: []*Error{newError(CodeBadUserInput, msg)}})
+	writeResponse(w, media, status, &Response{Errors: []*Error{newError(codeBadUserInput, msg)}})
 }
 
 // WriteError answers, as application/json with status, a GraphQL request that

@@ -73,7 +73,7 @@ func TestHandler(t *testing.T) {
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request has no query.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "variables not an object", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","variables":[1]}`,
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The variables parameter must be a JSON object.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
-		{name: "body too large", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","x":"` + strings.Repeat("a", MaxRequestBytes) + `"}`,
+		{name: "body too large", method: "POST", contentType: "application/json", body: `{"query":"{ __typename }","x":"` + strings.Repeat("a", maxRequestBytes) + `"}`,
 			wantStatus: 413, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is larger than 1048576 bytes.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "method not allowed", method: "PUT", contentType: "application/json", body: `{"query":"{ __typename }"}`,
 			wantStatus: 405, wantCT: jsonCT, wantAllow: "GET, HEAD, POST", wantBody: `{"errors":[{"message":"Method PUT is not allowed; use GET or POST.","extensions":{"code":"BAD_USER_INPUT"}}]}`},

@@ -14,63 +14,66 @@ type Position struct {
 	Column int `json:"column"`
 }
 
+// String returns the position as line:column.
 func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 
-// TokenKind identifies the lexical class of a Token.
-type TokenKind uint8
+// tokenKind identifies the lexical class of a token.
+type tokenKind uint8
 
 // The token kinds of GraphQL (spec section 2.1).
 const (
-	TokenEOF TokenKind = iota
-	TokenBang
-	TokenDollar
-	TokenAmp
-	TokenParenL
-	TokenParenR
-	TokenSpread
-	TokenColon
-	TokenEquals
-	TokenAt
-	TokenBracketL
-	TokenBracketR
-	TokenBraceL
-	TokenPipe
-	TokenBraceR
-	TokenName
-	TokenInt
-	TokenFloat
-	TokenString
-	TokenBlockString
+	tokEOF tokenKind = iota
+	tokBang
+	tokDollar
+	tokAmp
+	tokParenL
+	tokParenR
+	tokSpread
+	tokColon
+	tokEquals
+	tokAt
+	tokBracketL
+	tokBracketR
+	tokBraceL
+	tokPipe
+	tokBraceR
+	tokName
+	tokInt
+	tokFloat
+	tokString
+	tokBlockString
 )
 
 var tokenKindNames = [...]string{
-	TokenEOF: "<EOF>", TokenBang: "\"!\"", TokenDollar: "\"$\"", TokenAmp: "\"&\"",
-	TokenParenL: "\"(\"", TokenParenR: "\")\"", TokenSpread: "\"...\"", TokenColon: "\":\"",
-	TokenEquals: "\"=\"", TokenAt: "\"@\"", TokenBracketL: "\"[\"", TokenBracketR: "\"]\"",
-	TokenBraceL: "\"{\"", TokenPipe: "\"|\"", TokenBraceR: "\"}\"", TokenName: "Name",
-	TokenInt: "Int", TokenFloat: "Float", TokenString: "String", TokenBlockString: "BlockString",
+	tokEOF: "<EOF>", tokBang: "\"!\"", tokDollar: "\"$\"", tokAmp: "\"&\"",
+	tokParenL: "\"(\"", tokParenR: "\")\"", tokSpread: "\"...\"", tokColon: "\":\"",
+	tokEquals: "\"=\"", tokAt: "\"@\"", tokBracketL: "\"[\"", tokBracketR: "\"]\"",
+	tokBraceL: "\"{\"", tokPipe: "\"|\"", tokBraceR: "\"}\"", tokName: "Name",
+	tokInt: "Int", tokFloat: "Float", tokString: "String", tokBlockString: "BlockString",
 }
 
-func (k TokenKind) String() string {
+// String returns the token kind's name, as syntax errors print it.
+func (k tokenKind) String() string {
 	if int(k) < len(tokenKindNames) {
 		return tokenKindNames[k]
 	}
-	return "TokenKind(" + strconv.Itoa(int(k)) + ")"
+	return "tokenKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Token is one lexical token. Value holds the text of names and numbers and
+// token is one lexical token. Value holds the text of names and numbers and
 // the decoded value of strings; it is empty for punctuators.
-type Token struct {
-	Kind  TokenKind
+type token struct {
+	Kind  tokenKind
 	Value string
 	Pos   Position
 }
 
-func (t Token) String() string {
+// String describes the token for a syntax error message.
+func (t token) String() string {
 	switch t.Kind {
-	case TokenName, TokenInt, TokenFloat:
+	case tokName, tokInt, tokFloat:
 		return t.Kind.String() + " \"" + t.Value + "\""
-	case TokenString, TokenBlockString:
+	case tokString, tokBlockString:
 		return t.Kind.String() + " " + strconv.Quote(t.Value)
 	}
 	return t.Kind.String()
@@ -82,6 +85,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error returns the message with its line and column.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("Syntax Error: %s (line %d, column %d)", e.Msg, e.Pos.Line, e.Pos.Column)
 }
@@ -117,11 +121,11 @@ func (l *lexer) pos(off int) Position {
 	return Position{Line: l.line, Column: l.col}
 }
 
-func (l *lexer) fail(off int, format string, args ...any) Token {
+func (l *lexer) fail(off int, format string, args ...any) token {
 	if l.err == nil {
 		l.err = &SyntaxError{Pos: l.pos(off), Msg: fmt.Sprintf(format, args...)}
 	}
-	return Token{Kind: TokenEOF, Pos: l.pos(off)}
+	return token{Kind: tokEOF, Pos: l.pos(off)}
 }
 
 func (l *lexer) newline(next int) {
@@ -134,23 +138,23 @@ func (l *lexer) newline(next int) {
 // error it keeps returning EOF; the error is in l.err. Past maxTokens tokens
 // it fails, so a long document costs no more than its first maxTokens tokens
 // (graphql-js's maxTokens).
-func (l *lexer) next() Token {
+func (l *lexer) next() token {
 	t := l.scan()
-	if t.Kind == TokenEOF || l.err != nil {
+	if t.Kind == tokEOF || l.err != nil {
 		return t
 	}
 	l.tokens++
 	if l.maxTokens > 0 && l.tokens > l.maxTokens {
 		l.err = &SyntaxError{Pos: t.Pos, Msg: fmt.Sprintf("Document contains more than %d tokens.", l.maxTokens)}
-		return Token{Kind: TokenEOF, Pos: t.Pos}
+		return token{Kind: tokEOF, Pos: t.Pos}
 	}
 	return t
 }
 
 // scan reads the next significant token.
-func (l *lexer) scan() Token {
+func (l *lexer) scan() token {
 	if l.err != nil {
-		return Token{Kind: TokenEOF, Pos: l.err.Pos}
+		return token{Kind: tokEOF, Pos: l.err.Pos}
 	}
 	src := l.src
 	for l.off < len(src) {
@@ -185,41 +189,41 @@ func (l *lexer) scan() Token {
 	}
 	start := l.off
 	if start >= len(src) {
-		return Token{Kind: TokenEOF, Pos: l.pos(start)}
+		return token{Kind: tokEOF, Pos: l.pos(start)}
 	}
 	c := src[start]
-	var kind TokenKind
+	var kind tokenKind
 	switch c {
 	case '!':
-		kind = TokenBang
+		kind = tokBang
 	case '$':
-		kind = TokenDollar
+		kind = tokDollar
 	case '&':
-		kind = TokenAmp
+		kind = tokAmp
 	case '(':
-		kind = TokenParenL
+		kind = tokParenL
 	case ')':
-		kind = TokenParenR
+		kind = tokParenR
 	case ':':
-		kind = TokenColon
+		kind = tokColon
 	case '=':
-		kind = TokenEquals
+		kind = tokEquals
 	case '@':
-		kind = TokenAt
+		kind = tokAt
 	case '[':
-		kind = TokenBracketL
+		kind = tokBracketL
 	case ']':
-		kind = TokenBracketR
+		kind = tokBracketR
 	case '{':
-		kind = TokenBraceL
+		kind = tokBraceL
 	case '|':
-		kind = TokenPipe
+		kind = tokPipe
 	case '}':
-		kind = TokenBraceR
+		kind = tokBraceR
 	case '.':
 		if strings.HasPrefix(src[start:], "...") {
 			l.off += 3
-			return Token{Kind: TokenSpread, Pos: l.pos(start)}
+			return token{Kind: tokSpread, Pos: l.pos(start)}
 		}
 		return l.fail(start, "Unexpected \".\"; did you mean \"...\"?")
 	case '"':
@@ -233,7 +237,7 @@ func (l *lexer) scan() Token {
 			for l.off < len(src) && isNameContinue(src[l.off]) {
 				l.off++
 			}
-			return Token{Kind: TokenName, Value: src[start:l.off], Pos: l.pos(start)}
+			return token{Kind: tokName, Value: src[start:l.off], Pos: l.pos(start)}
 		}
 		if c == '-' || isDigit(c) {
 			return l.number(start)
@@ -245,7 +249,7 @@ func (l *lexer) scan() Token {
 		return l.fail(start, "Unexpected character %s", describeRune(r))
 	}
 	l.off++
-	return Token{Kind: kind, Pos: l.pos(start)}
+	return token{Kind: kind, Pos: l.pos(start)}
 }
 
 func describeRune(r rune) string {
@@ -266,7 +270,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // number lexes IntValue and FloatValue (spec 2.9.1, 2.9.2), including the
 // lookahead restrictions that forbid a digit, "." or a name start directly
 // after a number.
-func (l *lexer) number(start int) Token {
+func (l *lexer) number(start int) token {
 	src := l.src
 	i := start
 	if src[i] == '-' {
@@ -285,9 +289,9 @@ func (l *lexer) number(start int) Token {
 			i++
 		}
 	}
-	kind := TokenInt
+	kind := tokInt
 	if i < len(src) && src[i] == '.' {
-		kind = TokenFloat
+		kind = tokFloat
 		i++
 		if i >= len(src) || !isDigit(src[i]) {
 			return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
@@ -297,7 +301,7 @@ func (l *lexer) number(start int) Token {
 		}
 	}
 	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-		kind = TokenFloat
+		kind = tokFloat
 		i++
 		if i < len(src) && (src[i] == '+' || src[i] == '-') {
 			i++
@@ -313,7 +317,7 @@ func (l *lexer) number(start int) Token {
 		return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
 	}
 	l.off = i
-	return Token{Kind: kind, Value: src[start:i], Pos: l.pos(start)}
+	return token{Kind: kind, Value: src[start:i], Pos: l.pos(start)}
 }
 
 func (l *lexer) describeAt(off int) string {
@@ -325,7 +329,7 @@ func (l *lexer) describeAt(off int) string {
 }
 
 // string lexes a quoted StringValue and decodes its escape sequences.
-func (l *lexer) string(start int) Token {
+func (l *lexer) string(start int) token {
 	src := l.src
 	i := start + 1
 	var b *strings.Builder // allocated only when an escape needs decoding
@@ -342,7 +346,7 @@ func (l *lexer) string(start int) Token {
 				v = b.String()
 			}
 			l.off = i + 1
-			return Token{Kind: TokenString, Value: v, Pos: l.pos(start)}
+			return token{Kind: tokString, Value: v, Pos: l.pos(start)}
 		case c == '\n' || c == '\r':
 			return l.fail(i, "Unterminated string.")
 		case c == '\\':
@@ -352,7 +356,7 @@ func (l *lexer) string(start int) Token {
 			b.WriteString(src[chunk:i])
 			n, ok := l.escape(i, b)
 			if !ok {
-				return Token{Kind: TokenEOF}
+				return token{Kind: tokEOF}
 			}
 			i += n
 			chunk = i
@@ -485,24 +489,24 @@ func hexVal(c byte) int {
 // stringChar checks the source character at i inside a string (a SourceCharacter,
 // spec 2.1.1, and valid UTF-8) and returns its size; when it is not one, ok is false
 // and bad is the error token to return.
-func (l *lexer) stringChar(i int) (size int, bad Token, ok bool) {
+func (l *lexer) stringChar(i int) (size int, bad token, ok bool) {
 	c := l.src[i]
 	switch {
 	case c < 0x20 && c != '\t':
 		return 0, l.fail(i, "Invalid character within String: %s", describeRune(rune(c))), false
 	case c < utf8.RuneSelf:
-		return 1, Token{}, true
+		return 1, token{}, true
 	}
 	r, size := utf8.DecodeRuneInString(l.src[i:])
 	if r == utf8.RuneError && size == 1 {
 		return 0, l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c), false
 	}
-	return size, Token{}, true
+	return size, token{}, true
 }
 
 // blockString lexes a """block string""" and returns its value after the
 // indentation removal of BlockStringValue (spec 2.9.4).
-func (l *lexer) blockString(start int) Token {
+func (l *lexer) blockString(start int) token {
 	src := l.src
 	i := start + 3
 	var raw strings.Builder
@@ -516,7 +520,7 @@ func (l *lexer) blockString(start int) Token {
 		case c == '"' && strings.HasPrefix(src[i:], `"""`):
 			raw.WriteString(src[chunk:i])
 			l.off = i + 3
-			return Token{Kind: TokenBlockString, Value: blockStringValue(raw.String()), Pos: startPos}
+			return token{Kind: tokBlockString, Value: blockStringValue(raw.String()), Pos: startPos}
 		case c == '\\' && strings.HasPrefix(src[i:], `\"""`):
 			raw.WriteString(src[chunk:i])
 			raw.WriteString(`"""`)

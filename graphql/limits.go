@@ -1,9 +1,6 @@
 package graphql
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // Limits bound the work one document can cause. The first group is counted
 // while parsing, which stops at the first one exceeded, so the parser never
@@ -53,7 +50,7 @@ type Limits struct {
 	MaxResponseBytes int
 }
 
-// DefaultLimits are the limits a new Schema starts with, and those of Parse.
+// DefaultLimits are the limits a new Schema starts with.
 // The editor's introspection query has 135 tokens and 135 fields after
 // expansion, one operation, no directive or variable; the README's examples
 // are smaller, and a document at the 2,000-field limit has a few thousand
@@ -115,7 +112,7 @@ func checkLimits(doc *Document, lim Limits) []*Error {
 
 func (c *limitChecker) fail(pos Position, format string, args ...any) {
 	if c.err == nil {
-		c.err = newError(CodeValidationFailed, fmt.Sprintf(format, args...), pos)
+		c.err = newError(codeValidationFailed, fmt.Sprintf(format, args...), pos)
 	}
 }
 
@@ -169,45 +166,4 @@ func (c *limitChecker) selectionSet(set *SelectionSet, depth int, introspection 
 			delete(c.active, s.Name)
 		}
 	}
-}
-
-type preparedDocument struct {
-	query     string
-	doc       *Document
-	errs      []*Error                       // parse, limit or validation errors
-	fragments map[string]*FragmentDefinition // by name, the first of each
-
-	plansMu sync.RWMutex
-	plans   map[planKey][]*execGroup // see executor.subfields
-
-	costs operationCosts // see Schema.operationCost
-}
-
-// planKey names a selection set collected for all executions of an operation.
-type planKey struct {
-	op *OperationDefinition
-	subKey
-}
-
-// plan returns the collected fields k names for op, made by collect the first time.
-// The groups it returns are never modified.
-func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func() []*execGroup) []*execGroup {
-	pk := planKey{op, k}
-	p.plansMu.RLock()
-	gs, ok := p.plans[pk]
-	p.plansMu.RUnlock()
-	if ok {
-		return gs
-	}
-	gs = collect()
-	p.plansMu.Lock()
-	defer p.plansMu.Unlock()
-	if first, ok := p.plans[pk]; ok {
-		return first // another execution collected it meanwhile: keep one
-	}
-	if p.plans == nil {
-		p.plans = make(map[planKey][]*execGroup)
-	}
-	p.plans[pk] = gs
-	return gs
 }

@@ -2,6 +2,5 @@
 
 package graphql
 
-const raceEnabled = false
-
+// raceSlowdown is 1 without the race detector; see race_test.go.
 const raceSlowdown = 1

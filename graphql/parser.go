@@ -2,19 +2,10 @@ package graphql
 
 import "fmt"
 
-// MaxParseDepth bounds the nesting of a document (selection sets, list and
+// maxParseDepth bounds the nesting of a document (selection sets, list and
 // object values, list types): a deeper one is refused with a syntax error,
 // so hostile input cannot overflow the stack.
-const MaxParseDepth = 256
-
-// Parse parses a GraphQL document within the parse limits of DefaultLimits
-// (document bytes, tokens, operations, directives, variable definitions).
-// Both executable and type-system definitions are accepted; validation
-// decides what may be executed. The error, if any, is a *SyntaxError.
-func Parse(src string) (*Document, error) {
-	doc, _, err := parseLimited(src, DefaultLimits)
-	return doc, err
-}
+const maxParseDepth = 256
 
 // parse parses a trusted document, such as a schema, with no limit but
 // maxTokens (0: none).
@@ -41,7 +32,7 @@ func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error)
 
 type parser struct {
 	lex   *lexer
-	tok   Token
+	tok   token
 	depth int
 	err   *SyntaxError
 
@@ -75,11 +66,11 @@ func (p *parser) errorf(pos Position, format string, args ...any) {
 	if p.err == nil {
 		p.err = &SyntaxError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 	}
-	p.tok = Token{Kind: TokenEOF, Pos: pos}
+	p.tok = token{Kind: tokEOF, Pos: pos}
 }
 
 func (p *parser) unexpected() {
-	if p.tok.Kind == TokenEOF {
+	if p.tok.Kind == tokEOF {
 		p.errorf(p.tok.Pos, "Unexpected <EOF>.")
 		return
 	}
@@ -88,8 +79,8 @@ func (p *parser) unexpected() {
 
 func (p *parser) enter() bool {
 	p.depth++
-	if p.depth > MaxParseDepth {
-		p.errorf(p.tok.Pos, "Document nesting exceeds the maximum depth of %d.", MaxParseDepth)
+	if p.depth > maxParseDepth {
+		p.errorf(p.tok.Pos, "Document nesting exceeds the maximum depth of %d.", maxParseDepth)
 		return false
 	}
 	return true
@@ -97,13 +88,13 @@ func (p *parser) enter() bool {
 
 func (p *parser) leave() { p.depth-- }
 
-func (p *parser) peek(k TokenKind) bool { return p.tok.Kind == k }
+func (p *parser) peek(k tokenKind) bool { return p.tok.Kind == k }
 
 func (p *parser) peekName(name string) bool {
-	return p.tok.Kind == TokenName && p.tok.Value == name
+	return p.tok.Kind == tokName && p.tok.Value == name
 }
 
-func (p *parser) skip(k TokenKind) bool {
+func (p *parser) skip(k tokenKind) bool {
 	if p.tok.Kind == k {
 		p.advance()
 		return true
@@ -113,11 +104,11 @@ func (p *parser) skip(k TokenKind) bool {
 
 // closes ends a list: it consumes the closing token k and reports true, or
 // reports an error and true at the end of input, or false otherwise.
-func (p *parser) closes(k TokenKind) bool {
+func (p *parser) closes(k tokenKind) bool {
 	if p.skip(k) {
 		return true
 	}
-	if p.tok.Kind == TokenEOF {
+	if p.tok.Kind == tokEOF {
 		if p.err == nil {
 			p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
 		}
@@ -126,7 +117,7 @@ func (p *parser) closes(k TokenKind) bool {
 	return false
 }
 
-func (p *parser) expect(k TokenKind) Token {
+func (p *parser) expect(k tokenKind) token {
 	t := p.tok
 	if t.Kind != k {
 		p.errorf(t.Pos, "Expected %s, found %s.", k, t)
@@ -145,17 +136,17 @@ func (p *parser) expectKeyword(name string) {
 }
 
 func (p *parser) name() (string, Position) {
-	t := p.expect(TokenName)
+	t := p.expect(tokName)
 	return t.Value, t.Pos
 }
 
 func (p *parser) document() *Document {
 	doc := &Document{}
-	if p.peek(TokenEOF) {
+	if p.peek(tokEOF) {
 		p.unexpected()
 		return doc
 	}
-	for !p.peek(TokenEOF) {
+	for !p.peek(tokEOF) {
 		if d := p.definition(); d != nil {
 			doc.Definitions = append(doc.Definitions, d)
 		}
@@ -164,17 +155,17 @@ func (p *parser) document() *Document {
 }
 
 func (p *parser) definition() Definition {
-	if p.peek(TokenBraceL) {
+	if p.peek(tokBraceL) {
 		return p.operation()
 	}
 	var desc string
-	hasDesc := p.peek(TokenString) || p.peek(TokenBlockString)
+	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
 	start := p.tok.Pos
 	if hasDesc {
 		desc = p.tok.Value
 		p.advance()
 	}
-	if !p.peek(TokenName) {
+	if !p.peek(tokName) {
 		p.unexpected()
 		return nil
 	}
@@ -205,7 +196,7 @@ func (p *parser) definition() Definition {
 func (p *parser) operation() *OperationDefinition {
 	p.count(&p.operations, p.lim.MaxOperations, "operations")
 	op := &OperationDefinition{Pos: p.tok.Pos}
-	if p.peek(TokenBraceL) {
+	if p.peek(tokBraceL) {
 		op.SelectionSet = p.selectionSet()
 		return op
 	}
@@ -216,7 +207,7 @@ func (p *parser) operation() *OperationDefinition {
 		op.Operation = Subscription
 	}
 	p.advance()
-	if p.peek(TokenName) {
+	if p.peek(tokName) {
 		op.Name, op.NamePos = p.name()
 	}
 	op.Variables = p.variableDefinitions()
@@ -226,23 +217,23 @@ func (p *parser) operation() *OperationDefinition {
 }
 
 func (p *parser) variableDefinitions() []*VariableDefinition {
-	if !p.skip(TokenParenL) {
+	if !p.skip(tokParenL) {
 		return nil
 	}
 	var defs []*VariableDefinition
 	for {
 		p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
 		v := &VariableDefinition{Pos: p.tok.Pos}
-		p.expect(TokenDollar)
+		p.expect(tokDollar)
 		v.Name, v.NamePos = p.name()
-		p.expect(TokenColon)
+		p.expect(tokColon)
 		v.Type = p.typeRef()
-		if p.skip(TokenEquals) {
+		if p.skip(tokEquals) {
 			v.DefaultValue = p.value(true)
 		}
 		v.Directives = p.directives(true)
 		defs = append(defs, v)
-		if p.closes(TokenParenR) {
+		if p.closes(tokParenR) {
 			break
 		}
 	}
@@ -251,7 +242,7 @@ func (p *parser) variableDefinitions() []*VariableDefinition {
 
 func (p *parser) selectionSet() *SelectionSet {
 	set := &SelectionSet{Pos: p.tok.Pos}
-	p.expect(TokenBraceL)
+	p.expect(tokBraceL)
 	if !p.enter() {
 		return set
 	}
@@ -260,7 +251,7 @@ func (p *parser) selectionSet() *SelectionSet {
 		if s := p.selection(); s != nil {
 			set.Selections = append(set.Selections, s)
 		}
-		if p.closes(TokenBraceR) {
+		if p.closes(tokBraceR) {
 			break
 		}
 	}
@@ -268,10 +259,10 @@ func (p *parser) selectionSet() *SelectionSet {
 }
 
 func (p *parser) selection() Selection {
-	if p.peek(TokenSpread) {
+	if p.peek(tokSpread) {
 		start := p.tok.Pos
 		p.advance()
-		if p.peek(TokenName) && p.tok.Value != "on" {
+		if p.peek(tokName) && p.tok.Value != "on" {
 			s := &FragmentSpread{Pos: start}
 			s.Name, s.NamePos = p.name()
 			s.Directives = p.directives(false)
@@ -292,30 +283,30 @@ func (p *parser) selection() Selection {
 func (p *parser) field() *Field {
 	f := &Field{Pos: p.tok.Pos}
 	f.Name, f.NamePos = p.name()
-	if p.skip(TokenColon) {
+	if p.skip(tokColon) {
 		f.Alias = f.Name
 		f.Name, f.NamePos = p.name()
 	}
 	f.Arguments = p.arguments(false)
 	f.Directives = p.directives(false)
-	if p.peek(TokenBraceL) {
+	if p.peek(tokBraceL) {
 		f.SelectionSet = p.selectionSet()
 	}
 	return f
 }
 
 func (p *parser) arguments(isConst bool) []*Argument {
-	if !p.skip(TokenParenL) {
+	if !p.skip(tokParenL) {
 		return nil
 	}
 	var args []*Argument
 	for {
 		a := &Argument{Pos: p.tok.Pos}
 		a.Name, _ = p.name()
-		p.expect(TokenColon)
+		p.expect(tokColon)
 		a.Value = p.value(isConst)
 		args = append(args, a)
-		if p.closes(TokenParenR) {
+		if p.closes(tokParenR) {
 			break
 		}
 	}
@@ -324,7 +315,7 @@ func (p *parser) arguments(isConst bool) []*Argument {
 
 func (p *parser) directives(isConst bool) []*Directive {
 	var ds []*Directive
-	for p.peek(TokenAt) {
+	for p.peek(tokAt) {
 		p.count(&p.directiveCount, p.lim.MaxDirectives, "directives")
 		d := &Directive{Pos: p.tok.Pos}
 		p.advance()
@@ -354,48 +345,48 @@ func (p *parser) value(isConst bool) *Value {
 	t := p.tok
 	v := &Value{Pos: t.Pos}
 	switch t.Kind {
-	case TokenBracketL:
+	case tokBracketL:
 		v.Kind = ListValue
 		p.advance()
 		if !p.enter() {
 			return v
 		}
-		for !p.skip(TokenBracketR) && !p.peek(TokenEOF) {
+		for !p.skip(tokBracketR) && !p.peek(tokEOF) {
 			v.List = append(v.List, p.value(isConst))
 		}
 		p.leave()
-		if p.peek(TokenEOF) && p.err == nil {
+		if p.peek(tokEOF) && p.err == nil {
 			p.unexpected()
 		}
 		return v
-	case TokenBraceL:
+	case tokBraceL:
 		v.Kind = ObjectValue
 		p.advance()
 		if !p.enter() {
 			return v
 		}
-		for !p.skip(TokenBraceR) && !p.peek(TokenEOF) {
+		for !p.skip(tokBraceR) && !p.peek(tokEOF) {
 			f := &ObjectField{Pos: p.tok.Pos}
 			f.Name, _ = p.name()
-			p.expect(TokenColon)
+			p.expect(tokColon)
 			f.Value = p.value(isConst)
 			v.Fields = append(v.Fields, f)
 		}
 		p.leave()
-		if p.peek(TokenEOF) && p.err == nil {
+		if p.peek(tokEOF) && p.err == nil {
 			p.unexpected()
 		}
 		return v
-	case TokenInt:
+	case tokInt:
 		v.Kind = IntValue
-	case TokenFloat:
+	case tokFloat:
 		v.Kind = FloatValue
-	case TokenString:
+	case tokString:
 		v.Kind = StringValue
-	case TokenBlockString:
+	case tokBlockString:
 		v.Kind = StringValue
 		v.Block = true
-	case TokenName:
+	case tokName:
 		switch t.Value {
 		case "true", "false":
 			v.Kind = BooleanValue
@@ -404,10 +395,10 @@ func (p *parser) value(isConst bool) *Value {
 		default:
 			v.Kind = EnumValue
 		}
-	case TokenDollar:
+	case tokDollar:
 		if isConst {
 			p.advance()
-			if p.peek(TokenName) {
+			if p.peek(tokName) {
 				p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
 			} else {
 				p.unexpected()
@@ -429,7 +420,7 @@ func (p *parser) value(isConst bool) *Value {
 
 func (p *parser) typeRef() *TypeRef {
 	var t *TypeRef
-	if p.peek(TokenBracketL) {
+	if p.peek(tokBracketL) {
 		t = &TypeRef{Pos: p.tok.Pos, Kind: ListTypeRef}
 		p.advance()
 		if !p.enter() {
@@ -437,11 +428,11 @@ func (p *parser) typeRef() *TypeRef {
 		}
 		t.Elem = p.typeRef()
 		p.leave()
-		p.expect(TokenBracketR)
+		p.expect(tokBracketR)
 	} else {
 		t = p.namedType()
 	}
-	if p.peek(TokenBang) {
+	if p.peek(tokBang) {
 		p.advance()
 		return &TypeRef{Pos: t.Pos, Kind: NonNullTypeRef, Elem: t}
 	}
@@ -459,7 +450,7 @@ func (p *parser) namedType() *TypeRef {
 func (p *parser) extension() Definition {
 	start := p.tok.Pos
 	p.advance()
-	if !p.peek(TokenName) {
+	if !p.peek(tokName) {
 		p.unexpected()
 		return nil
 	}
@@ -477,13 +468,13 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 	s := &SchemaDefinition{Pos: start, Extend: extend, Description: desc}
 	p.advance()
 	s.Directives = p.directives(true)
-	if extend && !p.peek(TokenBraceL) {
+	if extend && !p.peek(tokBraceL) {
 		if len(s.Directives) == 0 {
 			p.unexpected()
 		}
 		return s
 	}
-	p.expect(TokenBraceL)
+	p.expect(tokBraceL)
 	for {
 		r := &RootOperationType{Pos: p.tok.Pos}
 		switch {
@@ -498,10 +489,10 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 			return s
 		}
 		p.advance()
-		p.expect(TokenColon)
+		p.expect(tokColon)
 		r.Type = p.namedType()
 		s.Operations = append(s.Operations, r)
-		if p.closes(TokenBraceR) {
+		if p.closes(tokBraceR) {
 			break
 		}
 	}
@@ -521,37 +512,37 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 	case Object, Interface:
 		if p.peekName("implements") {
 			p.advance()
-			p.skip(TokenAmp)
+			p.skip(tokAmp)
 			for {
 				d.Interfaces = append(d.Interfaces, p.namedType())
-				if !p.skip(TokenAmp) {
+				if !p.skip(tokAmp) {
 					break
 				}
 			}
 		}
 		d.Directives = p.directives(true)
-		if p.skip(TokenBraceL) {
+		if p.skip(tokBraceL) {
 			for {
 				d.Fields = append(d.Fields, p.fieldDefinition())
-				if p.closes(TokenBraceR) {
+				if p.closes(tokBraceR) {
 					break
 				}
 			}
 		}
 	case Union:
 		d.Directives = p.directives(true)
-		if p.skip(TokenEquals) {
-			p.skip(TokenPipe)
+		if p.skip(tokEquals) {
+			p.skip(tokPipe)
 			for {
 				d.Types = append(d.Types, p.namedType())
-				if !p.skip(TokenPipe) {
+				if !p.skip(tokPipe) {
 					break
 				}
 			}
 		}
 	case Enum:
 		d.Directives = p.directives(true)
-		if p.skip(TokenBraceL) {
+		if p.skip(tokBraceL) {
 			for {
 				e := &EnumValueDefinition{Pos: p.tok.Pos}
 				e.Description = p.description()
@@ -562,17 +553,17 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 				e.Name, _ = p.name()
 				e.Directives = p.directives(true)
 				d.EnumValues = append(d.EnumValues, e)
-				if p.closes(TokenBraceR) {
+				if p.closes(tokBraceR) {
 					break
 				}
 			}
 		}
 	case InputObject:
 		d.Directives = p.directives(true)
-		if p.skip(TokenBraceL) {
+		if p.skip(tokBraceL) {
 			for {
 				d.InputFields = append(d.InputFields, p.inputValueDefinition())
-				if p.closes(TokenBraceR) {
+				if p.closes(tokBraceR) {
 					break
 				}
 			}
@@ -588,7 +579,7 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 }
 
 func (p *parser) description() string {
-	if p.peek(TokenString) || p.peek(TokenBlockString) {
+	if p.peek(tokString) || p.peek(tokBlockString) {
 		s := p.tok.Value
 		p.advance()
 		return s
@@ -601,20 +592,20 @@ func (p *parser) fieldDefinition() *FieldDefinition {
 	f.Description = p.description()
 	f.Name, _ = p.name()
 	f.Args = p.argumentDefinitions()
-	p.expect(TokenColon)
+	p.expect(tokColon)
 	f.Type = p.typeRef()
 	f.Directives = p.directives(true)
 	return f
 }
 
 func (p *parser) argumentDefinitions() []*InputValueDefinition {
-	if !p.skip(TokenParenL) {
+	if !p.skip(tokParenL) {
 		return nil
 	}
 	var args []*InputValueDefinition
 	for {
 		args = append(args, p.inputValueDefinition())
-		if p.closes(TokenParenR) {
+		if p.closes(tokParenR) {
 			break
 		}
 	}
@@ -625,9 +616,9 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 	v := &InputValueDefinition{Pos: p.tok.Pos}
 	v.Description = p.description()
 	v.Name, _ = p.name()
-	p.expect(TokenColon)
+	p.expect(tokColon)
 	v.Type = p.typeRef()
-	if p.skip(TokenEquals) {
+	if p.skip(tokEquals) {
 		v.DefaultValue = p.value(true)
 	}
 	v.Directives = p.directives(true)
@@ -637,7 +628,7 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefinition {
 	d := &DirectiveDefinition{Pos: start, Description: desc}
 	p.advance()
-	p.expect(TokenAt)
+	p.expect(tokAt)
 	d.Name, _ = p.name()
 	d.Args = p.argumentDefinitions()
 	if p.peekName("repeatable") {
@@ -645,7 +636,7 @@ func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefi
 		p.advance()
 	}
 	p.expectKeyword("on")
-	p.skip(TokenPipe)
+	p.skip(tokPipe)
 	for {
 		name, pos := p.name()
 		if p.err == nil && !isDirectiveLocation(name) {
@@ -653,7 +644,7 @@ func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefi
 		}
 		d.Locations = append(d.Locations, name)
 		d.LocationPos = append(d.LocationPos, pos)
-		if !p.skip(TokenPipe) {
+		if !p.skip(tokPipe) {
 			break
 		}
 	}

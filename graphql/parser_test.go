@@ -8,6 +8,13 @@ import (
 	"testing"
 )
 
+// parseDoc parses a document as a request's query is parsed, within the
+// parse limits of DefaultLimits; the error, if any, is a *SyntaxError.
+func parseDoc(src string) (*Document, error) {
+	doc, _, err := parseLimited(src, DefaultLimits)
+	return doc, err
+}
+
 func TestLexerTokens(t *testing.T) {
 	src := "\uFEFF{ a(x: -1.5e3, y: \"\\u{1F600}\\uD83D\\uDE00\\n\", z: \"\"\"\n    one\n      two\n    \"\"\") ... $v @d } # comment\n!|&="
 	var got []string
@@ -18,7 +25,7 @@ func TestLexerTokens(t *testing.T) {
 			t.Fatal(l.err)
 		}
 		got = append(got, fmt.Sprintf("%s@%s", tok, tok.Pos))
-		if tok.Kind == TokenEOF {
+		if tok.Kind == tokEOF {
 			break
 		}
 	}
@@ -66,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 			name = name[:40]
 		}
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse(tt.src)
+			_, err := parseDoc(tt.src)
 			if err == nil {
 				t.Fatalf("no error, want %s", tt.want)
 			}
@@ -92,7 +99,7 @@ interface A implements B { f: Int }
 scalar S @specifiedBy(url: "u")
 directive @dir(a: Int) repeatable on FIELD | QUERY
 `
-	doc, err := Parse(src)
+	doc, err := parseDoc(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +187,14 @@ func TestLimits(t *testing.T) {
 	)
 	tests := []struct {
 		name, query, want string
-		code              string // CodeValidationFailed when empty
+		code              string // codeValidationFailed when empty
 	}{
 		{"depth 12 runs", nested(12), "", ""},
 		{"depth 13 refused", nested(13), "Query is nested too deeply: the maximum depth is 12.", ""},
 		{"50 levels refused", nested(50), "Query is nested too deeply: the maximum depth is 12.", ""},
 		{"100 aliases run", aliases(100), "", ""},
 		{"101 aliases refused", aliases(101), tooManyAliases, ""},
-		{"10000 aliases refused", aliases(10000), "Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+		{"10000 aliases refused", aliases(10000), "Syntax Error: Document contains more than 20000 tokens.", codeParseFailed},
 		{"2000 fields run", "{" + strings.Repeat(" __typename", 2000) + " }", "", ""}, // a list of them would cost too much
 		{"2001 fields refused", "{" + strings.Repeat(" __typename", 2001) + " }", tooManyFields, ""},
 		{"fragment bomb refused", bomb.String(), tooManyFields, ""},
@@ -197,25 +204,25 @@ func TestLimits(t *testing.T) {
 		{"fields of 2 operations", ops(2, func(int) string { return "{ users {" + strings.Repeat(" id", 1000) + " } }" }), tooManyFields, ""},
 		{"aliases of 2 operations", ops(2, func(int) string { return aliases(51) }), tooManyAliases, ""},
 		{"45 operations of 1990 fields", ops(45, func(int) string { return "{ users {" + strings.Repeat(" id", 1989) + " } }" }),
-			"Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+			"Syntax Error: Document contains more than 20000 tokens.", codeParseFailed},
 
 		// Counted while parsing.
 		{"20 operations run", ops(20, func(int) string { return "{ __typename }" }), "", ""},
-		{"21 operations refused", ops(21, func(int) string { return "{ __typename }" }), "Syntax Error: Document contains more than 20 operations.", CodeParseFailed},
+		{"21 operations refused", ops(21, func(int) string { return "{ __typename }" }), "Syntax Error: Document contains more than 20 operations.", codeParseFailed},
 		{"200 directives run", "{" + strings.Repeat(" __typename @include(if: true)", 200) + " }", "", ""},
-		{"201 directives refused", "{" + strings.Repeat(" __typename @include(if: true)", 201) + " }", "Syntax Error: Document contains more than 200 directives.", CodeParseFailed},
-		{"20000 unknown directives refused", "{ __typename" + strings.Repeat(" @foo", 20000) + " }", "Syntax Error: Document contains more than 200 directives.", CodeParseFailed},
+		{"201 directives refused", "{" + strings.Repeat(" __typename @include(if: true)", 201) + " }", "Syntax Error: Document contains more than 200 directives.", codeParseFailed},
+		{"20000 unknown directives refused", "{ __typename" + strings.Repeat(" @foo", 20000) + " }", "Syntax Error: Document contains more than 200 directives.", codeParseFailed},
 		{"100 variables run", withVars("Q0", 0, 100), "", ""},
-		{"101 variables refused", withVars("Q0", 0, 101), "Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+		{"101 variables refused", withVars("Q0", 0, 101), "Syntax Error: Document contains more than 100 variable definitions.", codeParseFailed},
 		{"variables of 2 operations", withVars("Q0", 0, 50) + withVars("Q1", 50, 51),
-			"Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+			"Syntax Error: Document contains more than 100 variable definitions.", codeParseFailed},
 		{"3000 unused variables refused", "query (" + strings.Repeat(" $v: Int", 3000) + ") { __typename }",
-			"Syntax Error: Document contains more than 100 variable definitions.", CodeParseFailed},
+			"Syntax Error: Document contains more than 100 variable definitions.", codeParseFailed},
 		// "{ echo ( list : [" and "] ) }" are 9 tokens.
 		{"20000 tokens run", "{ echo(list: [" + strings.Repeat(" 1", 20000-9) + "]) }", "", ""},
-		{"20001 tokens refused", "{ echo(list: [" + strings.Repeat(" 1", 20001-9) + "]) }", "Syntax Error: Document contains more than 20000 tokens.", CodeParseFailed},
+		{"20001 tokens refused", "{ echo(list: [" + strings.Repeat(" 1", 20001-9) + "]) }", "Syntax Error: Document contains more than 20000 tokens.", codeParseFailed},
 		{"1 MiB runs", "{ __typename }" + strings.Repeat(" ", 1<<20-len("{ __typename }")), "", ""},
-		{"1 MiB and a byte refused", "{ __typename }" + strings.Repeat(" ", 1<<20-len("{ __typename }")+1), "Syntax Error: Document is larger than 1048576 bytes.", CodeParseFailed},
+		{"1 MiB and a byte refused", "{ __typename }" + strings.Repeat(" ", 1<<20-len("{ __typename }")+1), "Syntax Error: Document is larger than 1048576 bytes.", codeParseFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,7 +237,7 @@ func TestLimits(t *testing.T) {
 			if len(resp.Errors) != 1 || resp.Errors[0].Message != tt.want || resp.Data != nil {
 				t.Fatalf("got %.500s, want the single error %q", resp.AppendJSON(nil), tt.want)
 			}
-			want := cmp.Or(tt.code, CodeValidationFailed)
+			want := cmp.Or(tt.code, codeValidationFailed)
 			if code := resp.Errors[0].Code(); code != want {
 				t.Errorf("code %q, want %q", code, want)
 			}

@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,25 +29,25 @@ import (
 // router's, so Apollo's client link does not resend the query in vain (it resends
 // only on PERSISTED_QUERY_NOT_FOUND).
 const (
-	// CodePersistedQueryNotInList: the hash is not one of the pinned operations.
-	CodePersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
-	// CodePersistedQueryIDRequired: a document was sent without a hash.
-	CodePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
+	// codePersistedQueryNotInList: the hash is not one of the pinned operations.
+	codePersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
+	// codePersistedQueryIDRequired: a document was sent without a hash.
+	codePersistedQueryIDRequired = "PERSISTED_QUERY_ID_REQUIRED"
 )
 
 const msgNotInList = "The persisted operation is not in this server's list of allowed operations."
 
-// MaxManifestOperations bounds the operations a manifest may pin: they are
+// maxManifestOperations bounds the operations a manifest may pin: they are
 // kept for the life of the process, outside the cache's budget.
-const MaxManifestOperations = 10_000
+const maxManifestOperations = 10_000
 
-// DefaultPersistedQueryBytes is the memory the persisted queries of a Handler
+// defaultPersistedQueryBytes is the memory the persisted queries of a Handler
 // made by NewHandler may hold: the text of thousands of usual queries (a few
 // hundred bytes to a few kilobytes each). Each entry also counts
-// persistedEntryBytes, so there are at most DefaultPersistedQueryBytes /
+// persistedEntryBytes, so there are at most defaultPersistedQueryBytes /
 // persistedEntryBytes (16,384) of them; a query over a sixteenth of the budget
 // is run but not kept, so that one request cannot empty the cache.
-const DefaultPersistedQueryBytes = 4 << 20
+const defaultPersistedQueryBytes = 4 << 20
 
 // persistedEntryBytes is what one entry holds besides its query text: the map
 // entry, the list element and the entry itself, with a margin.
@@ -65,22 +64,15 @@ const (
 // PersistedQueries remembers queries by their SHA-256 for automatic persisted
 // queries. It is safe for concurrent use.
 type PersistedQueries struct {
+	learnt *lru[[sha256.Size]byte, string] // sent with their hash, within the budget
+
 	mu     sync.Mutex
-	budget int64
-	size   int64      // bytes the entries count together
-	order  *list.List // of *persistedEntry, most recently used at the front
-	byHash map[[sha256.Size]byte]*list.Element
 	pinned map[[sha256.Size]byte]string // the manifest's operations: never forgotten, not in the budget
 }
 
-type persistedEntry struct {
-	hash  [sha256.Size]byte
-	query string
-}
-
-// NewPersistedQueries returns an empty cache that holds at most maxBytes.
-func NewPersistedQueries(maxBytes int64) *PersistedQueries {
-	return &PersistedQueries{budget: maxBytes, order: list.New(), byHash: make(map[[sha256.Size]byte]*list.Element)}
+// newPersistedQueries returns an empty cache that holds at most maxBytes.
+func newPersistedQueries(maxBytes int64) *PersistedQueries {
+	return &PersistedQueries{learnt: newLRU[[sha256.Size]byte, string](maxBytes)}
 }
 
 func persistedCost(query string) int64 { return int64(len(query)) + persistedEntryBytes }
@@ -88,45 +80,25 @@ func persistedCost(query string) int64 { return int64(len(query)) + persistedEnt
 // get returns the query whose hash is hash, and whether it is known.
 func (c *PersistedQueries) get(hash [sha256.Size]byte) (string, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if q, ok := c.pinned[hash]; ok {
+	q, ok := c.pinned[hash]
+	c.mu.Unlock()
+	if ok {
 		return q, true
 	}
-	e, ok := c.byHash[hash]
-	if !ok {
-		return "", false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*persistedEntry).query, true
+	return c.learnt.get(hash)
 }
 
 // put remembers query under hash, which the caller has checked is its SHA-256,
 // forgetting the least recently used queries as the budget requires.
 func (c *PersistedQueries) put(hash [sha256.Size]byte, query string) {
-	cost := persistedCost(query)
-	if cost > c.budget/16 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byHash[hash]; ok {
-		c.order.MoveToFront(e)
-		return
-	}
-	c.byHash[hash] = c.order.PushFront(&persistedEntry{hash: hash, query: query})
-	c.size += cost
-	for c.size > c.budget {
-		e := c.order.Remove(c.order.Back()).(*persistedEntry)
-		delete(c.byHash, e.hash)
-		c.size -= persistedCost(e.query)
-	}
+	c.learnt.put(hash, query, persistedCost(query))
 }
 
 // Len returns the number of queries held, pinned ones included.
 func (c *PersistedQueries) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len() + len(c.pinned)
+	return c.learnt.len() + len(c.pinned)
 }
 
 // isPinned reports whether hash names an operation of the manifest.
@@ -165,8 +137,8 @@ func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) 
 	if m.Format != "apollo-persisted-query-manifest" || m.Version != 1 {
 		return 0, fmt.Errorf("format %q version %d, want apollo-persisted-query-manifest version 1", m.Format, m.Version)
 	}
-	if len(m.Operations) > MaxManifestOperations {
-		return 0, fmt.Errorf("%d operations, at most %d", len(m.Operations), MaxManifestOperations)
+	if len(m.Operations) > maxManifestOperations {
+		return 0, fmt.Errorf("%d operations, at most %d", len(m.Operations), maxManifestOperations)
 	}
 	pinned := make(map[[sha256.Size]byte]string, len(m.Operations))
 	for i, op := range m.Operations {
@@ -198,10 +170,10 @@ func (h *Handler) checkPersistedOnly(req httpRequest, pq *persistedQuery) (*Erro
 	case !h.PersistedOnly:
 		return nil, 0
 	case pq == nil:
-		return newError(CodePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
+		return newError(codePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
 	case !pq.valid || h.PersistedQueries == nil || !h.PersistedQueries.isPinned(pq.hash):
 		// A document sent with the hash is not learnt: only the manifest says what runs.
-		return newError(CodePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
+		return newError(codePersistedQueryNotInList, msgNotInList), http.StatusBadRequest
 	}
 	return nil, 0
 }

@@ -26,7 +26,7 @@ func manifestOf(queries ...string) []byte {
 func TestPinManifestRefuses(t *testing.T) {
 	s, _ := newTestSchema(t)
 	tooMany := `{"format":"apollo-persisted-query-manifest","version":1,"operations":[` +
-		strings.TrimSuffix(strings.Repeat(`{"id":"x","body":"{ __typename }"},`, MaxManifestOperations+1), ",") + `]}`
+		strings.TrimSuffix(strings.Repeat(`{"id":"x","body":"{ __typename }"},`, maxManifestOperations+1), ",") + `]}`
 	for _, tc := range []struct{ name, manifest, want string }{
 		{"not JSON", `{`, "not a persisted query manifest: unexpected end of JSON input"},
 		{"another format", `{"format":"relay","version":1,"operations":[]}`, `format "relay" version 1, want apollo-persisted-query-manifest version 1`},
@@ -36,7 +36,7 @@ func TestPinManifestRefuses(t *testing.T) {
 		{"too many", tooMany, "10001 operations, at most 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewPersistedQueries(DefaultPersistedQueryBytes)
+			c := newPersistedQueries(defaultPersistedQueryBytes)
 			n, err := c.PinManifest(s, []byte(tc.manifest))
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %s", err, tc.want)
@@ -93,7 +93,7 @@ func TestHandlerPersistedOnly(t *testing.T) {
 func TestHandlerPinnedWithoutPersistedOnly(t *testing.T) {
 	s, _ := newTestSchema(t)
 	h := NewHandler(s)
-	h.PersistedQueries = NewPersistedQueries(16 * 1024) // room for a few entries only
+	h.PersistedQueries = newPersistedQueries(16 * 1024) // room for a few entries only
 	if _, err := h.PersistedQueries.PinManifest(s, manifestOf(apqQuery)); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestHandlerPinnedWithoutPersistedOnly(t *testing.T) {
 // persisted-only server runs a document only if it is one of the pinned ones.
 func TestWebSocketPersistedOnly(t *testing.T) {
 	s, _ := newTestSchema(t)
-	pinned := NewPersistedQueries(DefaultPersistedQueryBytes)
+	pinned := newPersistedQueries(defaultPersistedQueryBytes)
 	if _, err := pinned.PinManifest(s, manifestOf(apqQuery)); err != nil {
 		t.Fatal(err)
 	}

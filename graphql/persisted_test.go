@@ -195,7 +195,7 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	query := func(i int) string { return "{ user(id: " + strconv.Itoa(i) + ") { name } }" }
 	hash := func(q string) [sha256.Size]byte { return sha256.Sum256([]byte(q)) }
 	per := persistedCost(query(10))
-	c := NewPersistedQueries(16 * per) // room for 16 entries of query(10..99)
+	c := newPersistedQueries(16 * per) // room for 16 entries of query(10..99)
 	for i := 10; i < 26; i++ {
 		c.put(hash(query(i)), query(i))
 	}
@@ -209,8 +209,8 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	}
 	for i := 27; i < 100; i++ {
 		c.put(hash(query(i)), query(i))
-		if c.size > c.budget {
-			t.Fatalf("after query(%d): %d bytes held, budget %d", i, c.size, c.budget)
+		if c.learnt.cost() > c.learnt.budget {
+			t.Fatalf("after query(%d): %d bytes held, budget %d", i, c.learnt.cost(), c.learnt.budget)
 		}
 	}
 	if n := c.Len(); n != 16 {
@@ -219,7 +219,7 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 	if q, ok := c.get(hash(query(99))); !ok || q != query(99) {
 		t.Errorf("the newest entry: %q, %v", q, ok)
 	}
-	big := "{ __typename }" + strings.Repeat(" ", int(c.budget/16))
+	big := "{ __typename }" + strings.Repeat(" ", int(c.learnt.budget/16))
 	c.put(hash(big), big)
 	if _, ok := c.get(hash(big)); ok || c.Len() != 16 {
 		t.Errorf("a query over a sixteenth of the budget was kept (%d entries)", c.Len())
@@ -231,7 +231,7 @@ func TestHandlerPersistedQueriesBounded(t *testing.T) {
 func TestHandlerPersistedQueriesConcurrent(t *testing.T) {
 	s, _ := newTestSchema(t)
 	h := NewHandler(s)
-	h.PersistedQueries = NewPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
+	h.PersistedQueries = newPersistedQueries(8 * persistedCost("{ user(id: 1) { name } }"))
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -248,7 +248,7 @@ func TestHandlerPersistedQueriesConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if c := h.PersistedQueries; c.size > c.budget || c.Len() > 8 {
-		t.Errorf("%d entries, %d bytes, over the budget of %d", c.Len(), c.size, c.budget)
+	if c := h.PersistedQueries; c.learnt.cost() > c.learnt.budget || c.Len() > 8 {
+		t.Errorf("%d entries, %d bytes, over the budget of %d", c.Len(), c.learnt.cost(), c.learnt.budget)
 	}
 }

@@ -58,7 +58,7 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	}
 	root := s.Subscription
 	if root == nil {
-		return nil, ErrorList{newError(CodeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
+		return nil, ErrorList{newError(codeValidationFailed, "Schema is not configured for subscriptions.", op.Pos)}
 	}
 	if err := s.checkCost(p, op, vars); err != nil {
 		return nil, ErrorList{err}
@@ -66,7 +66,7 @@ func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield
 	e := s.newExecutor(ctx, p, op, vars)
 	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
-		return nil, ErrorList{newError(CodeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
+		return nil, ErrorList{newError(codeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
 	var shared *sharedStream
 	leave := func() {}
@@ -124,7 +124,7 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup) (src 
 	}
 	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
 	if err != nil {
-		return nil, fail("", NewError(CodeBadUserInput, err.Error()))
+		return nil, fail("", NewError(codeBadUserInput, err.Error()))
 	}
 	defer func() {
 		if r := recover(); r != nil {

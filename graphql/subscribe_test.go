@@ -43,7 +43,7 @@ func TestSubscribe(t *testing.T) {
 		t.Errorf("failing subscriber: got %v", err)
 	}
 	_, err = s.Subscribe(context.Background(), Request{Query: "subscription { onUserCreated { id } onPostCreated { id } }"})
-	if !errors.As(err, &list) || list[0].Code() != CodeValidationFailed {
+	if !errors.As(err, &list) || list[0].Code() != codeValidationFailed {
 		t.Errorf("two root fields: got %v", err)
 	}
 	one, err := s.Subscribe(context.Background(), Request{Query: "{ user(id: 2) { name } }"})

@@ -260,7 +260,7 @@ func bindTestSchema(s *Schema, st *testStore) {
 		limit := -1
 		if l, ok := p.Args["limit"].(int); ok {
 			if l < 0 {
-				return nil, NewError(CodeBadUserInput, "limit must not be negative")
+				return nil, NewError(codeBadUserInput, "limit must not be negative")
 			}
 			limit = l
 		}

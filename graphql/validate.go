@@ -46,37 +46,6 @@ var specifiedRules = []ruleFunc{
 	uniqueInputFieldNamesRule,
 }
 
-// rulesByName maps graphql-js rule names to their implementations.
-var rulesByName = map[string]ruleFunc{
-	"ExecutableDefinitionsRule":        executableDefinitionsRule,
-	"UniqueOperationNamesRule":         uniqueOperationNamesRule,
-	"LoneAnonymousOperationRule":       loneAnonymousOperationRule,
-	"SingleFieldSubscriptionsRule":     singleFieldSubscriptionsRule,
-	"KnownTypeNamesRule":               knownTypeNamesRule,
-	"FragmentsOnCompositeTypesRule":    fragmentsOnCompositeTypesRule,
-	"VariablesAreInputTypesRule":       variablesAreInputTypesRule,
-	"ScalarLeafsRule":                  scalarLeafsRule,
-	"FieldsOnCorrectTypeRule":          fieldsOnCorrectTypeRule,
-	"UniqueFragmentNamesRule":          uniqueFragmentNamesRule,
-	"KnownFragmentNamesRule":           knownFragmentNamesRule,
-	"NoUnusedFragmentsRule":            noUnusedFragmentsRule,
-	"PossibleFragmentSpreadsRule":      possibleFragmentSpreadsRule,
-	"NoFragmentCyclesRule":             noFragmentCyclesRule,
-	"UniqueVariableNamesRule":          uniqueVariableNamesRule,
-	"NoUndefinedVariablesRule":         noUndefinedVariablesRule,
-	"NoUnusedVariablesRule":            noUnusedVariablesRule,
-	"KnownDirectivesRule":              knownDirectivesRule,
-	"UniqueDirectivesPerLocationRule":  uniqueDirectivesPerLocationRule,
-	"KnownArgumentNamesRule":           knownArgumentNamesRule,
-	"UniqueArgumentNamesRule":          uniqueArgumentNamesRule,
-	"ValuesOfCorrectTypeRule":          valuesOfCorrectTypeRule,
-	"ProvidedRequiredArgumentsRule":    providedRequiredArgumentsRule,
-	"VariablesInAllowedPositionRule":   variablesInAllowedPositionRule,
-	"OverlappingFieldsCanBeMergedRule": overlappingFieldsCanBeMergedRule,
-	"UniqueInputFieldNamesRule":        uniqueInputFieldNamesRule,
-	"NoDeprecatedCustomRule":           noDeprecatedCustomRule,
-}
-
 // argOwner is what an argument belongs to: a field (with its parent type)
 // or a directive. Any of them may be nil when unknown.
 type argOwner struct {
@@ -136,13 +105,13 @@ func (c *vctx) report(msg string, locs ...Position) {
 		c.abort(tooManyErrors)
 		return
 	}
-	c.errors = append(c.errors, newError(CodeValidationFailed, msg, locs...))
+	c.errors = append(c.errors, newError(codeValidationFailed, msg, locs...))
 }
 
 // abort ends validation with a last error saying why.
 func (c *vctx) abort(msg string) {
 	if !c.aborted {
-		c.errors = append(c.errors, newError(CodeValidationFailed, msg))
+		c.errors = append(c.errors, newError(codeValidationFailed, msg))
 		c.aborted = true
 	}
 }

@@ -41,7 +41,7 @@ func TestValidationErrorLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := Parse(tt.query)
+			doc, err := parseDoc(tt.query)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestFieldComparisonLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := Parse(tt.query)
+			doc, err := parseDoc(tt.query)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestOverlapClasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := Parse(tt.query)
+			doc, err := parseDoc(tt.query)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +166,7 @@ func TestOverlapClasses(t *testing.T) {
 // arguments must not be quadratic (it took 36 ms, now about 5).
 func BenchmarkOverlapManyArguments(b *testing.B) {
 	s, _ := newTestSchema(b)
-	doc, err := Parse(repeatFields(5, func(f int) string {
+	doc, err := parseDoc(repeatFields(5, func(f int) string {
 		var args strings.Builder
 		for i := range 1300 {
 			fmt.Fprintf(&args, "a%d: %d ", i, min(i, 1299-f))

@@ -24,7 +24,7 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 	for _, vd := range op.Variables {
 		t := c.typeFromRef(vd.Type)
 		if t == nil || !t.IsInput() {
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
 			continue
 		}
 		v, has := given[vd.Name]
@@ -32,18 +32,18 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 		case !has && vd.DefaultValue != nil:
 			dv, err := coerceLiteral(vd.DefaultValue, t, nil)
 			if err != nil {
-				errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
+				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
 				continue
 			}
 			out[vd.Name] = dv
 		case t.Kind == NonNull && !has:
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
 		case t.Kind == NonNull && v == nil:
-			errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
 		case has:
 			cv, err := coerceInput(v, t)
 			if err != nil {
-				errs = append(errs, newError(CodeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
+				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
 				continue
 			}
 			out[vd.Name] = cv
@@ -391,4 +391,102 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 		}
 	}
 	return out, nil
+}
+
+// printValue prints a literal in GraphQL syntax, for messages: the same canonical form
+// introspection gives default values.
+func printValue(v *Value) string { return printLiteral(v) }
+
+// parseLiteral coerces a literal to the leaf type t (spec 3.5 and 3.9 input
+// coercion). vars supplies variable values inside custom scalar literals.
+// The error message is empty when the generic "Expected value" text fits.
+func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
+	if t.Kind == Enum {
+		if v.Kind != EnumValue {
+			return nil, fmt.Errorf("Enum %q cannot represent non-enum value: %s.", t.Name, printValue(v))
+		}
+		if t.enumMap[v.Raw] == nil {
+			return nil, fmt.Errorf("Value %q does not exist in %q enum.", v.Raw, t.Name)
+		}
+		return v.Raw, nil
+	}
+	switch t.Name {
+	case "Int":
+		if v.Kind != IntValue {
+			return nil, fmt.Errorf("Int cannot represent non-integer value: %s", printValue(v))
+		}
+		n, err := strconv.ParseInt(v.Raw, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("Int cannot represent non 32-bit signed integer value: %s", v.Raw)
+		}
+		return int(n), nil
+	case "Float":
+		if v.Kind != IntValue && v.Kind != FloatValue {
+			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", printValue(v))
+		}
+		f, err := strconv.ParseFloat(v.Raw, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", v.Raw)
+		}
+		return f, nil
+	case "String":
+		if v.Kind != StringValue {
+			return nil, fmt.Errorf("String cannot represent a non string value: %s", printValue(v))
+		}
+		return v.Raw, nil
+	case "Boolean":
+		if v.Kind != BooleanValue {
+			return nil, fmt.Errorf("Boolean cannot represent a non boolean value: %s", printValue(v))
+		}
+		return v.Raw == "true", nil
+	case "ID":
+		if v.Kind != StringValue && v.Kind != IntValue {
+			return nil, fmt.Errorf("ID cannot represent a non-string and non-integer value: %s", printValue(v))
+		}
+		return v.Raw, nil
+	}
+	if t.scalar.ParseLiteral != nil {
+		return t.scalar.ParseLiteral(v)
+	}
+	raw := valueToJSON(v, vars)
+	if t.scalar.ParseValue != nil {
+		return t.scalar.ParseValue(raw)
+	}
+	return raw, nil
+}
+
+// valueToJSON converts a literal to the form JSON decoding would give it:
+// numbers become float64 (or int when integral and small), lists []any,
+// objects map[string]any.
+func valueToJSON(v *Value, vars map[string]any) any {
+	switch v.Kind {
+	case VariableValue:
+		return vars[v.Raw]
+	case IntValue:
+		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+			return int(n)
+		}
+		f, _ := strconv.ParseFloat(v.Raw, 64)
+		return f
+	case FloatValue:
+		f, _ := strconv.ParseFloat(v.Raw, 64)
+		return f
+	case StringValue, EnumValue:
+		return v.Raw
+	case BooleanValue:
+		return v.Raw == "true"
+	case ListValue:
+		l := make([]any, len(v.List))
+		for i, e := range v.List {
+			l[i] = valueToJSON(e, vars)
+		}
+		return l
+	case ObjectValue:
+		m := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			m[f.Name] = valueToJSON(f.Value, vars)
+		}
+		return m
+	}
+	return nil
 }

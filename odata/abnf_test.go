@@ -166,11 +166,11 @@ func runABNF(kind, input string, pt *EntityType) int {
 		}
 		return -1
 	case "query":
-		_, err := ParseQuery(strings.ReplaceAll(input, "+", "%2B"), pt, Settings{Allowed: OptAll})
+		_, err := parseQuery(strings.ReplaceAll(input, "+", "%2B"), pt, Settings{Allowed: optAll})
 		if err == nil {
 			return -1
 		}
-		e, _ := AsError(err)
+		e, _ := asError(err)
 		// Positions are relative to the option value; make them absolute.
 		for off, part := 0, ""; off < len(input); off += len(part) + 1 {
 			part, _, _ = strings.Cut(input[off:], "&")
@@ -196,7 +196,7 @@ func runABNF(kind, input string, pt *EntityType) int {
 		}
 		return -1
 	}
-	e, err := ParseExpr(input)
+	e, err := parseExpr(input)
 	if err != nil {
 		return err.(*Error).Pos
 	}

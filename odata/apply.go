@@ -187,7 +187,7 @@ type rowKey struct {
 }
 
 // row is one result of an aggregation. A cell is an int64 (Int32, Int64 and,
-// in units of 1/DecimalScale, Decimal), a string, a bool or a time.Time; nil
+// in units of 1/decimalScale, Decimal), a string, a bool or a time.Time; nil
 // is null.
 type row []any
 
@@ -394,7 +394,7 @@ func (a *accumulator) row(g *aggregation) row {
 				sum, ok = decFromInt(sum)
 			}
 			if ok {
-				if avg, fits := decDiv(sum, a.n*DecimalScale); fits {
+				if avg, fits := decDiv(sum, a.n*decimalScale); fits {
 					v = avg
 				}
 			}

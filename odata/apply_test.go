@@ -30,7 +30,7 @@ func FuzzApplySearch(f *testing.F) {
 	_, products, _ := newTestModel()
 	items, _ := testData()
 	limits := Limits{MaxGroups: 3, MaxVisits: 20, MaxStringBytes: 200}
-	settings := Settings{Allowed: OptAll | OptApply | OptSearch, MaxTop: 100, Limits: limits}
+	settings := Settings{Allowed: optAll | OptApply | OptSearch, MaxTop: 100, Limits: limits}
 	f.Fuzz(func(t *testing.T, apply, search, rest string) {
 		for _, raw := range []string{
 			"$apply=" + escapeValue(apply),
@@ -38,9 +38,9 @@ func FuzzApplySearch(f *testing.F) {
 			"$apply=" + escapeValue(apply) + "&" + rest,
 			"$search=" + escapeValue(search) + "&" + rest,
 		} {
-			q, err := ParseQuery(raw, products.Type, settings)
+			q, err := parseQuery(raw, products.Type, settings)
 			if err != nil {
-				e, ok := AsError(err)
+				e, ok := asError(err)
 				if !ok {
 					t.Fatalf("%q: error %T %v is not *Error", raw, err, err)
 				}
@@ -56,7 +56,7 @@ func FuzzApplySearch(f *testing.F) {
 				}
 				_, err = q.AppendCollection(nil, q.ContextURL("$metadata", products), page, n, true)
 			}
-			if e, ok := AsError(err); err != nil && !ok {
+			if e, ok := asError(err); err != nil && !ok {
 				t.Fatalf("%q: evaluation failed with %v", raw, e)
 			}
 		}
@@ -84,7 +84,7 @@ func TestMaxGroups(t *testing.T) {
 		{"groupby((id))", 5, "$apply makes more than 5 groups"},
 		{"aggregate($count as n)", 1, ""},
 	} {
-		q, err := ParseQuery("$apply="+tt.apply, products.Type, Settings{Allowed: OptApply, Limits: Limits{MaxGroups: tt.max}})
+		q, err := parseQuery("$apply="+tt.apply, products.Type, Settings{Allowed: OptApply, Limits: Limits{MaxGroups: tt.max}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestSearch(t *testing.T) {
 		{"NOT r", "5 6"},
 		{"and", ""}, // lower-case and is a word
 	} {
-		q, err := ParseQuery("$search="+strings.ReplaceAll(escapeValue(tt.search), " ", "%20"), products.Type, Settings{Allowed: OptSearch})
+		q, err := parseQuery("$search="+strings.ReplaceAll(escapeValue(tt.search), " ", "%20"), products.Type, Settings{Allowed: OptSearch})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.search, err)
 		}
@@ -134,12 +134,12 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "a OR", "(a", "a)", `"`, `""`, `"a\b"`, "NOT"} {
-		if _, err := ParseQuery("$search="+escapeValue(bad), products.Type, Settings{Allowed: OptSearch}); err == nil {
+		if _, err := parseQuery("$search="+escapeValue(bad), products.Type, Settings{Allowed: OptSearch}); err == nil {
 			t.Errorf("$search=%s accepted", bad)
 		}
 	}
 }
 
 func itoaInt(i int64) string {
-	return strings.TrimSpace(strings.TrimSuffix(FormatDecimal(i*DecimalScale), ".0"))
+	return strings.TrimSpace(strings.TrimSuffix(formatDecimal(i*decimalScale), ".0"))
 }

@@ -6,7 +6,7 @@ import "time"
 type Type int
 
 // Expression types. Int covers Edm.Int32 and Edm.Int64 (carried as int64),
-// Decimal is an int64 count of 1/DecimalScale, Date is a calendar date
+// Decimal is an int64 count of 1/decimalScale, Date is a calendar date
 // carried as midnight UTC.
 const (
 	TypeInvalid Type = iota
@@ -25,6 +25,7 @@ const (
 var typeNames = [...]string{"invalid", "null", "Edm.Boolean", "Edm.Int64", "Edm.Decimal", "Edm.Double",
 	"Edm.String", "Edm.Date", "Edm.DateTimeOffset", "entity", "collection"}
 
+// String returns the type's name, for messages.
 func (t Type) String() string {
 	if t >= 0 && int(t) < len(typeNames) {
 		return typeNames[t]
@@ -54,7 +55,7 @@ func (e *exprBase) Type() Type { return e.typ }
 func (e *exprBase) setTyp(t Type) { e.typ = t }
 
 // Literal is a constant. Which value field is meaningful depends on Kind:
-// Int (TypeInt, and TypeDecimal in units of 1/DecimalScale), Float
+// Int (TypeInt, and TypeDecimal in units of 1/decimalScale), Float
 // (TypeDouble), Str (TypeString), Bool (TypeBool), Time (TypeDate,
 // TypeDateTimeOffset). TypeNull has no value.
 type Literal struct {

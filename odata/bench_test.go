@@ -34,7 +34,7 @@ func handWritten(items []any) int {
 	n := 0
 	for _, x := range items {
 		p := x.(*product)
-		if p.Price > 500*DecimalScale && strings.Contains(strings.ToLower(p.Name), "pro") {
+		if p.Price > 500*decimalScale && strings.Contains(strings.ToLower(p.Name), "pro") {
 			n++
 		}
 	}
@@ -54,7 +54,7 @@ func compiledCount(f *Filter, items []any) int {
 func TestBenchFilterAgrees(t *testing.T) {
 	_, products, _ := newTestModel()
 	items := benchProducts(10000)
-	f, err := ParseFilter(benchFilter, products.Type)
+	f, err := parseFilter(benchFilter, products.Type)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestBenchFilterAgrees(t *testing.T) {
 func BenchmarkFilter(b *testing.B) {
 	_, products, _ := newTestModel()
 	items := benchProducts(100000)
-	f, err := ParseFilter(benchFilter, products.Type)
+	f, err := parseFilter(benchFilter, products.Type)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func BenchmarkFilter(b *testing.B) {
 			n := 0
 			for _, x := range items {
 				p := x.(*product)
-				if p.Price > 500*DecimalScale && containsFold(p.Name, "pro") {
+				if p.Price > 500*decimalScale && containsFold(p.Name, "pro") {
 					n++
 				}
 			}
@@ -105,10 +105,10 @@ func BenchmarkParse(b *testing.B) {
 	_, products, _ := newTestModel()
 	raw := "$filter=price%20gt%20500%20and%20contains(tolower(name),'pro')%20and%20orders/any(o:o/quantity%20gt%205)" +
 		"&$orderby=price%20desc,name&$select=id,name,price&$expand=orders($select=id;$top=5)&$top=20&$count=true"
-	s := Settings{Allowed: OptAll, MaxTop: 100, MaxExpansionDepth: 2}
+	s := Settings{Allowed: optAll, MaxTop: 100, MaxExpansionDepth: 2}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseQuery(raw, products.Type, s); err != nil {
+		if _, err := parseQuery(raw, products.Type, s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func sizeProducts(n int) []any {
 		items[i] = &product{
 			ID:       int64(i + 1),
 			Name:     name + " " + strconv.Itoa(100+r.IntN(900)),
-			Price:    int64(100+r.IntN(200_000)) * DecimalScale / 100,
+			Price:    int64(100+r.IntN(200_000)) * decimalScale / 100,
 			Category: benchWords[r.IntN(3)],
 			Created:  time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour),
 			Active:   r.IntN(10) != 0,
@@ -149,7 +149,7 @@ func sizeProducts(n int) []any {
 func BenchmarkQueryAtSize(b *testing.B) {
 	_, products, _ := newTestModel()
 	items := sizeProducts(100_000)
-	s := Settings{Allowed: OptAll, MaxTop: 100}
+	s := Settings{Allowed: optAll, MaxTop: 100}
 	for _, bm := range []struct {
 		name, query string
 		encode      bool
@@ -165,7 +165,7 @@ func BenchmarkQueryAtSize(b *testing.B) {
 		b.Run(bm.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				q, err := ParseQuery(raw, products.Type, s)
+				q, err := parseQuery(raw, products.Type, s)
 				if err != nil {
 					b.Fatal(err)
 				}

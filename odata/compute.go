@@ -25,7 +25,7 @@ type computed struct {
 	name string
 	expr Expr
 	typ  Type      // TypeInt or TypeDecimal
-	f    fn[int64] // the value, in units of 1/DecimalScale for TypeDecimal
+	f    fn[int64] // the value, in units of 1/decimalScale for TypeDecimal
 }
 
 // computeList parses item {, item} of $compute.

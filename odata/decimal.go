@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Decimals are int64 counts of 1/DecimalScale (four fractional digits).
+// Decimals are int64 counts of 1/decimalScale (four fractional digits).
 // Addition, subtraction, comparison and mod are exact; multiplication is exact
 // when the product has at most four fractional digits and is otherwise
 // rounded half away from zero to four; division is the exact quotient
@@ -15,9 +15,9 @@ import (
 // division or modulo by zero. Decimal literals with more than four
 // fractional digits, or too large for the scale, are carried as doubles.
 
-const maxDecInt = math.MaxInt64 / DecimalScale
+const maxDecInt = math.MaxInt64 / decimalScale
 
-// parseDecimal parses [sign] digits [. digits] into units of 1/DecimalScale.
+// parseDecimal parses [sign] digits [. digits] into units of 1/decimalScale.
 // It reports false for an exponent, more than four fractional digits or a
 // value out of range.
 func parseDecimal(s string) (int64, bool) {
@@ -36,7 +36,7 @@ func parseDecimal(s string) (int64, bool) {
 		return 0, false
 	}
 	f, _ := strconv.ParseInt(fp, 10, 64)
-	v := i*DecimalScale + f
+	v := i*decimalScale + f
 	if v < 0 {
 		return 0, false
 	}
@@ -46,18 +46,14 @@ func parseDecimal(s string) (int64, bool) {
 	return v, true
 }
 
-// FormatDecimal formats a value in units of 1/DecimalScale without trailing
-// zeros: 199900 is "19.99", 50000 is "5", 5000 is "0.5".
-func FormatDecimal(v int64) string { return string(appendDecimal(nil, v)) }
-
 func appendDecimal(b []byte, v int64) []byte {
 	u := uint64(v)
 	if v < 0 {
 		b = append(b, '-')
 		u = -u
 	}
-	b = strconv.AppendUint(b, u/DecimalScale, 10)
-	if f := u % DecimalScale; f != 0 {
+	b = strconv.AppendUint(b, u/decimalScale, 10)
+	if f := u % decimalScale; f != 0 {
 		var d [5]byte
 		d[0] = '.'
 		for i := 4; i >= 1; i-- {
@@ -78,14 +74,14 @@ func decFromInt(i int64) (int64, bool) {
 	if i > maxDecInt || i < -maxDecInt {
 		return 0, false
 	}
-	return i * DecimalScale, true
+	return i * decimalScale, true
 }
 
-func decToFloat(d int64) float64 { return float64(d) / DecimalScale }
+func decToFloat(d int64) float64 { return float64(d) / decimalScale }
 
 // cmpDecInt compares decimal d with integer i exactly, without scaling i.
 func cmpDecInt(d, i int64) int {
-	q, r := d/DecimalScale, d%DecimalScale
+	q, r := d/decimalScale, d%decimalScale
 	switch {
 	case q < i:
 		return -1
@@ -112,11 +108,11 @@ func decSub(a, b int64) (int64, bool) {
 func decMul(a, b int64) (int64, bool) {
 	neg := (a < 0) != (b < 0)
 	hi, lo := bits.Mul64(abs64(a), abs64(b))
-	if hi >= DecimalScale {
+	if hi >= decimalScale {
 		return 0, false
 	}
-	q, r := bits.Div64(hi, lo, DecimalScale)
-	if r*2 >= DecimalScale {
+	q, r := bits.Div64(hi, lo, decimalScale)
+	if r*2 >= decimalScale {
 		q++
 	}
 	return signed(q, neg)
@@ -127,7 +123,7 @@ func decDiv(a, b int64) (int64, bool) {
 		return 0, false
 	}
 	neg := (a < 0) != (b < 0)
-	hi, lo := bits.Mul64(abs64(a), DecimalScale)
+	hi, lo := bits.Mul64(abs64(a), decimalScale)
 	ub := abs64(b)
 	if hi >= ub {
 		return 0, false
@@ -169,20 +165,20 @@ func signed(q uint64, neg bool) (int64, bool) {
 // decRound rounds half away from zero to an integral decimal; floor and
 // ceiling round toward -inf and +inf.
 func decRound(d int64) int64 {
-	r := d % DecimalScale
+	r := d % decimalScale
 	d -= r
-	if r >= DecimalScale/2 {
-		d += DecimalScale
-	} else if r <= -DecimalScale/2 {
-		d -= DecimalScale
+	if r >= decimalScale/2 {
+		d += decimalScale
+	} else if r <= -decimalScale/2 {
+		d -= decimalScale
 	}
 	return d
 }
 
 func decFloor(d int64) int64 {
-	r := d % DecimalScale
+	r := d % decimalScale
 	if r < 0 {
-		r += DecimalScale
+		r += decimalScale
 	}
 	return d - r
 }

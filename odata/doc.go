@@ -11,7 +11,7 @@
 // NewModel, fills a Route per endpoint, and serves them with a Service, which
 // resolves resource paths as $metadata names them: the service document,
 // entity sets in any letter case, keys ((5), (id=5) or /5), navigation, /$count,
-// properties and /$value. Query options are parsed (ParseQuery), resolved
+// properties and /$value. Query options are parsed (parseQuery), resolved
 // against the model, type-checked and compiled into closures calling the
 // getters directly.
 //

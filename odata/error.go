@@ -9,7 +9,7 @@ import (
 // option the route does not allow, a limit exceeded or a malformed query
 // string. Pos is the 0-based byte offset of the problem in the
 // (percent-decoded) value of Option or, when Option is empty, in the raw
-// query string. Services answer it with HTTP 400 and the body from ErrorBody.
+// query string. Services answer it with HTTP 400 and the body from errorBody.
 type Error struct {
 	Option string // "$filter", "$top", ...; empty for the query string as a whole
 	Pos    int
@@ -28,16 +28,16 @@ func (e *Error) Error() string {
 	return s + " at position " + strconv.Itoa(e.Pos)
 }
 
-// ErrorBody renders err as the OData JSON error body
+// errorBody renders err as the OData JSON error body
 // {"error":{"code":"BadRequest","message":"..."}}.
-func ErrorBody(err error) []byte {
+func errorBody(err error) []byte {
 	b := []byte(`{"error":{"code":"BadRequest","message":`)
 	b = appendString(b, err.Error())
 	return append(b, "}}"...)
 }
 
-// AsError reports whether err is (or wraps) an *Error and returns it.
-func AsError(err error) (*Error, bool) {
+// asError reports whether err is (or wraps) an *Error and returns it.
+func asError(err error) (*Error, bool) {
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok

@@ -71,7 +71,7 @@ func randomCatalog(r *rand.Rand) (products, orders []any) {
 	for i := range r.IntN(60) {
 		products = append(products, &product{
 			ID: int64(i + 1), Name: []string{"", "a", "B", "b", "Pro x"}[r.IntN(5)],
-			Price: int64(r.IntN(4)) * DecimalScale, Category: []string{"x", "y"}[r.IntN(2)],
+			Price: int64(r.IntN(4)) * decimalScale, Category: []string{"x", "y"}[r.IntN(2)],
 			Created: day.AddDate(0, 0, r.IntN(3)), Active: r.IntN(2) == 0,
 		})
 	}
@@ -141,7 +141,7 @@ func TestEvaluateAgreesWithFullSort(t *testing.T) {
 		if r.IntN(4) == 0 {
 			restrict = active
 		}
-		q, err := ParseQuery(raw, s.set.Type, Settings{Allowed: OptAll})
+		q, err := parseQuery(raw, s.set.Type, Settings{Allowed: optAll})
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -197,7 +197,7 @@ func TestEvaluateStopsAtPage(t *testing.T) {
 		{"$top=5", true, 1000},
 		{"$orderby=price&$top=5", false, 1000},
 	} {
-		q, err := ParseQuery(strings.ReplaceAll(tt.raw, " ", "%20"), ps.Type, Settings{Allowed: OptAll})
+		q, err := parseQuery(strings.ReplaceAll(tt.raw, " ", "%20"), ps.Type, Settings{Allowed: optAll})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestEvaluateHoldsOnlyThePage(t *testing.T) {
 		"$orderby=price&$top=2&$count=true",
 		"$filter=price gt 0&$top=0&$count=true",
 	} {
-		q, err := ParseQuery(strings.ReplaceAll(raw, " ", "%20"), ps.Type, Settings{Allowed: OptAll})
+		q, err := parseQuery(strings.ReplaceAll(raw, " ", "%20"), ps.Type, Settings{Allowed: optAll})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func TestEvaluateCountsVisits(t *testing.T) {
 		{"$filter=orders/$count gt 0 or true&$top=1", 999, true}, // product 1 comes first
 		{"$filter=id gt 1 and orders/$count eq 0&$top=1", 1, false},
 	} {
-		q, err := ParseQuery(strings.ReplaceAll(tt.raw, " ", "%20"), ps.Type, Settings{Allowed: OptAll, Limits: Limits{MaxVisits: tt.maxVisits}})
+		q, err := parseQuery(strings.ReplaceAll(tt.raw, " ", "%20"), ps.Type, Settings{Allowed: optAll, Limits: Limits{MaxVisits: tt.maxVisits}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,9 +48,9 @@ func FuzzParseQuery(f *testing.F) {
 	items, _ := testData()
 	f.Fuzz(func(t *testing.T, raw string) {
 		// Small bounds of evaluation, so that it reaches them too.
-		settings := Settings{Allowed: OptAll | OptCompute, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20, MaxStringBytes: 200}}
+		settings := Settings{Allowed: optAll | OptCompute, MaxTop: 100, MaxExpansionDepth: 3, Limits: Limits{MaxVisits: 20, MaxStringBytes: 200}}
 		checkPasswordRule(t, raw)
-		q, err := ParseQuery(raw, products.Type, settings)
+		q, err := parseQuery(raw, products.Type, settings)
 		if why := mustRefuse(raw); why != "" && err == nil {
 			t.Fatalf("%q: accepted, but %s", raw, why)
 		}
@@ -59,13 +59,13 @@ func FuzzParseQuery(f *testing.F) {
 				if flaw == "&" {
 					continue
 				}
-				if _, err := ParseQuery(raw+flaw, products.Type, settings); err == nil {
+				if _, err := parseQuery(raw+flaw, products.Type, settings); err == nil {
 					t.Fatalf("%q accepted with %q added", raw, flaw)
 				}
 			}
 		}
 		if err != nil {
-			e, ok := AsError(err)
+			e, ok := asError(err)
 			if !ok {
 				t.Fatalf("%q: error %T %v is not *Error", raw, err, err)
 			}
@@ -81,7 +81,7 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			_, err = q.AppendCollection(nil, "$metadata#Products", page, n, true)
 		}
-		if e, ok := AsError(err); err != nil && (!ok || !strings.Contains(e.Msg, "related entities") && !strings.Contains(e.Msg, "bytes of strings")) {
+		if e, ok := asError(err); err != nil && (!ok || !strings.Contains(e.Msg, "related entities") && !strings.Contains(e.Msg, "bytes of strings")) {
 			t.Fatalf("%q: evaluation failed with %v", raw, err)
 		}
 	})
@@ -147,9 +147,9 @@ func FuzzParseExpr(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := ParseExpr(s)
+		_, err := parseExpr(s)
 		if err != nil {
-			e, ok := AsError(err)
+			e, ok := asError(err)
 			if !ok || e.Pos < 0 || e.Pos > len(s) {
 				t.Fatalf("%q: bad error %v", s, err)
 			}

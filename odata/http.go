@@ -79,7 +79,7 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 	if r, done := rt.precheck(rawQuery); done {
 		return listAnswer{}, &r
 	}
-	q, err := ParseQuery(rawQuery, rt.Set.Type, rt.Settings)
+	q, err := parseQuery(rawQuery, rt.Set.Type, rt.Settings)
 	if err != nil {
 		r := badRequest(err)
 		return listAnswer{}, &r
@@ -101,7 +101,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 		write(w, failed)
 		return
 	}
-	q, err := ParseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
+	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
 	if err != nil {
 		write(w, badRequest(err))
 		return
@@ -141,7 +141,7 @@ func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 	}
 	s := rt.Settings
 	s.Allowed &= OptFilter | OptSearch
-	q, err := ParseQuery(r.URL.RawQuery, rt.Set.Type, s)
+	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, s)
 	if err != nil {
 		write(w, badRequest(err))
 		return
@@ -164,10 +164,10 @@ func (rt *Route) precheck(rawQuery string) (Response, bool) {
 }
 
 func badRequest(err error) Response {
-	if e, ok := AsError(err); ok && e.Status == http.StatusNotAcceptable {
+	if e, ok := asError(err); ok && e.Status == http.StatusNotAcceptable {
 		return errorResponse(e.Status, "NotAcceptable", e.Error())
 	}
-	return Response{http.StatusBadRequest, "application/json", ErrorBody(err)}
+	return Response{http.StatusBadRequest, "application/json", errorBody(err)}
 }
 
 func notFound(msg string) Response { return errorResponse(http.StatusNotFound, "NotFound", msg) }

@@ -96,7 +96,7 @@ func (l *lexer) next() (token, *Error) {
 	if c == '$' || isIdentStart(r) {
 		l.off += size
 		if c == '$' {
-			r, size = utf8.DecodeRuneInString(l.src[l.off:])
+			r, _ = utf8.DecodeRuneInString(l.src[l.off:])
 			if !isIdentStart(r) {
 				return t, errorf(l.off, "expected identifier after '$'")
 			}

@@ -58,15 +58,15 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Settings{Allowed: OptAll, MaxExpansionDepth: 100, Limits: tt.limits}
-			_, err := ParseQuery(tt.raw, products.Type, s)
+			s := Settings{Allowed: optAll, MaxExpansionDepth: 100, Limits: tt.limits}
+			_, err := parseQuery(tt.raw, products.Type, s)
 			if tt.msg == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			e, ok := AsError(err)
+			e, ok := asError(err)
 			if !ok {
 				t.Fatalf("got %v, want an *Error containing %q", err, tt.msg)
 			}
@@ -99,10 +99,10 @@ func TestLimitsDefaults(t *testing.T) {
 func TestParseExprLimits(t *testing.T) {
 	_, products, _ := newTestModel()
 	long := terms("id eq 1", " or ", 10000)
-	if _, err := ParseExpr(long); err == nil || !strings.Contains(err.Error(), "more than 200 expression nodes") {
-		t.Errorf("ParseExpr: %v", err)
+	if _, err := parseExpr(long); err == nil || !strings.Contains(err.Error(), "more than 200 expression nodes") {
+		t.Errorf("parseExpr: %v", err)
 	}
-	if _, err := ParseFilter(long, products.Type); err == nil || !strings.Contains(err.Error(), "$filter: query has more than 200 expression nodes") {
-		t.Errorf("ParseFilter: %v", err)
+	if _, err := parseFilter(long, products.Type); err == nil || !strings.Contains(err.Error(), "$filter: query has more than 200 expression nodes") {
+		t.Errorf("parseFilter: %v", err)
 	}
 }

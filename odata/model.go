@@ -38,13 +38,13 @@ func (t EdmType) String() string {
 	return fmt.Sprintf("EdmType(%d)", int(t))
 }
 
-// DecimalScale is the number of units per 1 of a decimal value: decimals are
+// decimalScale is the number of units per 1 of a decimal value: decimals are
 // carried as int64 counts of 1/10,000, so 19.99 is 199900.
-const DecimalScale = 10000
+const decimalScale = 10000
 
 // Property is a structural (primitive-valued) property of an entity type.
 // Exactly one getter, the one matching Type, must be set: Int for Int32 and
-// Int64, Decimal for Decimal (in units of 1/DecimalScale), String, Bool or
+// Int64, Decimal for Decimal (in units of 1/decimalScale), String, Bool or
 // Time. Getters receive the entity value as stored by the caller.
 type Property struct {
 	Name     string // JSON name, e.g. "createdDate"

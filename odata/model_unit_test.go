@@ -28,8 +28,8 @@ func TestDecimal(t *testing.T) {
 	format := map[int64]string{199900: "19.99", 9999900: "999.99", 50000: "5", 5000: "0.5", 0: "0",
 		-5000: "-0.5", 1: "0.0001", 12345678: "1234.5678", -9223372036854775808: "-922337203685477.5808"}
 	for in, want := range format {
-		if got := FormatDecimal(in); got != want {
-			t.Errorf("FormatDecimal(%d) = %q, want %q", in, got, want)
+		if got := formatDecimal(in); got != want {
+			t.Errorf("formatDecimal(%d) = %q, want %q", in, got, want)
 		}
 	}
 	ops := []struct {
@@ -176,7 +176,7 @@ func TestErrorBody(t *testing.T) {
 	var v struct {
 		Error struct{ Code, Message string }
 	}
-	if e := json.Unmarshal(ErrorBody(err), &v); e != nil {
+	if e := json.Unmarshal(errorBody(err), &v); e != nil {
 		t.Fatal(e)
 	}
 	if v.Error.Code != "BadRequest" || v.Error.Message != `$filter: bad "quote" \ here at position 7` {

@@ -124,18 +124,6 @@ func (p *parser) isWord(w string) bool {
 	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
 }
 
-// ParseExpr parses a common expression (the syntax of $filter) without
-// resolving names. Positions are byte offsets into s.
-func ParseExpr(s string) (Expr, error) {
-	var e Expr
-	err := run(func() {
-		p := newParser(s, newBudget(Limits{}))
-		e = p.expr()
-		p.end()
-	})
-	return e, err
-}
-
 func (p *parser) end() {
 	if p.tok.kind == tokSemi {
 		p.fail(p.tok.pos, "';' does not separate query options; use '&'")

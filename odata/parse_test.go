@@ -82,8 +82,8 @@ func TestFilterErrorPositions(t *testing.T) {
 		{strings.Repeat("-", 70) + "1 eq 1", 64, "nested too deeply"},
 	}
 	for _, tt := range tests {
-		_, err := ParseFilter(tt.expr, products.Type)
-		e, ok := AsError(err)
+		_, err := parseFilter(tt.expr, products.Type)
+		e, ok := asError(err)
 		if !ok {
 			t.Errorf("%q: got error %v, want *Error at %d", tt.expr, err, tt.pos)
 			continue
@@ -97,7 +97,7 @@ func TestFilterErrorPositions(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return FormatDecimal(int64(i) * DecimalScale) }
+func itoa(i int) string { return formatDecimal(int64(i) * decimalScale) }
 
 // TestParseTree checks precedence and associativity by printing the tree.
 func TestParseTree(t *testing.T) {
@@ -125,7 +125,7 @@ func TestParseTree(t *testing.T) {
 		{"p eq 19.99 or q eq 1.5e3 or r eq 123456789012345678901", "(((p eq 19.99) or (q eq 1500)) or (r eq 1.2345678901234568e+20))"},
 	}
 	for _, tt := range tests {
-		e, err := ParseExpr(tt.in)
+		e, err := parseExpr(tt.in)
 		if err != nil {
 			t.Errorf("%q: %v", tt.in, err)
 			continue

@@ -23,9 +23,9 @@ const (
 	OptSearch  // $search over the entity type's string properties
 	OptCompute // $compute: arithmetic aliases for $select, $filter and $orderby
 
-	// OptAll is every option of OData's core; $apply and $search, which change
+	// optAll is every option of OData's core; $apply and $search, which change
 	// what a route costs, are allowed one by one.
-	OptAll = OptFilter | OptOrderBy | OptSelect | OptExpand | OptTop | OptSkip | OptCount
+	optAll = OptFilter | OptOrderBy | OptSelect | OptExpand | OptTop | OptSkip | OptCount
 )
 
 var optionBits = map[string]QueryOption{
@@ -101,14 +101,14 @@ type orderKey struct {
 // Count reports whether $count=true was requested.
 func (q *Query) Count() bool { return q.count }
 
-// ParseQuery parses the raw (still percent-encoded) query string of a
+// parseQuery parses the raw (still percent-encoded) query string of a
 // request against entity type t and route settings s. The query string as a
 // whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only
 // separator, every percent-escape valid, no system query option given twice.
 // Parameters whose names do not start with $ are then ignored. The error is
 // an *Error whose position is an offset into the decoded value of the
 // offending option, or into the raw query string when Option is empty.
-func ParseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
+func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	b := newBudget(s.Limits)
 	params, err := splitQuery(raw, b.Limits)
 	if err != nil {
@@ -327,28 +327,6 @@ type Filter struct {
 	expr  Expr
 	f     fn[bool]
 	nvars int
-}
-
-// ParseFilter parses, checks and compiles a $filter expression (already
-// percent-decoded) for entity type t. The expression is held to
-// DefaultLimits, except MaxVisits and MaxStringBytes: the filter is for any
-// number of uses, not one request, so its evaluation is not counted (routes use
-// ParseQuery).
-func ParseFilter(expr string, t *EntityType) (*Filter, error) {
-	var f *Filter
-	err := run(func() {
-		p := newParser(expr, newBudget(Limits{}))
-		e := p.expr()
-		p.end()
-		f = compileFilter(e, t, &compiler{now: time.Now()})
-	})
-	if err != nil {
-		if e, ok := err.(*Error); ok && e.Option == "" {
-			e.Option = "$filter"
-		}
-		return nil, err
-	}
-	return f, nil
 }
 
 func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {

@@ -319,7 +319,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 
 // serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
 func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *EntitySet, key int64, p *Property, x any) {
-	q, err := ParseQuery(r.URL.RawQuery, set.Type, Settings{})
+	q, err := parseQuery(r.URL.RawQuery, set.Type, Settings{})
 	if err == nil {
 		err = q.negotiate(r, serviceRoot(s.metadataURL(r)))
 	}

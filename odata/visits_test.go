@@ -48,7 +48,7 @@ func TestMaxVisits(t *testing.T) {
 		{"$filter=orders/any(o: o/quantity lt 0) or orders/any(o: o/quantity lt 0)", 2000, false},
 	}
 	for _, tt := range tests {
-		q, err := ParseQuery(tt.raw, products.Type, Settings{Allowed: OptAll, Limits: Limits{MaxVisits: tt.maxVisits}})
+		q, err := parseQuery(tt.raw, products.Type, Settings{Allowed: optAll, Limits: Limits{MaxVisits: tt.maxVisits}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.raw, err)
 		}
@@ -56,7 +56,7 @@ func TestMaxVisits(t *testing.T) {
 		if refused := err != nil; refused != tt.refused {
 			t.Errorf("%s with MaxVisits %d: error %v, want refused %v", tt.raw, tt.maxVisits, err, tt.refused)
 		}
-		if e, ok := AsError(err); err != nil && (!ok || !strings.Contains(e.Error(), "reached more than")) {
+		if e, ok := asError(err); err != nil && (!ok || !strings.Contains(e.Error(), "reached more than")) {
 			t.Errorf("%s: error %v", tt.raw, err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestMaxStringBytes(t *testing.T) {
 		{"contains(tolower(name),'x')", 1, false}, // folds case while searching
 	}
 	for _, tt := range tests {
-		q, err := ParseQuery("$filter="+url.QueryEscape(tt.filter), products.Type, Settings{Allowed: OptAll, Limits: Limits{MaxStringBytes: tt.maxBytes}})
+		q, err := parseQuery("$filter="+url.QueryEscape(tt.filter), products.Type, Settings{Allowed: optAll, Limits: Limits{MaxStringBytes: tt.maxBytes}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.filter, err)
 		}
@@ -104,7 +104,7 @@ func TestMaxStringBytes(t *testing.T) {
 func TestMaxVisitsPerQuery(t *testing.T) {
 	_, products, _ := newTestModel()
 	items := busyProducts(3, 100)
-	q, err := ParseQuery("$filter=orders/any(o: o/quantity lt 0)", products.Type, Settings{Allowed: OptAll, Limits: Limits{MaxVisits: 250}})
+	q, err := parseQuery("$filter=orders/any(o: o/quantity lt 0)", products.Type, Settings{Allowed: optAll, Limits: Limits{MaxVisits: 250}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestMaxVisitsPerQuery(t *testing.T) {
 		}
 	}
 
-	q, err = ParseQuery("$expand=orders($filter=product/orders/any(p: p/quantity lt 0))", products.Type, Settings{Allowed: OptAll, Limits: Limits{MaxVisits: 5000}})
+	q, err = parseQuery("$expand=orders($filter=product/orders/any(p: p/quantity lt 0))", products.Type, Settings{Allowed: optAll, Limits: Limits{MaxVisits: 5000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestMaxVisitsHTTP(t *testing.T) {
 	_, products, _ := newTestModel()
 	items := busyProducts(5000, 300)
 	rt := &Route{Set: products, List: func(context.Context) []any { return items },
-		Settings: Settings{Allowed: OptAll, MaxExpansionDepth: 2, Limits: Limits{MaxVisits: 50_000}}}
+		Settings: Settings{Allowed: optAll, MaxExpansionDepth: 2, Limits: Limits{MaxVisits: 50_000}}}
 	srv := httptest.NewServer(rt.ListHandler())
 	defer srv.Close()
 	get := func(query string) (*http.Response, []byte, error) {

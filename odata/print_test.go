@@ -25,7 +25,7 @@ func writeExpr(b *strings.Builder, e Expr) {
 		case TypeInt:
 			b.WriteString(strconv.FormatInt(e.Int, 10))
 		case TypeDecimal:
-			b.WriteString(FormatDecimal(e.Int))
+			b.WriteString(formatDecimal(e.Int))
 		case TypeDouble:
 			b.WriteString(strconv.FormatFloat(e.Float, 'g', -1, 64))
 		case TypeString:

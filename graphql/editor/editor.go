@@ -1,4 +1,8 @@
-package graphql
+// Package editor serves the interactive GraphQL query editor: one HTML page,
+// its stylesheet and script inlined, for a graphql.Handler's HTMLPage. It is
+// a user interface, not part of the GraphQL engine, and knows nothing of it:
+// the page talks to the engine only over HTTP and WebSocket, like any client.
+package editor
 
 import (
 	"bytes"
@@ -13,7 +17,7 @@ import (
 
 // The editor's sources stay three readable files; editorPage inlines the
 // stylesheet and the script into the HTML so that the page is one response,
-// served from the one URL (/graphql) that reaches the Handler.
+// served from the one URL (/graphql) that reaches the graphql.Handler.
 //
 //go:embed editor.html editor.css editor.js
 var editorFiles embed.FS
@@ -25,11 +29,11 @@ const (
 	editorScriptTag = `<script src="editor.js"></script>`
 )
 
-// EditorPage returns the handler of the interactive query editor, for
-// Handler.HTMLPage:
+// Handler returns the handler of the interactive query editor, for
+// graphql.Handler.HTMLPage:
 //
 //	h := graphql.NewHandler(schema)
-//	h.HTMLPage = graphql.EditorPage()
+//	h.HTMLPage = editor.Handler()
 //
 // The page is one self-contained HTML document embedded in the binary: its
 // stylesheet and script are inline and nothing is loaded from any other
@@ -41,7 +45,7 @@ const (
 //
 // The handler answers GET and HEAD (405 otherwise) and honours
 // If-None-Match.
-func EditorPage() http.Handler {
+func Handler() http.Handler {
 	editorOnce.Do(buildEditor)
 	return editor
 }
@@ -63,14 +67,14 @@ func buildEditor() {
 	read := func(name string) string {
 		b, err := editorFiles.ReadFile(name)
 		if err != nil {
-			panic("graphql: editor asset missing: " + err.Error())
+			panic("editor: asset missing: " + err.Error())
 		}
 		return string(b)
 	}
 	html, css, js := read("editor.html"), read("editor.css"), read("editor.js")
 	page, cssHash, jsHash, err := inlineAssets(html, css, js)
 	if err != nil {
-		panic("graphql: " + err.Error())
+		panic("editor: " + err.Error())
 	}
 	sum := sha256.Sum256([]byte(page))
 	editor = &editorPage{

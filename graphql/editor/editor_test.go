@@ -1,4 +1,4 @@
-package graphql
+package editor
 
 import (
 	"crypto/sha256"
@@ -12,15 +12,26 @@ import (
 	"strings"
 	"testing"
 
+	"quartet/graphql"
 	"quartet/internal/testkit"
 )
+
+// testSchema is the smallest schema a Handler serves: the editor's tests
+// need a GraphQL endpoint beside the page, not data.
+func testSchema(t *testing.T) *graphql.Schema {
+	t.Helper()
+	s, err := graphql.ParseSchema("type Query { hello: String }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // getEditor fetches the editor as a browser would, through a Handler.
 func getEditor(t *testing.T) (*http.Response, string) {
 	t.Helper()
-	s, _ := newTestSchema(t)
-	h := NewHandler(s)
-	h.HTMLPage = EditorPage()
+	h := graphql.NewHandler(testSchema(t))
+	h.HTMLPage = Handler()
 	r := httptest.NewRequest(http.MethodGet, "http://quartet.test:8080/graphql", nil)
 	r.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	w := httptest.NewRecorder()
@@ -154,10 +165,9 @@ func TestEditorPageSelfContained(t *testing.T) {
 }
 
 func TestEditorPageRouting(t *testing.T) {
-	s, _ := newTestSchema(t)
-	h := NewHandler(s)
-	h.HTMLPage = EditorPage()
-	etag := EditorPage().(*editorPage).etag
+	h := graphql.NewHandler(testSchema(t))
+	h.HTMLPage = Handler()
+	etag := Handler().(*editorPage).etag
 	tests := []struct {
 		name, method, target, accept, body string
 		header                             map[string]string
@@ -195,7 +205,7 @@ func TestEditorPageRouting(t *testing.T) {
 }
 
 func TestEditorPageMethods(t *testing.T) {
-	page := EditorPage()
+	page := Handler()
 	for _, tt := range []struct {
 		method   string
 		status   int

@@ -1,0 +1,312 @@
+package graphql
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// One WebSocket connection's life: its state, the reader loop, the
+// operations it starts and stops, and how it closes and is torn down.
+
+// wsConn is one WebSocket connection. The reader goroutine (ServeHTTP's)
+// parses messages and starts operations; each operation has a goroutine that
+// queues its results; one writer goroutine sends the queue.
+type wsConn struct {
+	h   *WebSocketHandler
+	ws  *websocket.Conn
+	raw net.Conn // under ws
+	// coalescer is between ws and raw: the writer sends what is queued
+	// together.
+	coalescer *coalescer
+	r         *http.Request // the upgrade request, with ctx as its context
+	client    string        // its address, as the caps count it
+	legacy    bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+
+	out      chan outMsg
+	queued   atomic.Int64  // messages in out not yet written
+	writing  sync.Mutex    // held while a message is written; see send
+	dead     chan struct{} // closed when nothing more will be sent
+	deadOnce sync.Once
+	wg       sync.WaitGroup // goroutines other than the reader
+	reads    atomic.Uint64  // messages received, for the keep-alive check
+	acked    atomic.Bool
+
+	// Reader state.
+	initReceived bool
+	initTimer    *time.Timer
+	draining     bool // a close is queued: ignore further messages
+
+	mu          sync.Mutex
+	base        context.Context // parent of operation contexts, set at the ack
+	ops         map[string]*wsOp
+	closing     bool
+	closeCode   websocket.StatusCode
+	closeReason string
+}
+
+// wsOp is an active operation.
+type wsOp struct {
+	id     string
+	cancel context.CancelFunc
+	// stopped is set when the client ends the operation: results still in
+	// the queue are then not sent.
+	stopped atomic.Bool
+}
+
+func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
+	ctx, cancel := context.WithCancel(r.Context())
+	return &wsConn{
+		h:      h,
+		ws:     ws,
+		raw:    raw,
+		r:      r.WithContext(ctx),
+		legacy: ws.Subprotocol() == ProtocolLegacyWS,
+		ctx:    ctx,
+		cancel: cancel,
+		out:    make(chan outMsg, h.opts.SendQueue),
+		dead:   make(chan struct{}),
+		ops:    map[string]*wsOp{},
+	}
+}
+
+// serve runs the connection until the socket closes, then waits for every
+// goroutine it started.
+func (c *wsConn) serve() {
+	defer c.teardown()
+	if c.ws.Subprotocol() == "" {
+		c.closeNow(closeBadSubprotocol, "Subprotocol not acceptable")
+		return
+	}
+	c.spawn(c.writeLoop)
+	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
+		c.wg.Add(1)
+		c.h.live.Add(1)
+		c.initTimer = time.AfterFunc(d, func() {
+			defer c.h.live.Add(-1)
+			defer c.wg.Done()
+			c.closeNow(closeInitTimeout, "Connection initialisation timeout")
+		})
+	}
+	for {
+		_, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			return
+		}
+		c.reads.Add(1)
+		if c.draining {
+			continue
+		}
+		if !c.handle(data) {
+			return
+		}
+	}
+}
+
+var errInitPanic = errors.New("OnInit panicked")
+
+// init runs OnInit.
+func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
+	if c.h.opts.OnInit == nil {
+		return c.ctx, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.h.schema.panicked(c.ctx, r)
+			ctx, err = nil, errInitPanic
+		}
+	}()
+	ctx, err = c.h.opts.OnInit(c.r, payload)
+	if err == nil && ctx == nil {
+		ctx = c.ctx
+	}
+	return ctx, err
+}
+
+// admit makes ctx the parent of the connection's operations.
+func (c *wsConn) admit(ctx context.Context) {
+	c.mu.Lock()
+	c.base = ctx
+	c.mu.Unlock()
+	c.acked.Store(true)
+}
+
+// start begins the operation id, unless too many are active.
+func (c *wsConn) start(id string, req Request) bool {
+	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
+		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
+	}
+	if refused := c.admitOperation(); refused != "" {
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, refused)})
+	}
+	c.mu.Lock()
+	ctx, cancel := context.WithCancel(c.base)
+	op := &wsOp{id: id, cancel: cancel}
+	c.ops[id] = op
+	c.mu.Unlock()
+	c.spawn(func() {
+		defer c.h.releaseOperation(c.client)
+		c.run(ctx, op, req)
+	})
+	return true
+}
+
+// stop ends the operation id at the client's request and reports whether
+// it was active.
+func (c *wsConn) stop(id string) bool {
+	c.mu.Lock()
+	op := c.ops[id]
+	delete(c.ops, id)
+	c.mu.Unlock()
+	if op == nil {
+		return false
+	}
+	op.stopped.Store(true)
+	op.cancel()
+	return true
+}
+
+// run executes an operation and queues its results.
+func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
+	defer op.cancel()
+	each, err := c.h.schema.SubscribeEach(ctx, req)
+	if err != nil {
+		c.forget(op)
+		c.sendErrors(op.id, op, errorList(err))
+		return
+	}
+	next := "next"
+	if c.legacy {
+		next = "data"
+	}
+	gone := false
+	each(func(resp *Response) bool {
+		gone = !c.send(outMsg{result: resp, resultType: next, op: op})
+		return !gone
+	})
+	if gone {
+		return // the connection is gone; its teardown cancels ctx
+	}
+	// The stream ended: the source closed, or ctx ended because the client
+	// stopped the operation or the connection is going.
+	c.forget(op)
+	if !op.stopped.Load() && c.ctx.Err() == nil {
+		c.send(outMsg{data: opMessage("complete", op.id, nil), op: op})
+	}
+}
+
+// forget removes op from the active operations, freeing its id.
+func (c *wsConn) forget(op *wsOp) {
+	c.mu.Lock()
+	if c.ops[op.id] == op {
+		delete(c.ops, op.id)
+	}
+	c.mu.Unlock()
+}
+
+// closeNow closes the socket with a close handshake, unless a close is
+// already under way; it returns when the handshake is over.
+func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
+	reason = limitReason(reason)
+	if c.recordClose(code, reason) {
+		c.ws.Close(code, reason)
+	}
+}
+
+// drop closes the socket without a close handshake.
+func (c *wsConn) drop(reason string) {
+	c.recordClose(closeDropped, reason)
+	c.raw.Close()
+}
+
+// goAway closes the connection with 1001 after what is queued, or at once
+// when the queue is full.
+func (c *wsConn) goAway() {
+	c.queued.Add(1)
+	select {
+	case c.out <- outMsg{close: websocket.StatusGoingAway, reason: "Going away"}:
+	default:
+		c.queued.Add(-1)
+		// Not c.spawn: teardown may be waiting already. Shutdown calls
+		// this before it waits for h.wg, and ServeHTTP holds a count.
+		c.h.wg.Add(1)
+		go func() {
+			defer c.h.wg.Done()
+			c.closeNow(websocket.StatusGoingAway, "Going away")
+		}()
+	}
+}
+
+func (c *wsConn) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+func (c *wsConn) recordClose(code websocket.StatusCode, reason string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.closing, c.closeCode, c.closeReason = true, code, reason
+	return true
+}
+
+// spawn runs f in a goroutine that teardown waits for.
+func (c *wsConn) spawn(f func()) {
+	c.wg.Add(1)
+	c.h.live.Add(1)
+	go func() {
+		defer c.h.live.Add(-1)
+		defer c.wg.Done()
+		f()
+	}()
+}
+
+func (c *wsConn) markDead() { c.deadOnce.Do(func() { close(c.dead) }) }
+
+func (c *wsConn) stopInitTimer() {
+	if c.initTimer != nil && c.initTimer.Stop() {
+		c.wg.Done()
+		c.h.live.Add(-1)
+	}
+	c.initTimer = nil
+}
+
+// teardown ends every operation and waits for the connection's goroutines.
+func (c *wsConn) teardown() {
+	c.stopInitTimer()
+	c.mu.Lock()
+	ops := c.ops
+	c.ops = nil
+	c.mu.Unlock()
+	for _, op := range ops {
+		op.cancel()
+	}
+	c.cancel()
+	c.markDead()
+	// The reader is done: the peer's close frame has come (and the library
+	// has answered it) or the socket has failed. Closing the TCP connection
+	// now, as RFC 6455 has the server do, also ends a close handshake under
+	// way in another goroutine, which would otherwise wait for frames that
+	// the reader has consumed.
+	c.raw.Close()
+	c.ws.CloseNow()
+	c.wg.Wait()
+	if c.h.closed != nil {
+		c.mu.Lock()
+		code, reason := c.closeCode, c.closeReason
+		c.mu.Unlock()
+		c.h.closed(code, reason)
+	}
+}

@@ -1,0 +1,324 @@
+package graphql
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"quartet/internal/jsonkeys"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+)
+
+// The messages of the two WebSocket protocols: what each incoming message
+// does under graphql-transport-ws and under the legacy graphql-ws, how
+// messages are parsed, and how outgoing ones are framed.
+
+// handle acts on one message and reports whether to go on reading.
+func (c *wsConn) handle(data []byte) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.h.schema.panicked(c.ctx, r)
+			c.closeNow(closeInternal, "Internal server error")
+			ok = false
+		}
+	}()
+	if c.legacy {
+		return c.handleLegacy(data)
+	}
+	return c.handleTransport(data)
+}
+
+func (c *wsConn) handleTransport(data []byte) bool {
+	m, err := parseWSMessage(data)
+	if err != nil {
+		return c.badRequest(err.Error())
+	}
+	switch m.typ {
+	case "connection_init":
+		if c.initReceived {
+			c.closeNow(closeTooManyInits, "Too many initialisation requests")
+			return false
+		}
+		c.initReceived = true
+		c.stopInitTimer()
+		payload, err := initPayload(m.payload)
+		if err != nil {
+			return c.badRequest(err.Error())
+		}
+		ctx, err := c.init(payload)
+		if err != nil {
+			if errors.Is(err, errInitPanic) {
+				c.closeNow(closeInternal, "Internal server error")
+			} else {
+				c.closeNow(closeForbidden, "Forbidden: "+err.Error())
+			}
+			return false
+		}
+		c.admit(ctx)
+		return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
+	case "ping":
+		if m.payload != nil && !isJSONObject(m.payload) {
+			return c.badRequest(`"ping" payload must be an object`)
+		}
+		if m.payload != nil {
+			return c.send(outMsg{data: append(append([]byte(`{"type":"pong","payload":`), m.payload...), '}')})
+		}
+		return c.send(outMsg{data: []byte(`{"type":"pong"}`)})
+	case "pong":
+		if m.payload != nil && !isJSONObject(m.payload) {
+			return c.badRequest(`"pong" payload must be an object`)
+		}
+		return true
+	case "subscribe":
+		if m.id == "" {
+			return c.badRequest(`"subscribe" needs a non-empty string id`)
+		}
+		req, err := parseOperation(m.payload)
+		if err != nil {
+			return c.badRequest(err.Error())
+		}
+		if !c.acked.Load() {
+			c.closeNow(closeUnauthorized, "Unauthorized")
+			return false
+		}
+		c.mu.Lock()
+		_, dup := c.ops[m.id]
+		c.mu.Unlock()
+		if dup {
+			c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
+			return false
+		}
+		return c.start(m.id, req)
+	case "complete":
+		if m.id == "" {
+			return c.badRequest(`"complete" needs a non-empty string id`)
+		}
+		c.stop(m.id)
+		return true
+	}
+	return c.badRequest(fmt.Sprintf("unexpected message type %q", m.typ))
+}
+
+func (c *wsConn) handleLegacy(data []byte) bool {
+	m, err := parseWSMessage(data)
+	if err != nil {
+		return c.connectionError(err.Error())
+	}
+	switch m.typ {
+	case "connection_init":
+		if c.initReceived {
+			return c.connectionError("Too many initialisation requests")
+		}
+		c.initReceived = true
+		c.stopInitTimer()
+		payload, err := initPayload(m.payload)
+		if err != nil {
+			return c.refuse(err.Error(), closeBadRequest, "Invalid message received")
+		}
+		ctx, err := c.init(payload)
+		if err != nil {
+			if errors.Is(err, errInitPanic) {
+				return c.refuse("Internal server error", closeInternal, "Internal server error")
+			}
+			return c.refuse(err.Error(), closeForbidden, "Forbidden: "+err.Error())
+		}
+		c.admit(ctx)
+		if !c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)}) {
+			return false
+		}
+		if c.h.opts.KeepAlive > 0 {
+			return c.send(outMsg{data: []byte(`{"type":"ka"}`)})
+		}
+		return true
+	case "connection_terminate":
+		c.closeNow(websocket.StatusNormalClosure, "")
+		return false
+	case "start":
+		if m.id == "" {
+			return c.connectionError(`"start" needs a non-empty string id`)
+		}
+		if !c.acked.Load() {
+			return c.sendErrors(m.id, nil, ErrorList{newError("", "The connection must be initialised with connection_init first.")})
+		}
+		req, err := parseOperation(m.payload)
+		if err != nil {
+			return c.sendErrors(m.id, nil, ErrorList{newError(codeBadUserInput, err.Error())})
+		}
+		c.mu.Lock()
+		old := c.ops[m.id]
+		delete(c.ops, m.id)
+		c.mu.Unlock()
+		if old != nil {
+			old.stopped.Store(true)
+			old.cancel()
+		}
+		return c.start(m.id, req)
+	case "stop":
+		if m.id == "" {
+			return c.connectionError(`"stop" needs a non-empty string id`)
+		}
+		if c.stop(m.id) {
+			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
+		}
+		return true
+	}
+	msg := fmt.Sprintf("Invalid message type %q", m.typ)
+	if m.id == "" {
+		return c.connectionError(msg)
+	}
+	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
+}
+
+// badRequest closes a graphql-transport-ws connection on a message that is
+// not of the protocol.
+func (c *wsConn) badRequest(detail string) bool {
+	c.closeNow(closeBadRequest, "Invalid message received: "+detail)
+	return false
+}
+
+// connectionError sends the legacy connection_error message.
+func (c *wsConn) connectionError(msg string) bool {
+	return c.send(outMsg{data: connectionErrorMessage(msg)})
+}
+
+// refuse sends the legacy connection_error and then closes.
+func (c *wsConn) refuse(msg string, code websocket.StatusCode, reason string) bool {
+	c.draining = true
+	if !c.connectionError(msg) {
+		return false
+	}
+	c.send(outMsg{close: code, reason: reason})
+	return true // read on, so that the close handshake completes
+}
+
+// wsMessage is an incoming message.
+type wsMessage struct {
+	typ     string
+	id      string          // "" when absent
+	payload json.RawMessage // nil when absent or null
+}
+
+// parseWSMessage reads the envelope shared by both protocols. Keys are
+// matched exactly, unlike encoding/json's struct decoding. A key repeated
+// anywhere in the message (the envelope, the payload, its variables) makes
+// the message ambiguous, since encoding/json would silently keep the last,
+// so it is refused; so are envelope keys differing only in case.
+func parseWSMessage(data []byte) (wsMessage, error) {
+	var m wsMessage
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		return m, errors.New("not a JSON object")
+	}
+	if err := jsonkeys.Check(data); err != nil {
+		return m, err // the JSON is valid, so err names the repeated key
+	}
+	raw, ok := fields["type"]
+	if !ok {
+		return m, errors.New("no type")
+	}
+	if json.Unmarshal(raw, &m.typ) != nil || m.typ == "" {
+		return m, errors.New("type must be a non-empty string")
+	}
+	if raw, ok := fields["id"]; ok && !isNull(raw) {
+		if json.Unmarshal(raw, &m.id) != nil {
+			return m, errors.New("id must be a string")
+		}
+	}
+	if raw, ok := fields["payload"]; ok && !isNull(raw) {
+		m.payload = raw
+	}
+	return m, nil
+}
+
+// parseOperation reads the payload of subscribe (or legacy start).
+func parseOperation(payload json.RawMessage) (Request, error) {
+	var req Request
+	var fields map[string]json.RawMessage
+	if payload == nil || json.Unmarshal(payload, &fields) != nil || fields == nil {
+		return req, errors.New("payload must be an object")
+	}
+	if raw, ok := fields["query"]; !ok || json.Unmarshal(raw, &req.Query) != nil {
+		return req, errors.New("payload.query must be a string")
+	}
+	if raw, ok := fields["operationName"]; ok && !isNull(raw) {
+		if json.Unmarshal(raw, &req.OperationName) != nil {
+			return req, errors.New("payload.operationName must be a string")
+		}
+	}
+	if raw, ok := fields["variables"]; ok && !isNull(raw) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if !isJSONObject(raw) || d.Decode(&req.Variables) != nil {
+			return req, errors.New("payload.variables must be an object")
+		}
+	}
+	if raw, ok := fields["extensions"]; ok && !isNull(raw) && !isJSONObject(raw) {
+		return req, errors.New("payload.extensions must be an object")
+	}
+	return req, nil
+}
+
+// initPayload decodes a connection_init payload.
+func initPayload(raw json.RawMessage) (map[string]any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var p map[string]any
+	if !isJSONObject(raw) || json.Unmarshal(raw, &p) != nil {
+		return nil, errors.New(`"connection_init" payload must be an object`)
+	}
+	return p, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// isJSONObject reports whether raw, a valid JSON value, is an object.
+func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// opMessage builds {"id":…,"type":…,"payload":…}, leaving out a nil payload.
+func opMessage(typ, id string, payload []byte) []byte {
+	buf := appendOpHeader(make([]byte, 0, len(payload)+len(id)+40), typ, id)
+	if payload != nil {
+		buf = append(buf, `,"payload":`...)
+		buf = append(buf, payload...)
+	}
+	return append(buf, '}')
+}
+
+func appendOpHeader(buf []byte, typ, id string) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = appendString(buf, id)
+	buf = append(buf, `,"type":`...)
+	return appendString(buf, typ)
+}
+
+func connectionErrorMessage(msg string) []byte {
+	buf := appendString([]byte(`{"type":"connection_error","payload":{"message":`), msg)
+	return append(buf, "}}"...)
+}
+
+// errorList gives the GraphQL errors of a failed request.
+func errorList(err error) ErrorList {
+	var list ErrorList
+	if errors.As(err, &list) {
+		return list
+	}
+	return ErrorList{fromResolverError(err)}
+}
+
+// limitReason makes s a valid close reason: UTF-8 (browsers fail the
+// connection otherwise) cut on a rune boundary to what a close frame holds.
+func limitReason(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= maxCloseReason {
+		return s
+	}
+	i := maxCloseReason
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}

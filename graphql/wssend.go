@@ -1,0 +1,229 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Sending on a WebSocket connection: one queue per connection, written by
+// the goroutine that finds it idle or by the connection's writer, so that a
+// slow client holds up only itself (see WebSocketHandler, Slow clients).
+
+// outMsg is an entry of the send queue: a message, a result, or a close.
+type outMsg struct {
+	data []byte
+	// A result of op is framed only when it is written, into a pooled
+	// buffer: a response shared by many subscribers is then never copied
+	// per subscriber, but for the write itself.
+	result     *Response
+	resultType string // "next", or the legacy "data"
+	op         *wsOp  // the operation the message belongs to, if any
+	close      websocket.StatusCode
+	reason     string
+}
+
+func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
+	payload := []byte{'['}
+	for i, e := range errs {
+		if i > 0 {
+			payload = append(payload, ',')
+		}
+		payload = e.appendJSON(payload)
+	}
+	payload = append(payload, ']')
+	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
+}
+
+// send sends m, or queues it, waiting for room; it reports false when the
+// connection will send nothing more.
+//
+// When nothing is queued and no one is writing, m is written at once by the
+// calling goroutine: an event for ten thousand subscribers then costs ten
+// thousand writes, not also ten thousand hand-offs to writer goroutines. Each
+// goroutine's messages still go out in order: m is written directly only when
+// everything queued before it has been written.
+func (c *wsConn) send(m outMsg) bool {
+	if m.close == 0 && c.writing.TryLock() {
+		if c.queued.Load() == 0 {
+			ok := c.writeMessage(m)
+			c.writing.Unlock()
+			if !ok {
+				c.markDead()
+			}
+			return ok
+		}
+		c.writing.Unlock()
+	}
+	c.queued.Add(1)
+	select {
+	case c.out <- m:
+		return true
+	case <-c.dead:
+		c.queued.Add(-1)
+		return false
+	}
+}
+
+// writeMessage writes one queued or directly sent message, and reports false when
+// the connection will send nothing more. The caller holds c.writing.
+func (c *wsConn) writeMessage(m outMsg) bool {
+	if m.close != 0 {
+		c.closeNow(m.close, m.reason)
+		return false
+	}
+	if c.isClosing() {
+		return false // a close has been sent or is under way
+	}
+	if m.op != nil && m.op.stopped.Load() {
+		return true
+	}
+	if m.result != nil {
+		return c.writeResult(m.resultType, m.op.id, m.result)
+	}
+	return c.write(m.data)
+}
+
+// writeQueue writes m and whatever else is queued by then, in one system
+// call as far as it goes; it reports false when the connection will send
+// nothing more. A close is written alone, after what came before it is
+// sent: the close handshake waits for the peer. The caller holds c.writing.
+func (c *wsConn) writeQueue(m outMsg) bool {
+	held := false
+	ok := true
+	for {
+		if m.close == 0 && !held && len(c.out) > 0 {
+			c.coalescer.hold()
+			held = true
+		}
+		if m.close != 0 && held {
+			held = false
+			if ok = c.release(); !ok {
+				c.queued.Add(-1)
+				return false
+			}
+		}
+		ok = c.writeMessage(m)
+		c.queued.Add(-1)
+		if !ok || len(c.out) == 0 {
+			break
+		}
+		m = <-c.out // only this goroutine takes from the queue
+	}
+	if held {
+		return c.release() && ok
+	}
+	return ok
+}
+
+// release sends what the coalescer holds, within WriteTimeout.
+func (c *wsConn) release() bool {
+	err := c.coalescer.release(c.h.opts.WriteTimeout)
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.drop("Write timeout: the client does not keep up")
+	} else if !c.isClosing() {
+		c.raw.Close()
+	}
+	return false
+}
+
+// writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
+// buffer that is free again once written.
+func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
+	bp := frameBuffers.Get().(*[]byte)
+	buf := appendOpHeader((*bp)[:0], typ, id)
+	buf = append(buf, `,"payload":`...)
+	buf = resp.AppendJSON(buf)
+	buf = append(buf, '}')
+	ok := c.write(buf) // the library has sent or copied buf when it returns
+	*bp = buf
+	if cap(buf) <= maxPooledFrame {
+		frameBuffers.Put(bp)
+	}
+	return ok
+}
+
+// frameBuffers recycles the buffers results are framed in.
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame is the largest frame buffer kept for reuse: a large one
+// would pin its memory while small results pass through it.
+const maxPooledFrame = 64 << 10
+
+// writeLoop sends the queue, and the keep-alive messages.
+func (c *wsConn) writeLoop() {
+	defer c.markDead()
+	var tick <-chan time.Time
+	if d := c.h.opts.KeepAlive; d > 0 {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		tick = t.C
+	}
+	pinged, readsAtPing := false, uint64(0)
+	for {
+		select {
+		case m := <-c.out:
+			c.writing.Lock()
+			ok := c.writeQueue(m)
+			c.writing.Unlock()
+			if !ok {
+				return
+			}
+		case <-tick:
+			if !c.acked.Load() {
+				continue
+			}
+			if c.legacy {
+				if !c.lockAndWrite([]byte(`{"type":"ka"}`)) {
+					return
+				}
+				continue
+			}
+			if pinged && c.reads.Load() == readsAtPing {
+				c.drop("No answer to ping")
+				return
+			}
+			pinged, readsAtPing = true, c.reads.Load()
+			if !c.lockAndWrite([]byte(`{"type":"ping"}`)) {
+				return
+			}
+		case <-c.dead:
+			return
+		}
+	}
+}
+
+// write sends one message within WriteTimeout. The caller holds c.writing,
+// which keeps the deadline its own. The bound is a deadline on the socket,
+// not a context: a context per message would cost a timer and allocations
+// for each of thousands of subscribers. It is cleared after the write, for
+// the close handshake writes under a context of its own.
+func (c *wsConn) write(p []byte) bool {
+	c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
+	err := c.ws.Write(context.Background(), websocket.MessageText, p)
+	c.raw.SetWriteDeadline(time.Time{})
+	if err == nil {
+		return true
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.drop("Write timeout: the client does not keep up")
+	case !c.isClosing():
+		c.raw.Close() // a broken socket; the reader ends too
+	}
+	return false
+}
+
+// lockAndWrite is write for a caller that does not hold c.writing.
+func (c *wsConn) lockAndWrite(p []byte) bool {
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	return c.write(p)
+}

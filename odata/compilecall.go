@@ -1,0 +1,208 @@
+package odata
+
+import (
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Compiled calls of the built-in functions $filter allows: string predicates
+// and transforms, date parts, rounding and now(), with the case-insensitive
+// helpers the string functions use.
+
+func strArg(c *compiler, call *Call, i int) fn[string] {
+	return c.as(call.Args[i], TypeString).(fn[string])
+}
+
+func buildStrPred(c *compiler, call *Call) any {
+	f := map[string]func(string, string) bool{
+		"contains": strings.Contains, "startswith": strings.HasPrefix, "endswith": strings.HasSuffix,
+	}[call.Name]
+	x := strArg(c, call, 0)
+	if l, ok := call.Args[1].(*Literal); ok && l.Kind == TypeString {
+		k := l.Str
+		if inner, ok := call.Args[0].(*Call); ok && inner.Name == "tolower" && isLower(k) {
+			// contains(tolower(x),'lit'): fold case while searching instead
+			// of building a lower-cased copy of every value.
+			g := map[string]func(string, string) bool{
+				"contains": containsFold, "startswith": hasPrefixFold, "endswith": hasSuffixFold,
+			}[call.Name]
+			if p, ok := inner.Args[0].(*Path); ok && direct(p) {
+				get := p.Prop.String
+				return fn[bool](func(it any, _ []any) (bool, bool) { return g(get(it), k), true })
+			}
+			return map1(strArg(c, inner, 0), func(a string) bool { return g(a, k) })
+		}
+		if p, ok := call.Args[0].(*Path); ok && direct(p) {
+			get := p.Prop.String
+			return fn[bool](func(it any, _ []any) (bool, bool) { return f(get(it), k), true })
+		}
+		return map1(x, func(a string) bool { return f(a, k) })
+	}
+	return map2(x, strArg(c, call, 1), f)
+}
+
+func buildLength(c *compiler, call *Call) any {
+	return map1(strArg(c, call, 0), func(s string) int64 { return int64(utf8.RuneCountInString(s)) })
+}
+
+func buildIndexOf(c *compiler, call *Call) any {
+	return map2(strArg(c, call, 0), strArg(c, call, 1), func(s, sub string) int64 {
+		i := strings.Index(s, sub)
+		if i < 0 {
+			return -1
+		}
+		return int64(utf8.RuneCountInString(s[:i]))
+	})
+}
+
+func buildStrMap(c *compiler, call *Call) any {
+	if call.Name == "trim" {
+		return map1(strArg(c, call, 0), strings.TrimSpace) // a substring: nothing is built
+	}
+	f := map[string]func(string) string{"tolower": strings.ToLower, "toupper": strings.ToUpper}[call.Name]
+	eval := c.eval
+	return map1(strArg(c, call, 0), func(s string) string {
+		eval.build(len(s))
+		return f(s)
+	})
+}
+
+func buildConcat(c *compiler, call *Call) any {
+	eval := c.eval
+	return map2(strArg(c, call, 0), strArg(c, call, 1), func(a, b string) string {
+		eval.build(len(a) + len(b))
+		return a + b
+	})
+}
+
+// substring counts characters (runes). A start past the end yields "", a
+// negative start counts from 0, and a negative length yields "".
+func buildSubstring(c *compiler, call *Call) any {
+	s := strArg(c, call, 0)
+	start := c.as(call.Args[1], TypeInt).(fn[int64])
+	if len(call.Args) == 2 {
+		return map2(s, start, func(s string, i int64) string { return substr(s, i, math.MaxInt64) })
+	}
+	n := c.as(call.Args[2], TypeInt).(fn[int64])
+	return fn[string](func(it any, v []any) (string, bool) {
+		str, ok1 := s(it, v)
+		i, ok2 := start(it, v)
+		k, ok3 := n(it, v)
+		if !ok1 || !ok2 || !ok3 {
+			return "", false
+		}
+		return substr(str, i, k), true
+	})
+}
+
+func substr(s string, start, n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	start = max(start, 0)
+	var i int64
+	b := -1
+	for off := range s {
+		if i == start {
+			b = off
+		}
+		if b >= 0 && i == start+n {
+			return s[b:off]
+		}
+		i++
+	}
+	if b < 0 {
+		return ""
+	}
+	return s[b:]
+}
+
+func buildDatePart(c *compiler, call *Call) any {
+	f := map[string]func(time.Time) int64{
+		"year":   func(t time.Time) int64 { return int64(t.Year()) },
+		"month":  func(t time.Time) int64 { return int64(t.Month()) },
+		"day":    func(t time.Time) int64 { return int64(t.Day()) },
+		"hour":   func(t time.Time) int64 { return int64(t.Hour()) },
+		"minute": func(t time.Time) int64 { return int64(t.Minute()) },
+		"second": func(t time.Time) int64 { return int64(t.Second()) },
+	}[call.Name]
+	return map1(c.as(call.Args[0], TypeDateTimeOffset).(fn[time.Time]), f)
+}
+
+func buildDate(c *compiler, call *Call) any {
+	return map1(c.as(call.Args[0], TypeDateTimeOffset).(fn[time.Time]), func(t time.Time) time.Time {
+		y, m, d := t.Date()
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	})
+}
+
+func buildRounding(c *compiler, call *Call) any {
+	if call.Type() == TypeDouble {
+		f := map[string]func(float64) float64{"round": math.Round, "floor": math.Floor, "ceiling": math.Ceil}[call.Name]
+		return map1(c.as(call.Args[0], TypeDouble).(fn[float64]), f)
+	}
+	f := map[string]func(int64) int64{"round": decRound, "floor": decFloor, "ceiling": decCeil}[call.Name]
+	return map1(c.as(call.Args[0], TypeDecimal).(fn[int64]), f)
+}
+
+func buildNow(c *compiler, _ *Call) any {
+	now := c.now
+	return fn[time.Time](func(any, []any) (time.Time, bool) { return now, true })
+}
+
+// Case-insensitive search for a lower-case needle, for the folded form of
+// contains/startswith/endswith over tolower(x).
+
+func isLower(s string) bool { return strings.ToLower(s) == s }
+
+func containsFold(s, lower string) bool {
+	if isASCII(s) && isASCII(lower) {
+		n := len(lower)
+		for i := 0; i+n <= len(s); i++ {
+			if equalLowerASCII(s[i:i+n], lower) {
+				return true
+			}
+		}
+		return false
+	}
+	return strings.Contains(strings.ToLower(s), lower)
+}
+
+func hasPrefixFold(s, lower string) bool {
+	if isASCII(s) && isASCII(lower) {
+		return len(s) >= len(lower) && equalLowerASCII(s[:len(lower)], lower)
+	}
+	return strings.HasPrefix(strings.ToLower(s), lower)
+}
+
+func hasSuffixFold(s, lower string) bool {
+	if isASCII(s) && isASCII(lower) {
+		return len(s) >= len(lower) && equalLowerASCII(s[len(s)-len(lower):], lower)
+	}
+	return strings.HasSuffix(strings.ToLower(s), lower)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// equalLowerASCII reports whether lower-casing s gives lower (both ASCII).
+func equalLowerASCII(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,287 @@
+package odata
+
+import (
+	"cmp"
+	"math"
+	"strings"
+	"time"
+)
+
+// Compiled comparisons and arithmetic: the relational operators with OData's
+// null rules, typed for each comparable Go type, and the arithmetic operators
+// with overflow and division by zero giving null.
+
+// relOp is one of the relational operators eq, ne, gt, ge, lt and le.
+type relOp int
+
+const (
+	opEq relOp = iota
+	opNe
+	opGt
+	opGe
+	opLt
+	opLe
+)
+
+var relOps = map[string]relOp{"eq": opEq, "ne": opNe, "gt": opGt, "ge": opGe, "lt": opLt, "le": opLe}
+
+// holds reports whether the comparison result c (-1, 0, 1) satisfies op.
+func (op relOp) holds(c int) bool {
+	switch op {
+	case opEq:
+		return c == 0
+	case opNe:
+		return c != 0
+	case opGt:
+		return c > 0
+	case opGe:
+		return c >= 0
+	case opLt:
+		return c < 0
+	}
+	return c <= 0
+}
+
+// nulls is the result of a comparison with a null operand: null eq null is
+// true, null ne x is true, ordering comparisons with null are false.
+func (op relOp) nulls(bothNull bool) bool {
+	switch op {
+	case opEq:
+		return bothNull
+	case opNe:
+		return !bothNull
+	}
+	return false
+}
+
+// compareFn compares two compiled operands of the same Go type.
+func compareFn[T any](op relOp, x, y fn[T], cmpf func(a, b T) int) fn[bool] {
+	return func(it any, v []any) (bool, bool) {
+		a, aok := x(it, v)
+		b, bok := y(it, v)
+		if !aok || !bok {
+			return op.nulls(aok == bok), true
+		}
+		return op.holds(cmpf(a, b)), true
+	}
+}
+
+// compareConst compares a compiled operand with a constant, calling the
+// property getter directly when the operand is a plain property.
+func compareConst[T any](op relOp, x fn[T], get func(any) T, k T, cmpf func(a, b T) int) fn[bool] {
+	if get != nil {
+		return func(it any, _ []any) (bool, bool) { return op.holds(cmpf(get(it), k)), true }
+	}
+	return func(it any, v []any) (bool, bool) {
+		a, ok := x(it, v)
+		if !ok {
+			return op.nulls(false), true
+		}
+		return op.holds(cmpf(a, k)), true
+	}
+}
+
+// flip mirrors an ordering operator so that "k lt x" becomes "x gt k".
+func (op relOp) flip() relOp {
+	switch op {
+	case opGt:
+		return opLt
+	case opGe:
+		return opLe
+	case opLt:
+		return opGt
+	case opLe:
+		return opGe
+	}
+	return op
+}
+
+func compareTyped[T any](c *compiler, op relOp, x, y Expr, t Type, cmpf func(a, b T) int, get func(*Property) func(any) T) fn[bool] {
+	if _, ok := x.(*Literal); ok {
+		if _, ok := y.(*Literal); !ok {
+			x, y, op = y, x, op.flip()
+		}
+	}
+	if l, ok := y.(*Literal); ok {
+		if k, ok := constant(l, t); ok {
+			var g func(any) T
+			if p, ok := x.(*Path); ok && direct(p) && edmToType(p.Prop.Type) == t {
+				g = get(p.Prop)
+			}
+			return compareConst(op, c.as(x, t).(fn[T]), g, k.(T), cmpf)
+		}
+	}
+	return compareFn(op, c.as(x, t).(fn[T]), c.as(y, t).(fn[T]), cmpf)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	}
+	return 1
+}
+
+func cmpTime(a, b time.Time) int { return a.Compare(b) }
+
+func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
+	op := relOps[name]
+	xt, yt := x.Type(), y.Type()
+	switch {
+	case t == TypeNull:
+		return constFn[bool](op.nulls(true), true)
+	case t == TypeEntity:
+		e := x
+		if xt == TypeNull {
+			e = y
+		}
+		f := c.compile(e).(fn[any])
+		return fn[bool](func(it any, v []any) (bool, bool) {
+			_, ok := f(it, v)
+			return op.nulls(!ok), true
+		})
+	case t == TypeDecimal && (xt == TypeInt || yt == TypeInt) && xt != TypeNull && yt != TypeNull:
+		// Compare integers with decimals exactly, without scaling the
+		// integer (which could overflow).
+		if xt == TypeInt {
+			x, y, op = y, x, op.flip()
+		}
+		dx, iy := c.compile(x).(fn[int64]), c.compile(y).(fn[int64])
+		if l, ok := y.(*Literal); ok {
+			k := l.Int
+			if p, ok := x.(*Path); ok && direct(p) {
+				get := p.Prop.Decimal
+				return func(it any, _ []any) (bool, bool) { return op.holds(cmpDecInt(get(it), k)), true }
+			}
+			iy = constFn[int64](k, true)
+		}
+		return compareFn(op, dx, iy, cmpDecInt)
+	}
+	switch t {
+	case TypeBool:
+		return compareTyped(c, op, x, y, t, cmpBool, func(p *Property) func(any) bool { return p.Bool })
+	case TypeInt:
+		return compareTyped(c, op, x, y, t, cmp.Compare[int64], func(p *Property) func(any) int64 { return p.Int })
+	case TypeDecimal:
+		return compareTyped(c, op, x, y, t, cmp.Compare[int64], func(p *Property) func(any) int64 { return p.Decimal })
+	case TypeDouble:
+		return compareTyped(c, op, x, y, t, cmp.Compare[float64], nil)
+	case TypeString:
+		return compareTyped(c, op, x, y, t, strings.Compare, func(p *Property) func(any) string { return p.String })
+	}
+	return compareTyped(c, op, x, y, t, cmpTime, func(p *Property) func(any) time.Time { return p.Time })
+}
+
+// in is compiled as a disjunction of eq comparisons.
+func (c *compiler) in(e *In) any {
+	if len(e.List) == 0 {
+		return constFn[bool](false, true)
+	}
+	var f fn[bool]
+	for _, item := range e.List {
+		g := c.comparison("eq", e.X, item, e.num)
+		if f == nil {
+			f = g
+			continue
+		}
+		h := f
+		f = func(it any, v []any) (bool, bool) {
+			if b, _ := h(it, v); b {
+				return true, true
+			}
+			return g(it, v)
+		}
+	}
+	return f
+}
+
+func arith[T any](x, y fn[T], op func(a, b T) (T, bool)) fn[T] {
+	return func(it any, v []any) (T, bool) {
+		a, aok := x(it, v)
+		b, bok := y(it, v)
+		if !aok || !bok {
+			var zero T
+			return zero, false
+		}
+		return op(a, b)
+	}
+}
+
+var intOps = map[string]func(a, b int64) (int64, bool){
+	"add": func(a, b int64) (int64, bool) { return decAdd(a, b) },
+	"sub": func(a, b int64) (int64, bool) { return decSub(a, b) },
+	"mul": func(a, b int64) (int64, bool) {
+		if a == 0 || b == 0 {
+			return 0, true
+		}
+		c := a * b
+		return c, c/b == a && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64)
+	},
+	"div": func(a, b int64) (int64, bool) {
+		if b == 0 || a == math.MinInt64 && b == -1 {
+			return 0, false
+		}
+		return a / b, true
+	},
+	"mod": func(a, b int64) (int64, bool) {
+		if b == 0 {
+			return 0, false
+		}
+		if b == -1 {
+			return 0, true
+		}
+		return a % b, true
+	},
+}
+
+var decOps = map[string]func(a, b int64) (int64, bool){
+	"add": decAdd, "sub": decSub, "mul": decMul, "div": decDiv, "divby": decDiv, "mod": decMod,
+}
+
+var floatOps = map[string]func(a, b float64) (float64, bool){
+	"add":   func(a, b float64) (float64, bool) { return a + b, true },
+	"sub":   func(a, b float64) (float64, bool) { return a - b, true },
+	"mul":   func(a, b float64) (float64, bool) { return a * b, true },
+	"div":   func(a, b float64) (float64, bool) { return a / b, true },
+	"divby": func(a, b float64) (float64, bool) { return a / b, true },
+	"mod":   func(a, b float64) (float64, bool) { return math.Mod(a, b), true },
+}
+
+func (c *compiler) arith(b *Binary) any {
+	t := b.num
+	switch t {
+	case TypeInt:
+		return arith(c.as(b.X, t).(fn[int64]), c.as(b.Y, t).(fn[int64]), intOps[b.Op])
+	case TypeDecimal:
+		return arith(c.as(b.X, t).(fn[int64]), c.as(b.Y, t).(fn[int64]), decOps[b.Op])
+	}
+	return arith(c.as(b.X, t).(fn[float64]), c.as(b.Y, t).(fn[float64]), floatOps[b.Op])
+}
+
+// Built-in functions. Arguments are converted to the parameter types of the
+// overload the checker picked; a null argument yields null.
+
+func map1[A, R any](x fn[A], f func(A) R) fn[R] {
+	return func(it any, v []any) (R, bool) {
+		a, ok := x(it, v)
+		if !ok {
+			var zero R
+			return zero, false
+		}
+		return f(a), true
+	}
+}
+
+func map2[A, B, R any](x fn[A], y fn[B], f func(A, B) R) fn[R] {
+	return func(it any, v []any) (R, bool) {
+		a, aok := x(it, v)
+		b, bok := y(it, v)
+		if !aok || !bok {
+			var zero R
+			return zero, false
+		}
+		return f(a, b), true
+	}
+}

@@ -1,7 +1,0 @@
-//go:build !race
-
-package odata
-
-const raceEnabled = false
-
-const raceSlowdown = 1
