@@ -187,8 +187,9 @@ func duplicateError(coll string, i int, id int64) error {
 // duplicate ids. The error is the first user's by index, and for one user a bad or
 // duplicate id comes before the rest, as if checked one user at a time.
 //
-// Once every user is known to be valid, the name and email orders are sorted while
-// the table is filled: they need nothing from it, and a duplicate id drops them too.
+// Once every user is known to be valid, the sorted user indexes (by name, by email)
+// are sorted while the table is filled: they need nothing from it, and a duplicate
+// id drops them too.
 func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time) error {
 	bad, badErr := prepareUsers(users, stamp)
 	if bad == len(users) {

@@ -298,7 +298,25 @@ func (o *sortedUsers) sortLoaded() {
 	}
 	all := o.loaded
 	o.each(func(u *User) bool { all = append(all, u); return true })
-	slices.SortFunc(all, o.compare)
+	// Sorted with each key beside its user: a comparison then reads two keys' bytes
+	// without first reaching through two users to find them.
+	type keyed struct {
+		key string
+		u   *User
+	}
+	entries := make([]keyed, len(all))
+	for i, u := range all {
+		entries[i] = keyed{o.key(u), u}
+	}
+	slices.SortFunc(entries, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.u.ID, b.u.ID)
+	})
+	for i, e := range entries {
+		all[i] = e.u
+	}
 	o.chunks, o.loaded = nil, nil
 	for len(all) > 0 {
 		k := min(chunkUsers, len(all))

@@ -9,7 +9,7 @@ import (
 // index appended to, and sorts each once at the end (see beginLoad).
 
 // beginLoad and endLoad bracket a bulk load (a dataset, a snapshot, a journal replay):
-// in between, orders and indexes are appended to, and endLoad sorts them once.
+// in between, tables and indexes are appended to, and endLoad sorts them once.
 // The caller holds the write lock.
 func (s *Store) beginLoad() { s.loading = true }
 
