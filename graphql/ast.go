@@ -150,14 +150,6 @@ type TypeRef struct {
 	Elem *TypeRef // ListTypeRef and NonNullTypeRef
 }
 
-// NamedType returns the name of the innermost named type.
-func (t *TypeRef) NamedType() string {
-	for t.Kind != NamedTypeRef {
-		t = t.Elem
-	}
-	return t.Name
-}
-
 // String returns the type reference in GraphQL syntax, e.g. [ID!]!.
 func (t *TypeRef) String() string {
 	switch t.Kind {

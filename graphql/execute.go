@@ -497,11 +497,12 @@ func (e *executor) complete(t *Type, g *execGroup, value any) bool {
 	return false
 }
 
+// resolveType finds the object type of a value of the interface or union t:
+// a resolver returns such a value as a map[string]any whose "__typename"
+// entry names it.
 func (e *executor) resolveType(t *Type, value any) (*Type, error) {
 	var name string
-	if t.resolveType != nil {
-		name = t.resolveType(e.ctx, value)
-	} else if m, ok := value.(map[string]any); ok {
+	if m, ok := value.(map[string]any); ok {
 		name, _ = m["__typename"].(string)
 	}
 	ot := e.s.types[name]
