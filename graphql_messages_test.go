@@ -30,7 +30,7 @@ var graphqlCodes = []string{
 }
 
 // TestGraphQLCodesAllListed finds every code the source can put in extensions.code:
-// the graphql package's Code* constants and the GraphQL code of each domain error
+// the graphql package's code constants (Code* and code*) and the GraphQL code of each domain error
 // kind (errors.go), and requires graphqlCodes to hold exactly those, so that a code
 // added without its line in the README's table fails here.
 func TestGraphQLCodesAllListed(t *testing.T) {
@@ -54,7 +54,7 @@ func TestGraphQLCodesAllListed(t *testing.T) {
 				return true
 			}
 			for i, name := range vs.Names {
-				if strings.HasPrefix(name.Name, "Code") && i < len(vs.Values) {
+				if strings.HasPrefix(strings.ToLower(name.Name), "code") && i < len(vs.Values) {
 					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
 						code, _ := strconv.Unquote(lit.Value)
 						found = append(found, code)

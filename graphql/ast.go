@@ -84,8 +84,8 @@ type Field struct {
 	SelectionSet *SelectionSet // nil for a leaf selection
 }
 
-// ResponseKey is the key under which the field appears in the response.
-func (f *Field) ResponseKey() string {
+// responseKey is the key under which the field appears in the response.
+func (f *Field) responseKey() string {
 	if f.Alias != "" {
 		return f.Alias
 	}

@@ -222,7 +222,7 @@ func (e *executor) collect(t *Type, parent *execGroup, sets []*SelectionSet) []*
 				if e.skipped(s.Directives) {
 					continue
 				}
-				k := s.ResponseKey()
+				k := s.responseKey()
 				found := false
 				for _, g := range groups {
 					if g.key == k {
@@ -509,7 +509,7 @@ func (e *executor) resolveType(t *Type, value any) (*Type, error) {
 	if ot == nil || ot.Kind != Object {
 		return nil, fmt.Errorf("Abstract type %q must resolve to an Object type at runtime; got %q.", t.Name, name)
 	}
-	if !t.IsPossibleType(ot) {
+	if !t.isPossibleType(ot) {
 		return nil, fmt.Errorf("Runtime Object type %q is not a possible type for %q.", name, t.Name)
 	}
 	return ot, nil

@@ -82,8 +82,8 @@ func (t *Type) Nullable() *Type {
 	return t
 }
 
-// IsInput reports whether t may be the type of an argument or variable.
-func (t *Type) IsInput() bool {
+// isInput reports whether t may be the type of an argument or variable.
+func (t *Type) isInput() bool {
 	switch t.Named().Kind {
 	case Scalar, Enum, InputObject:
 		return true
@@ -91,23 +91,23 @@ func (t *Type) IsInput() bool {
 	return false
 }
 
-// IsOutput reports whether t may be the type of a field.
-func (t *Type) IsOutput() bool { return t.Named().Kind != InputObject }
+// isOutput reports whether t may be the type of a field.
+func (t *Type) isOutput() bool { return t.Named().Kind != InputObject }
 
-// IsLeaf reports whether t is a scalar or enum.
-func (t *Type) IsLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
+// isLeaf reports whether t is a scalar or enum.
+func (t *Type) isLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
 
-// IsComposite reports whether t is an object, interface or union.
-func (t *Type) IsComposite() bool {
+// isComposite reports whether t is an object, interface or union.
+func (t *Type) isComposite() bool {
 	return t.Kind == Object || t.Kind == Interface || t.Kind == Union
 }
 
-// IsAbstract reports whether t is an interface or union.
-func (t *Type) IsAbstract() bool { return t.Kind == Interface || t.Kind == Union }
+// isAbstract reports whether t is an interface or union.
+func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union }
 
-// IsPossibleType reports whether object type o may be the runtime type of a
+// isPossibleType reports whether object type o may be the runtime type of a
 // value of abstract type t.
-func (t *Type) IsPossibleType(o *Type) bool {
+func (t *Type) isPossibleType(o *Type) bool {
 	if t == o {
 		return true
 	}
