@@ -44,7 +44,7 @@ type Handler struct {
 
 	// HTMLPage, when set, serves GET requests whose Accept header asks for
 	// text/html and that carry no query (nor the extensions of a persisted
-	// one): the interactive query editor.
+	// one): the interactive query editor, quartet/graphql/editor's Handler.
 	HTMLPage http.Handler
 
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
