@@ -30,7 +30,7 @@ var graphqlCodes = []string{
 }
 
 // TestGraphQLCodesAllListed finds every code the source can put in extensions.code:
-// the graphql package's code* constants and the GraphQL code of each domain error
+// the graphql package's code constants (Code* and code*) and the GraphQL code of each domain error
 // kind (errors.go), and requires graphqlCodes to hold exactly those, so that a code
 // added without its row in docs/errors.md (TestDocsListEveryErrorCode) fails here.
 func TestGraphQLCodesAllListed(t *testing.T) {

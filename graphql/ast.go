@@ -84,8 +84,8 @@ type Field struct {
 	SelectionSet *SelectionSet // nil for a leaf selection
 }
 
-// ResponseKey is the key under which the field appears in the response.
-func (f *Field) ResponseKey() string {
+// responseKey is the key under which the field appears in the response.
+func (f *Field) responseKey() string {
 	if f.Alias != "" {
 		return f.Alias
 	}
@@ -148,14 +148,6 @@ type TypeRef struct {
 	Kind TypeRefKind
 	Name string   // NamedTypeRef only
 	Elem *TypeRef // ListTypeRef and NonNullTypeRef
-}
-
-// NamedType returns the name of the innermost named type.
-func (t *TypeRef) NamedType() string {
-	for t.Kind != NamedTypeRef {
-		t = t.Elem
-	}
-	return t.Name
 }
 
 // String returns the type reference in GraphQL syntax, e.g. [ID!]!.

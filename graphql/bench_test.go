@@ -24,7 +24,7 @@ func BenchmarkValidate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if errs := s.Validate(doc); len(errs) > 0 {
+		if errs := s.validate(doc); len(errs) > 0 {
 			b.Fatal(errs)
 		}
 	}

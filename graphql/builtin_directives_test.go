@@ -27,7 +27,7 @@ func TestBuiltinDirectivesMatchGraphQLJS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(file, resp.AppendJSON(nil), 0o644); err != nil {
+	if err := os.WriteFile(file, resp.appendJSON(nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, want := graphqlJS(t, "directives", file), graphqlJS(t, "directives")

@@ -278,7 +278,7 @@ func TestCostLimitRefusesBeforeResolving(t *testing.T) {
 
 	resp := s.Execute(context.Background(), Request{Query: "query Q { user(id: 1) { id } users { posts { id } } }"})
 	want := `{"errors":[{"message":"The operation's estimated cost is 303, over the limit of 100.","locations":[{"line":1,"column":1}],"extensions":{"code":"COST_LIMIT_EXCEEDED","cost":303,"maxCost":100}}]}`
-	if got := string(resp.AppendJSON(nil)); got != want {
+	if got := string(resp.appendJSON(nil)); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if calls != 0 {
@@ -287,20 +287,20 @@ func TestCostLimitRefusesBeforeResolving(t *testing.T) {
 	// At the limit it runs.
 	resp = s.Execute(context.Background(), Request{Query: "{ users(first: 99) { id } }"})
 	if len(resp.Errors) > 0 || calls != 1 {
-		t.Errorf("cost 100 under a limit of 100: %s, %d calls", resp.AppendJSON(nil), calls)
+		t.Errorf("cost 100 under a limit of 100: %s, %d calls", resp.appendJSON(nil), calls)
 	}
 	// A variable can take the same document over the limit.
 	q := "query ($n: Int) { users(first: $n) { id } }"
 	for n, refused := range map[int]bool{99: false, 100: true} {
 		resp := s.Execute(context.Background(), Request{Query: q, Variables: map[string]any{"n": json.Number(fmt.Sprint(n))}})
 		if got := len(resp.Errors) == 1 && resp.Errors[0].Code() == CodeCostLimitExceeded; got != refused {
-			t.Errorf("first: %d: refused = %v, want %v (%s)", n, got, refused, resp.AppendJSON(nil))
+			t.Errorf("first: %d: refused = %v, want %v (%s)", n, got, refused, resp.appendJSON(nil))
 		}
 	}
 	// 0 is no limit.
 	s.Limits.MaxCost = 0
 	if resp := s.Execute(context.Background(), Request{Query: "{ users(first: 100000) { id } }"}); len(resp.Errors) > 0 {
-		t.Errorf("MaxCost 0: %s", resp.AppendJSON(nil))
+		t.Errorf("MaxCost 0: %s", resp.appendJSON(nil))
 	}
 }
 
@@ -336,7 +336,7 @@ func TestCostLimitOverHTTP(t *testing.T) {
 // refused before its source stream is created, as a WebSocket subscribe is.
 func TestCostLimitOnSubscriptions(t *testing.T) {
 	s, st := newTestSchema(t)
-	_, err := s.SubscribeEach(context.Background(), Request{Query: "subscription { onUserCreated { posts { comments { author { posts { comments { text } } } } } } }"})
+	_, err := s.subscribeEach(context.Background(), Request{Query: "subscription { onUserCreated { posts { comments { author { posts { comments { text } } } } } } }"})
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Code() != CodeCostLimitExceeded {
 		t.Fatalf("got %v, want one %s error", err, CodeCostLimitExceeded)
@@ -345,13 +345,13 @@ func TestCostLimitOnSubscriptions(t *testing.T) {
 		t.Error("the source stream was created")
 	}
 	// A query sent where subscriptions are served is checked too.
-	run, err := s.SubscribeEach(context.Background(), Request{Query: "{ users { posts { comments { author { posts { comments { text } } } } } } }"})
+	run, err := s.subscribeEach(context.Background(), Request{Query: "{ users { posts { comments { author { posts { comments { text } } } } } } }"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run(func(resp *Response) bool {
 		if len(resp.Errors) != 1 || resp.Errors[0].Code() != CodeCostLimitExceeded || resp.Data != nil {
-			t.Errorf("query over SubscribeEach: %s", resp.AppendJSON(nil))
+			t.Errorf("query over subscribeEach: %s", resp.appendJSON(nil))
 		}
 		return true
 	})
@@ -405,14 +405,14 @@ func TestResponseSizeBound(t *testing.T) {
 		// what null propagation takes back was written, so the bound is not
 		// exactly the size of the answer.)
 		s.Limits.MaxResponseBytes = 0
-		full := s.Execute(ctx, Request{Query: q}).AppendJSON(nil)
+		full := s.Execute(ctx, Request{Query: q}).appendJSON(nil)
 		s.Limits.MaxResponseBytes = 2 * len(full)
-		if got := s.Execute(ctx, Request{Query: q}).AppendJSON(nil); string(got) != string(full) {
+		if got := s.Execute(ctx, Request{Query: q}).appendJSON(nil); string(got) != string(full) {
 			t.Errorf("within the bound the answer changed:\n got %.300s\nwant %.300s", got, full)
 		}
 		s.Limits.MaxResponseBytes = len(full) / 2
 		if resp := s.Execute(ctx, Request{Query: q}); len(resp.Errors) != 1 || resp.Errors[0].Code() != CodeResponseTooLarge {
-			t.Errorf("over the bound: %.300s", resp.AppendJSON(nil))
+			t.Errorf("over the bound: %.300s", resp.appendJSON(nil))
 		}
 		if q == propagating && !strings.HasSuffix(string(full), `"data":null}`) {
 			t.Errorf("%s: null did not propagate to data: %.300s", q, full)
@@ -428,7 +428,7 @@ func TestResponseSizeBound(t *testing.T) {
 	calls = 0
 	resp := s.Execute(ctx, Request{Query: q})
 	want := `{"errors":[{"message":"The response is larger than the limit of 1000 bytes; execution was stopped.","extensions":{"code":"RESPONSE_TOO_LARGE","maxResponseBytes":1000}}],"data":null}`
-	if got := string(resp.AppendJSON(nil)); got != want {
+	if got := string(resp.appendJSON(nil)); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if calls > 100 {
@@ -444,14 +444,14 @@ func TestResponseSizeBoundCountsErrors(t *testing.T) {
 	q := "{ users { name } }"
 	s.Limits.MaxResponseBytes = 0
 	resp := s.Execute(context.Background(), Request{Query: q})
-	data, whole := len(resp.Data), len(resp.AppendJSON(nil))
+	data, whole := len(resp.Data), len(resp.appendJSON(nil))
 	if len(resp.Errors) != 1000 {
 		t.Fatalf("%d errors, want 1000", len(resp.Errors))
 	}
 	s.Limits.MaxResponseBytes = data + (whole-data)/4
 	resp = s.Execute(context.Background(), Request{Query: q})
 	if len(resp.Errors) != 1 || resp.Errors[0].Code() != CodeResponseTooLarge || string(resp.Data) != "null" {
-		t.Errorf("data of %d bytes with %d bytes of errors under a bound of %d: %.300s", data, whole-data, s.Limits.MaxResponseBytes, resp.AppendJSON(nil))
+		t.Errorf("data of %d bytes with %d bytes of errors under a bound of %d: %.300s", data, whole-data, s.Limits.MaxResponseBytes, resp.appendJSON(nil))
 	}
 }
 
@@ -465,7 +465,7 @@ func TestResponseSizeBoundStopsMutations(t *testing.T) {
 		b: createUser(name: "B", email: "b@example.com") { id }
 	}`})
 	if len(resp.Errors) != 1 || resp.Errors[0].Code() != CodeResponseTooLarge {
-		t.Fatalf("got %s", resp.AppendJSON(nil))
+		t.Fatalf("got %s", resp.appendJSON(nil))
 	}
 	if len(st.users) != 4 {
 		t.Errorf("%d users after the stop, want 4: the second mutation ran", len(st.users))

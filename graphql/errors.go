@@ -135,11 +135,11 @@ func (r *Response) release() {
 
 // MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.
 func (r *Response) MarshalJSON() ([]byte, error) {
-	return r.AppendJSON(nil), nil
+	return r.appendJSON(nil), nil
 }
 
-// AppendJSON appends the response's JSON form to buf.
-func (r *Response) AppendJSON(buf []byte) []byte {
+// appendJSON appends the response's JSON form to buf.
+func (r *Response) appendJSON(buf []byte) []byte {
 	if r.raw != nil {
 		return append(buf, r.raw...)
 	}

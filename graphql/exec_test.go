@@ -43,8 +43,8 @@ func TestExecuteGolden(t *testing.T) {
 			s, _ := newTestSchema(t)
 			resp := s.Execute(context.Background(), req)
 			var out bytes.Buffer
-			if err := json.Indent(&out, resp.AppendJSON(nil), "", "  "); err != nil {
-				t.Fatalf("response is not JSON: %v\n%s", err, resp.AppendJSON(nil))
+			if err := json.Indent(&out, resp.appendJSON(nil), "", "  "); err != nil {
+				t.Fatalf("response is not JSON: %v\n%s", err, resp.appendJSON(nil))
 			}
 			out.WriteByte('\n')
 			testkit.CheckGolden(t, strings.TrimSuffix(file, ".graphql")+".json", out.Bytes())
@@ -76,12 +76,12 @@ func TestExecuteRepeatedlyAndConcurrently(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		first := string(s.Execute(context.Background(), req).AppendJSON(nil))
+		first := string(s.Execute(context.Background(), req).appendJSON(nil))
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
 				for range 5 {
-					if got := string(s.Execute(context.Background(), req).AppendJSON(nil)); got != first {
+					if got := string(s.Execute(context.Background(), req).appendJSON(nil)); got != first {
 						t.Errorf("%s: a later execution answered\n%s\nthe first\n%s", file, got, first)
 						return
 					}

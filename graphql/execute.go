@@ -222,7 +222,7 @@ func (e *executor) collect(t *Type, parent *execGroup, sets []*SelectionSet) []*
 				if e.skipped(s.Directives) {
 					continue
 				}
-				k := s.ResponseKey()
+				k := s.responseKey()
 				found := false
 				for _, g := range groups {
 					if g.key == k {
@@ -497,18 +497,19 @@ func (e *executor) complete(t *Type, g *execGroup, value any) bool {
 	return false
 }
 
+// resolveType finds the object type of a value of the interface or union t:
+// a resolver returns such a value as a map[string]any whose "__typename"
+// entry names it.
 func (e *executor) resolveType(t *Type, value any) (*Type, error) {
 	var name string
-	if t.resolveType != nil {
-		name = t.resolveType(e.ctx, value)
-	} else if m, ok := value.(map[string]any); ok {
+	if m, ok := value.(map[string]any); ok {
 		name, _ = m["__typename"].(string)
 	}
 	ot := e.s.types[name]
 	if ot == nil || ot.Kind != Object {
 		return nil, fmt.Errorf("Abstract type %q must resolve to an Object type at runtime; got %q.", t.Name, name)
 	}
-	if !t.IsPossibleType(ot) {
+	if !t.isPossibleType(ot) {
 		return nil, fmt.Errorf("Runtime Object type %q is not a possible type for %q.", name, t.Name)
 	}
 	return ot, nil

@@ -138,7 +138,7 @@ func (st *sharedStream) find(ev any) *sharedResult {
 // into the encoding, which ends with it, so the response is held once, and
 // the buffer Data had goes back to the pool.
 func encodeShared(resp *Response) *Response {
-	raw := resp.AppendJSON(nil)
+	raw := resp.appendJSON(nil)
 	n := len(resp.Data)
 	resp.release()
 	if n > 0 {

@@ -71,7 +71,7 @@ func FuzzValidate(f *testing.F) {
 		if errs := checkLimits(doc, DefaultLimits); errs != nil {
 			return
 		}
-		errs := s.Validate(doc)
+		errs := s.validate(doc)
 		for _, e := range errs {
 			if e.Message == "" || e.Code() != codeValidationFailed {
 				t.Fatalf("bad validation error %#v", e)

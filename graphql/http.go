@@ -44,7 +44,7 @@ type Handler struct {
 
 	// HTMLPage, when set, serves GET requests whose Accept header asks for
 	// text/html and that carry no query (nor the extensions of a persisted
-	// one): the interactive query editor.
+	// one): the interactive query editor, quartet/graphql/editor's Handler.
 	HTMLPage http.Handler
 
 	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
@@ -211,7 +211,7 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 		} else {
 			resp, _, _ = h.serve(ctx, http.MethodPost, req, pq)
 		}
-		buf = resp.AppendJSON(buf)
+		buf = resp.appendJSON(buf)
 		resp.release()
 	}
 	buf = append(buf, ']', '\n')
@@ -568,7 +568,7 @@ func skipSpace(b []byte, i int) int {
 
 func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
 	bp := buffers.Get().(*[]byte)
-	buf := append(resp.AppendJSON((*bp)[:0]), '\n')
+	buf := append(resp.appendJSON((*bp)[:0]), '\n')
 	h := w.Header()
 	if media == mediaJSON { // a shared value saves an allocation on every response
 		h["Content-Type"] = contentTypeJSON

@@ -235,7 +235,7 @@ func bindIntrospection(s *Schema) {
 	})
 	r("__Type", "possibleTypes", func(p ResolveParams) (any, error) {
 		t := p.Source.(*Type)
-		if !t.IsAbstract() {
+		if !t.isAbstract() {
 			return nil, nil
 		}
 		return typeList(t.PossibleTypes), nil

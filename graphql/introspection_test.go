@@ -19,7 +19,7 @@ func TestIntrospectionRoundTrip(t *testing.T) {
 		t.Fatalf("introspection failed: %v", ErrorList(resp.Errors))
 	}
 	file := filepath.Join(t.TempDir(), "introspection.json")
-	if err := os.WriteFile(file, resp.AppendJSON(nil), 0o644); err != nil {
+	if err := os.WriteFile(file, resp.appendJSON(nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	abs, err := filepath.Abs(file)

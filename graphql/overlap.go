@@ -495,7 +495,7 @@ func doTypesConflict(t1, t2 *Type) bool {
 	if t2.Kind == NonNull {
 		return true
 	}
-	if t1.IsLeaf() || t2.IsLeaf() {
+	if t1.isLeaf() || t2.isLeaf() {
 		return t1 != t2
 	}
 	return false
@@ -608,7 +608,7 @@ func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *Select
 			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) {
 				def = parent.fieldMap[s.Name]
 			}
-			k := s.ResponseKey()
+			k := s.responseKey()
 			if _, ok := ff.fields.fields[k]; !ok {
 				ff.fields.keys = append(ff.fields.keys, k)
 			}

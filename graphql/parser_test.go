@@ -235,7 +235,7 @@ func TestLimits(t *testing.T) {
 				return
 			}
 			if len(resp.Errors) != 1 || resp.Errors[0].Message != tt.want || resp.Data != nil {
-				t.Fatalf("got %.500s, want the single error %q", resp.AppendJSON(nil), tt.want)
+				t.Fatalf("got %.500s, want the single error %q", resp.appendJSON(nil), tt.want)
 			}
 			want := cmp.Or(tt.code, codeValidationFailed)
 			if code := resp.Errors[0].Code(); code != want {

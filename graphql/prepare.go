@@ -68,7 +68,7 @@ func (s *Schema) prepare(query string) *preparedDocument {
 		p.errs = errs
 		return p
 	}
-	if errs := s.Validate(doc); len(errs) > 0 {
+	if errs := s.validate(doc); len(errs) > 0 {
 		p.errs = errs
 		return p
 	}

@@ -112,7 +112,7 @@ func collectFieldsStatic(c *vctx, t *Type, set *SelectionSet) []fieldGroup {
 				if staticSkip(s.Directives) {
 					continue
 				}
-				k := s.ResponseKey()
+				k := s.responseKey()
 				if i, ok := index[k]; ok {
 					groups[i].fields = append(groups[i].fields, s)
 				} else {
@@ -172,7 +172,7 @@ func doesFragmentTypeApply(t, ft *Type) bool {
 	case Object:
 		return t == ft
 	case Interface, Union:
-		return ft.IsPossibleType(t)
+		return ft.isPossibleType(t)
 	}
 	return false
 }
@@ -201,12 +201,12 @@ func fragmentsOnCompositeTypesRule(c *vctx) *visitor {
 			if f.TypeCondition == nil {
 				return
 			}
-			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.IsComposite() {
+			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
 				c.report(fmt.Sprintf("Fragment cannot condition on non composite type %q.", t), f.TypeCondition.Pos)
 			}
 		},
 		fragment: func(f *FragmentDefinition) {
-			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.IsComposite() {
+			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
 				c.report(fmt.Sprintf("Fragment %q cannot condition on non composite type %q.", f.Name, t), f.TypeCondition.Pos)
 			}
 		},
@@ -215,7 +215,7 @@ func fragmentsOnCompositeTypesRule(c *vctx) *visitor {
 
 func variablesAreInputTypesRule(c *vctx) *visitor {
 	return &visitor{variableDef: func(v *VariableDefinition) {
-		if t := c.typeFromRef(v.Type); t != nil && !t.IsInput() {
+		if t := c.typeFromRef(v.Type); t != nil && !t.isInput() {
 			c.report(fmt.Sprintf("Variable \"$%s\" cannot be non-input type %q.", v.Name, v.Type), v.Type.Pos)
 		}
 	}}
@@ -226,7 +226,7 @@ func scalarLeafsRule(c *vctx) *visitor {
 		if def == nil {
 			return
 		}
-		if def.Type.Named().IsLeaf() {
+		if def.Type.Named().isLeaf() {
 			if f.SelectionSet != nil {
 				c.report(fmt.Sprintf("Field %q must not have a selection since type %q has no subfields.", f.Name, def.Type), f.SelectionSet.Pos)
 			}
@@ -284,7 +284,7 @@ func noUnusedFragmentsRule(c *vctx) *visitor {
 // isSubTypeOf reports whether t is a possible type of the abstract type a,
 // or an interface implementing a.
 func isSubTypeOf(a, t *Type) bool {
-	if a.IsPossibleType(t) {
+	if a.isPossibleType(t) {
 		return true
 	}
 	return a.Kind == Interface && t.Kind == Interface && implements(t, a)
@@ -294,8 +294,8 @@ func doTypesOverlap(a, b *Type) bool {
 	if a == b {
 		return true
 	}
-	if a.IsAbstract() {
-		if b.IsAbstract() {
+	if a.isAbstract() {
+		if b.isAbstract() {
 			for _, t := range a.PossibleTypes {
 				if isSubTypeOf(b, t) {
 					return true
@@ -305,7 +305,7 @@ func doTypesOverlap(a, b *Type) bool {
 		}
 		return isSubTypeOf(a, b)
 	}
-	if b.IsAbstract() {
+	if b.isAbstract() {
 		return isSubTypeOf(b, a)
 	}
 	return false
@@ -314,7 +314,7 @@ func doTypesOverlap(a, b *Type) bool {
 func possibleFragmentSpreadsRule(c *vctx) *visitor {
 	return &visitor{
 		inline: func(f *InlineFragment, parent, t *Type) {
-			if t != nil && parent != nil && t.IsComposite() && !doTypesOverlap(t, parent) {
+			if t != nil && parent != nil && t.isComposite() && !doTypesOverlap(t, parent) {
 				c.report(fmt.Sprintf("Fragment cannot be spread here as objects of type %q can never be of type %q.", parent, t), f.Pos)
 			}
 		},
@@ -324,7 +324,7 @@ func possibleFragmentSpreadsRule(c *vctx) *visitor {
 				return
 			}
 			t := c.typeFromRef(f.TypeCondition)
-			if t != nil && t.IsComposite() && !doTypesOverlap(t, parent) {
+			if t != nil && t.isComposite() && !doTypesOverlap(t, parent) {
 				c.report(fmt.Sprintf("Fragment %q cannot be spread here as objects of type %q can never be of type %q.", s.Name, parent, t), s.Pos)
 			}
 		},
@@ -565,7 +565,7 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 		return
 	}
 	n := t.Named()
-	if !n.IsLeaf() {
+	if !n.isLeaf() {
 		c.report(fmt.Sprintf("Expected value of type %q, found %s.", t, printValue(v)), v.Pos)
 		return
 	}
@@ -665,7 +665,7 @@ func isInputSubType(sub, super *Type) bool {
 	if sub.Kind == List {
 		return false
 	}
-	return super.IsAbstract() && isSubTypeOf(super, sub)
+	return super.isAbstract() && isSubTypeOf(super, sub)
 }
 
 func uniqueInputFieldNamesRule(c *vctx) *visitor {

@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"context"
 	"fmt"
 )
 
@@ -50,7 +49,6 @@ type Type struct {
 	enumMap       map[string]*EnumValueDef
 	possible      map[*Type]bool
 	scalar        ScalarFuncs
-	resolveType   ResolveTypeFunc
 	builtin       bool
 }
 
@@ -68,12 +66,6 @@ func (t *Type) String() string {
 // Field returns the field called name of an object or interface type, or nil.
 func (t *Type) Field(name string) *FieldDef { return t.fieldMap[name] }
 
-// InputField returns the input field called name of an input object type.
-func (t *Type) InputField(name string) *InputValue { return t.inputFieldMap[name] }
-
-// EnumValue returns the enum value called name, or nil.
-func (t *Type) EnumValue(name string) *EnumValueDef { return t.enumMap[name] }
-
 // Named returns the named type inside any List and NonNull wrappers.
 func (t *Type) Named() *Type {
 	for t.OfType != nil {
@@ -90,8 +82,8 @@ func (t *Type) Nullable() *Type {
 	return t
 }
 
-// IsInput reports whether t may be the type of an argument or variable.
-func (t *Type) IsInput() bool {
+// isInput reports whether t may be the type of an argument or variable.
+func (t *Type) isInput() bool {
 	switch t.Named().Kind {
 	case Scalar, Enum, InputObject:
 		return true
@@ -99,23 +91,23 @@ func (t *Type) IsInput() bool {
 	return false
 }
 
-// IsOutput reports whether t may be the type of a field.
-func (t *Type) IsOutput() bool { return t.Named().Kind != InputObject }
+// isOutput reports whether t may be the type of a field.
+func (t *Type) isOutput() bool { return t.Named().Kind != InputObject }
 
-// IsLeaf reports whether t is a scalar or enum.
-func (t *Type) IsLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
+// isLeaf reports whether t is a scalar or enum.
+func (t *Type) isLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
 
-// IsComposite reports whether t is an object, interface or union.
-func (t *Type) IsComposite() bool {
+// isComposite reports whether t is an object, interface or union.
+func (t *Type) isComposite() bool {
 	return t.Kind == Object || t.Kind == Interface || t.Kind == Union
 }
 
-// IsAbstract reports whether t is an interface or union.
-func (t *Type) IsAbstract() bool { return t.Kind == Interface || t.Kind == Union }
+// isAbstract reports whether t is an interface or union.
+func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union }
 
-// IsPossibleType reports whether object type o may be the runtime type of a
+// isPossibleType reports whether object type o may be the runtime type of a
 // value of abstract type t.
-func (t *Type) IsPossibleType(o *Type) bool {
+func (t *Type) isPossibleType(o *Type) bool {
 	if t == o {
 		return true
 	}
@@ -188,9 +180,6 @@ type ResolveFunc func(p ResolveParams) (any, error)
 // event is executed against the subscription's selection set.
 type SubscribeFunc func(p ResolveParams) (<-chan any, error)
 
-// ResolveTypeFunc names the object type of a value of an interface or union.
-type ResolveTypeFunc func(ctx context.Context, value any) string
-
 // ScalarFuncs customise a scalar. Serialize turns a resolver's value into
 // something the JSON writer understands (string, bool, numbers, nil, []any,
 // map[string]any, or a json.Marshaler). ParseValue coerces a variable value
@@ -250,12 +239,6 @@ func (s *Schema) Type(name string) *Type { return s.types[name] }
 // Types returns every named type of the schema, introspection types included.
 func (s *Schema) Types() []*Type { return s.typeList }
 
-// Directive returns the directive called name, or nil.
-func (s *Schema) Directive(name string) *DirectiveDef { return s.directives[name] }
-
-// Directives returns every directive of the schema.
-func (s *Schema) Directives() []*DirectiveDef { return s.dirList }
-
 func (s *Schema) rootType(op OperationType) *Type {
 	switch op {
 	case Mutation:
@@ -292,17 +275,6 @@ func (s *Schema) SetSubscriber(fieldName string, fn SubscribeFunc) {
 		panic("graphql: schema has no subscription type")
 	}
 	s.mustField(s.Subscription.Name, fieldName).subscribe = fn
-}
-
-// SetTypeResolver binds the function naming the concrete object type of
-// values of the interface or union typeName. Without one, a map[string]any
-// value's "__typename" entry names the type.
-func (s *Schema) SetTypeResolver(typeName string, fn ResolveTypeFunc) {
-	t := s.types[typeName]
-	if t == nil || !t.IsAbstract() {
-		panic(fmt.Sprintf("graphql: no interface or union %q in schema", typeName))
-	}
-	t.resolveType = fn
 }
 
 // SetScalar binds the functions of the custom scalar name.

@@ -184,7 +184,7 @@ func (b *schemaBuilder) inputValues(defs []*InputValueDefinition) []*InputValue 
 		seen[d.Name] = true
 		v := &InputValue{Name: d.Name, Description: d.Description, DefaultValue: d.DefaultValue}
 		v.Type = b.typeOf(d.Type)
-		if !v.Type.IsInput() {
+		if !v.Type.isInput() {
 			b.errorf(d.Type.Pos, "%q must be an input type, but %s is not", d.Name, v.Type)
 		}
 		v.IsDeprecated, v.DeprecationReason = deprecation(d.Directives)
@@ -234,7 +234,7 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 				b.errorf(fd.Pos, "field name %q must not begin with \"__\"", fd.Name)
 			}
 			f := &FieldDef{Name: fd.Name, Description: fd.Description, Type: b.typeOf(fd.Type)}
-			if !f.Type.IsOutput() {
+			if !f.Type.isOutput() {
 				b.errorf(fd.Type.Pos, "field %s.%s must be of an output type, but %s is not", t.Name, fd.Name, f.Type)
 			}
 			f.Args = b.inputValues(fd.Args)
@@ -431,7 +431,7 @@ func isSubType(sub, super *Type) bool {
 	if sub.Kind == List {
 		return false
 	}
-	return super.IsAbstract() && super.IsPossibleType(sub) || (super.Kind == Interface && implements(sub, super))
+	return super.isAbstract() && super.isPossibleType(sub) || (super.Kind == Interface && implements(sub, super))
 }
 
 func implements(t, it *Type) bool {

@@ -139,7 +139,7 @@ func TestShareEventResults(t *testing.T) {
 			}
 			encodings := map[*Response]bool{}
 			for _, r := range resps {
-				if got := string(r.AppendJSON(nil)); got != `{"data":{"ev":{"n":7}}}` {
+				if got := string(r.appendJSON(nil)); got != `{"data":{"ev":{"n":7}}}` {
 					t.Fatalf("got %s", got)
 				}
 				encodings[r] = true
@@ -170,7 +170,7 @@ func TestShareEventResultsWindow(t *testing.T) {
 	const subscribers = 3
 	var runs []func(func(*Response) bool)
 	for range subscribers {
-		run, err := s.SubscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
+		run, err := s.subscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,8 +185,8 @@ func TestShareEventResultsWindow(t *testing.T) {
 	for _, run := range runs {
 		got := 0
 		run(func(r *Response) bool {
-			if want := fmt.Sprintf(`{"data":{"ev":{"n":%d}}}`, got); string(r.AppendJSON(nil)) != want {
-				t.Errorf("event %d: %s, want %s", got, r.AppendJSON(nil), want)
+			if want := fmt.Sprintf(`{"data":{"ev":{"n":%d}}}`, got); string(r.appendJSON(nil)) != want {
+				t.Errorf("event %d: %s, want %s", got, r.appendJSON(nil), want)
 			}
 			got++
 			return got < len(events)
@@ -207,7 +207,7 @@ func TestFanOutAllocations(t *testing.T) {
 	defer cancel()
 	var got, done sync.WaitGroup
 	for i := range subscribers {
-		run, err := s.SubscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
+		run, err := s.subscribeEach(ctx, Request{Query: "subscription { ev { n } }"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestFanOutAllocations(t *testing.T) {
 		done.Go(func() {
 			run(func(r *Response) bool {
 				buf = appendOpHeader(buf[:0], "next", id)
-				buf = r.AppendJSON(append(buf, `,"payload":`...))
+				buf = r.appendJSON(append(buf, `,"payload":`...))
 				got.Done()
 				return true
 			})

@@ -13,7 +13,7 @@ import (
 // errors (parse, validation, variables, or a failing subscriber) are
 // returned as an ErrorList, with no channel.
 func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, error) {
-	each, err := s.SubscribeEach(ctx, req)
+	each, err := s.subscribeEach(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -32,13 +32,13 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 	return out, nil
 }
 
-// SubscribeEach is Subscribe for a caller that handles each Response itself:
+// subscribeEach is Subscribe for a caller that handles each Response itself:
 // it checks the request and creates the source stream at once (request errors
 // are returned as an ErrorList), and gives back a function that runs the
 // stream in the caller's goroutine, calling yield with each Response until
 // the source closes, ctx is cancelled or yield returns false. Serving many
 // subscribers, this saves a goroutine and a hand-off per event.
-func (s *Schema) SubscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
+func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
 	p := s.prepare(req.Query)
 	if p.errs != nil {
 		return nil, ErrorList(p.errs)

@@ -28,7 +28,7 @@ func TestSubscribe(t *testing.T) {
 		`{"data":{"onUserCreated":{"id":5,"name":"Eve"}}}`,
 	} {
 		resp := <-events
-		if got := string(resp.AppendJSON(nil)); got != want {
+		if got := string(resp.appendJSON(nil)); got != want {
 			t.Errorf("event %s, want %s", got, want)
 		}
 	}
@@ -50,7 +50,7 @@ func TestSubscribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string((<-one).AppendJSON(nil)); got != `{"data":{"user":{"name":"Bob"}}}` {
+	if got := string((<-one).appendJSON(nil)); got != `{"data":{"user":{"name":"Bob"}}}` {
 		t.Errorf("query over Subscribe: %s", got)
 	}
 	if _, open := <-one; open {

@@ -5,18 +5,18 @@ package graphql
 // function that sets the hooks it needs. The rule names are those of
 // graphql-js so the shared conformance cases can name the rule they test.
 
-// Validate checks an executable document against the schema with every
+// validate checks an executable document against the schema with every
 // validation rule of the specification and returns the errors found, each
 // with extensions.code GRAPHQL_VALIDATION_FAILED. As graphql-js does, it
 // stops after Limits.MaxErrors errors with a last one saying so, and the
 // overlapping-fields rule stops after Limits.MaxFieldComparisons steps.
-func (s *Schema) Validate(doc *Document) []*Error {
+func (s *Schema) validate(doc *Document) []*Error {
 	return validate(s, doc, specifiedRules)
 }
 
 type ruleFunc func(c *vctx) *visitor
 
-// specifiedRules are the rules run by Validate, in graphql-js's order.
+// specifiedRules are the rules run by Schema.validate, in graphql-js's order.
 var specifiedRules = []ruleFunc{
 	executableDefinitionsRule,
 	uniqueOperationNamesRule,
@@ -327,7 +327,7 @@ func (w *walker) operation(op *OperationDefinition) {
 		}
 		w.typeRef(vd.Type)
 		t := w.c.typeFromRef(vd.Type)
-		if t != nil && !t.IsInput() {
+		if t != nil && !t.isInput() {
 			t = nil
 		}
 		w.directives(vd.Directives, "VARIABLE_DEFINITION", argOwner{})
@@ -376,7 +376,7 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 	}
 	var parent *Type
 	if t != nil {
-		if n := t.Named(); n.IsComposite() {
+		if n := t.Named(); n.isComposite() {
 			parent = n
 		}
 	}
@@ -431,7 +431,7 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			if s.TypeCondition != nil {
 				w.typeRef(s.TypeCondition)
 				ft = w.c.typeFromRef(s.TypeCondition)
-				if ft != nil && !ft.IsOutput() {
+				if ft != nil && !ft.isOutput() {
 					ft = nil
 				}
 			}

@@ -45,7 +45,7 @@ func TestValidationErrorLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := s.Validate(doc)
+			errs := s.validate(doc)
 			last := errs[len(errs)-1].Message
 			switch {
 			case tt.want == -1:
@@ -96,7 +96,7 @@ func TestFieldComparisonLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := s.Validate(doc)
+			errs := s.validate(doc)
 			if tt.want == "" {
 				if len(errs) > 0 {
 					t.Fatalf("unexpected errors: %v", ErrorList(errs))
@@ -177,6 +177,6 @@ func BenchmarkOverlapManyArguments(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		s.Validate(doc)
+		s.validate(doc)
 	}
 }

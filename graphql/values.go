@@ -23,7 +23,7 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 	c := &vctx{schema: s}
 	for _, vd := range op.Variables {
 		t := c.typeFromRef(vd.Type)
-		if t == nil || !t.IsInput() {
+		if t == nil || !t.isInput() {
 			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
 			continue
 		}

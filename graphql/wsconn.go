@@ -178,7 +178,7 @@ func (c *wsConn) stop(id string) bool {
 // run executes an operation and queues its results.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	defer op.cancel()
-	each, err := c.h.schema.SubscribeEach(ctx, req)
+	each, err := c.h.schema.subscribeEach(ctx, req)
 	if err != nil {
 		c.forget(op)
 		c.sendErrors(op.id, op, errorList(err))

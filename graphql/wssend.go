@@ -140,7 +140,7 @@ func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
 	bp := frameBuffers.Get().(*[]byte)
 	buf := appendOpHeader((*bp)[:0], typ, id)
 	buf = append(buf, `,"payload":`...)
-	buf = resp.AppendJSON(buf)
+	buf = resp.appendJSON(buf)
 	buf = append(buf, '}')
 	ok := c.write(buf) // the library has sent or copied buf when it returns
 	*bp = buf

@@ -54,7 +54,7 @@ func FuzzApplySearch(f *testing.F) {
 				if q.agg != nil && n > limits.MaxGroups || len(page) > max(n, 1) {
 					t.Fatalf("%q: page %d of %d", raw, len(page), n)
 				}
-				_, err = q.AppendCollection(nil, q.ContextURL("$metadata", products), page, n, true)
+				_, err = q.AppendCollection(nil, q.contextURL("$metadata", products), page, n, true)
 			}
 			if e, ok := asError(err); err != nil && !ok {
 				t.Fatalf("%q: evaluation failed with %v", raw, e)

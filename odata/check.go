@@ -276,7 +276,7 @@ func (c *checker) path(p *Path) Type {
 			p.Prop = prop
 			return edmToType(prop.Type)
 		}
-		nav := cur.Nav(s.Name)
+		nav := cur.nav(s.Name)
 		if nav == nil {
 			c.fail(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
 		}

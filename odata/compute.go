@@ -51,7 +51,7 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 	seen := map[string]bool{}
 	for _, it := range items {
 		name := it.alias.Name
-		if t.Property(name) != nil || t.Nav(name) != nil || seen[name] {
+		if t.Property(name) != nil || t.nav(name) != nil || seen[name] {
 			fail("", it.alias.Pos, "alias %s is already a property of %s or an earlier alias", name, t.Name)
 		}
 		seen[name] = true

@@ -26,10 +26,10 @@ func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (
 	return page, count, err
 }
 
-// Matches returns the number of entities of items that pass $filter and
+// matches returns the number of entities of items that pass $filter and
 // restrict (if not nil), as /$count answers, without keeping them. The error
 // is Apply's.
-func (q *Query) Matches(items []any, restrict func(any) bool) (count int, err error) {
+func (q *Query) matches(items []any, restrict func(any) bool) (count int, err error) {
 	err = run(func() {
 		pass := q.matcher(restrict)
 		if pass == nil {

@@ -158,7 +158,7 @@ func TestEvaluateAgreesWithFullSort(t *testing.T) {
 		if err != nil || count != wantCount || !slices.Equal(page, wantPage) {
 			t.Fatalf("%s over %d: Evaluate gives %d of %d (%v), want %d of %d", raw, len(items), len(page), count, err, len(wantPage), wantCount)
 		}
-		n, err := q.Matches(items, restrict)
+		n, err := q.matches(items, restrict)
 		if _, all := reference(q, items, restrict); err != nil || n != all {
 			t.Fatalf("%s: Matches gives %d (%v), want %d", raw, n, err, all)
 		}

@@ -151,7 +151,7 @@ func (q *Query) appendControl(b []byte, x any, comma bool) []byte {
 	b = append(b, `"@odata.type":`...)
 	b = appendString(b, "#"+t.namespace+"."+t.Name)
 	if t.set != nil {
-		link := t.set.Name + "(" + strconv.FormatInt(t.KeyProperty().Int(x), 10) + ")"
+		link := t.set.Name + "(" + strconv.FormatInt(t.keyProperty().Int(x), 10) + ")"
 		b = append(b, `,"@odata.id":`...)
 		b = appendString(b, q.out.root+link)
 		b = append(b, `,"@odata.editLink":`...)

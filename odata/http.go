@@ -10,7 +10,7 @@ import (
 )
 
 // Route serves GET requests for one entity set: a collection (ServeList,
-// ListHandler) or a single entity (through a Service, which resolves paths to
+// listHandler) or a single entity (through a Service, which resolves paths to
 // Routes). The service fills one Route per endpoint with that endpoint's
 // Settings.
 type Route struct {
@@ -92,7 +92,7 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 		r := badRequest(err)
 		return listAnswer{}, &r
 	}
-	return listAnswer{q, q.ContextURL(metadata, rt.Set), page, n, withCount}, nil
+	return listAnswer{q, q.contextURL(metadata, rt.Set), page, n, withCount}, nil
 }
 
 // serveValue answers one entity, x, found by the caller (by key or by navigation).
@@ -119,7 +119,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 			return
 		}
 	}
-	body, err := q.AppendEntity(nil, q.EntityContextURL(metadata, rt.Set), x)
+	body, err := q.appendEntity(nil, q.entityContextURL(metadata, rt.Set), x)
 	if err != nil {
 		write(w, badRequest(err))
 		return
@@ -146,7 +146,7 @@ func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 		write(w, badRequest(err))
 		return
 	}
-	n, err := q.Matches(rt.List(r.Context()), rt.Restrict)
+	n, err := q.matches(rt.List(r.Context()), rt.Restrict)
 	if err != nil {
 		write(w, badRequest(err))
 		return
@@ -181,14 +181,14 @@ func errorResponse(status int, code, msg string) Response {
 	return Response{status, "application/json", append(b, "}}"...)}
 }
 
-// ListHandler returns an http.Handler serving the collection.
+// listHandler returns an http.Handler serving the collection.
 //
 // A long collection (a list without $top can hold every entity) is sent as it is
 // encoded, a piece at a time; a short one in one write with its Content-Length.
 // An error while encoding (a bound of evaluation reached by $expand's nested options)
 // is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
 // client cannot take the part for the whole.
-func (rt *Route) ListHandler() http.Handler { return http.HandlerFunc(rt.serveList) }
+func (rt *Route) listHandler() http.Handler { return http.HandlerFunc(rt.serveList) }
 
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	metadata := rt.metadataURL(r)

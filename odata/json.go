@@ -57,9 +57,9 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 // flushSize is how much of a streamed collection is encoded before it is sent.
 const flushSize = 32 << 10
 
-// AppendEntity appends a single entity with its "@odata.context". It fails
+// appendEntity appends a single entity with its "@odata.context". It fails
 // as AppendCollection does.
-func (q *Query) AppendEntity(b []byte, context string, x any) (out []byte, err error) {
+func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err error) {
 	err = run(func() {
 		b = append(b, '{')
 		comma := q.out.metadata != metadataNone
@@ -257,13 +257,13 @@ func (q *Query) contextFragmentInner() string {
 	return f[1 : len(f)-1]
 }
 
-// ContextURL returns the context URL of a collection response for entity
+// contextURL returns the context URL of a collection response for entity
 // set set, given the URL of the $metadata document.
-func (q *Query) ContextURL(metadata string, set *EntitySet) string {
+func (q *Query) contextURL(metadata string, set *EntitySet) string {
 	return metadata + "#" + set.Name + q.contextFragment()
 }
 
-// EntityContextURL returns the context URL of a single-entity response.
-func (q *Query) EntityContextURL(metadata string, set *EntitySet) string {
-	return q.ContextURL(metadata, set) + "/$entity"
+// entityContextURL returns the context URL of a single-entity response.
+func (q *Query) entityContextURL(metadata string, set *EntitySet) string {
+	return q.contextURL(metadata, set) + "/$entity"
 }

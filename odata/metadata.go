@@ -39,10 +39,10 @@ func (m *Model) metadata(setAnnotations func(*EntitySet) []string, terms []strin
 	b.WriteString(`    <Schema Namespace=` + attr(m.Namespace) + ` xmlns="http://docs.oasis-open.org/odata/ns/edm">` + "\n")
 	for _, t := range m.Types {
 		b.WriteString("      <EntityType Name=" + attr(t.Name) + ">\n")
-		b.WriteString("        <Key><PropertyRef Name=" + attr(t.KeyProperty().Name) + "/></Key>\n")
+		b.WriteString("        <Key><PropertyRef Name=" + attr(t.keyProperty().Name) + "/></Key>\n")
 		for _, p := range t.Properties {
 			b.WriteString("        <Property Name=" + attr(p.Name) + " Type=" + attr(p.Type.String()))
-			b.WriteString(" Nullable=" + attr(strconv.FormatBool(p.Nullable && p.Name != t.KeyProperty().Name)))
+			b.WriteString(" Nullable=" + attr(strconv.FormatBool(p.Nullable && p.Name != t.keyProperty().Name)))
 			if p.Type == EdmDecimal {
 				b.WriteString(` Scale="4"`)
 			}
@@ -78,7 +78,7 @@ func (m *Model) metadata(setAnnotations func(*EntitySet) []string, terms []strin
 	for _, s := range m.Sets {
 		b.WriteString("        <EntitySet Name=" + attr(s.Name) + " EntityType=" + attr(m.Namespace+"."+s.Type.Name) + ">\n")
 		for _, n := range s.Type.Navigation {
-			if target := m.SetOf(n.Target); target != nil {
+			if target := m.setOf(n.Target); target != nil {
 				b.WriteString("          <NavigationPropertyBinding Path=" + attr(n.Name) + " Target=" + attr(target.Name) + "/>\n")
 			}
 		}

@@ -94,11 +94,11 @@ type EntityType struct {
 // case-insensitively.
 func (t *EntityType) Property(name string) *Property { return t.props[strings.ToLower(name)] }
 
-// Nav returns the navigation property named name, matched case-insensitively.
-func (t *EntityType) Nav(name string) *NavProperty { return t.navs[strings.ToLower(name)] }
+// nav returns the navigation property named name, matched case-insensitively.
+func (t *EntityType) nav(name string) *NavProperty { return t.navs[strings.ToLower(name)] }
 
-// KeyProperty returns the key property.
-func (t *EntityType) KeyProperty() *Property { return t.Property(t.Key) }
+// keyProperty returns the key property.
+func (t *EntityType) keyProperty() *Property { return t.Property(t.Key) }
 
 // EntitySet is a named, addressable collection of entities of one type.
 type EntitySet struct {
@@ -154,9 +154,9 @@ func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 		}
 	}
 	for _, t := range m.Types {
-		t.namespace, t.set = namespace, m.SetOf(t)
+		t.namespace, t.set = namespace, m.setOf(t)
 		for _, n := range t.Navigation {
-			if n.Partner != "" && n.Target.Nav(n.Partner) == nil {
+			if n.Partner != "" && n.Target.nav(n.Partner) == nil {
 				return nil, fmt.Errorf("odata: %s.%s: partner %s not found on %s", t.Name, n.Name, n.Partner, n.Target.Name)
 			}
 		}
@@ -164,8 +164,8 @@ func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 	return m, nil
 }
 
-// SetOf returns the first entity set whose type is t, or nil.
-func (m *Model) SetOf(t *EntityType) *EntitySet {
+// setOf returns the first entity set whose type is t, or nil.
+func (m *Model) setOf(t *EntityType) *EntitySet {
 	for _, s := range m.Sets {
 		if s.Type == t {
 			return s

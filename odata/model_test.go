@@ -129,8 +129,8 @@ func testMux() *http.ServeMux {
 	all := func(items []any) func(context.Context) []any {
 		return func(context.Context) []any { return items }
 	}
-	pid := ps.Type.KeyProperty().Int
-	oid := os.Type.KeyProperty().Int
+	pid := ps.Type.keyProperty().Int
+	oid := os.Type.keyProperty().Int
 	productList := &Route{Set: ps, Settings: listSettings, List: all(products), RejectPassword: true, Metadata: "/api/$metadata"}
 	productOne := &Route{Set: ps, Settings: entitySettings, Get: get(products, pid), RejectPassword: true, Metadata: "/api/$metadata"}
 	search := &Route{Set: ps, List: all(products), RejectPassword: true, Metadata: "/api/$metadata", AlwaysCount: true,

@@ -263,7 +263,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 				p := t.Property(s.Name)
 				if p == nil {
 					msg := "unknown property %s on %s"
-					if t.Nav(s.Name) != nil {
+					if t.nav(s.Name) != nil {
 						msg = "navigation property %s on %s cannot be selected; use $expand"
 					}
 					fail(label("$select"), s.Pos, msg, s.Name, t.Name)
@@ -287,7 +287,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 	}
 	seen := map[*NavProperty]bool{}
 	for _, it := range o.expand {
-		nav := t.Nav(it.nav.Name)
+		nav := t.nav(it.nav.Name)
 		switch {
 		case nav == nil && t.Property(it.nav.Name) != nil:
 			fail(label("$expand"), it.nav.Pos, "%s is not a navigation property of %s", it.nav.Name, t.Name)
@@ -324,19 +324,15 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 
 // Filter is a compiled Boolean expression over one entity type.
 type Filter struct {
-	expr  Expr
 	f     fn[bool]
-	nvars int
+	nvars int // lambda variables the expression uses: the size of its vars
 }
 
 func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {
 	ck := &checker{root: t}
 	ck.checkBool(e)
-	return &Filter{expr: e, f: c.compile(e).(fn[bool]), nvars: ck.maxv}
+	return &Filter{f: c.compile(e).(fn[bool]), nvars: ck.maxv}
 }
-
-// Expr returns the checked expression tree.
-func (f *Filter) Expr() Expr { return f.expr }
 
 // Match reports whether the filter is true for entity x (null counts as
 // false).
@@ -347,21 +343,6 @@ func (f *Filter) Match(x any) bool {
 	}
 	b, ok := f.f(x, vars)
 	return b && ok
-}
-
-// Select returns the entities for which the filter is true, in order.
-func (f *Filter) Select(items []any) []any {
-	var vars []any
-	if f.nvars > 0 {
-		vars = make([]any, f.nvars)
-	}
-	var out []any // most filters keep few: grown as needed, not sized for many
-	for _, x := range items {
-		if b, ok := f.f(x, vars); b && ok {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {

@@ -246,7 +246,7 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 		return
 	}
 	name, _, _ := strings.Cut(rest[0], "(")
-	n := t.Nav(name)
+	n := t.nav(name)
 	if n == nil {
 		write(w, notFound("no property "+strconv.Quote(name)+" on "+t.Name))
 		return
@@ -259,7 +259,7 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 // entity of the collection by key, and what lies below either.
 func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, n *NavProperty, rest []string) {
 	t := set.Type
-	target := s.Model.SetOf(n.Target)
+	target := s.Model.setOf(n.Target)
 	var trs *SetRoutes
 	if target != nil {
 		trs = s.routes(target.Name)
@@ -280,7 +280,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 		case len(rest) == 1:
 			trs.Entity.serveValue(w, r, y)
 		default:
-			s.serveBelow(w, r, target, y, n.Target.KeyProperty().Int(y), rest[1:])
+			s.serveBelow(w, r, target, y, n.Target.keyProperty().Int(y), rest[1:])
 		}
 		return
 	}
@@ -290,7 +290,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 		return
 	}
 	if hasKey { // one of the related entities: /Products(3)/orders(7)
-		id := n.Target.KeyProperty().Int
+		id := n.Target.keyProperty().Int
 		for _, y := range n.Many(x) {
 			if id(y) == relKey {
 				if len(rest) == 1 {

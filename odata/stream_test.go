@@ -23,7 +23,7 @@ func TestLongListIsStreamed(t *testing.T) {
 	}
 	rt := &Route{Set: ps, List: func(context.Context) []any { return many }, Metadata: "/api/$metadata",
 		Settings: Settings{Allowed: OptSelect | OptFilter | OptOrderBy | OptCount | OptTop | OptSkip, MaxTop: 100}}
-	srv := httptest.NewServer(rt.ListHandler())
+	srv := httptest.NewServer(rt.listHandler())
 	defer srv.Close()
 	for _, tt := range []struct {
 		query  string

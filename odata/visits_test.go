@@ -125,7 +125,7 @@ func TestMaxVisitsPerQuery(t *testing.T) {
 	if _, err := q.AppendCollection(nil, "c", page, n, false); err == nil || !strings.Contains(err.Error(), "more than 5000 related entities") {
 		t.Errorf("AppendCollection: %v", err)
 	}
-	if _, err := q.AppendEntity(nil, "c", items[0]); err == nil {
+	if _, err := q.appendEntity(nil, "c", items[0]); err == nil {
 		t.Errorf("AppendEntity: no error")
 	}
 }
@@ -137,7 +137,7 @@ func TestMaxVisitsHTTP(t *testing.T) {
 	items := busyProducts(5000, 300)
 	rt := &Route{Set: products, List: func(context.Context) []any { return items },
 		Settings: Settings{Allowed: optAll, MaxExpansionDepth: 2, Limits: Limits{MaxVisits: 50_000}}}
-	srv := httptest.NewServer(rt.ListHandler())
+	srv := httptest.NewServer(rt.listHandler())
 	defer srv.Close()
 	get := func(query string) (*http.Response, []byte, error) {
 		resp, err := http.Get(srv.URL + "?" + url.PathEscape(query))
