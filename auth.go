@@ -1,682 +1,208 @@
 package main
 
-// JWT bearer authentication (CONTRACT.md section 6).
-//
-// A token is accepted only in the JWS Compact Serialization (RFC 7515
-// section 7.1) and only with the one algorithm bound to the configured key:
-// HS256 for a secret, RS256 for an RSA public key, ES256 for a P-256 public
-// key. The key is never chosen by the token: "jku", "x5u", "jwk", "x5c" and
-// "kid" may be present and are ignored (RFC 8725 sections 2.1 and 3.1).
-//
-// Choices the RFCs leave to the recipient, and what this file does:
-//
-//   - Duplicate member names in the header or the claims set are rejected,
-//     rather than resolved by "last one wins" (RFC 7515 section 5.2, RFC 7519
-//     section 4): two parsers reading one token differently is how
-//     verification gets bypassed. Member names are compared exactly; Go's
-//     case-insensitive struct decoding is never applied to a token.
-//   - "crit" is rejected whenever present: no extension is understood here,
-//     and an empty list is forbidden anyway (RFC 7515 section 4.1.11).
-//   - "typ", when present, must be "JWT", "application/jwt", "at+jwt" or
-//     "application/at+jwt", compared case-insensitively (RFC 7515 section
-//     4.1.9, RFC 7519 section 5.1, RFC 9068 section 2.1). Other types are
-//     rejected so that a JWS minted for another purpose cannot be replayed as
-//     an access token (RFC 8725 section 3.11).
-//   - "cty": "JWT" (a nested token) and "b64": false (RFC 7797 unencoded
-//     payload) are rejected: neither is supported.
-//   - Claims: "exp" is required; "nbf" and "iat" are checked when present;
-//     all three are NumericDates (integer or fractional JSON numbers from
-//     1970 to year 9999). Times are compared with a leeway of 60 seconds.
-//     "iss" and "aud" are checked only when an issuer or audience is
-//     configured (as the contract says; RFC 7519 section 4.1.3 would refuse
-//     any "aud" when none is configured), but their types are always checked.
-//     "sub" is required and must be a non-empty string: it is the caller's
-//     identity (CONTRACT.md section 6), which the logs and every permission
-//     rest on, so a token that names nobody authenticates nobody.
-//   - Scopes come from "scope", a space-separated string (RFC 8693 section
-//     4.2, RFC 9068 section 2.2.3). A "scp" claim is ignored: one spelling
-//     keeps the rule simple to state, and a non-string "scope" is rejected
-//     rather than guessed at.
-//   - The whole token is capped at 8 KiB before anything is decoded.
-
 import (
-	"bytes"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
-	"encoding/pem"
+	"context"
 	"errors"
-	"fmt"
-	"io"
-	"math"
-	"math/big"
+	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"quartet/userpb"
 )
+
+// Who may do what (docs/authentication.md): with a key configured, every write on every
+// surface needs a valid token with the "write" scope, gRPC GetUser needs a valid token,
+// and everything else stays open. With -auth-reads, every read of stored data on every
+// surface needs a valid token too; health checks and the schemas ($metadata, GraphQL
+// introspection, gRPC reflection) stay open. Without a key, everything is open.
+
+// access is what a call needs from its caller.
+type access int
 
 const (
-	// jwtLeeway is the clock skew tolerated on exp, nbf and iat.
-	jwtLeeway = 60 * time.Second
-
-	// jwtMaxTokenSize bounds the work done on an unauthenticated input.
-	jwtMaxTokenSize = 8 << 10
-
-	// jwtMinHMACKeySize is the HS256 key size floor of RFC 7518 section 3.2.
-	jwtMinHMACKeySize = 32
-
-	// jwtMinRSABits is the RS256 key size floor of RFC 7518 section 3.3.
-	jwtMinRSABits = 2048
-
-	// jwtMaxNumericDate is 9999-12-31T23:59:59Z; later values cannot be
-	// represented as a time and are certainly not meant.
-	jwtMaxNumericDate = 253402300799
+	accessOpen  access = iota // no token needed
+	accessToken               // any valid token
+	accessWrite               // a valid token whose scope contains "write"
 )
 
-// Algorithms a verifier can be bound to.
-const (
-	jwtHS256 = "HS256"
-	jwtRS256 = "RS256"
-	jwtES256 = "ES256"
-)
+// writeScope is the scope every write needs.
+const writeScope = "write"
 
-// Kinds of token failure. A *TokenError wraps exactly one of them, so
-// callers can test the kind with errors.Is. The texts are safe to show to
-// clients.
-var (
-	ErrTokenMissing      = errors.New("token missing")
-	ErrTokenMalformed    = errors.New("token malformed")
-	ErrTokenAlgorithm    = errors.New("token algorithm not accepted")
-	ErrTokenHeader       = errors.New("token header not accepted")
-	ErrTokenSignature    = errors.New("token signature invalid")
-	ErrTokenClaims       = errors.New("token claims invalid")
-	ErrTokenExpired      = errors.New("token expired")
-	ErrTokenNotYetValid  = errors.New("token not yet valid")
-	ErrTokenIssuedFuture = errors.New("token issued in the future")
-	ErrTokenIssuer       = errors.New("token issuer not accepted")
-	ErrTokenAudience     = errors.New("token audience not accepted")
-)
-
-// A TokenError reports why a token was refused. Its message is the kind's
-// text, optionally followed by a detail naming the part of the token at
-// fault. The detail is always text written here, never text copied from the
-// token, so the whole message is safe to return to the client (it contains
-// no '"' or '\', so it also fits an RFC 6750 error_description).
-type TokenError struct {
-	Kind   error  // one of the ErrToken* values
-	Detail string // e.g. "payload: exp missing"; may be empty
+// authenticator checks bearer tokens against the configured key. A nil
+// *authenticator means authentication is off; its methods then let everything pass.
+type authenticator struct {
+	verifier *JWTVerifier
+	// reads makes every read need a valid token (-auth-reads).
+	reads bool
 }
 
-// Error returns the client-safe message.
-func (e *TokenError) Error() string {
-	if e.Detail == "" {
-		return e.Kind.Error()
+// readAccess is what a read of stored data needs.
+func (a *authenticator) readAccess() access {
+	if a != nil && a.reads {
+		return accessToken
 	}
-	return e.Kind.Error() + ": " + e.Detail
+	return accessOpen
 }
 
-// Unwrap returns the kind, for errors.Is.
-func (e *TokenError) Unwrap() error { return e.Kind }
-
-func jwtErr(kind error, format string, args ...any) error {
-	return &TokenError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+// caller is who made a request, as far as authentication found out: the token's
+// subject (docs/authentication.md: the caller's identity is the sub claim). The logging layers put an
+// empty one in the context and print what authentication recorded in it.
+type caller struct {
+	sub atomic.Pointer[string] // set by check, read by the log line after the call
 }
 
-// JWTConfig configures a JWTVerifier. Exactly one of Secret and
-// PublicKeyPEM must be non-empty. Authentication being off (neither
-// configured) is the caller's decision: it builds no verifier then.
-type JWTConfig struct {
-	// Secret is the HS256 key: at least 32 bytes.
-	Secret []byte
+type callerKey struct{}
 
-	// PublicKeyPEM holds one PEM block: "PUBLIC KEY" (PKIX, RSA or EC P-256)
-	// or "RSA PUBLIC KEY" (PKCS #1). An RSA key binds the verifier to RS256
-	// and must have at least 2048 bits; a P-256 key binds it to ES256.
-	PublicKeyPEM []byte
-
-	// Issuer, if set, must equal the token's "iss".
-	Issuer string
-
-	// Audience, if set, must be one of the token's "aud" values.
-	Audience string
-
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
+// withCaller returns ctx carrying a new, empty caller.
+func withCaller(ctx context.Context) (context.Context, *caller) {
+	c := &caller{}
+	return context.WithValue(ctx, callerKey{}, c), c
 }
 
-// A JWTVerifier checks bearer tokens against one key and one algorithm.
-// It is safe for concurrent use.
-type JWTVerifier struct {
-	alg      string
-	secret   []byte
-	rsaKey   *rsa.PublicKey
-	ecKey    *ecdsa.PublicKey
-	issuer   string
-	audience string
-	now      func() time.Time
+// subject is the authenticated subject, "" when there is none.
+func (c *caller) subject() string {
+	if s := c.sub.Load(); s != nil {
+		return *s
+	}
+	return ""
 }
 
-// NewJWTVerifier returns a verifier for cfg, or an error describing what is
-// wrong with the configured key.
-func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
-	v := &JWTVerifier{issuer: cfg.Issuer, audience: cfg.Audience, now: cfg.Now}
-	if v.now == nil {
-		v.now = time.Now
+// check verifies the authorization header value for a call that needs need, and
+// records the token's subject as the caller's. Failures are domain errors:
+// KindUnauthenticated for a missing or invalid token, KindForbidden for a valid token
+// without the scope.
+func (a *authenticator) check(ctx context.Context, authorization string, need access) error {
+	if a == nil || need == accessOpen {
+		return nil
 	}
-	switch {
-	case len(cfg.Secret) > 0 && len(cfg.PublicKeyPEM) > 0:
-		return nil, errors.New("jwt: configure either a secret or a public key, not both")
-	case len(cfg.Secret) > 0:
-		if err := checkJWTSecret(cfg.Secret); err != nil {
-			return nil, err
-		}
-		v.alg = jwtHS256
-		v.secret = bytes.Clone(cfg.Secret)
-	case len(cfg.PublicKeyPEM) > 0:
-		key, err := parseJWTPublicKey(cfg.PublicKeyPEM)
-		if err != nil {
-			return nil, err
-		}
-		switch key := key.(type) {
-		case *rsa.PublicKey:
-			v.alg, v.rsaKey = jwtRS256, key
-		case *ecdsa.PublicKey:
-			v.alg, v.ecKey = jwtES256, key
-		}
-	default:
-		return nil, errors.New("jwt: no secret or public key configured")
-	}
-	return v, nil
-}
-
-func checkJWTSecret(secret []byte) error {
-	if len(secret) < jwtMinHMACKeySize {
-		return fmt.Errorf("jwt: HS256 secret is %d bytes; at least %d are required (RFC 7518 section 3.2)",
-			len(secret), jwtMinHMACKeySize)
-	}
-	return nil
-}
-
-// parseJWTPublicKey returns the *rsa.PublicKey or *ecdsa.PublicKey held in
-// data, which must be exactly one PEM block.
-func parseJWTPublicKey(data []byte) (any, error) {
-	block, rest := pem.Decode(data)
-	if block == nil {
-		return nil, errors.New("jwt: public key: no PEM block found")
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, errors.New("jwt: public key: unexpected data after the first PEM block")
-	}
-	if len(block.Headers) != 0 {
-		return nil, fmt.Errorf("jwt: public key: PEM block %q has headers (encrypted keys are not supported)", block.Type)
-	}
-	var key any
-	switch block.Type {
-	case "PUBLIC KEY":
-		k, err := x509.ParsePKIXPublicKey(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("jwt: public key: %v", err)
-		}
-		key = k
-	case "RSA PUBLIC KEY":
-		k, err := x509.ParsePKCS1PublicKey(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("jwt: public key: %v", err)
-		}
-		key = k
-	case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
-		return nil, fmt.Errorf("jwt: public key: PEM block is a %s; configure the public key instead", block.Type)
-	default:
-		return nil, fmt.Errorf("jwt: public key: PEM block type %q; want \"PUBLIC KEY\" or \"RSA PUBLIC KEY\"", block.Type)
-	}
-	switch k := key.(type) {
-	case *rsa.PublicKey:
-		if n := k.N.BitLen(); n < jwtMinRSABits {
-			return nil, fmt.Errorf("jwt: public key: RSA modulus is %d bits; at least %d are required (RFC 7518 section 3.3)",
-				n, jwtMinRSABits)
-		}
-		return k, nil
-	case *ecdsa.PublicKey:
-		if k.Curve != elliptic.P256() {
-			return nil, fmt.Errorf("jwt: public key: EC curve %s; only P-256 (ES256) is supported", k.Curve.Params().Name)
-		}
-		return k, nil
-	default:
-		return nil, fmt.Errorf("jwt: public key: %T keys are not supported; use RSA (RS256) or EC P-256 (ES256)", key)
-	}
-}
-
-// Algorithm returns the one JWS algorithm this verifier accepts.
-func (v *JWTVerifier) Algorithm() string { return v.alg }
-
-// Claims is what a verified token says about its bearer.
-type Claims struct {
-	Subject   string    // "sub"; never empty once verified
-	Issuer    string    // "iss"; empty if absent
-	Audience  []string  // "aud", as a list even when sent as a string
-	Scopes    []string  // "scope", split at spaces
-	ID        string    // "jti"; empty if absent
-	Expiry    time.Time // "exp"
-	NotBefore time.Time // "nbf"; zero if absent
-	IssuedAt  time.Time // "iat"; zero if absent
-}
-
-// HasScope reports whether scope is one of the token's scopes.
-func (c *Claims) HasScope(scope string) bool {
-	for _, s := range c.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
-
-// Authenticate extracts the bearer token from an "authorization" value (see
-// BearerToken) and verifies it. Every error is a *TokenError.
-func (v *JWTVerifier) Authenticate(authorization string) (*Claims, error) {
 	token, err := BearerToken(authorization)
 	if err != nil {
-		return nil, err
+		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
 	}
-	return v.Verify(token)
-}
-
-// Verify checks token and returns its claims. Every error is a *TokenError.
-func (v *JWTVerifier) Verify(token string) (*Claims, error) {
-	if token == "" {
-		return nil, &TokenError{Kind: ErrTokenMissing}
-	}
-	if len(token) > jwtMaxTokenSize {
-		return nil, jwtErr(ErrTokenMalformed, "longer than %d bytes", jwtMaxTokenSize)
-	}
-	seg, err := splitJWS(token)
+	claims, err := a.verifier.Verify(token)
 	if err != nil {
-		return nil, err
+		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
 	}
-	if err := v.checkHeader(seg.header); err != nil {
-		return nil, err
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c.sub.Store(&claims.Subject)
 	}
-	if !v.verifySignature(seg.signingInput, seg.signature) {
-		return nil, &TokenError{Kind: ErrTokenSignature}
-	}
-	// Only now, with the signature good, is the payload read (RFC 8725
-	// section 3.1: no claim is looked at before the token is authenticated).
-	return v.checkClaims(seg.payload)
-}
-
-// jwsParts is a compact JWS split into its decoded segments.
-type jwsParts struct {
-	header, payload, signature []byte
-	signingInput               string
-}
-
-// splitJWS splits a compact JWS into three base64url segments and decodes
-// them. It accepts only the unpadded base64url alphabet (RFC 7515 section 2):
-// no '=', no whitespace (which Go's decoder would otherwise skip), and no
-// non-zero trailing bits. An empty signature (an unsecured JWS) gets past
-// here so that its "alg" is reported; it can never verify.
-func splitJWS(token string) (*jwsParts, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return nil, jwtErr(ErrTokenMalformed, "want 3 dot-separated segments, found %d", len(parts))
-	}
-	names := [3]string{"header", "payload", "signature"}
-	var dec [3][]byte
-	for i, p := range parts {
-		for j := 0; j < len(p); j++ {
-			if !jwsBase64Char(p[j]) {
-				return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url character at offset %d", names[i], j)
-			}
-		}
-		b, err := base64.RawURLEncoding.Strict().DecodeString(p)
-		if err != nil {
-			return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url length or padding bits", names[i])
-		}
-		dec[i] = b
-	}
-	return &jwsParts{
-		header:       dec[0],
-		payload:      dec[1],
-		signature:    dec[2],
-		signingInput: token[:len(parts[0])+1+len(parts[1])],
-	}, nil
-}
-
-func jwsBase64Char(c byte) bool {
-	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_'
-}
-
-// checkHeader validates the JOSE header: the algorithm must be the one the
-// key is bound to, and no member may ask for something not supported.
-func (v *JWTVerifier) checkHeader(data []byte) error {
-	h, err := parseJWTObject(data, "header")
-	if err != nil {
-		return err
-	}
-	rawAlg, ok := h["alg"]
-	if !ok {
-		return jwtErr(ErrTokenMalformed, "header: alg missing")
-	}
-	alg, ok := jwtJSONString(rawAlg)
-	if !ok {
-		return jwtErr(ErrTokenMalformed, "header: alg is not a string")
-	}
-	if strings.EqualFold(alg, "none") {
-		return jwtErr(ErrTokenAlgorithm, "unsecured tokens (alg none) are refused")
-	}
-	if alg != v.alg {
-		return jwtErr(ErrTokenAlgorithm, "want %s", v.alg)
-	}
-	if _, ok := h["crit"]; ok {
-		// Whatever it lists, it lists something not understood here; an
-		// empty list or a non-list is invalid in itself.
-		return jwtErr(ErrTokenHeader, "crit names an unsupported extension")
-	}
-	if raw, ok := h["typ"]; ok {
-		typ, ok := jwtJSONString(raw)
-		if !ok || !isJWTType(typ) {
-			return jwtErr(ErrTokenHeader, "typ must be JWT or at+jwt")
-		}
-	}
-	if raw, ok := h["cty"]; ok {
-		cty, ok := jwtJSONString(raw)
-		if !ok {
-			return jwtErr(ErrTokenHeader, "cty is not a string")
-		}
-		if isJWTType(cty) {
-			return jwtErr(ErrTokenHeader, "nested tokens are not supported")
-		}
-	}
-	if raw, ok := h["b64"]; ok && !bytes.Equal(raw, []byte("true")) {
-		return jwtErr(ErrTokenHeader, "unencoded payloads (b64) are not supported")
+	if need == accessWrite && !claims.HasScope(writeScope) {
+		return &Error{Kind: KindForbidden, Message: "the token's scope does not include " + writeScope}
 	}
 	return nil
 }
 
-// isJWTType reports whether a "typ" or "cty" value names a JWT or a JWT
-// access token. Media types are case-insensitive and may omit "application/"
-// (RFC 7515 section 4.1.9).
-func isJWTType(t string) bool {
-	t = strings.ToLower(t)
-	t = strings.TrimPrefix(t, "application/")
-	return t == "jwt" || t == "at+jwt"
+// challenge is the WWW-Authenticate value for an auth failure (RFC 6750 section 3):
+// a bare "Bearer" when no token came, the error code when one did.
+func challenge(r *http.Request, err error) string {
+	var e *Error
+	if !errors.As(err, &e) {
+		return ""
+	}
+	switch {
+	case e.Kind == KindForbidden:
+		return `Bearer error="insufficient_scope", scope="` + writeScope + `"`
+	case e.Kind == KindUnauthenticated && r.Header.Get("Authorization") != "":
+		return `Bearer error="invalid_token", error_description="` + e.Message + `"`
+	case e.Kind == KindUnauthenticated:
+		return "Bearer"
+	}
+	return ""
 }
 
-// verifySignature checks sig over signingInput with the verifier's key and
-// algorithm. The token's header has already been matched to that algorithm;
-// nothing in the token selects the key.
-func (v *JWTVerifier) verifySignature(signingInput string, sig []byte) bool {
-	switch v.alg {
-	case jwtHS256:
-		return jwsVerifyHS256(v.secret, signingInput, sig)
-	case jwtRS256:
-		return jwsVerifyRS256(v.rsaKey, signingInput, sig)
-	case jwtES256:
-		digest := sha256.Sum256([]byte(signingInput))
-		return jwsVerifyECDSA(v.ecKey, digest[:], sig)
-	}
-	return false
+// requireWrite wraps a REST write handler with the write rule.
+func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
+	return s.require(accessWrite, s.writeError, h)
 }
 
-// jwsVerifyHS256 checks an HMAC SHA-256 (RFC 7518 section 3.2) in constant
-// time.
-func jwsVerifyHS256(key []byte, signingInput string, sig []byte) bool {
-	mac := hmac.New(sha256.New, key)
-	io.WriteString(mac, signingInput)
-	return hmac.Equal(mac.Sum(nil), sig)
+// requireRead wraps a REST read handler with the read rule.
+func (s *Server) requireRead(h http.HandlerFunc) http.HandlerFunc {
+	return s.require(s.auth.readAccess(), s.writeError, h)
 }
 
-// jwsVerifyRS256 checks an RSASSA-PKCS1-v1_5 SHA-256 signature (RFC 7518
-// section 3.3).
-func jwsVerifyRS256(pub *rsa.PublicKey, signingInput string, sig []byte) bool {
-	digest := sha256.Sum256([]byte(signingInput))
-	return rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) == nil
+// requireODataRead wraps an OData read handler with the read rule; refusals are OData
+// error bodies.
+func (s *Server) requireODataRead(h http.HandlerFunc) http.HandlerFunc {
+	return s.require(s.auth.readAccess(), writeODataError, h)
 }
 
-// jwsVerifyECDSA checks a JWS ECDSA signature over digest (RFC 7518 section
-// 3.4). The signature is R and S as fixed-size big-endian integers, each the
-// size of the curve's order; the ASN.1 DER form used elsewhere is not valid
-// in a JWS and fails the length check.
-func jwsVerifyECDSA(pub *ecdsa.PublicKey, digest, sig []byte) bool {
-	size := (pub.Curve.Params().N.BitLen() + 7) / 8
-	if len(sig) != 2*size {
-		return false
+// require answers a caller without the access need with refuse, and everyone else with h.
+func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Request, error), h http.HandlerFunc) http.HandlerFunc {
+	if s.auth == nil || need == accessOpen {
+		return h
 	}
-	r := new(big.Int).SetBytes(sig[:size])
-	s := new(big.Int).SetBytes(sig[size:])
-	return ecdsa.Verify(pub, digest, r, s)
-}
-
-// checkClaims parses the claims set and applies the time, issuer and
-// audience rules.
-func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
-	m, err := parseJWTObject(data, "payload")
-	if err != nil {
-		return nil, err
-	}
-	var c Claims
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"sub", &c.Subject}, {"iss", &c.Issuer}, {"jti", &c.ID}} {
-		if raw, ok := m[f.name]; ok {
-			s, ok := jwtJSONString(raw)
-			if !ok {
-				return nil, jwtErr(ErrTokenClaims, "%s is not a string", f.name)
-			}
-			*f.dst = s
+	return func(w http.ResponseWriter, r *http.Request) {
+		authorization, err := authorizationHeader(r)
+		if err == nil {
+			err = s.auth.check(r.Context(), authorization, need)
 		}
-	}
-	rawExp, ok := m["exp"]
-	if !ok {
-		return nil, jwtErr(ErrTokenClaims, "exp missing")
-	}
-	if c.Expiry, err = jwtNumericDate("exp", rawExp); err != nil {
-		return nil, err
-	}
-	if raw, ok := m["nbf"]; ok {
-		if c.NotBefore, err = jwtNumericDate("nbf", raw); err != nil {
-			return nil, err
-		}
-	}
-	if raw, ok := m["iat"]; ok {
-		if c.IssuedAt, err = jwtNumericDate("iat", raw); err != nil {
-			return nil, err
-		}
-	}
-	if raw, ok := m["aud"]; ok {
-		if c.Audience, ok = jwtStringOrList(raw); !ok {
-			return nil, jwtErr(ErrTokenClaims, "aud is not a string or an array of strings")
-		}
-	}
-	if raw, ok := m["scope"]; ok {
-		s, ok := jwtJSONString(raw)
-		if !ok {
-			return nil, jwtErr(ErrTokenClaims, "scope is not a string")
-		}
-		for _, f := range strings.Split(s, " ") {
-			if f != "" {
-				c.Scopes = append(c.Scopes, f)
-			}
-		}
-	}
-
-	now := v.now()
-	if !now.Before(c.Expiry.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenExpired}
-	}
-	if !c.NotBefore.IsZero() && c.NotBefore.After(now.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenNotYetValid}
-	}
-	if !c.IssuedAt.IsZero() && c.IssuedAt.After(now.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenIssuedFuture}
-	}
-	if v.issuer != "" && c.Issuer != v.issuer {
-		return nil, &TokenError{Kind: ErrTokenIssuer}
-	}
-	if v.audience != "" && !jwtContains(c.Audience, v.audience) {
-		return nil, &TokenError{Kind: ErrTokenAudience}
-	}
-	if _, ok := m["sub"]; !ok {
-		return nil, jwtErr(ErrTokenClaims, "sub missing")
-	}
-	if c.Subject == "" {
-		return nil, jwtErr(ErrTokenClaims, "sub is empty")
-	}
-	return &c, nil
-}
-
-func jwtContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// parseJWTObject parses data as one JSON object and returns its members by
-// exact name. Invalid UTF-8, duplicate names and trailing data are errors.
-// Member values are checked for syntax only; the caller decodes the ones it
-// uses. what ("header" or "payload") prefixes error details.
-func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error) {
-	if !utf8.Valid(data) {
-		return nil, jwtErr(ErrTokenMalformed, "%s: invalid UTF-8", what)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	notObject := func() error { return jwtErr(ErrTokenMalformed, "%s: not a JSON object", what) }
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, notObject()
-	}
-	m := make(map[string]json.RawMessage)
-	for dec.More() {
-		tok, err := dec.Token()
 		if err != nil {
-			return nil, notObject()
+			w.Header().Set("WWW-Authenticate", challenge(r, err))
+			refuse(w, r, err)
+			return
 		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, notObject()
-		}
-		if _, dup := m[name]; dup {
-			return nil, jwtErr(ErrTokenMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, notObject()
-		}
-		m[name] = raw
+		h(w, r)
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, notObject()
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, jwtErr(ErrTokenMalformed, "%s: data after the JSON object", what)
-	}
-	return m, nil
 }
 
-// jsonString decodes raw if it is a JSON string.
-func jwtJSONString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+// grpcAccess is what each gRPC method needs; a method not listed is open.
+var grpcAccess = map[string]access{
+	userpb.UserService_GetUser_FullMethodName:     accessToken,
+	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
 }
 
-// jwtStringOrList decodes an "aud" value: one string or an array of them.
-func jwtStringOrList(raw json.RawMessage) ([]string, bool) {
-	if s, ok := jwtJSONString(raw); ok {
-		return []string{s}, true
+// userServicePrefix starts the full name of every method that serves stored data; the
+// health and reflection services are not guarded.
+var userServicePrefix = "/" + userpb.UserService_ServiceDesc.ServiceName + "/"
+
+func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
+	need := grpcAccess[method]
+	if need == accessOpen && strings.HasPrefix(method, userServicePrefix) {
+		need = a.readAccess()
 	}
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, false
+	if a == nil || need == accessOpen {
+		return nil
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, false
-	}
-	out := make([]string, 0, len(list))
-	for _, item := range list {
-		s, ok := jwtJSONString(item)
-		if !ok {
-			return nil, false
+	var authorization string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		switch v := md.Get("authorization"); len(v) {
+		case 0:
+		case 1:
+			authorization = v[0]
+		default: // which one would count is anybody's guess: refuse rather than pick
+			return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
 		}
-		out = append(out, s)
 	}
-	return out, true
+	return a.check(ctx, authorization, need)
 }
 
-// numericDate decodes a NumericDate (RFC 7519 section 2): seconds since the
-// epoch, possibly fractional.
-func jwtNumericDate(name string, raw json.RawMessage) (time.Time, error) {
-	bad := jwtErr(ErrTokenClaims, "%s is not a NumericDate", name)
-	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
-		return time.Time{}, bad
+func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := a.checkGRPC(ctx, info.FullMethod); err != nil {
+		return nil, err
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f < 0 || f > jwtMaxNumericDate {
-		return time.Time{}, bad
-	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+	return handler(ctx, req)
 }
 
-// SignHS256Token returns a compact HS256 JWT for development use (the
-// "token" subcommand). It carries "sub" (required), "scope" (omitted when empty),
-// "iat" = now and "exp" = now + ttl, and "iss" and "aud" when cfg configures
-// them, so that a verifier built from the same cfg accepts it.
-func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (string, error) {
-	if len(cfg.Secret) == 0 {
-		return "", errors.New("jwt: signing a token needs the HS256 secret")
+func (a *authenticator) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := a.checkGRPC(ss.Context(), info.FullMethod); err != nil {
+		return err
 	}
-	if err := checkJWTSecret(cfg.Secret); err != nil {
-		return "", err
+	return handler(srv, ss)
+}
+
+// subjectAttrs is the log attribute naming the caller, when authentication found one.
+func subjectAttrs(c *caller) []slog.Attr {
+	if c == nil {
+		return nil
 	}
-	if subject == "" {
-		return "", errors.New("jwt: a token needs a subject")
+	if sub := c.subject(); sub != "" {
+		return []slog.Attr{slog.String("sub", sub)}
 	}
-	if ttl <= 0 {
-		return "", fmt.Errorf("jwt: token lifetime %v must be positive", ttl)
-	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
-	t := now()
-	exp := t.Add(ttl)
-	if exp.Unix() > jwtMaxNumericDate {
-		return "", fmt.Errorf("jwt: token lifetime %v is too long", ttl)
-	}
-	claims := struct {
-		Issuer   string `json:"iss,omitempty"`
-		Subject  string `json:"sub,omitempty"`
-		Audience string `json:"aud,omitempty"`
-		Expiry   int64  `json:"exp"`
-		IssuedAt int64  `json:"iat"`
-		Scope    string `json:"scope,omitempty"`
-	}{cfg.Issuer, subject, cfg.Audience, exp.Unix(), t.Unix(), scope}
-	payload, err := json.Marshal(claims)
-	if err != nil {
-		return "", err
-	}
-	enc := base64.RawURLEncoding
-	input := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString(payload)
-	mac := hmac.New(sha256.New, cfg.Secret)
-	io.WriteString(mac, input)
-	return input + "." + enc.EncodeToString(mac.Sum(nil)), nil
+	return nil
 }
 
 // BearerToken extracts the token from an "authorization" HTTP header or gRPC

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Dataset is the file format of -load (CONTRACT.md section 7) and of the embedded demo
+// Dataset is the file format of -load (docs/data.md) and of the embedded demo
 // data. Every key is optional.
 type Dataset struct {
 	Users    []User    `json:"users"`

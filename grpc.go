@@ -32,7 +32,7 @@ import (
 	"quartet/userpb"
 )
 
-// The gRPC surface: user.UserService (spec 4.1) over the shared store.
+// The gRPC surface: user.UserService (docs/grpc.md) over the shared store.
 
 // grpcLimits bounds what gRPC clients may claim of the service (issue 14); every number
 // of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
@@ -311,7 +311,7 @@ func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return c.CodecV2.Unmarshal(data, v)
 }
 
-// GetUser returns one user (spec 4.1 rule 1, 7.1).
+// GetUser returns one user (docs/grpc.md, docs/errors.md).
 func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (*userpb.UserResponse, error) {
 	if req.GetId() <= 0 {
 		return nil, status.Error(codes.InvalidArgument, "user id must be positive")
@@ -323,7 +323,7 @@ func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (
 	return userMessage(u), nil
 }
 
-// GetAllUsers streams every user in id order with a pause after each (spec 4.1 rule 2);
+// GetAllUsers streams every user in id order with a pause after each (docs/grpc.md);
 // a cancelled call stops at once.
 func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
 	ctx := stream.Context()
@@ -375,7 +375,7 @@ func (s *userService) allUsers() iter.Seq[*User] {
 }
 
 // CreateUsers stores every user the client sent, all at once when the client has
-// finished, or none if any is invalid or the call breaks a bound (spec 4.1 rule 3).
+// finished, or none if any is invalid or the call breaks a bound (docs/grpc.md).
 func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
 	batch, held, err := s.receiveUsers(stream)
 	defer s.waiting.release(held)
@@ -495,7 +495,7 @@ func (b *byteBudget) inUse() int64 {
 	return b.used
 }
 
-// ChatWithUsers answers each message with an echo from "Server" (spec 4.1 rule 4).
+// ChatWithUsers answers each message with an echo from "Server" (docs/grpc.md).
 func (s *userService) ChatWithUsers(stream grpc.BidiStreamingServer[userpb.ChatMessage, userpb.ChatMessage]) error {
 	for {
 		in, err := stream.Recv()
@@ -527,7 +527,7 @@ func userMessage(u *User) *userpb.UserResponse {
 
 // grpcError turns a handler's error into a status: a status error passes unchanged, a
 // domain error takes its code from the one table (errors.go), anything else becomes
-// Internal with a generic message while the detail goes to the log (spec 7.1).
+// Internal with a generic message while the detail goes to the log (docs/errors.md).
 func grpcError(log *slog.Logger, method string, err error) error {
 	if err == nil {
 		return nil

@@ -36,7 +36,7 @@ func main() {
 	}
 }
 
-// config is the service's configuration (CONTRACT.md section 2).
+// config is the service's configuration (docs/configuration.md).
 type config struct {
 	httpAddr        string
 	grpcAddr        string

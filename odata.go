@@ -10,7 +10,7 @@ import (
 	"quartet/odata"
 )
 
-// The OData surface: products and orders (spec 4.4, CONTRACT.md section 5), served by
+// The OData surface: products and orders (docs/odata.md), served by
 // the odata package over the shared store. Each route's allowed options and limits are
 // declared here, once, in the manner of ASP.NET's [EnableQuery(...)].
 
@@ -104,7 +104,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt.productOne.Get, rt.productOne.ETag = getProduct, true
 	rt.search = route(productSet, searchSettings)
 	rt.search.List, rt.search.AlwaysCount = products, true
-	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // spec 4.4: active products only
+	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // docs/odata.md: active products only
 	rt.orders = route(orderSet, orderList)
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)

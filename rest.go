@@ -14,8 +14,7 @@ import (
 	"quartet/internal/etag"
 )
 
-// The REST surface: /api/users and the orders nested under a user (spec 4.2,
-// CONTRACT.md section 3).
+// The REST surface: /api/users and the orders nested under a user (docs/rest.md).
 
 // rest wraps a REST handler with the check every REST route shares: a query string
 // that does not decode (a bad %-escape, a ';' separator) is refused with 400.

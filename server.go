@@ -24,7 +24,7 @@ import (
 	"quartet/internal/jsonkeys"
 )
 
-// maxBodyBytes bounds every request body (CONTRACT.md section 3: larger is 413).
+// maxBodyBytes bounds every request body (docs/rest.md: larger is 413).
 const maxBodyBytes = 1 << 20
 
 // Server is the HTTP side of quartet: REST, GraphQL and OData on one ServeMux, all over

@@ -512,7 +512,7 @@ type UserQuery struct {
 	PageSize int
 }
 
-// UserPage answers q: search, then sort, then count, then page (spec 4.2). The sorted
+// UserPage answers q: search, then sort, then count, then page (docs/rest.md). The sorted
 // indexes are kept by the store, so no request sorts.
 func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
 	s.mu.RLock()

@@ -27,7 +27,7 @@ type GenConfig struct {
 // genEpoch is the creation time of record 0; later records are a little later.
 var genEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// The records as the dataset file spells them (CONTRACT.md section 7). Price is a JSON
+// The records as the dataset file spells them (docs/data.md). Price is a JSON
 // number written from integer cents, so it is exact.
 type (
 	genUser struct {

@@ -183,7 +183,7 @@ function check(ans, where) {
     const rb = resolve(op.requestBody);
     const mediaType = (ans.reqHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     assert.ok(rb.content[mediaType], `${what}: request Content-Type ${mediaType} was accepted but is not documented`);
-    // The service matches JSON names case-insensitively (CONTRACT.md section 1), which
+    // The service matches JSON names case-insensitively (docs/contract.md), which
     // JSON Schema cannot say: spell them as the schema does first.
     const schema = resolve(rb.content[mediaType].schema);
     const names = Object.keys(schema.properties ?? {});

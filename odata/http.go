@@ -155,7 +155,7 @@ func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 }
 
 // precheck applies the rules that come before the query is parsed: the password
-// rule, whose answer has no body (CONTRACT.md section 5).
+// rule, whose answer has no body (docs/odata.md).
 func (rt *Route) precheck(rawQuery string) (Response, bool) {
 	if rt.RejectPassword && containsPassword(rawQuery) {
 		return Response{Status: http.StatusBadRequest}, true

@@ -107,7 +107,7 @@ func testData() (products, orders []any) {
 
 var fixedNow = day("2024-07-01T12:00:00Z")
 
-// testMux wires the five OData routes of CONTRACT section 5 into a Service
+// testMux wires the five OData routes of docs/odata.md into a Service
 // under /api/, the way the service does, beside a non-OData route.
 func testMux() *http.ServeMux {
 	m, ps, os := newTestModel()

@@ -206,7 +206,7 @@ func TestServiceDescMatchesSpec(t *testing.T) {
 }
 
 // wireField is one decoded field of a binary message: the number and wire
-// type from spec 2.1 and the value.
+// type from docs/grpc.md and the value.
 type wireField struct {
 	num    protowire.Number
 	typ    protowire.Type
@@ -256,7 +256,7 @@ func decode(b []byte) ([]wireField, error) {
 			v, m = protowire.ConsumeBytes(b[off+n:])
 			f.bytes = string(v)
 		default:
-			return nil, fmt.Errorf("offset %d: field %d has wire type %d; spec 2.1 has only int32 and string", off, num, typ)
+			return nil, fmt.Errorf("offset %d: field %d has wire type %d; the contract's messages have only int32 and string fields", off, num, typ)
 		}
 		if m < 0 {
 			return nil, fmt.Errorf("offset %d: field %d: %v", off+n, num, protowire.ParseError(m))
@@ -271,7 +271,7 @@ func TestRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
 		msg  proto.Message
-		wire []wireField // fields in the order of spec 2.1
+		wire []wireField // fields in the order of docs/grpc.md
 	}{
 		{"GetUserRequest", &userpb.GetUserRequest{Id: 42}, []wireField{varintField(1, 42)}},
 		{"GetUserRequest negative id", &userpb.GetUserRequest{Id: -1}, []wireField{varintField(1, -1)}},

@@ -13,7 +13,7 @@ import (
 	"quartet/graphql/editor"
 )
 
-// The GraphQL surface (spec 4.3, CONTRACT.md section 4): schema.graphql bound to the
+// The GraphQL surface (docs/graphql.md): schema.graphql bound to the
 // store by the resolvers below.
 
 //go:embed schema.graphql
@@ -85,7 +85,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return nil // omitted or null: leave the stored value as it is
 	}
-	// guard puts fn behind the rule need of CONTRACT.md section 6.
+	// guard puts fn behind the rule need of docs/authentication.md.
 	guard := func(need access, fn graphql.ResolveFunc) graphql.ResolveFunc {
 		if auth == nil || need == accessOpen {
 			return fn
