@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -104,14 +103,6 @@ func postGraphQL(t *testing.T, base, accept string, req map[string]any) (int, gr
 	return resp.StatusCode, a, len(raw), took
 }
 
-// heapAlloc is the live heap after a collection.
-func heapAlloc() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // aliasAttack is the audit's document: 30 aliases of an 8-deep selection that
 // fans out through four lists (2.8 KB, under every limit but cost).
 func aliasAttack(comment string) string {
@@ -135,7 +126,7 @@ func TestGraphQLCostAttackRefused(t *testing.T) {
 	}
 	bound := 50 * time.Millisecond * raceSlowdown
 	var times []time.Duration
-	before := heapAlloc()
+	before := testkit.LiveHeap()
 	for i := range 20 {
 		accept, wantStatus := "", http.StatusOK
 		if i%2 == 1 {
@@ -162,7 +153,7 @@ func TestGraphQLCostAttackRefused(t *testing.T) {
 		t.Errorf("refusals took %v (median %v), want under %v", times, median, bound)
 	}
 	t.Logf("refusals took %v to %v, median %v", times[0], times[len(times)-1], times[len(times)/2])
-	if grew := int64(heapAlloc()) - int64(before); grew > 8<<20 {
+	if grew := testkit.LiveHeap() - before; grew > 8<<20 {
 		t.Errorf("heap grew by %d bytes over 20 refused requests", grew)
 	}
 }
@@ -211,7 +202,7 @@ func TestGraphQLAnswerSizeBound(t *testing.T) {
 	ts := newTestServer(t, hostileStore(t))
 	one := "users { name email posts { title content comments { text author { name email } } } }"
 	q := "{ a: " + one + " b: " + one + " }"
-	before := heapAlloc()
+	before := testkit.LiveHeap()
 	status, a, size, _ := postGraphQL(t, ts.URL, "", map[string]any{"query": q})
 	if status != http.StatusOK || string(a.Data) != "null" || len(a.Errors) != 1 || a.Errors[0].Extensions["code"] != graphql.CodeResponseTooLarge {
 		t.Fatalf("status %d, %d errors (%v), data %.100s", status, len(a.Errors), a.Errors, a.Data)
@@ -219,7 +210,7 @@ func TestGraphQLAnswerSizeBound(t *testing.T) {
 	if size > 1000 {
 		t.Errorf("the refusal is %d bytes", size)
 	}
-	if grew := int64(heapAlloc()) - int64(before); grew > 8<<20 {
+	if grew := testkit.LiveHeap() - before; grew > 8<<20 {
 		t.Errorf("heap grew by %d bytes after the stopped execution", grew)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -333,14 +332,6 @@ func TestGRPCCreateUsersBudget(t *testing.T) {
 	}
 }
 
-// heapInUse is the live heap after a collection.
-func heapInUse() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // TestGRPCCreateUsersFlood replays issue 14's attack with the default limits: 8
 // connections each open a CreateUsers call and try to send 100,000 users, which held
 // 492 MB before the bounds. First every call sends 5,500 long users (3.9 MB, within a
@@ -352,7 +343,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	limits, cost := defaultGRPCLimits(), userCost(longUser)
 	const calls, first = 8, 5_500
-	before := heapInUse()
+	before := testkit.LiveHeap()
 
 	var (
 		wg      sync.WaitGroup
@@ -393,7 +384,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 		defer mu.Unlock()
 		return a.grpc.users.waiting.inUse() == int64(calls-refused)*first*cost
 	})
-	held := heapInUse() - before
+	held := testkit.LiveHeap() - before
 	mu.Lock()
 	holders := calls - refused
 	mu.Unlock()
@@ -415,7 +406,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 		t.Errorf("%d users, want the demo's 6", n)
 	}
 	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
-	if grown := heapInUse() - before; grown > 8<<20 {
+	if grown := testkit.LiveHeap() - before; grown > 8<<20 {
 		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
 	}
 }
@@ -435,7 +426,7 @@ func TestGRPCGetAllUsersManyCalls(t *testing.T) {
 	}
 	batch = nil
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
-	before := heapInUse()
+	before := testkit.LiveHeap()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for range 64 {
@@ -449,7 +440,7 @@ func TestGRPCGetAllUsersManyCalls(t *testing.T) {
 	}
 	// A call's own cost (its goroutines, buffers and HTTP/2 state, in server and client)
 	// is some kilobytes; a copy of the list would be 400 KB more.
-	if grown := heapInUse() - before; grown > 64*100<<10 {
+	if grown := testkit.LiveHeap() - before; grown > 64*100<<10 {
 		t.Errorf("64 calls grew the heap %d bytes, want under %d", grown, 64*100<<10)
 	}
 }

@@ -40,7 +40,7 @@ func TestHostileWebSockets(t *testing.T) {
 		eventsExpected = clientSubs * creates
 		heapBound      = 64 << 20
 	)
-	heapBefore := heapAlloc()
+	heapBefore := testkit.LiveHeap()
 	cfg := testConfig()
 	cfg.ws = wsLimits{maxSockets: 10_000, maxSocketsPerClient: perClient, maxSubscriptions: 100_000, maxSubscriptionsPerClient: clientSubs}
 	a, logs := startApp(t, cfg)
@@ -160,7 +160,7 @@ func TestHostileWebSockets(t *testing.T) {
 	}
 	// What the attack holds, the test's own sockets included: without the
 	// caps, 500 sockets and 50,000 subscriptions held 600 MB or more.
-	if grown := int64(heapAlloc()) - int64(heapBefore); grown > heapBound {
+	if grown := testkit.LiveHeap() - heapBefore; grown > heapBound {
 		t.Errorf("heap grew by %d MB under the attack, want under %d MB", grown>>20, heapBound>>20)
 	} else {
 		t.Logf("heap grew by %.1f MB under the attack", float64(grown)/(1<<20))

@@ -109,9 +109,7 @@ func waitSubscribers(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.feed.mu.Lock()
-		got := len(s.feed.subs)
-		s.feed.mu.Unlock()
+		got := feedSubscribers(s)
 		if got >= n {
 			return
 		}

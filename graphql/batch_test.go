@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http/httptest"
 	"strconv"
@@ -87,7 +88,7 @@ func TestHandlerBatchAsIfAlone(t *testing.T) {
 		if w.Code != 200 {
 			t.Errorf("Accept %q: status %d, want 200", accept, w.Code)
 		}
-		if wantCT := cmpOr(accept, mediaJSON) + "; charset=utf-8"; w.Header().Get("Content-Type") != wantCT {
+		if wantCT := cmp.Or(accept, mediaJSON) + "; charset=utf-8"; w.Header().Get("Content-Type") != wantCT {
 			t.Errorf("Accept %q: Content-Type %q, want %q", accept, w.Header().Get("Content-Type"), wantCT)
 		}
 		var items []json.RawMessage
@@ -109,13 +110,6 @@ func TestHandlerBatchAsIfAlone(t *testing.T) {
 	}
 	// The batch registered the persisted query it carried, as a lone request does.
 	wantAnswer(t, postBody(h, "", `{"extensions":`+apqExtensions(sha256Hex("{ user(id: 3) { name } }"))+`}`), 200, `{"data":{"user":{"name":"Carol"}}}`)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TestHandlerBatchAnswerBounded: a batch's array is bounded as one answer is; past

@@ -11,14 +11,6 @@ import (
 	"quartet/internal/testkit"
 )
 
-// heapAlloc returns the bytes of live heap objects, after a collection.
-func heapAlloc() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 func TestDocumentCache(t *testing.T) {
 	s, _ := newTestSchema(t)
 	q := "{ users { name } }"
@@ -108,7 +100,7 @@ func TestDocumentSize(t *testing.T) {
 			s.Limits.MaxCost = 1 << 62
 			const n = 20
 			var estimate int64
-			before := heapAlloc()
+			before := testkit.LiveHeap()
 			for k := range n {
 				q := kind.doc(k)
 				if r := s.Execute(context.Background(), Request{Query: q}); len(r.Errors) > 0 {
@@ -119,7 +111,7 @@ func TestDocumentSize(t *testing.T) {
 				}
 			}
 			estimate = s.cache.cost()
-			held := int64(heapAlloc() - before)
+			held := testkit.LiveHeap() - before
 			if held > estimate {
 				t.Errorf("%d documents hold %d bytes, estimated %d", n, held, estimate)
 			}

@@ -91,11 +91,11 @@ func TestHostileOverlap(t *testing.T) {
 			t.Fatalf("last error %q", last)
 		}
 	}
-	before := heapAlloc()
+	before := testkit.LiveHeap()
 	for k := range 20 {
 		check(post(t, srv, sameNameFields(300, k), k%2 == 1)) // POST and GET
 	}
-	if grown := int64(heapAlloc()) - int64(before); grown > 20<<20 {
+	if grown := testkit.LiveHeap() - before; grown > 20<<20 {
 		t.Errorf("the heap grew by %d bytes", grown)
 	}
 
@@ -122,7 +122,7 @@ func TestHostileOverlapWebSocket(t *testing.T) {
 	if msg := wsMustRecv(t, c); msg != `{"type":"connection_ack"}` {
 		t.Fatalf("got %s", msg)
 	}
-	before := heapAlloc()
+	before := testkit.LiveHeap()
 	for k := range 20 {
 		msg, _ := json.Marshal(map[string]any{"id": fmt.Sprint(k), "type": "subscribe", "payload": map[string]string{"query": sameNameFields(300, k)}})
 		wsSend(t, c, string(msg))
@@ -138,7 +138,7 @@ func TestHostileOverlapWebSocket(t *testing.T) {
 			t.Fatalf("an answer of %d bytes, %d errors", len(reply), len(m.Payload))
 		}
 	}
-	if grown := int64(heapAlloc()) - int64(before); grown > 20<<20 {
+	if grown := testkit.LiveHeap() - before; grown > 20<<20 {
 		t.Errorf("the heap grew by %d bytes", grown)
 	}
 }
@@ -235,7 +235,7 @@ func TestHostileErrorLists(t *testing.T) {
 func TestHostileCache(t *testing.T) {
 	testkit.SkipIfShort(t, "sends 1,000 distinct documents of 16 KB")
 	s, _ := newTestSchema(t)
-	before := heapAlloc()
+	before := testkit.LiveHeap()
 	for k := range 1000 {
 		// 16 KB and 1,450 tokens, an estimated 330 KB; the same field 1,450
 		// times costs little work but all the memory of its syntax tree.
@@ -250,7 +250,7 @@ func TestHostileCache(t *testing.T) {
 	if n := s.cache.cost(); n > defaultCacheBytes {
 		t.Errorf("the cache holds an estimated %d bytes, over its budget of %d", n, defaultCacheBytes)
 	}
-	if grown := int64(heapAlloc()) - int64(before); grown > defaultCacheBytes {
+	if grown := testkit.LiveHeap() - before; grown > defaultCacheBytes {
 		t.Errorf("the heap grew by %d bytes, over the cache's budget of %d", grown, defaultCacheBytes)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +106,15 @@ func SkipIfShort(t testing.TB, why string) {
 	if testing.Short() {
 		t.Skip("skipped under -short: " + why)
 	}
+}
+
+// LiveHeap is the bytes of live heap objects after a collection, for tests that
+// bound what an attack leaves held.
+func LiveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 // nodeMajor is the oldest Node release the npm packages of the tests support (their
