@@ -935,7 +935,8 @@ func FuzzVerifyToken(f *testing.F) {
 	})
 }
 
-func TestJWTAuthenticate(t *testing.T) {
+// TestBearerThenVerify: the two steps every surface takes with an authorization value.
+func TestBearerThenVerify(t *testing.T) {
 	k := jwtKeys()
 	v := jwtVerifier(t, JWTConfig{Secret: k.secret})
 	live := jwtSign(t, k.secret, `{"alg":"HS256"}`, `{"sub":"alice","scope":"write","exp":`+jwtAt(time.Hour)+`}`)
@@ -960,12 +961,12 @@ func TestJWTAuthenticate(t *testing.T) {
 		}
 		if tt.wantKind == nil {
 			if err != nil || c.Subject != "alice" || !c.HasScope("write") {
-				t.Errorf("Authenticate(%.20q...) = %+v, %v", tt.in, c, err)
+				t.Errorf("BearerToken+Verify(%.20q...) = %+v, %v", tt.in, c, err)
 			}
 			continue
 		}
 		if !errors.Is(err, tt.wantKind) || c != nil {
-			t.Errorf("Authenticate(%.20q...) = %+v, %v; want %v", tt.in, c, err, tt.wantKind)
+			t.Errorf("BearerToken+Verify(%.20q...) = %+v, %v; want %v", tt.in, c, err, tt.wantKind)
 		}
 	}
 }
