@@ -44,7 +44,7 @@ func BenchmarkReadDataset(b *testing.B) {
 }
 
 // BenchmarkLoad measures filling a store from a decoded dataset of 100,000 users and
-// 10,000 products: checks, tables and the sorted user orders.
+// 10,000 products: checks, tables and the sorted user indexes.
 func BenchmarkLoad(b *testing.B) {
 	data := datasetFile(100_000, 10_000)
 	for b.Loop() {

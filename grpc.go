@@ -488,13 +488,6 @@ func (b *byteBudget) release(n int64) {
 	b.used -= n
 }
 
-// inUse is the number of bytes claimed.
-func (b *byteBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 // ChatWithUsers answers each message with an echo from "Server" (docs/grpc.md).
 func (s *userService) ChatWithUsers(stream grpc.BidiStreamingServer[userpb.ChatMessage, userpb.ChatMessage]) error {
 	for {

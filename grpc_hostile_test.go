@@ -492,3 +492,10 @@ func TestLimitListenerCloseWhileWaiting(t *testing.T) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
 }
+
+// inUse is the number of bytes claimed.
+func (b *byteBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

@@ -2,8 +2,6 @@
 
 package main
 
-// raceEnabled is set when the race detector is on: it makes code several times
-// slower, so a test that states a time bound from an issue widens it by raceSlowdown.
-const raceEnabled = true
-
+// raceSlowdown widens the time bounds a test takes from an issue when the race
+// detector is on: it makes code several times slower.
 const raceSlowdown = 10

@@ -163,7 +163,7 @@ func Generate(w io.Writer, cfg GenConfig) error {
 	return g.err
 }
 
-// The service's limits (model.go, store.go) that generated records keep within, so
+// The service's limits (model.go) that generated records keep within, so
 // that every record would also pass the create paths.
 const (
 	maxNameRunes         = 100

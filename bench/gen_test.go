@@ -38,7 +38,7 @@ func realDataset(t *testing.T) fullDataset {
 	return realData
 }
 
-// textProblem restates the service's text rules (model.go textRule, store.go's byte
+// textProblem restates the service's text rules (model.go textRule and its byte
 // limits) so that every generated record is checked without loading it: "" when s
 // would be accepted. The service test below sends the hardest of them through the
 // create paths themselves.

@@ -50,7 +50,7 @@ func TestValidationConformance(t *testing.T) {
 		// that accepts nothing; SDL cannot say that, so bind it here.
 		if sch.Type("CustomScalar") != nil {
 			sch.SetScalar("CustomScalar", ScalarFuncs{ParseLiteral: func(v *Value) (any, error) {
-				return nil, fmt.Errorf("Expected value of type \"CustomScalar\", found %s.", printValue(v))
+				return nil, fmt.Errorf("Expected value of type \"CustomScalar\", found %s.", printLiteral(v))
 			}})
 		}
 		schemas[s.ID] = sch

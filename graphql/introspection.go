@@ -327,8 +327,8 @@ func bindIntrospection(s *Schema) {
 	r("__Directive", "args", func(p ResolveParams) (any, error) { return inputValueList(p.Source.(*DirectiveDef).Args, p), nil })
 }
 
-// printLiteral prints a constant literal in the canonical GraphQL form
-// used for __InputValue.defaultValue.
+// printLiteral prints a literal in the canonical GraphQL form used for
+// __InputValue.defaultValue, and in error messages.
 func printLiteral(v *Value) string {
 	var b strings.Builder
 	writeLiteral(&b, v)

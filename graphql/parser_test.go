@@ -111,7 +111,7 @@ directive @dir(a: Int) repeatable on FIELD | QUERY
 	if f.Alias != "alias" || f.Name != "f" || f.Pos != (Position{2, 3}) || f.NamePos != (Position{2, 10}) {
 		t.Errorf("field: %+v", f)
 	}
-	if got := printValue(f.Arguments[1].Value); got != `{x: [1, 2.5, "s", true, null, ENUM]}` {
+	if got := printLiteral(f.Arguments[1].Value); got != `{x: [1, 2.5, "s", true, null, ENUM]}` {
 		t.Errorf("value printed as %s", got)
 	}
 	if op.Variables[0].Type.String() != "[Int!]!" || op.Variables[1].NamePos != (Position{1, 29}) {

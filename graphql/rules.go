@@ -566,13 +566,13 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 	}
 	n := t.Named()
 	if !n.isLeaf() {
-		c.report(fmt.Sprintf("Expected value of type %q, found %s.", t, printValue(v)), v.Pos)
+		c.report(fmt.Sprintf("Expected value of type %q, found %s.", t, printLiteral(v)), v.Pos)
 		return
 	}
 	if _, err := parseLiteral(v, n, nil); err != nil {
 		msg := err.Error()
 		if msg == "" {
-			msg = fmt.Sprintf("Expected value of type %q, found %s.", t, printValue(v))
+			msg = fmt.Sprintf("Expected value of type %q, found %s.", t, printLiteral(v))
 		}
 		c.report(msg, v.Pos)
 	}

@@ -298,7 +298,7 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		return out, nil
 	case InputObject:
 		if v.Kind != ObjectValue {
-			return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printValue(v))
+			return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printLiteral(v))
 		}
 		out := make(map[string]any, len(t.InputFields))
 		for _, f := range v.Fields {
@@ -350,7 +350,7 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		if t.Kind == Scalar && !t.builtin {
 			return parseLiteral(v, t, vars)
 		}
-		return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printValue(v))
+		return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printLiteral(v))
 	}
 	return parseLiteral(v, t, vars)
 }
@@ -374,7 +374,7 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 			c, err := coerceLiteral(node.Value, def.Type, vars)
 			if _, absent := err.(absentError); !absent {
 				if err != nil {
-					return nil, fmt.Errorf("Argument %q has invalid value %s: %v", def.Name, printValue(node.Value), err)
+					return nil, fmt.Errorf("Argument %q has invalid value %s: %v", def.Name, printLiteral(node.Value), err)
 				}
 				out[def.Name] = c
 				continue
@@ -393,17 +393,13 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 	return out, nil
 }
 
-// printValue prints a literal in GraphQL syntax, for messages: the same canonical form
-// introspection gives default values.
-func printValue(v *Value) string { return printLiteral(v) }
-
 // parseLiteral coerces a literal to the leaf type t (spec 3.5 and 3.9 input
 // coercion). vars supplies variable values inside custom scalar literals.
 // The error message is empty when the generic "Expected value" text fits.
 func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	if t.Kind == Enum {
 		if v.Kind != EnumValue {
-			return nil, fmt.Errorf("Enum %q cannot represent non-enum value: %s.", t.Name, printValue(v))
+			return nil, fmt.Errorf("Enum %q cannot represent non-enum value: %s.", t.Name, printLiteral(v))
 		}
 		if t.enumMap[v.Raw] == nil {
 			return nil, fmt.Errorf("Value %q does not exist in %q enum.", v.Raw, t.Name)
@@ -413,7 +409,7 @@ func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	switch t.Name {
 	case "Int":
 		if v.Kind != IntValue {
-			return nil, fmt.Errorf("Int cannot represent non-integer value: %s", printValue(v))
+			return nil, fmt.Errorf("Int cannot represent non-integer value: %s", printLiteral(v))
 		}
 		n, err := strconv.ParseInt(v.Raw, 10, 32)
 		if err != nil {
@@ -422,7 +418,7 @@ func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		return int(n), nil
 	case "Float":
 		if v.Kind != IntValue && v.Kind != FloatValue {
-			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", printValue(v))
+			return nil, fmt.Errorf("Float cannot represent non numeric value: %s", printLiteral(v))
 		}
 		f, err := strconv.ParseFloat(v.Raw, 64)
 		if err != nil || math.IsInf(f, 0) {
@@ -431,17 +427,17 @@ func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		return f, nil
 	case "String":
 		if v.Kind != StringValue {
-			return nil, fmt.Errorf("String cannot represent a non string value: %s", printValue(v))
+			return nil, fmt.Errorf("String cannot represent a non string value: %s", printLiteral(v))
 		}
 		return v.Raw, nil
 	case "Boolean":
 		if v.Kind != BooleanValue {
-			return nil, fmt.Errorf("Boolean cannot represent a non boolean value: %s", printValue(v))
+			return nil, fmt.Errorf("Boolean cannot represent a non boolean value: %s", printLiteral(v))
 		}
 		return v.Raw == "true", nil
 	case "ID":
 		if v.Kind != StringValue && v.Kind != IntValue {
-			return nil, fmt.Errorf("ID cannot represent a non-string and non-integer value: %s", printValue(v))
+			return nil, fmt.Errorf("ID cannot represent a non-string and non-integer value: %s", printLiteral(v))
 		}
 		return v.Raw, nil
 	}

@@ -9,8 +9,8 @@ import (
 	"quartet/internal/etag"
 )
 
-// Route serves GET requests for one entity set: a collection (ServeList,
-// listHandler) or a single entity (through a Service, which resolves paths to
+// Route serves GET requests for one entity set: a collection (serveList) or a
+// single entity (through a Service, which resolves paths to
 // Routes). The service fills one Route per endpoint with that endpoint's
 // Settings.
 type Route struct {
@@ -51,19 +51,6 @@ type Response struct {
 }
 
 const jsonType = "application/json; odata.metadata=minimal"
-
-// ServeList answers a collection request with the given raw query string.
-func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Response {
-	l, failed := rt.list(ctx, rawQuery, metadata)
-	if failed != nil {
-		return *failed
-	}
-	body, err := l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)
-	if err != nil {
-		return badRequest(err)
-	}
-	return Response{http.StatusOK, jsonType, body}
-}
 
 // listAnswer is a collection request's answer, decided but not yet encoded.
 type listAnswer struct {
@@ -181,15 +168,13 @@ func errorResponse(status int, code, msg string) Response {
 	return Response{status, "application/json", append(b, "}}"...)}
 }
 
-// listHandler returns an http.Handler serving the collection.
+// serveList answers a collection request.
 //
 // A long collection (a list without $top can hold every entity) is sent as it is
 // encoded, a piece at a time; a short one in one write with its Content-Length.
 // An error while encoding (a bound of evaluation reached by $expand's nested options)
 // is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
 // client cannot take the part for the whole.
-func (rt *Route) listHandler() http.Handler { return http.HandlerFunc(rt.serveList) }
-
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	metadata := rt.metadataURL(r)
 	l, failed := rt.list(r.Context(), r.URL.RawQuery, metadata)

@@ -55,3 +55,20 @@ func TestLongListIsStreamed(t *testing.T) {
 		}
 	}
 }
+
+// ServeList answers a collection request with the given raw query string, whole: what
+// the streamed answer of serveList must add up to.
+func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Response {
+	l, failed := rt.list(ctx, rawQuery, metadata)
+	if failed != nil {
+		return *failed
+	}
+	body, err := l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)
+	if err != nil {
+		return badRequest(err)
+	}
+	return Response{http.StatusOK, jsonType, body}
+}
+
+// listHandler serves rt's collection as the Service does.
+func (rt *Route) listHandler() http.Handler { return http.HandlerFunc(rt.serveList) }
