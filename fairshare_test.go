@@ -237,6 +237,37 @@ func TestFairShareWebSocketGivesTurnBack(t *testing.T) {
 	}
 }
 
+// TestFairShareProfileHoldsNoTurn: a CPU profile waits for seconds without writing;
+// under the share it would hold its client's only turn, so that of two requests sent
+// meanwhile one would wait and the other, past the waiting room of one, get 429.
+func TestFairShareProfileHoldsNoTurn(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	a, _ := startApp(t, cfg)
+	c := &http.Client{Timeout: 20 * time.Second}
+	profiled := make(chan int, 1)
+	go func() {
+		status, _ := get(t, c, "http://"+a.httpAddr+"/debug/pprof/profile?seconds=2")
+		profiled <- status
+	}()
+	time.Sleep(300 * time.Millisecond) // the profile is running
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			status, _ := get(t, c, "http://"+a.httpAddr+"/api/users/1")
+			statuses <- status
+		}()
+	}
+	for range 2 {
+		if status := <-statuses; status != http.StatusOK {
+			t.Errorf("a request beside a running profile got %d", status)
+		}
+	}
+	if status := <-profiled; status != http.StatusOK {
+		t.Errorf("the profile got %d", status)
+	}
+}
+
 func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	t.Helper()
 	resp, err := c.Get(url)

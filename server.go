@@ -277,7 +277,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
 		return
 	}
-	if s.turns != nil {
+	// A profile or trace under /debug/pprof/ (development only) waits for seconds
+	// without computing, and would hold its client's turn all along.
+	if s.turns != nil && !strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		client := clientAddress(r.RemoteAddr)
 		p, ok := s.turns.reserve(client)
 		if !ok {
