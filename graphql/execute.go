@@ -211,7 +211,7 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 
 // collect implements CollectFields (spec 6.3.2) for the selection sets sets
 // on object type t. The result for a field group is cached per execution.
-func (e *executor) collect(t *Type, parent *execGroup, sets []*SelectionSet) []*execGroup {
+func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
 	var walk func(set *SelectionSet)
@@ -329,7 +329,7 @@ func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 
 func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 	if g == nil {
-		return e.collect(t, nil, []*SelectionSet{e.op.SelectionSet})
+		return e.collect(t, []*SelectionSet{e.op.SelectionSet})
 	}
 	sets := make([]*SelectionSet, 0, len(g.fields))
 	for _, f := range g.fields {
@@ -337,7 +337,7 @@ func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 			sets = append(sets, f.SelectionSet)
 		}
 	}
-	return e.collect(t, g, sets)
+	return e.collect(t, sets)
 }
 
 func (e *executor) currentPath() []any {

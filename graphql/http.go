@@ -161,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (nil if none). persisted reports an answer of the persisted-query protocol, a
 // single error whose status holds for either media type.
 func (h *Handler) serve(ctx context.Context, method string, req httpRequest, pq *persistedQuery) (resp *Response, status int, persisted bool) {
-	if e, status := h.checkPersistedOnly(req, pq); e != nil {
+	if e, status := h.checkPersistedOnly(pq); e != nil {
 		return &Response{Errors: []*Error{e}}, status, true
 	}
 	if pq != nil {

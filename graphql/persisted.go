@@ -163,9 +163,9 @@ func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) 
 	return len(pinned), nil
 }
 
-// checkPersistedOnly returns the error that refuses req in persisted-only mode,
+// checkPersistedOnly returns the error that refuses a request in persisted-only mode,
 // with its status (400: the request is refused before anything runs), or nil.
-func (h *Handler) checkPersistedOnly(req httpRequest, pq *persistedQuery) (*Error, int) {
+func (h *Handler) checkPersistedOnly(pq *persistedQuery) (*Error, int) {
 	switch {
 	case !h.PersistedOnly:
 		return nil, 0

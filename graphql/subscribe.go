@@ -64,7 +64,7 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 		return nil, ErrorList{err}
 	}
 	e := s.newExecutor(ctx, p, op, vars)
-	groups := e.collect(root, nil, []*SelectionSet{op.SelectionSet})
+	groups := e.collect(root, []*SelectionSet{op.SelectionSet})
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(codeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
