@@ -59,21 +59,28 @@ func dispatch(args []string) error {
 // runGen is the "gen" subcommand.
 func runGen(args []string) error {
 	fs := flag.NewFlagSet("bench gen", flag.ContinueOnError)
-	var cfg GenConfig
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed`; the same seed and sizes give the same file")
-	fs.IntVar(&cfg.Users, "users", 1000, "number of users")
-	fs.IntVar(&cfg.PostsPerUser, "posts-per-user", 5, "posts per user")
-	fs.IntVar(&cfg.CommentsPerPost, "comments-per-post", 3, "comments per post")
-	fs.IntVar(&cfg.Products, "products", 1000, "number of products")
-	fs.IntVar(&cfg.Orders, "orders", 1000, "number of orders")
+	cfg := genFlags(fs, GenConfig{Seed: 1, Users: 1000, PostsPerUser: 5, CommentsPerPost: 3, Products: 1000, Orders: 1000})
 	out := fs.String("o", "", "output `file` (default: standard output)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return Generate(os.Stdout, cfg)
+		return Generate(os.Stdout, *cfg)
 	}
-	return writeDataset(*out, cfg)
+	return writeDataset(*out, *cfg)
+}
+
+// genFlags defines on fs the flags of a generated dataset, with defaults def, and
+// returns the configuration they fill.
+func genFlags(fs *flag.FlagSet, def GenConfig) *GenConfig {
+	cfg := &GenConfig{}
+	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "random `seed`; the same seed and sizes give the same file")
+	fs.IntVar(&cfg.Users, "users", def.Users, "number of users")
+	fs.IntVar(&cfg.PostsPerUser, "posts-per-user", def.PostsPerUser, "posts per user")
+	fs.IntVar(&cfg.CommentsPerPost, "comments-per-post", def.CommentsPerPost, "comments per post")
+	fs.IntVar(&cfg.Products, "products", def.Products, "number of products")
+	fs.IntVar(&cfg.Orders, "orders", def.Orders, "number of orders")
+	return cfg
 }
 
 // writeDataset generates cfg into the file path.

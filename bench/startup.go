@@ -42,13 +42,7 @@ func runStartup(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench startup", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	n := fs.Int("n", 5, "number of starts")
-	cfg := GenConfig{}
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "dataset `seed`")
-	fs.IntVar(&cfg.Users, "users", 1_000_000, "users in the dataset")
-	fs.IntVar(&cfg.PostsPerUser, "posts-per-user", 0, "posts per user")
-	fs.IntVar(&cfg.CommentsPerPost, "comments-per-post", 0, "comments per post")
-	fs.IntVar(&cfg.Products, "products", 100_000, "products in the dataset")
-	fs.IntVar(&cfg.Orders, "orders", 200_000, "orders in the dataset")
+	cfg := genFlags(fs, GenConfig{Seed: 1, Users: 1_000_000, Products: 100_000, Orders: 200_000})
 	data := fs.String("data", "", "dataset `file` to load instead of generating one")
 	bin := fs.String("bin", "", "service `binary` to start instead of building ..")
 	repo := fs.String("repo", "..", "`directory` of the quartet repository (the service is built from it)")
@@ -76,10 +70,10 @@ func runStartup(ctx context.Context, args []string, stdout io.Writer) error {
 	if *data == "" {
 		*data = filepath.Join(work, "large.json")
 		t0 := time.Now()
-		if err := writeDataset(*data, cfg); err != nil {
+		if err := writeDataset(*data, *cfg); err != nil {
 			return err
 		}
-		logf("generated %+v in %v", cfg, time.Since(t0).Round(time.Millisecond))
+		logf("generated %+v in %v", *cfg, time.Since(t0).Round(time.Millisecond))
 	}
 	fi, err := os.Stat(*data)
 	if err != nil {
