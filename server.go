@@ -279,7 +279,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A profile or trace under /debug/pprof/ (development only) waits for seconds
 	// without computing, and would hold its client's turn all along.
-	if s.turns != nil && !strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+	if s.turns != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
 		client := clientAddress(r.RemoteAddr)
 		p, ok := s.turns.reserve(client)
 		if !ok {
