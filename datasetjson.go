@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -20,7 +23,12 @@ import (
 // must stay under 3 s. (Decoding long lists in parallel segments saved at most
 // 0.15 s on 2 cores, and was dropped.)
 func decodeDataset(data []byte) (*Dataset, error) {
-	d := &jsonScanner{data: data}
+	return decodeDatasetIn(data, segmentElems)
+}
+
+// decodeDatasetIn decodes data with lists decoded in segments of segment elements.
+func decodeDatasetIn(data []byte, segment int) (*Dataset, error) {
+	d := &jsonScanner{data: data, segment: segment}
 	var ds Dataset
 	err := d.object(loc{}, func(key []byte) error {
 		switch fieldName(key, datasetFields) {
@@ -73,15 +81,19 @@ func fieldName(key []byte, fields []string) string {
 	return ""
 }
 
-// listChunk bounds the chunks a list is decoded into (see decodeList).
-const listChunk = 8192
+// segmentElems is how many elements of a list one processor decodes at a time.
+const segmentElems = 8192
 
+// decodeList decodes a list in two passes. The first only checks the list's syntax
+// and counts its elements, noting where every segmentElems-th one starts; the second
+// decodes the elements in place into a slice of the right length, segments on every
+// processor at once. A million users are then neither copied while a slice grows nor
+// decoded on one processor while the others wait (bench/README.md, "Start-up").
 func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonScanner, loc, *T) error) error {
 	if d.null() {
 		*dst = nil
 		return nil
 	}
-	// Like encoding/json, decode into the elements already there when a key repeats.
 	list := (*dst)[:0]
 	if list == nil && d.next() == '[' {
 		list = make([]T, 0) // [] is an empty list, not an absent one
@@ -90,57 +102,88 @@ func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonS
 	if more, err := d.openArray(loc{list: name, i: -1}); !more || err != nil {
 		return err
 	}
-	// Elements past the list's capacity are decoded in place into chunks, joined once
-	// at the end: appending to one slice would copy a million-element list about
-	// twice over while it grows.
-	var chunks [][]T
-	err := d.elements(func(i int) error {
-		var elem *T
-		if i < cap(list) {
-			list = list[:i+1]
-			elem = &list[i]
-		} else {
-			elem = nextElement(&chunks)
+	l := listDecoder[T]{name, decode}
+	starts, n, err := d.segmentStarts(d.segment)
+	if err != nil {
+		return l.firstError(d, err)
+	}
+	// Like encoding/json, decode into the elements already there when a key repeats.
+	if n <= cap(list) {
+		list = list[:n]
+	} else {
+		list = append(make([]T, 0, n), list[:cap(list)]...)[:n]
+	}
+	*dst = list
+	errs := make([]error, len(starts))
+	var next atomic.Int64
+	work := func() {
+		for k := int(next.Add(1)) - 1; k < len(starts); k = int(next.Add(1)) - 1 {
+			errs[k] = l.decodeSegment(&jsonScanner{data: d.data, pos: starts[k]}, list[k*d.segment:min((k+1)*d.segment, n)], k*d.segment)
 		}
-		return decode(d, loc{list: name, i: i}, elem)
-	})
-	*dst = join(list, chunks)
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(starts)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listDecoder decodes the elements of one list.
+type listDecoder[T any] struct {
+	name   string
+	decode func(*jsonScanner, loc, *T) error
+}
+
+// decodeSegment decodes the consecutive elements from d.pos, an element's start, into
+// elems, numbering them from first.
+func (l listDecoder[T]) decodeSegment(d *jsonScanner, elems []T, first int) error {
+	for i := range elems {
+		if i > 0 {
+			d.next() // the ',' the first pass found
+			d.pos++
+		}
+		if err := l.decode(d, loc{list: l.name, i: first + i}, &elems[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstError returns the error that decoding the list at d.pos element by element
+// meets first, given that the list is malformed (err says where): a wrong type may
+// come before the malformation.
+func (l listDecoder[T]) firstError(d *jsonScanner, err error) error {
+	var scratch T // the dataset is refused; the values are not kept
+	if decodeErr := d.elements(func(i int) error { return l.decode(d, loc{list: l.name, i: i}, &scratch) }); decodeErr != nil {
+		return decodeErr
+	}
 	return err
 }
 
-// nextElement appends a zero element to the last chunk, starting a new chunk when it
-// is full, and returns it. Chunks grow from 16 elements to listChunk, so a short list
-// takes little room.
-func nextElement[T any](chunks *[][]T) *T {
-	n := len(*chunks)
-	if n == 0 || len((*chunks)[n-1]) == cap((*chunks)[n-1]) {
-		size := 16
-		if n > 0 {
-			size = min(2*cap((*chunks)[n-1]), listChunk)
+// segmentStarts checks the syntax of the list's elements from d.pos, the first one's
+// start, and counts them. It returns where every every-th element starts and how
+// many there are, with d.pos just past the list.
+func (d *jsonScanner) segmentStarts(every int) (starts []int, n int, err error) {
+	s := *d
+	err = s.elements(func(i int) error {
+		if i%every == 0 {
+			starts = append(starts, s.pos)
 		}
-		*chunks = append(*chunks, make([]T, 0, size))
 		n++
+		return s.skip(0)
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	last := &(*chunks)[n-1]
-	*last = (*last)[:len(*last)+1]
-	return &(*last)[len(*last)-1]
-}
-
-// join returns list followed by the elements of chunks, in one slice.
-func join[T any](list []T, chunks [][]T) []T {
-	if len(chunks) == 0 {
-		return list
-	}
-	n := len(list)
-	for _, c := range chunks {
-		n += len(c)
-	}
-	out := make([]T, 0, n)
-	out = append(out, list...)
-	for _, c := range chunks {
-		out = append(out, c...)
-	}
-	return out
+	d.pos = s.pos
+	return starts, n, nil
 }
 
 func decodeUser(d *jsonScanner, at loc, u *User) error {
@@ -259,8 +302,9 @@ func (l loc) String() string {
 
 // jsonScanner reads JSON values from data at pos. Every error names its byte offset.
 type jsonScanner struct {
-	data []byte
-	pos  int
+	data    []byte
+	pos     int
+	segment int // elements per segment of a list (segmentElems; tests make it tiny)
 }
 
 // maxNesting bounds how deep values may nest where this format has no nesting at all

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -53,7 +54,10 @@ func FuzzDecodeDataset(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Add(demoJSON)
-	f.Fuzz(func(t *testing.T, data []byte) { checkAgainstStdlib(t, data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstStdlib(t, data)
+		checkSegmentsAgree(t, data)
+	})
 }
 
 func checkAgainstStdlib(t *testing.T, data []byte) {
@@ -70,14 +74,18 @@ func checkAgainstStdlib(t *testing.T, data []byte) {
 	}
 }
 
-// TestDecodeLongDataset decodes a dataset long enough to fill many of decodeList's
-// chunks, with errors in the middle, inside strings that look like element starts,
-// and at the end, and holds it to encoding/json.
+// TestDecodeLongDataset decodes a dataset long enough to make many of decodeList's
+// segments, with errors in the middle (one, or two in different segments), inside
+// strings that look like element starts, and at the end, and holds it to
+// encoding/json and to decoding in one segment.
 func TestDecodeLongDataset(t *testing.T) {
 	data := datasetFile(20000, 40)
 	tricky := []byte(`{"users":[{"id":1,"name":"a},{\"id\":2},{","email":"x"},{"id":3,"name":"},{"},{"id":4}],` +
 		`"products":[{"id":1,"name":"p"}],"users":[{"id":9},{"name":"},{\"name\":1}"}]}`)
-	inputs := [][]byte{data, tricky}
+	wrongType := bytes.Replace(data, []byte(`{"id": 5000,`), []byte(`{"id": "5000",`), 1)
+	unknownField := bytes.Replace(data, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
+	both := bytes.Replace(wrongType, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
+	inputs := [][]byte{data, tricky, wrongType, unknownField, both}
 	for _, cut := range []int{len(data) / 3, len(data) / 2, len(data) - 3} {
 		broken := bytes.Clone(data)
 		broken[cut] = '!'
@@ -85,5 +93,19 @@ func TestDecodeLongDataset(t *testing.T) {
 	}
 	for _, in := range inputs {
 		checkAgainstStdlib(t, in)
+		checkSegmentsAgree(t, in)
+	}
+}
+
+// checkSegmentsAgree holds decoding in segments of any size to decoding each list
+// in one segment: the same values, or the same error, word for word.
+func checkSegmentsAgree(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantErr := decodeDatasetIn(data, len(data)+1)
+	for _, segment := range []int{1, 2, 3, 7, segmentElems} {
+		got, err := decodeDatasetIn(data, segment)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("segments of %d: got %v, %v; in one segment %v", segment, err, got == nil, wantErr)
+		}
 	}
 }
