@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,11 +86,15 @@ func fieldName(key []byte, fields []string) string {
 // segmentElems is how many elements of a list one processor decodes at a time.
 const segmentElems = 8192
 
-// decodeList decodes a list in two passes. The first only checks the list's syntax
-// and counts its elements, noting where every segmentElems-th one starts; the second
-// decodes the elements in place into a slice of the right length, segments on every
-// processor at once. A million users are then neither copied while a slice grows nor
-// decoded on one processor while the others wait (bench/README.md, "Start-up").
+// decodeList decodes a list. A long one is first measured by its brackets and
+// strings alone (listShape), so that its elements are decoded in place into a slice
+// of the right length, in segments on every processor at once: a million users are
+// then neither copied while a slice grows nor decoded on one processor while the
+// other waits (bench/README.md, "Start-up"). The segments are used only if they
+// join up, each ending just before the next one's start and the last at the list's
+// end; then each segment started at an element, and decoded as one pass would have.
+// Otherwise (the list is malformed, or a segment failed) the list is decoded again
+// in one pass, whose result and first error are the answer.
 func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonScanner, loc, *T) error) error {
 	if d.null() {
 		*dst = nil
@@ -103,36 +109,31 @@ func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonS
 		return err
 	}
 	l := listDecoder[T]{name, decode}
-	starts, n, err := d.segmentStarts(d.segment)
-	if err != nil {
-		return l.firstError(d, err)
+	if shape, ok := listShape(d.data, d.pos, d.segment); ok {
+		// Like encoding/json, decode into the elements already there when a key
+		// repeats.
+		if shape.n <= cap(list) {
+			list = list[:shape.n]
+		} else {
+			list = append(make([]T, 0, shape.n), list[:cap(list)]...)[:shape.n]
+		}
+		if l.inSegments(d.data, shape, list) {
+			*dst = list
+			d.pos = shape.end + 1
+			return nil
+		}
+		list = (*dst)[:0]
 	}
-	// Like encoding/json, decode into the elements already there when a key repeats.
-	if n <= cap(list) {
-		list = list[:n]
-	} else {
-		list = append(make([]T, 0, n), list[:cap(list)]...)[:n]
-	}
+	err := d.elements(func(i int) error {
+		if i < cap(list) {
+			list = list[:i+1]
+		} else {
+			list = append(list, *new(T))
+		}
+		return decode(d, loc{list: name, i: i}, &list[i])
+	})
 	*dst = list
-	errs := make([]error, len(starts))
-	var next atomic.Int64
-	work := func() {
-		for k := int(next.Add(1)) - 1; k < len(starts); k = int(next.Add(1)) - 1 {
-			errs[k] = l.decodeSegment(&jsonScanner{data: d.data, pos: starts[k]}, list[k*d.segment:min((k+1)*d.segment, n)], k*d.segment)
-		}
-	}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(starts)) - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // listDecoder decodes the elements of one list.
@@ -141,49 +142,99 @@ type listDecoder[T any] struct {
 	decode func(*jsonScanner, loc, *T) error
 }
 
-// decodeSegment decodes the consecutive elements from d.pos, an element's start, into
-// elems, numbering them from first.
-func (l listDecoder[T]) decodeSegment(d *jsonScanner, elems []T, first int) error {
+// inSegments decodes the list's elements into elems, segments on every processor,
+// and reports whether every segment decoded and they joined up (see decodeList).
+func (l listDecoder[T]) inSegments(data []byte, shape listShapeOf, elems []T) bool {
+	joined := make([]bool, len(shape.starts))
+	var next atomic.Int64
+	work := func() {
+		for k := int(next.Add(1)) - 1; k < len(shape.starts); k = int(next.Add(1)) - 1 {
+			first := k * shape.every
+			d := &jsonScanner{data: data, pos: shape.starts[k]}
+			if !l.decodeSegment(d, elems[first:min(first+shape.every, len(elems))], first) {
+				continue
+			}
+			if k+1 < len(shape.starts) {
+				joined[k] = d.next() == ',' && d.pos+1 == shape.starts[k+1]
+			} else {
+				joined[k] = d.next() == ']' && d.pos == shape.end
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(shape.starts)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return !slices.Contains(joined, false)
+}
+
+// decodeSegment decodes consecutive elements from d.pos into elems, numbering them
+// from first, and reports whether all decoded.
+func (l listDecoder[T]) decodeSegment(d *jsonScanner, elems []T, first int) bool {
 	for i := range elems {
 		if i > 0 {
-			d.next() // the ',' the first pass found
+			if d.next() != ',' {
+				return false
+			}
 			d.pos++
 		}
-		if err := l.decode(d, loc{list: l.name, i: first + i}, &elems[i]); err != nil {
-			return err
+		if l.decode(d, loc{list: l.name, i: first + i}, &elems[i]) != nil {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
-// firstError returns the error that decoding the list at d.pos element by element
-// meets first, given that the list is malformed (err says where): a wrong type may
-// come before the malformation.
-func (l listDecoder[T]) firstError(d *jsonScanner, err error) error {
-	var scratch T // the dataset is refused; the values are not kept
-	if decodeErr := d.elements(func(i int) error { return l.decode(d, loc{list: l.name, i: i}, &scratch) }); decodeErr != nil {
-		return decodeErr
-	}
-	return err
+// listShapeOf is where a list's elements seem to be, by listShape.
+type listShapeOf struct {
+	n      int   // elements
+	every  int   // elements per segment
+	starts []int // where elements 0, every, 2*every, ... start (just past their ',')
+	end    int   // the position of the list's closing ']'
 }
 
-// segmentStarts checks the syntax of the list's elements from d.pos, the first one's
-// start, and counts them. It returns where every every-th element starts and how
-// many there are, with d.pos just past the list.
-func (d *jsonScanner) segmentStarts(every int) (starts []int, n int, err error) {
-	s := *d
-	err = s.elements(func(i int) error {
-		if i%every == 0 {
-			starts = append(starts, s.pos)
+// listShape finds the elements of the list whose first element is at from, by
+// counting brackets outside strings, and where every every-th one starts. It does
+// not check the syntax (the decoding does); ok is false where the text runs out.
+func listShape(data []byte, from, every int) (shape listShapeOf, ok bool) {
+	shape = listShapeOf{n: 1, every: every, starts: []int{from}}
+	depth := 0
+	for i := from; i < len(data); i++ {
+		switch data[i] {
+		case '"': // to the closing quote, the next one not escaped
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return shape, false
+				}
+				i += 1 + j
+				k := i - 1
+				for data[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth < 0 {
+				shape.end = i
+				return shape, true
+			}
+		case ',':
+			if depth == 0 {
+				if shape.n%every == 0 {
+					shape.starts = append(shape.starts, i+1)
+				}
+				shape.n++
+			}
 		}
-		n++
-		return s.skip(0)
-	})
-	if err != nil {
-		return nil, 0, err
 	}
-	d.pos = s.pos
-	return starts, n, nil
+	return shape, false
 }
 
 func decodeUser(d *jsonScanner, at loc, u *User) error {
