@@ -147,8 +147,10 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	s.comments.reserve(len(ds.Comments))
 	s.products.reserve(len(ds.Products))
 	s.orders.reserve(len(ds.Orders))
+	var sorts sync.WaitGroup // the user orders, sorted while the other lists are filled
+	defer sorts.Wait()
 	for _, fill := range []func() error{
-		func() error { return s.fillUsers(ds.Users, stamp) },
+		func() error { return s.fillUsers(ds.Users, stamp, &sorts) },
 		func() error { return s.fillPosts(ds.Posts, stamp) },
 		func() error { return s.fillComments(ds.Comments, stamp) },
 		func() error { return s.fillProducts(ds.Products, stamp) },
@@ -158,6 +160,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 			return err
 		}
 	}
+	sorts.Wait()
 	s.endLoad()
 	return nil
 }
@@ -188,16 +191,14 @@ func duplicateError(coll string, i int, id int64) error {
 // duplicate id comes before the rest, as if checked one user at a time.
 //
 // Once every user is known to be valid, the sorted user indexes (by name, by email)
-// are sorted while the table is filled: they need nothing from it, and a duplicate
-// id drops them too.
-func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time) error {
+// are sorted in the background, in sorts, while the tables are filled: they need
+// nothing from them, and a duplicate id drops them too.
+func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *sync.WaitGroup) error {
 	bad, badErr := prepareUsers(users, stamp)
 	if bad == len(users) {
-		var wg sync.WaitGroup
-		defer wg.Wait()
 		for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 			o.loaded = pointers(users)
-			wg.Go(o.sortLoaded)
+			sorts.Go(o.sortLoaded)
 		}
 	}
 	for i := range users[:min(bad+1, len(users))] {
