@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,6 +149,14 @@ func (l listDecoder[T]) inSegments(data []byte, shape listShapeOf, elems []T) bo
 	joined := make([]bool, len(shape.starts))
 	var next atomic.Int64
 	work := func() {
+		// A fault reading a mapped file that shrank (decodeMapped) ends this
+		// goroutine's work; the one pass that follows meets it where it is caught.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil && !isMemoryFault(r) {
+				panic(r)
+			}
+		}()
 		for k := int(next.Add(1)) - 1; k < len(shape.starts); k = int(next.Add(1)) - 1 {
 			first := k * shape.every
 			d := &jsonScanner{data: data, pos: shape.starts[k]}
