@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -186,10 +185,6 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 			if err != nil {
 				return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
 			}
-			// The file's bytes are garbage now: collected here, their memory is
-			// reused by the load instead of new memory being touched, which costs
-			// more than the collection (bench/README.md, "Start-up").
-			runtime.GC()
 			return ds, nil
 		case cfg.demo:
 			return DemoDataset(), nil
