@@ -235,3 +235,49 @@ func TestSortedUsersAcrossChunks(t *testing.T) {
 		t.Errorf("only %d chunks: the test did not reach splitting", n)
 	}
 }
+
+// sortKeyed orders as compareKeyed does, on keys that share prefixes, end inside
+// others, repeat (ties by id), hold zero and high bytes, and are many or few.
+func TestSortKeyedMatchesComparison(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"", "a", "ab", "abc", "b", "\x00", "\xff", "é", "ann", "anna", "ann smith", "z"}
+	for _, n := range []int{0, 1, 2, 31, 33, 100, 1000, 20000} {
+		entries := make([]keyedUser, n)
+		for i := range entries {
+			key := ""
+			for range rng.IntN(4) {
+				key += pieces[rng.IntN(len(pieces))]
+			}
+			entries[i] = keyedUser{key, &User{ID: int64(rng.IntN(n + 1))}}
+		}
+		want := slices.Clone(entries)
+		slices.SortFunc(want, compareKeyed)
+		sortKeyed(entries)
+		for i := range entries {
+			if entries[i].key != want[i].key || entries[i].u.ID != want[i].u.ID {
+				t.Fatalf("n=%d: at %d got (%q, %d), want (%q, %d)", n, i, entries[i].key, entries[i].u.ID, want[i].key, want[i].u.ID)
+			}
+		}
+	}
+}
+
+// FuzzSortKeyed: keys cut from any bytes sort as compareKeyed orders them.
+func FuzzSortKeyed(f *testing.F) {
+	f.Add([]byte("ann,anna,ann,,b,\xff,a\x00,ann smith"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, copies uint8) {
+		var entries []keyedUser
+		for range int(copies%40) + 1 {
+			for i, key := range strings.Split(string(data), ",") {
+				entries = append(entries, keyedUser{key, &User{ID: int64(i % 7)}})
+			}
+		}
+		want := slices.Clone(entries)
+		slices.SortFunc(want, compareKeyed)
+		sortKeyed(entries)
+		for i := range entries {
+			if compareKeyed(entries[i], want[i]) != 0 {
+				t.Fatalf("at %d got %q, want %q", i, entries[i].key, want[i].key)
+			}
+		}
+	})
+}

@@ -298,22 +298,11 @@ func (o *sortedUsers) sortLoaded() {
 	}
 	all := o.loaded
 	o.each(func(u *User) bool { all = append(all, u); return true })
-	// Sorted with each key beside its user: a comparison then reads two keys' bytes
-	// without first reaching through two users to find them.
-	type keyed struct {
-		key string
-		u   *User
-	}
-	entries := make([]keyed, len(all))
+	entries := make([]keyedUser, len(all))
 	for i, u := range all {
-		entries[i] = keyed{o.key(u), u}
+		entries[i] = keyedUser{o.key(u), u}
 	}
-	slices.SortFunc(entries, func(a, b keyed) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.u.ID, b.u.ID)
-	})
+	sortKeyed(entries)
 	for i, e := range entries {
 		all[i] = e.u
 	}
@@ -323,6 +312,79 @@ func (o *sortedUsers) sortLoaded() {
 		o.chunks = append(o.chunks, all[:k:k])
 		all = all[k:]
 	}
+}
+
+// keyedUser is a user beside its sort key: comparing two reads the keys' bytes
+// without first reaching through the users to find them.
+type keyedUser struct {
+	key string
+	u   *User
+}
+
+func compareKeyed(a, b keyedUser) int {
+	if c := strings.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.u.ID, b.u.ID)
+}
+
+// sortKeyed sorts entries by key, byte by byte, ties by id, as compareKeyed orders
+// them. It is a most-significant-byte radix sort, which reads each key a few bytes
+// deep instead of comparing keys some twenty times each: sorting a million users
+// by name and by email was the largest part of a large load (bench/README.md,
+// "Start-up"). Short runs are left to slices.SortFunc.
+func sortKeyed(entries []keyedUser) {
+	radixSort(entries, 0)
+}
+
+// radixSort sorts entries, whose keys agree in their first depth bytes.
+func radixSort(entries []keyedUser, depth int) {
+	for len(entries) > 32 {
+		// Bucket 0 holds the keys that end at depth, bucket 1+b those whose next byte is b.
+		var counts [257]int
+		for _, e := range entries {
+			counts[radixBucket(e.key, depth)]++
+		}
+		if counts[0] == len(entries) { // all keys are equal: ties go by id
+			slices.SortFunc(entries, compareKeyed)
+			return
+		}
+		if slices.Contains(counts[:], len(entries)) { // one byte for all: look further
+			depth++
+			continue
+		}
+		// Each entry is swapped into its bucket, in place (American flag sort).
+		var starts, next [257]int
+		for b, at := 1, 0; b < len(counts); b++ {
+			at += counts[b-1]
+			starts[b] = at
+		}
+		next = starts
+		for b := range counts {
+			for end := starts[b] + counts[b]; next[b] < end; next[b]++ {
+				e := entries[next[b]]
+				for to := radixBucket(e.key, depth); to != b; to = radixBucket(e.key, depth) {
+					entries[next[to]], e = e, entries[next[to]]
+					next[to]++
+				}
+				entries[next[b]] = e
+			}
+		}
+		slices.SortFunc(entries[:counts[0]], compareKeyed)
+		for b := 1; b < len(counts); b++ {
+			lo, hi := starts[b], starts[b]+counts[b]
+			radixSort(entries[lo:hi], depth+1)
+		}
+		return
+	}
+	slices.SortFunc(entries, compareKeyed)
+}
+
+func radixBucket(key string, depth int) int {
+	if depth < len(key) {
+		return 1 + int(key[depth])
+	}
+	return 0
 }
 
 // foldKey is the case-insensitive form users are searched and sorted by.
