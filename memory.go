@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -22,10 +23,29 @@ const (
 	memoryQuietAllocs = 64 << 20
 )
 
+// The collector's headroom: the garbage the heap may hold before the next
+// collection. Go's default (GOGC=100) lets the heap grow by as much as was live,
+// which for a store of a million users is about 300 MB of garbage between
+// collections: RSS under load then doubles the store's size. Here the headroom is
+// as much as was live up to gcHeadroom, and past that the larger of gcHeadroom and
+// half the live heap: a large store's collections come twice as often per allocated
+// byte, and its RSS under load is 1.5x its size instead of 2x (bench/README.md,
+// "Start-up and memory"). A GOGC set in the environment is left to rule.
+const gcHeadroom = 128 << 20
+
+// gcPercentFor is the GOGC percentage that gives live bytes their headroom.
+func gcPercentFor(live uint64) int {
+	if live <= gcHeadroom {
+		return 100
+	}
+	return int(100 * max(gcHeadroom, live/2) / live)
+}
+
 // heapSample is what the check reads of the heap, in bytes.
 type heapSample struct {
 	reclaimable uint64 // held beyond what the last collection found live
 	allocs      uint64 // allocated since the process started
+	live        uint64 // found live by the last collection
 }
 
 // readHeap samples the heap. What is reclaimable is the free memory not yet given
@@ -40,14 +60,17 @@ func readHeap() heapSample {
 	}
 	metrics.Read(s)
 	free, objects, live := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
-	return heapSample{reclaimable: free + objects - min(live, objects), allocs: s[3].Value.Uint64()}
+	return heapSample{reclaimable: free + objects - min(live, objects), allocs: s[3].Value.Uint64(), live: live}
 }
 
-// memoryReturner gives the heap's reclaimable memory back once a burst is over.
+// memoryReturner gives the heap's reclaimable memory back once a burst is over, and
+// keeps the collector's headroom (gcPercentFor) in step with the live heap.
 type memoryReturner struct {
 	keep       uint64 // reclaimable bytes that may stay
 	quiet      uint64 // allocations between two checks below which the service is quiet
 	lastAllocs uint64 // the allocation count at the previous check
+	tuneGC     bool   // keep the headroom in step (false where the environment sets GOGC)
+	gcPercent  int    // the GOGC percentage set last
 }
 
 // check collects and gives memory back when more than keep bytes are reclaimable
@@ -55,6 +78,7 @@ type memoryReturner struct {
 // whether it did.
 func (m *memoryReturner) check() bool {
 	h := readHeap()
+	m.setGCPercent(h.live)
 	allocated := h.allocs - m.lastAllocs
 	m.lastAllocs = h.allocs
 	if h.reclaimable <= m.keep || allocated >= m.quiet {
@@ -64,9 +88,24 @@ func (m *memoryReturner) check() bool {
 	return true
 }
 
-// returnFreeMemoryEvery checks every interval until stop is closed.
+// setGCPercent sets the GOGC percentage for live bytes, unless the environment
+// set it.
+func (m *memoryReturner) setGCPercent(live uint64) {
+	if !m.tuneGC {
+		return
+	}
+	if p := gcPercentFor(live); p != m.gcPercent {
+		debug.SetGCPercent(p)
+		m.gcPercent = p
+	}
+}
+
+// returnFreeMemoryEvery checks every interval until stop is closed, starting with
+// the collector's headroom for the heap as it is now.
 func returnFreeMemoryEvery(interval time.Duration, keep, quiet uint64, stop <-chan struct{}) {
-	m := &memoryReturner{keep: keep, quiet: quiet, lastAllocs: readHeap().allocs}
+	h := readHeap()
+	m := &memoryReturner{keep: keep, quiet: quiet, lastAllocs: h.allocs, tuneGC: os.Getenv("GOGC") == ""}
+	m.setGCPercent(h.live)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -36,3 +36,38 @@ func TestMemoryReturner(t *testing.T) {
 		t.Error("gave memory back with less reclaimable than the threshold")
 	}
 }
+
+// The collector's headroom is as much as was live up to gcHeadroom, then the larger
+// of gcHeadroom and half the live heap.
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100}, {10 * mib, 100}, {128 * mib, 100},
+		{192 * mib, 66}, // 128 MiB of headroom
+		{256 * mib, 50}, {300 * mib, 50}, {4096 * mib, 50},
+	} {
+		if got := gcPercentFor(tt.live); got != tt.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tt.live/mib, got, tt.want)
+		}
+	}
+}
+
+// The returner sets the headroom for the live heap, and leaves GOGC alone where the
+// environment set it.
+func TestMemoryReturnerSetsGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	m := &memoryReturner{tuneGC: true}
+	m.setGCPercent(300 << 20)
+	if got := debug.SetGCPercent(100); got != 50 {
+		t.Errorf("GOGC %d for a 300 MiB live heap, want 50", got)
+	}
+	m = &memoryReturner{tuneGC: false}
+	debug.SetGCPercent(100)
+	m.setGCPercent(300 << 20)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC %d with GOGC set in the environment, want it left at 100", got)
+	}
+}
