@@ -90,8 +90,8 @@ func isMemoryFault(r any) bool {
 // mapFile maps the regular file f, read from its start, into memory read-only. A
 // large dataset is then read straight from the system's file cache: reading it into
 // a fresh buffer first touched 150 MB of new memory, a sixth of start-up
-// (bench/README.md, "Start-up"). ok is false where f cannot be mapped; read it then.
-// Until unmap, a fault reading data means the file shrank meanwhile (see
+// (bench/README.md, "Start-up and memory"). ok is false where f cannot be mapped;
+// read it then. Until unmap, a fault reading data means the file shrank meanwhile (see
 // decodeMapped).
 func mapFile(f *os.File) (data []byte, unmap func(), ok bool) {
 	info, err := f.Stat()

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// decodeDataset reads the dataset format in one pass, without reflection: a
+// decodeDataset reads the dataset format without reflection: a
 // million-user file is read in a fraction of encoding/json's time. It accepts exactly
 // what encoding/json would decode into a Dataset with unknown fields disallowed (keys
 // matched case-insensitively, null leaving a value as it is, the last of repeated keys
@@ -23,8 +23,7 @@ import (
 //
 // It pays for its lines at start-up (issue 19): 1,000,000 users and 100,000 products
 // decode in 0.37 to 0.44 s, against 1.63 to 1.86 s with encoding/json, and start-up
-// must stay under 3 s. (Decoding long lists in parallel segments saved at most
-// 0.15 s on 2 cores, and was dropped.)
+// must stay under 3 s.
 func decodeDataset(data []byte) (*Dataset, error) {
 	return decodeDatasetIn(data, segmentElems)
 }
@@ -91,10 +90,10 @@ const segmentElems = 8192
 // strings alone (listShape), so that its elements are decoded in place into a slice
 // of the right length, in segments on every processor at once: a million users are
 // then neither copied while a slice grows nor decoded on one processor while the
-// other waits (bench/README.md, "Start-up"). The segments are used only if they
-// join up, each ending just before the next one's start and the last at the list's
-// end; then each segment started at an element, and decoded as one pass would have.
-// Otherwise (the list is malformed, or a segment failed) the list is decoded again
+// other waits (bench/README.md, "Start-up and memory"). The segments are used
+// only if they join up, each ending just before the next one's start and the last
+// at the list's end; then each segment started at an element, and decoded as one
+// pass would have. Otherwise (the list is malformed, or a segment failed) the list is decoded again
 // in one pass, whose result and first error are the answer.
 func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonScanner, loc, *T) error) error {
 	if d.null() {

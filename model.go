@@ -405,8 +405,8 @@ func isInvisible(r rune) bool {
 // isEmailAddress reports whether s is one bare address, local@domain, with nothing
 // around it: no display name, no angle brackets, no list. net/mail decides what an
 // address is (RFC 5322's addr-spec, quoted local parts and domain literals included);
-// the plain address nearly everyone has is recognised without it, which is a tenth
-// of a large load's CPU (bench/README.md, "Start-up").
+// the plain address nearly everyone has is recognised without it, which was a quarter
+// of a large load's time (bench/README.md, "Start-up and memory").
 func isEmailAddress(s string) bool {
 	return isPlainAddress(s) || readsAsBareAddress(s)
 }

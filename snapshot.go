@@ -10,7 +10,7 @@ import (
 )
 
 // Snapshots: the whole store as of the start of one journal, written atomically
-// beside the journals (see durable.go) and read back at start-up with the one-pass
+// beside the journals (see durable.go) and read back at start-up with the
 // dataset decoder.
 
 // snapshotState is the store at one moment, as written to the snapshot file.
@@ -70,7 +70,7 @@ func (s *Store) restore(st *snapshotState) {
 }
 
 // A snapshot file is two records: a header (generation, last ids) and the records in
-// the dataset format, so a restart reads them with the one-pass dataset decoder.
+// the dataset format, so a restart reads them with the dataset decoder.
 type snapshotHeader struct {
 	Gen     uint64           `json:"gen"`
 	LastIDs map[string]int64 `json:"lastIds"`

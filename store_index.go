@@ -332,7 +332,7 @@ func compareKeyed(a, b keyedUser) int {
 // them. It is a most-significant-byte radix sort, which reads each key a few bytes
 // deep instead of comparing keys some twenty times each: sorting a million users
 // by name and by email was the largest part of a large load (bench/README.md,
-// "Start-up"). Short runs are left to slices.SortFunc.
+// "Start-up and memory"). Short runs are left to slices.SortFunc.
 func sortKeyed(entries []keyedUser) {
 	radixSort(entries, 0)
 }
