@@ -54,6 +54,11 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeInput(data)
+}
+
+// decodeInput decodes a whole dataset file's contents.
+func decodeInput(data []byte) (*Dataset, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty input: expected a JSON object")
 	}
@@ -74,10 +79,7 @@ func decodeMapped(data []byte) (ds *Dataset, err error) {
 			ds, err = nil, errors.New("the file changed while it was read")
 		}
 	}()
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty input: expected a JSON object")
-	}
-	return decodeDataset(data)
+	return decodeInput(data)
 }
 
 // isMemoryFault reports whether a recovered panic is a memory fault turned into a
