@@ -93,8 +93,8 @@ const segmentElems = 8192
 // other waits (bench/README.md, "Start-up and memory"). The segments are used
 // only if they join up, each ending just before the next one's start and the last
 // at the list's end; then each segment started at an element, and decoded as one
-// pass would have. Otherwise (the list is malformed, or a segment failed) the list is decoded again
-// in one pass, whose result and first error are the answer.
+// pass would have. Otherwise (the list is malformed, or a segment failed) the list
+// is decoded again in one pass, whose result and first error are the answer.
 func decodeList[T any](d *jsonScanner, name string, dst *[]T, decode func(*jsonScanner, loc, *T) error) error {
 	if d.null() {
 		*dst = nil
