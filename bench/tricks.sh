@@ -20,12 +20,8 @@ set -eu
 a=$1 b=$2
 secs=${3:-5}
 rounds=${4:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-command -v wrk >/dev/null || { echo "tricks.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd) name=tricks.sh
+. "$here/lib.sh"
 for v in a b; do
   eval rev=\$$v
   mkdir "$work/$v"
@@ -75,7 +71,7 @@ for i in $(seq "$rounds"); do
   for v in $order; do
     "$work/quartet-$v" -http "$addr" -grpc 127.0.0.1:18491 -load "$work/small.json" -env production 2>"$logto" &
     pid=$!
-    until curl -sf "http://$addr/healthz" >/dev/null; do sleep 0.1; done
+    healthy "$addr"
     wrk -t1 -c32 -d1s -s "$here/get.lua" "http://$addr" >/dev/null # warm-up
     g=$(run get.lua)
     pg=$(run page.lua)

@@ -11,12 +11,8 @@
 set -eu
 secs=${1:-5}
 rounds=${2:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-command -v wrk >/dev/null || { echo "writes.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd) name=writes.sh
+. "$here/lib.sh"
 (cd "$here/.." && go build -o "$work/quartet" .)
 addr=127.0.0.1:18480
 rate() { wrk -t1 -c"$1" -d"${secs}s" -s "$here/post.lua" "http://$addr" | awk '/Requests\/sec/ {printf "%d", $2}'; }
@@ -26,7 +22,7 @@ for store in memory data; do
   [ "$store" = data ] && set -- "$@" -data "$work/data"
   "$work/quartet" "$@" 2>/dev/null &
   pid=$!
-  until curl -sf "http://$addr/healthz" >/dev/null; do sleep 0.1; done
+  healthy "$addr"
   ones= manys= ratios=
   for _ in $(seq "$rounds"); do
     one=$(rate 1)
