@@ -95,17 +95,10 @@ func TestGraphQLIntrospectionRoundTrip(t *testing.T) {
 	}
 }
 
-// TestOnUserCreatedFromEverySurface subscribes to onUserCreated and creates a user over
-// REST, gRPC and GraphQL: each arrives, in order, with exactly the selected fields.
-func TestOnUserCreatedFromEverySurface(t *testing.T) {
-	a, _ := startApp(t, testConfig())
-	schema := newGraphQLSchema(a.store, nil, discardLogger(), 12)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	events, err := schema.Subscribe(ctx, graphql.Request{Query: "subscription { onUserCreated { name id } }"})
-	if err != nil {
-		t.Fatal(err)
-	}
+// createUserOnEverySurface creates the users Rest over REST, Grpc over gRPC and Gql
+// over GraphQL, in that order.
+func createUserOnEverySurface(t *testing.T, a *app) {
+	t.Helper()
 	resp, err := http.Post("http://"+a.httpAddr+"/api/users", "application/json", strings.NewReader(`{"name":"Rest","email":"rest@example.com"}`))
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("REST create: %v %v", resp, err)
@@ -124,6 +117,20 @@ func TestOnUserCreatedFromEverySurface(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// TestOnUserCreatedFromEverySurface subscribes to onUserCreated and creates a user over
+// REST, gRPC and GraphQL: each arrives, in order, with exactly the selected fields.
+func TestOnUserCreatedFromEverySurface(t *testing.T) {
+	a, _ := startApp(t, testConfig())
+	schema := newGraphQLSchema(a.store, nil, discardLogger(), 12)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events, err := schema.Subscribe(ctx, graphql.Request{Query: "subscription { onUserCreated { name id } }"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createUserOnEverySurface(t, a)
 	for i, want := range []string{
 		`{"data":{"onUserCreated":{"name":"Rest","id":7}}}`,
 		`{"data":{"onUserCreated":{"name":"Grpc","id":8}}}`,

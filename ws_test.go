@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
-
-	"quartet/userpb"
 )
 
 // dialSubscription opens a graphql-transport-ws socket and starts query as id "1".
@@ -40,21 +36,7 @@ func TestSubscriptionOverWebSocketFromEverySurface(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	c := dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id name } }")
 	waitSubscribers(t, a.store, 1)
-	resp, err := http.Post("http://"+a.httpAddr+"/api/users", "application/json", strings.NewReader(`{"name":"Rest","email":"rest@example.com"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	stream, _ := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr)).CreateUsers(t.Context())
-	stream.Send(&userpb.CreateUserRequest{Name: "Grpc", Email: "grpc@example.com"})
-	if _, err := stream.CloseAndRecv(); err != nil {
-		t.Fatal(err)
-	}
-	resp, err = http.Post("http://"+a.httpAddr+"/graphql", "application/json", strings.NewReader(`{"query":"mutation { createUser(name: \"Gql\", email: \"gql@example.com\") { id } }"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	createUserOnEverySurface(t, a)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	for _, want := range []string{
