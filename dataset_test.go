@@ -16,15 +16,7 @@ func TestReadDatasetFromFileOwnsItsValues(t *testing.T) {
 		`{"id":2,"name":"A \"quoted\" \\ name \u00e9","email":"b@x.io"}],` +
 		`"products":[{"id":1,"name":"Lamp ☃","price":19.99,"category":"Home","isActive":true}],` +
 		`"orders":[{"id":1,"productId":1,"customerName":"Ødegård","quantity":2,"orderDate":"2024-02-03T04:05:06Z"}]}`
-	path := filepath.Join(t.TempDir(), "ds.json")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := openFileWith(t, []byte(text))
 	_, unmap, ok := mapFile(f)
 	if !ok {
 		t.Fatal("a regular file was not mapped")
@@ -45,15 +37,7 @@ func TestReadDatasetFromFileOwnsItsValues(t *testing.T) {
 
 // A file that shrinks while it is decoded is an error, not a crash.
 func TestReadDatasetFileShrinks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ds.json")
-	if err := os.WriteFile(path, datasetFile(20000, 10), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openFileWith(t, datasetFile(20000, 10))
 	data, unmap, ok := mapFile(f)
 	if !ok {
 		t.Fatal("a regular file was not mapped")
@@ -66,4 +50,20 @@ func TestReadDatasetFileShrinks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Fatalf("got %v, %v; want the file-changed error", ds != nil, err)
 	}
+}
+
+// openFileWith writes data to a new file and opens it for reading; the file is
+// closed when the test ends.
+func openFileWith(t *testing.T, data []byte) (path string, f *os.File) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "ds.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
 }
