@@ -31,8 +31,9 @@ type Service struct {
 	// Sets holds the routes of each entity set, keyed by the set's name as in
 	// Model. A set of Model without routes answers 404.
 	Sets map[string]SetRoutes
-	// RejectPassword applies Route.RejectPassword to the service document and
-	// $metadata as well.
+	// RejectPassword applies Route.RejectPassword to every path below Root, the
+	// service document and $metadata included, before any route sees the request;
+	// the routes then need not set their own.
 	RejectPassword bool
 
 	metadataOnce sync.Once
