@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -150,8 +152,9 @@ func TestOperationCost(t *testing.T) {
 // own counts, so the estimate stays far under the default limit.
 func TestIntrospectionQueryCost(t *testing.T) {
 	s, _ := newTestSchema(t)
-	cost := costOfQuery(t, s, editorIntrospection, nil)
-	resp := s.Execute(context.Background(), Request{Query: editorIntrospection})
+	query := editorIntrospection(t)
+	cost := costOfQuery(t, s, query, nil)
+	resp := s.Execute(context.Background(), Request{Query: query})
 	if len(resp.Errors) > 0 {
 		t.Fatal(ErrorList(resp.Errors))
 	}
@@ -188,27 +191,21 @@ func countValues(v any) int {
 	return 1
 }
 
-// editorIntrospection is the kind of query the editor and graphql-js send.
-const editorIntrospection = `query IntrospectionQuery {
-  __schema {
-    queryType { name } mutationType { name } subscriptionType { name }
-    types { ...FullType }
-    directives { name description locations args { ...InputValue } }
-  }
+// editorIntrospection returns the introspection query the editor sends (the
+// kind graphql-js sends too), read from the editor's source.
+func editorIntrospection(t *testing.T) string {
+	t.Helper()
+	js, err := os.ReadFile(filepath.Join("editor", "editor.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(js), "const INTROSPECTION_QUERY = `")
+	query, _, ok2 := strings.Cut(rest, "`")
+	if !ok || !ok2 {
+		t.Fatal("editor.js: INTROSPECTION_QUERY not found")
+	}
+	return query
 }
-fragment FullType on __Type {
-  kind name description specifiedByURL
-  fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
-  inputFields { ...InputValue }
-  interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
-  possibleTypes { ...TypeRef }
-}
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type {
-  kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } }
-}`
 
 // TestOperationCostCache checks that a cost is kept for the next request only
 // when no variable's value went into it.
