@@ -281,6 +281,13 @@ func buildQuartet(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "legit" { // the hostile check's own client, started by a test
+		if err := dispatch(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if quartetBin != "" {
 		os.RemoveAll(filepath.Dir(quartetBin))

@@ -173,6 +173,9 @@ type hostile struct {
 	dataset string
 	p       *proc // the service; nil after a kind that did not hold killed it, until the next kind
 	log     io.Writer
+
+	self      string // this program, which runs the legitimate client ("bench legit")
+	legitRuns int    // legitimate clients started so far
 }
 
 // kindResult is what one attack kind did and what it cost.
@@ -227,10 +230,13 @@ func runHostile(ctx context.Context, args []string, stdout io.Writer) error {
 // hostileCheck builds the service (unless cfg names a binary), generates the
 // dataset and runs the check, logging its progress to log.
 func hostileCheck(ctx context.Context, cfg *hostileConfig, log io.Writer) (*hostileReport, error) {
-	h := &hostile{cfg: cfg, log: log, bin: cfg.bin}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	h := &hostile{cfg: cfg, log: log, bin: cfg.bin, self: self}
 	workDir := cfg.workDir
 	if workDir == "" {
-		var err error
 		if workDir, err = os.MkdirTemp("", "quartet-hostile-"); err != nil {
 			return nil, err
 		}
@@ -337,7 +343,8 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 // legit starts the legitimate client against the current service; the function it
 // returns stops it and gives its calls.
 func (h *hostile) legit(ctx context.Context) func() legitResult {
-	return startLegit(ctx, h.p.httpAddr, h.cfg.data.Users, h.cfg.legitRate, h.cfg.timeout)
+	h.legitRuns++
+	return startLegitProcess(ctx, h.self, h.p.httpAddr, h.cfg.data.Users, h.cfg.legitRate, h.cfg.timeout, h.legitRuns)
 }
 
 // runKind runs one attack kind with the legitimate client alongside, under the

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +14,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -206,25 +210,22 @@ func (l legitResult) merge(o legitResult) legitResult {
 	return m
 }
 
-// legitNames numbers the users the legitimate client creates, across restarts.
-var legitNames atomic.Int64
-
 // legitCalls are the legitimate client's four calls, each with the status it
-// expects; id is a random user id.
-var legitCalls = []func(id int) (hostileRequest, int){
-	func(id int) (hostileRequest, int) {
+// expects; id is a random user id, name a number no other call of the check has
+// used.
+var legitCalls = []func(id int, name string) (hostileRequest, int){
+	func(id int, _ string) (hostileRequest, int) {
 		return hostileRequest{method: "GET", path: "/api/users/" + strconv.Itoa(id)}, http.StatusOK
 	},
-	func(int) (hostileRequest, int) {
-		n := legitNames.Add(1)
-		body := fmt.Sprintf(`{"name":"Legit %d","email":"legit%d@example.com"}`, n, n)
+	func(_ int, name string) (hostileRequest, int) {
+		body := fmt.Sprintf(`{"name":"Legit %s","email":"legit%s@example.com"}`, name, name)
 		return hostileRequest{method: "POST", path: "/api/users", body: []byte(body), contentType: "application/json"}, http.StatusCreated
 	},
-	func(id int) (hostileRequest, int) {
+	func(id int, _ string) (hostileRequest, int) {
 		body := fmt.Sprintf(`{"query":"{ user(id: %d) { name posts { title } } }"}`, id)
 		return hostileRequest{method: "POST", path: "/graphql", body: []byte(body), contentType: "application/json"}, http.StatusOK
 	},
-	func(int) (hostileRequest, int) {
+	func(int, string) (hostileRequest, int) {
 		return hostileRequest{method: "GET", path: "/api/products?$top=10"}, http.StatusOK
 	},
 }
@@ -235,8 +236,9 @@ var legitCalls = []func(id int) (hostileRequest, int){
 // the attack and its latencies measure the service. A call slower than its
 // interval delays the worker's next (no correction for coordinated omission: the
 // p99 is of the calls made). The returned function stops the client and returns
-// its calls; calls cut short by the stop are not counted.
-func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration) func() legitResult {
+// its calls; calls cut short by the stop are not counted. The users it creates are
+// named "<run>.<n>".
+func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration, run int) func() legitResult {
 	ctx, cancel := context.WithCancel(ctx)
 	client := newClient(&net.Dialer{}, len(legitCalls), timeout)
 	base := "http://" + addr
@@ -249,8 +251,8 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 			rng := rand.New(rand.NewPCG(uint64(w)+1, 42))
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
-			for {
-				req, want := call(1 + rng.IntN(users))
+			for n := 1; ; n++ {
+				req, want := call(1+rng.IntN(users), fmt.Sprintf("%d.%d.%d", run, w, n))
 				t0 := time.Now()
 				outcome, _, err := fetch(ctx, client, base, req)
 				el := time.Since(t0)
@@ -328,4 +330,76 @@ func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers
 	wg.Wait()
 	k.sorted()
 	return k
+}
+
+// The legitimate client runs in a process of its own ("bench legit"), as a client
+// elsewhere would. In the harness's process its calls would wait in the same
+// scheduler as the attackers' goroutines (thousands of WebSocket frames a second to
+// read, large documents to send), a delay that is the harness's own and that no
+// service could shorten (bench/README.md, "Hostile load").
+
+// legitReport is what "bench legit" writes on its standard output when it stops.
+type legitReport struct {
+	Latencies  []time.Duration `json:"latencies"`
+	Errors     int             `json:"errors"`
+	FirstError string          `json:"firstError,omitempty"`
+}
+
+// runLegit is the "legit" subcommand: the legitimate client runs until its
+// standard input ends, then writes its calls to standard output.
+func runLegit(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench legit", flag.ContinueOnError)
+	addr := fs.String("addr", "", "the service's HTTP `address`")
+	users := fs.Int("users", 1, "users in the service's dataset")
+	rate := fs.Int("rate", 100, "calls per second")
+	timeout := fs.Duration("timeout", 10*time.Second, "client timeout of each call")
+	run := fs.Int("run", 0, "this run's number, which the names of the users it creates start with")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	stop := startLegit(context.Background(), *addr, *users, *rate, *timeout, *run)
+	io.Copy(io.Discard, stdin)
+	res := stop()
+	rep := legitReport{Latencies: res.lat, Errors: res.errors}
+	if res.firstErr != nil {
+		rep.FirstError = res.firstErr.Error()
+	}
+	return json.NewEncoder(stdout).Encode(rep)
+}
+
+// startLegitProcess starts self (this program) as the legitimate client; the
+// function it returns stops the client and gives its calls. A client that could not
+// start or report is one failed call.
+func startLegitProcess(ctx context.Context, self, addr string, users, rate int, timeout time.Duration, run int) func() legitResult {
+	failed := func(err error) func() legitResult {
+		return func() legitResult { return legitResult{errors: 1, firstErr: fmt.Errorf("legitimate client: %w", err)} }
+	}
+	cmd := exec.CommandContext(ctx, self, "legit", "-addr", addr, "-users", strconv.Itoa(users),
+		"-rate", strconv.Itoa(rate), "-timeout", timeout.String(), "-run", strconv.Itoa(run))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return failed(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return failed(err)
+	}
+	return func() legitResult {
+		stdin.Close()
+		err := cmd.Wait()
+		var rep legitReport
+		if err == nil {
+			err = json.Unmarshal(out.Bytes(), &rep)
+		}
+		if err != nil {
+			return failed(err)()
+		}
+		res := legitResult{lat: rep.Latencies, errors: rep.Errors}
+		if rep.FirstError != "" {
+			res.firstErr = errors.New(rep.FirstError)
+		}
+		slices.Sort(res.lat)
+		return res
+	}
 }

@@ -12,6 +12,7 @@
 //	go run . hostile [flags]          the hostile-load check of issue 14 (hostile.go)
 //	go run . startup [flags]          start-up time and memory on the large dataset (startup.go)
 //	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)
+//	go run . legit -addr HOST:PORT    the hostile check's legitimate client (the check does this)
 package main
 
 import (
@@ -39,6 +40,8 @@ func dispatch(args []string) error {
 			return runGen(args[1:])
 		case "peer":
 			return runPeer(args[1:])
+		case "legit":
+			return runLegit(args[1:], os.Stdin, os.Stdout)
 		case "hostile":
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
