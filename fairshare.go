@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Every bound on a single request (cost, depth, sizes) leaves one thing open: a
@@ -26,6 +27,16 @@ import (
 // request makes the service do happens in between. So a client that sends its
 // body or reads its answer slowly holds no turn while it does, and its other
 // requests, and those of every client behind the same address (a NAT), go on.
+//
+// Turns bound how many of a client's requests run at once, not how much of the
+// time they take: a client that always has a costly request ready (an attacker
+// sending documents that take milliseconds to refuse) would hold its turns all
+// the time, and with the CPUs shared with everybody else's work, everybody
+// else's answers come late. So a turn held for paceAfter or longer is given
+// back only as long again after the request leaves it, while another client has
+// been seen in the last paceWindow: a client then holds its turns at most half
+// the time. Alone, a client keeps the whole turn; cheap requests are never
+// paced.
 
 const (
 	// defaultClientWaiting is -http-client-waiting's default: the requests of one
@@ -33,6 +44,14 @@ const (
 	// 429 at once. Each waiting request holds a connection and a goroutine, both
 	// bounded overall by -http-max-conns.
 	defaultClientWaiting = 256
+
+	// paceAfter is how long a request may hold its turn before the turn is
+	// paced: far above what the service's ordinary requests take (tens to
+	// hundreds of microseconds), far below a hostile document's cost.
+	paceAfter = time.Millisecond
+	// paceWindow is how recently another client must have been seen for the
+	// service to count as shared.
+	paceWindow = time.Second
 )
 
 // defaultClientShare is -http-client-share's default: half the CPUs the service
@@ -44,8 +63,19 @@ type fairShare struct {
 	share   int // requests of one client running at once
 	waiting int // requests of one client waiting at once; more are refused
 
+	// now and afterFunc are time.Now and time.AfterFunc, but for tests.
+	now       func() time.Time
+	afterFunc func(time.Duration, func()) *time.Timer
+
 	mu      sync.Mutex
 	clients map[string]*clientTurns
+	latest  [2]seenClient // the last two distinct clients to arrive, the latest first
+}
+
+// seenClient is a client and when its latest request arrived.
+type seenClient struct {
+	client string
+	at     time.Time
 }
 
 // clientTurns is one client's running and waiting requests; it exists while
@@ -56,7 +86,8 @@ type clientTurns struct {
 }
 
 func newFairShare(share, waiting int) *fairShare {
-	return &fairShare{share: share, waiting: waiting, clients: map[string]*clientTurns{}}
+	return &fairShare{share: share, waiting: waiting, clients: map[string]*clientTurns{},
+		now: time.Now, afterFunc: time.AfterFunc}
 }
 
 // place is a request counted among its client's, running or waiting for a turn.
@@ -70,8 +101,13 @@ type place struct {
 // already has as many requests running and waiting as it may. Reserving before
 // the body is read (readAhead) bounds the bodies one client has read at once.
 func (f *fairShare) reserve(client string) (*place, bool) {
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.latest[0].client != client {
+		f.latest[1] = f.latest[0]
+	}
+	f.latest[0] = seenClient{client, now}
 	t := f.clients[client]
 	if t == nil {
 		t = &clientTurns{running: make(chan struct{}, f.share)}
@@ -98,10 +134,34 @@ func (p *place) wait(ctx context.Context) (leave func(), ok bool) {
 			return nil, false
 		}
 	}
+	start := p.f.now()
 	return sync.OnceFunc(func() {
-		<-p.t.running
-		p.f.forget(p.client, p.t)
+		now := p.f.now()
+		if held := now.Sub(start); held >= paceAfter && p.f.shared(p.client, now) {
+			p.f.afterFunc(held, p.giveBack)
+			return
+		}
+		p.giveBack()
 	}), true
+}
+
+// giveBack returns the request's turn and counts it out.
+func (p *place) giveBack() {
+	<-p.t.running
+	p.f.forget(p.client, p.t)
+}
+
+// shared reports whether a client other than client arrived within paceWindow
+// of now. The latest other client is the latest of all, or, when that is client
+// itself, the one before it.
+func (f *fairShare) shared(client string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	other := f.latest[0]
+	if other.client == client {
+		other = f.latest[1]
+	}
+	return other.client != "" && now.Sub(other.at) < paceWindow
 }
 
 // forget counts one request of client's out, and the client with it when it

@@ -15,6 +15,8 @@ import (
 
 func TestFairShareTurns(t *testing.T) {
 	f := newFairShare(2, 1)
+	stopped := time.Now()
+	f.now = func() time.Time { return stopped } // no turn is held long enough to be paced
 	ctx := context.Background()
 	leave1, ok1 := f.enter(ctx, "a")
 	leave2, ok2 := f.enter(ctx, "a")
@@ -60,6 +62,71 @@ func TestFairShareTurns(t *testing.T) {
 	}
 	leave2()
 	leave3()
+	if len(f.clients) != 0 {
+		t.Fatalf("clients left behind: %v", f.clients)
+	}
+}
+
+// TestFairSharePacesCostlyTurns: while another client is about, a turn held
+// for paceAfter or longer comes back only as long again after it was left;
+// cheap turns, and a client alone, come back at once.
+func TestFairSharePacesCostlyTurns(t *testing.T) {
+	f := newFairShare(1, 4)
+	clock := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	f.now = func() time.Time { return clock }
+	var paced []time.Duration
+	var giveBack func()
+	f.afterFunc = func(d time.Duration, fn func()) *time.Timer {
+		paced, giveBack = append(paced, d), fn
+		return nil
+	}
+	ctx := context.Background()
+	turn := func(client string, held time.Duration) {
+		t.Helper()
+		leave, ok := f.enter(ctx, client)
+		if !ok {
+			t.Fatalf("%s was refused", client)
+		}
+		clock = clock.Add(held)
+		leave()
+	}
+
+	turn("a", 5*time.Millisecond) // alone: not paced
+	turn("b", 0)
+	clock = clock.Add(paceWindow / 2)
+	turn("a", paceAfter-time.Microsecond) // cheap: not paced
+	if len(paced) != 0 || f.running("a") != 0 {
+		t.Fatalf("paced %v, %d running; want no pacing", paced, f.running("a"))
+	}
+
+	turn("a", 7*time.Millisecond) // b was seen within paceWindow
+	if len(paced) != 1 || paced[0] != 7*time.Millisecond {
+		t.Fatalf("paced %v, want [7ms]", paced)
+	}
+	entered := make(chan func())
+	go func() {
+		leave, _ := f.enter(ctx, "a")
+		entered <- leave
+	}()
+	waitFor(t, "a second request of a waits", func() bool { return f.users("a") == 2 })
+	if leave, ok := f.enter(ctx, "b"); !ok {
+		t.Fatal("b waited for a's paced turn")
+	} else {
+		leave()
+	}
+	select {
+	case <-entered:
+		t.Fatal("a's next request ran while its turn was paced")
+	default:
+	}
+	giveBack()
+	(<-entered)()
+
+	clock = clock.Add(paceWindow) // b is gone: a is alone again
+	turn("a", 7*time.Millisecond)
+	if len(paced) != 1 {
+		t.Fatalf("paced %v with no other client about", paced)
+	}
 	if len(f.clients) != 0 {
 		t.Fatalf("clients left behind: %v", f.clients)
 	}
