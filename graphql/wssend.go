@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -47,8 +48,12 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 // thousand writes, not also ten thousand hand-offs to writer goroutines. Each
 // goroutine's messages still go out in order: m is written directly only when
 // everything queued before it has been written.
+//
+// A connection with several operations always queues: one event wakes all of
+// their goroutines at once, and the writer sends their results together
+// (writeQueue) instead of each in a system call of its own.
 func (c *wsConn) send(m outMsg) bool {
-	if m.close == 0 && c.writing.TryLock() {
+	if m.close == 0 && c.soleOperation() && c.writing.TryLock() {
 		if c.queued.Load() == 0 {
 			ok := c.writeMessage(m)
 			c.writing.Unlock()
@@ -67,6 +72,13 @@ func (c *wsConn) send(m outMsg) bool {
 		c.queued.Add(-1)
 		return false
 	}
+}
+
+// soleOperation reports whether the connection has at most one active operation.
+func (c *wsConn) soleOperation() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ops) <= 1
 }
 
 // writeMessage writes one queued or directly sent message, and reports false when
@@ -95,6 +107,11 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 func (c *wsConn) writeQueue(m outMsg) bool {
 	held := false
 	ok := true
+	if m.close == 0 && !c.soleOperation() {
+		// The other operations woken by the same event queue their results
+		// meanwhile, and go out in the same system call.
+		runtime.Gosched()
+	}
 	for {
 		if m.close == 0 && !held && len(c.out) > 0 {
 			c.coalescer.hold()
