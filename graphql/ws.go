@@ -274,7 +274,8 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "The server is shutting down.", http.StatusServiceUnavailable)
 		return
 	}
-	if !h.admitSocket(w, client) {
+	cc := h.admitSocket(w, client)
+	if cc == nil {
 		h.mu.Unlock()
 		return
 	}
@@ -296,7 +297,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.live.Add(1)
 	defer h.live.Add(-1)
 	c := newWSConn(h, ws, hw.conn, r)
-	c.client, c.coalescer = client, hw.out
+	c.client, c.turn, c.coalescer = client, cc.turn, hw.out
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}

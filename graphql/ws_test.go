@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -1509,4 +1511,107 @@ func TestRefusalLogAggregates(t *testing.T) {
 	if len(got) != 2 || !strings.Contains(got[0], " refused=1 ") || !strings.Contains(got[1], " refused=999 limit=100 last_client=10.0.0.5") {
 		t.Errorf("log:\n%s", strings.Join(got, "\n"))
 	}
+}
+
+// TestWebSocketClientTurn: the messages of one client address are handled one at
+// a time over all its sockets, while another client's go on; a close handshake,
+// which waits for the peer, gives the turn back first.
+func TestWebSocketClientTurn(t *testing.T) {
+	entered := make(chan string, 4)
+	release := make(chan struct{})
+	releaseA1 := sync.OnceFunc(func() { close(release) })
+	defer releaseA1() // when the test fails early, so that the server can shut down
+	opts := WebSocketOptions{OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
+		who, _ := payload["who"].(string)
+		entered <- who
+		if who == "a1" {
+			<-release
+		}
+		return r.Context(), nil
+	}}
+	srv := newWSServer(t, 4, opts)
+	initAs := func(c *websocket.Conn, who string) {
+		wsSend(t, c, `{"type":"connection_init","payload":{"who":"`+who+`"}}`)
+	}
+	var a1Conn *mutableConn
+	a1 := dialWSWith(t, srv.url(), func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		a1Conn = &mutableConn{Conn: c}
+		return a1Conn, err
+	})
+	defer a1Conn.Conn.Close()
+	a2 := dialWSWith(t, srv.url(), (&net.Dialer{}).DialContext)
+	defer a2.CloseNow()
+	b := dialWSWith(t, srv.url(), (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext)
+	defer b.CloseNow()
+
+	initAs(a1, "a1")
+	if who := <-entered; who != "a1" {
+		t.Fatalf("%s entered first", who)
+	}
+	initAs(a2, "a2")
+	initAs(b, "b")
+	if who := <-entered; who != "b" {
+		t.Fatalf("%s entered while a1 held 127.0.0.1's turn; want b, another client", who)
+	}
+	wsMustRecv(t, b) // connection_ack
+	select {
+	case who := <-entered:
+		t.Fatalf("%s entered while a1 held 127.0.0.1's turn", who)
+	case <-time.After(50 * time.Millisecond):
+	}
+	releaseA1()
+	if who := <-entered; who != "a2" {
+		t.Fatalf("%s entered, want a2", who)
+	}
+	wsMustRecv(t, a1)
+	wsMustRecv(t, a2)
+
+	// a1 sends a message that is not of the protocol and, once it is closed
+	// with 4400, goes silent: the server waits for its close frame, up to 5 s.
+	wsSend(t, a1, `{"type":"bogus"}`)
+	a1Conn.mute.Store(true)
+	if _, _, err := a1.Read(t.Context()); websocket.CloseStatus(err) != closeBadRequest {
+		t.Fatalf("a1: %v, want close %d", err, closeBadRequest)
+	}
+	initAs(a2, "a2 again") // a second init: closed with 4429, without waiting for a1
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	if _, _, err := a2.Read(ctx); websocket.CloseStatus(err) != closeTooManyInits {
+		t.Fatalf("a2's second init: %v, want close %d before a1's handshake ends", err, closeTooManyInits)
+	}
+}
+
+// mutableConn is a connection that, once muted, sends nothing and stays open.
+type mutableConn struct {
+	net.Conn
+	mute atomic.Bool
+}
+
+func (c *mutableConn) Write(p []byte) (int, error) {
+	if c.mute.Load() {
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *mutableConn) Close() error {
+	if c.mute.Load() {
+		return nil
+	}
+	return c.Conn.Close()
+}
+
+// dialWSWith is dialWS over connections that dial makes.
+func dialWSWith(t testing.TB, url string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DialContext: dial}}
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{ProtocolTransportWS}, HTTPClient: client})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	c.SetReadLimit(-1)
+	return c
 }

@@ -32,6 +32,11 @@ const (
 // clientCount is what one client address holds.
 type clientCount struct {
 	sockets, operations int
+	// turn is held while one of the client's messages is handled or one of its
+	// operations set up: a client's sockets are served one message at a time,
+	// so that a client with a hundred sockets sending at once takes one CPU, not
+	// every one, and other clients' requests still find one.
+	turn chan struct{}
 }
 
 // refusalLogInterval is the least time between two log lines about one kind
@@ -49,28 +54,28 @@ func clientAddress(r *http.Request) string {
 	return host
 }
 
-// admitSocket counts a socket from client, or answers the upgrade request
-// with 503 (every socket taken) or 429 (the client's taken) and reports
-// false. The caller holds h.mu.
-func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) bool {
+// admitSocket counts a socket from client and returns the client's count, or
+// answers the upgrade request with 503 (every socket taken) or 429 (the
+// client's taken) and returns nil. The caller holds h.mu.
+func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) *clientCount {
 	if max := h.opts.MaxSockets; max > 0 && h.sockets >= max {
 		h.refusals.add(refusedSockets, client, max)
 		http.Error(w, "Too many WebSocket connections: the server takes "+strconv.Itoa(max)+" at most. Try again later.", http.StatusServiceUnavailable)
-		return false
+		return nil
 	}
 	cc := h.perClient[client]
 	if max := h.opts.MaxSocketsPerClient; max > 0 && cc != nil && cc.sockets >= max {
 		h.refusals.add(refusedClientSockets, client, max)
 		http.Error(w, "Too many WebSocket connections from "+client+": at most "+strconv.Itoa(max)+" may be open at once.", http.StatusTooManyRequests)
-		return false
+		return nil
 	}
 	if cc == nil {
-		cc = &clientCount{}
+		cc = &clientCount{turn: make(chan struct{}, 1)}
 		h.perClient[client] = cc
 	}
 	h.sockets++
 	cc.sockets++
-	return true
+	return cc
 }
 
 // releaseSocket uncounts a socket admitted for client.

@@ -28,6 +28,8 @@ type wsConn struct {
 	coalescer *coalescer
 	r         *http.Request // the upgrade request, with ctx as its context
 	client    string        // its address, as the caps count it
+	turn      chan struct{} // the client's (clientCount.turn)
+	inTurn    atomic.Bool   // the reader holds turn
 	legacy    bool
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -106,7 +108,11 @@ func (c *wsConn) serve() {
 		if c.draining {
 			continue
 		}
-		if !c.handle(data) {
+		c.turn <- struct{}{}
+		c.inTurn.Store(true)
+		ok := c.handle(data)
+		c.leaveTurn()
+		if !ok {
 			return
 		}
 	}
@@ -178,7 +184,9 @@ func (c *wsConn) stop(id string) bool {
 // run executes an operation and queues its results.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	defer op.cancel()
+	c.turn <- struct{}{}
 	each, err := c.h.schema.subscribeEach(ctx, req)
+	<-c.turn
 	if err != nil {
 		c.forget(op)
 		c.sendErrors(op.id, op, errorList(err))
@@ -216,9 +224,17 @@ func (c *wsConn) forget(op *wsOp) {
 // closeNow closes the socket with a close handshake, unless a close is
 // already under way; it returns when the handshake is over.
 func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
+	c.leaveTurn() // the handshake waits for the peer, up to 5 s; the client's other sockets need not
 	reason = limitReason(reason)
 	if c.recordClose(code, reason) {
 		c.ws.Close(code, reason)
+	}
+}
+
+// leaveTurn gives back the client's turn if the reader holds it.
+func (c *wsConn) leaveTurn() {
+	if c.inTurn.CompareAndSwap(true, false) {
+		<-c.turn
 	}
 }
 
