@@ -294,42 +294,8 @@ func TestWebSocketFanOut(t *testing.T) {
 // writer is busy go out in one system call, in order, each intact.
 func TestWebSocketCoalescesWrites(t *testing.T) {
 	const subscriptions = 50
-	s := newShareSchema(t)
-	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1})
-	srv := httptest.NewServer(ws)
-	defer func() {
-		ws.Shutdown(t.Context())
-		srv.Close()
-	}()
-	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), ProtocolTransportWS)
-	defer c.CloseNow()
-	wsSend(t, c, initMsg)
-	wsMustRecv(t, c)
-	for i := range subscriptions {
-		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
-	}
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		n := len(s.sources)
-		s.mu.Unlock()
-		if n == subscriptions {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", n, subscriptions)
-		}
-	}
-	ws.mu.Lock()
-	var conn *wsConn
-	for wc := range ws.conns {
-		conn = wc
-	}
-	ws.mu.Unlock()
-	writes := func() int {
-		conn.coalescer.mu.Lock()
-		defer conn.coalescer.mu.Unlock()
-		return conn.coalescer.writes
-	}
+	s, c, conn := subscribedSocket(t, subscriptions)
+	writes := conn.coalescer.writeCount
 	conn.writing.Lock() // the writer is busy: every result is queued
 	s.publish(&shareEv{n: 5})
 	for deadline := time.Now().Add(wsWait); conn.queued.Load() < subscriptions; time.Sleep(time.Millisecond) {
@@ -370,40 +336,8 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 // way) took 30 to 60 percent.
 func TestWebSocketBatchesOneEventsResults(t *testing.T) {
 	const subscriptions, events = 100, 10
-	s := newShareSchema(t)
-	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions})
-	srv := httptest.NewServer(ws)
-	defer func() {
-		ws.Shutdown(t.Context())
-		srv.Close()
-	}()
-	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), ProtocolTransportWS)
-	defer c.CloseNow()
-	wsSend(t, c, initMsg)
-	wsMustRecv(t, c)
-	for i := range subscriptions {
-		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
-	}
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		n := len(s.sources)
-		s.mu.Unlock()
-		if n == subscriptions {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", n, subscriptions)
-		}
-	}
-	ws.mu.Lock()
-	var conn *wsConn
-	for wc := range ws.conns {
-		conn = wc
-	}
-	ws.mu.Unlock()
-	conn.coalescer.mu.Lock()
-	before := conn.coalescer.writes
-	conn.coalescer.mu.Unlock()
+	s, c, conn := subscribedSocket(t, subscriptions)
+	before := conn.coalescer.writeCount()
 	for ev := range events {
 		s.publish(&shareEv{n: ev})
 		for range subscriptions {
@@ -413,10 +347,54 @@ func TestWebSocketBatchesOneEventsResults(t *testing.T) {
 			}
 		}
 	}
-	conn.coalescer.mu.Lock()
-	writes := conn.coalescer.writes - before
-	conn.coalescer.mu.Unlock()
+	writes := conn.coalescer.writeCount() - before
 	if writes > subscriptions*events/4 {
 		t.Errorf("%d system calls for %d results, want at most a quarter", writes, subscriptions*events)
 	}
+}
+
+// subscribedSocket starts a WebSocket handler over the share schema, and
+// one socket with n subscriptions to ev, all started; it returns the schema,
+// the client's socket and the server's.
+func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsConn) {
+	t.Helper()
+	s := newShareSchema(t)
+	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: n})
+	srv := httptest.NewServer(ws)
+	t.Cleanup(func() {
+		ws.Shutdown(context.Background())
+		srv.Close()
+	})
+	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), ProtocolTransportWS)
+	t.Cleanup(func() { c.CloseNow() })
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	for i := range n {
+		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
+	}
+	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		started := len(s.sources)
+		s.mu.Unlock()
+		if started == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d subscriptions started", started, n)
+		}
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for conn := range ws.conns {
+		return s, c, conn
+	}
+	t.Fatal("no connection")
+	return nil, nil, nil
+}
+
+// writeCount is the system calls w has made.
+func (w *coalescer) writeCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
 }
