@@ -184,7 +184,7 @@ func (c *wsConn) stop(id string) bool {
 // run executes an operation and queues its results.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	defer op.cancel()
-	c.turn <- struct{}{}
+	c.turn <- struct{}{} // setting up is the client's work too (clientCount.turn)
 	each, err := c.h.schema.subscribeEach(ctx, req)
 	<-c.turn
 	if err != nil {
@@ -231,7 +231,10 @@ func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	}
 }
 
-// leaveTurn gives back the client's turn if the reader holds it.
+// leaveTurn gives back the client's turn if the reader holds it. Called by
+// closeNow from another goroutine (the writer's close), it may give the turn
+// back while the reader is still handling a message: the bound loosens for
+// that one message of a socket that is closing, and holds again after it.
 func (c *wsConn) leaveTurn() {
 	if c.inTurn.CompareAndSwap(true, false) {
 		<-c.turn
