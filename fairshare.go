@@ -32,11 +32,12 @@ import (
 // time they take: a client that always has a costly request ready (an attacker
 // sending documents that take milliseconds to refuse) would hold its turns all
 // the time, and with the CPUs shared with everybody else's work, everybody
-// else's answers come late. So a turn held for paceAfter or longer is given
-// back only as long again after the request leaves it, while another client has
-// been seen in the last paceWindow: a client then holds its turns at most half
-// the time. Alone, a client keeps the whole turn; cheap requests are never
-// paced.
+// else's answers come late. So when a client has requests waiting for its
+// turns, a turn held for paceAfter or longer is given back only as long again
+// after the request leaves it, while another client has been seen in the last
+// paceWindow: a client then holds its turns at most half the time. Alone, a
+// client keeps the whole turn; cheap requests, and a client's one request at a
+// time, are never paced.
 
 const (
 	// defaultClientWaiting is -http-client-waiting's default: the requests of one
@@ -137,7 +138,7 @@ func (p *place) wait(ctx context.Context) (leave func(), ok bool) {
 	start := p.f.now()
 	return sync.OnceFunc(func() {
 		now := p.f.now()
-		if held := now.Sub(start); held >= paceAfter && p.f.shared(p.client, now) {
+		if held := now.Sub(start); held >= paceAfter && p.f.paced(p, now) {
 			p.f.afterFunc(held, p.giveBack)
 			return
 		}
@@ -151,14 +152,22 @@ func (p *place) giveBack() {
 	p.f.forget(p.client, p.t)
 }
 
-// shared reports whether a client other than client arrived within paceWindow
-// of now. The latest other client is the latest of all, or, when that is client
-// itself, the one before it.
-func (f *fairShare) shared(client string, now time.Time) bool {
+// paced reports whether p's costly turn is paced: when p's client has more
+// requests than turns (it sends faster than it is served) and another client
+// arrived within paceWindow of now. The latest other client is the latest of
+// all, or, when that is p's client itself, the one before it.
+//
+// A client with no request waiting is not paced: under a full CPU even a cheap
+// request can hold its turn past paceAfter while it waits to run, and a
+// client that sends one request at a time is no flood.
+func (f *fairShare) paced(p *place, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if p.t.users <= len(p.t.running) {
+		return false
+	}
 	other := f.latest[0]
-	if other.client == client {
+	if other.client == p.client {
 		other = f.latest[1]
 	}
 	return other.client != "" && now.Sub(other.at) < paceWindow

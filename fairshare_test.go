@@ -67,9 +67,10 @@ func TestFairShareTurns(t *testing.T) {
 	}
 }
 
-// TestFairSharePacesCostlyTurns: while another client is about, a turn held
-// for paceAfter or longer comes back only as long again after it was left;
-// cheap turns, and a client alone, come back at once.
+// TestFairSharePacesCostlyTurns: while another client is about, a costly turn
+// of a client with a request waiting comes back only as long again after it
+// was left; cheap turns, a client's one request at a time, and a client alone
+// come back at once.
 func TestFairSharePacesCostlyTurns(t *testing.T) {
 	f := newFairShare(1, 4)
 	clock := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
@@ -90,25 +91,30 @@ func TestFairSharePacesCostlyTurns(t *testing.T) {
 		clock = clock.Add(held)
 		leave()
 	}
-
-	turn("a", 5*time.Millisecond) // alone: not paced
-	turn("b", 0)
-	clock = clock.Add(paceWindow / 2)
-	turn("a", paceAfter-time.Microsecond) // cheap: not paced
-	if len(paced) != 0 || f.running("a") != 0 {
-		t.Fatalf("paced %v, %d running; want no pacing", paced, f.running("a"))
+	noPacing := func(why string) {
+		t.Helper()
+		if len(paced) != 0 || f.running("a") != 0 {
+			t.Fatalf("%s: paced %v, %d running; want no pacing", why, paced, f.running("a"))
+		}
 	}
 
-	turn("a", 7*time.Millisecond) // b was seen within paceWindow
+	next, _ := f.reserve("a") // a's next request, counted in: a sends faster than it is served
+	turn("a", 5*time.Millisecond)
+	noPacing("alone")
+	turn("b", 0)
+	clock = clock.Add(paceWindow / 2)
+	turn("a", paceAfter-time.Microsecond)
+	noPacing("cheap")
+
+	turn("a", 7*time.Millisecond) // costly, a request waiting, b seen within paceWindow
 	if len(paced) != 1 || paced[0] != 7*time.Millisecond {
 		t.Fatalf("paced %v, want [7ms]", paced)
 	}
 	entered := make(chan func())
 	go func() {
-		leave, _ := f.enter(ctx, "a")
+		leave, _ := next.wait(ctx)
 		entered <- leave
 	}()
-	waitFor(t, "a second request of a waits", func() bool { return f.users("a") == 2 })
 	if leave, ok := f.enter(ctx, "b"); !ok {
 		t.Fatal("b waited for a's paced turn")
 	} else {
@@ -122,11 +128,16 @@ func TestFairSharePacesCostlyTurns(t *testing.T) {
 	giveBack()
 	(<-entered)()
 
+	paced = nil
+	turn("a", 7*time.Millisecond)
+	noPacing("one request at a time")
+
+	next, _ = f.reserve("a")
 	clock = clock.Add(paceWindow) // b is gone: a is alone again
 	turn("a", 7*time.Millisecond)
-	if len(paced) != 1 {
-		t.Fatalf("paced %v with no other client about", paced)
-	}
+	noPacing("alone again")
+	leave, _ := next.wait(ctx)
+	leave()
 	if len(f.clients) != 0 {
 		t.Fatalf("clients left behind: %v", f.clients)
 	}
