@@ -95,8 +95,6 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 		or, ok := store.Order(id)
 		return or, ok
 	}
-	// The password rule is the service's, which checks it on every path before any
-	// route sees the request.
 	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
 		return &odata.Route{Set: set, Settings: s, Metadata: odataMetadataPath}
 	}

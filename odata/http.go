@@ -29,11 +29,6 @@ type Route struct {
 	// AlwaysCount includes the counts in every collection response, as if
 	// $count=true were given.
 	AlwaysCount bool
-	// RejectPassword answers 400 with an empty body when the query string
-	// contains "password" in any letter case, as sent or percent-decoded
-	// (valid escapes decoded even when another escape is invalid). It is
-	// checked before anything else about the query string.
-	RejectPassword bool
 	// ETag sends each single entity's strong ETag, as the ETag header and
 	// @odata.etag, and answers 304 to an If-None-Match that names it.
 	ETag bool
@@ -63,9 +58,6 @@ type listAnswer struct {
 
 // list evaluates a collection request, or returns the error answer.
 func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswer, *Response) {
-	if r, done := rt.precheck(rawQuery); done {
-		return listAnswer{}, &r
-	}
 	q, err := parseQuery(rawQuery, rt.Set.Type, rt.Settings)
 	if err != nil {
 		r := badRequest(err)
@@ -84,10 +76,6 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 
 // serveValue answers one entity, x, found by the caller (by key or by navigation).
 func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
-	if failed, done := rt.precheck(r.URL.RawQuery); done {
-		write(w, failed)
-		return
-	}
 	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
 	if err != nil {
 		write(w, badRequest(err))
@@ -122,10 +110,6 @@ func serviceRoot(metadata string) string { return strings.TrimSuffix(metadata, "
 // pass $filter and $search (the only options it takes, when the route allows
 // them) and Restrict, as text/plain.
 func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
-	if failed, done := rt.precheck(r.URL.RawQuery); done {
-		write(w, failed)
-		return
-	}
 	s := rt.Settings
 	s.Allowed &= OptFilter | OptSearch
 	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, s)
@@ -139,15 +123,6 @@ func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", strconv.AppendInt(nil, int64(n), 10)})
-}
-
-// precheck applies the rules that come before the query is parsed: the password
-// rule, whose answer has no body (docs/odata.md).
-func (rt *Route) precheck(rawQuery string) (Response, bool) {
-	if rt.RejectPassword && containsPassword(rawQuery) {
-		return Response{Status: http.StatusBadRequest}, true
-	}
-	return Response{}, false
 }
 
 func badRequest(err error) Response {

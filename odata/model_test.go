@@ -131,13 +131,13 @@ func testMux() *http.ServeMux {
 	}
 	pid := ps.Type.keyProperty().Int
 	oid := os.Type.keyProperty().Int
-	productList := &Route{Set: ps, Settings: listSettings, List: all(products), RejectPassword: true, Metadata: "/api/$metadata"}
-	productOne := &Route{Set: ps, Settings: entitySettings, Get: get(products, pid), RejectPassword: true, Metadata: "/api/$metadata"}
-	search := &Route{Set: ps, List: all(products), RejectPassword: true, Metadata: "/api/$metadata", AlwaysCount: true,
+	productList := &Route{Set: ps, Settings: listSettings, List: all(products), Metadata: "/api/$metadata"}
+	productOne := &Route{Set: ps, Settings: entitySettings, Get: get(products, pid), Metadata: "/api/$metadata"}
+	search := &Route{Set: ps, List: all(products), Metadata: "/api/$metadata", AlwaysCount: true,
 		Settings: Settings{Allowed: OptFilter | OptOrderBy | OptSkip | OptTop, MaxTop: 100, MaxSkip: 1000, Now: now},
 		Restrict: func(x any) bool { return x.(*product).Active }}
-	orderList := &Route{Set: os, Settings: listSettings, List: all(orders), RejectPassword: true, Metadata: "/api/$metadata"}
-	orderOne := &Route{Set: os, Settings: entitySettings, Get: get(orders, oid), RejectPassword: true, Metadata: "/api/$metadata"}
+	orderList := &Route{Set: os, Settings: listSettings, List: all(orders), Metadata: "/api/$metadata"}
+	orderOne := &Route{Set: os, Settings: entitySettings, Get: get(orders, oid), Metadata: "/api/$metadata"}
 
 	svc := &Service{Model: m, Root: "/api/", RejectPassword: true, Sets: map[string]SetRoutes{
 		ps.Name: {List: productList, Entity: productOne, Named: map[string]*Route{"search": search}},

@@ -31,9 +31,11 @@ type Service struct {
 	// Sets holds the routes of each entity set, keyed by the set's name as in
 	// Model. A set of Model without routes answers 404.
 	Sets map[string]SetRoutes
-	// RejectPassword applies Route.RejectPassword to every path below Root, the
-	// service document and $metadata included, before any route sees the request;
-	// the routes then need not set their own.
+	// RejectPassword answers 400 with an empty body when the query string
+	// contains "password" in any letter case, as sent or percent-decoded (valid
+	// escapes decoded even when another escape is invalid), on every path below
+	// Root, the service document and $metadata included, before anything else
+	// about the request is checked (docs/odata.md).
 	RejectPassword bool
 
 	metadataOnce sync.Once
