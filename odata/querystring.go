@@ -104,7 +104,8 @@ func unhex(c byte) int {
 // escape decodes to one. No valid escape holds any of these bytes, so decoding from
 // such a place reads what decoding from the start reads there; and jumping between
 // them keeps a long query string that holds few of them cheap (a 10,000-term
-// $filter was read byte by byte, twice, per request).
+// $filter was read byte by byte, twice, per request). Each place is read decoded
+// only: the word as it is holds no '%' or '+', so it reads the same decoded.
 func containsPassword(raw string) bool {
 	for i := 0; i < len(raw); i++ {
 		k := strings.IndexAny(raw[i:], "pP%")
@@ -112,7 +113,7 @@ func containsPassword(raw string) bool {
 			return false
 		}
 		i += k
-		if passwordAt(raw[i:], false) || passwordAt(raw[i:], true) {
+		if passwordAt(raw[i:]) {
 			return true
 		}
 	}
@@ -120,9 +121,8 @@ func containsPassword(raw string) bool {
 }
 
 // passwordAt reports whether raw starts with "password" in any ASCII letter case,
-// read as it is or, with decode, with valid percent-escapes decoded and '+' read as
-// a space.
-func passwordAt(raw string, decode bool) bool {
+// read with valid percent-escapes decoded and '+' read as a space.
+func passwordAt(raw string) bool {
 	const word = "password"
 	i := 0
 	for n := range len(word) {
@@ -132,7 +132,6 @@ func passwordAt(raw string, decode bool) bool {
 		c := raw[i]
 		i++
 		switch {
-		case !decode:
 		case c == '+':
 			c = ' '
 		case c == '%' && i+1 < len(raw) && unhex(raw[i]) >= 0 && unhex(raw[i+1]) >= 0:
