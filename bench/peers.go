@@ -105,8 +105,9 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	return nil
 }
 
-// bareHTTPHandler is the REST ceiling: GET /api/users/{id} from a map, encoded with
-// encoding/json, and nothing else.
+// bareHTTPHandler is the REST ceiling, GET /api/users/{id} from a map encoded with
+// encoding/json, and the GraphQL one, POST /graphql answered with user 7 whatever
+// the query; nothing else.
 func bareHTTPHandler(ds *peerDataset) http.Handler {
 	users := make(map[int64]genUser, len(ds.Users))
 	for _, u := range ds.Users {
@@ -127,8 +128,7 @@ func bareHTTPHandler(ds *peerDataset) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(u)
 	})
-	// The GraphQL ceiling: the body is read and user 7's answer written, with no
-	// GraphQL work; what is left is net/http's own cost of a POST.
+	// What is left of a POST /graphql without GraphQL work: net/http's own cost.
 	answer, err := json.Marshal(map[string]any{"data": map[string]any{"user": map[string]any{
 		"id": users[7].ID, "name": users[7].Name, "email": users[7].Email}}})
 	if err != nil {
