@@ -211,7 +211,7 @@ func (l legitResult) merge(o legitResult) legitResult {
 }
 
 // legitCalls are the legitimate client's four calls, each with the status it
-// expects; id is a random user id, name a number no other call of the check has
+// expects; id is a random user id, name a label no other call of the check has
 // used.
 var legitCalls = []func(id int, name string) (hostileRequest, int){
 	func(id int, _ string) (hostileRequest, int) {
@@ -237,7 +237,7 @@ var legitCalls = []func(id int, name string) (hostileRequest, int){
 // interval delays the worker's next (no correction for coordinated omission: the
 // p99 is of the calls made). The returned function stops the client and returns
 // its calls; calls cut short by the stop are not counted. The users it creates are
-// named "<run>.<n>".
+// labelled "<run>.<worker>.<n>", so that no two runs of one check collide.
 func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration, run int) func() legitResult {
 	ctx, cancel := context.WithCancel(ctx)
 	client := newClient(&net.Dialer{}, len(legitCalls), timeout)
