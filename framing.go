@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -51,8 +52,8 @@ const maxFramingLine = httpMaxHeaderBytes + 4096
 // read by any goroutine.
 type framing struct {
 	state     framingState
-	line      []byte // the current line so far, when it spans reads
-	remaining uint64 // bytes left of a body or chunk
+	line      *[]byte // the current line so far, when it spans reads; lent by spanningLines
+	remaining uint64  // bytes left of a body or chunk
 
 	// The header block being read.
 	sawRequestLine bool
@@ -88,25 +89,40 @@ func (f *framing) feed(p []byte) {
 		default:
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
-				if len(f.line)+len(p) > maxFramingLine {
+				if f.line == nil {
+					f.line = spanningLines.Get().(*[]byte)
+				}
+				if len(*f.line)+len(p) > maxFramingLine {
 					f.state = stopped // net/http refuses a line this long
+					f.releaseLine()
 					return
 				}
-				f.line = append(f.line, p...)
+				*f.line = append(*f.line, p...)
 				return
 			}
 			line := p[:i]
-			if len(f.line) > 0 {
-				f.line = append(f.line, line...)
-				line = f.line
+			if f.line != nil {
+				*f.line = append(*f.line, line...)
+				line = *f.line
 			}
 			p = p[i+1:]
 			f.endLine(bytes.TrimSuffix(line, []byte("\r")))
-			f.line = f.line[:0]
-			if cap(f.line) > 4<<10 {
-				f.line = nil // a long line is rare: its buffer is not kept for the connection's life
-			}
+			f.releaseLine()
 		}
+	}
+}
+
+// spanningLines lends buffers to the lines that span reads. A client sending long
+// lines (a 50 KB URL) in a loop would otherwise cost a new buffer of up to
+// maxFramingLine per line, collector work that every other client waits for.
+var spanningLines = sync.Pool{New: func() any { return new([]byte) }}
+
+// releaseLine gives the current line's buffer back.
+func (f *framing) releaseLine() {
+	if f.line != nil {
+		*f.line = (*f.line)[:0]
+		spanningLines.Put(f.line)
+		f.line = nil
 	}
 }
 
@@ -236,7 +252,8 @@ func (c *framingConn) Read(p []byte) (int, error) {
 // stopFraming ends the tracking when the connection stops carrying HTTP/1.1 requests
 // (a WebSocket, once hijacked). Only the connection's one reader may call it.
 func (c *framingConn) stopFraming() {
-	c.framing.state, c.framing.line = stopped, nil
+	c.framing.state = stopped
+	c.framing.releaseLine()
 }
 
 // CloseWrite passes net/http's half-close on (see limitedConn.CloseWrite).
