@@ -187,6 +187,7 @@ type kindResult struct {
 	overBudget bool
 	guard      string        // why the guard stopped the kind; "" when it did not
 	serverCPU  time.Duration // the service's CPU time during the kind
+	clientCPU  time.Duration // the attackers' CPU time (this process's) during the kind
 	peakRSS    int64         // the highest RSS the guard saw during the kind
 	rssAfter   int64         // RSS right after the kind, before any settling
 	legit      legitResult   // the legitimate client during the kind
@@ -360,6 +361,7 @@ func (h *hostile) runKind(ctx context.Context, a attack) (*kindResult, error) {
 	p := h.p
 	stopLegit := h.legit(ctx)
 	cpu0, _ := p.cpuTime()
+	self0, _ := selfCPUTime()
 	kctx, cancel := context.WithTimeout(ctx, h.cfg.budget)
 	g := startGuard(kctx, p, h.cfg.maxRSS, cancel)
 	k := a.run(kctx, target{httpAddr: p.httpAddr, grpcAddr: p.grpcAddr, from: h.attackerDialer()})
@@ -368,6 +370,8 @@ func (h *hostile) runKind(ctx context.Context, a attack) (*kindResult, error) {
 	cancel()
 	k.guard, k.peakRSS = g.wait()
 	k.legit = stopLegit()
+	self1, _ := selfCPUTime()
+	k.clientCPU = self1 - self0
 	if k.guard == "" {
 		cpu1, _ := p.cpuTime()
 		k.serverCPU = cpu1 - cpu0
@@ -512,7 +516,7 @@ func (r *hostileReport) print(w io.Writer) {
 	fmt.Fprintf(w, "legitimate client: %d calls/s, a quarter each of GET /api/users/{id}, POST /api/users, GraphQL user(id){name posts{title}}, GET /api/products?$top=10\n\n", c.legitRate)
 
 	t := newTable(w)
-	t.row("ATTACK", "SENT", "OUTCOMES", "P50", "P99", "ANSWER P50", "ANSWER MAX", "SERVER CPU", "PEAK RSS", "RSS AFTER", "LEGIT P99", "HELD")
+	t.row("ATTACK", "SENT", "OUTCOMES", "P50", "P99", "ANSWER P50", "ANSWER MAX", "SERVER CPU", "ATTACKER CPU", "PEAK RSS", "RSS AFTER", "LEGIT P99", "HELD")
 	for _, k := range r.kinds {
 		held := "yes"
 		if !k.held() {
@@ -527,7 +531,7 @@ func (r *hostileReport) print(w io.Writer) {
 			p50, p99 = fmtDur(percentile(k.lat, 50)), fmtDur(percentile(k.lat, 99))
 			b50, bmax = fmtBytes(nearestRank(k.bytes, 50)), fmtBytes(nearestRank(k.bytes, 100))
 		}
-		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), p50, p99, b50, bmax, cpu, fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
+		t.row(k.name, fmt.Sprint(k.sent), k.outcomeList(), p50, p99, b50, bmax, cpu, fmtDur(k.clientCPU), fmt.Sprintf("%.0f MiB", mib(k.peakRSS)),
 			after, r.legitCell(k.legit), held)
 	}
 	t.flush()

@@ -25,11 +25,10 @@ import (
 	"time"
 )
 
-// The hostile check's clients: the legitimate one and the HTTP attackers. Both use
-// net/http rather than the lean http1.go client: their rates are low (the
-// legitimate client's) or their requests expensive (the attackers'), so the
-// client's own CPU matters little here, and net/http reads an answer of any size
-// without keeping it.
+// The hostile check's clients: the legitimate one and the HTTP attackers. The
+// legitimate client uses net/http, as a client of the service would; at its low
+// rate its own CPU matters little. The attackers use the harness's lean client
+// (attackHTTP says why).
 
 // tally counts the requests of one attack kind; it is safe for concurrent use.
 type tally struct {
@@ -169,11 +168,17 @@ func fetch(ctx context.Context, client *http.Client, base string, req hostileReq
 	if err != nil {
 		return "", int64(n), err
 	}
-	outcome := strconv.Itoa(resp.StatusCode)
-	if m := errorCode.FindSubmatch(head[:min(n, outcomePrefix)]); m != nil {
+	return outcomeOf(resp.StatusCode, head[:min(n, outcomePrefix)]), int64(n), nil
+}
+
+// outcomeOf is an answer's status and the first error code in its body's
+// beginning.
+func outcomeOf(status int, body []byte) string {
+	outcome := strconv.Itoa(status)
+	if m := errorCode.FindSubmatch(body[:min(len(body), outcomePrefix)]); m != nil {
 		outcome += " " + string(m[1])
 	}
-	return outcome, int64(n), nil
+	return outcome
 }
 
 // newClient is an HTTP client, dialling from from, for conns concurrent requests, each bounded by
@@ -291,18 +296,22 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 // attackHTTP sends n requests, built by req from their number k, with attackers
 // in flight at once, until all are sent or ctx ends. Once attackers requests
 // have gone unanswered the service is taken to hang, and the kind stops: the
-// rest would only wait out their timeouts, on CPUs other people share.
+// rest would only wait out their timeouts, on CPUs other people share. The
+// attackers speak HTTP/1.1 through the harness's own client (http1.go), one
+// connection each: net/http's client spent as much CPU on a 50 KB URL as the
+// service spent refusing it, CPU taken from the service and the legitimate client
+// on this machine and not from them by an attacker elsewhere.
 func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers int, timeout time.Duration, req func(k int) hostileRequest) *kindResult {
 	k := &kindResult{}
-	client := newClient(from, attackers, timeout)
-	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	base := "http://" + addr
+	local, _ := from.LocalAddr.(*net.TCPAddr)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range attackers {
 		wg.Go(func() {
+			cn := &h1Conn{addr: addr, from: local, limit: timeout}
+			defer cn.close()
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= n {
@@ -314,16 +323,21 @@ func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers
 					return
 				}
 				r := req(i)
+				hr := httpRequest{method: r.method, path: r.path, body: r.body}
+				if r.contentType != "" {
+					hr.header = http.Header{"Content-Type": {r.contentType}}
+				}
+				wire := renderRequest(addr, hr)
 				k.mu.Lock()
 				k.sent++
 				k.mu.Unlock()
 				t0 := time.Now()
-				outcome, size, err := fetch(ctx, client, base, r)
+				status, body, err := cn.roundTrip(ctx, wire.whole, true)
 				if err != nil {
 					k.failed(ctx, err)
 					continue
 				}
-				k.answered(outcome, time.Since(t0), size)
+				k.answered(outcomeOf(status, body), time.Since(t0), int64(len(body)))
 			}
 		})
 	}

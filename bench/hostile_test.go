@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -80,10 +82,10 @@ func TestHostileDocumentSizes(t *testing.T) {
 		got      int
 		min, max int
 	}{
-		{"overlap document", len(overlapDoc(999, s.overlapFields)), 4 << 10, 6 << 10},
-		{"nested aliases document", len(nestedAliasesDoc(999, s.nestedAliases)), 2 << 10, 4 << 10},
-		{"45 operations document", len(manyOperationsDoc(999, s.operations, s.opFields)), 250 << 10, 290 << 10},
-		{"directives document", len(directivesDoc(999, s.directives)), 95 << 10, 105 << 10},
+		{"overlap document", len(overlapDoc(s.overlapFields)), 4 << 10, 6 << 10},
+		{"nested aliases document", len(nestedAliasesDoc(s.nestedAliases)), 2 << 10, 4 << 10},
+		{"45 operations document", len(manyOperationsDoc(s.operations, s.opFields)), 250 << 10, 290 << 10},
+		{"directives document", len(directivesDoc(s.directives)), 95 << 10, 105 << 10},
 		{"distinct document", len(bigDoc(999, s.docBytes)), 16<<10 - 30, 16<<10 + 24},
 		{"$orderby path", len(orderbyPath(s.orderbyKeys)), 50 << 10, 60 << 10},
 		{"$filter path", len(filterPath(s.filterTerms)), 45 << 10, 60 << 10},
@@ -92,25 +94,35 @@ func TestHostileDocumentSizes(t *testing.T) {
 			t.Errorf("%s: %d bytes, want %d to %d", c.name, c.got, c.min, c.max)
 		}
 	}
-	if n := strings.Count(overlapDoc(1, 300), "user(id:"); n != 300 {
+	if n := strings.Count(overlapDoc(300), "user(id:"); n != 300 {
 		t.Errorf("overlap document: %d fields", n)
 	}
-	if n := strings.Count(manyOperationsDoc(1, 45, 1990), "query O"); n != 45 {
+	if n := strings.Count(manyOperationsDoc(45, 1990), "query O"); n != 45 {
 		t.Errorf("operations document: %d operations", n)
 	}
-	if n := strings.Count(variablesDoc(1, 3000), "$v"); n != 3000 {
+	if n := strings.Count(variablesDoc(3000), "$v"); n != 3000 {
 		t.Errorf("variables document: %d variables", n)
 	}
 	if n := strings.Count(bigDoc(1, s.docBytes), "createdAt"); n >= 2000 {
 		t.Errorf("distinct document: %d fields, over the service's 2,000", n)
 	}
-	if bigDoc(1, 1000) == bigDoc(2, 1000) || overlapDoc(1, 3) == overlapDoc(2, 3) {
-		t.Error("documents for different requests are the same")
+	if bigDoc(1, 1000) == bigDoc(2, 1000) {
+		t.Error("distinct documents for different requests are the same")
 	}
-	var body map[string]string
-	req := graphqlPOST(manyOperationsDoc(1, 2, 3), "O0")
-	if err := json.Unmarshal(req.body, &body); err != nil || body["operationName"] != "O0" {
-		t.Errorf("GraphQL request body %s: %v", req.body, err)
+	doc := manyOperationsDoc(2, 3) + "\"é"
+	for _, op := range []string{"O0", ""} {
+		post := markedPOST(doc, op)
+		for _, k := range []int{7, 12} {
+			var body map[string]string
+			req := post(k)
+			if err := json.Unmarshal(req.body, &body); err != nil || body["operationName"] != op || body["query"] != doc+"\n#"+strconv.Itoa(k) {
+				t.Errorf("GraphQL request body %s: %v", req.body, err)
+			}
+		}
+	}
+	q, err := url.ParseQuery(strings.TrimPrefix(markedGET(doc)(7).path, "/graphql?"))
+	if err != nil || q.Get("query") != doc+"\n#7" {
+		t.Errorf("GraphQL GET query %q: %v", q.Get("query"), err)
 	}
 }
 
@@ -218,6 +230,41 @@ func TestCreateUsersRefusalCounted(t *testing.T) {
 		if got := k.outcomeList(); got != c.want || k.sent != 2 || !k.held() {
 			t.Errorf("max %d: outcomes %q, sent %d, held %v (%v); want %q", c.max, got, k.sent, k.held(), k.firstErr, c.want)
 		}
+	}
+}
+
+// TestAttackHTTPOutcomes checks that the HTTP attackers count each answer by its
+// status and error code, with its size, that a request the service leaves
+// unanswered past the timeout is a failure, and that the kind gives up once as
+// many requests as there are attackers have failed.
+func TestAttackHTTPOutcomes(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("k") {
+		case "hang":
+			<-release
+		case "0":
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"code":"BadRequest","message":"x"}}`)
+		default:
+			io.WriteString(w, `{"data":null}`)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	k := attackHTTP(context.Background(), &net.Dialer{}, addr, 3, 2, 5*time.Second, func(k int) hostileRequest {
+		return hostileRequest{method: "GET", path: "/?k=" + strconv.Itoa(k)}
+	})
+	if got, want := k.outcomeList(), "200 x2, 400 BadRequest x1"; got != want || !k.held() || nearestRank(k.bytes, 100) != 45 {
+		t.Errorf("outcomes %q (held %v, sizes %v), want %q", got, k.held(), k.bytes, want)
+	}
+	k = attackHTTP(context.Background(), &net.Dialer{}, addr, 10, 2, 200*time.Millisecond, func(int) hostileRequest {
+		return hostileRequest{method: "GET", path: "/?k=hang"}
+	})
+	// A third request may be on its way when the second fails; it is stopped.
+	if got := k.outcomeList(); k.outcomes["timeout"] != 2 || k.failures != 2 || !k.gaveUp || k.sent > 3 {
+		t.Errorf("outcomes %q, gave up %v, sent %d; want two timeouts and the kind given up", got, k.gaveUp, k.sent)
 	}
 }
 

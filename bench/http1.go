@@ -161,8 +161,9 @@ func requestLine(req []byte) string {
 // h1Conn is one keep-alive connection, redialled when the server closed it.
 type h1Conn struct {
 	addr   string
-	from   *net.TCPAddr // the local address to dial from; nil: any
-	nc     net.Conn     // nil until dialled, and after close
+	from   *net.TCPAddr  // the local address to dial from; nil: any
+	limit  time.Duration // bounds each call when set; ioTimeout each read and write otherwise
+	nc     net.Conn      // nil until dialled, and after close
 	br     *bufio.Reader
 	wbuf   []byte // the request being sent
 	body   []byte // the body being kept
@@ -217,7 +218,11 @@ func (c *h1Conn) ready(ctx context.Context) error {
 	}
 	// Setting a deadline costs a timer update, so it is set for ioTimeout and
 	// pushed on only when half of that has passed.
-	if now := time.Now(); now.After(c.renewAt) {
+	if now := time.Now(); c.limit > 0 {
+		if err := c.nc.SetDeadline(now.Add(c.limit)); err != nil {
+			return err
+		}
+	} else if now.After(c.renewAt) {
 		if err := c.nc.SetDeadline(now.Add(ioTimeout)); err != nil {
 			return err
 		}
