@@ -13,14 +13,16 @@ import (
 // an attack) a service that then sees little traffic stays at its peak size for
 // minutes, its garbage uncollected. Checking every memoryCheckEvery, the service
 // collects and gives everything back once more than memoryKeepFree is reclaimable
-// and the last interval allocated less than memoryQuietAllocs: the burst is over.
-// Under load it does nothing: the collector runs often then anyway, and a forced
-// collection and return, which holds the heap while it gives memory back, would
-// only add to the answers' latency (bench/README.md, "Hostile load").
+// and the last interval allocated less than memoryQuietAllocs: the service is
+// nearly idle. Under any steady traffic it does nothing: the collector runs as
+// traffic allocates anyway, and a forced collection and return, which holds the
+// heap while it gives memory back, would add to the answers' latency, and the
+// memory given back would be faulted in again at once (bench/README.md, "Hostile
+// load").
 const (
 	memoryCheckEvery  = 5 * time.Second
 	memoryKeepFree    = 4 << 20
-	memoryQuietAllocs = 64 << 20
+	memoryQuietAllocs = 8 << 20
 )
 
 // The collector's headroom: the garbage the heap may hold before the next
