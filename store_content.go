@@ -174,8 +174,9 @@ func (s *Store) Products() []*Product {
 }
 
 // UserValues, PostValues, ProductValues and OrderValues are the records in id order
-// as []any, the form the query engines (GraphQL's, OData's) take lists in, made in
-// one copy rather than two.
+// as []any, the form the query engines (GraphQL's, OData's) take lists in. The list
+// is shared by every caller until the collection next changes: callers must not
+// modify it.
 func (s *Store) UserValues() []any { return tableValues(s, &s.users) }
 
 func (s *Store) PostValues() []any { return tableValues(s, &s.posts) }
@@ -187,7 +188,7 @@ func (s *Store) OrderValues() []any { return tableValues(s, &s.orders) }
 func tableValues[T any](s *Store, t *table[T]) []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return values(t.recs)
+	return t.sharedValues()
 }
 
 // values converts records to []any, the form the query engines (GraphQL's, OData's)

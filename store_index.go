@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // The store's indexes: each collection by id and in id order (table), the records
@@ -20,6 +21,34 @@ type table[T any] struct {
 	lastID int64
 	loaded bool // ids appended out of order during a bulk load; sort before reading
 	stale  bool // recs may hold a record replaced during the bulk load
+
+	// view holds recs as []any, the form the query engines take lists in
+	// (values), made by the first read after a change and shared by every read
+	// until the next change, so that serving a list does not copy the
+	// collection. Readers must not modify it. A nil []any means none is made.
+	// (An atomic.Value rather than an atomic.Pointer, which may not be copied:
+	// Store.adopt copies whole tables, and a view copied with its recs stays
+	// theirs.)
+	view atomic.Value
+}
+
+// changed drops the view; every method that changes recs calls it.
+func (t *table[T]) changed() {
+	if t.view.Load() != nil {
+		t.view.Store([]any(nil))
+	}
+}
+
+// sharedValues returns the view, made now if there is none. Callers hold the store's
+// read lock at least: readers racing here each make the same list and one of
+// them is kept, and a writer, holding the lock alone, changes nothing under them.
+func (t *table[T]) sharedValues() []any {
+	if v, _ := t.view.Load().([]any); v != nil {
+		return v
+	}
+	v := values(t.recs)
+	t.view.Store(v)
+	return v
 }
 
 func (t *table[T]) get(id int64) (*T, bool) {
@@ -28,6 +57,7 @@ func (t *table[T]) get(id int64) (*T, bool) {
 }
 
 func (t *table[T]) put(id int64, v *T, loading bool) {
+	t.changed()
 	if t.byID == nil {
 		t.byID = make(map[int64]*T)
 	}
@@ -62,6 +92,7 @@ func (t *table[T]) remove(id int64) {
 	if _, ok := t.byID[id]; !ok {
 		return
 	}
+	t.changed()
 	delete(t.byID, id)
 	i, ok := slices.BinarySearch(t.ids, id)
 	if !ok && t.loaded { // a bulk load may have appended out of order
@@ -81,6 +112,7 @@ func (t *table[T]) sortLoaded() {
 	if !t.loaded {
 		return
 	}
+	t.changed()
 	switch {
 	case t.stale:
 		slices.Sort(t.ids)
@@ -97,6 +129,7 @@ func (t *table[T]) sortLoaded() {
 
 // sortByID sorts ids and recs together by id.
 func (t *table[T]) sortByID() {
+	t.changed()
 	type entry struct {
 		id  int64
 		rec *T
@@ -117,6 +150,7 @@ func (t *table[T]) insertLoaded(id int64, v *T) bool {
 	if _, taken := t.byID[id]; taken {
 		return false
 	}
+	t.changed()
 	if t.byID == nil {
 		t.byID = make(map[int64]*T)
 	}

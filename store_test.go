@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -390,5 +391,49 @@ func TestDecimal(t *testing.T) {
 		if d, err := ParseDecimal(bad); err == nil {
 			t.Errorf("ParseDecimal(%q) = %d, want an error", bad, d)
 		}
+	}
+}
+
+// TestValuesSharedUntilChange: the []any list of a collection is made once and
+// shared by every read until the collection changes; a change (create, update,
+// delete) gives the next read a new list with it, and leaves the list readers
+// already hold as it was.
+func TestValuesSharedUntilChange(t *testing.T) {
+	s := newTestStore(t)
+	first := s.UserValues()
+	if again := s.UserValues(); &again[0] != &first[0] || len(again) != len(first) {
+		t.Fatal("two reads with no change between them made two lists")
+	}
+	if p := s.ProductValues(); len(p) == 0 || &s.ProductValues()[0] != &p[0] {
+		t.Fatal("products: two reads with no change between them made two lists")
+	}
+	held := slices.Clone(first)
+	name := "Zoë Shared"
+	steps := []struct {
+		name   string
+		change func() error
+		check  func(list []any) bool
+	}{
+		{"create", func() error { _, err := s.CreateUser("Ada Shared", "ada.shared@example.com"); return err },
+			func(l []any) bool { return l[len(l)-1].(*User).Name == "Ada Shared" }},
+		{"update", func() error { _, err := s.UpdateUser(1, UserPatch{Name: &name}); return err },
+			func(l []any) bool { return l[0].(*User).Name == name }},
+		{"delete", func() error { _, err := s.DeleteUser(1); return err },
+			func(l []any) bool { return l[0].(*User).ID != 1 }},
+	}
+	for _, st := range steps {
+		before := s.UserValues()
+		if err := st.change(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if after := s.UserValues(); !st.check(after) {
+			t.Errorf("%s: the list read after it does not show it", st.name)
+		}
+		if st.check(before) {
+			t.Errorf("%s: the list read before it changed under its reader", st.name)
+		}
+	}
+	if !slices.Equal(first, held) {
+		t.Error("the first list changed under its reader")
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // Evaluate is Apply for a caller that needs the count only when withCount is
 // true or $count=true was requested: otherwise count is -1, and a query with
-// $top and no $orderby stops evaluating at the end of its page.
+// $top and no $orderby stops evaluating at the end of its page. It only reads
+// items, which the caller may share between requests.
 func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (page []any, count int, err error) {
 	counted := withCount || q.count
 	err = run(func() { page, count = q.evaluate(items, restrict, counted) })
@@ -65,8 +66,9 @@ func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (pa
 		return ordered(items, pass, q.order, start, end)
 	}
 	if pass == nil {
+		// The page's capacity ends with it: the caller's list may be shared.
 		n := len(items)
-		return items[min(start, n):min(end, n)], n
+		return items[min(start, n):min(end, n):min(end, n)], n
 	}
 	for _, x := range items {
 		if count >= end && !counted {
