@@ -1615,3 +1615,31 @@ func dialWSWith(t testing.TB, url string, dial func(ctx context.Context, network
 	c.SetReadLimit(-1)
 	return c
 }
+
+// TestInClientTurn: an operation's set-up runs in its client's turn and gives it
+// back; one waiting for a turn that is held stops waiting when its context ends.
+func TestInClientTurn(t *testing.T) {
+	c := &wsConn{turn: make(chan struct{}, 1)}
+	ran := false
+	if !c.inClientTurn(t.Context(), func() {
+		ran = len(c.turn) == 1 // the turn is held while f runs
+	}) || !ran {
+		t.Fatal("f did not run in the turn")
+	}
+	if len(c.turn) != 0 {
+		t.Fatal("the turn was not given back")
+	}
+	c.turn <- struct{}{} // another socket of the client holds the turn
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan bool)
+	go func() { done <- c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") }) }()
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("reported f run")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting for the turn after the context ended")
+	}
+}

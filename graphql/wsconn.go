@@ -184,9 +184,12 @@ func (c *wsConn) stop(id string) bool {
 // run executes an operation and queues its results.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	defer op.cancel()
-	c.turn <- struct{}{} // setting up is the client's work too (clientCount.turn)
-	each, err := c.h.schema.subscribeEach(ctx, req)
-	<-c.turn
+	var each func(func(*Response) bool)
+	var err error
+	if !c.inClientTurn(ctx, func() { each, err = c.h.schema.subscribeEach(ctx, req) }) {
+		c.forget(op) // stopped by the client, or the connection is going
+		return
+	}
 	if err != nil {
 		c.forget(op)
 		c.sendErrors(op.id, op, errorList(err))
@@ -210,6 +213,20 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
 	if !op.stopped.Load() && c.ctx.Err() == nil {
 		c.send(outMsg{data: opMessage("complete", op.id, nil), op: op})
 	}
+}
+
+// inClientTurn runs f in the client's turn (clientCount.turn): setting an
+// operation up is the client's work as much as handling its messages. It
+// reports false, f not run, when ctx ends first.
+func (c *wsConn) inClientTurn(ctx context.Context, f func()) bool {
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-c.turn }()
+	f()
+	return true
 }
 
 // forget removes op from the active operations, freeing its id.
