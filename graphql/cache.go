@@ -15,10 +15,12 @@ const (
 	// defaultCacheBytes is the estimated memory the cached documents of a
 	// schema may hold together: some hundreds of documents of a usual size,
 	// far more than an application sends. A document estimated larger than a
-	// sixteenth of it is not cached, so that one request cannot empty the
-	// cache. (What the cache holds stays after an attack; 8 MiB keeps that
-	// within a tenth of a 20,000-user store's resident size.)
-	defaultCacheBytes = 8 << 20
+	// sixteenth of it (the introspection query of an editor is an eighth of
+	// that) is not cached, so that one request cannot empty the cache. What
+	// the cache holds stays after an attack: 4 MiB keeps it to a twentieth
+	// of a 20,000-user store's resident size (bench/README.md, "Hostile
+	// load").
+	defaultCacheBytes = 4 << 20
 
 	// bytesPerToken and bytesPerEntry estimate a document's memory beyond
 	// its text: measured (TestDocumentSize), a token costs 90 to 160 bytes

@@ -573,3 +573,21 @@ func FuzzOperationCost(f *testing.F) {
 		}
 	})
 }
+
+// TestIntrospectionQueryCached checks that the editor's introspection query,
+// which every page load sends, is cached under the default budget, and is
+// estimated at under half of the largest document the cache keeps (a
+// sixteenth of its budget), so that the query can grow.
+func TestIntrospectionQueryCached(t *testing.T) {
+	s, _ := newTestSchema(t)
+	query := editorIntrospection(t)
+	s.prepare(query)
+	if _, ok := s.cache.get(query); !ok {
+		t.Fatal("the editor's introspection query is not cached")
+	}
+	size := s.cache.cost() // the only document cached
+	t.Logf("estimated at %d bytes; a document may take %d", size, defaultCacheBytes/16)
+	if size > defaultCacheBytes/16/2 {
+		t.Errorf("estimated at %d bytes, over half the %d a cached document may take", size, defaultCacheBytes/16)
+	}
+}
