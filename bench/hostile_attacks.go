@@ -178,8 +178,9 @@ func variablesDoc(n int) string {
 
 // bigDoc is a document of about size bytes, distinct for each k, that stays
 // valid under the service's per-document limits (at most 2,000 fields and 200
-// directives), so that it is cached: one field repeated, 10 bytes a selection. A
-// document cache bounded by entries rather than bytes holds a thousand of them.
+// directives), so that only the cache's own bound keeps it out: one field
+// repeated, 10 bytes a selection. A document cache bounded by entries rather
+// than bytes holds a thousand of them.
 func bigDoc(k, size int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "query D%d { user(id: 1) { ", k)
