@@ -216,8 +216,9 @@ func (c *h1Conn) ready(ctx context.Context) error {
 			return err
 		}
 	}
-	// Setting a deadline costs a timer update, so it is set for ioTimeout and
-	// pushed on only when half of that has passed.
+	// A call bounded by limit gets a deadline of its own. Otherwise, since setting
+	// one costs a timer update, it is set for ioTimeout and pushed on only when
+	// half of that has passed.
 	if now := time.Now(); c.limit > 0 {
 		if err := c.nc.SetDeadline(now.Add(c.limit)); err != nil {
 			return err
