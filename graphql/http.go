@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"quartet/internal/jsonkeys"
 )
@@ -451,18 +450,12 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 	return body, func() { putBuffer(bp) }, err
 }
 
-// decodeParams decodes a POST body. The usual body, an object whose values are null
-// or strings without escapes, is read directly; any other goes through encoding/json,
-// which then decides every detail (escapes, invalid UTF-8, key case, errors).
-// A key repeated in any object, or at the top level in another letter case, is
-// refused: encoding/json would keep the last, another parser the first, so
-// {"query":"{ users { id } }","query":"mutation { … }"} would mean different
-// operations to a proxy and to this server.
+// decodeParams decodes a POST body with encoding/json, which decides every detail
+// (escapes, invalid UTF-8, key case, errors). A key repeated in any object, or at
+// the top level in another letter case, is refused: encoding/json would keep the
+// last, another parser the first, so {"query":"{ users { id } }","query":"mutation
+// { … }"} would mean different operations to a proxy and to this server.
 func decodeParams(body []byte, p *httpParams) error {
-	if decodePlainParams(body, p) {
-		return nil
-	}
-	*p = httpParams{}
 	if err := json.Unmarshal(body, p); err != nil {
 		return err
 	}
@@ -482,81 +475,6 @@ func paramsFault(err error) string {
 		return "the body is a JSON " + te.Value
 	}
 	return te.Field + " must be a string, not a JSON " + te.Value // query and operationName
-}
-
-// decodePlainParams decodes body when it is an object of the keys "query" and
-// "operationName", each at most once, with values that are null or strings of
-// printable characters without escapes (valid UTF-8), and reports whether it could.
-func decodePlainParams(body []byte, p *httpParams) bool {
-	i := skipSpace(body, 0)
-	if i == len(body) || body[i] != '{' {
-		return false
-	}
-	i = skipSpace(body, i+1)
-	if i < len(body) && body[i] == '}' {
-		return skipSpace(body, i+1) == len(body)
-	}
-	var sawQuery, sawName bool
-	for {
-		key, next, ok := plainString(body, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(body, next)
-		if i == len(body) || body[i] != ':' {
-			return false
-		}
-		i = skipSpace(body, i+1)
-		var value *string
-		if strings.HasPrefix(string(body[i:]), "null") {
-			i += len("null")
-		} else {
-			v, next, ok := plainString(body, i)
-			if !ok {
-				return false
-			}
-			value, i = &v, next
-		}
-		switch {
-		case key == "query" && !sawQuery:
-			p.Query, sawQuery = value, true
-		case key == "operationName" && !sawName:
-			p.OperationName, sawName = value, true
-		default:
-			return false // another key, or a repeated one: decodeParams decides
-		}
-		i = skipSpace(body, i)
-		if i == len(body) {
-			return false
-		}
-		switch body[i] {
-		case ',':
-			i = skipSpace(body, i+1)
-		case '}':
-			return skipSpace(body, i+1) == len(body)
-		default:
-			return false
-		}
-	}
-}
-
-// plainString reads a JSON string at body[i:] that holds no escape and no control
-// character and is valid UTF-8, returning it and the index after its closing quote.
-func plainString(body []byte, i int) (s string, next int, ok bool) {
-	if i >= len(body) || body[i] != '"' {
-		return "", 0, false
-	}
-	end := i + 1
-	for end < len(body) && body[end] != '"' {
-		if c := body[end]; c < ' ' || c == '\\' {
-			return "", 0, false
-		}
-		end++
-	}
-	if end == len(body) || !utf8.Valid(body[i+1:end]) {
-		return "", 0, false
-	}
-	return string(body[i+1 : end]), end + 1, true
 }
 
 func skipSpace(b []byte, i int) int {
