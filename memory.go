@@ -14,15 +14,19 @@ import (
 // minutes, its garbage uncollected. Checking every memoryCheckEvery, the service
 // collects and gives everything back once more than memoryKeepFree is reclaimable
 // and the last interval allocated less than memoryQuietAllocs: the service is
-// nearly idle. Under any steady traffic it does nothing: the collector runs as
-// traffic allocates anyway, and a forced collection and return, which holds the
-// heap while it gives memory back, would add to the answers' latency, and the
-// memory given back would be faulted in again at once (bench/README.md, "Hostile
-// load").
+// nearly idle. It does so too at the first such interval after a busier one,
+// whatever the heap's figures say: they count as live what the last collection
+// found live, and what a burst held then (its connections, its buffers) is
+// garbage a moment later, uncollected until the next collection, which an idle
+// service does not reach for two minutes. Under any steady traffic it does
+// nothing: the collector runs as traffic allocates anyway, and a forced
+// collection and return, which holds the heap while it gives memory back, would
+// add to the answers' latency, and the memory given back would be faulted in
+// again at once (bench/README.md, "Hostile load").
 const (
 	memoryCheckEvery  = 5 * time.Second
 	memoryKeepFree    = 4 << 20
-	memoryQuietAllocs = 8 << 20
+	memoryQuietAllocs = 4 << 20
 )
 
 // The collector's headroom: the garbage the heap may hold before the next
@@ -71,21 +75,27 @@ type memoryReturner struct {
 	keep       uint64 // reclaimable bytes that may stay
 	quiet      uint64 // allocations between two checks below which the service is quiet
 	lastAllocs uint64 // the allocation count at the previous check
+	busy       bool   // an interval since the last return allocated quiet bytes or more
 	tuneGC     bool   // keep the headroom in step (false where the environment sets GOGC)
 	gcPercent  int    // the GOGC percentage set last
 }
 
-// check collects and gives memory back when more than keep bytes are reclaimable
-// and fewer than quiet bytes were allocated since the previous check, and reports
-// whether it did.
+// check collects and gives memory back when fewer than quiet bytes were allocated
+// since the previous check and either an interval since the last return was busier
+// or more than keep bytes are reclaimable, and reports whether it did.
 func (m *memoryReturner) check() bool {
 	h := readHeap()
 	m.setGCPercent(h.live)
 	allocated := h.allocs - m.lastAllocs
 	m.lastAllocs = h.allocs
-	if h.reclaimable <= m.keep || allocated >= m.quiet {
+	if allocated >= m.quiet {
+		m.busy = true
 		return false
 	}
+	if !m.busy && h.reclaimable <= m.keep {
+		return false
+	}
+	m.busy = false
 	debug.FreeOSMemory()
 	return true
 }
