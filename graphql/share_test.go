@@ -264,17 +264,7 @@ func TestWebSocketFanOut(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		n := len(s.sources)
-		s.mu.Unlock()
-		if n == sockets {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", n, sockets)
-		}
-	}
+	waitSubscriptions(t, s, sockets)
 	s.publish(&shareEv{n: 3})
 	for i, c := range conns {
 		want := fmt.Sprintf(`{"id":"t%d","type":"next","payload":{"data":{"ev":{"n":3}}}}`, i)
@@ -372,17 +362,7 @@ func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsCo
 	for i := range n {
 		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
 	}
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		started := len(s.sources)
-		s.mu.Unlock()
-		if started == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", started, n)
-		}
-	}
+	waitSubscriptions(t, s, n)
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for conn := range ws.conns {
@@ -390,6 +370,22 @@ func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsCo
 	}
 	t.Fatal("no connection")
 	return nil, nil, nil
+}
+
+// waitSubscriptions waits until n subscriptions to ev have started.
+func waitSubscriptions(t *testing.T, s *shareSchema, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		started := len(s.sources)
+		s.mu.Unlock()
+		if started == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d subscriptions started", started, n)
+		}
+	}
 }
 
 // writeCount is the system calls w has made.
