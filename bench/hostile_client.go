@@ -128,6 +128,16 @@ type hostileRequest struct {
 	contentType  string
 }
 
+// render is req on the wire, for the server at host (host:port), as the
+// harness's own client sends it (renderRequest).
+func (req hostileRequest) render(host string) []byte {
+	hr := httpRequest{method: req.method, path: req.path, body: req.body}
+	if req.contentType != "" {
+		hr.header = http.Header{"Content-Type": {req.contentType}}
+	}
+	return renderRequest(host, hr).whole
+}
+
 // errorCode finds the first error code in an answer's beginning: GraphQL's
 // extensions.code or OData's error.code, so that the outcomes tell a cost refusal
 // from a validation error.
@@ -181,18 +191,18 @@ func outcomeOf(status int, body []byte) string {
 	return outcome
 }
 
-// newClient is an HTTP client, dialling from from, for conns concurrent requests, each bounded by
+// newClient is an HTTP client for conns concurrent requests, each bounded by
 // timeout. Compression is off so that answer sizes are the service's own.
-func newClient(from *net.Dialer, conns int, timeout time.Duration) *http.Client {
+func newClient(conns int, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: &http.Transport{DialContext: from.DialContext, MaxIdleConnsPerHost: conns, DisableCompression: true},
+		Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true},
 	}
 }
 
 // healthz makes one call that costs the service nothing, and ignores its answer.
 func healthz(ctx context.Context, addr string) {
-	c := newClient(&net.Dialer{}, 1, 5*time.Second)
+	c := newClient(1, 5*time.Second)
 	defer c.CloseIdleConnections()
 	fetch(ctx, c, "http://"+addr, hostileRequest{method: "GET", path: "/healthz"})
 }
@@ -245,7 +255,7 @@ var legitCalls = []func(id int, name string) (hostileRequest, int){
 // labelled "<run>.<worker>.<n>", so that no two runs of one check collide.
 func startLegit(ctx context.Context, addr string, users, rate int, timeout time.Duration, run int) func() legitResult {
 	ctx, cancel := context.WithCancel(ctx)
-	client := newClient(&net.Dialer{}, len(legitCalls), timeout)
+	client := newClient(len(legitCalls), timeout)
 	base := "http://" + addr
 	interval := time.Duration(len(legitCalls)) * time.Second / time.Duration(rate)
 	results := make([]legitResult, len(legitCalls))
@@ -322,17 +332,12 @@ func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers
 					cancel()
 					return
 				}
-				r := req(i)
-				hr := httpRequest{method: r.method, path: r.path, body: r.body}
-				if r.contentType != "" {
-					hr.header = http.Header{"Content-Type": {r.contentType}}
-				}
-				wire := renderRequest(addr, hr)
+				wire := req(i).render(addr)
 				k.mu.Lock()
 				k.sent++
 				k.mu.Unlock()
 				t0 := time.Now()
-				status, body, err := cn.roundTrip(ctx, wire.whole, true)
+				status, body, err := cn.roundTrip(ctx, wire, true)
 				if err != nil {
 					k.failed(ctx, err)
 					continue
