@@ -17,7 +17,7 @@ const (
 	// far more than an application sends. A document estimated larger than a
 	// sixteenth of it (the introspection query of an editor is an eighth of
 	// that) is not cached, so that one request cannot empty the cache. What
-	// the cache holds stays after an attack: 4 MiB keeps it to a twentieth
+	// the cache holds stays after an attack: 4 MiB keeps it under a twentieth
 	// of a 20,000-user store's resident size (bench/README.md, "Hostile
 	// load").
 	defaultCacheBytes = 4 << 20
