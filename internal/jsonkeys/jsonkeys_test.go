@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +31,15 @@ func TestCheck(t *testing.T) {
 		{in: `{"a":1} {"a":2}`}, // Check reads one value; callers refuse trailing data
 		{in: `"a"`},
 		{in: ``, invalid: true},
+		{in: `{"\u0061":1,"a":2}`, dupKey: "a"},           // escapes are decoded before comparing
+		{in: `{"a\"":1,"a\\":2,"a\"":3}`, dupKey: `a"`},   // an escaped quote does not end the key
+		{in: `{"a":"\\","b":"x\"y:","b":1}`, dupKey: "b"}, // nor does a quote after an escaped backslash end it early
+		{in: `{"a" : "b:" , "b" :1}`},                     // a value followed by text that looks like a colon
+		{in: manyKeysObject(40, "last")},                  // past manyKeys the keys are in a map
+		{in: manyKeysObject(40, "k7"), dupKey: "k7"},
+		{in: manyKeysObject(40, "K7"), dupKey: "K7"},   // folded there too
+		{in: `{"v":` + manyKeysObject(40, "K7") + `}`}, // but not below the top
+		{in: `{"v":` + manyKeysObject(40, "k7") + `}`, dupKey: "k7"},
 	} {
 		err := Check([]byte(tc.in))
 		var dup *Error
@@ -46,6 +58,17 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// manyKeysObject is an object with keys k0 to k(n-1), then last.
+func manyKeysObject(n int, last string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, "%q:%d,", "k"+strconv.Itoa(i), i)
+	}
+	fmt.Fprintf(&b, "%q:0}", last)
+	return b.String()
+}
+
 func TestDuplicateOffset(t *testing.T) {
 	in := `{"name":"a",  "name":"b"}`
 	var dup *Error
@@ -54,14 +77,32 @@ func TestDuplicateOffset(t *testing.T) {
 	}
 }
 
-// FuzzFold holds fold to encoding/json's notion of equal names: bytes.EqualFold.
+// FuzzFold holds foldCase to encoding/json's notion of equal names: bytes.EqualFold.
 func FuzzFold(f *testing.F) {
 	for _, s := range [][2]string{{"name", "NAME"}, {"k", "\u212a"}, {"s", "\u017f"}, {"é", "É"}, {"a", "b"}} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		if got, want := fold(a) == fold(b), bytes.EqualFold([]byte(a), []byte(b)); got != want {
-			t.Errorf("fold(%q) == fold(%q) is %v, bytes.EqualFold says %v", a, b, got, want)
+		if got, want := foldCase(a) == foldCase(b), bytes.EqualFold([]byte(a), []byte(b)); got != want {
+			t.Errorf("foldCase(%q) == foldCase(%q) is %v, bytes.EqualFold says %v", a, b, got, want)
+		}
+	})
+}
+
+// FuzzCheckValid holds the byte scanner for valid JSON to the token reader.
+func FuzzCheckValid(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a\\":"\"","a\\\"":{"b":[1,"c",{"c":2,"C":3}]}}`,
+		`{"Q":1,"q":2}`, `[{"k":1},{"k":2,"\u006b":3}]`, manyKeysObject(20, "k3"), manyKeysObject(20, "\u212a3")} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		got, want := checkValid(data), checkTokens(data)
+		var g, w *Error
+		if errors.As(got, &g) != errors.As(want, &w) || (got == nil) != (want == nil) || g != nil && *g != *w {
+			t.Fatalf("checkValid(%q) = %v, checkTokens says %v", data, got, want)
 		}
 	})
 }
@@ -80,6 +121,7 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // a number too large for a float64 is still valid JSON
 		var v any
 		decErr := dec.Decode(&v)
 		if len(bytes.TrimSpace(data)) == 0 {
@@ -115,4 +157,30 @@ func countTopKeys(t *testing.T, data []byte) int {
 		n++
 	}
 	return n
+}
+
+// BenchmarkCheck compares Check with the token reader it replaced for valid
+// JSON, on a GraphQL request body and on a 270 KB one.
+func BenchmarkCheck(b *testing.B) {
+	small := []byte(`{"query":"{ user(id: 7) { id name email } }","variables":{"id":7}}`)
+	large := []byte(`{"query":"` + strings.Repeat("query O { user(id: 1) { id id id id } } ", 6800) + `","operationName":"O0"}`)
+	for _, in := range []struct {
+		name string
+		data []byte
+	}{{"small", small}, {"270KB", large}} {
+		for _, f := range []struct {
+			name  string
+			check func([]byte) error
+		}{{"Check", Check}, {"tokens", checkTokens}} {
+			b.Run(in.name+"/"+f.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := f.check(in.data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
