@@ -21,6 +21,16 @@ func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error)
 	if lim.MaxDocumentBytes > 0 && len(src) > lim.MaxDocumentBytes {
 		return nil, 0, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
 	}
+	// A document can hold no more tokens than bytes. One that may hold more than
+	// MaxTokens is counted first and refused before any of it is parsed: its
+	// syntax tree, up to the limit, would cost a few hundred bytes a token, all
+	// garbage once the limit is met. So a document too long in tokens gets that
+	// error even when it has an earlier syntax error.
+	if lim.MaxTokens > 0 && len(src) > lim.MaxTokens {
+		if err := tooManyTokens(src, lim.MaxTokens); err != nil {
+			return nil, 0, err
+		}
+	}
 	p := &parser{lex: newLexer(src, lim.MaxTokens), lim: lim}
 	p.advance()
 	doc = p.document()
@@ -28,6 +38,18 @@ func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error)
 		return nil, 0, p.err
 	}
 	return doc, p.lex.tokens, nil
+}
+
+// tooManyTokens returns the lexer's error for src's token past max, or nil
+// when src has at most max tokens before its end or its first lexical error.
+func tooManyTokens(src string, max int) *SyntaxError {
+	l := newLexer(src, max)
+	for l.next().Kind != tokEOF {
+	}
+	if l.tokens > max {
+		return l.err
+	}
+	return nil
 }
 
 type parser struct {
