@@ -433,11 +433,17 @@ func putBuffer(b *[]byte) {
 }
 
 // readBody reads the whole request body, at most limit bytes. A body of declared
-// length is read into a pooled buffer; release gives the buffer back once nothing
-// refers to it any more.
+// length is read into a buffer of that length, pooled up to maxPooledBody; release
+// gives the buffer back once nothing refers to it any more.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
-	if r.ContentLength < 0 || r.ContentLength > min(limit, maxPooledBody) {
+	if r.ContentLength < 0 || r.ContentLength > limit {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		return body, func() {}, err
+	}
+	if r.ContentLength > maxPooledBody {
+		// Exactly its length: io.ReadAll would grow a buffer to it from 512 bytes.
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
 		return body, func() {}, err
 	}
 	bp := buffers.Get().(*[]byte)

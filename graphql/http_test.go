@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 type ctxKey struct{}
@@ -165,5 +167,27 @@ func TestHandler(t *testing.T) {
 				t.Errorf("Allow %q, want %q", allow, tt.wantAllow)
 			}
 		})
+	}
+}
+
+// TestReadBodyOfDeclaredLength: a body of declared length past the pooled size is
+// read into one buffer of its length; io.ReadAll grew one to it from 512 bytes,
+// copying it several times (838 MB of the hostile check's 4.6 GB).
+func TestReadBodyOfDeclaredLength(t *testing.T) {
+	const size = 256 << 10
+	body := strings.Repeat("x", size)
+	r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
+	var got []byte
+	n := testkit.BytesAllocated(func() {
+		var err error
+		if got, _, err = readBody(httptest.NewRecorder(), r, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > size*3/2 {
+		t.Errorf("reading a %d-byte body allocated %d bytes", size, n)
+	}
+	if string(got) != body {
+		t.Errorf("read %d bytes, want the %d sent", len(got), size)
 	}
 }

@@ -1,6 +1,7 @@
 // Package testkit holds what the tests of every package share, so that they behave as
 // one family: golden files and their -update flag, the skip for a missing tool (Node,
-// npm packages, Chromium, protoc), and the skip under -short. Only tests import it.
+// npm packages, Chromium, protoc), the skip under -short, and the bytes a call
+// allocates. Only tests import it.
 //
 // A skip here always names what is missing and the command that installs it. Under
 // CI (the environment variable CI set, as .ci/run does) a missing tool fails the test
@@ -194,4 +195,15 @@ func fromModuleRoot(dir string) string {
 			return dir
 		}
 	}
+}
+
+// BytesAllocated returns how many bytes the heap allocated while f ran. Other
+// goroutines allocate meanwhile too, so a test compares it with a bound well
+// above what f needs, not with an exact figure.
+func BytesAllocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
