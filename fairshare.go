@@ -193,10 +193,7 @@ func readAhead(r *http.Request, limit int64) {
 	}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		// ReadFrom makes room for bytes.MinRead more before each read, the
-		// last one (which finds the end) too: without it the buffer would be
-		// copied into one twice the size.
-		buf.Grow(int(min(r.ContentLength, limit)) + bytes.MinRead)
+		buf.Grow(int(min(r.ContentLength, limit)))
 	}
 	var rest io.Reader = r.Body
 	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {

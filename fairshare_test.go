@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"quartet/internal/testkit"
 )
 
 func TestFairShareTurns(t *testing.T) {
@@ -358,27 +356,4 @@ func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, body
-}
-
-// TestReadAheadCopiesOnce: a body of declared length is read into one buffer of
-// about that length. Without room for bytes.MinRead, the read that finds the end
-// grew the buffer to twice the body (430 MB of the hostile check's 4.6 GB).
-func TestReadAheadCopiesOnce(t *testing.T) {
-	const size = 256 << 10
-	body := strings.Repeat("x", size)
-	r := httptestRequest(body)
-	n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) })
-	if n > size*3/2 {
-		t.Errorf("reading a %d-byte body ahead allocated %d bytes", size, n)
-	}
-	if got, _ := io.ReadAll(r.Body); string(got) != body {
-		t.Errorf("the body read back is %d bytes, want the %d sent", len(got), size)
-	}
-}
-
-// httptestRequest is a POST whose body, of declared length, is body.
-func httptestRequest(body string) *http.Request {
-	r, _ := http.NewRequest("POST", "http://localhost/graphql", io.NopCloser(strings.NewReader(body)))
-	r.ContentLength = int64(len(body))
-	return r
 }
