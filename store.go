@@ -210,12 +210,16 @@ func (s *Store) write(decide func() (*change, error)) error {
 	}
 	s.apply(c)
 	if pending == nil {
-		s.publish(c) // under the lock: subscribers hear of changes in commit order
-	}
-	s.mu.Unlock()
-	if pending == nil {
+		// Subscribers hear of changes in commit order: the feed is taken before the
+		// store is let go, so the next writer publishes after this one. Readers need
+		// not wait while a thousand subscribers are told.
+		s.feed.mu.Lock()
+		s.mu.Unlock()
+		s.publishLocked(c)
+		s.feed.mu.Unlock()
 		return nil
 	}
+	s.mu.Unlock()
 	return pending.wait()
 }
 
@@ -332,16 +336,23 @@ func (s *Store) rollback(c *change, u *undo) {
 
 // publish tells subscribers about the records c created.
 func (s *Store) publish(c *change) {
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	s.publishLocked(c)
+}
+
+// publishLocked is publish for a caller holding s.feed.mu.
+func (s *Store) publishLocked(c *change) {
 	if !c.created {
 		return
 	}
 	switch c.Op {
 	case opPutUsers:
 		for _, u := range c.Users {
-			s.feed.publish(u)
+			s.feed.publishLocked(u)
 		}
 	case opPutPost:
-		s.feed.publish(c.Post)
+		s.feed.publishLocked(c.Post)
 	}
 }
 

@@ -41,7 +41,8 @@ type feed struct {
 }
 
 // Subscribe starts a subscription to the created records want accepts (nil: all), with
-// room for buffer pending ones. Records go straight into the subscriber's channel: no
+// room for buffer pending ones. want runs while the feed is held, between one write and
+// the next one's publication, so it must be quick and must not call the store. Records go straight into the subscriber's channel: no
 // goroutine stands between the store and a reader.
 func (s *Store) Subscribe(buffer int, want func(any) bool) *Subscription {
 	c := make(chan any, max(buffer, 1)+1)
@@ -71,9 +72,8 @@ func (s *Store) CloseFeed() {
 	}
 }
 
-func (f *feed) publish(v any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// publishLocked hands v to every subscriber that wants it; the caller holds f.mu.
+func (f *feed) publishLocked(v any) {
 	for sub := range f.subs {
 		switch {
 		case sub.want != nil && !sub.want(v):

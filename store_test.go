@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestDeleteUserCascades(t *testing.T) {
@@ -150,6 +151,57 @@ func TestFeedPublishesCreations(t *testing.T) {
 		t.Errorf("after Close: open=%v err=%v", open, sub.Err())
 	}
 	sub.Close() // twice is fine
+}
+
+// TestReadsDoNotWaitForTheFeed: while subscribers are told of a write, the store
+// serves reads. With the feed told under the write lock, a read waited as long as
+// the telling: 1.2 ms for 1,000 subscriptions in the hostile check, on every read.
+func TestReadsDoNotWaitForTheFeed(t *testing.T) {
+	s := newTestStore(t)
+	read := make(chan bool)
+	sub := s.Subscribe(8, func(v any) bool {
+		go func() { _, ok := s.User(1); read <- ok }()
+		select {
+		case <-read:
+		case <-time.After(5 * time.Second):
+			t.Error("a read waited while the feed was told of a write")
+		}
+		return true
+	})
+	defer sub.Close()
+	if _, err := s.CreateUser("Reader", "reader@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-sub.C; v == nil {
+		t.Error("no event")
+	}
+}
+
+// TestFeedKeepsCommitOrder: writers racing each other are published in the order
+// their changes were applied, which is the order of their ids.
+func TestFeedKeepsCommitOrder(t *testing.T) {
+	s := newTestStore(t)
+	const writers, each = 4, 200
+	sub := s.Subscribe(writers*each, nil)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.CreateUser(fmt.Sprint("W", w, "-", i), fmt.Sprintf("w%d-%d@example.com", w, i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var last int64
+	for range writers * each {
+		u := (<-sub.C).(*User)
+		if u.ID <= last {
+			t.Fatalf("user %d published after user %d", u.ID, last)
+		}
+		last = u.ID
+	}
 }
 
 func TestFeedDropsSlowSubscriber(t *testing.T) {
