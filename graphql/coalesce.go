@@ -38,6 +38,13 @@ func (w *coalescer) hold() {
 	w.mu.Unlock()
 }
 
+// holding reports whether writes are being kept, not sent.
+func (w *coalescer) holding() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.held
+}
+
 // release sends what was held, within timeout, and passes writes on again.
 // The buffer is kept for the next batch unless it grew large.
 func (w *coalescer) release(timeout time.Duration) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"runtime"
 	"strings"
@@ -319,6 +320,60 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	}
 }
 
+// TestWebSocketBatchIsTimedOnce: results written into a held batch go to
+// memory, so only the batch's one system call gets a write deadline, not each
+// result (two timer changes a message were a tenth of a fan-out's writer CPU).
+func TestWebSocketBatchIsTimedOnce(t *testing.T) {
+	const subscriptions = 50
+	var deadlines atomic.Int64
+	s, c, conn := subscribedSocketOn(t, subscriptions, func(nc net.Conn) net.Conn {
+		return deadlineCounter{nc, &deadlines}
+	})
+	conn.writing.Lock() // the writer is busy: every result is queued
+	s.publish(&shareEv{n: 5})
+	for deadline := time.Now().Add(wsWait); conn.queued.Load() < subscriptions; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			conn.writing.Unlock()
+			t.Fatalf("%d of %d results queued", conn.queued.Load(), subscriptions)
+		}
+	}
+	before := deadlines.Load()
+	conn.writing.Unlock()
+	for range subscriptions {
+		wsMustRecv(t, c)
+	}
+	// Set and cleared for the batch, and perhaps for a first result that went
+	// out alone.
+	if n := deadlines.Load() - before; n > 4 {
+		t.Errorf("%d write deadlines set for %d queued results, want 2 (or 4)", n, subscriptions)
+	}
+}
+
+// deadlineCounter counts the write deadlines set on a connection.
+type deadlineCounter struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c deadlineCounter) SetWriteDeadline(t time.Time) error {
+	c.n.Add(1)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// wrappedListener makes each accepted connection with wrap.
+type wrappedListener struct {
+	net.Listener
+	wrap func(net.Conn) net.Conn
+}
+
+func (l wrappedListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(nc), nil
+}
+
 // TestWebSocketBatchesOneEventsResults: one event reaching many operations of one
 // socket wakes them all at once; their results go out together from the socket's
 // writer, not in a system call each. Batching is up to the scheduler, so the bound
@@ -348,9 +403,20 @@ func TestWebSocketBatchesOneEventsResults(t *testing.T) {
 // the client's socket and the server's.
 func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsConn) {
 	t.Helper()
+	return subscribedSocketOn(t, n, nil)
+}
+
+// subscribedSocketOn is subscribedSocket with the server's connections made by
+// conns, when not nil.
+func subscribedSocketOn(t *testing.T, n int, conns func(net.Conn) net.Conn) (*shareSchema, *websocket.Conn, *wsConn) {
+	t.Helper()
 	s := newShareSchema(t)
 	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: n})
-	srv := httptest.NewServer(ws)
+	srv := httptest.NewUnstartedServer(ws)
+	if conns != nil {
+		srv.Listener = wrappedListener{srv.Listener, conns}
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		ws.Shutdown(context.Background())
 		srv.Close()

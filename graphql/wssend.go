@@ -223,9 +223,17 @@ func (c *wsConn) writeLoop() {
 // for each of thousands of subscribers. It is cleared after the write, for
 // the close handshake writes under a context of its own.
 func (c *wsConn) write(p []byte) bool {
-	c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
+	// A message written while the coalescer holds a batch goes to memory; the
+	// batch's one system call has its own deadline (release). Setting one per
+	// message was a tenth of the writer's CPU in a fan-out.
+	timed := !c.coalescer.holding()
+	if timed {
+		c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
+	}
 	err := c.ws.Write(context.Background(), websocket.MessageText, p)
-	c.raw.SetWriteDeadline(time.Time{})
+	if timed {
+		c.raw.SetWriteDeadline(time.Time{})
+	}
 	if err == nil {
 		return true
 	}
