@@ -134,8 +134,8 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		return &c, nil
 	}))
 
-	schema.SetSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
-	schema.SetSubscriber("onPostCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*Post); return ok }))
+	schema.SetNotifyingSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
+	schema.SetNotifyingSubscriber("onPostCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*Post); return ok }))
 	// An event that is an error ends the subscription with that error.
 	for _, field := range []string{"onUserCreated", "onPostCreated"} {
 		schema.SetResolver("Subscription", field, func(p graphql.ResolveParams) (any, error) {
@@ -216,14 +216,15 @@ func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.Resolv
 }
 
 // subscribe gives a subscription field its source stream: the store's created records
-// that want accepts, delivered straight from the store's feed. A subscriber that falls
-// behind gets an error as its last event; one that unsubscribes is removed from the feed.
-func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.SubscribeFunc {
-	return func(p graphql.ResolveParams) (<-chan any, error) {
+// that want accepts, delivered straight from the store's feed, which calls notify
+// after each. A subscriber that falls behind gets an error as its last event; one that
+// unsubscribes is removed from the feed.
+func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.NotifyingSubscribeFunc {
+	return func(p graphql.ResolveParams, notify func()) (<-chan any, error) {
 		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
 			return nil, err
 		}
-		sub := store.Subscribe(subscriptionBuffer, want)
+		sub := store.SubscribeNotify(subscriptionBuffer, want, notify)
 		context.AfterFunc(p.Context, sub.Close)
 		return sub.C, nil
 	}

@@ -17,11 +17,12 @@ var errFeedClosed = errors.New("server is shutting down")
 // Subscription receives created records (*User, *Post) on C. When the subscription is
 // ended by the store, C carries the reason (an error) last; then C is closed.
 type Subscription struct {
-	C    <-chan any
-	c    chan any // one slot more than the buffer, kept free for the final error
-	want func(any) bool
-	feed *feed
-	err  error // set under feed.mu before c is closed
+	C      <-chan any
+	c      chan any // one slot more than the buffer, kept free for the final error
+	want   func(any) bool
+	notify func() // called after each send on c, and after c is closed; may be nil
+	feed   *feed
+	err    error // set under feed.mu before c is closed
 }
 
 // Err is why C was closed: ErrSlowSubscriber, the shutdown, or nil after Close.
@@ -45,8 +46,17 @@ type feed struct {
 // the next one's publication, so it must be quick and must not call the store. Records go straight into the subscriber's channel: no
 // goroutine stands between the store and a reader.
 func (s *Store) Subscribe(buffer int, want func(any) bool) *Subscription {
+	return s.SubscribeNotify(buffer, want, nil)
+}
+
+// SubscribeNotify is Subscribe with notify called after each record or error is put
+// on C and after C is closed, so that a reader can wait for notify instead of
+// keeping a goroutine waiting on C. notify runs while the feed is held: it must
+// be quick and must not call the store. A subscription that starts after CloseFeed
+// is closed at once, without notify.
+func (s *Store) SubscribeNotify(buffer int, want func(any) bool, notify func()) *Subscription {
 	c := make(chan any, max(buffer, 1)+1)
-	sub := &Subscription{C: c, c: c, want: want, feed: &s.feed}
+	sub := &Subscription{C: c, c: c, want: want, notify: notify, feed: &s.feed}
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
 	if s.feed.closed {
@@ -79,6 +89,9 @@ func (f *feed) publishLocked(v any) {
 		case sub.want != nil && !sub.want(v):
 		case len(sub.c) < cap(sub.c)-1:
 			sub.c <- v // cannot block: there is room, and only publish sends
+			if sub.notify != nil {
+				sub.notify()
+			}
 		default:
 			f.dropLocked(sub, ErrSlowSubscriber)
 		}
@@ -101,4 +114,7 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 		sub.c <- err // the slot kept free by publish
 	}
 	close(sub.c)
+	if sub.notify != nil {
+		sub.notify()
+	}
 }

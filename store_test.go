@@ -204,6 +204,30 @@ func TestFeedKeepsCommitOrder(t *testing.T) {
 	}
 }
 
+// TestFeedNotifies: a subscription's notify is called after each record put on C
+// and after C is closed, by Close or for falling behind, and only then.
+func TestFeedNotifies(t *testing.T) {
+	s := newTestStore(t)
+	var told, slowTold int
+	sub := s.SubscribeNotify(8, nil, func() { told++ })
+	slow := s.SubscribeNotify(1, nil, func() { slowTold++ })
+	for i := range 2 {
+		if _, err := s.CreateUser(fmt.Sprint("N", i), fmt.Sprintf("n%d@example.com", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if told != 2 || len(sub.C) != 2 {
+		t.Errorf("told %d times with %d records waiting, want 2 and 2", told, len(sub.C))
+	}
+	if slowTold != 2 || len(slow.C) != 2 || !errors.Is(slow.Err(), ErrSlowSubscriber) {
+		t.Errorf("the slow subscriber was told %d times, has %d waiting, err %v; want 2 (its record, then its end), 2 and ErrSlowSubscriber", slowTold, len(slow.C), slow.Err())
+	}
+	sub.Close()
+	if told != 3 {
+		t.Errorf("told %d times after Close, want 3", told)
+	}
+}
+
 func TestFeedDropsSlowSubscriber(t *testing.T) {
 	s := newTestStore(t)
 	slow, fast := s.Subscribe(2, nil), s.Subscribe(10, nil)

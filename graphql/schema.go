@@ -123,8 +123,9 @@ type FieldDef struct {
 	IsDeprecated      bool
 	DeprecationReason string
 
-	resolve   ResolveFunc
-	subscribe SubscribeFunc
+	resolve         ResolveFunc
+	subscribe       SubscribeFunc
+	subscribeNotify NotifyingSubscribeFunc
 }
 
 // Arg returns the argument called name, or nil.
@@ -179,6 +180,14 @@ type ResolveFunc func(p ResolveParams) (any, error)
 // stream ends when the channel is closed or the context is cancelled; each
 // event is executed against the subscription's selection set.
 type SubscribeFunc func(p ResolveParams) (<-chan any, error)
+
+// NotifyingSubscribeFunc is a SubscribeFunc whose stream calls notify after each
+// value it sends on the channel and after closing it; notify never blocks. The
+// engine then reads such a stream when told, rather than keeping a goroutine
+// waiting on each: an event for a thousand subscribers over WebSocket wakes
+// their sockets, not a thousand goroutines. The stream must end (be closed)
+// when p.Context ends, as any source stream should.
+type NotifyingSubscribeFunc func(p ResolveParams, notify func()) (<-chan any, error)
 
 // ScalarFuncs customise a scalar. Serialize turns a resolver's value into
 // something the JSON writer understands (string, bool, numbers, nil, []any,
@@ -274,7 +283,18 @@ func (s *Schema) SetSubscriber(fieldName string, fn SubscribeFunc) {
 	if s.Subscription == nil {
 		panic("graphql: schema has no subscription type")
 	}
-	s.mustField(s.Subscription.Name, fieldName).subscribe = fn
+	f := s.mustField(s.Subscription.Name, fieldName)
+	f.subscribe, f.subscribeNotify = fn, nil
+}
+
+// SetNotifyingSubscriber binds fn as the source stream of subscription field
+// fieldName, in place of a SubscribeFunc.
+func (s *Schema) SetNotifyingSubscriber(fieldName string, fn NotifyingSubscribeFunc) {
+	if s.Subscription == nil {
+		panic("graphql: schema has no subscription type")
+	}
+	f := s.mustField(s.Subscription.Name, fieldName)
+	f.subscribe, f.subscribeNotify = nil, fn
 }
 
 // SetScalar binds the functions of the custom scalar name.

@@ -39,6 +39,80 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 // the source closes, ctx is cancelled or yield returns false. Serving many
 // subscribers, this saves a goroutine and a hand-off per event.
 func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
+	ready := make(chan struct{}, 1)
+	st, err := s.startStream(ctx, req, func() {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(*Response) bool) {
+		defer st.done()
+		if st.single != nil {
+			yield(st.single)
+			return
+		}
+		for {
+			if !st.notifies {
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok := <-st.src:
+					if !ok || !yield(st.respond(ev)) {
+						return
+					}
+				}
+				continue
+			}
+			if st.poll(yield) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ready:
+			}
+		}
+	}, nil
+}
+
+// eventStream is a started subscription: its source stream and what turns an
+// event into its Response; or, for a query or mutation, its one Response.
+type eventStream struct {
+	ctx      context.Context
+	single   *Response // a query's or mutation's response; the rest is unset
+	src      <-chan any
+	notifies bool // the source calls the notify given to startStream
+	respond  func(ev any) *Response
+	done     func() // call once the stream is no longer read
+}
+
+// poll hands yield the Response to each event waiting on a notifying source,
+// without waiting for more. It reports true when the stream has ended: the
+// source closed, ctx ended or yield returned false.
+func (st *eventStream) poll(yield func(*Response) bool) (ended bool) {
+	for {
+		if st.ctx.Err() != nil {
+			return true
+		}
+		select {
+		case ev, ok := <-st.src:
+			if !ok || !yield(st.respond(ev)) {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// startStream checks req and, for a subscription, creates its source stream,
+// passing notify to a notifying one (SetNotifyingSubscriber). Request errors
+// are returned as an ErrorList. A query or mutation is executed at once.
+func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*eventStream, error) {
 	p := s.prepare(req.Query)
 	if p.errs != nil {
 		return nil, ErrorList(p.errs)
@@ -52,9 +126,7 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 		return nil, ErrorList(errs)
 	}
 	if op.Operation != Subscription {
-		return func(yield func(*Response) bool) {
-			yield(s.executeOperation(ctx, p, op, nil, vars))
-		}, nil
+		return &eventStream{ctx: ctx, single: s.executeOperation(ctx, p, op, nil, vars), done: func() {}}, nil
 	}
 	root := s.Subscription
 	if root == nil {
@@ -75,41 +147,31 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 			shared, leave = s.fanout.join(key)
 		}
 	}
-	src, err := s.createSourceStream(e, root, groups[0])
+	src, notifies, err := s.createSourceStream(e, root, groups[0], notify)
 	if err != nil {
 		leave()
 		return nil, err
 	}
-	// The caller may never run the stream: the subscriber is gone when ctx
+	// The caller may never read the stream: the subscriber is gone when ctx
 	// ends, at the latest.
 	stop := context.AfterFunc(ctx, leave)
-	return func(yield func(*Response) bool) {
-		defer func() {
+	return &eventStream{
+		ctx: ctx, src: src, notifies: notifies,
+		respond: func(ev any) *Response {
+			return shared.result(ev, func() *Response {
+				ex := s.newExecutor(ctx, p, op, vars)
+				ex.event = true
+				return ex.run(root, ev)
+			})
+		},
+		done: func() {
 			stop()
 			leave()
-		}()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-src:
-				if !ok {
-					return
-				}
-				resp := shared.result(ev, func() *Response {
-					ex := s.newExecutor(ctx, p, op, vars)
-					ex.event = true
-					return ex.run(root, ev)
-				})
-				if !yield(resp) {
-					return
-				}
-			}
-		}
+		},
 	}, nil
 }
 
-func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup) (src <-chan any, err error) {
+func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (src <-chan any, notifies bool, err error) {
 	fail := func(msg string, cause error) error {
 		ge := newError("", msg, g.fields[0].Pos)
 		if cause != nil {
@@ -119,30 +181,36 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup) (src 
 		ge.Path = []any{g.key}
 		return ErrorList{ge}
 	}
-	if g.def.subscribe == nil {
-		return nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
+	if g.def.subscribe == nil && g.def.subscribeNotify == nil {
+		return nil, false, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
 	}
 	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
 	if err != nil {
-		return nil, fail("", NewError(codeBadUserInput, err.Error()))
+		return nil, false, fail("", NewError(codeBadUserInput, err.Error()))
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.panicked(e.ctx, r)
-			src, err = nil, fail("", errPanic)
+			src, notifies, err = nil, false, fail("", errPanic)
 		}
 	}()
-	src, err = g.def.subscribe(ResolveParams{
+	p := ResolveParams{
 		Context: e.ctx,
 		Args:    args,
 		Info: ResolveInfo{FieldName: g.def.Name, ParentType: root, ReturnType: g.def.Type,
 			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
-	})
+	}
+	if g.def.subscribeNotify != nil {
+		src, err = g.def.subscribeNotify(p, notify)
+		notifies = true
+	} else {
+		src, err = g.def.subscribe(p)
+	}
 	if err != nil {
-		return nil, fail("", err)
+		return nil, false, fail("", err)
 	}
 	if src == nil {
-		return nil, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
+		return nil, false, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
 	}
-	return src, nil
+	return src, notifies, nil
 }

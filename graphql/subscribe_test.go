@@ -57,3 +57,37 @@ func TestSubscribe(t *testing.T) {
 		t.Error("query stream not closed after its response")
 	}
 }
+
+// TestSubscribeNotifying: Schema.Subscribe reads a notifying source when told,
+// and ends when it closes.
+func TestSubscribeNotifying(t *testing.T) {
+	s, err := ParseSchema(`type Query { x: Int } type Subscription { n: Int }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make(chan any, 4)
+	var notify func()
+	s.SetNotifyingSubscriber("n", func(p ResolveParams, told func()) (<-chan any, error) {
+		notify = told
+		return src, nil
+	})
+	s.SetResolver("Subscription", "n", func(p ResolveParams) (any, error) { return p.Source, nil })
+	events, err := s.Subscribe(t.Context(), Request{Query: "subscription { n }"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2} {
+		src <- n
+		notify()
+	}
+	for _, want := range []string{`{"data":{"n":1}}`, `{"data":{"n":2}}`} {
+		if got := string((<-events).appendJSON(nil)); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+	close(src)
+	notify()
+	if resp, open := <-events; open {
+		t.Errorf("after the source closed: %s", resp.appendJSON(nil))
+	}
+}

@@ -46,8 +46,16 @@ type wsHub struct {
 }
 
 type hubSub struct {
-	c    chan any // room for buf events and the final error
-	user any      // the "user" value of the subscription's context, if any
+	c      chan any // room for buf events and the final error
+	user   any      // the "user" value of the subscription's context, if any
+	notify func()   // for a notifying source (subscribeNotify); nil otherwise
+}
+
+// told calls s's notify, if any, after a send on s.c or its close.
+func (s *hubSub) told() {
+	if s.notify != nil {
+		s.notify()
+	}
 }
 
 type wsUserKey struct{}
@@ -62,7 +70,12 @@ func (h *wsHub) notifyLocked() {
 }
 
 func (h *wsHub) subscribe(p ResolveParams) (<-chan any, error) {
-	s := &hubSub{c: make(chan any, h.buf+1), user: p.Context.Value(wsUserKey{})}
+	return h.subscribeNotify(p, nil)
+}
+
+// subscribeNotify is subscribe for a notifying source (SetNotifyingSubscriber).
+func (h *wsHub) subscribeNotify(p ResolveParams, notify func()) (<-chan any, error) {
+	s := &hubSub{c: make(chan any, h.buf+1), user: p.Context.Value(wsUserKey{}), notify: notify}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.started++
@@ -78,6 +91,7 @@ func (h *wsHub) remove(s *hubSub) {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		close(s.c)
+		s.told()
 		h.notifyLocked()
 	}
 }
@@ -92,10 +106,12 @@ func (h *wsHub) publish(name string) (event map[string]any, dropped int) {
 	for s := range h.subs {
 		if len(s.c) < h.buf {
 			s.c <- u
+			s.told()
 			continue
 		}
 		s.c <- errFellBehind
 		close(s.c)
+		s.told()
 		delete(h.subs, s)
 		dropped++
 	}
@@ -111,6 +127,7 @@ func (h *wsHub) end() {
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		close(s.c)
+		s.told()
 		delete(h.subs, s)
 	}
 	h.notifyLocked()
@@ -169,13 +186,25 @@ type wsServer struct {
 
 func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
 	t.Helper()
+	return newWSServerFed(t, hubBuf, opts, false)
+}
+
+// newWSServerFed is newWSServer with onUserCreated a notifying source when
+// notifying is set: its subscriptions are then read by the connection's feed
+// goroutine rather than each by a goroutine of its own.
+func newWSServerFed(t testing.TB, hubBuf int, opts WebSocketOptions, notifying bool) *wsServer {
+	t.Helper()
 	s, err := ParseSchema(loadTestSDL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bindTestSchema(s, newTestStore())
 	hub := newWSHub(hubBuf)
-	s.SetSubscriber("onUserCreated", hub.subscribe)
+	if notifying {
+		s.SetNotifyingSubscriber("onUserCreated", hub.subscribeNotify)
+	} else {
+		s.SetSubscriber("onUserCreated", hub.subscribe)
+	}
 	s.SetResolver("Subscription", "onUserCreated", func(p ResolveParams) (any, error) {
 		if err, ok := p.Source.(error); ok {
 			return nil, err
@@ -538,14 +567,22 @@ var wsScenarios = []wsScenario{
 }
 
 // TestWebSocketTranscripts runs each scenario and compares its transcript
-// with the golden file; -update rewrites them.
+// with the golden file; -update rewrites them. Each runs twice, with a source
+// read by a goroutine per subscription and with a notifying one read by the
+// connection's feed goroutine: the client must not tell them apart.
 func TestWebSocketTranscripts(t *testing.T) {
-	for _, sc := range wsScenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			got := runWSScenario(t, sc)
-			file := filepath.Join("testdata", "ws", sc.name+".json")
-			testkit.CheckGolden(t, file, got)
-		})
+	for _, notifying := range []bool{false, true} {
+		for _, sc := range wsScenarios {
+			name := sc.name
+			if notifying {
+				name += "/notifying"
+			}
+			t.Run(name, func(t *testing.T) {
+				got := runWSScenario(t, sc, notifying)
+				file := filepath.Join("testdata", "ws", sc.name+".json")
+				testkit.CheckGolden(t, file, got)
+			})
+		}
 	}
 }
 
@@ -573,12 +610,12 @@ func (tr *transcript) bytes() []byte {
 	return []byte("[\n" + strings.Join(tr.lines, ",\n") + "\n]\n")
 }
 
-func runWSScenario(t *testing.T, sc wsScenario) []byte {
+func runWSScenario(t *testing.T, sc wsScenario, notifying bool) []byte {
 	opts := sc.opts
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = time.Hour // one ka after the legacy ack, and no pings
 	}
-	srv := newWSServer(t, 4, opts)
+	srv := newWSServerFed(t, 4, opts, notifying)
 	base := runtime.NumGoroutine()
 	c := dialWS(t, srv.url(), sc.protocols...)
 	tr := &transcript{t: t}
@@ -1428,67 +1465,73 @@ func TestWebSocketOperationCaps(t *testing.T) {
 			"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.",
 			`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var logs logBuffer
-			tc.opts.Log = logs.logger()
-			srv := newWSServer(t, 4, tc.opts)
-			srv.ws.refusals.every = time.Hour
-			operations := func() int {
-				srv.ws.mu.Lock()
-				defer srv.ws.mu.Unlock()
-				return srv.ws.operations
+		for _, notifying := range []bool{false, true} {
+			name := tc.name
+			if notifying {
+				name += "/notifying"
 			}
-			a := dialWS(t, srv.url(), ProtocolTransportWS)
-			b := dialWS(t, srv.url(), ProtocolLegacyWS)
-			defer a.CloseNow()
-			defer b.CloseNow()
-			const sub = "subscription { onUserCreated { id } }"
-			wsSend(t, a, initMsg)
-			wsMustRecv(t, a)
-			wsSend(t, b, initMsg)
-			wsMustRecv(t, b)
-			wsMustRecv(t, b) // ka
-			wsSend(t, a, subscribe("a1", sub, nil))
-			wsSend(t, a, subscribe("a2", sub, nil))
-			wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
-			want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-			if got := wsMustRecv(t, a); got != want {
-				t.Errorf("got %s\nwant %s", got, want)
-			}
-			wsSend(t, b, legacyStart("b1", sub))
-			srv.hub.waitActive(t, 3)
-			wsSend(t, b, legacyStart("b2", sub)) // over the client's or the server's cap
-			want = `{"id":"b2","type":"error","payload":[{"message":"` + tc.refusal + `","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-			if got := wsMustRecv(t, b); got != want {
-				t.Errorf("got %s\nwant %s", got, want)
-			}
-			wsSend(t, a, `{"id":"a1","type":"complete"}`)
-			srv.hub.waitActive(t, 2)
-			for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d operations counted, want 2", operations())
+			t.Run(name, func(t *testing.T) {
+				var logs logBuffer
+				tc.opts.Log = logs.logger()
+				srv := newWSServerFed(t, 4, tc.opts, notifying)
+				srv.ws.refusals.every = time.Hour
+				operations := func() int {
+					srv.ws.mu.Lock()
+					defer srv.ws.mu.Unlock()
+					return srv.ws.operations
 				}
-			}
-			wsSend(t, b, legacyStart("b2", sub)) // a place is free again
-			srv.hub.waitActive(t, 3)
-			a.CloseNow()
-			b.CloseNow()
-			srv.hub.waitActive(t, 0)
-			srv.waitIdle(t)
-			srv.ws.mu.Lock()
-			if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
-				t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
-			}
-			srv.ws.mu.Unlock()
-			srv.ws.Shutdown(t.Context())
-			wantLog := []string{
-				`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
-				tc.log,
-			}
-			if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
-				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
-			}
-		})
+				a := dialWS(t, srv.url(), ProtocolTransportWS)
+				b := dialWS(t, srv.url(), ProtocolLegacyWS)
+				defer a.CloseNow()
+				defer b.CloseNow()
+				const sub = "subscription { onUserCreated { id } }"
+				wsSend(t, a, initMsg)
+				wsMustRecv(t, a)
+				wsSend(t, b, initMsg)
+				wsMustRecv(t, b)
+				wsMustRecv(t, b) // ka
+				wsSend(t, a, subscribe("a1", sub, nil))
+				wsSend(t, a, subscribe("a2", sub, nil))
+				wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
+				want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+				if got := wsMustRecv(t, a); got != want {
+					t.Errorf("got %s\nwant %s", got, want)
+				}
+				wsSend(t, b, legacyStart("b1", sub))
+				srv.hub.waitActive(t, 3)
+				wsSend(t, b, legacyStart("b2", sub)) // over the client's or the server's cap
+				want = `{"id":"b2","type":"error","payload":[{"message":"` + tc.refusal + `","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+				if got := wsMustRecv(t, b); got != want {
+					t.Errorf("got %s\nwant %s", got, want)
+				}
+				wsSend(t, a, `{"id":"a1","type":"complete"}`)
+				srv.hub.waitActive(t, 2)
+				for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d operations counted, want 2", operations())
+					}
+				}
+				wsSend(t, b, legacyStart("b2", sub)) // a place is free again
+				srv.hub.waitActive(t, 3)
+				a.CloseNow()
+				b.CloseNow()
+				srv.hub.waitActive(t, 0)
+				srv.waitIdle(t)
+				srv.ws.mu.Lock()
+				if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
+					t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
+				}
+				srv.ws.mu.Unlock()
+				srv.ws.Shutdown(t.Context())
+				wantLog := []string{
+					`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
+					tc.log,
+				}
+				if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+					t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+				}
+			})
+		}
 	}
 }
 
@@ -1641,5 +1684,58 @@ func TestInClientTurn(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting for the turn after the context ended")
+	}
+}
+
+// TestNotifyingSubscriptionsHoldNoGoroutine: subscriptions to a notifying
+// source are read by their connection's feed goroutine, so an event for many
+// of them wakes one goroutine, not one each; those to a channel source each
+// hold a goroutine. Every result still arrives.
+func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
+	const subscriptions = 200
+	for _, notifying := range []bool{false, true} {
+		srv := newWSServerFed(t, 4, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions, MaxSubscriptionsPerClient: -1}, notifying)
+		c := dialWS(t, srv.url(), ProtocolTransportWS)
+		wsSend(t, c, initMsg)
+		wsMustRecv(t, c)
+		base := runtime.NumGoroutine()
+		for i := range subscriptions {
+			wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { onUserCreated { id } }", nil))
+		}
+		srv.hub.waitActive(t, subscriptions)
+		held := runtime.NumGoroutine() - base
+		if notifying {
+			// The goroutines that set the operations up end once they are handed over.
+			for deadline := time.Now().Add(wsWait); held >= subscriptions/10 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				held = runtime.NumGoroutine() - base
+			}
+			if held >= subscriptions/10 {
+				t.Errorf("%d goroutines for %d notifying subscriptions", held, subscriptions)
+			}
+		} else if held < subscriptions*9/10 { // other tests' goroutines may end meanwhile
+			t.Errorf("%d goroutines for %d channel subscriptions; the test expects one each", held, subscriptions)
+		}
+		event, _ := srv.hub.publish("Nia")
+		got := map[string]bool{}
+		for range subscriptions {
+			var m struct {
+				ID      string `json:"id"`
+				Payload struct {
+					Data struct {
+						OnUserCreated struct{ ID any } `json:"onUserCreated"`
+					} `json:"data"`
+				} `json:"payload"`
+			}
+			if err := json.Unmarshal([]byte(wsMustRecv(t, c)), &m); err != nil || fmt.Sprint(m.Payload.Data.OnUserCreated.ID) != fmt.Sprint(event["id"]) {
+				t.Fatalf("notifying=%v: %+v, %v", notifying, m, err)
+			}
+			got[m.ID] = true
+		}
+		if len(got) != subscriptions {
+			t.Errorf("notifying=%v: results for %d subscriptions, want %d", notifying, len(got), subscriptions)
+		}
+		c.CloseNow()
+		srv.hub.waitActive(t, 0)
+		srv.waitIdle(t)
 	}
 }

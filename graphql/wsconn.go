@@ -18,7 +18,9 @@ import (
 
 // wsConn is one WebSocket connection. The reader goroutine (ServeHTTP's)
 // parses messages and starts operations; each operation has a goroutine that
-// queues its results; one writer goroutine sends the queue.
+// sets it up and queues its results, except a subscription to a notifying
+// source, whose results the connection's feed goroutine queues once set up;
+// one writer goroutine sends the queue.
 type wsConn struct {
 	h   *WebSocketHandler
 	ws  *websocket.Conn
@@ -48,9 +50,13 @@ type wsConn struct {
 	initTimer    *time.Timer
 	draining     bool // a close is queued: ignore further messages
 
+	feed chan struct{} // a value when a notifying source has events (feedLoop)
+
 	mu          sync.Mutex
 	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
+	passive     map[*wsOp]*passiveOp // subscriptions the feed goroutine reads
+	feedEnded   bool                 // the feed goroutine is gone; see addPassive
 	closing     bool
 	closeCode   websocket.StatusCode
 	closeReason string
@@ -77,6 +83,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		cancel: cancel,
 		out:    make(chan outMsg, h.opts.SendQueue),
 		dead:   make(chan struct{}),
+		feed:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
 	}
 }
@@ -90,6 +97,7 @@ func (c *wsConn) serve() {
 		return
 	}
 	c.spawn(c.writeLoop)
+	c.spawn(c.feedLoop)
 	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
 		c.wg.Add(1)
 		c.h.live.Add(1)
@@ -160,8 +168,9 @@ func (c *wsConn) start(id string, req Request) bool {
 	c.ops[id] = op
 	c.mu.Unlock()
 	c.spawn(func() {
-		defer c.h.releaseOperation(c.client)
-		c.run(ctx, op, req)
+		if !c.run(ctx, op, req) {
+			c.h.releaseOperation(c.client)
+		}
 	})
 	return true
 }
@@ -181,37 +190,164 @@ func (c *wsConn) stop(id string) bool {
 	return true
 }
 
-// run executes an operation and queues its results.
-func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) {
-	defer op.cancel()
-	var each func(func(*Response) bool)
+// run executes an operation and queues its results. It reports true when it
+// handed the operation to the feed goroutine, which then ends it.
+func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
+	var st *eventStream
 	var err error
-	if !c.inClientTurn(ctx, func() { each, err = c.h.schema.subscribeEach(ctx, req) }) {
+	if !c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) }) {
+		op.cancel()
 		c.forget(op) // stopped by the client, or the connection is going
-		return
+		return false
 	}
 	if err != nil {
+		op.cancel()
 		c.forget(op)
 		c.sendErrors(op.id, op, errorList(err))
-		return
+		return false
 	}
-	next := "next"
+	if st.notifies {
+		return c.addPassive(op, st)
+	}
+	defer op.cancel()
+	defer st.done()
+	if st.single != nil {
+		if !c.send(outMsg{result: st.single, resultType: c.nextType(), op: op}) {
+			return false
+		}
+	} else {
+		gone := false
+	events:
+		for {
+			select {
+			case <-ctx.Done():
+				break events
+			case ev, ok := <-st.src:
+				if !ok {
+					break events
+				}
+				if gone = !c.send(outMsg{result: st.respond(ev), resultType: c.nextType(), op: op}); gone {
+					return false // the connection is gone; its teardown cancels ctx
+				}
+			}
+		}
+	}
+	c.complete(op)
+	return false
+}
+
+// nextType is the type of a result message in the connection's protocol.
+func (c *wsConn) nextType() string {
 	if c.legacy {
-		next = "data"
+		return "data"
 	}
-	gone := false
-	each(func(resp *Response) bool {
-		gone = !c.send(outMsg{result: resp, resultType: next, op: op})
-		return !gone
-	})
-	if gone {
-		return // the connection is gone; its teardown cancels ctx
-	}
-	// The stream ended: the source closed, or ctx ended because the client
-	// stopped the operation or the connection is going.
+	return "next"
+}
+
+// complete ends an operation whose stream ended (the source closed, or ctx ended
+// because the client stopped the operation or the connection is going), telling
+// the client unless it stopped the operation itself.
+func (c *wsConn) complete(op *wsOp) {
 	c.forget(op)
 	if !op.stopped.Load() && c.ctx.Err() == nil {
 		c.send(outMsg{data: opMessage("complete", op.id, nil), op: op})
+	}
+}
+
+// passiveOp is a subscription to a notifying source, read by feedLoop.
+type passiveOp struct {
+	st       *eventStream
+	stopWake func() bool // stops the wake-up at the end of the operation's context
+}
+
+// addPassive hands op to the feed goroutine. It reports false, having ended
+// op, when that goroutine is gone already (the connection is going).
+func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
+	// A source need not close when ctx ends; the feed is woken to see it ended.
+	p := &passiveOp{st: st, stopWake: context.AfterFunc(st.ctx, c.wakeFeed)}
+	c.mu.Lock()
+	if c.feedEnded {
+		c.mu.Unlock()
+		p.end(op)
+		return false
+	}
+	if c.passive == nil {
+		c.passive = map[*wsOp]*passiveOp{}
+	}
+	c.passive[op] = p
+	c.mu.Unlock()
+	c.wakeFeed() // events may have come before it was added
+	return true
+}
+
+// end releases what op's stream holds.
+func (p *passiveOp) end(op *wsOp) {
+	p.stopWake()
+	p.st.done()
+	op.cancel()
+}
+
+// wakeFeed tells the feed goroutine that a notifying source has events, or
+// has ended. It never blocks: one pending wake-up covers them all.
+func (c *wsConn) wakeFeed() {
+	select {
+	case c.feed <- struct{}{}:
+	default:
+	}
+}
+
+// feedLoop queues the results of the connection's notifying subscriptions
+// when woken, so that an event for many of them wakes one goroutine per
+// connection, not one per subscription. It ends them all when nothing more
+// will be sent.
+func (c *wsConn) feedLoop() {
+	var ready []*wsOp
+	for {
+		select {
+		case <-c.feed:
+		case <-c.dead:
+			c.mu.Lock()
+			c.feedEnded = true
+			passive := c.passive
+			c.passive = nil
+			c.mu.Unlock()
+			for op, p := range passive {
+				p.end(op)
+				c.h.releaseOperation(c.client)
+			}
+			return
+		}
+		ready = ready[:0]
+		c.mu.Lock()
+		for op := range c.passive {
+			ready = append(ready, op)
+		}
+		c.mu.Unlock()
+		for _, op := range ready {
+			c.mu.Lock()
+			p := c.passive[op]
+			c.mu.Unlock()
+			if p == nil {
+				continue
+			}
+			gone := false
+			ended := p.st.poll(func(resp *Response) bool {
+				gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: op})
+				return !gone
+			})
+			if !ended {
+				continue
+			}
+			if gone {
+				break // the connection is gone: c.dead ends the rest
+			}
+			c.mu.Lock()
+			delete(c.passive, op)
+			c.mu.Unlock()
+			p.end(op)
+			c.complete(op)
+			c.h.releaseOperation(c.client)
+		}
 	}
 }
 
