@@ -51,31 +51,7 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 	}
 	return func(yield func(*Response) bool) {
 		defer st.done()
-		if st.single != nil {
-			yield(st.single)
-			return
-		}
-		for {
-			if !st.notifies {
-				select {
-				case <-ctx.Done():
-					return
-				case ev, ok := <-st.src:
-					if !ok || !yield(st.respond(ev)) {
-						return
-					}
-				}
-				continue
-			}
-			if st.poll(yield) {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-ready:
-			}
-		}
+		st.each(ready, yield)
 	}, nil
 }
 
@@ -105,6 +81,38 @@ func (st *eventStream) poll(yield func(*Response) bool) (ended bool) {
 			}
 		default:
 			return false
+		}
+	}
+}
+
+// each calls yield with the Response to each event until the stream ends (see
+// poll), waiting for events on the source, or, for a notifying source, on
+// ready, which its notify fills. A query's or mutation's one Response is
+// yielded alone.
+func (st *eventStream) each(ready <-chan struct{}, yield func(*Response) bool) {
+	if st.single != nil {
+		yield(st.single)
+		return
+	}
+	for {
+		if !st.notifies {
+			select {
+			case <-st.ctx.Done():
+				return
+			case ev, ok := <-st.src:
+				if !ok || !yield(st.respond(ev)) {
+					return
+				}
+			}
+			continue
+		}
+		if st.poll(yield) {
+			return
+		}
+		select {
+		case <-st.ctx.Done():
+			return
+		case <-ready:
 		}
 	}
 }

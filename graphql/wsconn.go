@@ -211,28 +211,14 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	defer op.cancel()
 	defer st.done()
-	if st.single != nil {
-		if !c.send(outMsg{result: st.single, resultType: c.nextType(), op: op}) {
-			return false
-		}
-	} else {
-		gone := false
-	events:
-		for {
-			select {
-			case <-ctx.Done():
-				break events
-			case ev, ok := <-st.src:
-				if !ok {
-					break events
-				}
-				if gone = !c.send(outMsg{result: st.respond(ev), resultType: c.nextType(), op: op}); gone {
-					return false // the connection is gone; its teardown cancels ctx
-				}
-			}
-		}
+	gone := false
+	st.each(nil, func(resp *Response) bool {
+		gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: op})
+		return !gone
+	})
+	if !gone { // else the connection is gone, and its teardown ends the rest
+		c.complete(op)
 	}
-	c.complete(op)
 	return false
 }
 
