@@ -1311,8 +1311,9 @@ func FuzzWebSocketSession(f *testing.F) {
 		f.Add(true, s)
 	}
 	// Each input dials a socket of its own, faster than closed ones may be
-	// uncounted: no per-client cap.
-	srv := newWSServer(f, 4, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
+	// uncounted: no per-client cap. The source is a notifying one, as the
+	// service's are: its subscriptions are read by the connection's feed.
+	srv := newWSServerFed(f, 4, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1}, true)
 	f.Fuzz(func(t *testing.T, legacy bool, msg string) {
 		proto, probe, answered := ProtocolTransportWS, `{"type":"ping","payload":{"probe":1}}`, `{"type":"pong","payload":{"probe":1}}`
 		if legacy {
