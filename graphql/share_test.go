@@ -287,14 +287,7 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	const subscriptions = 50
 	s, c, conn := subscribedSocket(t, subscriptions)
 	writes := conn.coalescer.writeCount
-	conn.writing.Lock() // the writer is busy: every result is queued
-	s.publish(&shareEv{n: 5})
-	for deadline := time.Now().Add(wsWait); conn.queued.Load() < subscriptions; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			conn.writing.Unlock()
-			t.Fatalf("%d of %d results queued", conn.queued.Load(), subscriptions)
-		}
-	}
+	queueWhileBusy(t, s, conn, subscriptions)
 	before := writes()
 	conn.writing.Unlock()
 	got := map[string]bool{}
@@ -320,6 +313,21 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	}
 }
 
+// queueWhileBusy publishes one event while conn's writer is busy and waits
+// until its n results are queued; the writer stays busy until the caller
+// unlocks conn.writing.
+func queueWhileBusy(t *testing.T, s *shareSchema, conn *wsConn, n int) {
+	t.Helper()
+	conn.writing.Lock()
+	s.publish(&shareEv{n: 5})
+	for deadline := time.Now().Add(wsWait); conn.queued.Load() < int64(n); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			conn.writing.Unlock()
+			t.Fatalf("%d of %d results queued", conn.queued.Load(), n)
+		}
+	}
+}
+
 // TestWebSocketBatchIsTimedOnce: results written into a held batch go to
 // memory, so only the batch's one system call gets a write deadline, not each
 // result (two timer changes a message were a tenth of a fan-out's writer CPU).
@@ -329,14 +337,7 @@ func TestWebSocketBatchIsTimedOnce(t *testing.T) {
 	s, c, conn := subscribedSocketOn(t, subscriptions, func(nc net.Conn) net.Conn {
 		return deadlineCounter{nc, &deadlines}
 	})
-	conn.writing.Lock() // the writer is busy: every result is queued
-	s.publish(&shareEv{n: 5})
-	for deadline := time.Now().Add(wsWait); conn.queued.Load() < subscriptions; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			conn.writing.Unlock()
-			t.Fatalf("%d of %d results queued", conn.queued.Load(), subscriptions)
-		}
-	}
+	queueWhileBusy(t, s, conn, subscriptions)
 	before := deadlines.Load()
 	conn.writing.Unlock()
 	for range subscriptions {
