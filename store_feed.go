@@ -43,8 +43,9 @@ type feed struct {
 
 // Subscribe starts a subscription to the created records want accepts (nil: all), with
 // room for buffer pending ones. want runs while the feed is held, between one write and
-// the next one's publication, so it must be quick and must not call the store. Records go straight into the subscriber's channel: no
-// goroutine stands between the store and a reader.
+// the next one's publication, so it must be quick and must not call the store. Records
+// go straight into the subscriber's channel: no goroutine stands between the store and
+// a reader.
 func (s *Store) Subscribe(buffer int, want func(any) bool) *Subscription {
 	return s.SubscribeNotify(buffer, want, nil)
 }
