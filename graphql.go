@@ -224,7 +224,7 @@ func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.N
 		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
 			return nil, err
 		}
-		sub := store.SubscribeNotify(subscriptionBuffer, want, notify)
+		sub := store.Subscribe(subscriptionBuffer, want, notify)
 		context.AfterFunc(p.Context, sub.Close)
 		return sub.C, nil
 	}

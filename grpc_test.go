@@ -156,7 +156,7 @@ func TestGRPCGetAllUsersStopsOnCancel(t *testing.T) {
 func TestGRPCCreateUsers(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
-	sub := a.store.Subscribe(10, nil)
+	sub := a.store.Subscribe(10, nil, nil)
 	defer sub.Close()
 
 	send := func(reqs ...*userpb.CreateUserRequest) (*userpb.CreateUsersResponse, error) {

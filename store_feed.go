@@ -42,20 +42,14 @@ type feed struct {
 }
 
 // Subscribe starts a subscription to the created records want accepts (nil: all), with
-// room for buffer pending ones. want runs while the feed is held, between one write and
-// the next one's publication, so it must be quick and must not call the store. Records
-// go straight into the subscriber's channel: no goroutine stands between the store and
-// a reader.
-func (s *Store) Subscribe(buffer int, want func(any) bool) *Subscription {
-	return s.SubscribeNotify(buffer, want, nil)
-}
-
-// SubscribeNotify is Subscribe with notify called after each record or error is put
-// on C and after C is closed, so that a reader can wait for notify instead of
-// keeping a goroutine waiting on C. notify runs while the feed is held: it must
-// be quick and must not call the store. A subscription that starts after CloseFeed
-// is closed at once, without notify.
-func (s *Store) SubscribeNotify(buffer int, want func(any) bool, notify func()) *Subscription {
+// room for buffer pending ones. Records go straight into the subscriber's channel: no
+// goroutine stands between the store and a reader. notify, when not nil, is called
+// after each record or error is put on C and after C is closed, so that a reader can
+// wait for notify instead of keeping a goroutine waiting on C; a subscription that
+// starts after CloseFeed is closed at once, without it. want and notify run while the
+// feed is held, between one write and the next one's publication: they must be quick
+// and must not call the store.
+func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subscription {
 	c := make(chan any, max(buffer, 1)+1)
 	sub := &Subscription{C: c, c: c, want: want, notify: notify, feed: &s.feed}
 	s.feed.mu.Lock()

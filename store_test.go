@@ -126,8 +126,8 @@ func TestCreateOrderRules(t *testing.T) {
 
 func TestFeedPublishesCreations(t *testing.T) {
 	s := newTestStore(t)
-	sub := s.Subscribe(8, nil)
-	users := s.Subscribe(8, func(v any) bool { _, ok := v.(*User); return ok })
+	sub := s.Subscribe(8, nil, nil)
+	users := s.Subscribe(8, func(v any) bool { _, ok := v.(*User); return ok }, nil)
 	u, _ := s.CreateUser("Fed", "fed@example.com")
 	p, _ := s.CreatePost(u.ID, "Title", "Body")
 	s.UpdateUser(u.ID, UserPatch{})                          // not a creation
@@ -167,7 +167,7 @@ func TestReadsDoNotWaitForTheFeed(t *testing.T) {
 			t.Error("a read waited while the feed was told of a write")
 		}
 		return true
-	})
+	}, nil)
 	defer sub.Close()
 	if _, err := s.CreateUser("Reader", "reader@example.com"); err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestReadsDoNotWaitForTheFeed(t *testing.T) {
 func TestFeedKeepsCommitOrder(t *testing.T) {
 	s := newTestStore(t)
 	const writers, each = 4, 200
-	sub := s.Subscribe(writers*each, nil)
+	sub := s.Subscribe(writers*each, nil, nil)
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -209,8 +209,8 @@ func TestFeedKeepsCommitOrder(t *testing.T) {
 func TestFeedNotifies(t *testing.T) {
 	s := newTestStore(t)
 	var told, slowTold int
-	sub := s.SubscribeNotify(8, nil, func() { told++ })
-	slow := s.SubscribeNotify(1, nil, func() { slowTold++ })
+	sub := s.Subscribe(8, nil, func() { told++ })
+	slow := s.Subscribe(1, nil, func() { slowTold++ })
 	for i := range 2 {
 		if _, err := s.CreateUser(fmt.Sprint("N", i), fmt.Sprintf("n%d@example.com", i)); err != nil {
 			t.Fatal(err)
@@ -230,7 +230,7 @@ func TestFeedNotifies(t *testing.T) {
 
 func TestFeedDropsSlowSubscriber(t *testing.T) {
 	s := newTestStore(t)
-	slow, fast := s.Subscribe(2, nil), s.Subscribe(10, nil)
+	slow, fast := s.Subscribe(2, nil, nil), s.Subscribe(10, nil, nil)
 	for i := range 5 {
 		if _, err := s.CreateUser(fmt.Sprint("U", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
 			t.Fatal(err)
@@ -254,7 +254,7 @@ func TestFeedDropsSlowSubscriber(t *testing.T) {
 	if last != errFeedClosed || fast.Err() != errFeedClosed {
 		t.Errorf("CloseFeed: last event %v, err %v", last, fast.Err())
 	}
-	if late := s.Subscribe(1, nil); late.Err() == nil {
+	if late := s.Subscribe(1, nil, nil); late.Err() == nil {
 		t.Error("subscribing after CloseFeed succeeded")
 	}
 }
