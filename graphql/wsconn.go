@@ -287,7 +287,11 @@ func (c *wsConn) wakeFeed() {
 // connection, not one per subscription. It ends them all when nothing more
 // will be sent.
 func (c *wsConn) feedLoop() {
-	var ready []*wsOp
+	type entry struct {
+		op *wsOp
+		p  *passiveOp
+	}
+	var ready []entry // only this goroutine removes operations from c.passive
 	for {
 		select {
 		case <-c.feed:
@@ -305,17 +309,12 @@ func (c *wsConn) feedLoop() {
 		}
 		ready = ready[:0]
 		c.mu.Lock()
-		for op := range c.passive {
-			ready = append(ready, op)
+		for op, p := range c.passive {
+			ready = append(ready, entry{op, p})
 		}
 		c.mu.Unlock()
-		for _, op := range ready {
-			c.mu.Lock()
-			p := c.passive[op]
-			c.mu.Unlock()
-			if p == nil {
-				continue
-			}
+		for _, e := range ready {
+			op, p := e.op, e.p
 			gone := false
 			ended := p.st.poll(func(resp *Response) bool {
 				gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: op})
