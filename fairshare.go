@@ -193,7 +193,10 @@ func readAhead(r *http.Request, limit int64) {
 	}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, limit)))
+		// Room for the declared length up to aheadFirstRead; past that the buffer
+		// grows as the body arrives, so a client that declares a megabyte and
+		// sends nothing claims no more than that.
+		buf.Grow(int(min(r.ContentLength, limit, aheadFirstRead)))
 	}
 	var rest io.Reader = r.Body
 	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {
@@ -201,6 +204,10 @@ func readAhead(r *http.Request, limit int64) {
 	}
 	r.Body = readCloser{io.MultiReader(&buf, rest), r.Body}
 }
+
+// aheadFirstRead is the most of a body's declared length readAhead makes room for
+// before any of it arrives: larger than the service's usual bodies.
+const aheadFirstRead = 64 << 10
 
 type readCloser struct {
 	io.Reader

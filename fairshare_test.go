@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 func TestFairShareTurns(t *testing.T) {
@@ -356,4 +358,18 @@ func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, body
+}
+
+// TestReadAheadClaimsWhatArrives: a body declared at a megabyte of which ten bytes
+// arrive before the client goes claims a first read's room, not the megabyte.
+func TestReadAheadClaimsWhatArrives(t *testing.T) {
+	body := io.MultiReader(strings.NewReader("0123456789"), &failedReader{io.ErrUnexpectedEOF})
+	r, _ := http.NewRequest("POST", "http://localhost/graphql", io.NopCloser(body))
+	r.ContentLength = 1 << 20
+	if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > 2*aheadFirstRead {
+		t.Errorf("ten bytes of a declared megabyte claimed %d bytes", n)
+	}
+	if got, err := io.ReadAll(r.Body); string(got) != "0123456789" || err != io.ErrUnexpectedEOF {
+		t.Errorf("read back %q, %v; want the ten bytes, then the client's error", got, err)
+	}
 }
