@@ -366,7 +366,9 @@ func TestReadAheadClaimsWhatArrives(t *testing.T) {
 	body := io.MultiReader(strings.NewReader("0123456789"), &failedReader{io.ErrUnexpectedEOF})
 	r, _ := http.NewRequest("POST", "http://localhost/graphql", io.NopCloser(body))
 	r.ContentLength = 1 << 20
-	if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > 2*aheadFirstRead {
+	// Bounded loosely: other goroutines allocate meanwhile (under -race, a first
+	// read's room again).
+	if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > 4*aheadFirstRead {
 		t.Errorf("ten bytes of a declared megabyte claimed %d bytes", n)
 	}
 	if got, err := io.ReadAll(r.Body); string(got) != "0123456789" || err != io.ErrUnexpectedEOF {
