@@ -462,10 +462,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 // last, another parser the first, so {"query":"{ users { id } }","query":"mutation
 // { … }"} would mean different operations to a proxy and to this server.
 func decodeParams(body []byte, p *httpParams) error {
-	if err := json.Unmarshal(body, p); err != nil {
-		return err
-	}
-	return jsonkeys.Check(body)
+	return jsonkeys.Unmarshal(body, p)
 }
 
 // paramsFault says what is wrong with a POST body that did not decode.

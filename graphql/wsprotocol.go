@@ -209,11 +209,14 @@ type wsMessage struct {
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+	if err := jsonkeys.Unmarshal(data, &fields); err != nil {
+		if _, dup := errors.AsType[*jsonkeys.Error](err); dup {
+			return m, err
+		}
 		return m, errors.New("not a JSON object")
 	}
-	if err := jsonkeys.Check(data); err != nil {
-		return m, err // the JSON is valid, so err names the repeated key
+	if fields == nil {
+		return m, errors.New("not a JSON object")
 	}
 	raw, ok := fields["type"]
 	if !ok {

@@ -39,6 +39,17 @@ func Check(data []byte) error {
 	return checkTokens(data) // words the syntax error, or reads the one value before trailing data
 }
 
+// Unmarshal is json.Unmarshal(data, v) followed by Check(data) when it
+// succeeds. json.Unmarshal validates the whole of data before decoding any of
+// it, so the check need not validate it again: for a large body that second
+// validation was as long as the check itself.
+func Unmarshal(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	return checkValid(data)
+}
+
 // manyKeys is the number of keys an object has before its keys are looked up
 // in a map rather than compared one by one.
 const manyKeys = 16

@@ -10,37 +10,39 @@ import (
 	"testing"
 )
 
+var checkCases = []struct {
+	in      string
+	dupKey  string // "" when the input has no repeated key
+	invalid bool
+}{
+	{in: `{"name":"a","email":"b"}`},
+	{in: `{"name":"a","name":"b"}`, dupKey: "name"},
+	{in: `{"name":"a","Name":"b"}`, dupKey: "Name"},
+	{in: `{"kelvin":1,"\u212aelvin":2}`, dupKey: "\u212aelvin"}, // K and the Kelvin sign fold together
+	{in: `{"query":"{a}","variables":{"a":1,"A":2}}`},           // case tells keys apart below the top
+	{in: `{"query":"{a}","variables":{"a":1,"a":2}}`, dupKey: "a"},
+	{in: `{"a":{"b":1},"c":{"b":2}}`}, // the same key in two objects
+	{in: `[{"a":1},{"a":2}]`},         // objects in an array are separate
+	{in: `[{"a":1,"a":2}]`, dupKey: "a"},
+	{in: `{"a":[{"x":1}],"b":{"x":{"x":1}}}`},
+	{in: `{"a":"x","b":["a","a"],"c":"a"}`}, // string values that look like keys
+	{in: `{"a":1`, invalid: true},
+	{in: `{"a":1} {"a":2}`}, // Check reads one value; callers refuse trailing data
+	{in: `"a"`},
+	{in: ``, invalid: true},
+	{in: `{"\u0061":1,"a":2}`, dupKey: "a"},           // escapes are decoded before comparing
+	{in: `{"a\"":1,"a\\":2,"a\"":3}`, dupKey: `a"`},   // an escaped quote does not end the key
+	{in: `{"a":"\\","b":"x\"y:","b":1}`, dupKey: "b"}, // nor does a quote after an escaped backslash end it early
+	{in: `{"a" : "b:" , "b" :1}`},                     // a value followed by text that looks like a colon
+	{in: manyKeysObject(40, "last")},                  // past manyKeys the keys are in a map
+	{in: manyKeysObject(40, "k7"), dupKey: "k7"},
+	{in: manyKeysObject(40, "K7"), dupKey: "K7"},   // folded there too
+	{in: `{"v":` + manyKeysObject(40, "K7") + `}`}, // but not below the top
+	{in: `{"v":` + manyKeysObject(40, "k7") + `}`, dupKey: "k7"},
+}
+
 func TestCheck(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		dupKey  string // "" when the input has no repeated key
-		invalid bool
-	}{
-		{in: `{"name":"a","email":"b"}`},
-		{in: `{"name":"a","name":"b"}`, dupKey: "name"},
-		{in: `{"name":"a","Name":"b"}`, dupKey: "Name"},
-		{in: `{"kelvin":1,"\u212aelvin":2}`, dupKey: "\u212aelvin"}, // K and the Kelvin sign fold together
-		{in: `{"query":"{a}","variables":{"a":1,"A":2}}`},           // case tells keys apart below the top
-		{in: `{"query":"{a}","variables":{"a":1,"a":2}}`, dupKey: "a"},
-		{in: `{"a":{"b":1},"c":{"b":2}}`}, // the same key in two objects
-		{in: `[{"a":1},{"a":2}]`},         // objects in an array are separate
-		{in: `[{"a":1,"a":2}]`, dupKey: "a"},
-		{in: `{"a":[{"x":1}],"b":{"x":{"x":1}}}`},
-		{in: `{"a":"x","b":["a","a"],"c":"a"}`}, // string values that look like keys
-		{in: `{"a":1`, invalid: true},
-		{in: `{"a":1} {"a":2}`}, // Check reads one value; callers refuse trailing data
-		{in: `"a"`},
-		{in: ``, invalid: true},
-		{in: `{"\u0061":1,"a":2}`, dupKey: "a"},           // escapes are decoded before comparing
-		{in: `{"a\"":1,"a\\":2,"a\"":3}`, dupKey: `a"`},   // an escaped quote does not end the key
-		{in: `{"a":"\\","b":"x\"y:","b":1}`, dupKey: "b"}, // nor does a quote after an escaped backslash end it early
-		{in: `{"a" : "b:" , "b" :1}`},                     // a value followed by text that looks like a colon
-		{in: manyKeysObject(40, "last")},                  // past manyKeys the keys are in a map
-		{in: manyKeysObject(40, "k7"), dupKey: "k7"},
-		{in: manyKeysObject(40, "K7"), dupKey: "K7"},   // folded there too
-		{in: `{"v":` + manyKeysObject(40, "K7") + `}`}, // but not below the top
-		{in: `{"v":` + manyKeysObject(40, "k7") + `}`, dupKey: "k7"},
-	} {
+	for _, tc := range checkCases {
 		err := Check([]byte(tc.in))
 		var dup *Error
 		switch {
@@ -55,6 +57,40 @@ func TestCheck(t *testing.T) {
 		case err != nil:
 			t.Errorf("Check(%s) = %v, want nil", tc.in, err)
 		}
+	}
+}
+
+func TestUnmarshal(t *testing.T) {
+	for _, tc := range checkCases {
+		unmarshalAgreesWithCheck(t, []byte(tc.in))
+	}
+	// A value of the wrong type is decoding's error, found before any key is checked.
+	var s string
+	if _, ok := errors.AsType[*json.UnmarshalTypeError](Unmarshal([]byte(`{"a":1,"a":2}`), &s)); !ok {
+		t.Error("Unmarshal of an object with a repeated key into a string: want encoding/json's type error")
+	}
+}
+
+// unmarshalAgreesWithCheck: for valid JSON, Unmarshal reports what Check does
+// (having decoded it); for other text, the syntax error json.Unmarshal gives.
+func unmarshalAgreesWithCheck(t *testing.T, data []byte) {
+	t.Helper()
+	var raw json.RawMessage // takes any valid value without a type error
+	got := Unmarshal(data, &raw)
+	if !json.Valid(data) {
+		if _, ok := errors.AsType[*json.SyntaxError](got); !ok {
+			t.Errorf("Unmarshal(%q) = %v, want json.Unmarshal's syntax error", data, got)
+		}
+		return
+	}
+	want := Check(data)
+	g, _ := errors.AsType[*Error](got)
+	w, _ := errors.AsType[*Error](want)
+	if (got == nil) != (want == nil) || (g == nil) != (w == nil) || g != nil && *g != *w {
+		t.Errorf("Unmarshal(%q) = %v, Check says %v", data, got, want)
+	}
+	if got == nil && !bytes.Equal(raw, bytes.TrimSpace(data)) {
+		t.Errorf("Unmarshal(%q) decoded %q", data, raw)
 	}
 }
 
@@ -115,6 +151,7 @@ func FuzzCheck(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		unmarshalAgreesWithCheck(t, data)
 		err := Check(data)
 		var dup *Error
 		if errors.As(err, &dup) {
