@@ -187,27 +187,63 @@ func (f *fairShare) forget(client string, t *clientTurns) {
 // readAhead reads r's body, at most limit bytes of it, and gives the handler a
 // body that yields the same bytes, then whatever follows them on the connection,
 // or the error the read ended with (a client gone, the read timeout).
+//
+// The bytes are kept in chunks of at most aheadChunk, each allocated when the
+// one before it is full, so that a client claims no more than a chunk beyond
+// what it has sent (a body declared at a megabyte of which ten bytes come claims
+// one chunk, not the megabyte), and a large body is not copied as a growing
+// buffer doubles: a 270 KB body read into a bytes.Buffer allocated about a
+// megabyte.
 func readAhead(r *http.Request, limit int64) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		// Room for the declared length up to aheadFirstRead; past that the buffer
-		// grows as the body arrives, so a client that declares a megabyte and
-		// sends nothing claims no more than that.
-		buf.Grow(int(min(r.ContentLength, limit, aheadFirstRead)))
-	}
+	parts := make([]io.Reader, 0, 4) // io.MultiReader copies it
 	var rest io.Reader = r.Body
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {
-		rest = &failedReader{err}
+	for read, size := int64(0), int64(minAheadChunk); read < limit; {
+		switch {
+		case r.ContentLength > read:
+			size = min(r.ContentLength-read, aheadChunk)
+		case r.ContentLength >= 0:
+			size = 1 // all declared bytes are here: only the end is left to read
+		}
+		chunk := make([]byte, min(size, limit-read))
+		n, err := readFull(r.Body, chunk)
+		read += int64(n)
+		if n > 0 {
+			parts = append(parts, bytes.NewReader(chunk[:n]))
+		}
+		if err != nil {
+			if err != io.EOF {
+				rest = &failedReader{err}
+			}
+			break
+		}
+		size = min(2*size, aheadChunk) // a body of unknown length: double, from minAheadChunk
 	}
-	r.Body = readCloser{io.MultiReader(&buf, rest), r.Body}
+	r.Body = readCloser{io.MultiReader(append(parts, rest)...), r.Body}
 }
 
-// aheadFirstRead is the most of a body's declared length readAhead makes room for
-// before any of it arrives: larger than the service's usual bodies.
-const aheadFirstRead = 64 << 10
+// readFull reads from r until p is full or a read fails, and returns what it
+// read and the failure, io.EOF at the end. Unlike io.ReadFull it does not turn
+// an end in the middle into io.ErrUnexpectedEOF, which net/http's body returns
+// for a client gone before its declared length arrived.
+func readFull(r io.Reader, p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = r.Read(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+const (
+	// aheadChunk is the largest piece of a body readAhead allocates at once:
+	// larger than the service's usual bodies, a sixteenth of the largest.
+	aheadChunk = 64 << 10
+	// minAheadChunk is the first piece of a body of unknown length (chunked).
+	minAheadChunk = 512
+)
 
 type readCloser struct {
 	io.Reader

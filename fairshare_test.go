@@ -360,6 +360,27 @@ func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	return resp.StatusCode, body
 }
 
+// TestReadAheadCopiesOnce: a large body of declared length is read into about
+// its length, not into a buffer doubling past it, and yields the same bytes; so
+// does a body of unknown length.
+func TestReadAheadCopiesOnce(t *testing.T) {
+	want := strings.Repeat("0123456789", 27_000)
+	for _, declared := range []int64{int64(len(want)), -1} {
+		r, _ := http.NewRequest("POST", "http://localhost/graphql", io.NopCloser(strings.NewReader(want)))
+		r.ContentLength = declared
+		limit := int64(len(want)) * 3 / 2
+		if declared < 0 {
+			limit = 2 * int64(len(want)) // doubling chunks from minAheadChunk
+		}
+		if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > uint64(limit) {
+			t.Errorf("declared %d: a %d-byte body took %d bytes", declared, len(want), n)
+		}
+		if got, err := io.ReadAll(r.Body); string(got) != want || err != nil {
+			t.Errorf("declared %d: read back %d bytes, %v; want the body", declared, len(got), err)
+		}
+	}
+}
+
 // TestReadAheadClaimsWhatArrives: a body declared at a megabyte of which ten bytes
 // arrive before the client goes claims a first read's room, not the megabyte.
 func TestReadAheadClaimsWhatArrives(t *testing.T) {
@@ -368,7 +389,7 @@ func TestReadAheadClaimsWhatArrives(t *testing.T) {
 	r.ContentLength = 1 << 20
 	// Bounded loosely: other goroutines allocate meanwhile (under -race, a first
 	// read's room again).
-	if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > 4*aheadFirstRead {
+	if n := testkit.BytesAllocated(func() { readAhead(r, maxBodyBytes+1) }); n > 4*aheadChunk {
 		t.Errorf("ten bytes of a declared megabyte claimed %d bytes", n)
 	}
 	if got, err := io.ReadAll(r.Body); string(got) != "0123456789" || err != io.ErrUnexpectedEOF {
