@@ -311,7 +311,7 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 		return nil, err
 	}
 	rep.baselineRSS = m.rss
-	h.logf("  p50 %s, p99 %s, %d calls, %d errors; RSS %.0f MiB", fmtDur(rep.baseline.percentile(50)), fmtDur(rep.baseline.percentile(99)),
+	h.logf("  p50 %s, p99 %s (%s), %d calls, %d errors; RSS %.0f MiB", fmtDur(rep.baseline.percentile(50)), fmtDur(rep.baseline.percentile(99)), rep.baseline.byCall(),
 		len(rep.baseline.lat), rep.baseline.errors, mib(m.rss))
 	if rep.baseline.errors > 0 {
 		return nil, fmt.Errorf("the legitimate client failed without any attack: %v", rep.baseline.firstErr)
@@ -379,8 +379,8 @@ func (h *hostile) runKind(ctx context.Context, a attack) (*kindResult, error) {
 			k.rssAfter = m.rss
 		}
 	}
-	h.logf("  %s; legit p99 %s (%d calls, %d errors); peak RSS %.0f MiB; %s", k.summary(), fmtDur(k.legit.percentile(99)),
-		len(k.legit.lat), k.legit.errors, mib(k.peakRSS), k.failNote())
+	h.logf("  %s; legit p99 %s (%d calls, %d errors; %s); peak RSS %.0f MiB; %s", k.summary(), fmtDur(k.legit.percentile(99)),
+		len(k.legit.lat), k.legit.errors, k.legit.byCall(), mib(k.peakRSS), k.failNote())
 	if !k.held() {
 		// Requests the service is still working on would be charged to the next kind.
 		if k.guard == "" {
@@ -567,6 +567,7 @@ func (r *hostileReport) print(w io.Writer) {
 	}
 	t.row("attacks answered in time", "-", fmt.Sprintf("%d of %d kinds", held, len(r.kinds)), "all", verdict(r.allHeld()))
 	t.flush()
+	fmt.Fprintf(w, "  legitimate p99 by call: baseline %s; under attack %s\n", r.baseline.byCall(), r.during.byCall())
 	if r.during.firstErr != nil {
 		fmt.Fprintf(w, "  legitimate client, first error under attack: %v\n", r.during.firstErr)
 	}

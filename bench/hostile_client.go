@@ -209,8 +209,9 @@ func healthz(ctx context.Context, addr string) {
 
 // legitResult is what the legitimate client saw.
 type legitResult struct {
-	lat      []time.Duration // of the successful calls, sorted
-	errors   int             // failed calls and unexpected statuses
+	lat      []time.Duration   // of the successful calls, sorted
+	perCall  [][]time.Duration // lat by call of legitCalls, each sorted
+	errors   int               // failed calls and unexpected statuses
 	firstErr error
 }
 
@@ -222,7 +223,35 @@ func (l legitResult) merge(o legitResult) legitResult {
 		m.firstErr = o.firstErr
 	}
 	slices.Sort(m.lat)
+	for i := range max(len(l.perCall), len(o.perCall)) {
+		var a, b []time.Duration
+		if i < len(l.perCall) {
+			a = l.perCall[i]
+		}
+		if i < len(o.perCall) {
+			b = o.perCall[i]
+		}
+		c := slices.Concat(a, b)
+		slices.Sort(c)
+		m.perCall = append(m.perCall, c)
+	}
 	return m
+}
+
+// legitCallNames name legitCalls, in their order, for the report.
+var legitCallNames = []string{"GET user", "POST user", "GraphQL", "OData"}
+
+// byCall gives the p99 of each legitimate call, the calls' tail told apart.
+func (l legitResult) byCall() string {
+	var parts []string
+	for i, lat := range l.perCall {
+		name := strconv.Itoa(i)
+		if i < len(legitCallNames) {
+			name = legitCallNames[i]
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", name, fmtDur(percentile(lat, 99))))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // legitCalls are the legitimate client's four calls, each with the status it
@@ -298,6 +327,7 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 		var all legitResult
 		for _, r := range results {
 			all = all.merge(r)
+			all.perCall = append(all.perCall, r.lat)
 		}
 		return all
 	}
@@ -359,9 +389,10 @@ func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers
 
 // legitReport is what "bench legit" writes on its standard output when it stops.
 type legitReport struct {
-	Latencies  []time.Duration `json:"latencies"`
-	Errors     int             `json:"errors"`
-	FirstError string          `json:"firstError,omitempty"`
+	Latencies  []time.Duration   `json:"latencies"`
+	PerCall    [][]time.Duration `json:"perCall"`
+	Errors     int               `json:"errors"`
+	FirstError string            `json:"firstError,omitempty"`
 }
 
 // runLegit is the "legit" subcommand: the legitimate client runs until its
@@ -379,7 +410,7 @@ func runLegit(args []string, stdin io.Reader, stdout io.Writer) error {
 	stop := startLegit(context.Background(), *addr, *users, *rate, *timeout, *run)
 	io.Copy(io.Discard, stdin)
 	res := stop()
-	rep := legitReport{Latencies: res.lat, Errors: res.errors}
+	rep := legitReport{Latencies: res.lat, PerCall: res.perCall, Errors: res.errors}
 	if res.firstErr != nil {
 		rep.FirstError = res.firstErr.Error()
 	}
@@ -414,7 +445,7 @@ func startLegitProcess(ctx context.Context, self, addr string, users, rate int, 
 		if err != nil {
 			return failed(err)()
 		}
-		res := legitResult{lat: rep.Latencies, errors: rep.Errors}
+		res := legitResult{lat: rep.Latencies, perCall: rep.PerCall, errors: rep.Errors}
 		if rep.FirstError != "" {
 			res.firstErr = errors.New(rep.FirstError)
 		}
