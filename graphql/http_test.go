@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"quartet/internal/testkit"
 )
@@ -189,5 +190,20 @@ func TestReadBodyOfDeclaredLength(t *testing.T) {
 	}
 	if string(got) != body {
 		t.Errorf("read %d bytes, want the %d sent", len(got), size)
+	}
+}
+
+// TestReadBodyClaimsWhatArrives: a body declared at a megabyte of which ten bytes
+// arrive before the client goes claims no more than a pooled buffer.
+func TestReadBodyClaimsWhatArrives(t *testing.T) {
+	r := httptest.NewRequest("POST", "/graphql", io.MultiReader(strings.NewReader("0123456789"), iotest.ErrReader(io.ErrUnexpectedEOF)))
+	r.ContentLength = 1 << 20
+	var err error
+	// Bounded loosely: other goroutines allocate meanwhile.
+	if n := testkit.BytesAllocated(func() { _, _, err = readBody(httptest.NewRecorder(), r, 1<<20) }); n > 4*maxPooledBody {
+		t.Errorf("ten bytes of a declared megabyte claimed %d bytes", n)
+	}
+	if err == nil {
+		t.Error("a body cut short was read without an error")
 	}
 }
