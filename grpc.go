@@ -391,29 +391,49 @@ func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.Creat
 
 // receiveUsers receives a CreateUsers call's users until the client has sent them all,
 // within the call's bounds. held is what it claimed of s.waiting, also on failure.
+//
+// A Recv cannot be interrupted, so the users are received in a goroutine of their own
+// while the handler waits for it or for the call's time to run out. When the time runs
+// out first, the handler returns, which ends the stream and so the Recv in progress,
+// and what the receiver held is given back once it has stopped. (Handing each message
+// from a receiving goroutine to a waiting loop instead cost two goroutine switches a
+// message: bench/README.md, "Where the slow calls come from".)
 func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
-	l := s.limits
-	deadline := time.NewTimer(l.createUsersTime)
+	type result struct {
+		batch []NewUser
+		held  int64
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.batch, r.held, r.err = s.receiveAll(stream)
+		done <- r
+	}()
+	deadline := time.NewTimer(s.limits.createUsersTime)
 	defer deadline.Stop()
-	done := make(chan struct{})
-	defer close(done)
-	msgs := forward(stream.Recv, done)
+	select {
+	case r := <-done:
+		return r.batch, r.held, r.err
+	case <-deadline.C:
+		go func() { s.waiting.release((<-done).held) }()
+		return nil, 0, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", s.limits.createUsersTime)
+	}
+}
+
+// receiveAll is receiveUsers without the call's time limit.
+func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
+	l := s.limits
 	for {
-		var m received[*userpb.CreateUserRequest]
-		select {
-		case m = <-msgs:
-		case <-deadline.C:
-			return batch, held, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", l.createUsersTime)
-		}
+		req, err := stream.Recv()
 		switch {
-		case errors.Is(m.err, io.EOF):
+		case errors.Is(err, io.EOF):
 			return batch, held, nil
-		case m.err != nil:
-			return batch, held, m.err
+		case err != nil:
+			return batch, held, err
 		case len(batch) == l.createUsersMax:
 			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d users per CreateUsers call", l.createUsersMax)
 		}
-		req := m.msg
 		if _, _, err := validateUser(req.GetName(), req.GetEmail()); err != nil {
 			return batch, held, &Error{Kind: KindInvalid, Message: fmt.Sprintf("user %d: %s", len(batch), asError(err).Message)}
 		}
@@ -433,34 +453,6 @@ func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.Crea
 // batch (two string headers, 32 bytes, and as much again that append may leave spare).
 func userCost(req *userpb.CreateUserRequest) int64 {
 	return int64(len(req.GetName()) + len(req.GetEmail()) + 64)
-}
-
-// received is one result of a stream's Recv.
-type received[T any] struct {
-	msg T
-	err error
-}
-
-// forward calls recv until it fails, handing on each result, so that a handler can
-// wait for a message and for a deadline at once (a Recv cannot be interrupted). It
-// stops once done is closed: the handler has returned, which ends the stream and so
-// the Recv in progress.
-func forward[T any](recv func() (T, error), done <-chan struct{}) <-chan received[T] {
-	out := make(chan received[T])
-	go func() {
-		for {
-			msg, err := recv()
-			select {
-			case out <- received[T]{msg, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return out
 }
 
 // byteBudget is a number of bytes that concurrent callers claim parts of and release.
