@@ -200,12 +200,13 @@ func readAhead(r *http.Request, limit int64) {
 	}
 	parts := make([]io.Reader, 0, 4) // io.MultiReader copies it
 	var rest io.Reader = r.Body
-	for read, size := int64(0), int64(minAheadChunk); read < limit; {
-		switch {
-		case r.ContentLength > read:
-			size = min(r.ContentLength-read, aheadChunk)
-		case r.ContentLength >= 0:
-			size = 1 // all declared bytes are here: only the end is left to read
+	// A body of unknown length (chunked) is read in chunks doubling from
+	// minAheadChunk; one of declared length in chunks of what is left of it, then
+	// one byte's room to read its end.
+	for read, grow := int64(0), int64(minAheadChunk); read < limit; grow = min(2*grow, aheadChunk) {
+		size := grow
+		if r.ContentLength >= 0 {
+			size = max(1, min(r.ContentLength-read, aheadChunk))
 		}
 		chunk := make([]byte, min(size, limit-read))
 		n, err := readFull(r.Body, chunk)
@@ -219,7 +220,6 @@ func readAhead(r *http.Request, limit int64) {
 			}
 			break
 		}
-		size = min(2*size, aheadChunk) // a body of unknown length: double, from minAheadChunk
 	}
 	r.Body = readCloser{io.MultiReader(append(parts, rest)...), r.Body}
 }

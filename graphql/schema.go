@@ -280,21 +280,24 @@ func (s *Schema) SetResolver(typeName, fieldName string, fn ResolveFunc) {
 // event becomes the source of the field's resolver; when the field has no
 // resolver the event itself is the field's value.
 func (s *Schema) SetSubscriber(fieldName string, fn SubscribeFunc) {
-	if s.Subscription == nil {
-		panic("graphql: schema has no subscription type")
-	}
-	f := s.mustField(s.Subscription.Name, fieldName)
+	f := s.subscriptionField(fieldName)
 	f.subscribe, f.subscribeNotify = fn, nil
 }
 
 // SetNotifyingSubscriber binds fn as the source stream of subscription field
 // fieldName, in place of a SubscribeFunc.
 func (s *Schema) SetNotifyingSubscriber(fieldName string, fn NotifyingSubscribeFunc) {
+	f := s.subscriptionField(fieldName)
+	f.subscribe, f.subscribeNotify = nil, fn
+}
+
+// subscriptionField is the subscription type's field fieldName; it panics
+// when there is none, as mustField does.
+func (s *Schema) subscriptionField(fieldName string) *FieldDef {
 	if s.Subscription == nil {
 		panic("graphql: schema has no subscription type")
 	}
-	f := s.mustField(s.Subscription.Name, fieldName)
-	f.subscribe, f.subscribeNotify = nil, fn
+	return s.mustField(s.Subscription.Name, fieldName)
 }
 
 // SetScalar binds the functions of the custom scalar name.

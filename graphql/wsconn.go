@@ -254,7 +254,7 @@ func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
 	c.mu.Lock()
 	if c.feedEnded {
 		c.mu.Unlock()
-		p.end(op)
+		p.end(op) // run's caller releases the operation
 		return false
 	}
 	if c.passive == nil {
@@ -302,8 +302,7 @@ func (c *wsConn) feedLoop() {
 			c.passive = nil
 			c.mu.Unlock()
 			for op, p := range passive {
-				p.end(op)
-				c.h.releaseOperation(c.client)
+				c.endPassive(op, p)
 			}
 			return
 		}
@@ -329,11 +328,17 @@ func (c *wsConn) feedLoop() {
 			c.mu.Lock()
 			delete(c.passive, op)
 			c.mu.Unlock()
-			p.end(op)
+			c.endPassive(op, p)
 			c.complete(op)
-			c.h.releaseOperation(c.client)
 		}
 	}
+}
+
+// endPassive ends a subscription that feedLoop read, and counts it out of its
+// client's operations.
+func (c *wsConn) endPassive(op *wsOp, p *passiveOp) {
+	p.end(op)
+	c.h.releaseOperation(c.client)
 }
 
 // inClientTurn runs f in the client's turn (clientCount.turn): setting an

@@ -224,8 +224,8 @@ func (c *wsConn) writeLoop() {
 // the close handshake writes under a context of its own.
 func (c *wsConn) write(p []byte) bool {
 	// A message written while the coalescer holds a batch goes to memory; the
-	// batch's one system call has its own deadline (release). Setting one per
-	// message was a tenth of the writer's CPU in a fan-out.
+	// batch's one system call has its own deadline (release), so the message
+	// needs none, and in a fan-out the timer changes were a cost per message.
 	timed := !c.coalescer.holding()
 	if timed {
 		c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
