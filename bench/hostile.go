@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +42,7 @@ type hostileConfig struct {
 	timeout      time.Duration // per request, hostile or legitimate
 	budget       time.Duration // per kind
 	baseline     time.Duration // the legitimate client alone
+	control      time.Duration // the legitimate client beside busy loops, no attack
 	legitRate    int           // legitimate calls per second
 	settle       time.Duration // how long RSS may take to come back after the attack
 	maxRSS       int64         // the guard's ceiling, bytes
@@ -106,6 +109,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "client timeout of each request; an unanswered request is a failure")
 	fs.DurationVar(&c.budget, "budget", 60*time.Second, "time each attack kind may take; the rest of its requests are not sent")
 	fs.DurationVar(&c.baseline, "baseline", 10*time.Second, "how long the legitimate client is measured alone")
+	fs.DurationVar(&c.control, "control", 10*time.Second, "how long the legitimate client is measured beside a busy loop per CPU and no attack, for reference: what sharing the CPUs alone costs it (0: skip)")
 	fs.IntVar(&c.legitRate, "legit-rate", 100, "legitimate calls per second, the same before and during the attack")
 	fs.DurationVar(&c.settle, "settle", 20*time.Second, "how long the service's RSS may take to return to its baseline after the attack")
 	maxRSS := fs.Int64("max-rss-mib", 2048, "the guard's ceiling: a kind that takes the service's RSS past it is stopped and the service killed")
@@ -136,7 +140,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 		c.sizes = quickSizes
 		for name, v := range map[string]string{
 			"users": "50", "products": "50", "n": "10", "attackers": "2", "timeout": "5s", "budget": "20s",
-			"baseline": "1s", "legit-rate": "40", "settle": "500ms", "grpc-streams": "2", "grpc-parallel": "2",
+			"baseline": "1s", "control": "1s", "legit-rate": "40", "settle": "500ms", "grpc-streams": "2", "grpc-parallel": "2",
 			"grpc-hold": "100ms", "ws-hold": "300ms", "enforce": "false",
 		} {
 			if !given[name] {
@@ -202,6 +206,7 @@ func (k *kindResult) held() bool { return k.failures == 0 && !k.overBudget && k.
 type hostileReport struct {
 	cfg         *hostileConfig
 	baseline    legitResult
+	control     legitResult // beside busy loops, no attack; empty when skipped
 	baselineRSS int64
 	kinds       []*kindResult
 	during      legitResult   // the legitimate client during every kind, merged
@@ -316,6 +321,14 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 	if rep.baseline.errors > 0 {
 		return nil, fmt.Errorf("the legitimate client failed without any attack: %v", rep.baseline.firstErr)
 	}
+	if cfg.control > 0 {
+		h.logf("control: the legitimate client beside %d busy loops (one per CPU), no attack, for %v", runtime.NumCPU(), cfg.control)
+		stop := h.legit(ctx)
+		spin(runtime.NumCPU(), cfg.control)
+		rep.control = stop()
+		h.logf("  p50 %s, p99 %s (%s), %d calls, %d errors", fmtDur(rep.control.percentile(50)), fmtDur(rep.control.percentile(99)), rep.control.byCall(),
+			len(rep.control.lat), rep.control.errors)
+	}
 
 	for _, a := range h.attacks() {
 		if cfg.kinds != nil && !cfg.kinds.MatchString(a.name) {
@@ -340,6 +353,28 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 	rep.finalRSS, rep.settled = h.settle(ctx, rep.baselineRSS)
 	return rep, nil
 }
+
+// spin keeps n goroutines busy for d. They stand for load that the service has
+// no part in, such as an attacker's own work on a machine shared with it.
+func spin(n int, d time.Duration) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			x := 0
+			for !done.Load() {
+				x++
+			}
+			spinSink.Add(int64(x))
+		})
+	}
+	time.Sleep(d)
+	done.Store(true)
+	wg.Wait()
+}
+
+// spinSink keeps spin's loops from being optimised away.
+var spinSink atomic.Int64
 
 // legit starts the legitimate client against the current service; the function it
 // returns stops it and gives its calls.
@@ -569,6 +604,10 @@ func (r *hostileReport) print(w io.Writer) {
 	t.flush()
 	fmt.Fprintf(w, "  legitimate p99 by call: baseline %s; under attack %s\n", r.baseline.byCall(), r.during.byCall())
 	fmt.Fprintf(w, "  legitimate calls slower than %gx the baseline p99: %d of %d (the target allows %d)\n", c.maxP99Ratio, r.over(r.during), len(r.during.lat), len(r.during.lat)/100)
+	if len(r.control.lat) > 0 {
+		fmt.Fprintf(w, "  reference: beside a busy loop per CPU and no attack, the legitimate p99 was %.1fx the baseline (%d of %d calls over): what sharing the CPUs alone costs, whatever the service does\n",
+			float64(r.control.percentile(99))/float64(r.baseline.percentile(99)), r.over(r.control), len(r.control.lat))
+	}
 	if r.during.firstErr != nil {
 		fmt.Fprintf(w, "  legitimate client, first error under attack: %v\n", r.during.firstErr)
 	}

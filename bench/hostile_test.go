@@ -56,9 +56,9 @@ func TestHostileQuick(t *testing.T) {
 			t.Errorf("%s: sent %d of %d, held %v: %s%s", k.name, k.sent, want, k.held(), k.summary(), k.failNote())
 		}
 	}
-	if len(rep.baseline.lat) == 0 || len(rep.during.lat) == 0 || rep.baselineRSS == 0 || rep.finalRSS == 0 {
-		t.Errorf("no legitimate calls or no RSS measured: baseline %d calls, during %d calls, RSS %d then %d",
-			len(rep.baseline.lat), len(rep.during.lat), rep.baselineRSS, rep.finalRSS)
+	if len(rep.baseline.lat) == 0 || len(rep.control.lat) == 0 || len(rep.during.lat) == 0 || rep.baselineRSS == 0 || rep.finalRSS == 0 {
+		t.Errorf("no legitimate calls or no RSS measured: baseline %d calls, control %d, during %d calls, RSS %d then %d",
+			len(rep.baseline.lat), len(rep.control.lat), len(rep.during.lat), rep.baselineRSS, rep.finalRSS)
 	}
 	var out bytes.Buffer
 	rep.print(&out)
@@ -66,6 +66,9 @@ func TestHostileQuick(t *testing.T) {
 		if !strings.Contains(out.String(), a.name) {
 			t.Errorf("the report has no row for %q:\n%s", a.name, out.String())
 		}
+	}
+	if !strings.Contains(out.String(), "reference: beside a busy loop per CPU") {
+		t.Errorf("the report does not give the control's figure:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "verdict: ") {
 		t.Errorf("the report has no verdict:\n%s", out.String())
