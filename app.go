@@ -73,8 +73,12 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
+	var turns *fairShare   // one for both servers: a client's HTTP requests and gRPC messages share its turns
+	if cfg.clientShare > 0 {
+		turns = newFairShare(cfg.clientShare, cfg.clientWaiting)
+	}
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
-		clientShare: cfg.clientShare, clientWaiting: cfg.clientWaiting, warning: startWarning(cfg, a.auth != nil)})
+		turns: turns, warning: startWarning(cfg, a.auth != nil)})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -94,7 +98,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, turns)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)

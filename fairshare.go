@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,6 +28,10 @@ import (
 // request makes the service do happens in between. So a client that sends its
 // body or reads its answer slowly holds no turn while it does, and its other
 // requests, and those of every client behind the same address (a NAT), go on.
+//
+// A gRPC client's messages take turns in the same share as its HTTP requests
+// (callTurn, grpc.go): the turns are a client's share of the CPUs, whichever
+// surface it calls.
 //
 // Turns bound how many of a client's requests run at once, not how much of the
 // time they take: a client that always has a costly request ready (an attacker
@@ -119,6 +124,11 @@ func (f *fairShare) reserve(client string) (*place, bool) {
 	}
 	t.users++
 	return &place{f, client, t}, true
+}
+
+// busy is the error for a request of client that reserve refused.
+func (f *fairShare) busy(client string) *Error {
+	return &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests at once from %s: %d may run and %d wait; try again shortly", client, f.share, f.waiting)}
 }
 
 // wait waits for one of the client's turns and returns the function that gives

@@ -12,7 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"quartet/internal/testkit"
+	"quartet/userpb"
 )
 
 func TestFairShareTurns(t *testing.T) {
@@ -394,5 +399,76 @@ func TestReadAheadClaimsWhatArrives(t *testing.T) {
 	}
 	if got, err := io.ReadAll(r.Body); string(got) != "0123456789" || err != io.ErrUnexpectedEOF {
 		t.Errorf("read back %q, %v; want the ten bytes, then the client's error", got, err)
+	}
+}
+
+// TestFairShareGRPC: a gRPC client's messages take the same turns as its HTTP
+// requests. With its address's one turn held, its unary call waits while another
+// address's is answered, the next call past the one waiting place is refused with
+// ResourceExhausted, and a stream that waits for the client's next message, or
+// sends, holds no turn.
+func TestFairShareGRPC(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	cfg.streamDelay = time.Hour
+	a, _ := startApp(t, cfg)
+	turns := a.server.turns // the HTTP server's, which gRPC shares
+	own := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	stranger := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	strangerConn, err := grpc.NewClient(a.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return stranger.DialContext(ctx, "tcp", addr)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strangerConn.Close()
+	strangers := userpb.NewUserServiceClient(strangerConn)
+
+	leave, ok := turns.enter(t.Context(), "127.0.0.1") // as a running HTTP request of the address would
+	if !ok {
+		t.Fatal("no turn for the test")
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := own.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1})
+		answered <- err
+	}()
+	waitFor(t, "the call waits for its turn", func() bool { return turns.users("127.0.0.1") == 2 })
+	if _, err := strangers.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
+		t.Fatalf("another address's call, while the turn was held: %v", err)
+	}
+	_, err = own.GetUser(t.Context(), &userpb.GetUserRequest{Id: 2})
+	wantCode(t, err, codes.ResourceExhausted, "too many requests at once from 127.0.0.1: 1 may run and 1 wait; try again shortly")
+	select {
+	case err := <-answered:
+		t.Fatalf("the call ran (%v) while its address's turn was held", err)
+	default:
+	}
+	leave()
+	if err := <-answered; err != nil {
+		t.Fatalf("the waiting call, once its turn came: %v", err)
+	}
+	waitFor(t, "the calls gave their turns back", func() bool { return turns.users("127.0.0.1") == 0 })
+
+	created := createUsers(t, own, 2, &userpb.CreateUserRequest{Name: "Turn Taker", Email: "turn@example.com"})
+	all, err := own.GetAllUsers(t.Context(), &userpb.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := all.Recv(); err != nil { // the first user is sent; the stream pauses for an hour
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
+	defer cancel()
+	if _, err := own.GetUser(ctx, &userpb.GetUserRequest{Id: 1}); err != nil {
+		t.Fatalf("a call beside an open CreateUsers and a pausing GetAllUsers: %v", err)
+	}
+	if n := turns.running("127.0.0.1"); n != 0 {
+		t.Fatalf("%d turns held by streams that wait", n)
+	}
+	resp, err := created.CloseAndRecv()
+	if err != nil || resp.GetUsersCreated() != 2 {
+		t.Fatalf("CreateUsers: %v, %v", resp, err)
 	}
 }

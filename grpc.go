@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -161,8 +162,9 @@ type grpcServer struct {
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service (for the server, "", and for user.UserService) and, when reflect is set
-// (development), server reflection.
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics) *grpcServer {
+// (development), server reflection. turns, when not nil, is the fair share its
+// clients' messages take turns in (see callTurn).
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, turns *fairShare) *grpcServer {
 	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
@@ -173,7 +175,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
-	reg := strictRegistrar{srv}
+	reg := strictRegistrar{srv, turns}
 	userpb.RegisterUserServiceServer(reg, users)
 	hs := newHealthService(userpb.UserService_ServiceDesc.ServiceName)
 	healthpb.RegisterHealthServer(reg, hs)
@@ -241,56 +243,80 @@ func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.H
 	return nil
 }
 
-// strictRegistrar registers services whose received messages are checked by
-// strictService.
-type strictRegistrar struct{ *grpc.Server }
+// strictRegistrar registers services whose received messages are checked, and
+// take turns, as strictService says.
+type strictRegistrar struct {
+	*grpc.Server
+	turns *fairShare // nil: no fair share
+}
 
 // RegisterService registers impl under desc made strict.
 func (r strictRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	r.Server.RegisterService(strictService(desc), impl)
+	r.Server.RegisterService(strictService(desc, r.turns), impl)
 }
 
 // strictService returns a copy of desc whose calls answer a request message that does
 // not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument
 // (issue 15.12): the fault is in what the client sent. grpc-go would answer Internal,
 // and would do so itself before the service saw the error, so the service hands the
-// codec a receiving box, in which strictCodec reports the failure instead.
-func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+// codec a receiving box, in which strictCodec reports the failure instead. The box
+// also carries the call's turn in turns (callTurn).
+func strictService(desc *grpc.ServiceDesc, turns *fairShare) *grpc.ServiceDesc {
 	d := *desc
 	d.Methods = slices.Clone(desc.Methods)
 	for i, m := range d.Methods {
 		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
-			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req) }, in)
+			turn := newCallTurn(ctx, turns)
+			defer turn.end()
+			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req, turn) }, in)
 		}
 	}
 	d.Streams = slices.Clone(desc.Streams)
 	for i, s := range d.Streams {
 		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
-			return s.Handler(srv, strictStream{ss})
+			turn := newCallTurn(ss.Context(), turns)
+			defer turn.end()
+			return s.Handler(srv, strictStream{ss, turn})
 		}
 	}
 	return &d
 }
 
 // strictStream is a server stream whose messages are received as strictService says.
-type strictStream struct{ grpc.ServerStream }
+type strictStream struct {
+	grpc.ServerStream
+	turn *callTurn
+}
 
 // RecvMsg receives the next message into m; see strictService.
-func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m) }
+func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m, s.turn) }
+
+// SendMsg sends m, first giving back the turn: like an HTTP handler's first write,
+// sending is the end of the work the message received made.
+func (s strictStream) SendMsg(m any) error {
+	s.turn.release()
+	return s.ServerStream.SendMsg(m)
+}
 
 // receiving is a request message on its way through strictCodec, with the error of
-// decoding it.
+// decoding it, and the call's turn, which the codec takes before decoding.
 type receiving struct {
-	msg any
-	err error
+	msg     any
+	err     error
+	turn    *callTurn
+	refused error // the turn could not be taken; the message was not decoded
 }
 
 // receive reads one message into m with recv; a message that does not decode is
-// InvalidArgument.
-func receive(recv func(any) error, m any) error {
-	r := &receiving{msg: m}
+// InvalidArgument. The turn taken for the message before is given back first.
+func receive(recv func(any) error, m any, turn *callTurn) error {
+	turn.release()
+	r := &receiving{msg: m, turn: turn}
 	if err := recv(r); err != nil {
 		return err
+	}
+	if r.refused != nil {
+		return r.refused
 	}
 	if r.err != nil {
 		return status.Errorf(codes.InvalidArgument, "malformed message: %v", r.err)
@@ -299,16 +325,94 @@ func receive(recv func(any) error, m any) error {
 }
 
 // strictCodec is grpc-go's proto codec, except that it decodes a receiving box by
-// decoding its message and keeping the error in the box (see strictService).
+// taking its turn, then decoding its message and keeping the error in the box (see
+// strictService).
 type strictCodec struct{ encoding.CodecV2 }
 
 // Unmarshal decodes data into v.
 func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if r, ok := v.(*receiving); ok {
-		r.err = c.CodecV2.Unmarshal(data, r.msg)
+		if r.refused = r.turn.take(); r.refused == nil {
+			r.err = c.CodecV2.Unmarshal(data, r.msg)
+		}
 		return nil
 	}
 	return c.CodecV2.Unmarshal(data, v)
+}
+
+// A gRPC client's messages take turns in the same fair share as its HTTP requests
+// (fairshare.go): one client's calls, however many streams it opens, then run no
+// more of its work at once than its share, as its HTTP requests do. A message takes
+// one of its address's turns once it has arrived, before it is decoded, and holds it
+// until the call receives the next message, sends, or returns: the wait for a message
+// holds no turn, and neither does a stream's sending (GetAllUsers' pauses).
+
+// callTurn is the turn a call holds for the message it is working on.
+type callTurn struct {
+	turns  *fairShare // nil: no fair share
+	ctx    context.Context
+	client string
+
+	mu    sync.Mutex
+	leave func() // gives back the turn held; nil when none is
+	ended bool   // the call has returned: a turn taken since is given back at once
+}
+
+func newCallTurn(ctx context.Context, turns *fairShare) *callTurn {
+	t := &callTurn{turns: turns, ctx: ctx}
+	if p, ok := peer.FromContext(ctx); ok && turns != nil {
+		t.client = clientAddress(p.Addr.String())
+	}
+	return t
+}
+
+// take waits for one of the client's turns; the call holds none (receive gave it
+// back). It fails with ResourceExhausted when the client already has as many
+// requests waiting as it may, and with the call's own end when that comes first.
+func (t *callTurn) take() error {
+	if t.turns == nil {
+		return nil
+	}
+	p, ok := t.turns.reserve(t.client)
+	if !ok {
+		// A status, not the domain error: a unary call's message is decoded before
+		// the interceptors that map errors run.
+		e := t.turns.busy(t.client)
+		return status.Error(e.GRPCCode(), e.Message)
+	}
+	leave, ok := p.wait(t.ctx)
+	if !ok {
+		return status.FromContextError(t.ctx.Err()).Err()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		leave()
+		return nil
+	}
+	t.leave = leave
+	return nil
+}
+
+// release gives back the turn held, if any.
+func (t *callTurn) release() {
+	t.mu.Lock()
+	leave := t.leave
+	t.leave = nil
+	t.mu.Unlock()
+	if leave != nil {
+		leave()
+	}
+}
+
+// end gives back the turn held when the call returns. A call's receiving may go on
+// in a goroutine of its own after that (receiveUsers); a turn it takes is given
+// back at once.
+func (t *callTurn) end() {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	t.release()
 }
 
 // GetUser returns one user (docs/grpc.md, docs/errors.md).

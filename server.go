@@ -61,8 +61,7 @@ type serverOptions struct {
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
 	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
-	clientShare     int             // requests of one client address running at once; 0: no fair share
-	clientWaiting   int             // requests of one client address waiting for their turn
+	turns           *fairShare      // the fair share between client addresses, shared with gRPC; nil: none
 	warning         string          // shown by /healthz for as long as the service runs; "": none
 }
 
@@ -110,9 +109,7 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	if s.metrics == nil {
 		s.metrics = &serviceMetrics{}
 	}
-	if opts.clientShare > 0 {
-		s.turns = newFairShare(opts.clientShare, opts.clientWaiting)
-	}
+	s.turns = opts.turns
 	s.addRoutes()
 	return s
 }
@@ -300,7 +297,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuseBusy answers a request the fair share refused (fairshare.go), in the format
 // of the surface it was meant for.
 func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, client string) {
-	err := &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests at once from %s: %d may run and %d wait; try again shortly", client, s.turns.share, s.turns.waiting)}
+	err := s.turns.busy(client)
 	w.Header().Set("Retry-After", "1")
 	switch {
 	case r.URL.Path == "/graphql":
