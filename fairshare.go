@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -264,27 +263,6 @@ type readCloser struct {
 type failedReader struct{ err error }
 
 func (f *failedReader) Read([]byte) (int, error) { return 0, f.err }
-
-// clientAddress is the address whose requests share one turn: the peer's IP,
-// or its /64 network for IPv6, where one host commonly holds a whole /64.
-// Behind a reverse proxy every client has the proxy's address, and the share
-// is the proxy's (see -http-client-share).
-func clientAddress(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
-}
 
 // turnWriter gives the request's turn back on the first write, flush or hijack.
 type turnWriter struct {

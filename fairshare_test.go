@@ -179,21 +179,6 @@ func (f *fairShare) users(client string) int {
 	return 0
 }
 
-func TestClientAddress(t *testing.T) {
-	for remote, want := range map[string]string{
-		"127.0.0.2:5000":                 "127.0.0.2",
-		"[::ffff:192.0.2.7]:80":          "192.0.2.7",
-		"[2001:db8:1:2:3:4:5:6]:443":     "2001:db8:1:2::/64",
-		"[2001:db8:1:2:ffff::1%eth0]:80": "2001:db8:1:2::/64",
-		"[fe80::1]:80":                   "fe80::/64",
-		"pipe":                           "pipe",
-	} {
-		if got := clientAddress(remote); got != want {
-			t.Errorf("clientAddress(%q) = %q, want %q", remote, got, want)
-		}
-	}
-}
-
 // TestFairShareBetweenClients runs the real service with one turn and one waiting
 // place per client address: a client whose turn is held (by a handler the test
 // adds, which runs until released) does not delay another address, its own next

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"quartet/internal/clientaddr"
 	"quartet/userpb"
 )
 
@@ -361,7 +362,7 @@ type callTurn struct {
 func newCallTurn(ctx context.Context, turns *fairShare) *callTurn {
 	t := &callTurn{turns: turns, ctx: ctx}
 	if p, ok := peer.FromContext(ctx); ok && turns != nil {
-		t.client = clientAddress(p.Addr.String())
+		t.client = clientaddr.Of(p.Addr.String())
 	}
 	return t
 }

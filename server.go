@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"quartet/graphql"
+	"quartet/internal/clientaddr"
 	"quartet/internal/jsonkeys"
 )
 
@@ -277,7 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A profile or trace under /debug/pprof/ (development only) waits for seconds
 	// without computing, and would hold its client's turn all along.
 	if s.turns != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
-		client := clientAddress(r.RemoteAddr)
+		client := clientaddr.Of(r.RemoteAddr)
 		p, ok := s.turns.reserve(client)
 		if !ok {
 			s.refuseBusy(rec, r, client)

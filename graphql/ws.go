@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/clientaddr"
 )
 
 // GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
@@ -267,7 +269,7 @@ func (h *WebSocketHandler) Counts() (sockets, operations int) {
 
 // ServeHTTP upgrades r to a WebSocket and serves it until it closes.
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	client := clientAddress(r)
+	client := clientaddr.Of(r.RemoteAddr) // IPv6: its /64, so that one host is one client
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()

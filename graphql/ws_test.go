@@ -1740,3 +1740,39 @@ func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
 		srv.waitIdle(t)
 	}
 }
+
+// TestWebSocketClientIPv6Network: the addresses of one IPv6 /64 are one client
+// to the per-client caps, as one host commonly holds a whole /64; another /64
+// is another client.
+func TestWebSocketClientIPv6Network(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{MaxSocketsPerClient: 1})
+	// The test's connections all come from 127.0.0.1; the address they stand
+	// for is in a header this server alone reads.
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.RemoteAddr = r.Header.Get("X-Test-Remote")
+		srv.ws.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	dial := func(remote string) (*websocket.Conn, *http.Response, error) {
+		return websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(front.URL, "http"), &websocket.DialOptions{
+			Subprotocols: []string{ProtocolTransportWS}, HTTPHeader: http.Header{"X-Test-Remote": {remote}}})
+	}
+	first, _, err := dial("[2001:db8:1:2::1]:40000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.CloseNow()
+	wsSend(t, first, initMsg)
+	wsMustRecv(t, first) // served: counted
+	if c, resp, err := dial("[2001:db8:1:2:ffff::9]:40001"); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		if c != nil {
+			c.CloseNow()
+		}
+		t.Fatalf("a second socket from the same /64: %v %v, want 429", resp, err)
+	}
+	other, _, err := dial("[2001:db8:1:3::1]:40002")
+	if err != nil {
+		t.Fatalf("a socket from another /64: %v", err)
+	}
+	other.CloseNow()
+}

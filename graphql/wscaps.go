@@ -2,7 +2,6 @@ package graphql
 
 import (
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -43,16 +42,6 @@ type clientCount struct {
 // of refusal: an attack refused ten thousand times a second logs a line and
 // a count, not ten thousand lines.
 const refusalLogInterval = 10 * time.Second
-
-// clientAddress is the address whose sockets are counted together: the
-// peer's IP. Behind a reverse proxy every client has the proxy's.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
 
 // admitSocket counts a socket from client and returns the client's count, or
 // answers the upgrade request with 503 (every socket taken) or 429 (the
