@@ -449,9 +449,7 @@ func TestFairShareGRPC(t *testing.T) {
 	if _, err := own.GetUser(ctx, &userpb.GetUserRequest{Id: 1}); err != nil {
 		t.Fatalf("a call beside an open CreateUsers and a pausing GetAllUsers: %v", err)
 	}
-	if n := turns.running("127.0.0.1"); n != 0 {
-		t.Fatalf("%d turns held by streams that wait", n)
-	}
+	waitFor(t, "the streams that wait hold no turn", func() bool { return turns.running("127.0.0.1") == 0 })
 	resp, err := created.CloseAndRecv()
 	if err != nil || resp.GetUsersCreated() != 2 {
 		t.Fatalf("CreateUsers: %v, %v", resp, err)
