@@ -503,3 +503,17 @@ func TestParseProcStat(t *testing.T) {
 		t.Fatalf("this process's own stat: %v", err)
 	}
 }
+
+// TestFanOutCeiling: the bare fan-out (bareFanOut) gives every subscriber the
+// created user's event, as the harness's client reads it.
+func TestFanOutCeiling(t *testing.T) {
+	srv := httptest.NewServer(bareHTTPHandler(&peerDataset{}))
+	defer srv.Close()
+	res, err := runFanOut(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 25, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.delivered != 25 {
+		t.Fatalf("delivered %d of 25", res.delivered)
+	}
+}

@@ -106,8 +106,8 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 }
 
 // bareHTTPHandler is the REST ceiling, GET /api/users/{id} from a map encoded with
-// encoding/json, and the GraphQL one, POST /graphql answered with user 7 whatever
-// the query; nothing else.
+// encoding/json; the GraphQL one, POST /graphql answered with user 7 whatever the
+// query; and the fan-out one (bareFanOut); nothing else.
 func bareHTTPHandler(ds *peerDataset) http.Handler {
 	users := make(map[int64]genUser, len(ds.Users))
 	for _, u := range ds.Users {
@@ -134,6 +134,7 @@ func bareHTTPHandler(ds *peerDataset) http.Handler {
 	if err != nil {
 		panic(err)
 	}
+	newBareFanOut(mux)
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
 			return

@@ -22,39 +22,76 @@ import (
 
 const fanOutQuery = "subscription { onUserCreated { id name } }"
 
-// fanOut runs the scenario on a fresh service, or reports it skipped when /graphql
-// does not upgrade WebSockets.
+// fanOut runs the scenario on a fresh service, then on the ceiling (bareFanOut):
+// what any server takes on this machine to write one event to as many sockets.
 func (h *harness) fanOut(ctx context.Context) {
 	n := h.cfg.subscribers
-	name := fmt.Sprintf("onUserCreated to %d WebSocket subscribers", n)
-	if !h.selected(name) || ctx.Err() != nil {
-		return
+	if name := fmt.Sprintf("onUserCreated to %d WebSocket subscribers", n); h.selected(name) && ctx.Err() == nil {
+		h.rows = append(h.rows, h.fanOutService(ctx, name))
 	}
+	if name := fmt.Sprintf("ceiling: bare coder/websocket writing one prepared event to each of %d subscribers", n); h.selected(name) && ctx.Err() == nil {
+		h.rows = append(h.rows, h.fanOutCeiling(ctx, name))
+	}
+}
+
+// fanOutService is the fan-out's row for the service, skipped when /graphql does
+// not upgrade WebSockets.
+func (h *harness) fanOutService(ctx context.Context, name string) row {
 	r := row{scenario: name, load: "1 event", target: "all within 200ms"}
-	defer func() { h.rows = append(h.rows, r) }()
 	h.logf("%s", name)
 	p, err := h.startQuartet(ctx, h.smallData)
 	if err != nil {
 		r.verdict, r.measure = "ERROR", err.Error()
-		return
+		return r
 	}
 	defer p.stop()
 	if status, err := probeWebSocket(p.httpAddr); err != nil || status != http.StatusSwitchingProtocols {
 		r.verdict, r.measure = "SKIP", "no WebSocket on /graphql"
 		h.notes = append(h.notes, fmt.Sprintf("fan-out skipped: /graphql answered a WebSocket upgrade with status %d (%v); the WebSocket transport (graphql/ws.go) is not wired in yet", status, err))
-		return
+		return r
 	}
-	res, err := runFanOut(ctx, p.httpAddr, n, p.cpuTime)
+	res, err := h.fanOutOn(ctx, p)
 	if err != nil {
 		r.verdict, r.measure = "ERROR", err.Error()
-		return
+		return r
+	}
+	r.quartet = &Result{OK: res.delivered, Latencies: res.latencies} // no Elapsed: a rate means nothing here
+	r.measure = fmt.Sprintf("%d/%d, last %s", res.delivered, h.cfg.subscribers, fmtDur(res.last))
+	r.verdict = verdict(res.delivered == h.cfg.subscribers && res.last <= 200*time.Millisecond)
+	h.notes = append(h.notes, fmt.Sprintf("fan-out: the %d subscribers are goroutines of the client process, on the same 2 CPUs as the service; P50/P99 are per-subscriber delivery times", h.cfg.subscribers))
+	return r
+}
+
+// fanOutCeiling is the fan-out's row for bareFanOut, which has no target.
+func (h *harness) fanOutCeiling(ctx context.Context, name string) row {
+	r := row{scenario: name, load: "1 event", target: "-", verdict: "-"}
+	h.logf("%s", name)
+	p, err := h.startPeer(ctx, "http", h.smallData)
+	if err != nil {
+		r.verdict, r.measure = "ERROR", err.Error()
+		return r
+	}
+	defer p.stop()
+	res, err := h.fanOutOn(ctx, p)
+	if err != nil {
+		r.verdict, r.measure = "ERROR", err.Error()
+		return r
+	}
+	r.quartet = &Result{OK: res.delivered, Latencies: res.latencies}
+	r.measure = fmt.Sprintf("%d/%d, last %s", res.delivered, h.cfg.subscribers, fmtDur(res.last))
+	return r
+}
+
+// fanOutOn runs the fan-out against the server p and logs what it saw.
+func (h *harness) fanOutOn(ctx context.Context, p *proc) (fanOutResult, error) {
+	n := h.cfg.subscribers
+	res, err := runFanOut(ctx, p.httpAddr, n, p.cpuTime)
+	if err != nil {
+		return res, err
 	}
 	h.logf("  %d/%d delivered, p50 %s, last %s; CPU from the create to the last delivery: server %s, client %s (%s per subscriber)",
 		res.delivered, n, fmtDur(percentile(res.latencies, 50)), fmtDur(res.last), fmtDur(res.serverCPU), fmtDur(res.clientCPU), fmtDur(res.clientCPU/time.Duration(n)))
-	r.quartet = &Result{OK: res.delivered, Latencies: res.latencies} // no Elapsed: a rate means nothing here
-	r.measure = fmt.Sprintf("%d/%d, last %s", res.delivered, n, fmtDur(res.last))
-	r.verdict = verdict(res.delivered == n && res.last <= 200*time.Millisecond)
-	h.notes = append(h.notes, fmt.Sprintf("fan-out: the %d subscribers are goroutines of the client process, on the same 2 CPUs as the service; P50/P99 are per-subscriber delivery times", n))
+	return res, nil
 }
 
 // probeWebSocket sends a WebSocket upgrade for /graphql and returns the status code.
