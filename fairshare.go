@@ -28,9 +28,10 @@ import (
 // body or reads its answer slowly holds no turn while it does, and its other
 // requests, and those of every client behind the same address (a NAT), go on.
 //
-// A gRPC client's messages take turns in the same share as its HTTP requests
-// (callTurn, grpc.go): the turns are a client's share of the CPUs, whichever
-// surface it calls.
+// A gRPC client's messages (callTurn, grpc.go) and the set-up of its GraphQL
+// WebSocket operations (graphql.WebSocketOptions.ClientWork, wired in
+// graphql.go) take turns in the same share as its HTTP requests: the turns are a
+// client's share of the CPUs, whichever surface it calls.
 //
 // Turns bound how many of a client's requests run at once, not how much of the
 // time they take: a client that always has a costly request ready (an attacker
@@ -123,6 +124,21 @@ func (f *fairShare) reserve(client string) (*place, bool) {
 	}
 	t.users++
 	return &place{f, client, t}, true
+}
+
+// take reserves a place for a request of client and waits for its turn, for
+// work that has nothing to read first (a gRPC message, a WebSocket operation):
+// it returns the function that gives the turn back, or the client's busy error
+// when it has as many requests as it may, or ctx's error when ctx ends first.
+func (f *fairShare) take(ctx context.Context, client string) (leave func(), err error) {
+	p, ok := f.reserve(client)
+	if !ok {
+		return nil, f.busy(client)
+	}
+	if leave, ok = p.wait(ctx); !ok {
+		return nil, ctx.Err()
+	}
+	return leave, nil
 }
 
 // busy is the error for a request of client that reserve refused.

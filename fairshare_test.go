@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -152,11 +154,8 @@ func TestFairSharePacesCostlyTurns(t *testing.T) {
 
 // enter reserves a place for client and waits for its turn.
 func (f *fairShare) enter(ctx context.Context, client string) (leave func(), ok bool) {
-	p, ok := f.reserve(client)
-	if !ok {
-		return nil, false
-	}
-	return p.wait(ctx)
+	leave, err := f.take(ctx, client)
+	return leave, err == nil
 }
 
 // running is the number of client's requests holding a turn.
@@ -453,5 +452,64 @@ func TestFairShareGRPC(t *testing.T) {
 	resp, err := created.CloseAndRecv()
 	if err != nil || resp.GetUsersCreated() != 2 {
 		t.Fatalf("CreateUsers: %v, %v", resp, err)
+	}
+}
+
+// TestFairShareWebSocketOperations: setting up a WebSocket operation takes a
+// turn in its client's fair share, as its HTTP requests do: with the address's
+// one turn held the operation waits, and runs once the turn is given back; with
+// its waiting place taken too, it gets TOO_MANY_REQUESTS.
+func TestFairShareWebSocketOperations(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 1
+	a, _ := startApp(t, cfg)
+	turns := a.server.turns
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	wsjson.Write(ctx, c, map[string]any{"type": "connection_init"})
+	var ack map[string]any
+	if err := wsjson.Read(ctx, c, &ack); err != nil || ack["type"] != "connection_ack" {
+		t.Fatalf("ack: %v %v", ack, err)
+	}
+	query := func(id string) {
+		wsjson.Write(ctx, c, map[string]any{"type": "subscribe", "id": id, "payload": map[string]any{"query": "{ user(id: 1) { name } }"}})
+	}
+
+	leave, ok := turns.enter(ctx, "127.0.0.1")
+	if !ok {
+		t.Fatal("no turn for the test")
+	}
+	query("1")
+	waitFor(t, "the operation waits for its turn", func() bool { return turns.users("127.0.0.1") == 2 })
+	leave()
+	_, got, err := c.Read(ctx)
+	if want := `{"id":"1","type":"next","payload":{"data":{"user":{"name":"Alice Johnson"}}}}`; err != nil || string(got) != want {
+		t.Fatalf("once the turn came: %s, %v; want %s", got, err, want)
+	}
+	c.Read(ctx) // complete
+
+	leave, ok = turns.enter(ctx, "127.0.0.1")
+	if !ok {
+		t.Fatal("no turn for the test")
+	}
+	waited := make(chan int)
+	go func() {
+		status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1")
+		waited <- status
+	}()
+	waitFor(t, "the HTTP request takes the waiting place", func() bool { return turns.users("127.0.0.1") == 2 })
+	query("2")
+	_, got, err = c.Read(ctx)
+	if err != nil || !strings.Contains(string(got), `"type":"error"`) || !strings.Contains(string(got), `"code":"TOO_MANY_REQUESTS"`) {
+		t.Fatalf("past the waiting place: %s, %v", got, err)
+	}
+	leave()
+	if status := <-waited; status != http.StatusOK {
+		t.Fatalf("the waiting request got %d", status)
 	}
 }

@@ -374,16 +374,14 @@ func (t *callTurn) take() error {
 	if t.turns == nil {
 		return nil
 	}
-	p, ok := t.turns.reserve(t.client)
-	if !ok {
+	leave, err := t.turns.take(t.ctx, t.client)
+	if e, ok := err.(*Error); ok {
 		// A status, not the domain error: a unary call's message is decoded before
 		// the interceptors that map errors run.
-		e := t.turns.busy(t.client)
 		return status.Error(e.GRPCCode(), e.Message)
 	}
-	leave, ok := p.wait(t.ctx)
-	if !ok {
-		return status.FromContextError(t.ctx.Err()).Err()
+	if err != nil {
+		return status.FromContextError(err).Err()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

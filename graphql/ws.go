@@ -153,6 +153,15 @@ type WebSocketOptions struct {
 	// WriteTimeout bounds the wait for the socket to take one message; 0
 	// means 10 s. A connection that takes longer is dropped.
 	WriteTimeout time.Duration
+
+	// ClientWork, when set, runs work, the setting up of one of client's
+	// operations (parsing, validation, and a query's or mutation's execution),
+	// and returns nil; or returns why it did not run it: ctx ended, or the
+	// client has too much waiting already, which the operation gets as its
+	// error. A server gives it a client's share of the CPUs that its other
+	// requests share too. Within the handler, a client's operations are set
+	// up one at a time whether it is set or not.
+	ClientWork func(ctx context.Context, client string, work func()) error
 }
 
 func (o *WebSocketOptions) setDefaults() {

@@ -1662,12 +1662,14 @@ func dialWSWith(t testing.TB, url string, dial func(ctx context.Context, network
 
 // TestInClientTurn: an operation's set-up runs in its client's turn and gives it
 // back; one waiting for a turn that is held stops waiting when its context ends.
+// With ClientWork, the set-up runs inside it, for the right client, and one it
+// refuses does not run and gets its error.
 func TestInClientTurn(t *testing.T) {
-	c := &wsConn{turn: make(chan struct{}, 1)}
+	c := &wsConn{turn: make(chan struct{}, 1), h: &WebSocketHandler{}, client: "192.0.2.1"}
 	ran := false
-	if !c.inClientTurn(t.Context(), func() {
+	if ok, err := c.inClientTurn(t.Context(), func() {
 		ran = len(c.turn) == 1 // the turn is held while f runs
-	}) || !ran {
+	}); !ok || err != nil || !ran {
 		t.Fatal("f did not run in the turn")
 	}
 	if len(c.turn) != 0 {
@@ -1676,7 +1678,10 @@ func TestInClientTurn(t *testing.T) {
 	c.turn <- struct{}{} // another socket of the client holds the turn
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan bool)
-	go func() { done <- c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") }) }()
+	go func() {
+		ok, _ := c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") })
+		done <- ok
+	}()
 	cancel()
 	select {
 	case ok := <-done:
@@ -1685,6 +1690,26 @@ func TestInClientTurn(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting for the turn after the context ended")
+	}
+	<-c.turn
+
+	var inWork []string
+	c.h.opts.ClientWork = func(ctx context.Context, client string, work func()) error {
+		inWork = append(inWork, client)
+		work()
+		return nil
+	}
+	ran = false
+	if ok, err := c.inClientTurn(t.Context(), func() { ran = len(inWork) == 1 }); !ok || err != nil || !ran || inWork[0] != "192.0.2.1" {
+		t.Fatalf("f ran %v inside ClientWork (for %v)", ran, inWork)
+	}
+	busy := errors.New("too many requests at once")
+	c.h.opts.ClientWork = func(context.Context, string, func()) error { return busy }
+	if ok, err := c.inClientTurn(t.Context(), func() { t.Error("f ran though ClientWork refused it") }); !ok || err != busy {
+		t.Fatalf("a refused set-up: %v, %v", ok, err)
+	}
+	if len(c.turn) != 0 {
+		t.Fatal("the turn was not given back after a refusal")
 	}
 }
 

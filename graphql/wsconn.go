@@ -195,10 +195,14 @@ func (c *wsConn) stop(id string) bool {
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
-	if !c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) }) {
+	ran, refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) })
+	if !ran {
 		op.cancel()
 		c.forget(op) // stopped by the client, or the connection is going
 		return false
+	}
+	if refused != nil {
+		err = refused
 	}
 	if err != nil {
 		op.cancel()
@@ -341,18 +345,26 @@ func (c *wsConn) endPassive(op *wsOp, p *passiveOp) {
 	c.h.releaseOperation(c.client)
 }
 
-// inClientTurn runs f in the client's turn (clientCount.turn): setting an
-// operation up is the client's work as much as handling its messages. It
-// reports false, f not run, when ctx ends first.
-func (c *wsConn) inClientTurn(ctx context.Context, f func()) bool {
+// inClientTurn runs f in the client's turn (clientCount.turn), and in its
+// share of the server (WebSocketOptions.ClientWork) when there is one: setting
+// an operation up is the client's work as much as handling its messages. It
+// reports false, f not run, when ctx ends first, and the error, f not run,
+// when the share refuses it.
+func (c *wsConn) inClientTurn(ctx context.Context, f func()) (ok bool, refused error) {
 	select {
 	case c.turn <- struct{}{}:
 	case <-ctx.Done():
-		return false
+		return false, nil
 	}
 	defer func() { <-c.turn }()
-	f()
-	return true
+	if c.h.opts.ClientWork == nil {
+		f()
+		return true, nil
+	}
+	if err := c.h.opts.ClientWork(ctx, c.client, f); err != nil {
+		return ctx.Err() == nil, err
+	}
+	return true, nil
 }
 
 // forget removes op from the active operations, freeing its id.
