@@ -70,13 +70,13 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	grpcLimits := cfg.grpcLimits.withDefaults()
-	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
-	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
-	var turns *fairShare   // one for both servers: a client's HTTP requests and gRPC messages share its turns
+	var turns *fairShare // one for both servers: a client's HTTP requests and gRPC messages share its turns
 	if cfg.clientShare > 0 {
 		turns = newFairShare(cfg.clientShare, cfg.clientWaiting)
 	}
+	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log, turns)
+	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
+	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
 		turns: turns, warning: startWarning(cfg, a.auth != nil)})
 	if cfg.graphqlPQFile != "" {

@@ -28,10 +28,11 @@ import (
 // body or reads its answer slowly holds no turn while it does, and its other
 // requests, and those of every client behind the same address (a NAT), go on.
 //
-// A gRPC client's messages (callTurn, grpc.go) and the set-up of its GraphQL
+// A gRPC client's messages (callTurn, grpc.go), the set-up of its GraphQL
 // WebSocket operations (graphql.WebSocketOptions.ClientWork, wired in
-// graphql.go) take turns in the same share as its HTTP requests: the turns are a
-// client's share of the CPUs, whichever surface it calls.
+// graphql.go) and the reading of its long request heads (framingConn) take turns
+// in the same share as its HTTP requests: the turns are a client's share of the
+// CPUs, whichever surface it calls and however early the work comes.
 //
 // Turns bound how many of a client's requests run at once, not how much of the
 // time they take: a client that always has a costly request ready (an attacker

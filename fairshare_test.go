@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -511,5 +512,56 @@ func TestFairShareWebSocketOperations(t *testing.T) {
 	leave()
 	if status := <-waited; status != http.StatusOK {
 		t.Fatalf("the waiting request got %d", status)
+	}
+}
+
+// TestFairShareLongHead: past longHeadBytes of a request's head, each read of the
+// rest takes a turn in the client's fair share, so a client sending long heads in
+// a loop cannot make net/http work for it outside its share. With the client's
+// one turn held, the read past the limit waits for it; once it is given back the
+// head is read to its end, and the turn a read took is given back at the next.
+func TestFairShareLongHead(t *testing.T) {
+	turns := newFairShare(1, 4)
+	server, client := net.Pipe()
+	defer client.Close()
+	fc := &framingConn{Conn: server, turns: turns, client: "pipe"}
+	leave, ok := turns.enter(t.Context(), "pipe")
+	if !ok {
+		t.Fatal("no turn for the test")
+	}
+	head := "GET /healthz?pad=" + strings.Repeat("a", 3*longHeadBytes) + " HTTP/1.1\r\nHost: quartet\r\n\r\n"
+	go io.WriteString(client, head)
+	var got atomic.Int64
+	done := make(chan error)
+	go func() {
+		buf := make([]byte, 4096) // net/http's bufio.Reader reads this much at a time
+		for got.Load() < int64(len(head)) {
+			n, err := fc.Read(buf)
+			got.Add(int64(n))
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	waitFor(t, "a read past the limit waits for the turn", func() bool { return turns.users("pipe") == 2 })
+	if n := got.Load(); n > longHeadBytes+4096 {
+		t.Fatalf("%d bytes of the head were read while the client's turn was held", n)
+	}
+	leave()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := turns.running("pipe"); n != 1 {
+		t.Fatalf("the read of the head's end holds %d turns, want 1 until the next read", n)
+	}
+	server.SetReadDeadline(time.Now()) // the next read, which has nothing to read
+	fc.Read(make([]byte, 1))
+	if n := turns.users("pipe"); n != 0 {
+		t.Fatalf("%d turns left after the next read", n)
+	}
+	if fc.framing.headBytes != 0 {
+		t.Fatalf("the head's count was not reset at its end: %d", fc.framing.headBytes)
 	}
 }

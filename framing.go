@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"quartet/internal/clientaddr"
 )
 
 // A request with both Content-Length and Transfer-Encoding is answered 400 and its
@@ -67,6 +69,9 @@ type framing struct {
 	spacedLength, spacedCoding bool
 
 	faulty atomic.Bool // a request with both Content-Length and Transfer-Encoding was seen
+
+	headBytes int  // of the header block being read
+	longHead  bool // bytes fed since it was cleared were of a header block past longHeadBytes
 }
 
 // feed follows the bytes p, the next ones read from the connection.
@@ -88,6 +93,9 @@ func (f *framing) feed(p []byte) {
 			}
 		default:
 			i := bytes.IndexByte(p, '\n')
+			if f.state == inHeader {
+				f.countHead(i, len(p))
+			}
 			if i < 0 {
 				if f.line == nil {
 					f.line = spanningLines.Get().(*[]byte)
@@ -109,6 +117,18 @@ func (f *framing) feed(p []byte) {
 			f.endLine(bytes.TrimSuffix(line, []byte("\r")))
 			f.releaseLine()
 		}
+	}
+}
+
+// countHead counts the header block's bytes in p, of length n, up to its first
+// line end at i (-1 for none).
+func (f *framing) countHead(i, n int) {
+	if i >= 0 {
+		n = i + 1
+	}
+	f.headBytes += n
+	if f.headBytes > longHeadBytes {
+		f.longHead = true
 	}
 }
 
@@ -203,6 +223,7 @@ func (f *framing) endHeader() {
 	anyLength, anyCoding := len(cl) > 0 || f.spacedLength, len(te) > 0 || f.spacedCoding
 	f.sawRequestLine, f.beforeHTTP11, f.contentLength, f.transferCoding, f.lastField = false, false, nil, nil, nil
 	f.spacedLength, f.spacedCoding = false, false
+	f.headBytes = 0
 	switch {
 	case anyCoding && anyLength, len(te) > 0 && old:
 		f.faulty.Store(true)
@@ -230,23 +251,75 @@ func (f *framing) endHeader() {
 }
 
 // framingConn is an HTTP connection whose reads the framing tracker follows.
+//
+// It also takes turns in the fair share (fairshare.go) for a long header block:
+// net/http reads a request's head before any handler, so a client sending heads of
+// tens of kilobytes (a 50 KB URL) in a loop would make the service work for it
+// outside its turns. Past longHeadBytes of a head, each read holds a turn of the
+// client from when its bytes have arrived until the next read begins, the time
+// net/http spends on them; the wait for bytes holds none. An ordinary head is
+// never held up.
 type framingConn struct {
 	net.Conn
 	framing framing
+
+	turns  *fairShare // nil: no fair share
+	client string
+	mu     sync.Mutex
+	leave  func() // gives back the turn held for the last read; nil when none is
 }
 
+// longHeadBytes is how much of a header block is read before the rest takes
+// turns: many times an ordinary request's head, an eighth of the longest.
+const longHeadBytes = 8 << 10
+
 // newHTTPListener is the HTTP server's listener: at most maxConns connections, each a
-// framingConn.
-func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger) *limitListener {
+// framingConn taking turns in turns (nil: none).
+func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger, turns *fairShare) *limitListener {
 	l := newLimitListener(ln, "HTTP", maxConns, log)
-	l.wrap = func(c *limitedConn) net.Conn { return &framingConn{Conn: c} }
+	l.wrap = func(c *limitedConn) net.Conn {
+		fc := &framingConn{Conn: c, turns: turns}
+		if turns != nil {
+			fc.client = clientaddr.Of(c.RemoteAddr().String())
+		}
+		return fc
+	}
 	return l
 }
 
 func (c *framingConn) Read(p []byte) (int, error) {
+	c.giveBack() // net/http is done with what the last read brought
 	n, err := c.Conn.Read(p)
 	c.framing.feed(p[:n])
+	if c.framing.longHead && c.turns != nil {
+		c.framing.longHead = false
+		// Past the client's waiting places there is no turn to wait for; the
+		// request is refused once it reaches the fair share in ServeHTTP.
+		if leave, err := c.turns.take(context.Background(), c.client); err == nil {
+			c.mu.Lock()
+			c.leave = leave
+			c.mu.Unlock()
+		}
+	}
 	return n, err
+}
+
+// giveBack gives back the turn taken for the last read, if any.
+func (c *framingConn) giveBack() {
+	c.mu.Lock()
+	leave := c.leave
+	c.leave = nil
+	c.mu.Unlock()
+	if leave != nil {
+		leave()
+	}
+}
+
+// Close gives back the turn of a connection closed after a read (a head net/http
+// refused, say) and closes it.
+func (c *framingConn) Close() error {
+	c.giveBack()
+	return c.Conn.Close()
 }
 
 // stopFraming ends the tracking when the connection stops carrying HTTP/1.1 requests

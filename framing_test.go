@@ -216,7 +216,7 @@ func TestHijackStopsFraming(t *testing.T) {
 		hijacked <- ok && fc.framing.state == stopped
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	})}
-	go srv.Serve(newHTTPListener(ln, 10, discardLogger()))
+	go srv.Serve(newHTTPListener(ln, 10, discardLogger(), nil))
 	defer srv.Close()
 	statuses, _ := exchange(t, ln.Addr().String(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	if len(statuses) != 1 || !<-hijacked {
