@@ -565,3 +565,28 @@ func TestFairShareLongHead(t *testing.T) {
 		t.Fatalf("the head's count was not reset at its end: %d", fc.framing.headBytes)
 	}
 }
+
+// TestFairShareLongHeadRefused: a head past net/http's limit is answered 431 and
+// the connection half-closed, then closed half a second later; the turn its last
+// read took is given back at the half-close, by the time the client sees the end,
+// so that the client's next request does not wait out that half second.
+func TestFairShareLongHeadRefused(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, 4
+	a, _ := startApp(t, cfg)
+	conn, err := net.Dial("tcp", a.httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /healthz?pad="+strings.Repeat("a", 80_000)+" HTTP/1.1\r\nHost: quartet\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := io.ReadAll(conn) // to the half-close
+	if err != nil || !strings.HasPrefix(string(answer), "HTTP/1.1 431 ") {
+		t.Fatalf("got %q, %v; want 431", answer, err)
+	}
+	if n := a.server.turns.users("127.0.0.1"); n != 0 {
+		t.Fatalf("%d turns held after the refused head's half-close", n)
+	}
+}

@@ -329,8 +329,12 @@ func (c *framingConn) stopFraming() {
 	c.framing.releaseLine()
 }
 
-// CloseWrite passes net/http's half-close on (see limitedConn.CloseWrite).
+// CloseWrite passes net/http's half-close on (see limitedConn.CloseWrite). It gives
+// back the turn of the last read first: net/http half-closes after refusing a head
+// (431), then waits half a second before closing, and the client's other requests
+// must not wait with it.
 func (c *framingConn) CloseWrite() error {
+	c.giveBack()
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
