@@ -258,7 +258,10 @@ func (f *framing) endHeader() {
 // outside its turns. Past longHeadBytes of a head, each read holds a turn of the
 // client from when its bytes have arrived until the next read begins, the time
 // net/http spends on them; the wait for bytes holds none. An ordinary head is
-// never held up.
+// never held up. The turn of a head's last read is given back before the request's
+// own turn (ServeHTTP) is waited for: by the read of its body (readAhead), or, for a
+// request without one, by the background read net/http starts before calling the
+// handler; and at the half-close or close of a connection net/http refuses.
 type framingConn struct {
 	net.Conn
 	framing framing
