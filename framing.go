@@ -258,10 +258,11 @@ func (f *framing) endHeader() {
 // outside its turns. Past longHeadBytes of a head, each read holds a turn of the
 // client from when its bytes have arrived until the next read begins, the time
 // net/http spends on them; the wait for bytes holds none. An ordinary head is
-// never held up. The turn of a head's last read is given back before the request's
-// own turn (ServeHTTP) is waited for: by the read of its body (readAhead), or, for a
-// request without one, by the background read net/http starts before calling the
-// handler; and at the half-close or close of a connection net/http refuses.
+// never held up. The turn of a head's last read is given back by the next read on
+// the connection, which the request's own turn (ServeHTTP) does not wait long for:
+// the read of its body (readAhead), or, for a request without one, the background
+// read net/http starts as it calls the handler; or else at the half-close or close
+// of a connection net/http refuses.
 type framingConn struct {
 	net.Conn
 	framing framing
