@@ -1667,9 +1667,9 @@ func dialWSWith(t testing.TB, url string, dial func(ctx context.Context, network
 func TestInClientTurn(t *testing.T) {
 	c := &wsConn{turn: make(chan struct{}, 1), h: &WebSocketHandler{}, client: "192.0.2.1"}
 	ran := false
-	if ok, err := c.inClientTurn(t.Context(), func() {
+	if err := c.inClientTurn(t.Context(), func() {
 		ran = len(c.turn) == 1 // the turn is held while f runs
-	}); !ok || err != nil || !ran {
+	}); err != nil || !ran {
 		t.Fatal("f did not run in the turn")
 	}
 	if len(c.turn) != 0 {
@@ -1677,16 +1677,13 @@ func TestInClientTurn(t *testing.T) {
 	}
 	c.turn <- struct{}{} // another socket of the client holds the turn
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan bool)
-	go func() {
-		ok, _ := c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") })
-		done <- ok
-	}()
+	done := make(chan error)
+	go func() { done <- c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") }) }()
 	cancel()
 	select {
-	case ok := <-done:
-		if ok {
-			t.Error("reported f run")
+	case err := <-done:
+		if err != context.Canceled {
+			t.Errorf("got %v, want the context's end", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting for the turn after the context ended")
@@ -1700,13 +1697,13 @@ func TestInClientTurn(t *testing.T) {
 		return nil
 	}
 	ran = false
-	if ok, err := c.inClientTurn(t.Context(), func() { ran = len(inWork) == 1 }); !ok || err != nil || !ran || inWork[0] != "192.0.2.1" {
+	if err := c.inClientTurn(t.Context(), func() { ran = len(inWork) == 1 }); err != nil || !ran || inWork[0] != "192.0.2.1" {
 		t.Fatalf("f ran %v inside ClientWork (for %v)", ran, inWork)
 	}
 	busy := errors.New("too many requests at once")
 	c.h.opts.ClientWork = func(context.Context, string, func()) error { return busy }
-	if ok, err := c.inClientTurn(t.Context(), func() { t.Error("f ran though ClientWork refused it") }); !ok || err != busy {
-		t.Fatalf("a refused set-up: %v, %v", ok, err)
+	if err := c.inClientTurn(t.Context(), func() { t.Error("f ran though ClientWork refused it") }); err != busy {
+		t.Fatalf("a refused set-up: %v", err)
 	}
 	if len(c.turn) != 0 {
 		t.Fatal("the turn was not given back after a refusal")

@@ -195,13 +195,12 @@ func (c *wsConn) stop(id string) bool {
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
-	ran, refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) })
-	if !ran {
-		op.cancel()
-		c.forget(op) // stopped by the client, or the connection is going
-		return false
-	}
-	if refused != nil {
+	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) }); refused != nil {
+		if ctx.Err() != nil {
+			op.cancel()
+			c.forget(op) // stopped by the client, or the connection is going
+			return false
+		}
 		err = refused
 	}
 	if err != nil {
@@ -348,23 +347,19 @@ func (c *wsConn) endPassive(op *wsOp, p *passiveOp) {
 // inClientTurn runs f in the client's turn (clientCount.turn), and in its
 // share of the server (WebSocketOptions.ClientWork) when there is one: setting
 // an operation up is the client's work as much as handling its messages. It
-// reports false, f not run, when ctx ends first, and the error, f not run,
-// when the share refuses it.
-func (c *wsConn) inClientTurn(ctx context.Context, f func()) (ok bool, refused error) {
+// returns why f did not run: ctx ended first, or the share refused it.
+func (c *wsConn) inClientTurn(ctx context.Context, f func()) error {
 	select {
 	case c.turn <- struct{}{}:
 	case <-ctx.Done():
-		return false, nil
+		return ctx.Err()
 	}
 	defer func() { <-c.turn }()
 	if c.h.opts.ClientWork == nil {
 		f()
-		return true, nil
+		return nil
 	}
-	if err := c.h.opts.ClientWork(ctx, c.client, f); err != nil {
-		return ctx.Err() == nil, err
-	}
-	return true, nil
+	return c.h.opts.ClientWork(ctx, c.client, f)
 }
 
 // forget removes op from the active operations, freeing its id.
