@@ -142,6 +142,48 @@ func (f *fairShare) take(ctx context.Context, client string) (leave func(), err 
 	return leave, nil
 }
 
+// heldTurn is a turn kept across calls and given back by whichever comes next:
+// a later read or receive, a send, the end of a call or the close of a
+// connection (framingConn, callTurn). Once it has ended, a turn handed to it is
+// given back at once, so that one taken late by another goroutine is not kept.
+type heldTurn struct {
+	mu    sync.Mutex
+	leave func() // gives back the turn held; nil when none is
+	ended bool
+}
+
+// hold keeps the turn that leave gives back, or gives it back at once when h
+// has ended.
+func (h *heldTurn) hold(leave func()) {
+	h.mu.Lock()
+	if !h.ended {
+		h.leave, leave = leave, nil
+	}
+	h.mu.Unlock()
+	if leave != nil {
+		leave()
+	}
+}
+
+// giveBack gives back the turn held, if any.
+func (h *heldTurn) giveBack() {
+	h.mu.Lock()
+	leave := h.leave
+	h.leave = nil
+	h.mu.Unlock()
+	if leave != nil {
+		leave()
+	}
+}
+
+// end gives back the turn held, and any handed to h later.
+func (h *heldTurn) end() {
+	h.mu.Lock()
+	h.ended = true
+	h.mu.Unlock()
+	h.giveBack()
+}
+
 // busy is the error for a request of client that reserve refused.
 func (f *fairShare) busy(client string) *Error {
 	return &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests at once from %s: %d may run and %d wait; try again shortly", client, f.share, f.waiting)}

@@ -268,9 +268,8 @@ type framingConn struct {
 	framing framing
 
 	turns  *fairShare // nil: no fair share
-	client string
-	mu     sync.Mutex
-	leave  func() // gives back the turn held for the last read; nil when none is
+	client string     // set at the first long head
+	turn   heldTurn   // the last read's; ended at the close
 }
 
 // longHeadBytes is how much of a header block is read before the rest takes
@@ -281,48 +280,32 @@ const longHeadBytes = 8 << 10
 // framingConn taking turns in turns (nil: none).
 func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger, turns *fairShare) *limitListener {
 	l := newLimitListener(ln, "HTTP", maxConns, log)
-	l.wrap = func(c *limitedConn) net.Conn {
-		fc := &framingConn{Conn: c, turns: turns}
-		if turns != nil {
-			fc.client = clientaddr.Of(c.RemoteAddr().String())
-		}
-		return fc
-	}
+	l.wrap = func(c *limitedConn) net.Conn { return &framingConn{Conn: c, turns: turns} }
 	return l
 }
 
 func (c *framingConn) Read(p []byte) (int, error) {
-	c.giveBack() // net/http is done with what the last read brought
+	c.turn.giveBack() // net/http is done with what the last read brought
 	n, err := c.Conn.Read(p)
 	c.framing.feed(p[:n])
 	if c.framing.longHead && c.turns != nil {
 		c.framing.longHead = false
+		if c.client == "" {
+			c.client = clientaddr.Of(c.RemoteAddr().String())
+		}
 		// Past the client's waiting places there is no turn to wait for; the
 		// request is refused once it reaches the fair share in ServeHTTP.
 		if leave, err := c.turns.take(context.Background(), c.client); err == nil {
-			c.mu.Lock()
-			c.leave = leave
-			c.mu.Unlock()
+			c.turn.hold(leave)
 		}
 	}
 	return n, err
 }
 
-// giveBack gives back the turn taken for the last read, if any.
-func (c *framingConn) giveBack() {
-	c.mu.Lock()
-	leave := c.leave
-	c.leave = nil
-	c.mu.Unlock()
-	if leave != nil {
-		leave()
-	}
-}
-
 // Close gives back the turn of a connection closed after a read (a head net/http
-// refused, say) and closes it.
+// refused, say), and any a read still under way takes, and closes it.
 func (c *framingConn) Close() error {
-	c.giveBack()
+	c.turn.end()
 	return c.Conn.Close()
 }
 
@@ -338,7 +321,7 @@ func (c *framingConn) stopFraming() {
 // (431), then waits half a second before closing, and the client's other requests
 // must not wait with it.
 func (c *framingConn) CloseWrite() error {
-	c.giveBack()
+	c.turn.giveBack()
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

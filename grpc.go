@@ -353,15 +353,15 @@ type callTurn struct {
 	turns  *fairShare // nil: no fair share
 	ctx    context.Context
 	client string
-
-	mu    sync.Mutex
-	leave func() // gives back the turn held; nil when none is
-	ended bool   // the call has returned: a turn taken since is given back at once
+	held   heldTurn // ended when the call returns
 }
 
 func newCallTurn(ctx context.Context, turns *fairShare) *callTurn {
 	t := &callTurn{turns: turns, ctx: ctx}
-	if p, ok := peer.FromContext(ctx); ok && turns != nil {
+	if turns == nil {
+		return t
+	}
+	if p, ok := peer.FromContext(ctx); ok {
 		t.client = clientaddr.Of(p.Addr.String())
 	}
 	return t
@@ -383,36 +383,17 @@ func (t *callTurn) take() error {
 	if err != nil {
 		return status.FromContextError(err).Err()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ended {
-		leave()
-		return nil
-	}
-	t.leave = leave
+	t.held.hold(leave)
 	return nil
 }
 
 // release gives back the turn held, if any.
-func (t *callTurn) release() {
-	t.mu.Lock()
-	leave := t.leave
-	t.leave = nil
-	t.mu.Unlock()
-	if leave != nil {
-		leave()
-	}
-}
+func (t *callTurn) release() { t.held.giveBack() }
 
 // end gives back the turn held when the call returns. A call's receiving may go on
 // in a goroutine of its own after that (receiveUsers); a turn it takes is given
 // back at once.
-func (t *callTurn) end() {
-	t.mu.Lock()
-	t.ended = true
-	t.mu.Unlock()
-	t.release()
-}
+func (t *callTurn) end() { t.held.end() }
 
 // GetUser returns one user (docs/grpc.md, docs/errors.md).
 func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (*userpb.UserResponse, error) {
