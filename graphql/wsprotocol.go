@@ -209,13 +209,11 @@ type wsMessage struct {
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
-	if err := jsonkeys.Unmarshal(data, &fields); err != nil {
-		if _, dup := errors.AsType[*jsonkeys.Error](err); dup {
-			return m, err
-		}
-		return m, errors.New("not a JSON object")
+	err := jsonkeys.Unmarshal(data, &fields)
+	if _, dup := errors.AsType[*jsonkeys.Error](err); dup {
+		return m, err
 	}
-	if fields == nil {
+	if err != nil || fields == nil {
 		return m, errors.New("not a JSON object")
 	}
 	raw, ok := fields["type"]
