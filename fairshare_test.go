@@ -159,6 +159,42 @@ func (f *fairShare) enter(ctx context.Context, client string) (leave func(), ok 
 	return leave, err == nil
 }
 
+// holdTurn takes one of client's turns in f, as a running request of the client
+// would, and returns the function that gives it back.
+func holdTurn(t *testing.T, f *fairShare, client string) (leave func()) {
+	t.Helper()
+	leave, ok := f.enter(t.Context(), client)
+	if !ok {
+		t.Fatal("no turn for the test")
+	}
+	return leave
+}
+
+// startOneTurnApp starts the service with one turn and waiting places per
+// client address.
+func startOneTurnApp(t *testing.T, waiting int) *app {
+	t.Helper()
+	cfg := testConfig()
+	cfg.clientShare, cfg.clientWaiting = 1, waiting
+	a, _ := startApp(t, cfg)
+	return a
+}
+
+// sendRaw connects to addr and writes text, a request as it goes on the wire;
+// the connection is closed when the test ends.
+func sendRaw(t *testing.T, addr, text string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, text); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // running is the number of client's requests holding a turn.
 func (f *fairShare) running(client string) int {
 	f.mu.Lock()
@@ -184,9 +220,7 @@ func (f *fairShare) users(client string) int {
 // adds, which runs until released) does not delay another address, its own next
 // request waits, and the one after that is refused in the format of its surface.
 func TestFairShareBetweenClients(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 1
-	a, _ := startApp(t, cfg)
+	a := startOneTurnApp(t, 1)
 	release := make(chan struct{})
 	a.server.mux.HandleFunc("GET /test/hold", func(w http.ResponseWriter, r *http.Request) { <-release })
 	stranger := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
@@ -262,19 +296,10 @@ func TestFairShareBetweenClients(t *testing.T) {
 // body is still on its way holds a waiting place but no turn, so the same address's next request is
 // answered; the upload is answered once its body is complete.
 func TestFairShareSlowUploadHoldsNoTurn(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 1
-	a, _ := startApp(t, cfg)
-	conn, err := net.Dial("tcp", a.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	a := startOneTurnApp(t, 1)
 	body := `{"query":"{ user(id: 1) { name } }"}`
-	if _, err := io.WriteString(conn, "POST /graphql HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: "+
-		strconv.Itoa(len(body))+"\r\n\r\n"+body[:5]); err != nil {
-		t.Fatal(err)
-	}
+	conn := sendRaw(t, a.httpAddr, "POST /graphql HTTP/1.1\r\nHost: quartet\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body[:5])
 	if status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
 		t.Fatalf("a request beside a half-sent upload got %d", status)
 	}
@@ -298,9 +323,7 @@ func TestFairShareSlowUploadHoldsNoTurn(t *testing.T) {
 // client: the socket, which lives on, must not keep its client's HTTP requests
 // waiting.
 func TestFairShareWebSocketGivesTurnBack(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 1
-	a, _ := startApp(t, cfg)
+	a := startOneTurnApp(t, 1)
 	dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id } }")
 	if status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1"); status != http.StatusOK {
 		t.Fatalf("a request beside an open WebSocket got %d", status)
@@ -311,9 +334,7 @@ func TestFairShareWebSocketGivesTurnBack(t *testing.T) {
 // under the share it would hold its client's only turn, so that of two requests sent
 // meanwhile one would wait and the other, past the waiting room of one, get 429.
 func TestFairShareProfileHoldsNoTurn(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 1
-	a, _ := startApp(t, cfg)
+	a := startOneTurnApp(t, 1)
 	c := &http.Client{Timeout: 20 * time.Second}
 	profiled := make(chan int, 1)
 	go func() {
@@ -410,10 +431,7 @@ func TestFairShareGRPC(t *testing.T) {
 	defer strangerConn.Close()
 	strangers := userpb.NewUserServiceClient(strangerConn)
 
-	leave, ok := turns.enter(t.Context(), "127.0.0.1") // as a running HTTP request of the address would
-	if !ok {
-		t.Fatal("no turn for the test")
-	}
+	leave := holdTurn(t, turns, "127.0.0.1") // as a running HTTP request of the address would
 	answered := make(chan error, 1)
 	go func() {
 		_, err := own.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1})
@@ -461,9 +479,7 @@ func TestFairShareGRPC(t *testing.T) {
 // one turn held the operation waits, and runs once the turn is given back; with
 // its waiting place taken too, it gets TOO_MANY_REQUESTS.
 func TestFairShareWebSocketOperations(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 1
-	a, _ := startApp(t, cfg)
+	a := startOneTurnApp(t, 1)
 	turns := a.server.turns
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
 	defer cancel()
@@ -481,10 +497,7 @@ func TestFairShareWebSocketOperations(t *testing.T) {
 		wsjson.Write(ctx, c, map[string]any{"type": "subscribe", "id": id, "payload": map[string]any{"query": "{ user(id: 1) { name } }"}})
 	}
 
-	leave, ok := turns.enter(ctx, "127.0.0.1")
-	if !ok {
-		t.Fatal("no turn for the test")
-	}
+	leave := holdTurn(t, turns, "127.0.0.1")
 	query("1")
 	waitFor(t, "the operation waits for its turn", func() bool { return turns.users("127.0.0.1") == 2 })
 	leave()
@@ -494,10 +507,7 @@ func TestFairShareWebSocketOperations(t *testing.T) {
 	}
 	c.Read(ctx) // complete
 
-	leave, ok = turns.enter(ctx, "127.0.0.1")
-	if !ok {
-		t.Fatal("no turn for the test")
-	}
+	leave = holdTurn(t, turns, "127.0.0.1")
 	waited := make(chan int)
 	go func() {
 		status, _ := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+a.httpAddr+"/api/users/1")
@@ -525,10 +535,7 @@ func TestFairShareLongHead(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	fc := &framingConn{Conn: server, turns: turns, client: "pipe"}
-	leave, ok := turns.enter(t.Context(), "pipe")
-	if !ok {
-		t.Fatal("no turn for the test")
-	}
+	leave := holdTurn(t, turns, "pipe")
 	head := "GET /healthz?pad=" + strings.Repeat("a", 3*longHeadBytes) + " HTTP/1.1\r\nHost: quartet\r\n\r\n"
 	go io.WriteString(client, head)
 	var got atomic.Int64
@@ -571,17 +578,8 @@ func TestFairShareLongHead(t *testing.T) {
 // read took is given back at the half-close, by the time the client sees the end,
 // so that the client's next request does not wait out that half second.
 func TestFairShareLongHeadRefused(t *testing.T) {
-	cfg := testConfig()
-	cfg.clientShare, cfg.clientWaiting = 1, 4
-	a, _ := startApp(t, cfg)
-	conn, err := net.Dial("tcp", a.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, "GET /healthz?pad="+strings.Repeat("a", 80_000)+" HTTP/1.1\r\nHost: quartet\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	a := startOneTurnApp(t, 4)
+	conn := sendRaw(t, a.httpAddr, "GET /healthz?pad="+strings.Repeat("a", 80_000)+" HTTP/1.1\r\nHost: quartet\r\n\r\n")
 	answer, err := io.ReadAll(conn) // to the half-close
 	if err != nil || !strings.HasPrefix(string(answer), "HTTP/1.1 431 ") {
 		t.Fatalf("got %q, %v; want 431", answer, err)
