@@ -324,13 +324,25 @@ func startLegit(ctx context.Context, addr string, users, rate int, timeout time.
 		cancel()
 		wg.Wait()
 		client.CloseIdleConnections()
-		var all legitResult
-		for _, r := range results {
-			all = all.merge(r)
-			all.perCall = append(all.perCall, r.lat)
+		perCall := make([][]time.Duration, len(results))
+		all := legitResult{}
+		for i, r := range results {
+			perCall[i] = r.lat
+			all.errors += r.errors
+			all.firstErr = cmp.Or(all.firstErr, r.firstErr)
 		}
+		all.setCalls(perCall)
 		return all
 	}
+}
+
+// setCalls sets l's latencies from those of each call of legitCalls, sorted.
+func (l *legitResult) setCalls(perCall [][]time.Duration) {
+	for _, lat := range perCall {
+		slices.Sort(lat)
+	}
+	l.perCall, l.lat = perCall, slices.Concat(perCall...)
+	slices.Sort(l.lat)
 }
 
 // attackHTTP sends n requests, built by req from their number k, with attackers
@@ -389,8 +401,7 @@ func attackHTTP(ctx context.Context, from *net.Dialer, addr string, n, attackers
 
 // legitReport is what "bench legit" writes on its standard output when it stops.
 type legitReport struct {
-	Latencies  []time.Duration   `json:"latencies"`
-	PerCall    [][]time.Duration `json:"perCall"`
+	PerCall    [][]time.Duration `json:"perCall"` // by call of legitCalls
 	Errors     int               `json:"errors"`
 	FirstError string            `json:"firstError,omitempty"`
 }
@@ -410,7 +421,7 @@ func runLegit(args []string, stdin io.Reader, stdout io.Writer) error {
 	stop := startLegit(context.Background(), *addr, *users, *rate, *timeout, *run)
 	io.Copy(io.Discard, stdin)
 	res := stop()
-	rep := legitReport{Latencies: res.lat, PerCall: res.perCall, Errors: res.errors}
+	rep := legitReport{PerCall: res.perCall, Errors: res.errors}
 	if res.firstErr != nil {
 		rep.FirstError = res.firstErr.Error()
 	}
@@ -445,11 +456,11 @@ func startLegitProcess(ctx context.Context, self, addr string, users, rate int, 
 		if err != nil {
 			return failed(err)()
 		}
-		res := legitResult{lat: rep.Latencies, perCall: rep.PerCall, errors: rep.Errors}
+		res := legitResult{errors: rep.Errors}
 		if rep.FirstError != "" {
 			res.firstErr = errors.New(rep.FirstError)
 		}
-		slices.Sort(res.lat)
+		res.setCalls(rep.PerCall)
 		return res
 	}
 }
