@@ -316,8 +316,7 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 		return nil, err
 	}
 	rep.baselineRSS = m.rss
-	h.logf("  p50 %s, p99 %s (%s), %d calls, %d errors; RSS %.0f MiB", fmtDur(rep.baseline.percentile(50)), fmtDur(rep.baseline.percentile(99)), rep.baseline.byCall(),
-		len(rep.baseline.lat), rep.baseline.errors, mib(m.rss))
+	h.logf("  %s; RSS %.0f MiB", rep.baseline.summary(), mib(m.rss))
 	if rep.baseline.errors > 0 {
 		return nil, fmt.Errorf("the legitimate client failed without any attack: %v", rep.baseline.firstErr)
 	}
@@ -326,8 +325,7 @@ func (h *hostile) run(ctx context.Context) (*hostileReport, error) {
 		stop := h.legit(ctx)
 		spin(runtime.NumCPU(), cfg.control)
 		rep.control = stop()
-		h.logf("  p50 %s, p99 %s (%s), %d calls, %d errors", fmtDur(rep.control.percentile(50)), fmtDur(rep.control.percentile(99)), rep.control.byCall(),
-			len(rep.control.lat), rep.control.errors)
+		h.logf("  %s", rep.control.summary())
 	}
 
 	for _, a := range h.attacks() {

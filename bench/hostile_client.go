@@ -238,6 +238,11 @@ func (l legitResult) merge(o legitResult) legitResult {
 	return m
 }
 
+// summary is l's p50 and p99, by call too, and its counts, for the log.
+func (l legitResult) summary() string {
+	return fmt.Sprintf("p50 %s, p99 %s (%s), %d calls, %d errors", fmtDur(l.percentile(50)), fmtDur(l.percentile(99)), l.byCall(), len(l.lat), l.errors)
+}
+
 // legitCallNames name legitCalls, in their order, for the report.
 var legitCallNames = []string{"GET user", "POST user", "GraphQL", "OData"}
 
