@@ -150,8 +150,9 @@ type WebSocketOptions struct {
 	// per connection; 0 means 64.
 	SendQueue int
 
-	// WriteTimeout bounds the wait for the socket to take one message; 0
-	// means 10 s. A connection that takes longer is dropped.
+	// WriteTimeout bounds the wait for the socket to take one write; 0
+	// means 10 s. A connection that takes longer is dropped, within a tenth
+	// of WriteTimeout (at most a second) more.
 	WriteTimeout time.Duration
 
 	// ClientWork, when set, runs work, the setting up of one of client's
@@ -230,7 +231,7 @@ func (o *WebSocketOptions) setDefaults() {
 // messages; an operation whose results find the queue full waits, so the
 // event source sees the subscriber fall behind and can end the
 // subscription (with an error event, which is delivered) rather than
-// blocking its publishers. A socket that takes no message for WriteTimeout
+// blocking its publishers. A socket that takes one write for WriteTimeout
 // is dropped without a close frame, which a stalled socket could not carry;
 // the client sees 1006 Abnormal Closure. Nothing is buffered without bound.
 //
@@ -247,6 +248,7 @@ type WebSocketHandler struct {
 
 	mu         sync.Mutex
 	conns      map[*wsConn]struct{}
+	writeCheck *time.Timer // runs checkWrites while there are connections
 	shutdown   bool
 	wg         sync.WaitGroup          // one per ServeHTTP past the shutdown check
 	sockets    int                     // admitted, counted before the upgrade
@@ -312,6 +314,9 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
+	if h.writeCheck == nil {
+		h.writeCheck = time.AfterFunc(h.writeCheckInterval(), h.checkWrites)
+	}
 	late := h.shutdown
 	h.mu.Unlock()
 	if late {
@@ -321,6 +326,34 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+}
+
+// checkWrites drops the connections whose socket has taken one write for
+// WriteTimeout (coalescer.writingFor), and runs again after
+// writeCheckInterval while connections remain.
+func (h *WebSocketHandler) checkWrites() {
+	var stuck []*wsConn
+	h.mu.Lock()
+	for c := range h.conns {
+		if c.coalescer.writingFor() >= h.opts.WriteTimeout {
+			stuck = append(stuck, c)
+		}
+	}
+	if len(h.conns) > 0 {
+		h.writeCheck.Reset(h.writeCheckInterval())
+	} else {
+		h.writeCheck = nil
+	}
+	h.mu.Unlock()
+	for _, c := range stuck {
+		c.drop("Write timeout: the client does not keep up")
+	}
+}
+
+// writeCheckInterval is how often checkWrites looks: a stalled socket is
+// dropped within WriteTimeout and this.
+func (h *WebSocketHandler) writeCheckInterval() time.Duration {
+	return min(h.opts.WriteTimeout/10, time.Second)
 }
 
 // Shutdown refuses new connections with 503 and closes every open one with

@@ -994,6 +994,46 @@ func TestWebSocketStalledSocket(t *testing.T) {
 	waitGoroutines(t, base)
 }
 
+// TestCoalescerStampsWrites checks that a write the socket does not take,
+// sent at once or released as a batch, shows as under way for as long as it
+// lasts (what checkWrites drops a socket on), and not once it is done.
+func TestCoalescerStampsWrites(t *testing.T) {
+	server, client := net.Pipe() // a write waits for the peer to read
+	defer client.Close()
+	w := &coalescer{conn: server}
+	blocked := func(write func() error, n int) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- write() }()
+		deadline := time.Now().Add(wsWait)
+		for w.writingFor() < 20*time.Millisecond {
+			if time.Now().After(deadline) {
+				t.Fatalf("a blocked write shows as under way for %v", w.writingFor())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := io.ReadFull(client, make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d := w.writingFor(); d != 0 {
+			t.Errorf("a finished write shows as under way for %v", d)
+		}
+	}
+	if d := w.writingFor(); d != 0 {
+		t.Errorf("no write yet, but one shows as under way for %v", d)
+	}
+	blocked(func() error { _, err := w.Write([]byte("x")); return err }, 1)
+	w.hold()
+	w.Write([]byte("yz"))
+	if d := w.writingFor(); d != 0 {
+		t.Errorf("a held write shows as under way for %v", d)
+	}
+	blocked(w.release, 2)
+}
+
 // TestWebSocketKeepAlive checks the legacy "ka" messages and the
 // graphql-transport-ws pings, and that a client answering nothing is
 // dropped.

@@ -2,8 +2,6 @@ package graphql
 
 import (
 	"context"
-	"errors"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -137,18 +135,13 @@ func (c *wsConn) writeQueue(m outMsg) bool {
 	return ok
 }
 
-// release sends what the coalescer holds, within WriteTimeout.
+// release sends what the coalescer holds.
 func (c *wsConn) release() bool {
-	err := c.coalescer.release(c.h.opts.WriteTimeout)
-	if err == nil {
-		return true
+	if err := c.coalescer.release(); err != nil {
+		c.writeFailed()
+		return false
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.drop("Write timeout: the client does not keep up")
-	} else if !c.isClosing() {
-		c.raw.Close()
-	}
-	return false
+	return true
 }
 
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
@@ -217,33 +210,23 @@ func (c *wsConn) writeLoop() {
 	}
 }
 
-// write sends one message within WriteTimeout. The caller holds c.writing,
-// which keeps the deadline its own. The bound is a deadline on the socket,
-// not a context: a context per message would cost a timer and allocations
-// for each of thousands of subscribers. It is cleared after the write, for
-// the close handshake writes under a context of its own.
+// write sends one message. The caller holds c.writing. A socket that takes
+// it for WriteTimeout is dropped by the handler (checkWrites), which ends
+// the write.
 func (c *wsConn) write(p []byte) bool {
-	// A message written while the coalescer holds a batch goes to memory; the
-	// batch's one system call has its own deadline (release), so the message
-	// needs none, and in a fan-out the timer changes were a cost per message.
-	timed := !c.coalescer.holding()
-	if timed {
-		c.raw.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
+	if err := c.ws.Write(context.Background(), websocket.MessageText, p); err != nil {
+		c.writeFailed()
+		return false
 	}
-	err := c.ws.Write(context.Background(), websocket.MessageText, p)
-	if timed {
-		c.raw.SetWriteDeadline(time.Time{})
-	}
-	if err == nil {
-		return true
-	}
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		c.drop("Write timeout: the client does not keep up")
-	case !c.isClosing():
+	return true
+}
+
+// writeFailed closes a socket a write failed on, unless the failure is the
+// close under way (checkWrites' drop among them).
+func (c *wsConn) writeFailed() {
+	if !c.isClosing() {
 		c.raw.Close() // a broken socket; the reader ends too
 	}
-	return false
 }
 
 // lockAndWrite is write for a caller that does not hold c.writing.
