@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,8 +56,8 @@ type wsConn struct {
 	mu          sync.Mutex
 	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
-	passive     map[*wsOp]*passiveOp // subscriptions the feed goroutine reads
-	feedEnded   bool                 // the feed goroutine is gone; see addPassive
+	passive     []*passiveOp // subscriptions the feed goroutine reads
+	feedEnded   bool         // the feed goroutine is gone; see addPassive
 	closing     bool
 	closeCode   websocket.StatusCode
 	closeReason string
@@ -245,6 +246,7 @@ func (c *wsConn) complete(op *wsOp) {
 
 // passiveOp is a subscription to a notifying source, read by feedLoop.
 type passiveOp struct {
+	op       *wsOp
 	st       *eventStream
 	stopWake func() bool // stops the wake-up at the end of the operation's context
 }
@@ -253,27 +255,24 @@ type passiveOp struct {
 // op, when that goroutine is gone already (the connection is going).
 func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
 	// A source need not close when ctx ends; the feed is woken to see it ended.
-	p := &passiveOp{st: st, stopWake: context.AfterFunc(st.ctx, c.wakeFeed)}
+	p := &passiveOp{op: op, st: st, stopWake: context.AfterFunc(st.ctx, c.wakeFeed)}
 	c.mu.Lock()
 	if c.feedEnded {
 		c.mu.Unlock()
-		p.end(op) // run's caller releases the operation
+		p.end() // run's caller releases the operation
 		return false
 	}
-	if c.passive == nil {
-		c.passive = map[*wsOp]*passiveOp{}
-	}
-	c.passive[op] = p
+	c.passive = append(c.passive, p)
 	c.mu.Unlock()
 	c.wakeFeed() // events may have come before it was added
 	return true
 }
 
 // end releases what op's stream holds.
-func (p *passiveOp) end(op *wsOp) {
+func (p *passiveOp) end() {
 	p.stopWake()
 	p.st.done()
-	op.cancel()
+	p.op.cancel()
 }
 
 // wakeFeed tells the feed goroutine that a notifying source has events, or
@@ -288,38 +287,33 @@ func (c *wsConn) wakeFeed() {
 // feedLoop queues the results of the connection's notifying subscriptions
 // when woken, so that an event for many of them wakes one goroutine per
 // connection, not one per subscription. It ends them all when nothing more
-// will be sent.
+// will be sent (markDead wakes it for that).
+//
+// It waits on c.feed alone, not in a select with c.dead: a fan-out wakes it
+// on thousands of connections at once, and a receive costs less than a
+// select, which locks every channel it waits on.
 func (c *wsConn) feedLoop() {
-	type entry struct {
-		op *wsOp
-		p  *passiveOp
-	}
-	var ready []entry // only this goroutine removes operations from c.passive
+	var ready []*passiveOp // only this goroutine removes operations from c.passive
 	for {
-		select {
-		case <-c.feed:
-		case <-c.dead:
+		<-c.feed
+		if c.isDead() {
 			c.mu.Lock()
 			c.feedEnded = true
 			passive := c.passive
 			c.passive = nil
 			c.mu.Unlock()
-			for op, p := range passive {
-				c.endPassive(op, p)
+			for _, p := range passive {
+				c.endPassive(p)
 			}
 			return
 		}
-		ready = ready[:0]
 		c.mu.Lock()
-		for op, p := range c.passive {
-			ready = append(ready, entry{op, p})
-		}
+		ready = append(ready[:0], c.passive...)
 		c.mu.Unlock()
-		for _, e := range ready {
-			op, p := e.op, e.p
+		for _, p := range ready {
 			gone := false
 			ended := p.st.poll(func(resp *Response) bool {
-				gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: op})
+				gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: p.op})
 				return !gone
 			})
 			if !ended {
@@ -329,18 +323,18 @@ func (c *wsConn) feedLoop() {
 				break // the connection is gone: c.dead ends the rest
 			}
 			c.mu.Lock()
-			delete(c.passive, op)
+			c.passive = slices.DeleteFunc(c.passive, func(q *passiveOp) bool { return q == p })
 			c.mu.Unlock()
-			c.endPassive(op, p)
-			c.complete(op)
+			c.endPassive(p)
+			c.complete(p.op)
 		}
 	}
 }
 
 // endPassive ends a subscription that feedLoop read, and counts it out of its
 // client's operations.
-func (c *wsConn) endPassive(op *wsOp, p *passiveOp) {
-	p.end(op)
+func (c *wsConn) endPassive(p *passiveOp) {
+	p.end()
 	c.h.releaseOperation(c.client)
 }
 
@@ -442,7 +436,23 @@ func (c *wsConn) spawn(f func()) {
 	}()
 }
 
-func (c *wsConn) markDead() { c.deadOnce.Do(func() { close(c.dead) }) }
+// markDead tells the connection's goroutines that nothing more will be sent.
+func (c *wsConn) markDead() {
+	c.deadOnce.Do(func() {
+		close(c.dead)
+		c.wakeFeed()
+	})
+}
+
+// isDead reports whether markDead has been called.
+func (c *wsConn) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
 
 func (c *wsConn) stopInitTimer() {
 	if c.initTimer != nil && c.initTimer.Stop() {
