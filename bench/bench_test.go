@@ -461,12 +461,27 @@ func TestFanOutClient(t *testing.T) {
 	if status, err := probeWebSocket(addr); err != nil || status != http.StatusSwitchingProtocols {
 		t.Fatalf("probe: %d, %v", status, err)
 	}
-	res, err := runFanOut(context.Background(), addr, 25, nil)
+	events, err := runFanOut(context.Background(), addr, 25, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.delivered != 25 || len(res.latencies) != 25 || res.last != res.latencies[24] {
-		t.Fatalf("delivered %d, %d latencies, last %v", res.delivered, len(res.latencies), res.last)
+	if len(events) != 3 {
+		t.Fatalf("%d events measured, want 3", len(events))
+	}
+	for i, res := range events {
+		if res.delivered != 25 || len(res.latencies) != 25 || res.last != res.latencies[24] {
+			t.Fatalf("event %d: delivered %d, %d latencies, last %v", i+1, res.delivered, len(res.latencies), res.last)
+		}
+	}
+	sum, measure, all := summarizeFanOut(events, 25, time.Minute)
+	if !all || sum.OK != 75 || len(sum.Latencies) != 75 || !strings.HasPrefix(measure, "3 of 3 events to all 25;") {
+		t.Fatalf("summary: %d delivered, %d latencies, %q, all in time %v", sum.OK, len(sum.Latencies), measure, all)
+	}
+	if _, _, all := summarizeFanOut(append(events, fanOutResult{delivered: 24}), 25, time.Minute); all {
+		t.Fatal("an event that missed a subscriber passed")
+	}
+	if _, _, all := summarizeFanOut(events, 25, 0); all {
+		t.Fatal("events later than the limit passed")
 	}
 }
 
@@ -509,11 +524,11 @@ func TestParseProcStat(t *testing.T) {
 func TestFanOutCeiling(t *testing.T) {
 	srv := httptest.NewServer(bareHTTPHandler(&peerDataset{}))
 	defer srv.Close()
-	res, err := runFanOut(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 25, nil)
+	events, err := runFanOut(context.Background(), strings.TrimPrefix(srv.URL, "http://"), 25, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.delivered != 25 {
-		t.Fatalf("delivered %d of 25", res.delivered)
+	if len(events) != 1 || events[0].delivered != 25 {
+		t.Fatalf("got %+v, want one event delivered to 25", events)
 	}
 }

@@ -43,6 +43,7 @@ type runConfig struct {
 	largeProducts int
 	largeOrders   int
 	subscribers   int
+	fanOutEvents  int
 	repo          string
 	workDir       string
 	keep          bool
@@ -71,6 +72,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runConfig, error) {
 	fs.IntVar(&c.largeProducts, "large-products", 100_000, "products in the large dataset")
 	fs.IntVar(&c.largeOrders, "large-orders", 200_000, "orders in the large dataset")
 	fs.IntVar(&c.subscribers, "subscribers", 10_000, "WebSocket subscribers of the fan-out scenario")
+	fs.IntVar(&c.fanOutEvents, "fanout-events", 1, "events measured one after another in the fan-out scenario; the target holds when every one reaches every subscriber in time")
 	fs.StringVar(&c.repo, "repo", "..", "`directory` of the quartet repository (the service is built from it)")
 	fs.StringVar(&c.workDir, "work", "", "`directory` for the binary and datasets (default: a new temporary one)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory")
@@ -101,8 +103,8 @@ func parseRunFlags(args []string, stdout io.Writer) (*runConfig, error) {
 		}
 		c.only = re
 	}
-	if c.conns < 1 || c.latencyConns < 1 || c.grpcConns < 1 || c.rounds < 1 {
-		return nil, errors.New("-conns, -latency-conns, -grpc-conns and -rounds must be positive")
+	if c.conns < 1 || c.latencyConns < 1 || c.grpcConns < 1 || c.rounds < 1 || c.fanOutEvents < 1 {
+		return nil, errors.New("-conns, -latency-conns, -grpc-conns, -rounds and -fanout-events must be positive")
 	}
 	return c, nil
 }
