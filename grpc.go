@@ -375,13 +375,12 @@ func (t *callTurn) take() error {
 		return nil
 	}
 	leave, err := t.turns.take(t.ctx, t.client)
-	if e, ok := err.(*Error); ok {
-		// A status, not the domain error: a unary call's message is decoded before
-		// the interceptors that map errors run.
-		return status.Error(e.GRPCCode(), e.Message)
-	}
 	if err != nil {
-		return status.FromContextError(err).Err()
+		// A status, not the domain error: a unary call's message is decoded before
+		// the interceptors that map errors run. take fails only with the share's
+		// refusal or the call's end, both in the table.
+		st, _ := grpcStatus(err)
+		return st
 	}
 	t.held.hold(leave)
 	return nil
@@ -601,18 +600,27 @@ func grpcError(log *slog.Logger, method string, err error) error {
 	if err == nil {
 		return nil
 	}
+	st, known := grpcStatus(err)
+	if !known {
+		log.Error("grpc internal error", "method", method, "error", err)
+	}
+	return st
+}
+
+// grpcStatus is grpcError without the log: known is false when err became the
+// generic Internal status, whose detail the caller should log.
+func grpcStatus(err error) (st error, known bool) {
 	if _, ok := status.FromError(err); ok {
-		return err
+		return err, true
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return status.FromContextError(err).Err()
+		return status.FromContextError(err).Err(), true
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Kind != KindInternal {
-		return status.Error(e.GRPCCode(), e.Message)
+		return status.Error(e.GRPCCode(), e.Message), true
 	}
-	log.Error("grpc internal error", "method", method, "error", err)
-	return status.Error(codes.Internal, "internal server error")
+	return status.Error(codes.Internal, "internal server error"), false
 }
 
 // recovered turns a panic into an Internal status, logging what it was.
