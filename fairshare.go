@@ -142,6 +142,17 @@ func (f *fairShare) take(ctx context.Context, client string) (leave func(), err 
 	return leave, nil
 }
 
+// run runs work in one of client's turns (take), or returns why it did not.
+func (f *fairShare) run(ctx context.Context, client string, work func()) error {
+	leave, err := f.take(ctx, client)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	work()
+	return nil
+}
+
 // heldTurn is a turn kept across calls and given back by whichever comes next:
 // a later read or receive, a send, the end of a call or the close of a
 // connection (framingConn, callTurn). Once it has ended, a turn handed to it is

@@ -279,15 +279,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 	if turns != nil {
 		// A WebSocket operation's set-up takes a turn in its client's fair share, as
 		// the client's HTTP requests and gRPC messages do.
-		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-			leave, err := turns.take(ctx, client)
-			if err != nil {
-				return err
-			}
-			defer leave()
-			work()
-			return nil
-		}
+		opts.ClientWork = turns.run
 	}
 	limits.options(&opts)
 	if persistedOnly {
