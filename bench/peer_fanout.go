@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -14,7 +15,9 @@ import (
 
 // bareFanOut is the fan-out ceiling: the least any server does to tell N
 // WebSocket subscribers of one event. GET /graphql accepts a socket and speaks
-// just enough graphql-transport-ws (connection_init, connection_ack, subscribe);
+// just enough graphql-transport-ws (connection_init, connection_ack and a ping,
+// as a server's keep-alive would send, and a subscribe to onUserCreated; any
+// other subscription closes the socket);
 // POST /api/users answers 201 with a new id, then writes one prepared event to
 // every subscriber, from as many goroutines as there are CPUs, each taking a
 // share of the subscribers. No query is run, nothing is stored, and no
@@ -39,14 +42,16 @@ func (f *bareFanOut) subscribe(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
+	defer func() {
+		f.mu.Lock()
+		delete(f.subs, c)
+		f.mu.Unlock()
+		c.CloseNow()
+	}()
 	ctx := context.Background()
 	for {
 		_, b, err := c.Read(ctx)
 		if err != nil {
-			f.mu.Lock()
-			delete(f.subs, c)
-			f.mu.Unlock()
 			return
 		}
 		var m wsMessage
@@ -56,7 +61,11 @@ func (f *bareFanOut) subscribe(w http.ResponseWriter, r *http.Request) {
 		switch m.Type {
 		case "connection_init":
 			c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_ack"}`))
+			c.Write(ctx, websocket.MessageText, []byte(`{"type":"ping"}`))
 		case "subscribe":
+			if !strings.Contains(string(m.Payload), "onUserCreated") {
+				return
+			}
 			f.mu.Lock()
 			f.subs[c] = m.ID
 			f.mu.Unlock()

@@ -52,13 +52,11 @@ func (h *harness) fanOutService(ctx context.Context, name string) row {
 		h.notes = append(h.notes, fmt.Sprintf("fan-out skipped: /graphql answered a WebSocket upgrade with status %d (%v); the WebSocket transport (graphql/ws.go) is not wired in yet", status, err))
 		return r
 	}
-	events, err := h.fanOutOn(ctx, p)
+	all, err := h.fanOutOn(ctx, p, &r)
 	if err != nil {
 		r.verdict, r.measure = "ERROR", err.Error()
 		return r
 	}
-	var all bool
-	r.quartet, r.measure, all = summarizeFanOut(events, h.cfg.subscribers, 200*time.Millisecond)
 	r.verdict = verdict(all)
 	h.notes = append(h.notes, fmt.Sprintf("fan-out: the %d subscribers are goroutines of the client process, on the same 2 CPUs as the service; P50/P99 are per-subscriber delivery times", h.cfg.subscribers))
 	return r
@@ -74,12 +72,9 @@ func (h *harness) fanOutCeiling(ctx context.Context, name string) row {
 		return r
 	}
 	defer p.stop()
-	events, err := h.fanOutOn(ctx, p)
-	if err != nil {
+	if _, err := h.fanOutOn(ctx, p, &r); err != nil {
 		r.verdict, r.measure = "ERROR", err.Error()
-		return r
 	}
-	r.quartet, r.measure, _ = summarizeFanOut(events, h.cfg.subscribers, 200*time.Millisecond)
 	return r
 }
 
@@ -116,18 +111,21 @@ func summarizeFanOut(events []fanOutResult, n int, limit time.Duration) (res *Re
 		fmtDur(percentile(lasts, 50)), fmtDur(lasts[len(lasts)-1])), all
 }
 
-// fanOutOn runs the fan-out against the server p and logs what it saw of each event.
-func (h *harness) fanOutOn(ctx context.Context, p *proc) ([]fanOutResult, error) {
+// fanOutOn runs the fan-out against the server p, logs what it saw of each event,
+// and puts the summary in r; all is whether every event reached every subscriber
+// within the target's 200 ms.
+func (h *harness) fanOutOn(ctx context.Context, p *proc, r *row) (all bool, err error) {
 	n := h.cfg.subscribers
 	events, err := runFanOut(ctx, p.httpAddr, n, h.cfg.fanOutEvents, p.cpuTime)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	for _, res := range events {
 		h.logf("  %d/%d delivered, p50 %s, last %s; CPU from the create to the last delivery: server %s, client %s (%s per subscriber)",
 			res.delivered, n, fmtDur(percentile(res.latencies, 50)), fmtDur(res.last), fmtDur(res.serverCPU), fmtDur(res.clientCPU), fmtDur(res.clientCPU/time.Duration(n)))
 	}
-	return events, nil
+	r.quartet, r.measure, all = summarizeFanOut(events, n, 200*time.Millisecond)
+	return all, nil
 }
 
 // probeWebSocket sends a WebSocket upgrade for /graphql and returns the status code.
