@@ -267,9 +267,10 @@ type framingConn struct {
 	net.Conn
 	framing framing
 
-	turns  *fairShare // nil: no fair share
-	client string     // set at the first long head
-	turn   heldTurn   // the last read's; ended at the close
+	turns    *fairShare // nil: no fair share
+	client   string     // set at the first long head
+	turn     heldTurn   // the last read's; ended at the close
+	tookTurn bool       // the last read took a turn (Read's own; spares other reads the lock)
 }
 
 // longHeadBytes is how much of a header block is read before the rest takes
@@ -285,7 +286,10 @@ func newHTTPListener(ln net.Listener, maxConns int, log *slog.Logger, turns *fai
 }
 
 func (c *framingConn) Read(p []byte) (int, error) {
-	c.turn.giveBack() // net/http is done with what the last read brought
+	if c.tookTurn { // net/http is done with what the last read brought
+		c.turn.giveBack()
+		c.tookTurn = false
+	}
 	n, err := c.Conn.Read(p)
 	c.framing.feed(p[:n])
 	if c.framing.longHead && c.turns != nil {
@@ -297,6 +301,7 @@ func (c *framingConn) Read(p []byte) (int, error) {
 		// request is refused once it reaches the fair share in ServeHTTP.
 		if leave, err := c.turns.take(context.Background(), c.client); err == nil {
 			c.turn.hold(leave)
+			c.tookTurn = true
 		}
 	}
 	return n, err
