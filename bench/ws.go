@@ -49,7 +49,7 @@ func (h *harness) fanOutService(ctx context.Context, name string) row {
 	defer p.stop()
 	if status, err := probeWebSocket(p.httpAddr); err != nil || status != http.StatusSwitchingProtocols {
 		r.verdict, r.measure = "SKIP", "no WebSocket on /graphql"
-		h.notes = append(h.notes, fmt.Sprintf("fan-out skipped: /graphql answered a WebSocket upgrade with status %d (%v); the WebSocket transport (graphql/ws.go) is not wired in yet", status, err))
+		h.notes = append(h.notes, fmt.Sprintf("fan-out skipped: /graphql answered a WebSocket upgrade with status %d (%v), not 101", status, err))
 		return r
 	}
 	all, err := h.fanOutOn(ctx, p, &r)
