@@ -409,7 +409,11 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.conn = conn
 	w.out = &coalescer{conn: conn}
 	// The response to the upgrade has gone out: the writer holds nothing.
-	return conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.out, brw.Writer.Size())), nil
+	// net/http keeps brw.Writer for as long as the handler runs, which for a
+	// WebSocket is the socket's life: it is reused rather than a second one
+	// made beside it.
+	brw.Writer.Reset(w.out)
+	return conn, brw, nil
 }
 
 func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

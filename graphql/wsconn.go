@@ -19,9 +19,11 @@ import (
 
 // wsConn is one WebSocket connection. The reader goroutine (ServeHTTP's)
 // parses messages and starts operations; each operation has a goroutine that
-// sets it up and queues its results, except a subscription to a notifying
-// source, whose results the connection's feed goroutine queues once set up;
-// one writer goroutine sends the queue.
+// sets it up and sends its results, except a subscription to a notifying
+// source, whose results the connection's sender goroutine writes once set
+// up. The sender also writes what others queue, and the keep-alive
+// messages (sendLoop): two goroutines for a socket with subscriptions, not
+// one per task, since a server holds thousands of them.
 type wsConn struct {
 	h   *WebSocketHandler
 	ws  *websocket.Conn
@@ -51,13 +53,16 @@ type wsConn struct {
 	initTimer    *time.Timer
 	draining     bool // a close is queued: ignore further messages
 
-	feed chan struct{} // a value when a notifying source has events (feedLoop)
+	// wake has a value when the sender has work: messages queued, a
+	// notifying source's events, the keep-alive, or the end (sendLoop).
+	wake         chan struct{}
+	keepAliveDue atomic.Bool
 
 	mu          sync.Mutex
 	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
-	passive     []*passiveOp // subscriptions the feed goroutine reads
-	feedEnded   bool         // the feed goroutine is gone; see addPassive
+	passive     []*passiveOp // subscriptions the sender reads
+	senderEnded bool         // the sender is gone; see addPassive
 	closing     bool
 	closeCode   websocket.StatusCode
 	closeReason string
@@ -84,7 +89,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		cancel: cancel,
 		out:    make(chan outMsg, h.opts.SendQueue),
 		dead:   make(chan struct{}),
-		feed:   make(chan struct{}, 1),
+		wake:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
 	}
 }
@@ -97,8 +102,7 @@ func (c *wsConn) serve() {
 		c.closeNow(closeBadSubprotocol, "Subprotocol not acceptable")
 		return
 	}
-	c.spawn(c.writeLoop)
-	c.spawn(c.feedLoop)
+	c.spawn(c.sendLoop)
 	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
 		c.wg.Add(1)
 		c.h.live.Add(1)
@@ -191,12 +195,12 @@ func (c *wsConn) stop(id string) bool {
 	return true
 }
 
-// run executes an operation and queues its results. It reports true when it
-// handed the operation to the feed goroutine, which then ends it.
+// run executes an operation and sends its results. It reports true when it
+// handed the operation to the sender, which then ends it.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
-	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeFeed) }); refused != nil {
+	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) }); refused != nil {
 		if ctx.Err() != nil {
 			op.cancel()
 			c.forget(op) // stopped by the client, or the connection is going
@@ -217,7 +221,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	defer st.done()
 	gone := false
 	st.each(nil, func(resp *Response) bool {
-		gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: op})
+		gone = !c.send(outMsg{result: resp, op: op})
 		return !gone
 	})
 	if !gone { // else the connection is gone, and its teardown ends the rest
@@ -239,32 +243,42 @@ func (c *wsConn) nextType() string {
 // the client unless it stopped the operation itself.
 func (c *wsConn) complete(op *wsOp) {
 	c.forget(op)
-	if !op.stopped.Load() && c.ctx.Err() == nil {
-		c.send(outMsg{data: opMessage("complete", op.id, nil), op: op})
+	if m, tell := c.completion(op); tell {
+		c.send(m)
 	}
 }
 
-// passiveOp is a subscription to a notifying source, read by feedLoop.
+// completion is the message that tells the client op completed, and whether
+// to send it: not when the client stopped op itself, or the connection is
+// going.
+func (c *wsConn) completion(op *wsOp) (outMsg, bool) {
+	if op.stopped.Load() || c.ctx.Err() != nil {
+		return outMsg{}, false
+	}
+	return outMsg{data: opMessage("complete", op.id, nil), op: op}, true
+}
+
+// passiveOp is a subscription to a notifying source, read by the sender.
 type passiveOp struct {
 	op       *wsOp
 	st       *eventStream
 	stopWake func() bool // stops the wake-up at the end of the operation's context
 }
 
-// addPassive hands op to the feed goroutine. It reports false, having ended
-// op, when that goroutine is gone already (the connection is going).
+// addPassive hands op to the sender. It reports false, having ended op, when
+// the sender is gone already (the connection is going).
 func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
-	// A source need not close when ctx ends; the feed is woken to see it ended.
-	p := &passiveOp{op: op, st: st, stopWake: context.AfterFunc(st.ctx, c.wakeFeed)}
+	// A source need not close when ctx ends; the sender is woken to see it ended.
+	p := &passiveOp{op: op, st: st, stopWake: context.AfterFunc(st.ctx, c.wakeSender)}
 	c.mu.Lock()
-	if c.feedEnded {
+	if c.senderEnded {
 		c.mu.Unlock()
 		p.end() // run's caller releases the operation
 		return false
 	}
 	c.passive = append(c.passive, p)
 	c.mu.Unlock()
-	c.wakeFeed() // events may have come before it was added
+	c.wakeSender() // events may have come before it was added
 	return true
 }
 
@@ -275,63 +289,116 @@ func (p *passiveOp) end() {
 	p.op.cancel()
 }
 
-// wakeFeed tells the feed goroutine that a notifying source has events, or
-// has ended. It never blocks: one pending wake-up covers them all.
-func (c *wsConn) wakeFeed() {
+// wakeSender tells the sender it has work. It never blocks: one pending
+// wake-up covers every reason.
+func (c *wsConn) wakeSender() {
 	select {
-	case c.feed <- struct{}{}:
+	case c.wake <- struct{}{}:
 	default:
 	}
 }
 
-// feedLoop queues the results of the connection's notifying subscriptions
-// when woken, so that an event for many of them wakes one goroutine per
-// connection, not one per subscription. It ends them all when nothing more
-// will be sent (markDead wakes it for that).
+// sendLoop is the sender: when woken, it writes what is queued, then the
+// keep-alive message when due, then the results of the notifying
+// subscriptions. When nothing more will be sent (a write failed, or
+// markDead, which wakes it), it ends those subscriptions and returns.
 //
-// It waits on c.feed alone, not in a select with c.dead: a fan-out wakes it
-// on thousands of connections at once, and a receive costs less than a
-// select, which locks every channel it waits on.
-func (c *wsConn) feedLoop() {
-	var ready []*passiveOp // only this goroutine removes operations from c.passive
-	for {
-		<-c.feed
+// It waits on c.wake alone, not in a select with c.out, c.dead and a
+// ticker: a fan-out wakes it on thousands of connections at once, and a
+// receive costs less than a select, which locks every channel it waits on.
+// A timer, not a goroutine, tells it that a keep-alive is due.
+func (c *wsConn) sendLoop() {
+	d := c.h.opts.KeepAlive
+	var keepAlive *time.Timer
+	if d > 0 {
+		keepAlive = time.AfterFunc(d, func() {
+			c.keepAliveDue.Store(true)
+			c.wakeSender()
+		})
+	}
+	var ping pingState
+	var ready []*passiveOp
+	for ok := true; ok; {
+		<-c.wake
 		if c.isDead() {
-			c.mu.Lock()
-			c.feedEnded = true
-			passive := c.passive
-			c.passive = nil
-			c.mu.Unlock()
-			for _, p := range passive {
-				c.endPassive(p)
-			}
-			return
+			break
 		}
-		c.mu.Lock()
-		ready = append(ready[:0], c.passive...)
-		c.mu.Unlock()
-		for _, p := range ready {
-			gone := false
-			ended := p.st.poll(func(resp *Response) bool {
-				gone = !c.send(outMsg{result: resp, resultType: c.nextType(), op: p.op})
-				return !gone
-			})
-			if !ended {
-				continue
-			}
-			if gone {
-				break // the connection is gone: c.dead ends the rest
-			}
-			c.mu.Lock()
-			c.passive = slices.DeleteFunc(c.passive, func(q *passiveOp) bool { return q == p })
-			c.mu.Unlock()
-			c.endPassive(p)
-			c.complete(p.op)
+		c.writing.Lock()
+		ok = c.writeQueued()
+		c.writing.Unlock()
+		if ok && c.keepAliveDue.Swap(false) {
+			ok = c.keepAlive(&ping)
+			keepAlive.Reset(d)
 		}
+		if ok {
+			ready, ok = c.writeFeed(ready)
+		}
+	}
+	if keepAlive != nil {
+		keepAlive.Stop()
+	}
+	c.markDead()
+	c.mu.Lock()
+	c.senderEnded = true
+	passive := c.passive
+	c.passive = nil
+	c.mu.Unlock()
+	for _, p := range passive {
+		c.endPassive(p)
 	}
 }
 
-// endPassive ends a subscription that feedLoop read, and counts it out of its
+// writeFeed writes the results of the notifying subscriptions that have
+// events, after what is queued, and the completion of those whose stream
+// ended; a connection's results for one event go out together, in one
+// system call as far as they go. It reports false when the connection will
+// send nothing more. ready is scratch space, returned for reuse.
+func (c *wsConn) writeFeed(ready []*passiveOp) ([]*passiveOp, bool) {
+	c.mu.Lock()
+	ready = append(ready[:0], c.passive...) // only the sender removes operations from c.passive
+	c.mu.Unlock()
+	if len(ready) == 0 {
+		return ready, true
+	}
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	if !c.writeQueued() {
+		return ready, false
+	}
+	held := len(ready) > 1
+	if held {
+		c.coalescer.hold()
+	}
+	ok := true
+	for _, p := range ready {
+		ended := p.st.poll(func(resp *Response) bool {
+			ok = c.writeMessage(outMsg{result: resp, op: p.op})
+			return ok
+		})
+		if !ok {
+			break // the connection is gone: the sender's end ends the rest
+		}
+		if !ended {
+			continue
+		}
+		c.mu.Lock()
+		c.passive = slices.DeleteFunc(c.passive, func(q *passiveOp) bool { return q == p })
+		c.mu.Unlock()
+		c.endPassive(p)
+		c.forget(p.op)
+		if m, tell := c.completion(p.op); tell {
+			if ok = c.writeMessage(m); !ok {
+				break
+			}
+		}
+	}
+	if held {
+		ok = c.release() && ok
+	}
+	return ready, ok
+}
+
+// endPassive ends a subscription that the sender read, and counts it out of its
 // client's operations.
 func (c *wsConn) endPassive(p *passiveOp) {
 	p.end()
@@ -396,7 +463,8 @@ func (c *wsConn) drop(reason string) {
 func (c *wsConn) goAway() {
 	c.queued.Add(1)
 	select {
-	case c.out <- outMsg{close: websocket.StatusGoingAway, reason: "Going away"}:
+	case c.out <- outMsg{close: websocket.StatusGoingAway, data: []byte("Going away")}:
+		c.wakeSender()
 	default:
 		c.queued.Add(-1)
 		// Not c.spawn: teardown may be waiting already. Shutdown calls
@@ -440,7 +508,7 @@ func (c *wsConn) spawn(f func()) {
 func (c *wsConn) markDead() {
 	c.deadOnce.Do(func() {
 		close(c.dead)
-		c.wakeFeed()
+		c.wakeSender()
 	})
 }
 

@@ -190,7 +190,7 @@ func (c *wsConn) refuse(msg string, code websocket.StatusCode, reason string) bo
 	if !c.connectionError(msg) {
 		return false
 	}
-	c.send(outMsg{close: code, reason: reason})
+	c.send(outMsg{close: code, data: []byte(reason)})
 	return true // read on, so that the close handshake completes
 }
 

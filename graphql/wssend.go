@@ -4,26 +4,25 @@ import (
 	"context"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/coder/websocket"
 )
 
 // Sending on a WebSocket connection: one queue per connection, written by
-// the goroutine that finds it idle or by the connection's writer, so that a
+// the goroutine that finds it idle or by the connection's sender, so that a
 // slow client holds up only itself (see WebSocketHandler, Slow clients).
 
 // outMsg is an entry of the send queue: a message, a result, or a close.
+// Every connection holds SendQueue of them, so it is kept small: a result's
+// type comes from the connection's protocol, and a close's reason is in data.
 type outMsg struct {
-	data []byte
+	data []byte // the message, or the close's reason
 	// A result of op is framed only when it is written, into a pooled
 	// buffer: a response shared by many subscribers is then never copied
 	// per subscriber, but for the write itself.
-	result     *Response
-	resultType string // "next", or the legacy "data"
-	op         *wsOp  // the operation the message belongs to, if any
-	close      websocket.StatusCode
-	reason     string
+	result *Response
+	op     *wsOp // the operation the message belongs to, if any
+	close  websocket.StatusCode
 }
 
 func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
@@ -38,17 +37,17 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
 }
 
-// send sends m, or queues it, waiting for room; it reports false when the
-// connection will send nothing more.
+// send sends m, or queues it for the sender, waiting for room; it reports
+// false when the connection will send nothing more. It must not be called
+// by the sender, which alone makes room.
 //
 // When nothing is queued and no one is writing, m is written at once by the
-// calling goroutine: an event for ten thousand subscribers then costs ten
-// thousand writes, not also ten thousand hand-offs to writer goroutines. Each
-// goroutine's messages still go out in order: m is written directly only when
-// everything queued before it has been written.
+// calling goroutine, not handed to the sender. Each goroutine's messages
+// still go out in order: m is written directly only when everything queued
+// before it has been written.
 //
-// A connection with several operations always queues: one event wakes all of
-// their goroutines at once, and the writer sends their results together
+// A connection with several operations always queues: their goroutines may
+// all be woken at once, and the sender writes their results together
 // (writeQueue) instead of each in a system call of its own.
 func (c *wsConn) send(m outMsg) bool {
 	if m.close == 0 && c.soleOperation() && c.writing.TryLock() {
@@ -65,6 +64,7 @@ func (c *wsConn) send(m outMsg) bool {
 	c.queued.Add(1)
 	select {
 	case c.out <- m:
+		c.wakeSender()
 		return true
 	case <-c.dead:
 		c.queued.Add(-1)
@@ -83,7 +83,7 @@ func (c *wsConn) soleOperation() bool {
 // the connection will send nothing more. The caller holds c.writing.
 func (c *wsConn) writeMessage(m outMsg) bool {
 	if m.close != 0 {
-		c.closeNow(m.close, m.reason)
+		c.closeNow(m.close, string(m.data))
 		return false
 	}
 	if c.isClosing() {
@@ -93,9 +93,20 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 		return true
 	}
 	if m.result != nil {
-		return c.writeResult(m.resultType, m.op.id, m.result)
+		return c.writeResult(c.nextType(), m.op.id, m.result)
 	}
 	return c.write(m.data)
+}
+
+// writeQueued writes what is queued, and reports false when the connection
+// will send nothing more. The caller holds c.writing.
+func (c *wsConn) writeQueued() bool {
+	select {
+	case m := <-c.out:
+		return c.writeQueue(m)
+	default:
+		return true
+	}
 }
 
 // writeQueue writes m and whatever else is queued by then, in one system
@@ -167,47 +178,29 @@ var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); retur
 // would pin its memory while small results pass through it.
 const maxPooledFrame = 64 << 10
 
-// writeLoop sends the queue, and the keep-alive messages.
-func (c *wsConn) writeLoop() {
-	defer c.markDead()
-	var tick <-chan time.Time
-	if d := c.h.opts.KeepAlive; d > 0 {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		tick = t.C
+// pingState is what the sender knows of its graphql-transport-ws pings.
+type pingState struct {
+	pinged bool   // a ping has been sent
+	reads  uint64 // c.reads when it was
+}
+
+// keepAlive sends the keep-alive message once the connection is acknowledged:
+// the legacy "ka", or a ping, after dropping a client that sent nothing since
+// the last ping. It reports false when the connection will send nothing more.
+func (c *wsConn) keepAlive(ping *pingState) bool {
+	if !c.acked.Load() {
+		return true
 	}
-	pinged, readsAtPing := false, uint64(0)
-	for {
-		select {
-		case m := <-c.out:
-			c.writing.Lock()
-			ok := c.writeQueue(m)
-			c.writing.Unlock()
-			if !ok {
-				return
-			}
-		case <-tick:
-			if !c.acked.Load() {
-				continue
-			}
-			if c.legacy {
-				if !c.lockAndWrite([]byte(`{"type":"ka"}`)) {
-					return
-				}
-				continue
-			}
-			if pinged && c.reads.Load() == readsAtPing {
-				c.drop("No answer to ping")
-				return
-			}
-			pinged, readsAtPing = true, c.reads.Load()
-			if !c.lockAndWrite([]byte(`{"type":"ping"}`)) {
-				return
-			}
-		case <-c.dead:
-			return
-		}
+	if c.legacy {
+		return c.lockAndWrite([]byte(`{"type":"ka"}`))
 	}
+	reads := c.reads.Load()
+	if ping.pinged && reads == ping.reads {
+		c.drop("No answer to ping")
+		return false
+	}
+	*ping = pingState{pinged: true, reads: reads}
+	return c.lockAndWrite([]byte(`{"type":"ping"}`))
 }
 
 // write sends one message. The caller holds c.writing. A socket that takes
