@@ -133,7 +133,9 @@ type WebSocketOptions struct {
 
 	// Log, when set, gets a warning for each kind of refusal by the five
 	// bounds above: the first at once, then a count at most every 10 s, so
-	// that an attack cannot flood it.
+	// that an attack cannot flood it. It also gets a line when a connection
+	// ends, with how long it was open and the server's close code, if the
+	// server closed it.
 	Log *slog.Logger
 
 	// PersistedOnly, when set, runs only operations whose document is one of
@@ -278,7 +280,11 @@ func (h *WebSocketHandler) Counts() (sockets, operations int) {
 	return h.sockets, h.operations
 }
 
-// ServeHTTP upgrades r to a WebSocket and serves it until it closes.
+// ServeHTTP upgrades r to a WebSocket and returns; the connection is served
+// in a goroutine of its own until it closes. net/http's goroutine for the
+// request, whose stack the request's handling made deep, then ends rather
+// than wait on the socket all its life: with thousands of sockets open, its
+// stack was the largest thing each of them held (bench/README.md).
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	client := clientaddr.Of(r.RemoteAddr) // IPv6: its /64, so that one host is one client
 	h.mu.Lock()
@@ -294,8 +300,13 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	defer h.wg.Done()
-	defer h.releaseSocket(client)
+	served := false
+	defer func() {
+		if !served {
+			h.releaseSocket(client)
+			h.wg.Done()
+		}
+	}()
 
 	hw := &hijackRecorder{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
@@ -308,7 +319,6 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
-	defer h.live.Add(-1)
 	c := newWSConn(h, ws, hw.conn, r)
 	c.client, c.turn, c.coalescer = client, cc.turn, hw.out
 
@@ -322,10 +332,16 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if late {
 		c.goAway()
 	}
-	c.serve()
-	h.mu.Lock()
-	delete(h.conns, c)
-	h.mu.Unlock()
+	served = true
+	go func() {
+		defer h.wg.Done()
+		defer h.releaseSocket(client)
+		defer h.live.Add(-1)
+		c.serve()
+		h.mu.Lock()
+		delete(h.conns, c)
+		h.mu.Unlock()
+	}()
 }
 
 // checkWrites drops the connections whose socket has taken one write for

@@ -13,7 +13,9 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1405,6 +1407,12 @@ func (b *logBuffer) lines() []string {
 	return strings.FieldsFunc(b.buf.String(), func(r rune) bool { return r == '\n' })
 }
 
+// warnings is lines at level WARN: the refusals, without the connections'
+// ends.
+func (b *logBuffer) warnings() []string {
+	return slices.DeleteFunc(b.lines(), func(l string) bool { return !strings.HasPrefix(l, "level=WARN ") })
+}
+
 // logger returns a logger writing to b without times, for comparison.
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
@@ -1413,6 +1421,37 @@ func (b *logBuffer) logger() *slog.Logger {
 		}
 		return a
 	}}))
+}
+
+// TestWebSocketLogsClose checks the line Log gets when a connection ends:
+// how long it was open, and who closed it, with the server's code and
+// reason.
+func TestWebSocketLogsClose(t *testing.T) {
+	var logs logBuffer
+	srv := newWSServer(t, 4, WebSocketOptions{Log: logs.logger(), ConnectionInitWaitTimeout: 100 * time.Millisecond})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	c.Close(websocket.StatusNormalClosure, "")
+	srv.waitIdle(t)
+	late := dialWS(t, srv.url(), ProtocolTransportWS) // sends no connection_init
+	if _, err := wsRecv(t, late); websocket.CloseStatus(err) != closeInitTimeout {
+		t.Fatalf("got %v, want close 4408", err)
+	}
+	srv.waitIdle(t)
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^level=INFO msg="graphql websocket closed" remote=127\.0\.0\.1:\d+ duration=[0-9.]+[µm]?s closed_by=client$`),
+		regexp.MustCompile(`^level=INFO msg="graphql websocket closed" remote=127\.0\.0\.1:\d+ duration=[0-9.]+[µm]?s closed_by_server\.code=4408 closed_by_server\.reason="Connection initialisation timeout"$`),
+	}
+	got := logs.lines()
+	if len(got) != len(want) {
+		t.Fatalf("log:\n%s\nwant %d lines", strings.Join(got, "\n"), len(want))
+	}
+	for i, re := range want {
+		if !re.MatchString(got[i]) {
+			t.Errorf("line %d: %s\nwant it to match %s", i, got[i], re)
+		}
+	}
 }
 
 // TestWebSocketSocketCaps: sockets beyond MaxSockets or MaxSocketsPerClient
@@ -1476,7 +1515,7 @@ func TestWebSocketSocketCaps(t *testing.T) {
 			}
 			srv.ws.Shutdown(t.Context())
 			want := []string{fmt.Sprintf(tc.wantLog, 1), fmt.Sprintf(tc.wantLog, refused-1)}
-			if got := logs.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			srv.ws.mu.Lock()
@@ -1568,7 +1607,7 @@ func TestWebSocketOperationCaps(t *testing.T) {
 					`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
 					tc.log,
 				}
-				if got := logs.lines(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+				if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
 					t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
 				}
 			})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -32,6 +33,7 @@ type wsConn struct {
 	// together.
 	coalescer *coalescer
 	r         *http.Request // the upgrade request, with ctx as its context
+	opened    time.Time
 	client    string        // its address, as the caps count it
 	turn      chan struct{} // the client's (clientCount.turn)
 	inTurn    atomic.Bool   // the reader holds turn
@@ -78,12 +80,15 @@ type wsOp struct {
 }
 
 func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
-	ctx, cancel := context.WithCancel(r.Context())
+	// The connection outlives the request's handler (ServeHTTP), which
+	// ends r's context; its values (the caller's, for OnInit) stay.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &wsConn{
 		h:      h,
 		ws:     ws,
 		raw:    raw,
 		r:      r.WithContext(ctx),
+		opened: time.Now(),
 		legacy: ws.Subprotocol() == ProtocolLegacyWS,
 		ctx:    ctx,
 		cancel: cancel,
@@ -550,10 +555,19 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
+	c.mu.Lock()
+	code, reason := c.closeCode, c.closeReason
+	c.mu.Unlock()
+	if log := c.h.opts.Log; log != nil {
+		// The request's own log line was written at the upgrade.
+		by := slog.String("closed_by", "client")
+		if code != 0 {
+			by = slog.Group("closed_by_server", slog.Int("code", int(code)), slog.String("reason", reason))
+		}
+		log.LogAttrs(context.Background(), slog.LevelInfo, "graphql websocket closed", slog.String("remote", c.r.RemoteAddr),
+			slog.Duration("duration", time.Since(c.opened)), by)
+	}
 	if c.h.closed != nil {
-		c.mu.Lock()
-		code, reason := c.closeCode, c.closeReason
-		c.mu.Unlock()
 		c.h.closed(code, reason)
 	}
 }
