@@ -220,13 +220,13 @@ func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.Resolv
 // after each. A subscriber that falls behind gets an error as its last event; one that
 // unsubscribes is removed from the feed.
 func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.NotifyingSubscribeFunc {
-	return func(p graphql.ResolveParams, notify func()) (<-chan any, error) {
+	return func(p graphql.ResolveParams, notify func()) (graphql.EventQueue, error) {
 		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
 			return nil, err
 		}
 		sub := store.Subscribe(subscriptionBuffer, want, notify)
 		context.AfterFunc(p.Context, sub.Close)
-		return sub.C, nil
+		return sub, nil
 	}
 }
 

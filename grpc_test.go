@@ -184,10 +184,8 @@ func TestGRPCCreateUsers(t *testing.T) {
 	if !ok || u.Name != "G2" || !u.CreatedAt.Equal(fixedTime) {
 		t.Errorf("user 8 = %+v", u)
 	}
-	for _, want := range []string{"G1", "G2"} {
-		if u, ok := (<-sub.C).(*User); !ok || u.Name != want {
-			t.Errorf("feed event %+v, want user %s", u, want)
-		}
+	if got, _ := waiting(sub); len(got) != 2 || got[0].(*User).Name != "G1" || got[1].(*User).Name != "G2" {
+		t.Errorf("feed events %+v, want users G1 and G2", got)
 	}
 	resp, err = send()
 	if err != nil || resp.GetUsersCreated() != 0 {

@@ -14,18 +14,77 @@ var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected"
 // errFeedClosed ends every subscription when the store shuts down.
 var errFeedClosed = errors.New("server is shutting down")
 
-// Subscription receives created records (*User, *Post) on C. When the subscription is
-// ended by the store, C carries the reason (an error) last; then C is closed.
+// Subscription receives created records (*User, *Post), read with Next. When the
+// store ends the subscription, the reason (an error) is the last record read.
 type Subscription struct {
-	C      <-chan any
-	c      chan any // one slot more than the buffer, kept free for the final error
 	want   func(any) bool
-	notify func() // called after each send on c, and after c is closed; may be nil
+	notify func() // called after each record is queued, and at the end; may be nil
 	feed   *feed
-	err    error // set under feed.mu before c is closed
+	limit  int   // records that may wait to be read
+	err    error // set under feed.mu when the subscription ends
+
+	mu sync.Mutex
+	// The records waiting to be read are queue[head:], the ending error
+	// last. The queue grows as records wait, not before: most subscribers
+	// read each record as it comes, and a server holds thousands of them.
+	queue []any
+	head  int
+	ended bool // nothing more will be queued
 }
 
-// Err is why C was closed: ErrSlowSubscriber, the shutdown, or nil after Close.
+// Next returns the oldest record not yet read, and ok true. When none is waiting
+// it returns ok false, and ended true if none will come.
+func (sub *Subscription) Next() (v any, ok, ended bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.head == len(sub.queue) {
+		if cap(sub.queue) > smallQueue {
+			sub.queue, sub.head = nil, 0 // a burst's room is not kept for good
+		}
+		return nil, false, sub.ended
+	}
+	v = sub.queue[sub.head]
+	sub.queue[sub.head] = nil
+	sub.head++
+	if sub.head == len(sub.queue) {
+		sub.queue, sub.head = sub.queue[:0], 0
+	}
+	return v, true, false
+}
+
+// smallQueue is the room a subscription's queue keeps once it is read empty.
+const smallQueue = 8
+
+// put queues v unless sub.limit records are waiting already, and reports whether it
+// did. Room for v is made by moving what waits to the front before the queue
+// grows, so a reader that keeps up slowly does not grow it past its limit.
+func (sub *Subscription) put(v any) bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if len(sub.queue)-sub.head >= sub.limit {
+		return false
+	}
+	if len(sub.queue) == cap(sub.queue) && sub.head > 0 {
+		n := copy(sub.queue, sub.queue[sub.head:])
+		clear(sub.queue[n:])
+		sub.queue, sub.head = sub.queue[:n], 0
+	}
+	sub.queue = append(sub.queue, v)
+	return true
+}
+
+// end queues err, if any, as the last record.
+func (sub *Subscription) end(err error) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if err != nil {
+		sub.queue = append(sub.queue, err)
+	}
+	sub.ended = true
+}
+
+// Err is why the subscription ended: ErrSlowSubscriber, the shutdown, or nil after
+// Close or while it lasts.
 func (sub *Subscription) Err() error {
 	sub.feed.mu.Lock()
 	defer sub.feed.mu.Unlock()
@@ -41,23 +100,22 @@ type feed struct {
 	closed bool
 }
 
-// Subscribe starts a subscription to the created records want accepts (nil: all), with
-// room for buffer pending ones. Records go straight into the subscriber's channel: no
-// goroutine stands between the store and a reader. notify, when not nil, is called
-// after each record or error is put on C and after C is closed, so that a reader can
-// wait for notify instead of keeping a goroutine waiting on C; a subscription that
-// starts after CloseFeed is closed at once, without it. want and notify run while the
-// feed is held, between one write and the next one's publication: they must be quick
-// and must not call the store.
+// Subscribe starts a subscription to the created records want accepts (nil: all),
+// of which at most buffer may wait to be read: one more ends the subscription with
+// ErrSlowSubscriber. Records are queued straight from the store: no goroutine
+// stands between the store and a reader. notify, when not nil, is called after
+// each record is queued and after the subscription ends, so that a reader can wait
+// for notify instead of polling; a subscription that starts after CloseFeed has
+// ended at once, without it. want and notify run while the feed is held, between
+// one write and the next one's publication: they must be quick and must not call
+// the store.
 func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subscription {
-	c := make(chan any, max(buffer, 1)+1)
-	sub := &Subscription{C: c, c: c, want: want, notify: notify, feed: &s.feed}
+	sub := &Subscription{want: want, notify: notify, feed: &s.feed, limit: max(buffer, 1)}
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
 	if s.feed.closed {
 		sub.err = errFeedClosed
-		c <- errFeedClosed
-		close(c)
+		sub.end(errFeedClosed)
 		return sub
 	}
 	if s.feed.subs == nil {
@@ -82,8 +140,7 @@ func (f *feed) publishLocked(v any) {
 	for sub := range f.subs {
 		switch {
 		case sub.want != nil && !sub.want(v):
-		case len(sub.c) < cap(sub.c)-1:
-			sub.c <- v // cannot block: there is room, and only publish sends
+		case sub.put(v):
 			if sub.notify != nil {
 				sub.notify()
 			}
@@ -105,10 +162,7 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 	}
 	delete(f.subs, sub)
 	sub.err = err
-	if err != nil {
-		sub.c <- err // the slot kept free by publish
-	}
-	close(sub.c)
+	sub.end(err)
 	if sub.notify != nil {
 		sub.notify()
 	}

@@ -124,6 +124,17 @@ func TestCreateOrderRules(t *testing.T) {
 	}
 }
 
+// waiting reads the records sub has waiting, and reports whether it has ended.
+func waiting(sub *Subscription) (records []any, ended bool) {
+	for {
+		v, ok, end := sub.Next()
+		if !ok {
+			return records, end
+		}
+		records = append(records, v)
+	}
+}
+
 func TestFeedPublishesCreations(t *testing.T) {
 	s := newTestStore(t)
 	sub := s.Subscribe(8, nil, nil)
@@ -132,25 +143,46 @@ func TestFeedPublishesCreations(t *testing.T) {
 	p, _ := s.CreatePost(u.ID, "Title", "Body")
 	s.UpdateUser(u.ID, UserPatch{})                          // not a creation
 	s.CreateOrder(u.ID, NewOrder{ProductID: 1, Quantity: 1}) // not on the feed
-	if v := <-sub.C; v != u {
-		t.Errorf("first event %+v, want user %d", v, u.ID)
+	if got, ended := waiting(sub); len(got) != 2 || got[0] != u || got[1] != p || ended {
+		t.Errorf("events %+v (ended %v), want user %d and post %d", got, ended, u.ID, p.ID)
 	}
-	if v := <-sub.C; v != p {
-		t.Errorf("second event %+v, want post %d", v, p.ID)
-	}
-	if v := <-users.C; v != u || len(users.C) != 0 {
-		t.Errorf("the users-only subscription got %+v and %d more", v, len(users.C))
-	}
-	select {
-	case v := <-sub.C:
-		t.Errorf("unexpected event %+v", v)
-	default:
+	if got, _ := waiting(users); len(got) != 1 || got[0] != u {
+		t.Errorf("the users-only subscription got %+v", got)
 	}
 	sub.Close()
-	if _, open := <-sub.C; open || sub.Err() != nil {
-		t.Errorf("after Close: open=%v err=%v", open, sub.Err())
+	if got, ended := waiting(sub); len(got) != 0 || !ended || sub.Err() != nil {
+		t.Errorf("after Close: %v, ended %v, err %v", got, ended, sub.Err())
 	}
 	sub.Close() // twice is fine
+}
+
+// TestFeedQueueStaysBounded: a reader that keeps up, however slowly, never makes
+// its queue hold more than its buffer, and one read empty does not keep a burst's
+// room.
+func TestFeedQueueStaysBounded(t *testing.T) {
+	s := newTestStore(t)
+	const buffer = 16
+	sub := s.Subscribe(buffer, nil, nil)
+	defer sub.Close()
+	for i := range 200 { // always buffer-1 behind
+		if _, err := s.CreateUser(fmt.Sprint("Q", i), fmt.Sprintf("q%d@example.com", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i >= buffer-2 {
+			if _, ok, _ := sub.Next(); !ok {
+				t.Fatalf("event %d: nothing to read", i)
+			}
+		}
+		if sub.err != nil || cap(sub.queue) > buffer {
+			t.Fatalf("event %d: err %v, queue of %d for a buffer of %d", i, sub.err, cap(sub.queue), buffer)
+		}
+	}
+	if got, ended := waiting(sub); len(got) != buffer-2 || ended {
+		t.Errorf("%d events left (ended %v), want %d", len(got), ended, buffer-2)
+	}
+	if cap(sub.queue) > smallQueue {
+		t.Errorf("read empty, the queue keeps room for %d", cap(sub.queue))
+	}
 }
 
 // TestReadsDoNotWaitForTheFeed: while subscribers are told of a write, the store
@@ -172,8 +204,8 @@ func TestReadsDoNotWaitForTheFeed(t *testing.T) {
 	if _, err := s.CreateUser("Reader", "reader@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if v := <-sub.C; v == nil {
-		t.Error("no event")
+	if got, _ := waiting(sub); len(got) != 1 {
+		t.Errorf("%d events, want 1", len(got))
 	}
 }
 
@@ -195,8 +227,12 @@ func TestFeedKeepsCommitOrder(t *testing.T) {
 	}
 	wg.Wait()
 	var last int64
-	for range writers * each {
-		u := (<-sub.C).(*User)
+	got, _ := waiting(sub)
+	if len(got) != writers*each {
+		t.Fatalf("%d events, want %d", len(got), writers*each)
+	}
+	for _, v := range got {
+		u := v.(*User)
 		if u.ID <= last {
 			t.Fatalf("user %d published after user %d", u.ID, last)
 		}
@@ -204,8 +240,8 @@ func TestFeedKeepsCommitOrder(t *testing.T) {
 	}
 }
 
-// TestFeedNotifies: a subscription's notify is called after each record put on C
-// and after C is closed, by Close or for falling behind, and only then.
+// TestFeedNotifies: a subscription's notify is called after each record queued
+// and after the subscription ends, by Close or for falling behind, and only then.
 func TestFeedNotifies(t *testing.T) {
 	s := newTestStore(t)
 	var told, slowTold int
@@ -216,11 +252,11 @@ func TestFeedNotifies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if told != 2 || len(sub.C) != 2 {
-		t.Errorf("told %d times with %d records waiting, want 2 and 2", told, len(sub.C))
+	if got, _ := waiting(sub); told != 2 || len(got) != 2 {
+		t.Errorf("told %d times with %d records waiting, want 2 and 2", told, len(got))
 	}
-	if slowTold != 2 || len(slow.C) != 2 || !errors.Is(slow.Err(), ErrSlowSubscriber) {
-		t.Errorf("the slow subscriber was told %d times, has %d waiting, err %v; want 2 (its record, then its end), 2 and ErrSlowSubscriber", slowTold, len(slow.C), slow.Err())
+	if got, _ := waiting(slow); slowTold != 2 || len(got) != 2 || !errors.Is(slow.Err(), ErrSlowSubscriber) {
+		t.Errorf("the slow subscriber was told %d times, has %d waiting, err %v; want 2 (its record, then its end), 2 and ErrSlowSubscriber", slowTold, len(got), slow.Err())
 	}
 	sub.Close()
 	if told != 3 {
@@ -236,23 +272,17 @@ func TestFeedDropsSlowSubscriber(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []any
-	for v := range slow.C {
-		got = append(got, v)
+	got, ended := waiting(slow)
+	if len(got) != 3 || got[2] != ErrSlowSubscriber || !ended || !errors.Is(slow.Err(), ErrSlowSubscriber) {
+		t.Errorf("slow subscriber got %v (ended %v), err %v; want 2 users, then the error", got, ended, slow.Err())
 	}
-	if len(got) != 3 || got[2] != ErrSlowSubscriber || !errors.Is(slow.Err(), ErrSlowSubscriber) {
-		t.Errorf("slow subscriber got %v, err %v; want 2 users, then the error", got, slow.Err())
-	}
-	if len(fast.C) != 5 {
-		t.Errorf("fast subscriber has %d events, want 5", len(fast.C))
+	if got, _ := waiting(fast); len(got) != 5 {
+		t.Errorf("fast subscriber has %d events, want 5", len(got))
 	}
 	s.CloseFeed()
-	var last any
-	for v := range fast.C {
-		last = v
-	}
-	if last != errFeedClosed || fast.Err() != errFeedClosed {
-		t.Errorf("CloseFeed: last event %v, err %v", last, fast.Err())
+	got, ended = waiting(fast)
+	if len(got) != 1 || got[0] != errFeedClosed || !ended || fast.Err() != errFeedClosed {
+		t.Errorf("CloseFeed: events %v (ended %v), err %v", got, ended, fast.Err())
 	}
 	if late := s.Subscribe(1, nil, nil); late.Err() == nil {
 		t.Error("subscribing after CloseFeed succeeded")

@@ -181,13 +181,23 @@ type ResolveFunc func(p ResolveParams) (any, error)
 // event is executed against the subscription's selection set.
 type SubscribeFunc func(p ResolveParams) (<-chan any, error)
 
-// NotifyingSubscribeFunc is a SubscribeFunc whose stream calls notify after each
-// value it sends on the channel and after closing it; notify never blocks. The
-// engine then reads such a stream when told, rather than keeping a goroutine
-// waiting on each: an event for a thousand subscribers over WebSocket wakes
-// their sockets, not a thousand goroutines. The stream must end (be closed)
-// when p.Context ends, as any source stream should.
-type NotifyingSubscribeFunc func(p ResolveParams, notify func()) (<-chan any, error)
+// NotifyingSubscribeFunc is a SubscribeFunc whose stream is a queue that calls
+// notify after each event it queues and after it ends; notify never blocks.
+// The engine then reads such a stream when told, rather than keeping a
+// goroutine waiting on each: an event for a thousand subscribers over
+// WebSocket wakes their sockets, not a thousand goroutines. The stream must
+// end when p.Context ends, as any source stream should.
+type NotifyingSubscribeFunc func(p ResolveParams, notify func()) (EventQueue, error)
+
+// EventQueue is a notifying source stream (NotifyingSubscribeFunc), read as
+// its notify says events have come. Unlike a channel, a queue need hold no
+// room for events before they come: a server with thousands of subscribers
+// holds thousands of queues, most of them empty.
+type EventQueue interface {
+	// Next returns the oldest event not yet read, and ok true. When none is
+	// waiting it returns ok false, and ended true if none will come.
+	Next() (event any, ok, ended bool)
+}
 
 // ScalarFuncs customise a scalar. Serialize turns a resolver's value into
 // something the JSON writer understands (string, bool, numbers, nil, []any,

@@ -59,9 +59,10 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 // event into its Response; or, for a query or mutation, its one Response.
 type eventStream struct {
 	ctx      context.Context
-	single   *Response // a query's or mutation's response; the rest is unset
-	src      <-chan any
-	notifies bool // the source calls the notify given to startStream
+	single   *Response  // a query's or mutation's response; the rest is unset
+	src      <-chan any // a source stream's events
+	queue    EventQueue // a notifying source's events, instead of src
+	notifies bool       // the source calls the notify given to startStream
 	respond  func(ev any) *Response
 	done     func() // call once the stream is no longer read
 }
@@ -74,13 +75,12 @@ func (st *eventStream) poll(yield func(*Response) bool) (ended bool) {
 		if st.ctx.Err() != nil {
 			return true
 		}
-		select {
-		case ev, ok := <-st.src:
-			if !ok || !yield(st.respond(ev)) {
-				return true
-			}
-		default:
-			return false
+		ev, ok, ended := st.queue.Next()
+		if !ok {
+			return ended
+		}
+		if !yield(st.respond(ev)) {
+			return true
 		}
 	}
 }
@@ -155,7 +155,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 			shared, leave = s.fanout.join(key)
 		}
 	}
-	src, notifies, err := s.createSourceStream(e, root, groups[0], notify)
+	src, queue, err := s.createSourceStream(e, root, groups[0], notify)
 	if err != nil {
 		leave()
 		return nil, err
@@ -164,7 +164,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	// ends, at the latest.
 	stop := context.AfterFunc(ctx, leave)
 	return &eventStream{
-		ctx: ctx, src: src, notifies: notifies,
+		ctx: ctx, src: src, queue: queue, notifies: queue != nil,
 		respond: func(ev any) *Response {
 			return shared.result(ev, func() *Response {
 				ex := s.newExecutor(ctx, p, op, vars)
@@ -179,7 +179,9 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	}, nil
 }
 
-func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (src <-chan any, notifies bool, err error) {
+// createSourceStream creates the source stream of the root field g: a channel,
+// or the queue of a notifying source.
+func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (src <-chan any, queue EventQueue, err error) {
 	fail := func(msg string, cause error) error {
 		ge := newError("", msg, g.fields[0].Pos)
 		if cause != nil {
@@ -190,16 +192,16 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 		return ErrorList{ge}
 	}
 	if g.def.subscribe == nil && g.def.subscribeNotify == nil {
-		return nil, false, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
+		return nil, nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
 	}
 	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
 	if err != nil {
-		return nil, false, fail("", NewError(codeBadUserInput, err.Error()))
+		return nil, nil, fail("", NewError(codeBadUserInput, err.Error()))
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.panicked(e.ctx, r)
-			src, notifies, err = nil, false, fail("", errPanic)
+			src, queue, err = nil, nil, fail("", errPanic)
 		}
 	}()
 	p := ResolveParams{
@@ -209,16 +211,15 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
 	}
 	if g.def.subscribeNotify != nil {
-		src, err = g.def.subscribeNotify(p, notify)
-		notifies = true
+		queue, err = g.def.subscribeNotify(p, notify)
 	} else {
 		src, err = g.def.subscribe(p)
 	}
 	if err != nil {
-		return nil, false, fail("", err)
+		return nil, nil, fail("", err)
 	}
-	if src == nil {
-		return nil, false, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
+	if src == nil && queue == nil {
+		return nil, nil, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
 	}
-	return src, notifies, nil
+	return src, queue, nil
 }

@@ -58,6 +58,19 @@ func TestSubscribe(t *testing.T) {
 	}
 }
 
+// chanQueue is an EventQueue read from a channel, for tests: a closed
+// channel has ended.
+type chanQueue <-chan any
+
+func (q chanQueue) Next() (event any, ok, ended bool) {
+	select {
+	case ev, open := <-q:
+		return ev, open, !open
+	default:
+		return nil, false, false
+	}
+}
+
 // TestSubscribeNotifying: Schema.Subscribe reads a notifying source when told,
 // and ends when it closes.
 func TestSubscribeNotifying(t *testing.T) {
@@ -67,9 +80,9 @@ func TestSubscribeNotifying(t *testing.T) {
 	}
 	src := make(chan any, 4)
 	var notify func()
-	s.SetNotifyingSubscriber("n", func(p ResolveParams, told func()) (<-chan any, error) {
+	s.SetNotifyingSubscriber("n", func(p ResolveParams, told func()) (EventQueue, error) {
 		notify = told
-		return src, nil
+		return chanQueue(src), nil
 	})
 	s.SetResolver("Subscription", "n", func(p ResolveParams) (any, error) { return p.Source, nil })
 	events, err := s.Subscribe(t.Context(), Request{Query: "subscription { n }"})

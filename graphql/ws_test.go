@@ -72,11 +72,16 @@ func (h *wsHub) notifyLocked() {
 }
 
 func (h *wsHub) subscribe(p ResolveParams) (<-chan any, error) {
-	return h.subscribeNotify(p, nil)
+	return h.add(p, nil), nil
 }
 
 // subscribeNotify is subscribe for a notifying source (SetNotifyingSubscriber).
-func (h *wsHub) subscribeNotify(p ResolveParams, notify func()) (<-chan any, error) {
+func (h *wsHub) subscribeNotify(p ResolveParams, notify func()) (EventQueue, error) {
+	return chanQueue(h.add(p, notify)), nil
+}
+
+// add adds a subscriber, whose events come on the channel it returns.
+func (h *wsHub) add(p ResolveParams, notify func()) <-chan any {
 	s := &hubSub{c: make(chan any, h.buf+1), user: p.Context.Value(wsUserKey{}), notify: notify}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
@@ -84,7 +89,7 @@ func (h *wsHub) subscribeNotify(p ResolveParams, notify func()) (<-chan any, err
 	h.notifyLocked()
 	h.mu.Unlock()
 	context.AfterFunc(p.Context, func() { h.remove(s) })
-	return s.c, nil
+	return s.c
 }
 
 func (h *wsHub) remove(s *hubSub) {
