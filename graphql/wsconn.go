@@ -18,7 +18,7 @@ import (
 // One WebSocket connection's life: its state, the reader loop, the
 // operations it starts and stops, and how it closes and is torn down.
 
-// wsConn is one WebSocket connection. The reader goroutine (ServeHTTP's)
+// wsConn is one WebSocket connection. The reader goroutine (serve's)
 // parses messages and starts operations; each operation has a goroutine that
 // sets it up and sends its results, except a subscription to a notifying
 // source, whose results the connection's sender goroutine writes once set
@@ -33,7 +33,7 @@ type wsConn struct {
 	// together.
 	coalescer *coalescer
 	r         *http.Request // the upgrade request, with ctx as its context
-	opened    time.Time
+	opened    time.Time     // when the upgrade was accepted, for the log
 	client    string        // its address, as the caps count it
 	turn      chan struct{} // the client's (clientCount.turn)
 	inTurn    atomic.Bool   // the reader holds turn
