@@ -415,12 +415,13 @@ func TestFanOutClient(t *testing.T) {
 	if status, err := probeWebSocket(addr); err != nil || status != http.StatusSwitchingProtocols {
 		t.Fatalf("probe: %d, %v", status, err)
 	}
-	events, err := runFanOut(context.Background(), addr, 25, 3, nil)
+	subscribed := 0
+	events, err := runFanOut(context.Background(), addr, 25, 3, nil, func() { subscribed++ })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 3 {
-		t.Fatalf("%d events measured, want 3", len(events))
+	if len(events) != 3 || subscribed != 1 {
+		t.Fatalf("%d events measured, subscribed told %d times; want 3 and 1", len(events), subscribed)
 	}
 	for i, res := range events {
 		if res.delivered != 25 || len(res.latencies) != 25 || res.last != res.latencies[24] {

@@ -116,7 +116,15 @@ func summarizeFanOut(events []fanOutResult, n int, limit time.Duration) (res *Re
 // within the target's 200 ms.
 func (h *harness) fanOutOn(ctx context.Context, p *proc, r *row) (all bool, err error) {
 	n := h.cfg.subscribers
-	events, err := runFanOut(ctx, p.httpAddr, n, h.cfg.fanOutEvents, p.cpuTime)
+	before, _ := p.memory()
+	subscribed := func() {
+		// From outside, so garbage not yet collected counts too: an upper bound.
+		if m, err := p.memory(); err == nil && before.rss > 0 {
+			h.logf("  RSS with %d subscribers %.0f MiB, %.0f MiB before them: %.1f KiB a subscriber", n, mib(m.rss), mib(before.rss),
+				float64(m.rss-before.rss)/1024/float64(n))
+		}
+	}
+	events, err := runFanOut(ctx, p.httpAddr, n, h.cfg.fanOutEvents, p.cpuTime, subscribed)
 	if err != nil {
 		return false, err
 	}
@@ -174,8 +182,9 @@ type delivery struct {
 // every subscriber has received one (so all subscriptions are known to be
 // registered), then creates the measured users, events of them, one at a time,
 // each after the one before has reached every subscriber (or timed out) and a
-// pause. serverCPU, when not nil, reads the server's CPU time.
-func runFanOut(ctx context.Context, addr string, n, events int, serverCPU func() (time.Duration, error)) ([]fanOutResult, error) {
+// pause. serverCPU, when not nil, reads the server's CPU time; subscribed, when
+// not nil, is called once every subscription is registered.
+func runFanOut(ctx context.Context, addr string, n, events int, serverCPU func() (time.Duration, error), subscribed func()) ([]fanOutResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	deliveries := make(chan delivery, 4*n)
@@ -226,6 +235,9 @@ func runFanOut(ctx context.Context, addr string, n, events int, serverCPU func()
 		if attempt == 10 {
 			return nil, fmt.Errorf("only %d of %d subscribers received warm-up event %d", len(got), n, attempt)
 		}
+	}
+	if subscribed != nil {
+		subscribed()
 	}
 	cpu := func() (server, client time.Duration) {
 		if serverCPU != nil {
