@@ -209,6 +209,54 @@ func TestReadsDoNotWaitForTheFeed(t *testing.T) {
 	}
 }
 
+// TestFeedReadWhileWritten: a reader woken by notify reads every record, in
+// order, while writers publish; under -race this checks put and Next against
+// each other.
+func TestFeedReadWhileWritten(t *testing.T) {
+	s := newTestStore(t)
+	const writers, each = 4, 250
+	wake := make(chan struct{}, 1)
+	sub := s.Subscribe(writers*each, nil, func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	got := make(chan []int64)
+	go func() {
+		var ids []int64
+		for len(ids) < writers*each {
+			v, ok, ended := sub.Next()
+			switch {
+			case ended:
+				got <- ids
+				return
+			case !ok:
+				<-wake
+			default:
+				ids = append(ids, v.(*User).ID)
+			}
+		}
+		got <- ids
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.CreateUser(fmt.Sprint("R", w, "-", i), fmt.Sprintf("r%d-%d@example.com", w, i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ids := <-got
+	sub.Close()
+	if len(ids) != writers*each || !slices.IsSorted(ids) {
+		t.Errorf("read %d records (in order: %v), want %d in order; err %v", len(ids), slices.IsSorted(ids), writers*each, sub.Err())
+	}
+}
+
 // TestFeedKeepsCommitOrder: writers racing each other are published in the order
 // their changes were applied, which is the order of their ids.
 func TestFeedKeepsCommitOrder(t *testing.T) {
