@@ -2,7 +2,9 @@ package graphql
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -424,12 +426,26 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	w.conn = conn
 	w.out = &coalescer{conn: conn}
-	// The response to the upgrade has gone out: the writer holds nothing.
-	// net/http keeps brw.Writer for as long as the handler runs, which for a
-	// WebSocket is the socket's life: it is reused rather than a second one
-	// made beside it.
-	brw.Writer.Reset(w.out)
-	return conn, brw, nil
+	// The library reads and writes the socket through the buffers it gets.
+	// net/http's are 4 KiB each, made for HTTP; a socket's messages are
+	// mostly small, and a server holds thousands of sockets, so the library
+	// gets smaller ones and net/http's are left to the collector. What
+	// net/http read past the upgrade request stays first in line, buffered
+	// as it was (the library keeps only what its reader has buffered). The
+	// response to the upgrade has gone out: net/http's writer holds nothing.
+	bw := bufio.NewWriterSize(w.out, wsBufferSize)
+	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	if len(pending) > wsBufferSize { // a client that sent much before the 101
+		return conn, bufio.NewReadWriter(brw.Reader, bw), nil
+	}
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), conn), wsBufferSize)
+	br.Peek(len(pending)) // reads only from pending
+	return conn, bufio.NewReadWriter(br, bw), nil
 }
+
+// wsBufferSize is the size of a socket's read and write buffers. A larger
+// message passes them in more than one piece; a write holding several
+// messages is joined by the coalescer, under them.
+const wsBufferSize = 1024
 
 func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -1039,6 +1040,62 @@ func TestCoalescerStampsWrites(t *testing.T) {
 		t.Errorf("a held write shows as under way for %v", d)
 	}
 	blocked(w.release, 2)
+}
+
+// TestWebSocketPipelinedFrames: frames a client sends in the same write as its
+// upgrade request, which net/http has read along with the request, are not
+// lost, small or larger than the socket's buffers.
+func TestWebSocketPipelinedFrames(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{})
+	for _, padding := range []int{0, 3 * wsBufferSize} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		init := fmt.Sprintf(`{"type":"connection_init","payload":{"padding":%q}}`, strings.Repeat("x", padding))
+		request := "GET / HTTP/1.1\r\nHost: quartet\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
+			"Sec-WebSocket-Protocol: " + ProtocolTransportWS + "\r\n\r\n"
+		if _, err := conn.Write(append([]byte(request), maskedTextFrame([]byte(init))...)); err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(wsWait))
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("padding %d: upgrade answered %v, %v", padding, resp, err)
+		}
+		head := make([]byte, 2) // an unmasked server frame of under 126 bytes
+		if _, err := io.ReadFull(br, head); err != nil {
+			t.Fatalf("padding %d: %v", padding, err)
+		}
+		msg := make([]byte, head[1]&0x7f)
+		if _, err := io.ReadFull(br, msg); err != nil || head[0] != 0x81 || string(msg) != ack {
+			t.Errorf("padding %d: got frame %x %q (%v), want %s", padding, head, msg, err, ack)
+		}
+		conn.Close()
+	}
+	srv.waitIdle(t)
+}
+
+// maskedTextFrame is a client's text frame holding p (RFC 6455 section 5.2).
+func maskedTextFrame(p []byte) []byte {
+	frame := []byte{0x81}
+	switch {
+	case len(p) < 126:
+		frame = append(frame, 0x80|byte(len(p)))
+	case len(p) < 1<<16:
+		frame = append(frame, 0x80|126, byte(len(p)>>8), byte(len(p)))
+	default:
+		panic("frame too large for this helper")
+	}
+	mask := []byte{1, 2, 3, 4}
+	frame = append(frame, mask...)
+	for i, b := range p {
+		frame = append(frame, b^mask[i%4])
+	}
+	return frame
 }
 
 // TestWebSocketKeepAlive checks the legacy "ka" messages and the
