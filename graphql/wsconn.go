@@ -41,10 +41,10 @@ type wsConn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 
-	out      chan outMsg
-	queued   atomic.Int64  // messages in out not yet written
-	writing  sync.Mutex    // held while a message is written; see send
-	dead     chan struct{} // closed when nothing more will be sent
+	out      atomic.Pointer[chan outMsg] // the send queue, once made (queue)
+	queued   atomic.Int64                // messages in out not yet written
+	writing  sync.Mutex                  // held while a message is written; see send
+	dead     chan struct{}               // closed when nothing more will be sent
 	deadOnce sync.Once
 	wg       sync.WaitGroup // goroutines other than the reader
 	reads    atomic.Uint64  // messages received, for the keep-alive check
@@ -92,7 +92,6 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		legacy: ws.Subprotocol() == ProtocolLegacyWS,
 		ctx:    ctx,
 		cancel: cancel,
-		out:    make(chan outMsg, h.opts.SendQueue),
 		dead:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
@@ -308,7 +307,7 @@ func (c *wsConn) wakeSender() {
 // subscriptions. When nothing more will be sent (a write failed, or
 // markDead, which wakes it), it ends those subscriptions and returns.
 //
-// It waits on c.wake alone, not in a select with c.out, c.dead and a
+// It waits on c.wake alone, not in a select with the queue, c.dead and a
 // ticker: a fan-out wakes it on thousands of connections at once, and a
 // receive costs less than a select, which locks every channel it waits on.
 // A timer, not a goroutine, tells it that a keep-alive is due.
@@ -468,7 +467,7 @@ func (c *wsConn) drop(reason string) {
 func (c *wsConn) goAway() {
 	c.queued.Add(1)
 	select {
-	case c.out <- outMsg{close: websocket.StatusGoingAway, data: []byte("Going away")}:
+	case c.queue() <- outMsg{close: websocket.StatusGoingAway, data: []byte("Going away")}:
 		c.wakeSender()
 	default:
 		c.queued.Add(-1)

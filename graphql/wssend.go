@@ -63,7 +63,7 @@ func (c *wsConn) send(m outMsg) bool {
 	}
 	c.queued.Add(1)
 	select {
-	case c.out <- m:
+	case c.queue() <- m:
 		c.wakeSender()
 		return true
 	case <-c.dead:
@@ -98,22 +98,40 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 	return c.write(m.data)
 }
 
+// queue is the send queue, made when first needed: most connections write
+// every message directly (send) and never queue one, and a server holds
+// thousands of them.
+func (c *wsConn) queue() chan outMsg {
+	if q := c.out.Load(); q != nil {
+		return *q
+	}
+	q := make(chan outMsg, c.h.opts.SendQueue)
+	if !c.out.CompareAndSwap(nil, &q) {
+		return *c.out.Load()
+	}
+	return q
+}
+
 // writeQueued writes what is queued, and reports false when the connection
 // will send nothing more. The caller holds c.writing.
 func (c *wsConn) writeQueued() bool {
+	q := c.out.Load()
+	if q == nil {
+		return true
+	}
 	select {
-	case m := <-c.out:
-		return c.writeQueue(m)
+	case m := <-*q:
+		return c.writeQueue(*q, m)
 	default:
 		return true
 	}
 }
 
-// writeQueue writes m and whatever else is queued by then, in one system
+// writeQueue writes m and whatever else is queued on q by then, in one system
 // call as far as it goes; it reports false when the connection will send
 // nothing more. A close is written alone, after what came before it is
 // sent: the close handshake waits for the peer. The caller holds c.writing.
-func (c *wsConn) writeQueue(m outMsg) bool {
+func (c *wsConn) writeQueue(q chan outMsg, m outMsg) bool {
 	held := false
 	ok := true
 	if m.close == 0 && !c.soleOperation() {
@@ -122,7 +140,7 @@ func (c *wsConn) writeQueue(m outMsg) bool {
 		runtime.Gosched()
 	}
 	for {
-		if m.close == 0 && !held && len(c.out) > 0 {
+		if m.close == 0 && !held && len(q) > 0 {
 			c.coalescer.hold()
 			held = true
 		}
@@ -135,10 +153,10 @@ func (c *wsConn) writeQueue(m outMsg) bool {
 		}
 		ok = c.writeMessage(m)
 		c.queued.Add(-1)
-		if !ok || len(c.out) == 0 {
+		if !ok || len(q) == 0 {
 			break
 		}
-		m = <-c.out // only this goroutine takes from the queue
+		m = <-q // only this goroutine takes from the queue
 	}
 	if held {
 		return c.release() && ok
