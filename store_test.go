@@ -239,17 +239,7 @@ func TestFeedReadWhileWritten(t *testing.T) {
 		}
 		got <- ids
 	}()
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := range each {
-				if _, err := s.CreateUser(fmt.Sprint("R", w, "-", i), fmt.Sprintf("r%d-%d@example.com", w, i)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	createUsersAtOnce(t, s, writers, each)
 	ids := <-got
 	sub.Close()
 	if len(ids) != writers*each || !slices.IsSorted(ids) {
@@ -257,12 +247,9 @@ func TestFeedReadWhileWritten(t *testing.T) {
 	}
 }
 
-// TestFeedKeepsCommitOrder: writers racing each other are published in the order
-// their changes were applied, which is the order of their ids.
-func TestFeedKeepsCommitOrder(t *testing.T) {
-	s := newTestStore(t)
-	const writers, each = 4, 200
-	sub := s.Subscribe(writers*each, nil, nil)
+// createUsersAtOnce has writers goroutines create each users apiece, and waits
+// for them.
+func createUsersAtOnce(t *testing.T, s *Store, writers, each int) {
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -274,6 +261,15 @@ func TestFeedKeepsCommitOrder(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestFeedKeepsCommitOrder: writers racing each other are published in the order
+// their changes were applied, which is the order of their ids.
+func TestFeedKeepsCommitOrder(t *testing.T) {
+	s := newTestStore(t)
+	const writers, each = 4, 200
+	sub := s.Subscribe(writers*each, nil, nil)
+	createUsersAtOnce(t, s, writers, each)
 	var last int64
 	got, _ := waiting(sub)
 	if len(got) != writers*each {
