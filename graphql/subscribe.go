@@ -58,13 +58,12 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 // eventStream is a started subscription: its source stream and what turns an
 // event into its Response; or, for a query or mutation, its one Response.
 type eventStream struct {
-	ctx      context.Context
-	single   *Response  // a query's or mutation's response; the rest is unset
-	src      <-chan any // a source stream's events
-	queue    EventQueue // a notifying source's events, instead of src
-	notifies bool       // the source calls the notify given to startStream
-	respond  func(ev any) *Response
-	done     func() // call once the stream is no longer read
+	ctx     context.Context
+	single  *Response  // a query's or mutation's response; the rest is unset
+	src     <-chan any // a source stream's events
+	queue   EventQueue // a notifying source's events (it calls startStream's notify), instead of src
+	respond func(ev any) *Response
+	done    func() // call once the stream is no longer read
 }
 
 // poll hands yield the Response to each event waiting on a notifying source,
@@ -95,7 +94,7 @@ func (st *eventStream) each(ready <-chan struct{}, yield func(*Response) bool) {
 		return
 	}
 	for {
-		if !st.notifies {
+		if st.queue == nil {
 			select {
 			case <-st.ctx.Done():
 				return
@@ -164,7 +163,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	// ends, at the latest.
 	stop := context.AfterFunc(ctx, leave)
 	return &eventStream{
-		ctx: ctx, src: src, queue: queue, notifies: queue != nil,
+		ctx: ctx, src: src, queue: queue,
 		respond: func(ev any) *Response {
 			return shared.result(ev, func() *Response {
 				ex := s.newExecutor(ctx, p, op, vars)

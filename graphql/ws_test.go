@@ -198,7 +198,7 @@ func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
 }
 
 // newWSServerFed is newWSServer with onUserCreated a notifying source when
-// notifying is set: its subscriptions are then read by the connection's feed
+// notifying is set: its subscriptions are then read by the connection's sender
 // goroutine rather than each by a goroutine of its own.
 func newWSServerFed(t testing.TB, hubBuf int, opts WebSocketOptions, notifying bool) *wsServer {
 	t.Helper()
@@ -577,7 +577,7 @@ var wsScenarios = []wsScenario{
 // TestWebSocketTranscripts runs each scenario and compares its transcript
 // with the golden file; -update rewrites them. Each runs twice, with a source
 // read by a goroutine per subscription and with a notifying one read by the
-// connection's feed goroutine: the client must not tell them apart.
+// connection's sender goroutine: the client must not tell them apart.
 func TestWebSocketTranscripts(t *testing.T) {
 	for _, notifying := range []bool{false, true} {
 		for _, sc := range wsScenarios {
@@ -1852,7 +1852,7 @@ func TestInClientTurn(t *testing.T) {
 }
 
 // TestNotifyingSubscriptionsHoldNoGoroutine: subscriptions to a notifying
-// source are read by their connection's feed goroutine, so an event for many
+// source are read by their connection's sender goroutine, so an event for many
 // of them wakes one goroutine, not one each; those to a channel source each
 // hold a goroutine. Every result still arrives.
 func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {

@@ -218,7 +218,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 		c.sendErrors(op.id, op, errorList(err))
 		return false
 	}
-	if st.notifies {
+	if st.queue != nil { // a notifying source
 		return c.addPassive(op, st)
 	}
 	defer op.cancel()
@@ -302,9 +302,9 @@ func (c *wsConn) wakeSender() {
 	}
 }
 
-// sendLoop is the sender: when woken, it writes what is queued, then the
-// keep-alive message when due, then the results of the notifying
-// subscriptions. When nothing more will be sent (a write failed, or
+// sendLoop is the sender: when woken, it writes what is queued and the
+// results of the notifying subscriptions (flush), then the keep-alive
+// message when due. When nothing more will be sent (a write failed, or
 // markDead, which wakes it), it ends those subscriptions and returns.
 //
 // It waits on c.wake alone, not in a select with the queue, c.dead and a
@@ -327,15 +327,10 @@ func (c *wsConn) sendLoop() {
 		if c.isDead() {
 			break
 		}
-		c.writing.Lock()
-		ok = c.writeQueued()
-		c.writing.Unlock()
+		ready, ok = c.flush(ready)
 		if ok && c.keepAliveDue.Swap(false) {
 			ok = c.keepAlive(&ping)
 			keepAlive.Reset(d)
-		}
-		if ok {
-			ready, ok = c.writeFeed(ready)
 		}
 	}
 	if keepAlive != nil {
@@ -352,22 +347,19 @@ func (c *wsConn) sendLoop() {
 	}
 }
 
-// writeFeed writes the results of the notifying subscriptions that have
-// events, after what is queued, and the completion of those whose stream
+// flush writes what is queued, then the results of the notifying
+// subscriptions that have events and the completion of those whose stream
 // ended; a connection's results for one event go out together, in one
 // system call as far as they go. It reports false when the connection will
 // send nothing more. ready is scratch space, returned for reuse.
-func (c *wsConn) writeFeed(ready []*passiveOp) ([]*passiveOp, bool) {
+func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes operations from c.passive
 	c.mu.Unlock()
-	if len(ready) == 0 {
-		return ready, true
-	}
 	c.writing.Lock()
 	defer c.writing.Unlock()
-	if !c.writeQueued() {
-		return ready, false
+	if ok := c.writeQueued(); !ok || len(ready) == 0 {
+		return ready, ok
 	}
 	held := len(ready) > 1
 	if held {
