@@ -81,7 +81,7 @@ func TestLoadReportsTheFirstError(t *testing.T) {
 		{"duplicate and invalid", func(us []User) { us[early].ID, us[early].Email = 2, "x" },
 			fmt.Sprintf("users[%d] (id 2): duplicate id", early)},
 		{"bad id", func(us []User) { us[late].Email = "x"; us[early].ID, us[early].Email = -4, "x" },
-			fmt.Sprintf("users[%d]: id must be a positive integer, not -4", early)},
+			fmt.Sprintf("users[%d]: id must be an integer from 1 to 2147483647, not -4", early)},
 		{"last", func(us []User) { us[n-1].ID = 7 }, fmt.Sprintf("users[%d] (id 7): duplicate id", n-1)},
 	}
 	for _, tt := range tests {
@@ -138,8 +138,8 @@ func loadErrorOnePass(ds *Dataset) error {
 	seen := map[string]map[int64]bool{"users": {}, "posts": {}, "comments": {}, "products": {}, "orders": {}}
 	check := func(coll string, i int, id int64) error {
 		switch {
-		case id <= 0:
-			return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
+		case id <= 0 || id > 1<<31-1:
+			return fmt.Errorf("%s[%d]: id must be an integer from 1 to 2147483647, not %d", coll, i, id)
 		case seen[coll][id]:
 			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
 		}

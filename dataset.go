@@ -225,7 +225,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 }
 
 func idError(coll string, i int, id int64) error {
-	return fmt.Errorf("%s[%d]: id must be a positive integer, not %d", coll, i, id)
+	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
 }
 
 // recordError names the record a validate function (model.go) refused, and each bad
@@ -288,7 +288,7 @@ func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
 			failures[p] = failure{i: len(users)}
 			for i := part.lo; i < part.hi; i++ {
 				u := &users[i]
-				if u.ID <= 0 {
+				if u.ID <= 0 || u.ID > maxID {
 					failures[p] = failure{i, idError("users", i, u.ID)}
 					return
 				}
@@ -340,7 +340,7 @@ func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
 	for i := range posts {
 		p := &posts[i]
 		switch {
-		case p.ID <= 0:
+		case p.ID <= 0 || p.ID > maxID:
 			return idError("posts", i, p.ID)
 		case !s.posts.insertLoaded(p.ID, p):
 			return duplicateError("posts", i, p.ID)
@@ -363,7 +363,7 @@ func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time
 	for i := range comments {
 		c := &comments[i]
 		switch {
-		case c.ID <= 0:
+		case c.ID <= 0 || c.ID > maxID:
 			return idError("comments", i, c.ID)
 		case !s.comments.insertLoaded(c.ID, c):
 			return duplicateError("comments", i, c.ID)
@@ -390,7 +390,7 @@ func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time
 	for i := range products {
 		p := &products[i]
 		switch {
-		case p.ID <= 0:
+		case p.ID <= 0 || p.ID > maxID:
 			return idError("products", i, p.ID)
 		case !s.products.insertLoaded(p.ID, p):
 			return duplicateError("products", i, p.ID)
@@ -409,7 +409,7 @@ func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) erro
 	for i := range orders {
 		o := &orders[i]
 		switch {
-		case o.ID <= 0:
+		case o.ID <= 0 || o.ID > maxID:
 			return idError("orders", i, o.ID)
 		case !s.orders.insertLoaded(o.ID, o):
 			return duplicateError("orders", i, o.ID)

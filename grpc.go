@@ -8,7 +8,6 @@ import (
 	"io"
 	"iter"
 	"log/slog"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -586,7 +585,7 @@ func (s *userService) ChatWithUsers(stream grpc.BidiStreamingServer[userpb.ChatM
 
 func userMessage(u *User) *userpb.UserResponse {
 	return &userpb.UserResponse{
-		Id:        int32(min(u.ID, math.MaxInt32)),
+		Id:        int32(u.ID), // the store holds no id past maxID
 		Name:      u.Name,
 		Email:     u.Email,
 		CreatedAt: u.CreatedAt.UTC().Format(time.DateTime),

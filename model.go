@@ -213,6 +213,10 @@ const (
 // maxQuantity keeps quantities within the 32-bit integers every surface can carry.
 const maxQuantity = 1<<31 - 1
 
+// maxID is the largest id a record can have: ids are 32-bit on gRPC (int32), in
+// GraphQL (Int) and in OData's CSDL (Edm.Int32), so the store never holds a larger one.
+const maxID = 1<<31 - 1
+
 // fieldProblems collects what is wrong with a record, field by field.
 type fieldProblems map[string][]string
 
@@ -242,7 +246,7 @@ func validateUser(name, email string) (string, string, error) {
 	switch {
 	case email == "":
 		bad.add("email", "is required")
-	case len(email) > maxEmailLength:
+	case utf8.RuneCountInString(email) > maxEmailLength:
 		bad.add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
 	case emailRule.check(email) != "" || !isEmailAddress(email):
 		bad.add("email", "must be a valid email address")

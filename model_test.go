@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 
@@ -68,6 +69,26 @@ func TestTextRules(t *testing.T) {
 		got := tt.rule.check(tt.value)
 		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
 			t.Errorf("%s: %q gives %q, want %q", tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// TestEmailLengthInCharacters: an e-mail may have 254 characters (CONTRACT.md section
+// 1), however many bytes they take.
+func TestEmailLengthInCharacters(t *testing.T) {
+	for _, tt := range []struct {
+		email string
+		ok    bool
+	}{
+		{strings.Repeat("ä", 125) + "@b.co", true}, // 130 characters, 255 bytes
+		{strings.Repeat("ä", 249) + "@b.co", true}, // 254 characters
+		{strings.Repeat("ä", 250) + "@b.co", false},
+		{strings.Repeat("a", 249) + "@b.co", true},
+		{strings.Repeat("a", 250) + "@b.co", false},
+	} {
+		_, _, err := validateUser("Zoe", tt.email)
+		if tt.ok && err != nil || !tt.ok && (err == nil || !strings.Contains(err.Error(), "at most 254 characters")) {
+			t.Errorf("%d characters, %d bytes: %v", utf8.RuneCountInString(tt.email), len(tt.email), err)
 		}
 	}
 }

@@ -399,7 +399,10 @@ func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
 		users[i] = &User{Name: name, Email: email, CreatedAt: at}
 	}
 	err := s.write(func() (*change, error) {
-		next := s.users.nextID()
+		next, err := s.users.newIDs(len(users), "user")
+		if err != nil {
+			return nil, err
+		}
 		for i, u := range users {
 			u.ID = next + int64(i)
 		}

@@ -18,7 +18,11 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 		if _, ok := s.users.get(userID); !ok {
 			return nil, userNotFound(userID)
 		}
-		p = &Post{ID: s.posts.nextID(), UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
+		id, err := s.posts.newIDs(1, "post")
+		if err != nil {
+			return nil, err
+		}
+		p = &Post{ID: id, UserID: userID, Title: title, Content: content, CreatedAt: s.now()}
 		return &change{Op: opPutPost, Post: p, created: true}, nil
 	})
 	if err != nil {
@@ -49,7 +53,11 @@ func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (Authore
 		if !ok {
 			return nil, userNotFound(authorID)
 		}
-		c.Comment = &Comment{ID: s.comments.nextID(), PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
+		id, err := s.comments.newIDs(1, "comment")
+		if err != nil {
+			return nil, err
+		}
+		c.Comment = &Comment{ID: id, PostID: postID, AuthorID: authorID, Text: text, CreatedAt: s.now()}
 		c.Author = author
 		return &change{Op: opPutComment, Comment: c.Comment}, nil
 	})
@@ -88,7 +96,11 @@ func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
 		if name == "" {
 			name = u.Name
 		}
-		o = &Order{ID: s.orders.nextID(), UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
+		id, err := s.orders.newIDs(1, "order")
+		if err != nil {
+			return nil, err
+		}
+		o = &Order{ID: id, UserID: userID, ProductID: in.ProductID, CustomerName: name, OrderDate: s.now(), Quantity: in.Quantity}
 		return &change{Op: opPutOrder, Order: o}, nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -164,7 +165,14 @@ func (t *table[T]) insertLoaded(id int64, v *T) bool {
 // all returns the records in id order.
 func (t *table[T]) all() []*T { return slices.Clone(t.recs) }
 
-func (t *table[T]) nextID() int64 { return t.lastID + 1 }
+// newIDs returns the first of n ids for new records of the kind named (user, post,
+// ...), or a conflict when the last of them would pass maxID.
+func (t *table[T]) newIDs(n int, kind string) (int64, error) {
+	if t.lastID > maxID-int64(n) {
+		return 0, &Error{Kind: KindConflict, Message: fmt.Sprintf("no new %s id is left: ids end at %d", kind, maxID)}
+	}
+	return t.lastID + 1, nil
+}
 
 // ownerIndex lists, per owner id, the ids of the records it owns in ascending order.
 type ownerIndex map[int64][]int64

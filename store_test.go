@@ -426,7 +426,11 @@ func TestDemoDataset(t *testing.T) {
 func TestLoadRefusesBadDatasets(t *testing.T) {
 	tests := []struct{ name, json, want string }{
 		{"duplicate id", `{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":1,"name":"B","email":"b@x.io"}]}`, "users[1] (id 1): duplicate id"},
-		{"zero id", `{"products":[{"id":0,"name":"P","price":1}]}`, "products[0]: id must be a positive integer, not 0"},
+		{"zero id", `{"products":[{"id":0,"name":"P","price":1}]}`, "products[0]: id must be an integer from 1 to 2147483647, not 0"},
+		// Every surface carries ids as 32-bit integers (gRPC int32, GraphQL Int, Edm.Int32).
+		{"id past 32 bits", `{"users":[{"id":2147483647,"name":"A","email":"a@x.io"},{"id":2147483648,"name":"B","email":"b@x.io"}]}`, "users[1]: id must be an integer from 1 to 2147483647, not 2147483648"},
+		{"post id past 32 bits", `{"users":[{"id":1,"name":"A","email":"a@x.io"}],"posts":[{"id":4294967297,"userId":1,"title":"T"}]}`, "posts[0]: id must be an integer from 1 to 2147483647, not 4294967297"},
+		{"order id past 32 bits", `{"products":[{"id":4,"name":"P","price":1}],"orders":[{"id":2147483648,"productId":4,"quantity":1}]}`, "orders[0]: id must be an integer from 1 to 2147483647, not 2147483648"},
 		{"dangling post", `{"posts":[{"id":1,"userId":9,"title":"T"}]}`, "posts[0] (id 1): userId 9 names no user"},
 		{"dangling comment post", `{"users":[{"id":1,"name":"A","email":"a@x.io"}],"comments":[{"id":3,"postId":2,"authorId":1,"text":"x"}]}`, "comments[0] (id 3): postId 2 names no post"},
 		{"dangling comment author", `{"users":[{"id":1,"name":"A","email":"a@x.io"}],"posts":[{"id":1,"userId":1,"title":"T"}],"comments":[{"id":1,"postId":1,"authorId":5,"text":"x"}]}`, "comments[0] (id 1): authorId 5 names no user"},
@@ -586,4 +590,45 @@ func TestValuesSharedUntilChange(t *testing.T) {
 	if !slices.Equal(first, held) {
 		t.Error("the first list changed under its reader")
 	}
+}
+
+// TestIDsEndAt32Bits: a store whose ids reached maxID refuses new records with a
+// conflict and stays as it was, since no surface could carry a larger id.
+func TestIDsEndAt32Bits(t *testing.T) {
+	ds, err := ReadDataset(strings.NewReader(`{
+		"users":[{"id":2147483646,"name":"A","email":"a@x.io"}],
+		"posts":[{"id":2147483647,"userId":2147483646,"title":"T"}],
+		"comments":[{"id":2147483647,"postId":2147483647,"authorId":2147483646,"text":"x"}],
+		"products":[{"id":4,"name":"P","price":1}],
+		"orders":[{"id":2147483647,"productId":4,"quantity":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore()
+	if err := s.Load(ds); err != nil {
+		t.Fatal(err)
+	}
+	conflict := func(what string, err error) {
+		t.Helper()
+		if e := asError(err); err == nil || e.Kind != KindConflict || !strings.Contains(e.Message, "ids end at 2147483647") {
+			t.Errorf("%s: %v, want a conflict naming the last id", what, err)
+		}
+	}
+	_, err = s.CreateUsers([]NewUser{{"B", "b@x.io"}, {"C", "c@x.io"}})
+	conflict("two users", err)
+	_, err = s.CreatePost(2147483646, "T", "")
+	conflict("post", err)
+	_, err = s.AddComment(2147483647, 2147483646, "y")
+	conflict("comment", err)
+	_, err = s.CreateOrder(2147483646, NewOrder{ProductID: 4, Quantity: 1})
+	conflict("order", err)
+	if n := len(s.Users()); n != 1 {
+		t.Fatalf("%d users after refused creations, want 1", n)
+	}
+	u, err := s.CreateUser("B", "b@x.io") // the last id is still free
+	if err != nil || u.ID != 2147483647 {
+		t.Fatalf("last user: %v, %v", u, err)
+	}
+	_, err = s.CreateUser("C", "c@x.io")
+	conflict("user past the last id", err)
 }
