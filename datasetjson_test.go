@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 // decodeWithStdlib is the reference: encoding/json into a Dataset, unknown fields
-// refused, one value only.
+// refused, one value only, and no key repeated in an object (repeatedKey).
 func decodeWithStdlib(data []byte) (*Dataset, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -21,7 +22,52 @@ func decodeWithStdlib(data []byte) (*Dataset, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, io.ErrUnexpectedEOF
 	}
+	if err := repeatedKey(data); err != nil {
+		return nil, err
+	}
 	return &ds, nil
+}
+
+// repeatedKey reports the first key of the valid JSON text data that an earlier key
+// of the same object matches as encoding/json matches keys to fields (EqualFold).
+func repeatedKey(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type open struct {
+		keys     []string // nil in an array
+		inObject bool
+		wantKey  bool
+	}
+	var stack []open
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].inObject {
+			if key, ok := tok.(string); ok && stack[top].wantKey {
+				for _, k := range stack[top].keys {
+					if strings.EqualFold(k, key) {
+						return fmt.Errorf("repeated key %q", key)
+					}
+				}
+				stack[top].keys = append(stack[top].keys, key)
+				stack[top].wantKey = false
+				continue
+			}
+			stack[top].wantKey = true // the value read now ends here or in its own levels
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, open{inObject: true, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, open{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
+		}
+	}
 }
 
 var datasetSeeds = []string{

@@ -464,6 +464,10 @@ func TestReadDatasetErrors(t *testing.T) {
 		{`{"users":[{"id":"1"}]}`, "users[0].id must be a number, not string (byte 16)"},
 		{`{"products":[{"id":1,"price":1.23456}]}`, "1.23456 has more than 4 decimal places"},
 		{`{} {}`, "unexpected data after the dataset object"},
+		// A repeated key, which encoding/json would let the last win, refuses the file.
+		{`{"users":[{"id":1,"name":"A","email":"a@x.io"}],"Users":[]}`, `dataset: repeated key "Users" (byte 48)`},
+		{`{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":2,"name":"B","NAME":"C"}]}`, `users[1]: repeated key "NAME" (byte 66)`},
+		{`{"orders":[{"id":1,"quantity":1,"quantity":null}]}`, `orders[0]: repeated key "quantity"`},
 	}
 	for _, tt := range tests {
 		_, err := ReadDataset(strings.NewReader(tt.json))
