@@ -11,11 +11,11 @@ import (
 // for a reader, so one that falls behind is cut off rather than silently skipped.
 var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected")
 
-// errFeedClosed ends every subscription when the store shuts down.
-var errFeedClosed = errors.New("server is shutting down")
-
 // Subscription receives created records (*User, *Post), read with Next. When the
-// store ends the subscription, the reason (an error) is the last record read.
+// store cuts a slow subscriber off, the reason (ErrSlowSubscriber) is the last record
+// read; a shutdown ends every subscription plainly, as Close does, since it is no
+// failure of the subscription: a GraphQL subscriber gets complete, then the
+// WebSocket's going-away close.
 type Subscription struct {
 	want   func(any) bool
 	notify func() // called after each record is queued, and at the end; may be nil
@@ -83,8 +83,8 @@ func (sub *Subscription) end(err error) {
 	sub.ended = true
 }
 
-// Err is why the subscription ended: ErrSlowSubscriber, the shutdown, or nil after
-// Close or while it lasts.
+// Err is why the subscription ended: ErrSlowSubscriber, or nil after Close, after the
+// shutdown, or while it lasts.
 func (sub *Subscription) Err() error {
 	sub.feed.mu.Lock()
 	defer sub.feed.mu.Unlock()
@@ -114,8 +114,7 @@ func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subsc
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
 	if s.feed.closed {
-		sub.err = errFeedClosed
-		sub.end(errFeedClosed)
+		sub.end(nil)
 		return sub
 	}
 	if s.feed.subs == nil {
@@ -131,7 +130,7 @@ func (s *Store) CloseFeed() {
 	defer s.feed.mu.Unlock()
 	s.feed.closed = true
 	for sub := range s.feed.subs {
-		s.feed.dropLocked(sub, errFeedClosed)
+		s.feed.dropLocked(sub, nil)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,7 +59,8 @@ func TestSubscriptionOverWebSocketFromEverySurface(t *testing.T) {
 }
 
 // TestShutdownClosesWebSockets checks that stopping the service ends a live
-// subscription with a going-away close frame, not a dropped connection.
+// subscription cleanly: complete, then a going-away close frame; no error, and not
+// a dropped connection.
 func TestShutdownClosesWebSockets(t *testing.T) {
 	a, err := start(testConfig(), discardLogger())
 	if err != nil {
@@ -71,14 +73,20 @@ func TestShutdownClosesWebSockets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	var code websocket.StatusCode = -1
+	var got []string
 	for code == -1 {
-		var msg map[string]any
+		var msg json.RawMessage
 		if err := wsjson.Read(ctx, c, &msg); err != nil {
 			code = websocket.CloseStatus(err)
+		} else {
+			got = append(got, string(msg))
 		}
 	}
 	if code != websocket.StatusGoingAway {
 		t.Errorf("close status %v, want 1001 going away", code)
+	}
+	if want := []string{`{"id":"1","type":"complete"}`}; !slices.Equal(got, want) {
+		t.Errorf("before the close: %q, want %q", got, want)
 	}
 	if err := <-done; err != nil {
 		t.Errorf("shutdown: %v", err)
