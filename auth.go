@@ -206,9 +206,9 @@ func subjectAttrs(c *caller) []slog.Attr {
 }
 
 // BearerToken extracts the token from an "authorization" HTTP header or gRPC
-// metadata value. The value must be the scheme "Bearer" (any case), exactly
-// one space, and a non-empty token without whitespace (RFC 6750 section
-// 2.1). An empty value reports ErrTokenMissing, so that the caller can omit
+// metadata value. The value must be the scheme "Bearer" (any case), one or
+// more spaces, and a non-empty token without whitespace (RFC 6750 section
+// 2.1: "Bearer" 1*SP b64token). An empty value reports ErrTokenMissing, so that the caller can omit
 // the error code from its challenge (RFC 6750 section 3.1); anything else
 // wrong reports ErrTokenMalformed.
 func BearerToken(authorization string) (string, error) {
@@ -219,12 +219,13 @@ func BearerToken(authorization string) (string, error) {
 	if !strings.EqualFold(scheme, "Bearer") {
 		return "", jwtErr(ErrTokenMalformed, "authorization scheme is not Bearer")
 	}
+	token = strings.TrimLeft(token, " ")
 	if !found || token == "" {
 		return "", jwtErr(ErrTokenMalformed, "authorization has no bearer token")
 	}
 	for i := 0; i < len(token); i++ {
 		if c := token[i]; c <= ' ' || c >= 0x7f {
-			return "", jwtErr(ErrTokenMalformed, "authorization must be Bearer, one space, then the token")
+			return "", jwtErr(ErrTokenMalformed, "authorization must be Bearer, a space, then the token")
 		}
 	}
 	return token, nil
