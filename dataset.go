@@ -148,7 +148,9 @@ func describeJSONError(err error) error {
 
 func jsonTypeName(goKind string) string {
 	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(goKind, "float"):
 		return "a number"
 	case goKind == "string":
 		return "a string"

@@ -678,7 +678,7 @@ func (d *jsonScanner) int64(at loc, dst *int64) error {
 		return nil
 	}
 	if c := d.next(); c != '-' && (c < '0' || c > '9') {
-		return d.valueTypeError(at, "a number")
+		return d.valueTypeError(at, "an integer")
 	}
 	start := d.pos
 	tok, err := d.numberToken()

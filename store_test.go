@@ -462,7 +462,7 @@ func TestReadDatasetErrors(t *testing.T) {
 		{``, "empty input: expected a JSON object"},
 		{`{"users":[`, "malformed JSON: unexpected end of input"},
 		{`{"usres":[]}`, `json: unknown field "usres"`},
-		{`{"users":[{"id":"1"}]}`, "users[0].id must be a number, not string (byte 16)"},
+		{`{"users":[{"id":"1"}]}`, "users[0].id must be an integer, not string (byte 16)"},
 		{`{"products":[{"id":1,"price":1.23456}]}`, "1.23456 has more than 4 decimal places"},
 		{`{} {}`, "unexpected data after the dataset object"},
 		// A repeated key, which encoding/json would let the last win, refuses the file.
