@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"quartet/internal/etag"
 )
@@ -32,11 +33,17 @@ func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// restQuery decodes a REST query string, refusing one that does not decode.
+// restQuery decodes a REST query string, refusing one that does not decode, to
+// UTF-8 text too: a search for bytes that are no text could only match nothing.
 func restQuery(raw string) (url.Values, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil, invalid("malformed query string: %v", err)
+	}
+	for name, values := range q {
+		if !utf8.ValidString(name) || !utf8.ValidString(strings.Join(values, "")) {
+			return nil, invalid("malformed query string: %q is not valid UTF-8", name)
+		}
 	}
 	return q, nil
 }

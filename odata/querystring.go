@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // param is one name=value pair of a query string, percent-decoded.
@@ -21,7 +22,9 @@ type param struct {
 // separator, so a raw ';' is refused in a parameter name and anywhere in a
 // parameter that is not a system option (inside a system option the option's own
 // grammar decides, as $expand uses ';' between nested options); every
-// percent-escape is valid; no system option is given twice, in any letter case.
+// percent-escape is valid, and what they decode to is UTF-8 (RFC 3986 section 2.5;
+// a name compared with bytes that are no text would only ever match nothing); no
+// system option is given twice, in any letter case.
 // Errors carry no Option and a position in raw.
 func splitQuery(raw string, l Limits) ([]param, error) {
 	if len(raw) > l.MaxQueryBytes {
@@ -44,6 +47,9 @@ func splitQuery(raw string, l Limits) ([]param, error) {
 		if err != nil {
 			return nil, badEscape(rawName, start, "a parameter name")
 		}
+		if !utf8.ValidString(name) {
+			return nil, &Error{Pos: start, Msg: "a parameter name is not valid UTF-8"}
+		}
 		system := strings.HasPrefix(name, "$")
 		if i := strings.IndexByte(rawValue, ';'); i >= 0 && !system {
 			return nil, semicolon(start + len(rawName) + 1 + i)
@@ -51,6 +57,9 @@ func splitQuery(raw string, l Limits) ([]param, error) {
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil {
 			return nil, badEscape(rawValue, start+len(rawName)+1, "the value of "+name)
+		}
+		if !utf8.ValidString(value) {
+			return nil, &Error{Pos: start + len(rawName) + 1, Msg: "the value of " + name + " is not valid UTF-8"}
 		}
 		if system {
 			lname := strings.ToLower(name)
