@@ -228,6 +228,9 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if refuseContentCoding(w, r) {
+		return
+	}
 	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mergePatchType ||
 		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
 		w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1

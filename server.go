@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"quartet/internal/contentcoding"
 	"slices"
 	"strings"
 	"time"
@@ -500,6 +501,9 @@ var errBodyHandled = errors.New("request body rejected")
 // maxBodyBytes, and exactly one JSON value with no repeated key (see decodeBody). On
 // failure it answers the request itself (415, 413 or 400) and returns errBodyHandled.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if refuseContentCoding(w, r) {
+		return errBodyHandled
+	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
 		if detail := checkJSONMediaType(ct); detail != "" {
 			writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
@@ -520,6 +524,17 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return errBodyHandled
 	}
 	return nil
+}
+
+// refuseContentCoding answers 415 to a body with a content coding (package
+// contentcoding) and reports true; false lets the request on.
+func refuseContentCoding(w http.ResponseWriter, r *http.Request) bool {
+	if !contentcoding.Encoded(r.Header) {
+		return false
+	}
+	w.Header().Set("Accept-Encoding", "identity")
+	writeProblem(w, http.StatusUnsupportedMediaType, "the request body must not be content-encoded (Content-Encoding)", nil)
+	return true
 }
 
 // readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check

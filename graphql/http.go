@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"quartet/internal/contentcoding"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,6 +297,10 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 			return params, nil, http.StatusBadRequest, msg
 		}
 	} else {
+		if contentcoding.Encoded(r.Header) {
+			w.Header().Set("Accept-Encoding", "identity")
+			return params, nil, http.StatusUnsupportedMediaType, "The request body must not be content-encoded (Content-Encoding)."
+		}
 		ct := r.Header.Get("Content-Type")
 		if ct != mediaJSON { // the common header needs no parsing
 			mt, mp, err := mime.ParseMediaType(ct)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	pathpkg "path"
+	"quartet/internal/contentcoding"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -81,6 +82,12 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limits := bt.Limits.orDefault()
+	if contentcoding.Encoded(r.Header) {
+		w.Header().Set("Accept-Encoding", "identity")
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			"a batch must not be content-encoded (Content-Encoding)"))
+		return
+	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
