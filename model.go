@@ -246,7 +246,7 @@ func validateUser(name, email string) (string, string, error) {
 	switch {
 	case email == "":
 		bad.add("email", "is required")
-	case utf8.RuneCountInString(email) > maxEmailLength:
+	case len(email) > maxEmailLength && utf8.RuneCountInString(email) > maxEmailLength: // no more characters than bytes
 		bad.add("email", fmt.Sprintf("must be at most %d characters", maxEmailLength))
 	case emailRule.check(email) != "" || !isEmailAddress(email):
 		bad.add("email", "must be a valid email address")
