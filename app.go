@@ -228,6 +228,9 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	}
 	store := withClock(NewStore())
 	if err := store.Load(ds); err != nil {
+		if cfg.load != "" { // named as the decoding's errors name it
+			return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
+		}
 		return nil, fmt.Errorf("dataset %s: %w", cfg.seedName(), err)
 	}
 	return store, nil
