@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/binary"
@@ -549,7 +550,9 @@ func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logge
 	return s, nil
 }
 
-// HasStore reports whether dir already holds a durable store.
+// HasStore reports whether dir already holds a durable store. A first journal that
+// holds no change and no snapshot beside it are what an initialisation cut short
+// leaves (openLocked creates the journal first), which is no store yet.
 func HasStore(dir string) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, "snapshot")); err == nil {
 		return true, nil
@@ -557,10 +560,19 @@ func HasStore(dir string) (bool, error) {
 		return false, err
 	}
 	gens, err := journalGens(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || len(gens) == 0 {
 		return false, nil
+	} else if err != nil || !slices.Equal(gens, []uint64{1}) {
+		return true, err
 	}
-	return len(gens) > 0, err
+	data, err := os.ReadFile(filepath.Join(dir, journalName(1)))
+	if err != nil {
+		return false, err
+	}
+	if _, next, ok := readRecord(data, 0); ok {
+		data = data[next:] // the header; what follows it must be empty too
+	}
+	return len(bytes.TrimRight(data, "\x00")) > recordHeaderSize, nil
 }
 
 func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions, lock *os.File) (*Store, error) {
@@ -579,15 +591,18 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 		if err := s.Load(ds); err != nil {
 			return nil, err
 		}
+		// The journal first: once the snapshot exists, a missing first journal is
+		// damage (its acknowledged changes lost), never an initialisation cut short.
 		j.storeID = newStoreID()
-		st := s.captureLocked(1)
-		st.Store = j.storeID
-		if err := writeSnapshot(dir, st); err != nil {
-			return nil, fmt.Errorf("writing the first snapshot: %w", err)
-		}
 		f, size, err := createJournal(dir, 1, j.storeID)
 		if err != nil {
 			return nil, err
+		}
+		st := s.captureLocked(1)
+		st.Store = j.storeID
+		if err := writeSnapshot(dir, st); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("writing the first snapshot: %w", err)
 		}
 		j.file, j.gen, j.size = j.wrap(f), 1, size
 	} else {

@@ -74,14 +74,6 @@ func (j *journal) recover() error {
 	j.storeID = st.Store
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
 	switch {
-	case len(gens) == 0 && st.Gen == 1:
-		// Initialisation was cut short between the first snapshot and its journal.
-		f, _, err := createJournal(j.dir, 1, j.storeID)
-		if err != nil {
-			return err
-		}
-		f.Close()
-		gens = []uint64{1}
 	case len(gens) == 0 || gens[0] != st.Gen:
 		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
 	}

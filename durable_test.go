@@ -630,6 +630,12 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 		f.Close()
 		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
 	})
+	t.Run("the only journal deleted", func(t *testing.T) {
+		// Its acknowledged changes are gone: starting would reuse their ids.
+		dir := copyDir(t, made)
+		os.Remove(filepath.Join(dir, j1))
+		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
+	})
 	t.Run("journal in between deleted", func(t *testing.T) {
 		dir := copyDir(t, made)
 		f, _, err := createJournal(dir, 3, storeID(dir))
@@ -855,4 +861,57 @@ func TestDurableWriteAfterClose(t *testing.T) {
 	if _, err := s.CreateUser("Late", "late@example.com"); err == nil || err.Error() != "internal server error" {
 		t.Errorf("write after Close: %v, want it refused", err)
 	}
+}
+
+// TestDurableInitialisationCutShort: a crash during the first start leaves a first
+// journal with its header only, or less, and no snapshot (the journal is created
+// first). That is no store yet: the next start initialises the directory afresh, and
+// -load is allowed there.
+func TestDurableInitialisationCutShort(t *testing.T) {
+	for name, keep := range map[string]func(header []byte) []byte{
+		"header only":         func(h []byte) []byte { return h },
+		"header cut short":    func(h []byte) []byte { return h[:5] },
+		"header, then zeros":  func(h []byte) []byte { return append(h, make([]byte, 40)...) },
+		"nothing written yet": func([]byte) []byte { return nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, size, err := createJournal(dir, 1, "cut-short")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			path := filepath.Join(dir, journalName(1))
+			header, _ := os.ReadFile(path)
+			os.WriteFile(path, keep(header[:size]), 0o644)
+			if has, err := HasStore(dir); has || err != nil {
+				t.Fatalf("HasStore = %v, %v; want false", has, err)
+			}
+			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			u, err := s.CreateUser("Ann", "ann@example.com")
+			s.Close()
+			if err != nil || u.ID != int64(len(DemoDataset().Users))+1 {
+				t.Fatalf("first user after initialising: %v, %v", u, err)
+			}
+			s = openTestDurable(t, dir, nil, defaultSnapshotBytes)
+			defer s.Close()
+			if got, ok := s.User(u.ID); !ok || got.Name != "Ann" {
+				t.Errorf("after a restart, user %d is %v", u.ID, got)
+			}
+		})
+	}
+	t.Run("a change after the header", func(t *testing.T) {
+		// A journal with a change in it is a store, whose snapshot is missing.
+		made := t.TempDir()
+		s := openTestDurable(t, made, nil, defaultSnapshotBytes)
+		if _, err := s.CreateUser("Ann", "ann@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		os.Remove(filepath.Join(made, "snapshot"))
+		if has, err := HasStore(made); !has || err != nil {
+			t.Fatalf("HasStore = %v, %v; want true", has, err)
+		}
+		refuses(t, made, "snapshot is missing")
+	})
 }
