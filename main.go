@@ -197,6 +197,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
 	}
+	if cfg.repair && cfg.dataDir == "" {
+		return errors.New("-repair needs -data: it repairs a data directory's journal")
+	}
 	if err := cfg.ws.validate(); err != nil {
 		return err
 	}

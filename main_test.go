@@ -78,6 +78,7 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 		{append(free, "-load", badJSON), nil, "-load " + badJSON + ": users[1] (id 1): duplicate id"},
 		{append(free, "-load", repeatedKey), nil, "-load " + repeatedKey + `: users[0]: repeated key "Name" (byte 29)`},
 		{append(free, "-env", "staging"), nil, `-env must be development or production, not "staging"`},
+		{append(free, "-repair"), nil, "-repair needs -data"},
 		{append(free, "-jwt-secret", "short"), nil, "jwt: HS256 secret is 5 bytes; at least 32 are required (RFC 7518 section 3.2)"},
 		{append(free, "-jwt-public-key", badPEM), nil, "jwt:"},
 		{append(free, "-jwt-public-key", filepath.Join(dir, "none.pem")), nil, "-jwt-public-key: " + filepath.Join(dir, "none.pem") + ": no such file or directory"},
