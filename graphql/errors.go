@@ -17,6 +17,7 @@ const (
 	codeValidationFailed = "GRAPHQL_VALIDATION_FAILED"
 	codeBadUserInput     = "BAD_USER_INPUT"
 	codeInternal         = "INTERNAL_SERVER_ERROR"
+	codeTooManyRequests  = "TOO_MANY_REQUESTS" // a WebSocket refused for want of room, as the service's fair share words it
 
 	// Automatic persisted queries (persisted.go), as Apollo's servers name them.
 	codePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it

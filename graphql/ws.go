@@ -292,7 +292,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()
-		http.Error(w, "The server is shutting down.", http.StatusServiceUnavailable)
+		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
 		return
 	}
 	cc := h.admitSocket(w, client)

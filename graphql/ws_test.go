@@ -1529,10 +1529,10 @@ func TestWebSocketSocketCaps(t *testing.T) {
 		wantLog    string
 	}{
 		{"per client", WebSocketOptions{MaxSocketsPerClient: 3}, 3, http.StatusTooManyRequests,
-			"Too many WebSocket connections from 127.0.0.1: at most 3 may be open at once.\n",
+			`{"errors":[{"message":"Too many WebSocket connections from 127.0.0.1: at most 3 may be open at once.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
 			"level=WARN msg=\"graphql websocket refused: too many sockets from one client address\" refused=%d limit=3 last_client=127.0.0.1"},
 		{"overall", WebSocketOptions{MaxSockets: 2, MaxSocketsPerClient: -1}, 2, http.StatusServiceUnavailable,
-			"Too many WebSocket connections: the server takes 2 at most. Try again later.\n",
+			`{"errors":[{"message":"Too many WebSocket connections: the server takes 2 at most. Try again later.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
 			"level=WARN msg=\"graphql websocket refused: too many sockets\" refused=%d limit=2 last_client=127.0.0.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1554,8 +1554,8 @@ func TestWebSocketSocketCaps(t *testing.T) {
 					t.Fatalf("socket past the cap: %v %v, want status %d", resp, err, tc.wantStatus)
 				}
 				body, _ := io.ReadAll(resp.Body)
-				if string(body) != tc.wantBody {
-					t.Errorf("body %q, want %q", body, tc.wantBody)
+				if string(body) != tc.wantBody || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || resp.Header.Get("Retry-After") != "1" {
+					t.Errorf("%s, Retry-After %q: body %q, want %q", resp.Header.Get("Content-Type"), resp.Header.Get("Retry-After"), body, tc.wantBody)
 				}
 			}
 			conns[0].Close(websocket.StatusNormalClosure, "")

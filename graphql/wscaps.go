@@ -43,19 +43,29 @@ type clientCount struct {
 // a count, not ten thousand lines.
 const refusalLogInterval = 10 * time.Second
 
+// refuseUpgrade answers an upgrade request the handler does not take as GraphQL over
+// HTTP answers a request it does not run: one error in a JSON body. A refusal for
+// want of room (code set) may be tried again a second later.
+func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
+	if code != "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{newError(code, message)}})
+}
+
 // admitSocket counts a socket from client and returns the client's count, or
 // answers the upgrade request with 503 (every socket taken) or 429 (the
 // client's taken) and returns nil. The caller holds h.mu.
 func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) *clientCount {
 	if max := h.opts.MaxSockets; max > 0 && h.sockets >= max {
 		h.refusals.add(refusedSockets, client, max)
-		http.Error(w, "Too many WebSocket connections: the server takes "+strconv.Itoa(max)+" at most. Try again later.", http.StatusServiceUnavailable)
+		refuseUpgrade(w, http.StatusServiceUnavailable, codeTooManyRequests, "Too many WebSocket connections: the server takes "+strconv.Itoa(max)+" at most. Try again later.")
 		return nil
 	}
 	cc := h.perClient[client]
 	if max := h.opts.MaxSocketsPerClient; max > 0 && cc != nil && cc.sockets >= max {
 		h.refusals.add(refusedClientSockets, client, max)
-		http.Error(w, "Too many WebSocket connections from "+client+": at most "+strconv.Itoa(max)+" may be open at once.", http.StatusTooManyRequests)
+		refuseUpgrade(w, http.StatusTooManyRequests, codeTooManyRequests, "Too many WebSocket connections from "+client+": at most "+strconv.Itoa(max)+" may be open at once.")
 		return nil
 	}
 	if cc == nil {
