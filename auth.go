@@ -208,9 +208,9 @@ func subjectAttrs(c *caller) []slog.Attr {
 // BearerToken extracts the token from an "authorization" HTTP header or gRPC
 // metadata value. The value must be the scheme "Bearer" (any case), one or
 // more spaces, and a non-empty token without whitespace (RFC 6750 section
-// 2.1: "Bearer" 1*SP b64token). An empty value reports ErrTokenMissing, so that the caller can omit
-// the error code from its challenge (RFC 6750 section 3.1); anything else
-// wrong reports ErrTokenMalformed.
+// 2.1: "Bearer" 1*SP b64token). An empty value reports ErrTokenMissing, so
+// that the caller can omit the error code from its challenge (RFC 6750
+// section 3.1); anything else wrong reports ErrTokenMalformed.
 func BearerToken(authorization string) (string, error) {
 	if authorization == "" {
 		return "", &TokenError{Kind: ErrTokenMissing}

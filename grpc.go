@@ -173,6 +173,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	}
 	srv := grpc.NewServer(append(limits.serverOptions(),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		grpc.UnknownServiceHandler(unknownMethod),
 		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
 	reg := strictRegistrar{srv, turns}
@@ -182,7 +183,22 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	if reflect {
 		reflection.Register(reg)
 	}
+	m.grpcMethods = map[string]bool{}
+	for service, info := range srv.GetServiceInfo() {
+		for _, method := range info.Methods {
+			m.grpcMethods["/"+service+"/"+method.Name] = true
+		}
+	}
 	return &grpcServer{Server: srv, users: users, health: hs}
+}
+
+// unknownMethod answers a call to a method the server does not have with
+// Unimplemented, as grpc-go itself would, but after the interceptors: the call is
+// logged and counted like any other, which is what shows a client calling a wrong
+// name.
+func unknownMethod(_ any, ss grpc.ServerStream) error {
+	method, _ := grpc.MethodFromServerStream(ss)
+	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }
 
 // healthService is grpc.health.v1.Health: "" (the whole server) and each named

@@ -33,9 +33,8 @@ const (
 )
 
 // maxRouteSeries caps the routes one protocol counts. Routes are the registered
-// patterns and gRPC methods (gRPC answers an unknown method before any interceptor),
-// a few dozen; the cap only guarantees that a mistake cannot grow memory or a scrape
-// without limit.
+// patterns and gRPC methods, a few dozen, and routeUnmatched for the rest; the cap
+// only guarantees that a mistake cannot grow memory or a scrape without limit.
 const maxRouteSeries = 256
 
 // latencyBuckets are the upper bounds, in seconds, of the request duration
@@ -47,6 +46,11 @@ var latencyBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.0
 type serviceMetrics struct {
 	http, grpc                 routeTable
 	httpInFlight, grpcInFlight atomic.Int64 // requests and calls being served
+
+	// grpcMethods are the gRPC server's methods, set before it serves: a call to any
+	// other counts as routeUnmatched, so that names a client makes up take no series.
+	// Nil (in tests of the table alone): every method is its own route.
+	grpcMethods map[string]bool
 }
 
 // routeTable holds the series of one protocol, by route.
@@ -143,6 +147,9 @@ func httpSurface(route string) string {
 
 // recordGRPC counts a finished gRPC call of method (its full name).
 func (m *serviceMetrics) recordGRPC(method string, code codes.Code, d time.Duration) {
+	if m.grpcMethods != nil && !m.grpcMethods[method] {
+		method = routeUnmatched
+	}
 	m.grpc.series(method, func() (string, string) { return surfaceGRPC, method }).record(int(code), d)
 }
 

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"quartet/userpb"
 )
 
@@ -169,7 +172,7 @@ func scrape(t *testing.T, url string) []sample {
 // by surface, route pattern (never the raw path) and code, with their durations, and
 // reports the store's sizes.
 func TestMetrics(t *testing.T) {
-	a, _ := startApp(t, testConfig())
+	a, logs := startApp(t, testConfig())
 	base := "http://" + a.httpAddr
 	get := func(path string) {
 		resp, err := http.Get(base + path)
@@ -192,9 +195,21 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	conn := dialGRPC(t, a.grpcAddr)
+	c := userpb.NewUserServiceClient(conn)
 	c.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1})
 	c.GetUser(t.Context(), &userpb.GetUserRequest{Id: 999})
+	// A method the server does not have: answered Unimplemented, logged with its name,
+	// counted as unmatched (a made-up name takes no series).
+	for _, method := range []string{"/user.UserService/Nope", "/no.Such/Method"} {
+		err := conn.Invoke(t.Context(), method, &userpb.GetUserRequest{Id: 1}, &userpb.UserResponse{})
+		if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "unknown method "+method) {
+			t.Errorf("%s: %v, want Unimplemented", method, err)
+		}
+		if !strings.Contains(logs.String(), "msg=grpc method="+method+" code=Unimplemented") {
+			t.Errorf("%s: no log line", method)
+		}
+	}
 	after := scrape(t, base)
 
 	moved := func(name string, want float64, labels ...string) {
@@ -214,6 +229,7 @@ func TestMetrics(t *testing.T) {
 	moved("quartet_requests_total", 1, "surface", "graphql", "route", "POST /graphql", "code", "200")
 	moved("quartet_requests_total", 1, "surface", "grpc", "route", "/user.UserService/GetUser", "code", "OK")
 	moved("quartet_requests_total", 1, "surface", "grpc", "route", "/user.UserService/GetUser", "code", "NotFound")
+	moved("quartet_requests_total", 2, "surface", "grpc", "route", routeUnmatched, "code", "Unimplemented")
 	for _, s := range after {
 		if strings.Contains(s.labels["route"], "999") || strings.Contains(s.labels["route"], "abc") {
 			t.Errorf("a raw path became a label: %+v", s)

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"quartet/internal/contentcoding"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +22,7 @@ import (
 
 	"quartet/graphql"
 	"quartet/internal/clientaddr"
+	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
 )
 

@@ -9,11 +9,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"quartet/internal/contentcoding"
 	"strconv"
 	"strings"
 	"sync"
 
+	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
 )
 

@@ -10,10 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	pathpkg "path"
-	"quartet/internal/contentcoding"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"quartet/internal/contentcoding"
 )
 
 // Batch serves POST {Root}$batch in the JSON batch format of OData 4.01 (JSON
