@@ -85,6 +85,9 @@ func (p corsPolicy) access(origin, host string) originAccess {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return originDenied // "null" (a sandboxed frame, a file: page) included
 	}
+	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(origin, "?") {
+		return originDenied // an origin is scheme://host[:port] alone (RFC 6454 section 6.2): a browser sends nothing else
+	}
 	if strings.EqualFold(u.Host, host) {
 		return originSame
 	}

@@ -60,6 +60,12 @@ func TestCORSAccess(t *testing.T) {
 		{p, "http://svc.local:8080", originSame}, // the service's own page
 		{p, "null", originDenied},
 		{p, "file:///x", originDenied},
+		{p, "https://app.example.com/x", originDenied}, // no origin a browser sends
+		{p, "https://app.example.com/", originDenied},
+		{p, "https://u@app.example.com", originDenied},
+		{p, "https://app.example.com?", originDenied},
+		{p, "https://app.example.com#f", originDenied},
+		{p, "http://svc.local:8080/x", originDenied},
 		{corsPolicy{}, "https://app.example.com", originDenied}, // default: none
 		{corsPolicy{}, "http://svc.local:8080", originSame},
 		{star, "https://anything.test", originAny},
