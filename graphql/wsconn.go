@@ -349,18 +349,34 @@ func (c *wsConn) sendLoop() {
 
 // flush writes what is queued, then the results of the notifying
 // subscriptions that have events and the completion of those whose stream
-// ended; a connection's results for one event go out together, in one
-// system call as far as they go. It reports false when the connection will
-// send nothing more. ready is scratch space, returned for reuse.
+// ended, then a close that was queued; a connection's results for one event
+// go out together, in one system call as far as they go. It reports false
+// when the connection will send nothing more. ready is scratch space,
+// returned for reuse.
 func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes operations from c.passive
 	c.mu.Unlock()
 	c.writing.Lock()
 	defer c.writing.Unlock()
-	if ok := c.writeQueued(); !ok || len(ready) == 0 {
-		return ready, ok
+	closing, ok := c.writeQueued()
+	if ok && len(ready) > 0 {
+		ok = c.writePassive(ready)
 	}
+	if closing.close != 0 {
+		if ok {
+			c.writeMessage(closing)
+		}
+		c.queued.Add(-1)
+		ok = false
+	}
+	return ready, ok
+}
+
+// writePassive writes the results of the subscriptions in ready that have
+// events, and completes those whose stream ended. It reports false when the
+// connection will send nothing more. The caller holds c.writing.
+func (c *wsConn) writePassive(ready []*passiveOp) bool {
 	held := len(ready) > 1
 	if held {
 		c.coalescer.hold()
@@ -391,7 +407,7 @@ func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 	if held {
 		ok = c.release() && ok
 	}
-	return ready, ok
+	return ok
 }
 
 // endPassive ends a subscription that the sender read, and counts it out of its

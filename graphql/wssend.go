@@ -112,56 +112,51 @@ func (c *wsConn) queue() chan outMsg {
 	return q
 }
 
-// writeQueued writes what is queued, and reports false when the connection
-// will send nothing more. The caller holds c.writing.
-func (c *wsConn) writeQueued() bool {
+// writeQueued writes what is queued up to a close, which it takes from the
+// queue and returns unwritten (close is 0 when there is none), and reports
+// false when the connection will send nothing more. The caller holds
+// c.writing, and writes the close after the subscriptions' last results
+// (flush): a subscription that ended just before is completed first.
+func (c *wsConn) writeQueued() (closing outMsg, ok bool) {
 	q := c.out.Load()
 	if q == nil {
-		return true
+		return outMsg{}, true
 	}
 	select {
 	case m := <-*q:
 		return c.writeQueue(*q, m)
 	default:
-		return true
+		return outMsg{}, true
 	}
 }
 
-// writeQueue writes m and whatever else is queued on q by then, in one system
-// call as far as it goes; it reports false when the connection will send
-// nothing more. A close is written alone, after what came before it is
-// sent: the close handshake waits for the peer. The caller holds c.writing.
-func (c *wsConn) writeQueue(q chan outMsg, m outMsg) bool {
-	held := false
-	ok := true
+// writeQueue is writeQueued for m and whatever else is queued on q by then,
+// in one system call as far as it goes.
+func (c *wsConn) writeQueue(q chan outMsg, m outMsg) (closing outMsg, ok bool) {
 	if m.close == 0 && !c.soleOperation() {
 		// The other operations woken by the same event queue their results
 		// meanwhile, and go out in the same system call.
 		runtime.Gosched()
 	}
-	for {
-		if m.close == 0 && !held && len(q) > 0 {
+	held := false
+	ok = true
+	for m.close == 0 {
+		if !held && len(q) > 0 {
 			c.coalescer.hold()
 			held = true
-		}
-		if m.close != 0 && held {
-			held = false
-			if ok = c.release(); !ok {
-				c.queued.Add(-1)
-				return false
-			}
 		}
 		ok = c.writeMessage(m)
 		c.queued.Add(-1)
 		if !ok || len(q) == 0 {
+			m = outMsg{}
 			break
 		}
 		m = <-q // only this goroutine takes from the queue
 	}
 	if held {
-		return c.release() && ok
+		ok = c.release() && ok
 	}
-	return ok
+	return m, ok
 }
 
 // release sends what the coalescer holds.
