@@ -15,8 +15,8 @@ import (
 )
 
 // Who may do what (docs/authentication.md): with a key configured, every write on every
-// surface needs a valid token with the "write" scope, gRPC GetUser needs a valid token,
-// and everything else stays open. With -auth-reads, every read of stored data on every
+// surface needs a valid token with the "write" scope, gRPC's user reads (GetUser,
+// GetAllUsers) need a valid token, and everything else stays open. With -auth-reads, every read of stored data on every
 // surface needs a valid token too; health checks and the schemas ($metadata, GraphQL
 // introspection, gRPC reflection) stay open. Without a key, everything is open.
 
@@ -149,9 +149,12 @@ func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Req
 	}
 }
 
-// grpcAccess is what each gRPC method needs; a method not listed is open.
+// grpcAccess is what each gRPC method needs; a method not listed is open. GetAllUsers
+// streams every user GetUser would answer with, so it needs what GetUser needs: a
+// guard on one and not the other would guard nothing.
 var grpcAccess = map[string]access{
 	userpb.UserService_GetUser_FullMethodName:     accessToken,
+	userpb.UserService_GetAllUsers_FullMethodName: accessToken,
 	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
 }
 

@@ -300,13 +300,28 @@ func TestGRPCAuth(t *testing.T) {
 	if err := create(withToken(testToken(t, "read write"))); err != nil {
 		t.Errorf("CreateUsers with write scope: %v", err)
 	}
-	// Reads other than GetUser, and chat, stay open.
-	stream, err := c.GetAllUsers(t.Context(), &userpb.Empty{})
+	// GetAllUsers streams what GetUser answers: it needs a token too.
+	allUsers := func(ctx context.Context) error {
+		stream, err := c.GetAllUsers(ctx, &userpb.Empty{})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		return err
+	}
+	wantCode(t, allUsers(t.Context()), codes.Unauthenticated, "token missing")
+	if err := allUsers(withToken(testToken(t, ""))); err != nil {
+		t.Errorf("GetAllUsers with a valid token: %v", err)
+	}
+	// Chat serves no stored data and stays open.
+	chat, err := c.ChatWithUsers(t.Context())
 	if err == nil {
-		_, err = stream.Recv()
+		err = chat.Send(&userpb.ChatMessage{UserName: "bob", Message: "hi"})
+	}
+	if err == nil {
+		_, err = chat.Recv()
 	}
 	if err != nil {
-		t.Errorf("GetAllUsers without a token: %v", err)
+		t.Errorf("ChatWithUsers without a token: %v", err)
 	}
 	for _, m := range []string{"GetUser", "CreateUsers"} {
 		if !strings.Contains(logs.String(), "method=/user.UserService/"+m+" code=OK") ||

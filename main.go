@@ -58,6 +58,7 @@ type config struct {
 	wsOrigins       string // deprecated alias of corsOrigins; the two lists are merged
 	ws              wsLimits
 	env             string
+	pprof           string // -pprof: auto, on or off
 	streamDelay     time.Duration
 	grpcLimits      grpcLimits
 	shutdownTimeout time.Duration
@@ -139,6 +140,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage (saving the cut bytes beside it) instead of refusing to start")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection and /debug/pprof/ on) or production")
+	fs.StringVar(&cfg.pprof, "pprof", "auto", "serve /debug/pprof/ to this machine: on, off, or auto (on in development while authentication is off)")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	grpcDefaults := defaultGRPCLimits()
 	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")
@@ -161,6 +163,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.env != "development" && cfg.env != "production" {
 		return fmt.Errorf("-env must be development or production, not %q", cfg.env)
+	}
+	if cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off" {
+		return fmt.Errorf("-pprof must be auto, on or off, not %q", cfg.pprof)
 	}
 	cfg.httpAddr = cmp.Or(cfg.httpAddr, defaultListenHost(cfg.env)+":8080")
 	cfg.grpcAddr = cmp.Or(cfg.grpcAddr, defaultListenHost(cfg.env)+":50051")
@@ -227,6 +232,19 @@ func defaultListenHost(env string) string {
 		return ""
 	}
 	return "localhost"
+}
+
+// profiling says whether /debug/pprof/ is served. Profiles are for a developer at
+// this machine; with authentication on, the service holds something worth guarding,
+// so it takes an explicit -pprof on.
+func (c config) profiling(authOn bool) bool {
+	switch c.pprof {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return c.env == "development" && !authOn
 }
 
 // openInProductionWarning is logged at start-up and shown by /healthz when a production

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -296,31 +298,74 @@ func TestMetricsRouteBound(t *testing.T) {
 	}
 }
 
-// TestPprofOnlyInDevelopment checks that /debug/pprof/ answers in development and is
-// unknown (404) in production.
-func TestPprofOnlyInDevelopment(t *testing.T) {
-	for _, env := range []string{"development", "production"} {
-		cfg := testConfig()
-		cfg.env = env
-		a, _ := startApp(t, cfg)
-		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline"} {
-			resp, err := http.Get("http://" + a.httpAddr + path)
-			if err != nil {
-				t.Fatal(err)
+// TestProfiling checks where /debug/pprof/ is served: by default in development
+// without authentication, with authentication on only when -pprof on asks for it, never
+// in production unless asked, never the command line (which may hold -jwt-secret), and
+// only under a loopback Host, so a page that rebinds its own name to 127.0.0.1 reads
+// nothing.
+func TestProfiling(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		env, pprof, secret string
+		want               bool
+	}{
+		{"development", "auto", "", true},
+		{"development", "auto", secret, false},
+		{"development", "on", secret, true},
+		{"development", "off", "", false},
+		{"production", "auto", "", false},
+		{"production", "on", secret, true},
+	} {
+		t.Run(fmt.Sprintf("%s,pprof=%s,auth=%v", tc.env, tc.pprof, tc.secret != ""), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.env, cfg.pprof, cfg.jwt.secret = tc.env, tc.pprof, tc.secret
+			cfg.httpAddr = "127.0.0.1:0"
+			a, _ := startApp(t, cfg)
+			get := func(path, host string) (int, string) {
+				t.Helper()
+				req, _ := http.NewRequest("GET", "http://"+a.httpAddr+path, nil)
+				if host != "" {
+					req.Host = host
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				body, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(body)
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			want := http.StatusOK
-			if env == "production" {
-				want = http.StatusNotFound
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+				status, body := get(path, "")
+				switch {
+				case tc.want && status != http.StatusOK:
+					t.Errorf("GET %s: %d, want 200", path, status)
+				case !tc.want && status != http.StatusNotFound:
+					t.Errorf("GET %s: %d, want 404", path, status)
+				case tc.want && strings.HasSuffix(path, "debug=1") && !strings.Contains(body, "goroutine profile"):
+					t.Errorf("goroutine profile: %.100s", body)
+				}
 			}
-			if resp.StatusCode != want {
-				t.Errorf("%s: GET %s: %d, want %d", env, path, resp.StatusCode, want)
+			if status, body := get("/debug/pprof/cmdline", ""); status != http.StatusNotFound || strings.Contains(body, "quartet") || strings.Contains(body, os.Args[0]) {
+				t.Errorf("GET /debug/pprof/cmdline: %d %.200q, want 404 without the command line", status, body)
 			}
-			if env == "development" && path == "/debug/pprof/goroutine?debug=1" && !strings.Contains(string(body), "goroutine profile") {
-				t.Errorf("goroutine profile: %.100s", body)
+			if !tc.want {
+				return
 			}
-		}
+			_, port, _ := net.SplitHostPort(a.httpAddr)
+			for _, host := range []string{"localhost", "LOCALHOST:" + port, "127.0.0.1:" + port, "127.9.9.9", "[::1]:" + port} {
+				if status, _ := get("/debug/pprof/", host); status != http.StatusOK {
+					t.Errorf("Host %s: %d, want 200", host, status)
+				}
+			}
+			for _, host := range []string{"attacker.example", "attacker.example:" + port, "localhost.attacker.example", "10.0.0.1", "0.0.0.0:" + port} {
+				for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/symbol"} {
+					if status, _ := get(path, host); status != http.StatusForbidden {
+						t.Errorf("Host %s: GET %s: %d, want 403", host, path, status)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ type serverOptions struct {
 	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
 	ws              wsLimits        // the zero value sets no caps
 	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
-	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-env development)
+	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-pprof)
 	turns           *fairShare      // the fair share between client addresses, shared with gRPC; nil: none
 	warning         string          // shown by /healthz for as long as the service runs; "": none
 }
@@ -154,15 +155,52 @@ func (s *Server) addRoutes() {
 
 // addProfiling serves net/http/pprof under /debug/pprof/: the index and the named
 // profiles (heap, goroutine, ...) below it, and CPU profile and execution trace for
-// ?seconds=N. Only in development: profiles show the program's internals, and a CPU
-// profile or trace costs the service while it runs.
+// ?seconds=N. Profiles show the program's internals and a CPU profile or trace costs
+// the service while it runs, so they are served only where -pprof says (by default in
+// development without authentication), only to this machine, and never the command
+// line, which may hold -jwt-secret.
 func (s *Server) addProfiling() {
-	s.handle("GET /debug/pprof/", pprof.Index)
-	s.handle("GET /debug/pprof/cmdline", pprof.Cmdline)
-	s.handle("GET /debug/pprof/profile", pprof.Profile)
-	s.handle("GET /debug/pprof/symbol", pprof.Symbol)
-	s.handle("POST /debug/pprof/symbol", pprof.Symbol)
-	s.handle("GET /debug/pprof/trace", pprof.Trace)
+	s.handle("GET /debug/pprof/", loopbackOnly(pprof.Index))
+	s.handle("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, "the command line is not served: it may hold secrets", nil)
+	})
+	s.handle("GET /debug/pprof/profile", loopbackOnly(pprof.Profile))
+	s.handle("GET /debug/pprof/symbol", loopbackOnly(pprof.Symbol))
+	s.handle("POST /debug/pprof/symbol", loopbackOnly(pprof.Symbol))
+	s.handle("GET /debug/pprof/trace", loopbackOnly(pprof.Trace))
+}
+
+// loopbackOnly serves h to a request that came from this machine and names it in its
+// Host header. The Host check is what stops DNS rebinding: a web page on any site can
+// make a browser send requests to 127.0.0.1, but only under its own host name.
+func loopbackOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(r.Host) || !isLoopbackAddr(r.RemoteAddr) {
+			writeProblem(w, http.StatusForbidden, "profiling answers only on this machine, at localhost, 127.0.0.1 or [::1]", nil)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// isLoopbackHost reports whether a Host header names this machine: localhost or a
+// loopback address, with or without a port.
+func isLoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// isLoopbackAddr reports whether a peer address (ip:port) is a loopback address.
+func isLoopbackAddr(addr string) bool {
+	ap, err := netip.ParseAddrPort(addr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // handle registers h for pattern ("METHOD /path") and remembers the method for the
