@@ -205,8 +205,10 @@ func (g *gzipResponse) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // close ends the answer: it sends what is held back as it is (an answer that ended
-// smaller than gzipMinBytes), or finishes the gzip stream and recycles the writer.
-func (g *gzipResponse) close() {
+// smaller than gzipMinBytes), or finishes the gzip stream and recycles the writer. An
+// error means the client got a truncated gzip stream (a write failed, often because
+// the client left): the request's log line says so.
+func (g *gzipResponse) close() error {
 	switch {
 	case g.hijack:
 	case !g.decided && g.status == 0 && len(g.held) == 0:
@@ -214,11 +216,13 @@ func (g *gzipResponse) close() {
 	case !g.decided:
 		g.decide(false)
 	case g.zw != nil:
-		g.zw.Close()
+		err := g.zw.Close()
 		g.zw.Reset(io.Discard) // drop the reference to the response writer
 		gzipWriters.Put(g.zw)
 		g.zw = nil
+		return err
 	}
+	return nil
 }
 
 // abandon drops the answer after a panic, without writing: the caller answers the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -322,5 +323,27 @@ func TestCompressionPanic(t *testing.T) {
 	srv.ServeHTTP(w, r)
 	if w.Code != http.StatusInternalServerError || w.Header().Get("Content-Encoding") != "" || !strings.Contains(w.Body.String(), "internal server error") {
 		t.Errorf("%d %q %q", w.Code, w.Header().Get("Content-Encoding"), w.Body.String())
+	}
+}
+
+// failingWriter is a response writer whose client has gone: every body write fails.
+type failingWriter struct{ *httptest.ResponseRecorder }
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("connection reset by peer") }
+
+// TestGzipCloseReportsATruncatedAnswer checks that close reports a gzip stream that
+// could not be written whole, so that the request's log line can say so.
+func TestGzipCloseReportsATruncatedAnswer(t *testing.T) {
+	g := newGzipResponse(failingWriter{httptest.NewRecorder()})
+	g.Header().Set("Content-Type", "application/json")
+	g.Write(bytes.Repeat([]byte("a"), 2*gzipMinBytes))
+	if err := g.close(); err == nil {
+		t.Error("close of a gzip answer whose writes failed: no error")
+	}
+	ok := newGzipResponse(httptest.NewRecorder())
+	ok.Header().Set("Content-Type", "application/json")
+	ok.Write(bytes.Repeat([]byte("a"), 2*gzipMinBytes))
+	if err := ok.close(); err != nil {
+		t.Errorf("close of a whole gzip answer: %v", err)
 	}
 }

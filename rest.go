@@ -203,7 +203,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
 		return
 	}
-	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: ifMatch(r)})
+	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: s.ifMatch(r, id)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -262,7 +262,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	patch.Require = ifMatch(r)
+	patch.Require = s.ifMatch(r, id)
 	u, err := s.store.UpdateUser(id, patch)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -313,7 +313,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	existed, err := s.store.DeleteUserIf(id, ifMatch(r))
+	existed, err := s.store.DeleteUserIf(id, s.ifMatch(r, id))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -417,16 +417,22 @@ func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	w.Write(append(body, '\n'))
 }
 
-// ifMatch is the store-side check of r's If-Match header, nil when there is none: the
-// current user's ETag must be one the header names (strongly: a weak tag never
-// matches), or the header must be "*".
-func ifMatch(r *http.Request) func(current *User) error {
+// ifMatch is the store-side check of r's If-Match header for user id, nil when there
+// is none: the current user's ETag must be one the header names (strongly: a weak tag
+// never matches), or the header must be "*". The check runs under the store's write
+// lock, where hashing the record would hold up every reader, so the tag is compared
+// here, against the record current now; under the lock it is enough that this record
+// is still the current one, as records never change. Only when another write came
+// between is the tag computed under the lock.
+func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	im := r.Header.Values("If-Match")
 	if len(im) == 0 {
 		return nil
 	}
+	seen, _ := s.store.User(id)
+	matched := seen != nil && etag.ListMatches(im, seen.ETag(), true)
 	return func(current *User) error {
-		if etag.ListMatches(im, current.ETag(), true) {
+		if current == seen && matched || current != seen && etag.ListMatches(im, current.ETag(), true) {
 			return nil
 		}
 		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}

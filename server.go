@@ -300,14 +300,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeProblem(rec, http.StatusInternalServerError, "internal server error", nil)
 			}
 		}
+		var extra []slog.Attr
 		if gz != nil {
-			gz.close()
+			if err := gz.close(); err != nil {
+				extra = append(extra, slog.String("error", "gzip answer cut short: "+err.Error()))
+			}
 		}
+		extra = append(extra, subjectAttrs(who)...)
 		// Typed attributes: the one log line per request costs no boxing.
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
-			append(subjectAttrs(who), traceAttrs(r.Header["Traceparent"])...)...)...)
+			append(extra, traceAttrs(r.Header["Traceparent"])...)...)...)
 	}()
 	if faultyFraming(r) {
 		rec.Header().Set("Connection", "close") // net/http closes the connection after the answer

@@ -39,7 +39,8 @@ type Store struct {
 	// a user, leaving a stale entry in the sorted indexes for endLoad to drop.
 	loading, replacedInLoad bool
 
-	feed feed
+	feed      feed
+	published publishQueue // the in-memory store's changes on their way to the feed
 
 	// clock is the source of creation times; tests replace it.
 	clock func() time.Time
@@ -210,17 +211,60 @@ func (s *Store) write(decide func() (*change, error)) error {
 	}
 	s.apply(c)
 	if pending == nil {
-		// Subscribers hear of changes in commit order: the feed is taken before the
-		// store is let go, so the next writer publishes after this one. Readers need
-		// not wait while a thousand subscribers are told.
-		s.feed.mu.Lock()
+		// Queued under the lock, so in commit order; told after it, so that neither
+		// readers nor the next writer wait while a thousand subscribers are told.
+		queued := c.created && s.published.add(c)
 		s.mu.Unlock()
-		s.publishLocked(c)
-		s.feed.mu.Unlock()
+		if queued {
+			s.published.drain(s.publish)
+		}
 		return nil
 	}
 	s.mu.Unlock()
 	return pending.wait()
+}
+
+// publishQueue hands changes to the feed in the order they were queued, outside the
+// store's lock. Whichever writer finds no one publishing publishes everything queued
+// until the queue is empty, its own change and those that arrive meanwhile, so one
+// goroutine at a time publishes and the order holds without a goroutine of its own.
+// (The durable store needs none of this: its flusher publishes, in order, after the
+// fsync.)
+type publishQueue struct {
+	mu         sync.Mutex
+	queue      []*change
+	publishing bool
+}
+
+// add queues c, reporting true.
+func (q *publishQueue) add(c *change) bool {
+	q.mu.Lock()
+	q.queue = append(q.queue, c)
+	q.mu.Unlock()
+	return true
+}
+
+// drain publishes what is queued, unless another goroutine already is: that one will
+// publish what this one queued too.
+func (q *publishQueue) drain(publish func(*change)) {
+	q.mu.Lock()
+	if q.publishing {
+		q.mu.Unlock()
+		return
+	}
+	q.publishing = true
+	for len(q.queue) > 0 {
+		batch := q.queue
+		q.queue = nil
+		q.mu.Unlock()
+		for i, c := range batch {
+			publish(c)
+			batch[i] = nil
+		}
+		q.mu.Lock()
+	}
+	q.publishing = false
+	q.mu.Unlock()
 }
 
 // errNotStored answers a write the store could not make durable. What went wrong

@@ -637,3 +637,80 @@ func TestIDsEndAt32Bits(t *testing.T) {
 	_, err = s.CreateUser("C", "c@x.io")
 	conflict("user past the last id", err)
 }
+
+// TestReadsDoNotWaitForAFanOut holds one writer inside its fan-out to subscribers
+// (their want runs while the feed is held) and checks that a second writer, and a
+// reader behind it, are not held up by it: the feed is told outside the store's lock.
+// The events still reach subscribers in commit order.
+func TestReadsDoNotWaitForAFanOut(t *testing.T) {
+	s := NewStore()
+	inFanOut, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	sub := s.Subscribe(8, func(any) bool {
+		once.Do(func() { close(inFanOut); <-release })
+		return true
+	}, nil)
+	firstDone := make(chan error, 1)
+	go func() { _, err := s.CreateUser("First", "first@example.com"); firstDone <- err }()
+	<-inFanOut
+	secondDone := make(chan *User, 1)
+	go func() {
+		u, err := s.CreateUser("Second", "second@example.com")
+		if err != nil {
+			t.Error(err)
+		}
+		secondDone <- u
+	}()
+	// A failure guard, not a timing: on failure the second writer never returns.
+	select {
+	case u := <-secondDone:
+		if got, ok := s.User(u.ID); !ok || got.Name != "Second" {
+			t.Errorf("read after the second write: %v %v", got, ok)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("a second writer waits for the first one's fan-out, holding the store's lock")
+	}
+	close(release)
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"First", "Second"} {
+		v, ok, _ := sub.Next()
+		if u, _ := v.(*User); !ok || u.Name != want {
+			t.Fatalf("next event: %v %v, want user %s", v, ok, want)
+		}
+	}
+}
+
+// TestPublishQueueOrder has many writers create users at once and checks that a
+// subscriber hears of them in id order, which is commit order.
+func TestPublishQueueOrder(t *testing.T) {
+	s := NewStore()
+	sub := s.Subscribe(1000, nil, nil)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				if _, err := s.CreateUser("U", fmt.Sprintf("u%d-%d@example.com", w, i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var last int64
+	for n := 0; ; n++ {
+		v, ok, _ := sub.Next()
+		if !ok {
+			if n != 800 {
+				t.Errorf("%d events, want 800", n)
+			}
+			break
+		}
+		if id := v.(*User).ID; id <= last {
+			t.Fatalf("event for user %d after user %d", id, last)
+		} else {
+			last = id
+		}
+	}
+}
