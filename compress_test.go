@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
