@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -59,6 +60,7 @@ type config struct {
 	ws              wsLimits
 	env             string
 	pprof           string // -pprof: auto, on or off
+	publicURL       string // -public-url, without a trailing slash
 	streamDelay     time.Duration
 	grpcLimits      grpcLimits
 	shutdownTimeout time.Duration
@@ -140,6 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
 	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage (saving the cut bytes beside it) instead of refusing to start")
 	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection and /debug/pprof/ on) or production")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "`URL` clients reach the service at (https://api.example.com, with a path prefix if a proxy adds one): OData context URLs start with it; without it they are paths, never built from the request's Host")
 	fs.StringVar(&cfg.pprof, "pprof", "auto", "serve /debug/pprof/ to this machine: on, off, or auto (on in development while authentication is off)")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	grpcDefaults := defaultGRPCLimits()
@@ -166,6 +169,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off" {
 		return fmt.Errorf("-pprof must be auto, on or off, not %q", cfg.pprof)
+	}
+	if cfg.publicURL != "" {
+		u, err := url.Parse(cfg.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+			return fmt.Errorf("-public-url must be an http or https URL with a host and no query, fragment or user, such as https://api.example.com, not %q", cfg.publicURL)
+		}
+		cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
 	}
 	cfg.httpAddr = cmp.Or(cfg.httpAddr, defaultListenHost(cfg.env)+":8080")
 	cfg.grpcAddr = cmp.Or(cfg.grpcAddr, defaultListenHost(cfg.env)+":50051")

@@ -32,8 +32,11 @@ type odataRoutes struct {
 }
 
 // newODataRoutes describes Product and Order to the odata package, with getters over
-// the store's records and navigation through the store.
-func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
+// the store's records and navigation through the store. publicURL ("" or
+// https://host[/prefix], -public-url) starts the context URLs of every answer; without
+// it they are paths, which a client resolves against the URL it asked.
+func newODataRoutes(store *Store, clock func() time.Time, publicURL string) *odataRoutes {
+	metadataURL := publicURL + odataMetadataPath
 	product := &odata.EntityType{Name: "Product", Key: "id"}
 	order := &odata.EntityType{Name: "Order", Key: "id"}
 	p := func(x any) *Product { return x.(*Product) }
@@ -96,7 +99,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 		return or, ok
 	}
 	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
-		return &odata.Route{Set: set, Settings: s, Metadata: odataMetadataPath}
+		return &odata.Route{Set: set, Settings: s, Metadata: metadataURL}
 	}
 	rt.products = route(productSet, productList)
 	rt.products.List = products
@@ -109,7 +112,7 @@ func newODataRoutes(store *Store, clock func() time.Time) *odataRoutes {
 	rt.orders.List = orders
 	rt.orderOne = route(orderSet, one)
 	rt.orderOne.Get, rt.orderOne.ETag = getOrder, true
-	rt.service = &odata.Service{Model: model, Root: odataRoot, RejectPassword: true, Sets: map[string]odata.SetRoutes{
+	rt.service = &odata.Service{Model: model, Root: odataRoot, Metadata: metadataURL, RejectPassword: true, Sets: map[string]odata.SetRoutes{
 		productSet.Name: {List: rt.products, Entity: rt.productOne, Named: map[string]*odata.Route{"search": rt.search}},
 		orderSet.Name:   {List: rt.orders, Entity: rt.orderOne},
 	}}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"net/http"
@@ -50,7 +51,7 @@ func TestODataCapabilities(t *testing.T) {
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	rt := newODataRoutes(NewStore(), time.Now)
+	rt := newODataRoutes(NewStore(), time.Now, "")
 	if len(doc.Sets) != len(rt.service.Sets) {
 		t.Fatalf("$metadata has %d entity sets, the service %d", len(doc.Sets), len(rt.service.Sets))
 	}
@@ -117,6 +118,51 @@ func TestODataCapabilities(t *testing.T) {
 			if resp.StatusCode != tt.want {
 				t.Errorf("%s?%s: %d, want %d", set.Name, tt.query, resp.StatusCode, tt.want)
 			}
+		}
+	}
+}
+
+// TestODataContextURL checks that context URLs never repeat the request's Host header,
+// which a client chooses: without -public-url they are paths, with it they start with
+// the configured URL, on a collection, an entity, a property, the service document and
+// inside $batch.
+func TestODataContextURL(t *testing.T) {
+	for _, tc := range []struct{ publicURL, want string }{
+		{"", "/api/$metadata"},
+		{"https://api.example.com/shop", "https://api.example.com/shop/api/$metadata"},
+	} {
+		cfg := testConfig()
+		cfg.publicURL = tc.publicURL
+		a, _ := startApp(t, cfg)
+		for _, path := range []string{"/api/products", "/api/products(1)", "/api/Products(1)/name", "/api/", "/api/orders?$format=application/json;odata.metadata=full"} {
+			req, _ := http.NewRequest("GET", "http://"+a.httpAddr+path, nil)
+			req.Host = "attacker.example"
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var v struct {
+				Context string `json:"@odata.context"`
+			}
+			json.Unmarshal(body, &v)
+			if resp.StatusCode != 200 || !strings.HasPrefix(v.Context, tc.want) || strings.Contains(string(body), "attacker") {
+				t.Errorf("-public-url %q: GET %s: %d, context %q, want it to start with %q, and no Host in %.200s", tc.publicURL, path, resp.StatusCode, v.Context, tc.want, body)
+			}
+		}
+		batch := `{"requests":[{"id":"1","method":"GET","url":"products(1)"}]}`
+		req, _ := http.NewRequest("POST", "http://"+a.httpAddr+"/api/$batch", strings.NewReader(batch))
+		req.Host = "attacker.example"
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), strings.ReplaceAll(tc.want, "/", `\/`)) && !strings.Contains(string(body), tc.want) || strings.Contains(string(body), "attacker") {
+			t.Errorf("-public-url %q: $batch: %d %.300s", tc.publicURL, resp.StatusCode, body)
 		}
 	}
 }

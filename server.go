@@ -66,6 +66,7 @@ type serverOptions struct {
 	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-pprof)
 	turns           *fairShare      // the fair share between client addresses, shared with gRPC; nil: none
 	warning         string          // shown by /healthz for as long as the service runs; "": none
+	publicURL       string          // how clients reach the service (-public-url), no trailing slash; "": unknown
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -132,7 +133,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
 	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(s.requireRead(s.getUserOrder)))
 
-	s.addODataRoutes(newODataRoutes(s.store, s.store.clock))
+	s.addODataRoutes(newODataRoutes(s.store, s.store.clock, s.opts.publicURL))
 
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)

@@ -32,9 +32,9 @@ type Route struct {
 	// ETag sends each single entity's strong ETag, as the ETag header and
 	// @odata.etag, and answers 304 to an If-None-Match that names it.
 	ETag bool
-	// Metadata is the URL of the $metadata document used in context URLs.
-	// A path starting with "/" is made absolute with the request's scheme
-	// and host; empty means "$metadata".
+	// Metadata is the URL of the $metadata document used in context URLs:
+	// absolute, or a path ("/api/$metadata") that a client resolves against
+	// the request's URL; empty means "$metadata".
 	Metadata string
 }
 
@@ -81,7 +81,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 		write(w, badRequest(err))
 		return
 	}
-	metadata := rt.metadataURL(r)
+	metadata := rt.metadataURL()
 	if err := q.negotiate(r, serviceRoot(metadata)); err != nil {
 		write(w, badRequest(err))
 		return
@@ -151,7 +151,7 @@ func errorResponse(status int, code, msg string) Response {
 // is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
 // client cannot take the part for the whole.
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
-	metadata := rt.metadataURL(r)
+	metadata := rt.metadataURL()
 	l, failed := rt.list(r.Context(), r.URL.RawQuery, metadata)
 	if failed != nil {
 		write(w, *failed)
@@ -190,19 +190,14 @@ func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	write(w, Response{http.StatusOK, contentType, body})
 }
 
-func (rt *Route) metadataURL(r *http.Request) string {
-	m := rt.Metadata
-	if m == "" {
+// metadataURL is the URL of $metadata as context URLs name it: Metadata as it is,
+// never built from the request's Host header, which a client chooses (OData JSON
+// Format, section 4.5.1: the context URL may be relative).
+func (rt *Route) metadataURL() string {
+	if rt.Metadata == "" {
 		return "$metadata"
 	}
-	if strings.HasPrefix(m, "/") && r.Host != "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		return scheme + "://" + r.Host + m
-	}
-	return m
+	return rt.Metadata
 }
 
 func write(w http.ResponseWriter, r Response) {

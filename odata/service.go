@@ -37,6 +37,9 @@ type Service struct {
 	// Root, the service document and $metadata included, before anything else
 	// about the request is checked (docs/odata.md).
 	RejectPassword bool
+	// Metadata is the URL of $metadata that context URLs name, as
+	// Route.Metadata; empty: Root + "$metadata".
+	Metadata string
 
 	metadataOnce sync.Once
 	metadata     []byte // built once: the model does not change
@@ -128,7 +131,7 @@ func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := []byte(`{"@odata.context":`)
-	b = appendString(b, s.metadataURL(r))
+	b = appendString(b, s.metadataURL())
 	b = append(b, `,"value":[`...)
 	n := 0
 	for _, set := range s.Model.Sets {
@@ -180,10 +183,12 @@ func (s *Service) checkNoOptions(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// metadataURL is the absolute URL of $metadata, as context URLs name it.
-func (s *Service) metadataURL(r *http.Request) string {
-	rt := Route{Metadata: s.Root + "$metadata"}
-	return rt.metadataURL(r)
+// metadataURL is the URL of $metadata, as context URLs name it.
+func (s *Service) metadataURL() string {
+	if s.Metadata != "" {
+		return s.Metadata
+	}
+	return s.Root + "$metadata"
 }
 
 // serveResource answers a path that starts with an entity set: segs are the path
@@ -324,7 +329,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *EntitySet, key int64, p *Property, x any) {
 	q, err := parseQuery(r.URL.RawQuery, set.Type, Settings{})
 	if err == nil {
-		err = q.negotiate(r, serviceRoot(s.metadataURL(r)))
+		err = q.negotiate(r, serviceRoot(s.metadataURL()))
 	}
 	if err != nil {
 		write(w, badRequest(err))
@@ -333,7 +338,7 @@ func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *Ent
 	b := []byte{'{'}
 	if q.out.metadata != metadataNone {
 		b = append(b, `"@odata.context":`...)
-		b = appendString(b, s.metadataURL(r)+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
+		b = appendString(b, s.metadataURL()+"#"+set.Name+"("+strconv.FormatInt(key, 10)+")/"+p.Name)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":`...)

@@ -43,7 +43,7 @@ func TestLongListIsStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := rt.ServeList(context.Background(), strings.ReplaceAll(tt.query, " ", "%20"), "http://"+resp.Request.Host+"/api/$metadata")
+		want := rt.ServeList(context.Background(), strings.ReplaceAll(tt.query, " ", "%20"), "/api/$metadata")
 		if resp.StatusCode != http.StatusOK || string(got) != string(want.Body) {
 			t.Errorf("%q: status %d, %d bytes; ServeList has %d bytes", tt.query, resp.StatusCode, len(got), len(want.Body))
 		}
