@@ -1,0 +1,233 @@
+// Package fairqueue shares a fixed number of slots, the work the service does at
+// once, among its clients.
+//
+// It guarantees three things:
+//   - Work-conserving: a slot is never idle while work waits for one. A lone
+//     client, or every client behind one reverse proxy, gets every slot.
+//   - Fair between clients that wait: a freed slot goes to the waiting client that
+//     has had the least service lately, so a client that floods the service with
+//     costly work waits behind one that asks for a little. Each piece of work is
+//     charged the time it held its slot (start-time fair queuing: a client's tag
+//     grows by what its work cost, and a client that comes back after idling
+//     starts from the tag of the work last granted, so idling earns no credit).
+//   - Bounded: a client has at most maxWaiting pieces of work waiting; more are
+//     refused at once with ErrBusy. A waiting caller whose context ends leaves the
+//     queue at once. The queue's memory is a few words per client with work and
+//     per piece of work waiting.
+//
+// Within one client, work is granted in the order it asked.
+package fairqueue
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrBusy refuses work of a client that already has as much waiting as it may.
+var ErrBusy = errors.New("fairqueue: too much work waiting for this client")
+
+// firstGuess is what a client's next piece of work is charged when it is granted,
+// before any of its work has been measured: about an ordinary request's cost. It
+// is corrected when the work ends.
+const firstGuess = 100 * time.Microsecond
+
+// Queue grants slots to clients' work. The zero value is not usable; call New.
+type Queue struct {
+	slots      int
+	maxWaiting int
+	now        func() time.Time
+
+	mu       sync.Mutex
+	free     int
+	clients  map[string]*client // clients with work running or waiting
+	backlog  clientHeap         // clients with work waiting, least tag first
+	lastTag  time.Duration      // the tag of the work last granted: the virtual time
+}
+
+// client is one client's running and waiting work.
+type client struct {
+	name    string
+	waiting []*waiter // in the order they asked
+	running int
+	tag     time.Duration // virtual time at which its next work may start
+	guess   time.Duration // what its next work is charged when granted
+	index   int           // in the backlog heap; -1 when not in it
+}
+
+// waiter is one piece of work waiting for a slot.
+type waiter struct {
+	ready   chan struct{} // closed when granted
+	granted bool
+	charged time.Duration // what the grant charged its client
+}
+
+// New returns a queue of slots slots, each client having at most maxWaiting
+// pieces of work waiting. slots must be at least 1.
+func New(slots, maxWaiting int) *Queue {
+	if slots < 1 {
+		panic("fairqueue: slots must be at least 1")
+	}
+	return &Queue{slots: slots, maxWaiting: max(maxWaiting, 0), now: time.Now, free: slots, clients: map[string]*client{}}
+}
+
+// Slots returns the number of slots.
+func (q *Queue) Slots() int { return q.slots }
+
+// Acquire waits for a slot for client's work and returns the function that gives
+// it back, which must be called once the work is done (later calls do nothing).
+// It returns ErrBusy at once when client has maxWaiting pieces of work waiting
+// already, or ctx's error when ctx ends first.
+func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err error) {
+	q.mu.Lock()
+	c := q.clients[name]
+	if c == nil {
+		c = &client{name: name, index: -1, tag: q.lastTag, guess: firstGuess}
+		q.clients[name] = c
+	}
+	if q.free > 0 && q.backlog.Len() == 0 {
+		q.free--
+		charged := q.grantLocked(c)
+		q.mu.Unlock()
+		return q.releaser(c, charged), nil
+	}
+	if len(c.waiting) >= q.maxWaiting {
+		q.forgetIfIdleLocked(c)
+		q.mu.Unlock()
+		return nil, ErrBusy
+	}
+	w := &waiter{ready: make(chan struct{})}
+	c.waiting = append(c.waiting, w)
+	if c.index < 0 {
+		c.tag = max(c.tag, q.lastTag)
+		heap.Push(&q.backlog, c)
+	}
+	q.dispatchLocked()
+	q.mu.Unlock()
+
+	select {
+	case <-w.ready:
+		return q.releaser(c, w.charged), nil
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	if w.granted {
+		// Granted as ctx ended: the slot is this caller's, and goes back.
+		q.mu.Unlock()
+		q.releaser(c, w.charged)()
+		return nil, ctx.Err()
+	}
+	i := slices.Index(c.waiting, w)
+	c.waiting = slices.Delete(c.waiting, i, i+1)
+	if len(c.waiting) == 0 {
+		heap.Remove(&q.backlog, c.index)
+		c.waiting = nil
+	}
+	q.forgetIfIdleLocked(c)
+	q.mu.Unlock()
+	return nil, ctx.Err()
+}
+
+// grantLocked counts a slot as c's, charging c its guess now so that a client
+// with much waiting does not take every free slot before its first work ends. It
+// returns what it charged.
+func (q *Queue) grantLocked(c *client) time.Duration {
+	c.running++
+	q.lastTag = max(q.lastTag, c.tag)
+	c.tag += c.guess
+	return c.guess
+}
+
+// releaser returns the function that gives c's slot back, charging c the time
+// the slot was held in place of guess, what grantLocked charged.
+func (q *Queue) releaser(c *client, guess time.Duration) func() {
+	start := q.now()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			held := q.now().Sub(start)
+			q.mu.Lock()
+			c.tag += held - guess
+			c.guess = (3*c.guess + held) / 4 // the next guess follows what work costs
+			c.running--
+			q.free++
+			if c.index >= 0 {
+				heap.Fix(&q.backlog, c.index)
+			}
+			q.dispatchLocked()
+			q.forgetIfIdleLocked(c)
+			q.mu.Unlock()
+		})
+	}
+}
+
+// dispatchLocked hands free slots to the waiting work of the least-tagged clients.
+func (q *Queue) dispatchLocked() {
+	for q.free > 0 && q.backlog.Len() > 0 {
+		c := q.backlog[0]
+		w := c.waiting[0]
+		c.waiting[0] = nil
+		c.waiting = c.waiting[1:]
+		w.granted = true
+		q.free--
+		w.charged = q.grantLocked(c)
+		close(w.ready)
+		if len(c.waiting) == 0 {
+			c.waiting = nil
+			heap.Remove(&q.backlog, c.index)
+		} else {
+			heap.Fix(&q.backlog, c.index)
+		}
+	}
+}
+
+// forgetIfIdleLocked drops c once it has no work running or waiting. What it was
+// charged is forgotten with it: a client that comes back starts from lastTag, as
+// one that had stayed would after idling.
+func (q *Queue) forgetIfIdleLocked(c *client) {
+	if c.running == 0 && len(c.waiting) == 0 && q.clients[c.name] == c {
+		delete(q.clients, c.name)
+	}
+}
+
+// Stats is a moment's view of the queue.
+type Stats struct {
+	Running, Waiting, Clients int
+}
+
+// Stats returns how much work runs and waits, and for how many clients.
+func (q *Queue) Stats() Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := Stats{Running: q.slots - q.free, Clients: len(q.clients)}
+	for _, c := range q.backlog {
+		s.Waiting += len(c.waiting)
+	}
+	return s
+}
+
+// clientHeap orders the clients with waiting work by tag.
+type clientHeap []*client
+
+func (h clientHeap) Len() int           { return len(h) }
+func (h clientHeap) Less(i, j int) bool { return h[i].tag < h[j].tag }
+func (h clientHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *clientHeap) Push(x any) {
+	c := x.(*client)
+	c.index = len(*h)
+	*h = append(*h, c)
+}
+func (h *clientHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	c.index = -1
+	*h = old[:len(old)-1]
+	return c
+}

@@ -1,0 +1,348 @@
+package fairqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newTestQueue(slots, maxWaiting int) (*Queue, *fakeClock) {
+	q := New(slots, maxWaiting)
+	clock := &fakeClock{now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	q.now = clock.Now
+	return q, clock
+}
+
+// acquireAsync starts an Acquire and returns a channel that yields its release once
+// granted. It returns after the request is queued, so the order of calls is the
+// order of arrival.
+func acquireAsync(t *testing.T, q *Queue, ctx context.Context, name string) <-chan func() {
+	t.Helper()
+	before := q.Stats().Waiting
+	got := make(chan func(), 1)
+	go func() {
+		release, err := q.Acquire(ctx, name)
+		if err != nil {
+			close(got)
+			return
+		}
+		got <- release
+	}()
+	waitFor(t, func() bool { s := q.Stats(); return s.Waiting > before || len(got) > 0 })
+	return got
+}
+
+// waitFor polls cond; a failure guard, not a timing.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := range 20_000 {
+		if cond() {
+			return
+		}
+		if i < 1000 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	t.Fatal("condition never held")
+}
+
+func granted(ch <-chan func()) bool { return len(ch) > 0 }
+
+// TestLoneClientGetsEverySlot: work-conserving, a single client (a reverse proxy)
+// runs as much at once as there are slots.
+func TestLoneClientGetsEverySlot(t *testing.T) {
+	q, _ := newTestQueue(4, 8)
+	var releases []func()
+	for range 4 {
+		r, err := q.Acquire(t.Context(), "proxy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	if s := q.Stats(); s.Running != 4 || s.Waiting != 0 {
+		t.Errorf("stats %+v, want 4 running", s)
+	}
+	fifth := acquireAsync(t, q, t.Context(), "proxy")
+	if granted(fifth) {
+		t.Fatal("a fifth piece of work ran with four slots")
+	}
+	releases[0]()
+	(<-fifth)()
+	for _, r := range releases[1:] {
+		r()
+	}
+	if s := q.Stats(); s != (Stats{}) {
+		t.Errorf("after every release: %+v", s)
+	}
+}
+
+// TestBusy: past maxWaiting a client is refused at once, while another client still
+// queues.
+func TestBusy(t *testing.T) {
+	q, _ := newTestQueue(1, 2)
+	hold, _ := q.Acquire(t.Context(), "a")
+	w1 := acquireAsync(t, q, t.Context(), "a")
+	w2 := acquireAsync(t, q, t.Context(), "a")
+	if _, err := q.Acquire(t.Context(), "a"); !errors.Is(err, ErrBusy) {
+		t.Errorf("third waiting: %v, want ErrBusy", err)
+	}
+	b := acquireAsync(t, q, t.Context(), "b")
+	hold()
+	for _, ch := range []<-chan func(){b, w1, w2} {
+		(<-ch)()
+	}
+}
+
+// TestNewcomerGoesFirst: a client with one request waiting is served before a
+// client that has many waiting, however long the latter has waited.
+func TestNewcomerGoesFirst(t *testing.T) {
+	q, clock := newTestQueue(1, 100)
+	hold, _ := q.Acquire(t.Context(), "flood")
+	var flood []<-chan func()
+	for range 10 {
+		flood = append(flood, acquireAsync(t, q, t.Context(), "flood"))
+	}
+	clock.Advance(20 * time.Millisecond)
+	light := acquireAsync(t, q, t.Context(), "light")
+	hold()
+	release := <-light
+	for _, f := range flood {
+		if granted(f) {
+			t.Fatal("the flood went before the newcomer")
+		}
+	}
+	release()
+	for _, f := range flood {
+		clock.Advance(time.Millisecond)
+		(<-f)()
+	}
+}
+
+// TestCostWeighsTurns: two clients that always have work waiting share the slot in
+// inverse proportion to what their work costs: one whose work takes ten times as
+// long is granted about a tenth as often.
+func TestCostWeighsTurns(t *testing.T) {
+	q, clock := newTestQueue(1, 1000)
+	cost := map[string]time.Duration{"heavy": 10 * time.Millisecond, "light": time.Millisecond}
+	hold, _ := q.Acquire(t.Context(), "heavy")
+	pending := map[string][]<-chan func(){}
+	for range 200 {
+		for _, name := range []string{"heavy", "light"} {
+			pending[name] = append(pending[name], acquireAsync(t, q, t.Context(), name))
+		}
+	}
+	clock.Advance(cost["heavy"])
+	hold()
+	count := map[string]int{}
+	for range 110 {
+		var name string
+		var release func()
+		waitFor(t, func() bool {
+			for _, n := range []string{"heavy", "light"} {
+				if granted(pending[n][0]) {
+					name, release = n, <-pending[n][0]
+					pending[n] = pending[n][1:]
+					return true
+				}
+			}
+			return false
+		})
+		count[name]++
+		clock.Advance(cost[name])
+		release()
+	}
+	if count["light"] < 90 || count["heavy"] > 20 {
+		t.Errorf("grants %v: want about 100 light to 10 heavy", count)
+	}
+	for _, name := range []string{"heavy", "light"} {
+		for _, ch := range pending[name] {
+			(<-ch)()
+		}
+	}
+}
+
+// TestCancelLeavesTheQueue: a waiter whose context ends leaves at once, its place
+// counted out, and the next waiter gets the slot.
+func TestCancelLeavesTheQueue(t *testing.T) {
+	q, _ := newTestQueue(1, 1)
+	hold, _ := q.Acquire(t.Context(), "a")
+	ctx, cancel := context.WithCancel(t.Context())
+	gone := acquireAsync(t, q, ctx, "b")
+	cancel()
+	if _, ok := <-gone; ok {
+		t.Fatal("a cancelled waiter was granted")
+	}
+	if s := q.Stats(); s.Waiting != 0 {
+		t.Errorf("after the cancel: %+v", s)
+	}
+	next := acquireAsync(t, q, t.Context(), "b") // b's one waiting place is free again
+	hold()
+	(<-next)()
+	if s := q.Stats(); s != (Stats{}) {
+		t.Errorf("at the end: %+v", s)
+	}
+}
+
+// TestReleaseTwice: a second release does nothing.
+func TestReleaseTwice(t *testing.T) {
+	q, _ := newTestQueue(1, 1)
+	r, _ := q.Acquire(t.Context(), "a")
+	r()
+	r()
+	if s := q.Stats(); s != (Stats{}) {
+		t.Errorf("%+v", s)
+	}
+}
+
+// TestRandomSchedules drives the queue with random arrivals, cancellations and
+// releases from several clients and checks after each step: no more running than
+// slots; no slot free while work waits; each client's work granted in the order it
+// asked; and at the end everything that was not cancelled ran.
+func TestRandomSchedules(t *testing.T) {
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomSchedule(t, seed) })
+	}
+}
+
+func randomSchedule(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	slots := 1 + rng.IntN(3)
+	q, clock := newTestQueue(slots, 1+rng.IntN(4))
+	type result struct {
+		release func()
+		err     error
+	}
+	type job struct {
+		client string
+		seq    int
+		done   chan result
+		cancel context.CancelFunc
+	}
+	var pending []*job // not yet answered
+	var running []func()
+	lastGranted := map[string]int{}
+	// settle waits until every pending job is either answered or counted as
+	// waiting, then takes the answers in.
+	settle := func() {
+		waitFor(t, func() bool {
+			answered := 0
+			for _, j := range pending {
+				answered += len(j.done)
+			}
+			return q.Stats().Waiting == len(pending)-answered
+		})
+		kept := pending[:0]
+		for _, j := range pending {
+			select {
+			case r := <-j.done:
+				switch {
+				case r.err == nil:
+					if j.seq < lastGranted[j.client] {
+						t.Fatalf("client %s: work %d granted after %d", j.client, j.seq, lastGranted[j.client])
+					}
+					lastGranted[j.client] = j.seq
+					running = append(running, r.release)
+				case errors.Is(r.err, ErrBusy), errors.Is(r.err, context.Canceled):
+				default:
+					t.Fatal(r.err)
+				}
+				j.cancel()
+			default:
+				kept = append(kept, j)
+			}
+		}
+		pending = kept
+		s := q.Stats()
+		if s.Running != len(running) || s.Running > slots {
+			t.Fatalf("%d running (%d by the test) with %d slots", s.Running, len(running), slots)
+		}
+		if s.Waiting > 0 && s.Running < slots {
+			t.Fatalf("a slot is free while %d wait", s.Waiting)
+		}
+	}
+	for seq := 1; seq <= 300; seq++ {
+		switch op := rng.IntN(10); {
+		case op < 5:
+			ctx, cancel := context.WithCancel(t.Context())
+			j := &job{fmt.Sprint("c", rng.IntN(4)), seq, make(chan result, 1), cancel}
+			pending = append(pending, j)
+			go func() {
+				r, err := q.Acquire(ctx, j.client)
+				j.done <- result{r, err}
+			}()
+		case op < 6 && len(pending) > 0:
+			pending[rng.IntN(len(pending))].cancel()
+		case len(running) > 0:
+			i := rng.IntN(len(running))
+			clock.Advance(time.Duration(rng.IntN(5000)) * time.Microsecond)
+			running[i]()
+			running = append(running[:i], running[i+1:]...)
+		}
+		settle()
+	}
+	for len(running) > 0 || len(pending) > 0 {
+		for _, r := range running {
+			r()
+		}
+		running = nil
+		settle()
+	}
+	if s := q.Stats(); s != (Stats{}) {
+		t.Errorf("at the end: %+v", s)
+	}
+}
+
+// BenchmarkAcquireRelease is the queue's cost to a request when a slot is free.
+func BenchmarkAcquireRelease(b *testing.B) {
+	q := New(4, 256)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _ := q.Acquire(ctx, "127.0.0.1")
+		r()
+	}
+}
+
+// BenchmarkAcquireReleaseParallel is the same from many goroutines of a few clients,
+// with more work than slots, so that most of it queues.
+func BenchmarkAcquireReleaseParallel(b *testing.B) {
+	q := New(2, 1<<20)
+	ctx := context.Background()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		name := fmt.Sprint("10.0.0.", n.Add(1)%4)
+		for pb.Next() {
+			r, _ := q.Acquire(ctx, name)
+			r()
+		}
+	})
+}
