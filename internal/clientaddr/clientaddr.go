@@ -2,12 +2,15 @@
 // service keeps per client (the fair share, the WebSocket caps): the peer's IP
 // address, or its /64 network for IPv6, where one host commonly holds a whole /64
 // and could otherwise count as billions of clients. Behind a reverse proxy every
-// client has the proxy's address.
+// client has the proxy's address, unless the proxy is trusted (Proxies) to say who
+// its client is.
 package clientaddr
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 )
 
 // Of returns the client of remoteAddr, a "host:port" as net/http's
@@ -28,4 +31,116 @@ func Of(remoteAddr string) string {
 		return p.String()
 	}
 	return ip.String()
+}
+
+// Proxies are the reverse proxies trusted to say who their client is (-trusted-proxies).
+// The zero value trusts none.
+type Proxies []netip.Prefix
+
+// ParseProxies reads a comma-separated list of addresses and CIDR prefixes
+// ("10.0.0.0/8, 127.0.0.1, ::1").
+func ParseProxies(list string) (Proxies, error) {
+	var p Proxies
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if prefix, err := netip.ParsePrefix(item); err == nil {
+			p = append(p, prefix.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix", item)
+		}
+		ip = ip.Unmap()
+		p = append(p, netip.PrefixFrom(ip, ip.BitLen()))
+	}
+	return p, nil
+}
+
+func (p Proxies) trusted(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	for _, prefix := range p {
+		if prefix.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// RemoteAddr returns the address ("ip:port") of the client behind a request that
+// came from remoteAddr: remoteAddr itself, unless it is a trusted proxy. Then it is
+// the nearest address that is not a trusted proxy in the Forwarded header values
+// (RFC 7239), or, without them, in the X-Forwarded-For values, reading from the
+// last one a proxy added back towards the client; the port is remoteAddr's. A
+// proxy's word is the only one read: what a client wrote in either header itself
+// sits to the left of what its proxies added, and is never reached unless every
+// address after it is a trusted proxy. An entry that is not an IP address (RFC 7239's
+// "unknown" or an obfuscated name) stops the walk, and the request counts as the
+// proxy's own.
+func (p Proxies) RemoteAddr(remoteAddr string, forwarded, xForwardedFor []string) string {
+	if len(p) == 0 {
+		return remoteAddr
+	}
+	host, port, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !p.trusted(peer) {
+		return remoteAddr
+	}
+	var hops []string
+	if len(forwarded) > 0 {
+		hops = forwardedFor(forwarded)
+	} else {
+		for _, v := range xForwardedFor {
+			for hop := range strings.SplitSeq(v, ",") {
+				hops = append(hops, strings.TrimSpace(hop))
+			}
+		}
+	}
+	client := remoteAddr
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip, ok := hopAddr(hops[i])
+		if !ok {
+			break
+		}
+		client = net.JoinHostPort(ip.String(), port)
+		if !p.trusted(ip) {
+			break
+		}
+	}
+	return client
+}
+
+// forwardedFor returns the for= parameter of each element of the Forwarded header
+// values, in order; an element without one counts as "unknown".
+func forwardedFor(values []string) []string {
+	var hops []string
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			hop := "unknown"
+			for pair := range strings.SplitSeq(elem, ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
+				if strings.EqualFold(name, "for") {
+					hop = strings.Trim(value, `"`)
+				}
+			}
+			hops = append(hops, hop)
+		}
+	}
+	return hops
+}
+
+// hopAddr reads one hop's address: an IP, "[IPv6]" or either with a port.
+func hopAddr(hop string) (netip.Addr, bool) {
+	ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hop, "["), "]"))
+	if ap, apErr := netip.ParseAddrPort(hop); apErr == nil {
+		ip, err = ap.Addr(), nil
+	}
+	// A zone names an interface of the proxy's machine, not the client.
+	return ip.Unmap().WithZone(""), err == nil && ip.Zone() == ""
 }
