@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"quartet/internal/fairqueue"
 )
 
 // app is a started service.
@@ -70,15 +72,15 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	grpcLimits := cfg.grpcLimits.withDefaults()
-	var turns *fairShare // one for both servers: a client's HTTP requests and gRPC messages share its turns
-	if cfg.clientShare > 0 {
-		turns = newFairShare(cfg.clientShare, cfg.clientWaiting)
+	var queue *fairqueue.Queue // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share it
+	if cfg.workSlots > 0 {
+		queue = fairqueue.New(cfg.workSlots, cfg.clientWaiting)
 	}
-	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log, turns)
+	a.httpLn = newLimitListener(httpLn, "HTTP", cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
-		turns: turns, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
+		queue: queue, clientWaiting: cfg.clientWaiting, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -96,9 +98,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, turns)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, queue, cfg.proxies, cfg.clientWaiting)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)

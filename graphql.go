@@ -11,6 +11,7 @@ import (
 
 	"quartet/graphql"
 	"quartet/graphql/editor"
+	"quartet/internal/fairqueue"
 )
 
 // The GraphQL surface (docs/graphql.md): schema.graphql bound to the
@@ -248,7 +249,7 @@ func parseDateTime(v any) (any, error) {
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
 // without a valid token is refused (close 4403). limits caps the sockets; refusals
 // are logged to log.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, turns *fairShare, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, queue *fairqueue.Queue, waiting int, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
 	h.HTMLPage = editor.Handler() // GET /graphql from a browser
@@ -276,10 +277,21 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 			return ctx, nil
 		},
 	}
-	if turns != nil {
-		// A WebSocket operation's set-up takes a turn in its client's fair share, as
-		// the client's HTTP requests and gRPC messages do.
-		opts.ClientWork = turns.run
+	if queue != nil {
+		// A WebSocket operation's set-up takes a slot in the queue, as the client's
+		// HTTP requests and gRPC messages do.
+		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
+			release, err := queue.Acquire(ctx, client)
+			if errors.Is(err, fairqueue.ErrBusy) {
+				return tooManyWaiting(client, waiting)
+			}
+			if err != nil {
+				return err
+			}
+			defer release()
+			work()
+			return nil
+		}
 	}
 	limits.options(&opts)
 	if persistedOnly {

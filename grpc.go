@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"quartet/internal/clientaddr"
+	"quartet/internal/fairqueue"
 	"quartet/userpb"
 )
 
@@ -162,13 +163,16 @@ type grpcServer struct {
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service (for the server, "", and for user.UserService) and, when reflect is set
-// (development), server reflection. turns, when not nil, is the fair share its
-// clients' messages take turns in (see callTurn).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, turns *fairShare) *grpcServer {
+// (development), server reflection. q, when not nil, is the queue whose slots its
+// calls' work takes (see queueUnary).
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) *grpcServer {
 	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
-	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
+	if q != nil { // before authentication, whose checks then run in the caller's slot
+		unary, stream = append(unary, queueUnary(q, proxies, waiting)), append(stream, queueStream(q, proxies, waiting))
+	}
+	if auth != nil { // without it and a queue, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
 	srv := grpc.NewServer(append(limits.serverOptions(),
@@ -176,7 +180,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 		grpc.UnknownServiceHandler(unknownMethod),
 		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
-	reg := strictRegistrar{srv, turns}
+	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
 	hs := newHealthService(userpb.UserService_ServiceDesc.ServiceName)
 	healthpb.RegisterHealthServer(reg, hs)
@@ -259,80 +263,56 @@ func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.H
 	return nil
 }
 
-// strictRegistrar registers services whose received messages are checked, and
-// take turns, as strictService says.
-type strictRegistrar struct {
-	*grpc.Server
-	turns *fairShare // nil: no fair share
-}
+// strictRegistrar registers services whose received messages are checked as
+// strictService says.
+type strictRegistrar struct{ *grpc.Server }
 
 // RegisterService registers impl under desc made strict.
 func (r strictRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	r.Server.RegisterService(strictService(desc, r.turns), impl)
+	r.Server.RegisterService(strictService(desc), impl)
 }
 
 // strictService returns a copy of desc whose calls answer a request message that does
-// not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument
-// (issue 15.12): the fault is in what the client sent. grpc-go would answer Internal,
-// and would do so itself before the service saw the error, so the service hands the
-// codec a receiving box, in which strictCodec reports the failure instead. The box
-// also carries the call's turn in turns (callTurn).
-func strictService(desc *grpc.ServiceDesc, turns *fairShare) *grpc.ServiceDesc {
+// not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument:
+// the fault is in what the client sent. grpc-go would answer Internal, and would do
+// so itself before the service saw the error, so the service hands the codec a
+// receiving box, in which strictCodec reports the failure instead.
+func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 	d := *desc
 	d.Methods = slices.Clone(desc.Methods)
 	for i, m := range d.Methods {
 		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
-			turn := newCallTurn(ctx, turns)
-			defer turn.end()
-			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req, turn) }, in)
+			return m.Handler(srv, ctx, func(req any) error { return receive(dec, req) }, in)
 		}
 	}
 	d.Streams = slices.Clone(desc.Streams)
 	for i, s := range d.Streams {
 		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
-			turn := newCallTurn(ss.Context(), turns)
-			defer turn.end()
-			return s.Handler(srv, strictStream{ss, turn})
+			return s.Handler(srv, strictStream{ss})
 		}
 	}
 	return &d
 }
 
 // strictStream is a server stream whose messages are received as strictService says.
-type strictStream struct {
-	grpc.ServerStream
-	turn *callTurn
-}
+type strictStream struct{ grpc.ServerStream }
 
 // RecvMsg receives the next message into m; see strictService.
-func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m, s.turn) }
-
-// SendMsg sends m, first giving back the turn: like an HTTP handler's first write,
-// sending is the end of the work the message received made.
-func (s strictStream) SendMsg(m any) error {
-	s.turn.release()
-	return s.ServerStream.SendMsg(m)
-}
+func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m) }
 
 // receiving is a request message on its way through strictCodec, with the error of
-// decoding it, and the call's turn, which the codec takes before decoding.
+// decoding it.
 type receiving struct {
-	msg     any
-	err     error
-	turn    *callTurn
-	refused error // the turn could not be taken; the message was not decoded
+	msg any
+	err error
 }
 
 // receive reads one message into m with recv; a message that does not decode is
-// InvalidArgument. The turn taken for the message before is given back first.
-func receive(recv func(any) error, m any, turn *callTurn) error {
-	turn.release()
-	r := &receiving{msg: m, turn: turn}
+// InvalidArgument.
+func receive(recv func(any) error, m any) error {
+	r := &receiving{msg: m}
 	if err := recv(r); err != nil {
 		return err
-	}
-	if r.refused != nil {
-		return r.refused
 	}
 	if r.err != nil {
 		return status.Errorf(codes.InvalidArgument, "malformed message: %v", r.err)
@@ -341,73 +321,142 @@ func receive(recv func(any) error, m any, turn *callTurn) error {
 }
 
 // strictCodec is grpc-go's proto codec, except that it decodes a receiving box by
-// taking its turn, then decoding its message and keeping the error in the box (see
-// strictService).
+// decoding its message and keeping the error in the box (see strictService).
 type strictCodec struct{ encoding.CodecV2 }
 
 // Unmarshal decodes data into v.
 func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if r, ok := v.(*receiving); ok {
-		if r.refused = r.turn.take(); r.refused == nil {
-			r.err = c.CodecV2.Unmarshal(data, r.msg)
-		}
+		r.err = c.CodecV2.Unmarshal(data, r.msg)
 		return nil
 	}
 	return c.CodecV2.Unmarshal(data, v)
 }
 
-// A gRPC client's messages take turns in the same fair share as its HTTP requests
-// (fairshare.go): one client's calls, however many streams it opens, then run no
-// more of its work at once than its share, as its HTTP requests do. A message takes
-// one of its address's turns once it has arrived, before it is decoded, and holds it
-// until the call receives the next message, sends, or returns: the wait for a message
-// holds no turn, and neither does a stream's sending (GetAllUsers' pauses).
+// A gRPC call's work takes slots in the same queue as HTTP requests: a unary call's
+// handler runs in a slot; a stream's message takes one once it has arrived and holds
+// it until the call receives the next message, sends, or returns. The wait for a
+// message holds no slot, and neither does a stream's sending (GetAllUsers' pauses).
 
-// callTurn is the turn a call holds for the message it is working on.
-type callTurn struct {
-	turns  *fairShare // nil: no fair share
-	ctx    context.Context
-	client string
-	held   heldTurn // ended when the call returns
+// queueUnary runs each unary call's handler in a slot of its client's.
+func queueUnary(q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		client := grpcClient(ctx, proxies)
+		release, err := q.Acquire(ctx, client)
+		if err != nil {
+			return nil, queueRefusal(err, client, waiting)
+		}
+		defer release()
+		return handler(ctx, req)
+	}
 }
 
-func newCallTurn(ctx context.Context, turns *fairShare) *callTurn {
-	t := &callTurn{turns: turns, ctx: ctx}
-	if turns == nil {
-		return t
+// queueStream has each message a stream receives take a slot (queuedStream).
+func queueStream(q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		qs := &queuedStream{ServerStream: ss, q: q, client: grpcClient(ss.Context(), proxies), waiting: waiting}
+		defer qs.held.end()
+		return handler(srv, qs)
 	}
-	if p, ok := peer.FromContext(ctx); ok {
-		t.client = clientaddr.Of(p.Addr.String())
-	}
-	return t
 }
 
-// take waits for one of the client's turns; the call holds none (receive gave it
-// back). It fails with ResourceExhausted when the client already has as many
-// requests waiting as it may, and with the call's own end when that comes first.
-func (t *callTurn) take() error {
-	if t.turns == nil {
-		return nil
+// queuedStream is a stream whose received messages take slots.
+type queuedStream struct {
+	grpc.ServerStream
+	q       *fairqueue.Queue
+	client  string
+	waiting int      // -client-waiting, for the refusal
+	held    heldSlot // ended when the call returns
+}
+
+// RecvMsg gives back the slot the message before took, receives the next message,
+// and waits for a slot for it.
+func (s *queuedStream) RecvMsg(m any) error {
+	s.held.giveBack()
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
 	}
-	leave, err := t.turns.take(t.ctx, t.client)
+	release, err := s.q.Acquire(s.Context(), s.client)
 	if err != nil {
-		// A status, not the domain error: a unary call's message is decoded before
-		// the interceptors that map errors run. take fails only with the share's
-		// refusal or the call's end, both in the table.
-		st, _ := grpcStatus(err)
-		return st
+		return queueRefusal(err, s.client, s.waiting)
 	}
-	t.held.hold(leave)
+	s.held.hold(release)
 	return nil
 }
 
-// release gives back the turn held, if any.
-func (t *callTurn) release() { t.held.giveBack() }
+// SendMsg gives back the slot first: like an HTTP handler's first write, sending
+// is the end of the work the message received made.
+func (s *queuedStream) SendMsg(m any) error {
+	s.held.giveBack()
+	return s.ServerStream.SendMsg(m)
+}
 
-// end gives back the turn held when the call returns. A call's receiving may go on
-// in a goroutine of its own after that (receiveUsers); a turn it takes is given
-// back at once.
-func (t *callTurn) end() { t.held.end() }
+// grpcClient is the client a call counts as in the queue: its peer's address, or,
+// from a trusted proxy, the client the proxy names in the forwarded or
+// x-forwarded-for metadata.
+func grpcClient(ctx context.Context, proxies clientaddr.Proxies) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return ""
+	}
+	addr := p.Addr.String()
+	if len(proxies) > 0 {
+		md, _ := metadata.FromIncomingContext(ctx)
+		addr = proxies.RemoteAddr(addr, md.Get("forwarded"), md.Get("x-forwarded-for"))
+	}
+	return clientaddr.Of(addr)
+}
+
+// queueRefusal is the error for a call the queue did not admit: the client has too
+// much waiting, or the call ended first.
+func queueRefusal(err error, client string, waiting int) error {
+	if errors.Is(err, fairqueue.ErrBusy) {
+		return tooManyWaiting(client, waiting)
+	}
+	return status.FromContextError(err).Err()
+}
+
+// heldSlot is a slot kept across calls and given back by whichever comes next: a
+// later receive, a send, or the end of the call. Once it has ended, a slot handed
+// to it is given back at once, so that one taken late by another goroutine (a
+// receive still under way in receiveUsers) is not kept.
+type heldSlot struct {
+	mu      sync.Mutex
+	release func() // gives back the slot held; nil when none is
+	ended   bool
+}
+
+// hold keeps the slot that release gives back, or gives it back at once when h
+// has ended.
+func (h *heldSlot) hold(release func()) {
+	h.mu.Lock()
+	if !h.ended {
+		h.release, release = release, nil
+	}
+	h.mu.Unlock()
+	if release != nil {
+		release()
+	}
+}
+
+// giveBack gives back the slot held, if any.
+func (h *heldSlot) giveBack() {
+	h.mu.Lock()
+	release := h.release
+	h.release = nil
+	h.mu.Unlock()
+	if release != nil {
+		release()
+	}
+}
+
+// end gives back the slot held, and any handed to h later.
+func (h *heldSlot) end() {
+	h.mu.Lock()
+	h.ended = true
+	h.mu.Unlock()
+	h.giveBack()
+}
 
 // GetUser returns one user (docs/grpc.md, docs/errors.md).
 func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (*userpb.UserResponse, error) {

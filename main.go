@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/internal/clientaddr"
 )
 
 func main() {
@@ -53,8 +54,10 @@ type config struct {
 	graphqlPQFile   string // -graphql-persisted-queries: the Apollo manifest to pin
 	graphqlPQOnly   bool   // -graphql-persisted-only
 	httpMaxConns    int
-	clientShare     int // -http-client-share
-	clientWaiting   int // -http-client-waiting
+	workSlots       int                // -work-slots
+	clientWaiting   int                // -client-waiting
+	trustedProxies  string             // -trusted-proxies
+	proxies         clientaddr.Proxies // -trusted-proxies, parsed
 	corsOrigins     string
 	wsOrigins       string // deprecated alias of corsOrigins; the two lists are merged
 	ws              wsLimits
@@ -134,8 +137,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
 	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", defaultHTTPMaxConns, "most HTTP connections (WebSockets included) open at once; more wait to be accepted")
-	fs.IntVar(&cfg.clientShare, "http-client-share", defaultClientShare(), "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address (IPv6: /64) worked on at once, so one client cannot take every CPU; the rest wait their turn (0: no limit; behind a reverse proxy every client shares the proxy's)")
-	fs.IntVar(&cfg.clientWaiting, "http-client-waiting", defaultClientWaiting, "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address waiting for their turn; more get 429 (gRPC: ResourceExhausted, WebSocket: an error message)")
+	fs.IntVar(&cfg.workSlots, "work-slots", defaultWorkSlots(), "HTTP requests, gRPC messages and GraphQL WebSocket operations worked on at once, over all clients; the rest wait, and a freed slot goes to the waiting client served least lately (0: no queue)")
+	fs.IntVar(&cfg.clientWaiting, "client-waiting", defaultClientWaiting, "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address (IPv6: /64) waiting for a slot; more get 429 (gRPC: ResourceExhausted, WebSocket: an error message)")
+	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated `addresses` and CIDR prefixes of reverse proxies trusted to name their client in Forwarded or X-Forwarded-For (gRPC: forwarded, x-forwarded-for metadata); that client is the one the queue, the per-client caps and the logs count")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
@@ -206,9 +210,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.httpMaxConns < 1 {
 		return errors.New("-http-max-conns must be positive")
 	}
-	if cfg.clientShare < 0 || cfg.clientWaiting < 0 {
-		return errors.New("-http-client-share and -http-client-waiting must not be negative")
+	if cfg.workSlots < 0 || cfg.clientWaiting < 0 {
+		return errors.New("-work-slots and -client-waiting must not be negative")
 	}
+	proxies, err := clientaddr.ParseProxies(cfg.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	cfg.proxies = proxies
 	if cfg.snapshotBytes < 1 {
 		return errors.New("-snapshot-bytes must be positive")
 	}

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"quartet/graphql"
 	"quartet/internal/clientaddr"
 	"quartet/internal/contentcoding"
+	"quartet/internal/fairqueue"
 	"quartet/internal/jsonkeys"
 )
 
@@ -48,25 +50,29 @@ type Server struct {
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
-	// turns is the fair share between client addresses; nil: none.
-	turns *fairShare
+	// queue shares the work slots between clients; nil: no queue.
+	queue *fairqueue.Queue
+	// bodies bounds the request bodies read ahead of their slot.
+	bodies *fairqueue.Bytes
 }
 
 // serverOptions are the HTTP side's settings.
 type serverOptions struct {
-	auth            *authenticator  // nil: authentication off
-	graphqlMaxDepth int             // 0: graphql.DefaultLimits
-	graphqlMaxCost  int             // 0: graphql.DefaultLimits
-	graphqlMaxBytes int             // answer size; 0: graphql.DefaultLimits
-	graphqlBatchMax int             // operations in one POST array; 0: arrays refused
-	persistedOnly   bool            // GraphQL over HTTP runs pinned persisted queries only
-	wsOrigins       []string        // origins allowed to open WebSockets besides the server's own
-	ws              wsLimits        // the zero value sets no caps
-	metrics         *serviceMetrics // shared with gRPC; nil: the server keeps its own
-	pprof           bool            // serve net/http/pprof under /debug/pprof/ (-pprof)
-	turns           *fairShare      // the fair share between client addresses, shared with gRPC; nil: none
-	warning         string          // shown by /healthz for as long as the service runs; "": none
-	publicURL       string          // how clients reach the service (-public-url), no trailing slash; "": unknown
+	auth            *authenticator     // nil: authentication off
+	graphqlMaxDepth int                // 0: graphql.DefaultLimits
+	graphqlMaxCost  int                // 0: graphql.DefaultLimits
+	graphqlMaxBytes int                // answer size; 0: graphql.DefaultLimits
+	graphqlBatchMax int                // operations in one POST array; 0: arrays refused
+	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
+	wsOrigins       []string           // origins allowed to open WebSockets besides the server's own
+	ws              wsLimits           // the zero value sets no caps
+	metrics         *serviceMetrics    // shared with gRPC; nil: the server keeps its own
+	pprof           bool               // serve net/http/pprof under /debug/pprof/ (-pprof)
+	queue           *fairqueue.Queue   // the work slots, shared with gRPC and WebSockets; nil: none
+	clientWaiting   int                // a client's work that may wait for a slot (-client-waiting)
+	proxies         clientaddr.Proxies // trusted to name their clients (-trusted-proxies)
+	warning         string             // shown by /healthz for as long as the service runs; "": none
+	publicURL       string             // how clients reach the service (-public-url), no trailing slash; "": unknown
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -113,7 +119,8 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	if s.metrics == nil {
 		s.metrics = &serviceMetrics{}
 	}
-	s.turns = opts.turns
+	s.queue = opts.queue
+	s.bodies = fairqueue.NewBytes(clientBodyBytes, totalBodyBytes)
 	s.addRoutes()
 	return s
 }
@@ -138,7 +145,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.opts.persistedOnly, s.turns, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.opts.persistedOnly, s.queue, s.opts.clientWaiting, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
@@ -258,6 +265,14 @@ func methodNotAllowed(methods ...string) http.Handler {
 
 // ServeHTTP serves r with a log line per request and a 500 problem for a panic.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(s.opts.proxies) > 0 {
+		// From here on, for the queue, the caps, the logs and every handler, the
+		// request comes from the client a trusted proxy names.
+		if addr := s.opts.proxies.RemoteAddr(r.RemoteAddr, r.Header["Forwarded"], r.Header["X-Forwarded-For"]); addr != r.RemoteAddr {
+			r = r.WithContext(r.Context()) // a copy: a handler must not change the request it was given
+			r.RemoteAddr = addr
+		}
+	}
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	s.metrics.httpInFlight.Add(1)
@@ -314,39 +329,201 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr)},
 			append(extra, traceAttrs(r.Header["Traceparent"])...)...)...)
 	}()
-	if faultyFraming(r) {
-		rec.Header().Set("Connection", "close") // net/http closes the connection after the answer
-		writeProblem(rec, http.StatusBadRequest, "a request must not carry both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)", nil)
-		return
+	if len(r.TransferEncoding) > 0 || !r.ProtoAtLeast(1, 1) {
+		// RFC 9112 section 6.1: a request with Transfer-Encoding may also carry a
+		// Content-Length that a proxy in front read instead (net/http honours
+		// Transfer-Encoding and drops the other), and an HTTP/1.0 request's
+		// Transfer-Encoding is ignored; either way the two may disagree on where the
+		// next request starts. Closing the connection after the answer leaves no
+		// next request to smuggle.
+		rec.Header().Set("Connection", "close")
 	}
-	// A profile or trace under /debug/pprof/ (development only) waits for seconds
-	// without computing, and would hold its client's turn all along.
-	if s.turns != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
+	// A profile or trace under /debug/pprof/ waits for seconds without computing,
+	// and would hold a slot all along.
+	if s.queue != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
 		client := clientaddr.Of(r.RemoteAddr)
-		p, ok := s.turns.reserve(client)
-		if !ok {
-			s.refuseBusy(rec, r, client)
+		held, err := s.readBodyAhead(r, client)
+		defer s.bodies.Give(client, held)
+		if err != nil {
+			s.refuseBusy(rec, r, err)
 			return
 		}
-		readAhead(r, maxBodyBytes+1) // one byte past the limit, for the handler's 413
-		leave, ok := p.wait(r.Context())
-		if !ok {
+		release, err := s.queue.Acquire(r.Context(), client)
+		if errors.Is(err, fairqueue.ErrBusy) {
+			s.refuseBusy(rec, r, tooManyWaiting(client, s.opts.clientWaiting))
+			return
+		}
+		if err != nil {
 			return // the client is gone, and no answer is read
 		}
-		defer leave()
-		out = &turnWriter{ResponseWriter: out, leave: leave}
+		defer release()
+		out = &turnWriter{ResponseWriter: out, leave: release}
 	}
 	s.mux.ServeHTTP(out, r)
 }
 
-// refuseBusy answers a request the fair share refused (fairshare.go), in the format
+// The queue's defaults (internal/fairqueue): a slot a CPU, so that the work under
+// way has the CPUs to itself and a client that arrives waits for the next one to
+// end, not for its share of a crowd.
+const (
+	// defaultClientWaiting is -client-waiting's default: the requests of one client
+	// address that may wait for a slot. Past them the client is answered 429 at
+	// once. Each waiting request holds a connection and a goroutine, both bounded
+	// overall by -http-max-conns, and no body beyond clientBodyBytes.
+	defaultClientWaiting = 256
+)
+
+// defaultWorkSlots is -work-slots' default: the CPUs the service may use.
+func defaultWorkSlots() int { return runtime.GOMAXPROCS(0) }
+
+// Request bodies are read before their request waits for a slot, so that a client
+// that sends slowly holds none, within these bounds on what waiting requests hold.
+const (
+	// clientBodyBytes bounds the bodies one client address has read ahead: two of
+	// the largest, or a few thousand ordinary ones. Past it the client gets 429.
+	clientBodyBytes = 2 * (maxBodyBytes + 1)
+	// totalBodyBytes bounds the bodies all clients have read ahead together.
+	totalBodyBytes = 64 << 20
+	// bodyChunk is the largest piece of a body read at once: a client holds at most
+	// this much beyond what it has sent, and a large body is not copied as a buffer
+	// doubles.
+	bodyChunk = 64 << 10
+)
+
+// readBodyAhead reads r's body, one byte past maxBodyBytes at most (for the
+// handler's 413), counting what it holds against client's share of the body budget,
+// and hands the handler a body made of those bytes (see bufferedBody). It returns
+// the bytes to give back once the request is done, and an error when the budget
+// refused the body. A body declared larger than maxBodyBytes is not read: the handler
+// refuses it from its length.
+func (s *Server) readBodyAhead(r *http.Request, client string) (held int64, err error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > maxBodyBytes {
+		return 0, nil
+	}
+	limit := int64(maxBodyBytes + 1)
+	if r.ContentLength >= 0 {
+		limit = r.ContentLength + 1 // the extra byte finds the end
+	}
+	// The body is kept in chunks, each allocated and counted when the one before it
+	// is full: a client holds at most a chunk beyond what it has sent (a body
+	// declared at a megabyte of which ten bytes come claims one chunk), and a large
+	// body is not copied as a growing buffer doubles.
+	var chunks [][]byte
+	var readErr error
+	for read := int64(0); read < limit && readErr == nil; {
+		n := min(limit-read, bodyChunk)
+		if r.ContentLength < 0 {
+			n = min(n, max(512, read)) // unknown length: grow as it comes
+		}
+		if ok, perClient := s.bodies.Take(client, n); !ok {
+			if perClient {
+				return held, &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many request bodies waiting from %s: at most %d bytes; try again shortly", client, clientBodyBytes)}
+			}
+			return held, &Error{Kind: KindExhausted, Message: "too many request bodies waiting; try again shortly"}
+		}
+		held += n
+		chunk := make([]byte, n)
+		m, err := readFull(r.Body, chunk)
+		chunks, read, readErr = append(chunks, chunk[:m]), read+int64(m), err
+	}
+	if readErr == io.EOF {
+		readErr = nil
+	}
+	r.Body = newBufferedBody(chunks, readErr, r.Body)
+	return held, nil
+}
+
+// readFull reads from r until p is full or a read fails. Unlike io.ReadFull it does
+// not turn an end in the middle into io.ErrUnexpectedEOF: net/http's body returns
+// that itself for a client gone before its declared length arrived.
+func readFull(r io.Reader, p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = r.Read(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+// bufferedBody is a request body read ahead: readBody takes its bytes as they are,
+// and anyone else reads them, then the error the read ended with, if any (a client
+// gone, the read timeout).
+type bufferedBody struct {
+	io.Reader
+	io.Closer
+	chunks [][]byte
+	err    error
+}
+
+func newBufferedBody(chunks [][]byte, err error, c io.Closer) *bufferedBody {
+	readers := make([]io.Reader, len(chunks))
+	for i, chunk := range chunks {
+		readers[i] = bytes.NewReader(chunk)
+	}
+	return &bufferedBody{Reader: io.MultiReader(readers...), Closer: c, chunks: chunks, err: err}
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+// bytes returns the whole body, copied only when it spans chunks, and the error
+// its read ended with.
+func (b *bufferedBody) bytes() ([]byte, error) {
+	if len(b.chunks) == 1 {
+		return b.chunks[0], b.err
+	}
+	return bytes.Join(b.chunks, nil), b.err
+}
+
+// turnWriter gives the request's slot back on the first write, flush or hijack: the
+// work a request makes the service do is done by then, and a client that reads its
+// answer slowly must not hold a slot while it does.
+type turnWriter struct {
+	http.ResponseWriter
+	leave func()
+}
+
+func (w *turnWriter) WriteHeader(code int) {
+	w.leave()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *turnWriter) Write(b []byte) (int, error) {
+	w.leave()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *turnWriter) Flush() {
+	w.leave()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack gives the slot back: a WebSocket's work is bounded by its own caps, and
+// each operation takes a slot of its own.
+func (w *turnWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.leave()
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *turnWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// tooManyWaiting refuses work of client, which has waiting work as it may already.
+func tooManyWaiting(client string, waiting int) *Error {
+	return &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, waiting)}
+}
+
+// refuseBusy answers a request the queue or the body budget refused, in the format
 // of the surface it was meant for.
-func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, client string) {
-	err := s.turns.busy(client)
+func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Retry-After", "1")
 	switch {
 	case r.URL.Path == "/graphql":
-		graphql.WriteError(w, err.HTTPStatus(), err)
+		graphql.WriteError(w, asError(err).HTTPStatus(), err)
 	case isODataPath(r.URL.Path):
 		writeODataError(w, r, err)
 	default:
@@ -418,11 +595,7 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("hijacking not supported")
 	}
 	r.status = http.StatusSwitchingProtocols
-	c, rw, err := h.Hijack()
-	if fc, ok := c.(*framingConn); ok {
-		fc.stopFraming() // what follows is WebSocket frames; net/http no longer reads c
-	}
-	return c, rw, err
+	return h.Hijack()
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -586,6 +759,13 @@ func refuseContentCoding(w http.ResponseWriter, r *http.Request) bool {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
+	}
+	if b, ok := r.Body.(*bufferedBody); ok {
+		data, err := b.bytes()
+		if err == nil && len(data) > maxBodyBytes {
+			err = &http.MaxBytesError{Limit: maxBodyBytes}
+		}
+		return data, err
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if r.ContentLength >= 0 {

@@ -41,11 +41,11 @@ type Queue struct {
 	maxWaiting int
 	now        func() time.Time
 
-	mu       sync.Mutex
-	free     int
-	clients  map[string]*client // clients with work running or waiting
-	backlog  clientHeap         // clients with work waiting, least tag first
-	lastTag  time.Duration      // the tag of the work last granted: the virtual time
+	mu      sync.Mutex
+	free    int
+	clients map[string]*client // clients with work running or waiting
+	backlog clientHeap         // clients with work waiting, least tag first
+	lastTag time.Duration      // the tag of the work last granted: the virtual time
 }
 
 // client is one client's running and waiting work.

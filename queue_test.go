@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"quartet/internal/clientaddr"
+	"quartet/internal/fairqueue"
+	"quartet/userpb"
+)
+
+// holdEverySlot takes every slot of a's queue as a client of its own and returns
+// the function that gives them back.
+func holdEverySlot(t *testing.T, a *app) func() {
+	t.Helper()
+	q := a.server.queue
+	var releases []func()
+	for range q.Slots() {
+		r, err := q.Acquire(t.Context(), "holder")
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			for _, r := range releases {
+				r()
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// waitForWaiting waits until n pieces of work wait for a slot; a failure guard.
+func waitForWaiting(t *testing.T, q *fairqueue.Queue, n int) {
+	t.Helper()
+	for range 10_000 {
+		if q.Stats().Waiting == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%d waiting, want %d", q.Stats().Waiting, n)
+}
+
+// TestHTTPWaitsForASlot: with every slot taken, a request waits, unanswered, until one
+// is given back; past -client-waiting a client's requests get 429 at once, in the
+// format of the surface they were meant for.
+func TestHTTPWaitsForASlot(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientWaiting = 1
+	a, _ := startApp(t, cfg)
+	release := holdEverySlot(t, a)
+	base := "http://" + a.httpAddr
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(base + "/api/users/1")
+		if err != nil {
+			t.Error(err)
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	waitForWaiting(t, a.server.queue, 1)
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"GET", "/api/users/2", "", `"status":429`},
+		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
+		{"POST", "/graphql", `{"query":"{ user(id: 1) { name } }"}`, `"code":"TOO_MANY_REQUESTS"`},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" ||
+			!strings.Contains(string(body), tc.want) || !strings.Contains(string(body), "too many requests waiting from 127.0.0.1: at most 1 may wait; try again shortly") {
+			t.Errorf("%s %s past the waiting places: %d, Retry-After %q, %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	select {
+	case status := <-answered:
+		t.Fatalf("answered %d while every slot was held", status)
+	default:
+	}
+	release()
+	if status := <-answered; status != http.StatusOK {
+		t.Errorf("after the slots came back: %d", status)
+	}
+}
+
+// TestWaitingBodiesAreBounded queues 200 bodies of 1 MiB from one client behind held
+// slots: the bodies read ahead stay within the client's bound, the rest are refused
+// with 429, and what was read ahead is answered once a slot is free.
+func TestWaitingBodiesAreBounded(t *testing.T) {
+	cfg := testConfig()
+	a, _ := startApp(t, cfg)
+	release := holdEverySlot(t, a)
+	body := append(append([]byte(`{"name":"`), bytes.Repeat([]byte("a"), maxBodyBytes-len(`{"name":"","email":"x@example.com"}`))...), `","email":"x@example.com"}`...)
+	if len(body) != maxBodyBytes {
+		t.Fatalf("body of %d bytes", len(body))
+	}
+	const n = 200
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			resp, err := http.Post("http://"+a.httpAddr+"/api/users", "application/json", bytes.NewReader(body))
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	refused := 0
+	for refused < n-2 {
+		if status := <-statuses; status == http.StatusTooManyRequests {
+			refused++
+		} else {
+			t.Fatalf("while the slots were held: %d", status)
+		}
+		if held, all := a.server.bodies.Held("127.0.0.1"); held > clientBodyBytes || all > totalBodyBytes {
+			t.Fatalf("bodies read ahead: %d bytes by the client, %d in all", held, all)
+		}
+	}
+	waitForWaiting(t, a.server.queue, 2)
+	if held, _ := a.server.bodies.Held("127.0.0.1"); held < 2*maxBodyBytes || held > clientBodyBytes {
+		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, clientBodyBytes)
+	}
+	release()
+	wg.Wait()
+	close(statuses)
+	for status := range statuses {
+		if status != http.StatusBadRequest { // a 1 MiB name breaks the rules, once read
+			t.Errorf("a body read ahead was answered %d", status)
+		}
+	}
+	if held, all := a.server.bodies.Held("127.0.0.1"); held != 0 || all != 0 {
+		t.Errorf("after the answers: %d, %d bytes still counted", held, all)
+	}
+}
+
+// TestTransferEncodingClosesTheConnection: a request with Transfer-Encoding, with or
+// without a Content-Length a proxy might have read instead, and any HTTP/1.0 request
+// are served by Transfer-Encoding's framing and their connection closed after the
+// answer, so nothing after the body can pass for a second request. rawHTTP reads
+// until the server closes.
+func TestTransferEncodingClosesTheConnection(t *testing.T) {
+	a, _ := startApp(t, testConfig())
+	chunked := func(email string) string {
+		create := `{"name":"Chunk","email":"` + email + `"}`
+		return fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(create), create)
+	}
+	smuggled := "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+	for name, req := range map[string]string{
+		"chunked": "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked("chunk@example.com"),
+		"chunked and Content-Length": "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			chunked("both@example.com") + smuggled,
+		"HTTP/1.0 keep-alive": "GET /api/users/1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + smuggled,
+	} {
+		resp := rawHTTP(t, a.httpAddr, req)
+		if !strings.Contains(resp, "Connection: close") || strings.Count(resp, "HTTP/1.") != 1 {
+			t.Errorf("%s: want one answer and the connection closed:\n%s", name, resp)
+		}
+		if !regexp.MustCompile(`^HTTP/1\.[01] 20[01] `).MatchString(resp) {
+			t.Errorf("%s: not served:\n%.200s", name, resp)
+		}
+	}
+}
+
+// TestTrustedProxies: a request from a trusted proxy counts as the client the proxy
+// names, in the queue and in the log; from anyone else the headers are not read.
+func TestTrustedProxies(t *testing.T) {
+	for _, tc := range []struct {
+		trusted, want string
+	}{
+		{"", "127.0.0.1"},
+		{"127.0.0.0/8", "203.0.113.9"},
+	} {
+		cfg := testConfig()
+		cfg.clientWaiting = 0
+		cfg.trustedProxies = tc.trusted
+		cfg.proxies, _ = clientaddr.ParseProxies(tc.trusted)
+		a, logs := startApp(t, cfg)
+		release := holdEverySlot(t, a)
+		req, _ := http.NewRequest("GET", "http://"+a.httpAddr+"/api/users/1", nil)
+		req.Header.Set("X-Forwarded-For", "198.51.100.1, 203.0.113.9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "waiting from "+tc.want+":") {
+			t.Errorf("-trusted-proxies %q: %d %s, want a 429 naming %s", tc.trusted, resp.StatusCode, body, tc.want)
+		}
+		release()
+		if !regexp.MustCompile(`path=/api/users/1 status=429 .*remote=` + regexp.QuoteMeta(tc.want) + `:`).MatchString(logs.String()) {
+			t.Errorf("-trusted-proxies %q: the log does not name %s:\n%s", tc.trusted, tc.want, logs)
+		}
+	}
+}
+
+// TestGRPCWaitsForASlot: a gRPC call waits for a slot like an HTTP request, and past
+// -client-waiting gets ResourceExhausted at once; from a trusted proxy it counts as
+// the client the proxy names.
+func TestGRPCWaitsForASlot(t *testing.T) {
+	cfg := testConfig()
+	cfg.clientWaiting = 0
+	cfg.proxies, _ = clientaddr.ParseProxies("127.0.0.1")
+	a, _ := startApp(t, cfg)
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	release := holdEverySlot(t, a)
+	_, err := c.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1})
+	wantCode(t, err, codes.ResourceExhausted, "too many requests waiting from 127.0.0.1: at most 0 may wait; try again shortly")
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-forwarded-for", "203.0.113.9")
+	_, err = c.GetUser(ctx, &userpb.GetUserRequest{Id: 1})
+	wantCode(t, err, codes.ResourceExhausted, "too many requests waiting from 203.0.113.9: at most 0 may wait; try again shortly")
+	release()
+	if _, err := c.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
+		t.Errorf("with a slot free: %v", err)
+	}
+
+	cfg.clientWaiting = 1
+	a, _ = startApp(t, cfg)
+	c = userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	release = holdEverySlot(t, a)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
+		done <- err
+	}()
+	waitForWaiting(t, a.server.queue, 1)
+	release()
+	if err := <-done; err != nil {
+		t.Errorf("a call that waited for its slot: %v", err)
+	}
+}
