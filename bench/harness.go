@@ -37,6 +37,7 @@ type runConfig struct {
 	rounds        int
 	latencyConns  int
 	grpcConns     int
+	spread        bool // each HTTP connection from a loopback address of its own
 	seed          uint64
 	small         GenConfig // the dataset of the side-by-side scenarios
 	largeUsers    int
@@ -62,6 +63,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runConfig, error) {
 	fs.IntVar(&c.conns, "conns", 32, "HTTP connections (and gRPC concurrent calls) of the side-by-side scenarios")
 	fs.IntVar(&c.latencyConns, "latency-conns", 1, "connections of the large-data latency scenarios")
 	fs.IntVar(&c.grpcConns, "grpc-conns", 1, "gRPC connections the concurrent calls share")
+	fs.BoolVar(&c.spread, "spread-addresses", false, "each HTTP connection from a loopback address of its own (127.0.0.2, .3, …), as many clients; the default is one address, as one client or a reverse proxy")
 	fs.Uint64Var(&c.seed, "seed", 1, "dataset `seed`")
 	fs.IntVar(&c.small.Users, "users", 1000, "users in the side-by-side dataset")
 	fs.IntVar(&c.small.PostsPerUser, "posts-per-user", 5, "posts per user in the side-by-side dataset")
@@ -309,7 +311,7 @@ func (h *harness) measure(ctx context.Context, p *proc, wl workload, conns int) 
 		if err := wl.check(body); err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
-		client := newH1Client(p.httpAddr, conns, wl.http)
+		client := newH1Client(p.httpAddr, conns, wl.http, h.cfg.spread)
 		defer client.close()
 		load.Call = client.call
 	}

@@ -85,10 +85,10 @@ func (r *h1Request) appendTo(dst []byte, rng *rand.Rand) []byte {
 
 // h1Client makes one request, rendered once, over a set of keep-alive connections:
 // worker w always uses connection w, so n workers in a closed loop keep n
-// connections busy, as wrk's do. Against a loopback server each connection comes
-// from a loopback address of its own (127.0.0.2, .3, …): n connections stand for n
-// clients, and quartet shares its CPUs between client addresses (-http-client-share),
-// so n connections from one address would measure one client, not the service.
+// connections busy, as wrk's do. With spread, against a loopback server, each
+// connection comes from a loopback address of its own (127.0.0.2, .3, …), so that n
+// connections stand for n clients; without it they all come from one address, as
+// one client's, or a reverse proxy's, do.
 type h1Client struct {
 	req   h1Request
 	conns []h1Conn
@@ -96,10 +96,10 @@ type h1Client struct {
 
 // newH1Client is a client for the server at addr (host:port) with conns
 // connections, dialled on first use.
-func newH1Client(addr string, conns int, hr httpRequest) *h1Client {
+func newH1Client(addr string, conns int, hr httpRequest, spread bool) *h1Client {
 	c := &h1Client{req: renderRequest(addr, hr), conns: make([]h1Conn, conns)}
 	loopback := false
-	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is4() && ap.Addr().IsLoopback() {
+	if ap, err := netip.ParseAddrPort(addr); spread && err == nil && ap.Addr().Is4() && ap.Addr().IsLoopback() {
 		loopback = true
 	}
 	for i := range c.conns {
@@ -145,7 +145,7 @@ func (c *h1Client) close() {
 // 200 answer. The probe goes through this client rather than net/http so that a
 // body the client misreads fails the probe's check.
 func probeHTTP(ctx context.Context, addr string, hr httpRequest) ([]byte, error) {
-	c := newH1Client(addr, 1, hr.fixed(1))
+	c := newH1Client(addr, 1, hr.fixed(1), false)
 	defer c.close()
 	return c.do(ctx, 0, nil, true)
 }

@@ -117,7 +117,7 @@ func TestH1ClientSendsWhatNetHTTPSends(t *testing.T) {
 	hr := httpRequest{method: "GET", pathFor: func(dst []byte, rng *rand.Rand) []byte {
 		return strconv.AppendInt(append(dst, "/api/users/"...), int64(1+rng.IntN(1000)), 10)
 	}}
-	c := newH1Client(addr, 1, hr)
+	c := newH1Client(addr, 1, hr, false)
 	defer c.close()
 	rng, want := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
 	for range 3 {
@@ -184,7 +184,7 @@ func TestH1ClientAnswers(t *testing.T) {
 		{"/close", "bye", true, 6},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			c := newH1Client(addr, 1, httpRequest{method: "GET", path: tc.path})
+			c := newH1Client(addr, 1, httpRequest{method: "GET", path: tc.path}, false)
 			defer c.close()
 			before := conns.Load()
 			for range 3 {
@@ -259,7 +259,7 @@ func TestH1ClientServerHangsUp(t *testing.T) {
 		}
 	})
 	ctx := testCtx(t)
-	c := newH1Client(addr, 1, httpRequest{method: "GET", path: "/"})
+	c := newH1Client(addr, 1, httpRequest{method: "GET", path: "/"}, false)
 	defer c.close()
 	for i := range 4 {
 		err := c.call(ctx, 0, nil)
@@ -271,7 +271,7 @@ func TestH1ClientServerHangsUp(t *testing.T) {
 	silent := rawServer(t, func(c net.Conn, br *bufio.Reader) { io.Copy(io.Discard, br) })
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	c2 := newH1Client(silent, 1, httpRequest{method: "GET", path: "/"})
+	c2 := newH1Client(silent, 1, httpRequest{method: "GET", path: "/"}, false)
 	defer c2.close()
 	t0 := time.Now()
 	if err := c2.call(short, 0, nil); err == nil || time.Since(t0) > 5*time.Second {
@@ -290,7 +290,7 @@ func TestH1ClientRetriesStaleConnection(t *testing.T) {
 		}
 	})
 	ctx := testCtx(t)
-	c := newH1Client(addr, 1, httpRequest{method: "GET", path: "/"})
+	c := newH1Client(addr, 1, httpRequest{method: "GET", path: "/"}, false)
 	defer c.close()
 	for i := range 3 {
 		if err := c.call(ctx, 0, nil); err != nil {
@@ -365,7 +365,7 @@ func TestH1ClientAllocs(t *testing.T) {
 	ctx := testCtx(t)
 	c := newH1Client(addr, 1, httpRequest{method: "GET", pathFor: func(dst []byte, rng *rand.Rand) []byte {
 		return strconv.AppendInt(append(dst, "/api/users/"...), int64(1+rng.IntN(1000)), 10)
-	}})
+	}}, false)
 	defer c.close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	var err error

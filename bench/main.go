@@ -11,6 +11,7 @@
 //	go run . gen [flags] -o FILE      write a generated dataset
 //	go run . hostile [flags]          the hostile-load check of issue 14 (hostile.go)
 //	go run . startup [flags]          start-up time and memory on the large dataset (startup.go)
+//	go run . flood [flags]            one address floods, another reads: the queue's fairness (flood.go)
 //	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)
 //	go run . legit -addr HOST:PORT    the hostile check's legitimate client (the check does this)
 package main
@@ -46,6 +47,10 @@ func dispatch(args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runHostile(ctx, args[1:], os.Stdout)
+		case "flood":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runFlood(ctx, args[1:], os.Stdout)
 		case "startup":
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
