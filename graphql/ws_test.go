@@ -510,6 +510,13 @@ var wsScenarios = []wsScenario{
 		expire(),
 		publish("Eve"), closed(), active(0), // Eve's event is not sent, and no complete
 	}},
+	{name: "transport_4403_authorization_expired_two_subscriptions", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("a", "subscription { onUserCreated { id } }", nil)),
+		send(subscribe("b", "subscription { onUserCreated { name } }", nil)), active(2),
+		expire(),
+		publish("Eve"), closed(), active(0), // the results of one event go out together: the close must not wait behind them
+	}},
 	{name: "transport_4403_authorization_expired_before_subscribe", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
 		send(initMsg), recv(1),
 		expire(),

@@ -205,6 +205,13 @@ func (c *wsConn) closeExpired() {
 	if c.isDead() || c.isClosing() {
 		return // going already
 	}
+	// A batch may be under way (writeQueue, writePassive): what the coalescer
+	// holds of it was written before the instant, and the close frame, which
+	// closeNow waits on the peer to answer, must not be held behind it.
+	if err := c.coalescer.release(); err != nil {
+		c.writeFailed()
+		return
+	}
 	if c.legacy {
 		c.write(connectionErrorMessage(msgAuthorizationExpired))
 	}
