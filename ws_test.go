@@ -139,8 +139,8 @@ func tokenExpiring(t *testing.T, exp time.Time) string {
 
 // tokenSocket opens a socket speaking protocol, authorized by token: in the
 // connection_init payload for graphql-transport-ws, in the upgrade request's
-// Authorization header for the legacy protocol (each takes both; this way both are
-// tried), and starts query as operation "1". It does not wait for the ack, which a
+// Authorization header for the legacy protocol (either protocol takes either place;
+// this way both places are tried), and starts query as operation "1". It does not wait for the ack, which a
 // socket that expires at once may never send.
 func tokenSocket(t *testing.T, httpAddr, protocol, token, query string) *websocket.Conn {
 	t.Helper()
