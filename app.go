@@ -44,6 +44,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	if on {
+		vc.Now = cfg.jwtClock
 		v, err := NewJWTVerifier(vc)
 		if err != nil {
 			return nil, err

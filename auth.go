@@ -76,24 +76,32 @@ func (c *caller) subject() string {
 // KindUnauthenticated for a missing or invalid token, KindForbidden for a valid token
 // without the scope.
 func (a *authenticator) check(ctx context.Context, authorization string, need access) error {
+	_, err := a.authorize(ctx, authorization, need)
+	return err
+}
+
+// authorize is check for a caller that holds on to what the token allowed (a
+// WebSocket, until the token expires): it returns the token's claims, nil when
+// need asked for no token.
+func (a *authenticator) authorize(ctx context.Context, authorization string, need access) (*Claims, error) {
 	if a == nil || need == accessOpen {
-		return nil
+		return nil, nil
 	}
 	token, err := BearerToken(authorization)
 	if err != nil {
-		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
+		return nil, &Error{Kind: KindUnauthenticated, Message: err.Error()}
 	}
 	claims, err := a.verifier.Verify(token)
 	if err != nil {
-		return &Error{Kind: KindUnauthenticated, Message: err.Error()}
+		return nil, &Error{Kind: KindUnauthenticated, Message: err.Error()}
 	}
 	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
 		c.sub.Store(&claims.Subject)
 	}
 	if need == accessWrite && !claims.HasScope(writeScope) {
-		return &Error{Kind: KindForbidden, Message: "the token's scope does not include " + writeScope}
+		return nil, &Error{Kind: KindForbidden, Message: "the token's scope does not include " + writeScope}
 	}
-	return nil
+	return claims, nil
 }
 
 // challenge is the WWW-Authenticate value for an auth failure (RFC 6750 section 3):

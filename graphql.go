@@ -36,14 +36,21 @@ type graphqlAuthorization struct {
 
 // checkGraphQL applies the rule need to the caller of the GraphQL request in ctx.
 func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
+	_, err := authorizeGraphQL(ctx, auth, need)
+	return err
+}
+
+// authorizeGraphQL is checkGraphQL returning the claims of the token that passed
+// (authenticator.authorize), nil when need asked for none.
+func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*Claims, error) {
 	if auth == nil || need == accessOpen {
-		return nil
+		return nil, nil
 	}
 	a, _ := ctx.Value(authorizationKey{}).(graphqlAuthorization)
 	if a.err != nil {
-		return a.err
+		return nil, a.err
 	}
-	return auth.check(ctx, a.header, need)
+	return auth.authorize(ctx, a.header, need)
 }
 
 // newGraphQLSchema builds the executable schema over store; mutations need the write
@@ -247,7 +254,8 @@ func parseDateTime(v any) (any, error) {
 // operation) over WebSocket. Both pass the caller's Authorization on to the guarded
 // resolvers; over WebSocket it may also come in the connection_init payload, since
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
-// without a valid token is refused (close 4403). limits caps the sockets; refusals
+// without a valid token is refused (close 4403), and the socket is closed with 4403
+// when its token expires (exp plus the leeway). limits caps the sockets; refusals
 // are logged to log.
 func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, queue *fairqueue.Queue, waiting int, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
@@ -271,11 +279,22 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 				}
 			}
 			ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
-			if err := checkGraphQL(ctx, auth, auth.readAccess()); err != nil {
+			claims, err := authorizeGraphQL(ctx, auth, auth.readAccess())
+			if err != nil {
 				return nil, err
+			}
+			if claims != nil {
+				// The token admitted the socket, and each subscription's events
+				// are reads it alone allows: they stop when it would be refused.
+				// Without -auth-reads no token was needed, so none expires the
+				// socket; a write on it checks its token when it runs.
+				ctx = graphql.AuthorizedUntil(ctx, auth.verifier.ValidUntil(claims))
 			}
 			return ctx, nil
 		},
+	}
+	if auth != nil {
+		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
 	if queue != nil {
 		// A WebSocket operation's set-up takes a slot in the queue, as the client's

@@ -253,6 +253,13 @@ func parseJWTPublicKey(data []byte) (any, error) {
 	}
 }
 
+// ValidUntil is the instant from which Verify refuses the token c came from
+// as expired: its exp plus the leeway, on the verifier's clock (Now).
+func (v *JWTVerifier) ValidUntil(c *Claims) time.Time { return c.Expiry.Add(jwtLeeway) }
+
+// Now is the verifier's clock.
+func (v *JWTVerifier) Now() time.Time { return v.now() }
+
 // Algorithm returns the one JWS algorithm this verifier accepts.
 func (v *JWTVerifier) Algorithm() string { return v.alg }
 

@@ -1050,3 +1050,28 @@ func rawHTTP(t *testing.T, addr, req string) string {
 	}
 	return string(resp)
 }
+
+// TestJWTValidUntil: ValidUntil is the instant Verify starts refusing the token at,
+// so that a WebSocket it admitted closes when it would no longer be admitted.
+func TestJWTValidUntil(t *testing.T) {
+	var now time.Time
+	v := jwtVerifier(t, JWTConfig{Secret: jwtKeys().secret, Now: func() time.Time { return now }})
+	token := jwtSign(t, jwtKeys().secret, `{"alg":"HS256"}`, `{"sub":"a","exp":`+jwtAt(0)+`}`)
+	now = jwtNow
+	claims, err := v.Verify(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := v.ValidUntil(claims)
+	now = until.Add(-time.Nanosecond)
+	if _, err := v.Verify(token); err != nil {
+		t.Errorf("Verify just before ValidUntil: %v", err)
+	}
+	now = until
+	if _, err := v.Verify(token); !errors.Is(err, ErrTokenExpired) {
+		t.Errorf("Verify at ValidUntil: %v, want ErrTokenExpired", err)
+	}
+	if v.Now() != until {
+		t.Errorf("Now is %v, not the configured clock's %v", v.Now(), until)
+	}
+}

@@ -70,6 +70,7 @@ type config struct {
 	jwt             jwtFlags
 	authReads       bool             // every read needs a valid token, not only writes
 	clock           func() time.Time // tests fix the store's clock; nil is the real one
+	jwtClock        func() time.Time // tests move the token verifier's clock; nil is the real one
 }
 
 // jwtFlags configure bearer-token authentication; it is off when no key is given.

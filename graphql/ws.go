@@ -71,7 +71,33 @@ const (
 // carries the caller's identity as Handler.ContextFunc does over HTTP; nil
 // means r.Context(). An error refuses the connection, and its text is sent
 // to the client.
+//
+// When what admitted the connection expires, a bearer token say, OnInit
+// marks the context it returns with AuthorizedUntil.
 type InitFunc func(r *http.Request, payload map[string]any) (context.Context, error)
+
+// AuthorizedUntil returns ctx marked as authorizing a WebSocket connection
+// until t. When OnInit returns such a context, the connection is closed with
+// 4403 Forbidden at t, read on WebSocketOptions.Now's clock, and from t on
+// nothing is written to it and no message from it is acted on: whatever
+// admitted the connection would be refused by then, and a subscription's
+// events would otherwise keep coming to a caller no longer allowed to read
+// them. A context marked with a t already past refuses the connection.
+func AuthorizedUntil(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, authorizedUntilKey{}, t)
+}
+
+type authorizedUntilKey struct{}
+
+// authorizedUntil is the instant AuthorizedUntil set on ctx, if any.
+func authorizedUntil(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(authorizedUntilKey{}).(time.Time)
+	return t, ok
+}
+
+// msgAuthorizationExpired is what a connection closed at its
+// AuthorizedUntil instant is told.
+const msgAuthorizationExpired = "authorization expired"
 
 // WebSocketOptions configures a WebSocketHandler. The zero value gives the
 // documented defaults.
@@ -91,6 +117,11 @@ type WebSocketOptions struct {
 	// connection is admitted and operations run in the upgrade request's
 	// context.
 	OnInit InitFunc
+
+	// Now is the clock AuthorizedUntil instants are read on: the one that
+	// decided them, so that a connection ends when what admitted it would be
+	// refused. nil means time.Now.
+	Now func() time.Time
 
 	// ConnectionInitWaitTimeout bounds the wait for connection_init after
 	// the upgrade: 0 means 10 s, a negative value waits forever.
@@ -176,6 +207,9 @@ func (o *WebSocketOptions) setDefaults() {
 	if o.KeepAlive == 0 {
 		o.KeepAlive = defaultKeepAlive
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = defaultMaxSubscriptions
 	}
@@ -230,6 +264,15 @@ func (o *WebSocketOptions) setDefaults() {
 // connection_terminate closes with 1000. A message that is not JSON gets
 // connection_error; one of an unknown type gets an error message. No
 // connection_init within ConnectionInitWaitTimeout closes with 4408.
+//
+// Expiry. A connection whose OnInit context carries AuthorizedUntil is
+// closed with 4403 Forbidden at that instant, its subscriptions with it and
+// without a complete message each: a graphql-ws client retries a 4403,
+// running its connectionParams again, and subscribes anew. Under the legacy
+// protocol a connection_error comes first, as when connection_init is
+// refused; its client, which ignores close codes, reconnects when it is set
+// to and starts its operations again. From that instant on no message is
+// written or acted on, whenever the close gets to go out.
 //
 // Slow clients. Each connection has one writer and a queue of SendQueue
 // messages; an operation whose results find the queue full waits, so the

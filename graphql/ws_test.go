@@ -190,7 +190,23 @@ type wsServer struct {
 	ws     *WebSocketHandler
 	hub    *wsHub
 	closes chan wsCloseRecord
+	clock  *wsClock // the handler's
 }
+
+// wsClock is a WebSocketHandler's clock in a test: the real one until set.
+type wsClock struct {
+	at atomic.Pointer[time.Time]
+}
+
+func (c *wsClock) now() time.Time {
+	if t := c.at.Load(); t != nil {
+		return *t
+	}
+	return time.Now()
+}
+
+// set stops the clock at t.
+func (c *wsClock) set(t time.Time) { c.at.Store(&t) }
 
 func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
 	t.Helper()
@@ -219,6 +235,10 @@ func newWSServerFed(t testing.TB, hubBuf int, opts WebSocketOptions, notifying b
 		}
 		return p.Source, nil
 	})
+	clock := &wsClock{}
+	if opts.Now == nil {
+		opts.Now = clock.now
+	}
 	ws := NewWebSocketHandler(s, opts)
 	closes := make(chan wsCloseRecord, 1024)
 	ws.closed = func(code websocket.StatusCode, reason string) {
@@ -229,7 +249,7 @@ func newWSServerFed(t testing.TB, hubBuf int, opts WebSocketOptions, notifying b
 	}
 	h := NewHandler(s)
 	h.WebSocket = ws
-	srv := &wsServer{Server: httptest.NewServer(h), ws: ws, hub: hub, closes: closes}
+	srv := &wsServer{Server: httptest.NewServer(h), ws: ws, hub: hub, closes: closes, clock: clock}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wsWait)
 		defer cancel()
@@ -318,7 +338,7 @@ func wsMustRecv(t testing.TB, c *websocket.Conn) string {
 
 // wsStep is one step of a scenario.
 type wsStep struct {
-	kind string // send, recv, closed, publish, end, active, started, shutdown
+	kind string // send, recv, closed, publish, end, active, started, shutdown, expire
 	text string
 	n    int
 }
@@ -331,6 +351,11 @@ func endSource() wsStep          { return wsStep{kind: "end"} }
 func active(n int) wsStep        { return wsStep{kind: "active", n: n} }
 func started(n int) wsStep       { return wsStep{kind: "started", n: n} }
 func shutdown() wsStep           { return wsStep{kind: "shutdown"} }
+
+// expire sets the handler's clock past the instant authorizedFor's OnInit
+// gives, well before the real one gets there: the expiry timer has not run,
+// so what happens next is the handler's check of each message.
+func expire() wsStep { return wsStep{kind: "expire"} }
 
 // wsScenario is a conversation with the server; its transcript, client and
 // server messages in order, is compared with testdata/ws/NAME.json.
@@ -369,6 +394,13 @@ func refuseBadToken(r *http.Request, payload map[string]any) (context.Context, e
 
 func panicOnInit(r *http.Request, payload map[string]any) (context.Context, error) {
 	panic("init exploded")
+}
+
+// authorizedFor admits every connection, authorized until d from now.
+func authorizedFor(d time.Duration) InitFunc {
+	return func(r *http.Request, payload map[string]any) (context.Context, error) {
+		return AuthorizedUntil(r.Context(), time.Now().Add(d)), nil
+	}
 }
 
 var wsScenarios = []wsScenario{
@@ -471,6 +503,28 @@ var wsScenarios = []wsScenario{
 	{name: "transport_4403_forbidden", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: refuseBadToken}, steps: []wsStep{
 		send(`{"type":"connection_init","payload":{"Authorization":"Bearer nope"}}`), closed(),
 	}},
+	{name: "transport_4403_authorization_expired", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subUser), active(1),
+		publish("Dan"), recv(1),
+		expire(),
+		publish("Eve"), closed(), active(0), // Eve's event is not sent, and no complete
+	}},
+	{name: "transport_4403_authorization_expired_two_subscriptions", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(1),
+		send(subscribe("a", "subscription { onUserCreated { id } }", nil)),
+		send(subscribe("b", "subscription { onUserCreated { name } }", nil)), active(2),
+		expire(),
+		publish("Eve"), closed(), active(0), // the results of one event go out together: the close must not wait behind them
+	}},
+	{name: "transport_4403_authorization_expired_before_subscribe", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(1),
+		expire(),
+		send(subUser), closed(), started(0), // the subscription never started
+	}},
+	{name: "transport_4403_authorization_expired_at_init", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{OnInit: authorizedFor(-time.Second)}, steps: []wsStep{
+		send(initMsg), closed(),
+	}},
 	{name: "transport_4406_no_subprotocol", steps: []wsStep{closed()}},
 	{name: "transport_4406_unknown_subprotocol", protocols: []string{"graphql-sse"}, steps: []wsStep{closed()}},
 	{name: "transport_4408_init_timeout", protocols: []string{ProtocolTransportWS}, opts: WebSocketOptions{ConnectionInitWaitTimeout: 30 * time.Millisecond}, steps: []wsStep{
@@ -558,6 +612,21 @@ var wsScenarios = []wsScenario{
 	}},
 	{name: "legacy_init_refused", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: refuseBadToken}, steps: []wsStep{
 		send(`{"type":"connection_init","payload":{"authorization":"Bearer nope"}}`), recv(1), closed(),
+	}},
+	{name: "legacy_authorization_expired", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(2),
+		send(legacyStart("1", "subscription { onUserCreated { name id } }")), active(1),
+		publish("Dan"), recv(1),
+		expire(),
+		publish("Eve"), closed(), active(0), // connection_error, then the close
+	}},
+	{name: "legacy_authorization_expired_before_start", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: authorizedFor(time.Hour)}, steps: []wsStep{
+		send(initMsg), recv(2),
+		expire(),
+		send(legacyStart("1", "subscription { onUserCreated { id } }")), closed(), started(0),
+	}},
+	{name: "legacy_authorization_expired_at_init", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: authorizedFor(-time.Second)}, steps: []wsStep{
+		send(initMsg), closed(),
 	}},
 	{name: "legacy_init_panics", protocols: []string{ProtocolLegacyWS}, opts: WebSocketOptions{OnInit: panicOnInit}, steps: []wsStep{
 		send(initMsg), recv(1), closed(),
@@ -679,6 +748,9 @@ func runWSScenario(t *testing.T, sc wsScenario, notifying bool) []byte {
 		case "shutdown":
 			go srv.ws.Shutdown(context.Background())
 			tr.add("server_shutdown", true)
+		case "expire":
+			srv.clock.set(time.Now().Add(2 * time.Hour))
+			tr.add("authorization", "expired")
 		default:
 			t.Fatalf("unknown step %q", st.kind)
 		}
@@ -792,6 +864,68 @@ func TestWebSocketInitContext(t *testing.T) {
 				srv.hub.waitActive(t, 0)
 			})
 		}
+	}
+}
+
+// TestWebSocketAuthorizationTimer checks that a connection authorized until
+// an instant is closed when its timer reaches it, with nothing else going
+// on: 4403 under graphql-transport-ws, connection_error then 4403 under the
+// legacy protocol. The handler's clock stands still, so that its check of
+// each message cannot be what closes it.
+func TestWebSocketAuthorizationTimer(t *testing.T) {
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		t.Run(proto, func(t *testing.T) {
+			start := time.Now()
+			clock := &wsClock{}
+			clock.set(start)
+			srv := newWSServer(t, 4, WebSocketOptions{Now: clock.now, KeepAlive: -1, OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
+				return AuthorizedUntil(r.Context(), start.Add(50*time.Millisecond)), nil
+			}})
+			c := dialWS(t, srv.url(), proto)
+			defer c.CloseNow()
+			wsSend(t, c, initMsg)
+			var got []string
+			for {
+				msg, err := wsRecv(t, c)
+				if err != nil {
+					if code := websocket.CloseStatus(err); code != closeForbidden {
+						t.Fatalf("connection ended with %v, want close 4403", err)
+					}
+					break
+				}
+				got = append(got, msg)
+			}
+			if len(got) > 0 && got[0] == ack {
+				got = got[1:] // the timer may beat the ack
+			}
+			var want []string
+			if proto == ProtocolLegacyWS {
+				want = []string{`{"type":"connection_error","payload":{"message":"authorization expired"}}`}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("before the close: %q, want %q", got, want)
+			}
+			srv.waitIdle(t)
+			if rec := <-srv.closes; rec.code != closeForbidden || rec.reason != "Forbidden: authorization expired" {
+				t.Errorf("server recorded %v", rec)
+			}
+		})
+	}
+}
+
+// TestWebSocketAuthorizationTimerStopped checks that a connection closed
+// before its authorization ends leaves no timer behind: sockets come and go
+// by the thousand, each authorized for an hour.
+func TestWebSocketAuthorizationTimerStopped(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{OnInit: authorizedFor(time.Hour)})
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		c := dialWS(t, srv.url(), proto)
+		wsSend(t, c, initMsg)
+		if msg := wsMustRecv(t, c); msg != ack {
+			t.Fatalf("got %s, want the ack", msg)
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+		srv.waitIdle(t) // the timer counts as the connection's until stopped
 	}
 }
 

@@ -49,11 +49,15 @@ type wsConn struct {
 	wg       sync.WaitGroup // goroutines other than the reader
 	reads    atomic.Uint64  // messages received, for the keep-alive check
 	acked    atomic.Bool
+	// until is when the connection's authorization ends (AuthorizedUntil);
+	// nil when it does not.
+	until atomic.Pointer[time.Time]
 
 	// Reader state.
 	initReceived bool
 	initTimer    *time.Timer
-	draining     bool // a close is queued: ignore further messages
+	expiryTimer  *time.Timer // closes the connection at until
+	draining     bool        // a close is queued: ignore further messages
 
 	// wake has a value when the sender has work: messages queued, a
 	// notifying source's events, the keep-alive, or the end (sendLoop).
@@ -135,7 +139,10 @@ func (c *wsConn) serve() {
 	}
 }
 
-var errInitPanic = errors.New("OnInit panicked")
+var (
+	errInitPanic            = errors.New("OnInit panicked")
+	errAuthorizationExpired = errors.New(msgAuthorizationExpired)
+)
 
 // init runs OnInit.
 func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
@@ -149,18 +156,66 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 		}
 	}()
 	ctx, err = c.h.opts.OnInit(c.r, payload)
-	if err == nil && ctx == nil {
-		ctx = c.ctx
+	if err != nil {
+		return nil, err
 	}
-	return ctx, err
+	if ctx == nil {
+		return c.ctx, nil
+	}
+	if until, ok := authorizedUntil(ctx); ok && !c.h.opts.Now().Before(until) {
+		return nil, errAuthorizationExpired
+	}
+	return ctx, nil
 }
 
-// admit makes ctx the parent of the connection's operations.
+// admit makes ctx the parent of the connection's operations, and sets the
+// connection to close when the authorization ctx carries ends. It runs in
+// the reader, which alone starts operations: every one of them sees until.
 func (c *wsConn) admit(ctx context.Context) {
+	if until, ok := authorizedUntil(ctx); ok {
+		c.until.Store(&until)
+		// A timer, not a goroutine, waits for the instant: one for each of
+		// thousands of sockets, stopped by teardown.
+		c.wg.Add(1)
+		c.h.live.Add(1)
+		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), func() {
+			defer c.h.live.Add(-1)
+			defer c.wg.Done()
+			c.writing.Lock()
+			defer c.writing.Unlock()
+			c.closeExpired()
+		})
+	}
 	c.mu.Lock()
 	c.base = ctx
 	c.mu.Unlock()
 	c.acked.Store(true)
+}
+
+// expired reports whether the connection's authorization has ended.
+func (c *wsConn) expired() bool {
+	until := c.until.Load()
+	return until != nil && !c.h.opts.Now().Before(*until)
+}
+
+// closeExpired closes the connection whose authorization has ended with
+// 4403, after the legacy protocol's connection_error. The caller holds
+// c.writing, so that no other message goes out once it has begun.
+func (c *wsConn) closeExpired() {
+	if c.isDead() || c.isClosing() {
+		return // going already
+	}
+	// A batch may be under way (writeQueue, writePassive): what the coalescer
+	// holds of it was written before the instant, and the close frame, which
+	// closeNow waits on the peer to answer, must not be held behind it.
+	if err := c.coalescer.release(); err != nil {
+		c.writeFailed()
+		return
+	}
+	if c.legacy {
+		c.write(connectionErrorMessage(msgAuthorizationExpired))
+	}
+	c.closeNow(closeForbidden, "Forbidden: "+msgAuthorizationExpired)
 }
 
 // start begins the operation id, unless too many are active.
@@ -534,17 +589,20 @@ func (c *wsConn) isDead() bool {
 	}
 }
 
-func (c *wsConn) stopInitTimer() {
-	if c.initTimer != nil && c.initTimer.Stop() {
+// stopTimer stops *t, one of the connection's timers whose function counts
+// in c.wg, unless it has fired already.
+func (c *wsConn) stopTimer(t **time.Timer) {
+	if *t != nil && (*t).Stop() {
 		c.wg.Done()
 		c.h.live.Add(-1)
 	}
-	c.initTimer = nil
+	*t = nil
 }
 
 // teardown ends every operation and waits for the connection's goroutines.
 func (c *wsConn) teardown() {
-	c.stopInitTimer()
+	c.stopTimer(&c.initTimer)
+	c.stopTimer(&c.expiryTimer)
 	c.mu.Lock()
 	ops := c.ops
 	c.ops = nil

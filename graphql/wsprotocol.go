@@ -25,6 +25,14 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 			ok = false
 		}
 	}()
+	if c.expired() {
+		// Nor is a message acted on from the instant on: an operation it
+		// started would run for a caller no longer authorized.
+		c.writing.Lock()
+		defer c.writing.Unlock()
+		c.closeExpired()
+		return false
+	}
 	if c.legacy {
 		return c.handleLegacy(data)
 	}
@@ -43,7 +51,7 @@ func (c *wsConn) handleTransport(data []byte) bool {
 			return false
 		}
 		c.initReceived = true
-		c.stopInitTimer()
+		c.stopTimer(&c.initTimer)
 		payload, err := initPayload(m.payload)
 		if err != nil {
 			return c.badRequest(err.Error())
@@ -113,7 +121,7 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 			return c.connectionError("Too many initialisation requests")
 		}
 		c.initReceived = true
-		c.stopInitTimer()
+		c.stopTimer(&c.initTimer)
 		payload, err := initPayload(m.payload)
 		if err != nil {
 			return c.refuse(err.Error(), closeBadRequest, "Invalid message received")

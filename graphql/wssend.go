@@ -89,6 +89,12 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 	if c.isClosing() {
 		return false // a close has been sent or is under way
 	}
+	if c.expired() {
+		// The timer may not have run yet: this message would be the first
+		// one after the instant.
+		c.closeExpired()
+		return false
+	}
 	if m.op != nil && m.op.stopped.Load() {
 		return true
 	}
