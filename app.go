@@ -37,6 +37,16 @@ type app struct {
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: cfg, log: log}
+	grpcLimits := cfg.grpcLimits.withDefaults()
+	fileLimit := openFileLimit()
+	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, grpcLimits.maxConns, fileLimit)
+	if err != nil {
+		return nil, err
+	}
+	if lowered {
+		log.Info("the open-file limit leaves room for fewer HTTP connections than the default",
+			"max", httpMaxConns, "default", defaultHTTPMaxConns, "openFileLimit", fileLimit)
+	}
 	vc, on, err := cfg.jwt.verifierConfig()
 	if err != nil {
 		return nil, err
@@ -69,13 +79,17 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	grpcLimits := cfg.grpcLimits.withDefaults()
 	var turns *fairShare // one for both servers: a client's HTTP requests and gRPC messages share its turns
 	if cfg.clientShare > 0 {
 		turns = newFairShare(cfg.clientShare, cfg.clientWaiting)
 	}
-	a.httpLn = newHTTPListener(httpLn, cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log, turns)
+	a.httpLn = newHTTPListener(httpLn, httpMaxConns, log, turns)
+	a.httpLn.PerClient = cfg.httpPerClient
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
+	a.grpcLn.PerClient = max(grpcLimits.maxConnsPerClient, 0)
+	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
+	// A newcomer takes an idle connection's place: trackUnaryCalls tells which are idle.
+	a.grpcLn.Shed = true
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.env == "development", auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
 		turns: turns, warning: startWarning(cfg, a.auth != nil)})
@@ -98,7 +112,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ConnContext:    withFramingConn, // for the framing check (framing.go)
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, turns)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, turns, a.grpcLn)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
