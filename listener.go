@@ -44,10 +44,10 @@ const (
 
 // httpConnLimit returns the HTTP connection cap: requested, or when that is 0 the
 // default, within what the open-file limit fileLimit leaves after grpcConns gRPC
-// connections and fileReserve. A cap the limit cannot hold is refused rather than
-// lowered: the operator who asked for it learns at start-up, not from
-// "accept4: too many open files" under load. fileLimit 0 is unknown: no bound.
-// lowered is set when the default was lowered to fit.
+// connections and fileReserve. The default is lowered to fit, and lowered says so;
+// an explicit cap the limit cannot hold is refused rather than lowered, so that the
+// operator who asked for it learns at start-up, not from "accept4: too many open
+// files" under load. fileLimit 0 is unknown: no bound.
 func httpConnLimit(requested, grpcConns int, fileLimit uint64) (conns int, lowered bool, err error) {
 	conns = requested
 	if conns == 0 {
