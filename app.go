@@ -39,6 +39,16 @@ type app struct {
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: cfg, log: log}
+	grpcLimits := cfg.grpcLimits.withDefaults()
+	fileLimit := openFileLimit()
+	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, grpcLimits.maxConns, fileLimit)
+	if err != nil {
+		return nil, err
+	}
+	if lowered {
+		log.Info("the open-file limit leaves room for fewer HTTP connections than the default",
+			"max", httpMaxConns, "default", defaultHTTPMaxConns, "openFileLimit", fileLimit)
+	}
 	vc, on, err := cfg.jwt.verifierConfig()
 	if err != nil {
 		return nil, err
@@ -72,13 +82,19 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	grpcLimits := cfg.grpcLimits.withDefaults()
 	var queue *fairqueue.Queue // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share it
 	if cfg.workSlots > 0 {
 		queue = fairqueue.New(cfg.workSlots, cfg.clientWaiting)
 	}
-	a.httpLn = newLimitListener(httpLn, "HTTP", cmp.Or(cfg.httpMaxConns, defaultHTTPMaxConns), log)
+	a.httpLn = newLimitListener(httpLn, "HTTP", httpMaxConns, log)
+	a.httpLn.PerClient = cfg.httpPerClient
 	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
+	a.grpcLn.PerClient = max(grpcLimits.maxConnsPerClient, 0)
+	// A trusted proxy carries many clients' connections: only the overall caps hold it.
+	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
+	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
+	// A newcomer takes an idle connection's place: trackUnaryCalls tells which are idle.
+	a.grpcLn.Shed = true
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
 		queue: queue, clientWaiting: cfg.clientWaiting, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
@@ -100,7 +116,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, queue, cfg.proxies, cfg.clientWaiting)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, queue, cfg.proxies, cfg.clientWaiting, a.grpcLn)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)

@@ -47,6 +47,8 @@ import (
 // not bound it), plus one header block per connection and the CreateUsers budget.
 type grpcLimits struct {
 	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
+	maxConnsPerClient int           // connections of one client address open at once; negative: no bound (-grpc-max-conns-per-client)
+	firstCallTimeout  time.Duration // a connection without a call this long after it is accepted is closed (-grpc-first-call-timeout)
 	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
 	maxMessageBytes   int           // one received message; more is ResourceExhausted
 	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
@@ -77,6 +79,15 @@ type grpcLimits struct {
 func defaultGRPCLimits() grpcLimits {
 	return grpcLimits{
 		maxConns: 100,
+		// A client needs few connections (a channel multiplexes its calls over one),
+		// so one address may hold a quarter of them and never all: the rest stay
+		// for at least three others.
+		maxConnsPerClient: 25,
+		// A client connects to call: grpc-go and grpc-js connect on the first call
+		// and make it at once. As long as the handshake's own bound, so that a
+		// connection made in advance is kept a while, yet one that makes no call
+		// holds its slot seconds, not the minutes of maxIdle.
+		firstCallTimeout: 10 * time.Second,
 		// Fewer than the 100 HTTP/2 recommends (RFC 9113 section 6.5.2), since each call
 		// may hold 80 KiB of what the client sent; a client past it waits, not fails.
 		maxStreams:        32,
@@ -106,6 +117,8 @@ func defaultGRPCLimits() grpcLimits {
 func (l grpcLimits) withDefaults() grpcLimits {
 	d := defaultGRPCLimits()
 	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
+	l.maxConnsPerClient = cmp.Or(l.maxConnsPerClient, d.maxConnsPerClient)
+	l.firstCallTimeout = cmp.Or(l.firstCallTimeout, d.firstCallTimeout)
 	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
 	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
 	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
@@ -164,11 +177,15 @@ type grpcServer struct {
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service (for the server, "", and for user.UserService) and, when reflect is set
 // (development), server reflection. q, when not nil, is the queue whose slots its
-// calls' work takes (see queueUnary).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) *grpcServer {
+// calls' work takes (see queueUnary). conns, when not nil, is the listener told of
+// each call's beginning and end (trackUnaryCalls).
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *limitListener) *grpcServer {
 	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
+	if conns != nil { // in the first interceptor, not one more: see trackUnaryCalls
+		unary[0], stream[0] = conns.trackUnaryCalls(unary[0]), conns.trackStreamCalls(stream[0])
+	}
 	if q != nil { // before authentication, whose checks then run in the caller's slot
 		unary, stream = append(unary, queueUnary(q, proxies, waiting)), append(stream, queueStream(q, proxies, waiting))
 	}

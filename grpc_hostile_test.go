@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -221,14 +222,23 @@ func TestGRPCStreamsPerConnection(t *testing.T) {
 	}
 }
 
-// TestGRPCConnectionsCapped: past maxConns connections, a new one is not served until
-// one of them closes.
+// TestGRPCConnectionsCapped: past maxConns connections, all with a call under way, a
+// new one is not served until one of them has none: that one is closed for it.
 func TestGRPCConnectionsCapped(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{maxConns: 2}))
-	held := []*h2Conn{dialH2(t, a.grpcAddr, true), dialH2(t, a.grpcAddr, true)}
-	for _, h := range held { // the server's SETTINGS: it has accepted the connection
-		if typ, _, err := h.readFrame(); err != nil || typ != frameSettings {
-			t.Fatalf("first frame %d, %v; want SETTINGS", typ, err)
+	cfg := grpcConfig(grpcLimits{maxConns: 2})
+	cfg.streamDelay = time.Hour // a GetAllUsers call stays under way until cancelled
+	a, _ := startApp(t, cfg)
+	var cancels []context.CancelFunc
+	for range 2 {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		cancels = append(cancels, cancel)
+		s, err := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr)).GetAllUsers(ctx, &userpb.Empty{})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
@@ -236,14 +246,123 @@ func TestGRPCConnectionsCapped(t *testing.T) {
 	defer cancel()
 	_, err := c.GetUser(ctx, &userpb.GetUserRequest{Id: 1})
 	wantCode(t, err, codes.DeadlineExceeded, "")
-	held[0].Close()
+	cancels[0]()
 	if _, err := c.GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
-		t.Errorf("GetUser once a connection closed: %v", err)
+		t.Errorf("GetUser once a connection had no call: %v", err)
+	}
+}
+
+// handshaken opens n connections from the address from that finish the HTTP/2
+// handshake and make no call, and returns how many the server accepted (it sends
+// its SETTINGS) and how many it closed at once.
+func handshaken(t *testing.T, from, addr string, n int) (accepted, closed int) {
+	t.Helper()
+	var conns []*h2Conn
+	for range n {
+		c, err := dialFrom(from, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		// The preface and an empty SETTINGS frame; a connection closed at once may
+		// fail the write.
+		io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+		conns = append(conns, &h2Conn{Conn: c, r: bufio.NewReader(c)})
+	}
+	for _, h := range conns {
+		h.SetReadDeadline(time.Now().Add(10 * time.Second * raceSlowdown))
+		typ, _, err := h.readFrame()
+		switch {
+		case err == nil && typ == frameSettings:
+			accepted++
+		case err != nil && !isTimeout(err):
+			closed++
+		default:
+			t.Fatalf("first frame of a connection from %s: %d, %v; want SETTINGS or the connection closed", from, typ, err)
+		}
+	}
+	return accepted, closed
+}
+
+func isTimeout(err error) bool {
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
+}
+
+// getUserFrom makes a GetUser call from the address from, within a bound only a
+// server that keeps it waiting reaches.
+func getUserFrom(t *testing.T, from, addr string) error {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dialFrom(from, addr) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
+	defer cancel()
+	_, err = userpb.NewUserServiceClient(conn).GetUser(ctx, &userpb.GetUserRequest{Id: 1})
+	return err
+}
+
+// TestGRPCConnFloodFromOneAddress: one address opening as many connections as the
+// whole server may have, each finishing the handshake and making no call, gets its
+// share; a call from another address is served.
+func TestGRPCConnFloodFromOneAddress(t *testing.T) {
+	a, logs := startApp(t, testConfig())
+	d := defaultGRPCLimits()
+	accepted, closed := handshaken(t, "127.0.0.2", a.grpcAddr, d.maxConns)
+	if accepted != d.maxConnsPerClient || closed != d.maxConns-d.maxConnsPerClient {
+		t.Errorf("%d connections accepted and %d closed, want %d and %d", accepted, closed, d.maxConnsPerClient, d.maxConns-d.maxConnsPerClient)
+	}
+	if err := getUserFrom(t, "127.0.0.1", a.grpcAddr); err != nil {
+		t.Errorf("a call from another address: %v", err)
+	}
+	if !strings.Contains(logs.String(), `msg="gRPC connections refused: their client address has as many open as it may"`) {
+		t.Errorf("the refusals were not logged:\n%s", logs)
+	}
+}
+
+// TestGRPCConnFullShedsIdle: four addresses fill every connection slot with
+// connections that make no call; a call from a fifth is served, in the place of an
+// idle connection of an address holding the most.
+func TestGRPCConnFullShedsIdle(t *testing.T) {
+	a, logs := startApp(t, testConfig())
+	d := defaultGRPCLimits()
+	for _, from := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		if accepted, _ := handshaken(t, from, a.grpcAddr, d.maxConns/4); accepted != d.maxConns/4 {
+			t.Fatalf("%d connections of %s accepted, want %d", accepted, from, d.maxConns/4)
+		}
+	}
+	if err := getUserFrom(t, "127.0.0.1", a.grpcAddr); err != nil {
+		t.Errorf("a call from another address: %v", err)
+	}
+	if !strings.Contains(logs.String(), `msg="gRPC connection limit reached; idle connections closed to make room"`) {
+		t.Errorf("the closing was not logged:\n%s", logs)
+	}
+}
+
+// TestGRPCUnusedConnClosed: a connection that finishes the handshake and makes no
+// call is closed when the first-call deadline passes; one that made a call stays.
+func TestGRPCUnusedConnClosed(t *testing.T) {
+	a, _ := startApp(t, grpcConfig(grpcLimits{firstCallTimeout: 100 * time.Millisecond, maxIdle: time.Hour}))
+	used := dialGRPC(t, a.grpcAddr)
+	if _, err := userpb.NewUserServiceClient(used).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h := dialH2(t, a.grpcAddr, true)
+	if goAway, _ := h.end(t); goAway != "" {
+		t.Errorf("GOAWAY %q, want the connection closed by the first-call deadline", goAway)
+	}
+	// The used connection's deadline passed before the unused one's.
+	if s := used.GetState(); s != connectivity.Ready {
+		t.Errorf("the connection that made a call is %v", s)
 	}
 }
 
 func TestGRPCLimitFlags(t *testing.T) {
-	for _, args := range [][]string{{"-grpc-max-conns", "0"}, {"-grpc-max-streams", "0"}, {"-grpc-max-idle", "0s"}} {
+	for _, args := range [][]string{{"-grpc-max-conns", "0"}, {"-grpc-max-streams", "0"}, {"-grpc-max-idle", "0s"},
+		{"-grpc-max-conns-per-client", "-1"}, {"-grpc-first-call-timeout", "0s"}} {
 		err := run(t.Context(), args, func(string) string { return "" }, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%v: %v, want an error naming the flag", args, err)

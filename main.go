@@ -53,7 +53,8 @@ type config struct {
 	graphqlBatchMax int    // -graphql-batch-max; 0: arrays of operations refused
 	graphqlPQFile   string // -graphql-persisted-queries: the Apollo manifest to pin
 	graphqlPQOnly   bool   // -graphql-persisted-only
-	httpMaxConns    int
+	httpMaxConns    int                // 0: the default, or what the open-file limit leaves (httpConnLimit)
+	httpPerClient   int                // -http-max-conns-per-client; 0: no limit
 	workSlots       int                // -work-slots
 	clientWaiting   int                // -client-waiting
 	trustedProxies  string             // -trusted-proxies
@@ -137,7 +138,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
 	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
-	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", defaultHTTPMaxConns, "most HTTP connections (WebSockets included) open at once; more wait to be accepted")
+	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("most HTTP connections (WebSockets included) open at once; more wait to be accepted (default %d, or what the open-file limit leaves room for beside gRPC's connections if less; more than it leaves is refused)", defaultHTTPMaxConns))
+	fs.IntVar(&cfg.httpPerClient, "http-max-conns-per-client", defaultHTTPMaxConnsPerClient, "most HTTP connections (WebSockets included) of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit; behind a reverse proxy every client shares the proxy's: raise it or set it to 0)")
 	fs.IntVar(&cfg.workSlots, "work-slots", defaultWorkSlots(), "HTTP requests, gRPC messages and GraphQL WebSocket operations worked on at once, over all clients; the rest wait, and a freed slot goes to the waiting client served least lately (0: no queue)")
 	fs.IntVar(&cfg.clientWaiting, "client-waiting", defaultClientWaiting, "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address (IPv6: /64) waiting for a slot; more get 429 (gRPC: ResourceExhausted, WebSocket: an error message)")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated `addresses` and CIDR prefixes of reverse proxies trusted to name their client in Forwarded or X-Forwarded-For (gRPC: forwarded, x-forwarded-for metadata); that client is the one the queue, the per-client caps and the logs count")
@@ -152,6 +154,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
 	grpcDefaults := defaultGRPCLimits()
 	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")
+	fs.IntVar(&cfg.grpcLimits.maxConnsPerClient, "grpc-max-conns-per-client", grpcDefaults.maxConnsPerClient, "most gRPC connections of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit but -grpc-max-conns; behind a reverse proxy every client shares the proxy's)")
+	fs.DurationVar(&cfg.grpcLimits.firstCallTimeout, "grpc-first-call-timeout", grpcDefaults.firstCallTimeout, "close a gRPC connection that has made no call this long after it was accepted")
 	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", grpcDefaults.maxStreams, "gRPC calls at once on one connection")
 	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", grpcDefaults.maxIdle, "close a gRPC connection that had no call for this long")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
@@ -190,6 +194,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.grpcLimits.maxConns < 1 {
 		return errors.New("-grpc-max-conns must be positive")
 	}
+	switch n := cfg.grpcLimits.maxConnsPerClient; {
+	case n < 0:
+		return errors.New("-grpc-max-conns-per-client must not be negative (0: no limit)")
+	case n == 0:
+		cfg.grpcLimits.maxConnsPerClient = -1 // grpcLimits reads 0 as the default
+	}
+	if cfg.grpcLimits.firstCallTimeout <= 0 {
+		return errors.New("-grpc-first-call-timeout must be positive")
+	}
 	if cfg.grpcLimits.maxStreams < 1 || cfg.grpcLimits.maxStreams > 1_000_000 {
 		return errors.New("-grpc-max-streams must be between 1 and 1000000")
 	}
@@ -208,8 +221,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.graphqlPQOnly && cfg.graphqlPQFile == "" {
 		return errors.New("-graphql-persisted-only needs -graphql-persisted-queries, the file of the operations to allow")
 	}
-	if cfg.httpMaxConns < 1 {
+	if cfg.httpMaxConns < 0 || cfg.httpMaxConns == 0 && given(fs, "http-max-conns") {
 		return errors.New("-http-max-conns must be positive")
+	}
+	if cfg.httpPerClient < 0 {
+		return errors.New("-http-max-conns-per-client must not be negative (0: no limit)")
 	}
 	if cfg.workSlots < 0 || cfg.clientWaiting < 0 {
 		return errors.New("-work-slots and -client-waiting must not be negative")
@@ -242,6 +258,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	<-ctx.Done()
 	log.Info("shutting down")
 	return a.shutdown()
+}
+
+// given reports whether the flag name was set, on the command line or from the
+// environment.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // defaultListenHost is where the servers listen unless -http or -grpc says otherwise:

@@ -218,14 +218,17 @@ func (h *harness) selected(name string) bool {
 
 // startQuartet starts the built service on the dataset file. Every client of these
 // scenarios connects from 127.0.0.1, and the fan-out scenario opens thousands of
-// WebSockets there, so the WebSocket caps meant for hostile clients are lifted.
+// WebSockets there, so the WebSocket and per-address connection caps meant for
+// hostile clients are lifted.
 func (h *harness) startQuartet(ctx context.Context, dataset string) (*proc, error) {
 	return startService(ctx, h.quartetBin, dataset, unlimitedWebSockets, h.cfg.verbose)
 }
 
-// unlimitedWebSockets are the service flags that lift its WebSocket caps (0: no limit).
+// unlimitedWebSockets are the service flags that lift its WebSocket caps and its
+// connection caps per client address (0: no limit).
 var unlimitedWebSockets = []string{"-ws-max-sockets", "0", "-ws-max-sockets-per-client", "0",
-	"-ws-max-subscriptions", "0", "-ws-max-subscriptions-per-client", "0"}
+	"-ws-max-subscriptions", "0", "-ws-max-subscriptions-per-client", "0",
+	"-http-max-conns-per-client", "0", "-grpc-max-conns-per-client", "0"}
 
 // buildService builds the service from the repository directory repo into out.
 func buildService(ctx context.Context, repo, out string) error {

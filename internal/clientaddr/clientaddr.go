@@ -60,6 +60,12 @@ func ParseProxies(list string) (Proxies, error) {
 	return p, nil
 }
 
+// Contains reports whether the peer remoteAddr ("ip:port") is a trusted proxy.
+func (p Proxies) Contains(remoteAddr string) bool {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && p.trusted(ap.Addr())
+}
+
 func (p Proxies) trusted(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, prefix := range p {

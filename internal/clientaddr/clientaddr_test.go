@@ -53,6 +53,11 @@ func TestRemoteAddr(t *testing.T) {
 	if got := Proxies(nil).RemoteAddr("127.0.0.1:5000", nil, []string{"203.0.113.9"}); got != "127.0.0.1:5000" {
 		t.Errorf("no trusted proxies: %s", got)
 	}
+	for addr, want := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "10.2.3.4:1": true, "[::ffff:10.2.3.4]:1": true, "192.0.2.1:80": false, "pipe": false} {
+		if got := proxies.Contains(addr); got != want {
+			t.Errorf("Contains(%s) = %v", addr, got)
+		}
+	}
 	if _, err := ParseProxies("10.0.0.0/8, nonsense"); err == nil {
 		t.Error("ParseProxies accepted nonsense")
 	}

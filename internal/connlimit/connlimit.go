@@ -1,0 +1,433 @@
+// Package connlimit bounds the connections a server keeps open, in all and per
+// client, so that the file descriptors and memory they hold stay bounded and one
+// client cannot take them all. A client is a connection's peer address as
+// internal/clientaddr names it: the IP address, or an IPv6 address's /64.
+//
+// A Listener guarantees:
+//
+//   - At most Max of the connections its Accept returned are open at once. Past
+//     that, Accept holds the one connection it has just accepted until a slot is
+//     free; the connections after it wait in the kernel's accept queue.
+//   - At most PerClient of them, the one Accept holds included, come from one
+//     client. A connection past that is closed as soon as it is accepted, before
+//     anything is read from it or written to it.
+//   - With FirstUse, a connection whose first use (Conn.Begin) has not begun
+//     FirstUse after Accept returned it is closed.
+//   - With Shed, a connection does not wait for a slot while an open one is idle
+//     (no use under way): the idle connection of the client holding the most
+//     connections is closed to make room, one never used before one used.
+//   - An accept failing for want of file descriptors (EMFILE, ENFILE) is retried
+//     after a pause that doubles from 5 ms to 1 s, as net/http and grpc-go would,
+//     and is not returned; it is logged at most once a minute.
+//
+// A connection the Listener closes (FirstUse, Shed) has its socket closed under
+// the server using it, whose reads and writes then fail; nothing is said to the
+// peer first. The Listener knows nothing of the protocol: a server that wants
+// FirstUse or Shed tells it when each use of a connection (a call, a request)
+// begins and ends, finding the connection with Find.
+//
+// Its log lines (the bound reached, connections refused or closed) are written
+// at most once a minute per kind: the first at once, the rest as a count.
+package connlimit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"quartet/internal/clientaddr"
+)
+
+// logEvery spaces the log lines of one kind.
+const logEvery = time.Minute
+
+// The pause after an accept that failed for want of file descriptors doubles from
+// firstPause up to maxPause, the pauses net/http's and grpc-go's Serve take.
+const (
+	firstPause = 5 * time.Millisecond
+	maxPause   = time.Second
+)
+
+// Listener is a net.Listener that keeps the bounds the package comment lists.
+// Its fields are read from the first Accept on: set them before it.
+type Listener struct {
+	Max       int           // connections open at once, at least 1
+	PerClient int           // connections of one client open at once; 0: no bound but Max
+	FirstUse  time.Duration // close a connection not used this long after Accept returned it; 0: never
+	Shed      bool          // when Max are open, close an idle one for the connection waiting
+	// Exempt, when set, reports the peers ("ip:port") held to Max alone, not to
+	// PerClient: a reverse proxy whose connections carry many clients'.
+	Exempt func(remoteAddr string) bool
+
+	ln net.Listener
+
+	mu        sync.Mutex
+	open      int               // connections Accept returned, not yet closed
+	clients   map[string]int    // open connections of each client, with the one Accept holds
+	conns     map[connKey]*Conn // the open connections, for Find and Shed
+	freed     chan struct{}     // a slot was freed or, while Accept waits, a connection became idle
+	waiting   atomic.Int32      // Accepts waiting for a slot
+	closed    chan struct{}     // closed by Close, to end a waiting Accept
+	closeOnce sync.Once
+	pause     func(time.Duration) <-chan time.Time // time.After; tests count the pauses
+
+	full, refused, shed, unused, noFiles tally
+}
+
+// New returns a Listener of ln keeping at most max connections open, which names
+// them name in its log lines ("HTTP connection limit reached").
+func New(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener {
+	l := &Listener{Max: maxConns, ln: ln, clients: map[string]int{}, conns: map[connKey]*Conn{},
+		freed: make(chan struct{}, 1), closed: make(chan struct{}), pause: time.After}
+	l.full = tally{log: log, level: slog.LevelWarn, msg: name + " connection limit reached; new connections wait to be accepted"}
+	l.refused = tally{log: log, level: slog.LevelWarn, msg: name + " connections refused: their client address has as many open as it may"}
+	l.shed = tally{log: log, level: slog.LevelWarn, msg: name + " connection limit reached; idle connections closed to make room"}
+	l.unused = tally{log: log, level: slog.LevelInfo, msg: name + " connections closed: not used in time"}
+	l.noFiles = tally{log: log, level: slog.LevelError, msg: name + " accept failing for want of file descriptors; retrying"}
+	return l
+}
+
+// Addr is the address the listener listens on.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Accept waits for a connection within the bounds and returns it, a *Conn.
+func (l *Listener) Accept() (net.Conn, error) {
+	for {
+		nc, err := l.accept()
+		if err != nil {
+			return nil, err
+		}
+		client := clientaddr.Of(nc.RemoteAddr().String())
+		l.mu.Lock()
+		if l.PerClient > 0 && l.clients[client] >= l.PerClient && (l.Exempt == nil || !l.Exempt(nc.RemoteAddr().String())) {
+			l.mu.Unlock()
+			nc.Close()
+			l.refused.add(slog.String("last_client", client), slog.Int("limit", l.PerClient))
+			continue
+		}
+		l.clients[client]++
+		if err := l.waitForSlotLocked(); err != nil {
+			l.dropClientLocked(client)
+			l.mu.Unlock()
+			nc.Close()
+			return nil, err
+		}
+		c := &Conn{Conn: nc, l: l, client: client, key: keyOf(nc.LocalAddr(), nc.RemoteAddr())}
+		l.open++
+		l.conns[c.key] = c
+		if l.FirstUse > 0 {
+			c.unused = time.AfterFunc(l.FirstUse, c.closeUnused)
+		}
+		l.mu.Unlock()
+		return c, nil
+	}
+}
+
+// accept accepts a connection from ln, retrying while file descriptors run out.
+func (l *Listener) accept() (net.Conn, error) {
+	var pause time.Duration
+	for {
+		nc, err := l.ln.Accept()
+		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
+			return nc, err
+		}
+		pause = min(max(2*pause, firstPause), maxPause)
+		l.noFiles.add(slog.String("error", err.Error()))
+		select {
+		case <-l.pause(pause):
+		case <-l.closed:
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// waitForSlotLocked returns once fewer than Max connections are open, closing an
+// idle one if it may; l.mu is held, and released while it waits.
+func (l *Listener) waitForSlotLocked() error {
+	for l.open >= max(l.Max, 1) {
+		if l.Shed {
+			if v := l.idleVictimLocked(); v != nil {
+				l.releaseLocked(v)
+				l.mu.Unlock()
+				v.Conn.Close()
+				l.shed.add(slog.String("last_client", v.client), slog.Int("max", l.Max))
+				l.mu.Lock()
+				continue
+			}
+		}
+		l.waiting.Add(1)
+		l.mu.Unlock()
+		l.full.add(slog.Int("max", l.Max))
+		select {
+		case <-l.freed:
+		case <-l.closed:
+			l.mu.Lock()
+			l.waiting.Add(-1)
+			return net.ErrClosed
+		}
+		l.mu.Lock()
+		l.waiting.Add(-1)
+	}
+	if l.waiting.Load() > 0 && l.open+1 < max(l.Max, 1) {
+		l.signal() // another Accept waits, and there is room for it too
+	}
+	return nil
+}
+
+// idleVictimLocked marks for closing, and returns, the idle connection that Shed
+// closes first, or nil when none is idle.
+func (l *Listener) idleVictimLocked() *Conn {
+	for {
+		var v *Conn
+		for _, c := range l.conns {
+			if c.calls.Load() != 0 {
+				continue
+			}
+			if v == nil || l.clients[c.client] > l.clients[v.client] ||
+				l.clients[c.client] == l.clients[v.client] && v.used.Load() && !c.used.Load() {
+				v = c
+			}
+		}
+		if v == nil || v.calls.CompareAndSwap(0, closing) {
+			return v
+		}
+		// A use began meanwhile: choose again.
+	}
+}
+
+// releaseLocked frees c's slot, once.
+func (l *Listener) releaseLocked(c *Conn) {
+	if c.released {
+		return
+	}
+	c.released = true
+	l.open--
+	l.dropClientLocked(c.client)
+	if l.conns[c.key] == c {
+		delete(l.conns, c.key)
+	}
+	if c.unused != nil {
+		c.unused.Stop()
+	}
+	l.signal()
+}
+
+func (l *Listener) dropClientLocked(client string) {
+	if l.clients[client]--; l.clients[client] <= 0 {
+		delete(l.clients, client)
+	}
+}
+
+// signal wakes a waiting Accept.
+func (l *Listener) signal() {
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops accepting, also for an Accept waiting for a slot; open connections
+// keep their slots until they close. What the log holds back is written.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		for _, t := range []*tally{&l.full, &l.refused, &l.shed, &l.unused, &l.noFiles} {
+			t.flush()
+		}
+	})
+	return l.ln.Close()
+}
+
+// Open is the number of connections Accept returned that are not closed yet.
+func (l *Listener) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// Find returns the open connection from remote to local, or nil: a server that
+// learns of a use with the connection's addresses only (a gRPC call's peer) finds
+// the connection to tell of it.
+func (l *Listener) Find(local, remote net.Addr) *Conn {
+	k := keyOf(local, remote)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conns[k]
+}
+
+// connKey names a connection by its two ends: no two open TCP connections of a
+// listener share them.
+type connKey struct{ local, remote netip.AddrPort }
+
+func keyOf(local, remote net.Addr) connKey { return connKey{addrPort(local), addrPort(remote)} }
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if a == nil {
+		return netip.AddrPort{}
+	}
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
+}
+
+// closing is Conn.calls of a connection the listener is closing.
+const closing = -1
+
+// Conn is a connection Accept returned. Closing it frees its slot.
+type Conn struct {
+	net.Conn
+	l      *Listener
+	client string
+	key    connKey
+
+	calls  atomic.Int32 // uses under way, or closing
+	used   atomic.Bool  // a use has begun
+	unused *time.Timer  // FirstUse's; set before Accept returns
+
+	released bool // the slot is free again; under l.mu
+}
+
+// Begin tells the listener that a use of c begins (a call, a request): c is not
+// idle until the matching End. A nil c does nothing, so a server may pass on what
+// Find returned.
+func (c *Conn) Begin() {
+	if c == nil {
+		return
+	}
+	for {
+		n := c.calls.Load()
+		if n == closing {
+			return // too late: the use fails with the connection
+		}
+		if c.calls.CompareAndSwap(n, n+1) {
+			break
+		}
+	}
+	if !c.used.Load() {
+		c.used.Store(true)
+		if c.unused != nil {
+			c.unused.Stop()
+		}
+	}
+}
+
+// End tells the listener that a use of c begun with Begin has ended.
+func (c *Conn) End() {
+	if c == nil {
+		return
+	}
+	for {
+		n := c.calls.Load()
+		if n <= 0 {
+			return // Begin came too late to count
+		}
+		if c.calls.CompareAndSwap(n, n-1) {
+			if n == 1 && c.l.waiting.Load() > 0 {
+				c.l.signal()
+			}
+			return
+		}
+	}
+}
+
+// Close closes the connection and frees its slot.
+func (c *Conn) Close() error {
+	err := c.Conn.Close()
+	c.l.mu.Lock()
+	c.l.releaseLocked(c)
+	c.l.mu.Unlock()
+	return err
+}
+
+// CloseWrite keeps the half-close net/http uses to end a connection without
+// resetting it (so the client reads the last answer), which wrapping would hide.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// closeUnused closes c if no use has begun: FirstUse's timer.
+func (c *Conn) closeUnused() {
+	if c.used.Load() || !c.calls.CompareAndSwap(0, closing) {
+		return
+	}
+	c.l.mu.Lock()
+	c.l.releaseLocked(c)
+	c.l.mu.Unlock()
+	c.l.unused.add(slog.String("last_client", c.client), slog.Duration("within", c.l.FirstUse))
+	c.Conn.Close()
+}
+
+// tally logs one kind of event at most once per logEvery: the first at once, the
+// ones after it as a count, with the next line or when the interval is over.
+type tally struct {
+	log   *slog.Logger // nil: nothing is logged
+	level slog.Level
+	msg   string
+
+	mu     sync.Mutex
+	logged time.Time   // when the last line was written
+	held   int         // events since, not logged yet
+	last   []slog.Attr // the last event's
+	timer  *time.Timer // writes what is held when the interval is over
+	done   bool        // flushed for good by Close
+}
+
+func (t *tally) add(attrs ...slog.Attr) {
+	if t.log == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return
+	}
+	t.held++
+	t.last = attrs
+	if since := time.Since(t.logged); since >= logEvery {
+		t.writeLocked()
+	} else if t.timer == nil {
+		t.timer = time.AfterFunc(logEvery-since, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.timer = nil
+			if !t.done {
+				t.writeLocked()
+			}
+		})
+	}
+}
+
+// writeLocked logs what is held, if anything.
+func (t *tally) writeLocked() {
+	if t.held == 0 {
+		return
+	}
+	t.log.LogAttrs(context.Background(), t.level, t.msg, append([]slog.Attr{slog.Int("count", t.held)}, t.last...)...)
+	t.held, t.logged = 0, time.Now()
+}
+
+// flush logs what is held and nothing after.
+func (t *tally) flush() {
+	if t.log == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done = true
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	t.writeLocked()
+}
