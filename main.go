@@ -49,10 +49,10 @@ type config struct {
 	repair          bool
 	graphqlMaxDepth int
 	graphqlMaxCost  int
-	graphqlMaxBytes int    // -graphql-max-response-bytes
-	graphqlBatchMax int    // -graphql-batch-max; 0: arrays of operations refused
-	graphqlPQFile   string // -graphql-persisted-queries: the Apollo manifest to pin
-	graphqlPQOnly   bool   // -graphql-persisted-only
+	graphqlMaxBytes int                // -graphql-max-response-bytes
+	graphqlBatchMax int                // -graphql-batch-max; 0: arrays of operations refused
+	graphqlPQFile   string             // -graphql-persisted-queries: the Apollo manifest to pin
+	graphqlPQOnly   bool               // -graphql-persisted-only
 	httpMaxConns    int                // 0: the default, or what the open-file limit leaves (httpConnLimit)
 	httpPerClient   int                // -http-max-conns-per-client; 0: no limit
 	workSlots       int                // -work-slots
