@@ -12,14 +12,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"quartet/internal/jsonkeys"
 )
 
 // decodeDataset reads the dataset format without reflection, several times faster
 // than encoding/json on a million users. It accepts exactly what encoding/json would
 // decode into a Dataset with unknown fields disallowed (keys matched
 // case-insensitively, null leaving a value as it is), except a key repeated in one
-// object, and gives the same values; FuzzDecodeDataset holds it to that. Strings
-// with escapes, times and prices are handed to the same code encoding/json uses.
+// object and a string with an unpaired surrogate escape (which encoding/json would
+// decode as U+FFFD, where a request body refuses it), and gives the same values;
+// FuzzDecodeDataset holds it to that. Strings with escapes, times and prices are
+// handed to the same code encoding/json uses.
 //
 // It pays for its lines at start-up: with encoding/json the start-up target is missed
 // (bench/README.md, "Tricks that were measured against the standard library"). This
@@ -334,6 +338,19 @@ type loc struct {
 
 func (l loc) with(field string) loc { l.field = field; return l }
 
+// open is how many arrays and objects of the file are open around the value at l.
+func (l loc) open() int {
+	switch {
+	case l.list == "":
+		return 0
+	case l.i < 0:
+		return 1 // the dataset object
+	case l.field == "":
+		return 2 // and the list
+	}
+	return 3 // and the record
+}
+
 func (l loc) String() string {
 	switch {
 	case l.list == "":
@@ -352,10 +369,6 @@ type jsonScanner struct {
 	pos     int
 	segment int // elements per segment of a list (segmentElems; tests make it tiny)
 }
-
-// maxNesting bounds how deep values may nest where this format has no nesting at all
-// (a value of an unexpected kind is skipped only to report it).
-const maxNesting = 64
 
 func (d *jsonScanner) space() {
 	for d.pos < len(d.data) {
@@ -589,7 +602,9 @@ func (d *jsonScanner) key() ([]byte, error) {
 }
 
 // rawString reads a string; escapes and invalid UTF-8 are decoded by encoding/json
-// itself, so both agree on every odd case (lone surrogates, replacement characters).
+// itself, so both agree on every odd case (replacement characters; an unpaired
+// surrogate escape in a key makes a key no field has, and string refuses one in a
+// value).
 func (d *jsonScanner) rawString() (string, error) {
 	tok, plain, err := d.stringToken()
 	if err != nil {
@@ -617,7 +632,19 @@ func (d *jsonScanner) string(at loc, dst *string) error {
 	if d.next() != '"' {
 		return d.valueTypeError(at, "a string")
 	}
-	s, err := d.rawString()
+	start := d.pos
+	tok, plain, err := d.stringToken()
+	if err != nil {
+		return err
+	}
+	if plain {
+		*dst = string(tok[1 : len(tok)-1])
+		return nil
+	}
+	if i := jsonkeys.LoneSurrogate(tok[1 : len(tok)-1]); i >= 0 {
+		return fmt.Errorf("%s: unpaired surrogate escape %s names no character (byte %d)", at, tok[1+i:1+i+6], start+1+i)
+	}
+	s, err := unquote(tok)
 	if err == nil {
 		*dst = s
 	}
@@ -629,7 +656,7 @@ func (d *jsonScanner) string(at loc, dst *string) error {
 func (d *jsonScanner) valueTypeError(at loc, want string) error {
 	start := d.pos
 	kind := d.kind()
-	if err := d.skip(0); err != nil {
+	if err := d.skip(at, at.open()); err != nil {
 		return err
 	}
 	return fmt.Errorf("%s must be %s, not %s (byte %d)", at, want, kind, start)
@@ -738,7 +765,7 @@ func (d *jsonScanner) bool(at loc, dst *bool) error {
 // unmarshaler hands the raw value to dst's own UnmarshalJSON, as encoding/json does.
 func (d *jsonScanner) unmarshaler(at loc, dst json.Unmarshaler) error {
 	start := d.pos
-	if err := d.skip(0); err != nil {
+	if err := d.skip(at, at.open()); err != nil {
 		return err
 	}
 	if err := dst.UnmarshalJSON(d.data[start:d.pos]); err != nil {
@@ -747,16 +774,18 @@ func (d *jsonScanner) unmarshaler(at loc, dst json.Unmarshaler) error {
 	return nil
 }
 
-// skip consumes one well-formed value of any kind.
-func (d *jsonScanner) skip(depth int) error {
-	if depth > maxNesting {
-		return fmt.Errorf("malformed JSON at byte %d: nested too deeply", d.pos)
-	}
+// skip consumes one well-formed value of any kind, the value at, inside open arrays
+// and objects. This format has no nesting below its records, so a value is skipped
+// only to report its kind; it may nest no deeper than a request body may
+// (jsonkeys.MaxDepth, counted from the file's top), which bounds the recursion.
+func (d *jsonScanner) skip(at loc, open int) error {
 	switch c := d.next(); {
+	case (c == '{' || c == '[') && open == jsonkeys.MaxDepth:
+		return fmt.Errorf("%s: %w", at, &jsonkeys.DepthError{Offset: int64(d.pos)})
 	case c == '{':
-		return d.object(loc{list: "value"}, nil, func(string, []byte) error { return d.skip(depth + 1) })
+		return d.object(loc{list: "value"}, nil, func(string, []byte) error { return d.skip(at, open+1) })
 	case c == '[':
-		return d.array(loc{list: "value"}, func(int) error { return d.skip(depth + 1) })
+		return d.array(loc{list: "value"}, func(int) error { return d.skip(at, open+1) })
 	case c == '"':
 		_, _, err := d.stringToken()
 		return err

@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 // decodeWithStdlib is the reference: encoding/json into a Dataset, unknown fields
-// refused, one value only, and no key repeated in an object (repeatedKey).
+// refused, one value only, no key repeated in an object (repeatedKey), and no
+// unpaired surrogate escape (testkit's reference).
 func decodeWithStdlib(data []byte) (*Dataset, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -24,6 +28,9 @@ func decodeWithStdlib(data []byte) (*Dataset, error) {
 	}
 	if err := repeatedKey(data); err != nil {
 		return nil, err
+	}
+	if testkit.HasLoneSurrogate(data) {
+		return nil, errors.New("unpaired surrogate escape")
 	}
 	return &ds, nil
 }
@@ -85,6 +92,10 @@ var datasetSeeds = []string{
 	` { "users" : [ { "id" : 1 } ] } `, `{"users":[{"id":01}]}`, `{"users":[{"id":-}]}`, `{"users":[{"id":1.}]}`,
 	`{"users":[{"createdAt":"2024-01-01T09:00:00+02:00"}]}`, `{"users":[{"createdAt":1}]}`,
 	`{"users":[{"name":"K"}],"uſers":[]}`, `{"uſers":[]}`,
+	`{"users":[{"name":"\ud83d\ude00\udc00"}]}`, `{"users":[{"name":"\\ud800","email":"\\\udbff"}]}`,
+	`{"users":[{"name":` + strings.Repeat("[", 61) + strings.Repeat("]", 61) + `}]}`,
+	`{"users":[{"name":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`,
+	`{"users":[{"createdAt":{"a":` + strings.Repeat("[", 70) + `}}]}`,
 }
 
 func TestDecodeDatasetMatchesEncodingJSON(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +50,9 @@ var goldenHeaders = []string{"Accept-Encoding", "Allow", "Content-Type", "Locati
 //
 // A .http file holds requests separated by lines "###": a request line "METHOD
 // /path", header lines, a blank line and the body. A body "@json-string-of N bytes"
-// stands for {"name":"aaa…"} with N a's, for size limits.
+// stands for {"name":"aaa…"} with N a's, for size limits; "@[N]" in a body stands
+// for N arrays nested in each other, [[…]], for the nesting bound, and so it does
+// in a request line (which the transcript shows as written).
 func TestGoldenHTTP(t *testing.T) {
 	files, err := filepath.Glob("testdata/*/*.http")
 	if err != nil || len(files) == 0 {
@@ -74,6 +78,9 @@ func TestGoldenHTTP(t *testing.T) {
 	}
 }
 
+// nestedArrays is the "@[N]" of a .http body (see TestGoldenHTTP).
+var nestedArrays = regexp.MustCompile(`@\[[0-9]+\]`)
+
 // roundTrip sends one request written as text and returns the response as text.
 func roundTrip(t *testing.T, base, text string) string {
 	t.Helper()
@@ -89,8 +96,15 @@ func roundTrip(t *testing.T, base, text string) string {
 		fmt.Sscan(n, &size)
 		body = `{"name":"` + strings.Repeat("a", size) + `"}`
 	}
+	expand := func(s string) string {
+		return nestedArrays.ReplaceAllStringFunc(s, func(m string) string {
+			n, _ := strconv.Atoi(m[2 : len(m)-1])
+			return strings.Repeat("[", n) + strings.Repeat("]", n)
+		})
+	}
+	body = expand(body)
 	// Request lines are written readable, with spaces; on the wire they are %20.
-	req, err := http.NewRequest(method, base+strings.ReplaceAll(target, " ", "%20"), strings.NewReader(body))
+	req, err := http.NewRequest(method, base+strings.ReplaceAll(expand(target), " ", "%20"), strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -317,8 +317,8 @@ func validateProduct(name, category string, price Decimal) (string, string, erro
 }
 
 // textRule is what a text field may hold. Every surface stores and serves what it is
-// given, so what would mangle a reader's screen, terminal or log is refused here,
-// once, for all of them (issue 15.11):
+// given, so what would mangle a reader's screen, terminal or log, or hide text from
+// the people reading it, is refused here, once, for all of them:
 //
 //   - invalid UTF-8;
 //   - control characters (C0, DEL, C1), which terminals and logs interpret; free text
@@ -327,8 +327,17 @@ func validateProduct(name, category string, price Decimal) (string, string, erro
 //     U+2069), which reorder the text around them ("Trojan Source"). The marks U+200E,
 //     U+200F and U+061C stay allowed: right-to-left names need them, and they move
 //     nothing but the neutral characters next to them;
-//   - for a required field, a value with nothing visible in it: only white space and
-//     invisible characters (see isInvisible), such as a lone zero-width space.
+//   - noncharacters (U+FDD0 to U+FDEF, and the last two code points of every plane,
+//     U+FFFE and U+FFFF among them): Unicode keeps them for a program's own use, and
+//     software that meets one in text may drop it, replace it or stop;
+//   - tag characters (U+E0000 to U+E007F): drawn as nothing, they carry ASCII that a
+//     reader cannot see but a program, or a language model, reads. A one-line field
+//     refuses them all; free text keeps them only in an emoji tag sequence (a black
+//     flag U+1F3F4, tags U+E0020 to U+E007E, then the cancel tag U+E007F: the flags
+//     of England, Scotland and Wales), the one use Unicode recommends;
+//   - for a required field, a value with nothing visible in it: only white space,
+//     invisible characters (see isInvisible) and combining marks, such as a lone
+//     zero-width space or an accent with no letter to sit on.
 type textRule struct {
 	multiline bool // line feeds and tabs allowed
 	required  bool // something visible needed
@@ -368,8 +377,13 @@ func (rule textRule) check(s string) string {
 		return "must be valid UTF-8"
 	}
 	visible, n := false, 0
+	flag := noFlag // where the runes so far leave an emoji tag sequence
 	for _, r := range s {
 		n++
+		isTag := 0xe0000 <= r && r <= 0xe007f
+		if flag == inFlagTags && !isTag {
+			return tagMessage(rule) // tags with no cancel tag to end them
+		}
 		switch {
 		case r == '\n' || r == '\t' || r == '\u2028' || r == '\u2029':
 			if !rule.multiline {
@@ -379,17 +393,51 @@ func (rule textRule) check(s string) string {
 			return "must not contain control characters"
 		case 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
 			return "must not contain bidirectional override or isolate characters"
-		case !visible && !unicode.IsSpace(r) && !isInvisible(r):
+		case 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe:
+			return "must not contain Unicode noncharacters (such as U+FFFF)"
+		case isTag:
+			switch {
+			case !rule.multiline:
+				return tagMessage(rule)
+			case r == '\U000E007F' && flag == inFlagTags:
+				flag = noFlag // the sequence is complete
+			case 0xe0020 <= r && r <= 0xe007e && flag != noFlag:
+				flag = inFlagTags
+			default:
+				return tagMessage(rule)
+			}
+			continue
+		case !visible && !unicode.IsSpace(r) && !isInvisible(r) && !unicode.IsMark(r):
 			visible = true
+		}
+		if flag = noFlag; r == '\U0001F3F4' {
+			flag = afterBlackFlag
 		}
 	}
 	switch {
+	case flag == inFlagTags:
+		return tagMessage(rule)
 	case rule.required && !visible:
 		return "must contain a visible character"
 	case rule.maxRunes > 0 && n > rule.maxRunes:
 		return fmt.Sprintf("must be at most %d characters", rule.maxRunes)
 	}
 	return ""
+}
+
+// Where textRule.check is in an emoji tag sequence.
+const (
+	noFlag         = iota
+	afterBlackFlag // U+1F3F4, which tags may follow
+	inFlagTags     // tags, which the cancel tag must end
+)
+
+// tagMessage is the refusal of tag characters under rule.
+func tagMessage(rule textRule) string {
+	if rule.multiline {
+		return "must not contain tag characters outside a flag's emoji tag sequence"
+	}
+	return "must not contain tag characters"
 }
 
 // isInvisible reports whether r is drawn as nothing: a format character (category

@@ -11,8 +11,8 @@ import (
 	"quartet/userpb"
 )
 
-// TestTextRules holds the text fields' rules (issue 15.11): what a one-line field
-// and a free-text field refuse, and what they keep.
+// TestTextRules holds the text fields' rules: what a one-line field and a free-text
+// field refuse, and what they keep.
 func TestTextRules(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -64,6 +64,38 @@ func TestTextRules(t *testing.T) {
 		{"comment lines", commentRule, "nice\npost", ""},
 		{"category empty", categoryRule, "", ""},
 		{"category newline", categoryRule, "a\nb", "single line"},
+		// Noncharacters, in every field.
+		{"U+FFFE", nameRule, "Zoe\ufffe", "noncharacters"},
+		{"U+FFFF", contentRule, "a\uffffb", "noncharacters"},
+		{"U+FDD0", nameRule, "\ufdd0Zoe", "noncharacters"},
+		{"U+FDEF", commentRule, "nice \ufdef", "noncharacters"},
+		{"U+1FFFE", titleRule, "Title \U0001fffe", "noncharacters"},
+		{"U+10FFFF", contentRule, "\U0010ffff", "noncharacters"},
+		{"U+EFFFF", categoryRule, "\U000effff", "noncharacters"},
+		{"next to noncharacters", nameRule, "\ufdcf\ufdf0\ufffd\ufffc\U0001fffd\U00010000", ""},
+		// Tag characters: none in a one-line field; in free text only a flag's sequence.
+		{"tags in a name", nameRule, "Zoe\U000e0041\U000e0064\U000e006d\U000e0069\U000e006e", "tag characters"},
+		{"tags only", nameRule, "\U000e0061\U000e007f", "tag characters"},
+		{"language tag", nameRule, "Zoe\U000e0001", "tag characters"},
+		{"flag in a name", nameRule, "Zoe \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", "tag characters"},
+		{"flag in a title", titleRule, "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f Trip", "tag characters"},
+		{"flag in a comment", commentRule, "go \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f!", ""},
+		{"two flags in content", contentRule, "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", ""},
+		{"hidden text in a comment", commentRule, "nice\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065", "tag characters"},
+		{"tags after a letter", contentRule, "a\U000e0067\U000e0062\U000e007f", "tag characters"},
+		{"flag tags not ended", contentRule, "\U0001f3f4\U000e0067\U000e0062 x", "tag characters"},
+		{"flag tags at the end", contentRule, "\U0001f3f4\U000e0067\U000e0062", "tag characters"},
+		{"cancel tag alone", contentRule, "\U0001f3f4\U000e007f", "tag characters"},
+		{"language tag in content", contentRule, "\U0001f3f4\U000e0001\U000e007f", "tag characters"},
+		{"black flag alone", nameRule, "\U0001f3f4", ""},
+		// Combining marks draw nothing without a letter to sit on.
+		{"one combining mark", nameRule, "\u0301", "visible character"},
+		{"combining marks only", nameRule, "\u0301\u0308\u20dd", "visible character"},
+		{"spacing mark only", nameRule, "\u093e", "visible character"},
+		{"marks after invisibles", nameRule, "\u200b\u0301 \u0327", "visible character"},
+		{"marks on a letter", nameRule, "e\u0301\u0327", ""},
+		{"comment of marks", commentRule, "\u0301\n\u0301", "visible character"},
+		{"content of marks", contentRule, "\u0301", ""},
 	}
 	for _, tt := range tests {
 		got := tt.rule.check(tt.value)
@@ -120,6 +152,16 @@ func TestTextRulesOnEverySurface(t *testing.T) {
 	wantField("AddComment", err, "text", "visible character")
 	_, err = s.CreateOrder(1, NewOrder{ProductID: 1, Quantity: 1, CustomerName: "x\x00"})
 	wantField("CreateOrder", err, "customerName", "control characters")
+	_, err = s.CreateUser("Zoe\U000e0041\U000e0042", "zoe@example.com")
+	wantField("CreateUser tags", err, "name", "must not contain tag characters")
+	_, err = s.UpdateUser(1, UserPatch{Name: new("Ann\uffff")})
+	wantField("UpdateUser noncharacter", err, "name", "must not contain Unicode noncharacters")
+	_, err = s.CreateUsers([]NewUser{{"\u0301", "z@example.com"}})
+	wantField("CreateUsers combining mark", err, "name", "must contain a visible character")
+	_, err = s.AddComment(1, 1, "x\U000e0078")
+	wantField("AddComment tags", err, "text", "tag characters outside a flag's emoji tag sequence")
+	_, err = s.CreateOrder(1, NewOrder{ProductID: 1, Quantity: 1, CustomerName: "\u0308\u0308"})
+	wantField("CreateOrder combining marks", err, "customerName", "must contain a visible character")
 	if len(s.Users()) != users || len(s.Posts()) != posts || len(s.Comments()) != comments || len(s.Orders()) != orders {
 		t.Error("a refused write stored something")
 	}
@@ -133,6 +175,9 @@ func TestTextRulesOnEverySurface(t *testing.T) {
 		{"comment", `{"users":[{"id":1,"name":"a","email":"a@example.com"}],"posts":[{"id":1,"userId":1,"title":"t"}],"comments":[{"id":1,"postId":1,"authorId":1,"text":"\u200b"}]}`, "comments[0] (id 1): text must contain a visible character"},
 		{"product", `{"products":[{"id":1,"name":"p","category":"a\nb","price":1}]}`, "products[0] (id 1): category must be a single line"},
 		{"order", `{"products":[{"id":1,"name":"p","price":1}],"orders":[{"id":1,"productId":1,"quantity":1,"customerName":"\u009b"}]}`, "orders[0] (id 1): customerName must not contain control characters"},
+		{"user tags", `{"users":[{"id":1,"name":"a","email":"a@example.com"},{"id":2,"name":"b\udb40\udc41","email":"b@example.com"}]}`, "users[1] (id 2): invalid input: name must not contain tag characters"},
+		{"product noncharacter", `{"products":[{"id":1,"name":"p\ufdd0","price":1}]}`, "products[0] (id 1): name must not contain Unicode noncharacters"},
+		{"user combining mark", `{"users":[{"id":1,"name":" \u0301 ","email":"a@example.com"}]}`, "users[0] (id 1): invalid input: name must contain a visible character"},
 	} {
 		ds, err := ReadDataset(strings.NewReader(tt.json))
 		if err == nil {
@@ -153,6 +198,19 @@ func TestTextRulesOnEverySurface(t *testing.T) {
 	stream.Send(&userpb.CreateUserRequest{Name: "Zoe\u2066", Email: "zoe@example.com"})
 	_, err = stream.CloseAndRecv()
 	wantCode(t, err, codes.InvalidArgument, "user 0: invalid input: name must not contain bidirectional override or isolate characters")
+	for name, want := range map[string]string{
+		"Zoe\U000e0041":      "name must not contain tag characters",
+		"Zoe\U0010fffe":      "name must not contain Unicode noncharacters (such as U+FFFF)",
+		"\u0301\u0301\u0301": "name must contain a visible character",
+	} {
+		stream, err := c.CreateUsers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Send(&userpb.CreateUserRequest{Name: name, Email: "zoe@example.com"})
+		_, err = stream.CloseAndRecv()
+		wantCode(t, err, codes.InvalidArgument, "user 0: invalid input: "+want)
+	}
 }
 
 // TestIsEmailAddress: an e-mail is one bare address, as net/mail reads it, with

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"quartet/internal/jsonkeys"
+	"quartet/internal/testkit"
 )
 
 // usersNamed builds users with ids 1..n in order, named by names and emails.
@@ -121,10 +122,15 @@ var userBodySeeds = []string{
 	`{"name":"a","Name":"b"}`, `{"x":1,"x":2}`, `{"x":{"y":1,"y":2}}`, `{"x":{"y":1,"Y":2}}`, `{"name":"a","x":1,"X":2}`,
 	`{"\u006eame":"a","name":"b"}`, `{"k":1,"\u212a":2}`, `{"\u0078":1,"x":2}`, `{"x":[{"a":1,"a":2}],"name":"a"}`,
 	`{"a":1,"b":2,"c":3,"d":4,"e":5,"name":"z"}`, `{"id":1,"name":"Ann","email":"ann@example.com","createdAt":"2024-01-05T09:00:00Z"}`,
+	// Nesting to jsonkeys.MaxDepth and past it; surrogate escapes, paired and not.
+	`{"name":"a","x":` + nestedBody(jsonkeys.MaxDepth-1) + `}`, `{"name":"a","x":` + nestedBody(jsonkeys.MaxDepth) + `}`,
+	nestedBody(12000), `{"name":"\ud83d\ude00\udc00"}`, `{"name":"\\ud800","email":"\\\udbff"}`,
 }
 
 // checkUserBody holds the REST body decoder to its reference: encoding/json, with
-// a repeated key (case-folded in the outermost object) and invalid UTF-8 errors.
+// a repeated key (case-folded in the outermost object), invalid UTF-8, nesting
+// deeper than jsonkeys.MaxDepth and an unpaired surrogate escape (by testkit's
+// references) errors.
 // decodeBody fails exactly when the reference does, for user and order bodies, and
 // gives the reference's values.
 func checkUserBody(t *testing.T, data []byte) {
@@ -134,6 +140,12 @@ func checkUserBody(t *testing.T, data []byte) {
 	err := decodeOneJSONValue(bytes.NewReader(data), &want)
 	if dup {
 		err = errors.New("duplicate key")
+	}
+	if err == nil && testkit.JSONDepth(data) > jsonkeys.MaxDepth {
+		err = errors.New("nested too deeply")
+	}
+	if err == nil && testkit.HasLoneSurrogate(data) { // data is one valid value
+		err = errors.New("unpaired surrogate escape")
 	}
 	if !utf8.Valid(data) {
 		err = errors.New("invalid UTF-8")
@@ -280,5 +292,50 @@ func TestUserListIsEncodingJSON(t *testing.T) {
 	want, _ := json.Marshal(store.Users())
 	if len(got) < 3*responseChunk || !bytes.Equal(got, append(want, '\n')) {
 		t.Fatalf("the list (%d bytes) is not encoding/json's (%d bytes)", len(got), len(want)+1)
+	}
+}
+
+// nestedBody is a body of levels objects, each the only member of the one around it:
+// {"a":{"a":...1...}}.
+func nestedBody(levels int) string {
+	return strings.Repeat(`{"a":`, levels) + "1" + strings.Repeat("}", levels)
+}
+
+// BenchmarkDecodeNestedBody measures the refusal of a 1 MiB POST /api/users body of
+// objects nested about 175,000 deep: what it allocates is bounded by
+// jsonkeys.MaxDepth, not by the body's levels (TestNestedBodyAllocatesLittle).
+func BenchmarkDecodeNestedBody(b *testing.B) {
+	body := nestedBody((maxBodyBytes - 1) / len(`{"a":}`))
+	header := http.Header{"Content-Type": {"application/json"}}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := &discardResponse{header: http.Header{}}
+		r := &http.Request{Method: "POST", Header: header, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+		var u userBody
+		if decodeJSON(w, r, &u) == nil || w.status != http.StatusBadRequest {
+			b.Fatalf("a nested body was not refused with 400 (status %d)", w.status)
+		}
+	}
+}
+
+// TestNestedBodyAllocatesLittle: a 1 MiB body of objects nested 175,000 deep is
+// refused with 400, allocating little beyond the body itself. Without the nesting
+// bound its duplicate-key check made a frame and a map for every level: 88 MB.
+func TestNestedBodyAllocatesLittle(t *testing.T) {
+	body := nestedBody((maxBodyBytes - 1) / len(`{"a":}`))
+	header := http.Header{"Content-Type": {"application/json"}}
+	w := &discardResponse{header: http.Header{}}
+	var err error
+	n := testkit.BytesAllocated(func() {
+		r := &http.Request{Method: "POST", Header: header, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+		var u userBody
+		err = decodeJSON(w, r, &u)
+	})
+	if err == nil || w.status != http.StatusBadRequest {
+		t.Fatalf("a nested body: %v, status %d; want 400", err, w.status)
+	}
+	if limit := uint64(len(body) + 128<<10); n > limit { // the body read, and a little
+		t.Errorf("refusing a %d-byte nested body allocated %d bytes; want at most %d", len(body), n, limit)
 	}
 }

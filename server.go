@@ -776,19 +776,20 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(body)
 }
 
-// decodeBody decodes data into v as encoding/json would, except that a key repeated
-// in an object (in the outermost object, also in another letter case, which
-// encoding/json would match to the same field) is an error rather than the last one
-// silently winning (issue 15.9), and invalid UTF-8 is an error rather than replaced.
-// Errors are worded for the client.
+// decodeBody decodes data into v as encoding/json would, except that what
+// encoding/json accepts without a word is refused: invalid UTF-8 (which it would
+// replace), and what package jsonkeys refuses: a key repeated in an object (in the
+// outermost object also in another letter case, which encoding/json would match to
+// the same field), nesting deeper than jsonkeys.MaxDepth, an unpaired surrogate
+// escape. Errors are worded for the client.
 func decodeBody(data []byte, v any) error {
 	if !utf8.Valid(data) {
 		// encoding/json would store U+FFFD in place of the bad bytes (RFC 8259 section
 		// 8.1: JSON text exchanged between systems is UTF-8).
 		return errors.New("not valid UTF-8")
 	}
-	if dup, ok := errors.AsType[*jsonkeys.Error](jsonkeys.Check(data)); ok {
-		return dup
+	if err := jsonkeys.Check(data); jsonkeys.Refused(err) {
+		return err
 	}
 	// Any other error Check found, encoding/json finds too, and words it as usual.
 	if err := decodeOneJSONValue(bytes.NewReader(data), v); err != nil {

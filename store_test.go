@@ -469,6 +469,13 @@ func TestReadDatasetErrors(t *testing.T) {
 		{`{"users":[{"id":1,"name":"A","email":"a@x.io"}],"Users":[]}`, `dataset: repeated key "Users" (byte 48)`},
 		{`{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":2,"name":"B","NAME":"C"}]}`, `users[1]: repeated key "NAME" (byte 66)`},
 		{`{"orders":[{"id":1,"quantity":1,"quantity":null}]}`, `orders[0]: repeated key "quantity"`},
+		// An unpaired surrogate escape, which encoding/json would read as U+FFFD.
+		{`{"users":[{"id":1,"name":"Zo\ud800e","email":"a@x.io"}]}`, `users[0].name: unpaired surrogate escape \ud800 names no character (byte 28)`},
+		{`{"posts":[{"id":1,"userId":1,"title":"T","content":"\n\\\udfff"}]}`, `posts[0].content: unpaired surrogate escape \udfff names no character (byte 56)`},
+		// A value of the wrong kind may nest as deep as a request body: 64 levels.
+		{`{"users":[{"id":1,"name":` + strings.Repeat("[", 61) + strings.Repeat("]", 61) + `}]}`, "users[0].name must be a string, not array (byte 25)"},
+		{`{"users":[{"id":1,"name":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`, "users[0].name: arrays and objects nested deeper than 64 levels at byte 86"},
+		{`{"users":[{"id":1,"createdAt":{"a":` + strings.Repeat("[", 20000) + `}}]}`, "users[0].createdAt: arrays and objects nested deeper than 64 levels at byte 95"},
 	}
 	for _, tt := range tests {
 		_, err := ReadDataset(strings.NewReader(tt.json))

@@ -36,34 +36,39 @@ func runFlood(ctx context.Context, args []string, stdout io.Writer) error {
 	bin := fs.String("bin", "", "service `binary` to start instead of building ..")
 	repo := fs.String("repo", "..", "`directory` of the quartet repository")
 	verbose := fs.Bool("v", false, "show the service's log")
+	addr := fs.String("addr", "", "`host:port` of a running service (or of a proxy in front of one) holding at least -users users, instead of starting one")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "quartet-flood-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	if *bin == "" {
-		*bin = filepath.Join(work, "quartet")
-		if err := buildService(ctx, *repo, *bin); err != nil {
+	target := *addr
+	if target == "" {
+		work, err := os.MkdirTemp("", "quartet-flood-")
+		if err != nil {
 			return err
 		}
+		defer os.RemoveAll(work)
+		if *bin == "" {
+			*bin = filepath.Join(work, "quartet")
+			if err := buildService(ctx, *repo, *bin); err != nil {
+				return err
+			}
+		}
+		data := filepath.Join(work, "users.json")
+		if err := writeDataset(data, GenConfig{Seed: 1, Users: *users, PostsPerUser: 1}); err != nil {
+			return err
+		}
+		p, err := startService(ctx, *bin, data, strings.Fields(*extra), *verbose)
+		if err != nil {
+			return err
+		}
+		defer p.stop()
+		target = p.httpAddr
 	}
-	data := filepath.Join(work, "users.json")
-	if err := writeDataset(data, GenConfig{Seed: 1, Users: *users, PostsPerUser: 1}); err != nil {
-		return err
-	}
-	p, err := startService(ctx, *bin, data, strings.Fields(*extra), *verbose)
-	if err != nil {
-		return err
-	}
-	defer p.stop()
 
-	flood := newH1Client(p.httpAddr, *floodConns, httpRequest{method: "POST", path: "/graphql",
+	flood := newH1Client(target, *floodConns, httpRequest{method: "POST", path: "/graphql",
 		body:   []byte(`{"query":` + strconv.Quote(*query) + `}`),
 		header: map[string][]string{"Content-Type": {"application/json"}}}, false)
-	reader := newH1Client(p.httpAddr, *readerConns, httpRequest{method: "GET", pathFor: func(dst []byte, rng *rand.Rand) []byte {
+	reader := newH1Client(target, *readerConns, httpRequest{method: "GET", pathFor: func(dst []byte, rng *rand.Rand) []byte {
 		return strconv.AppendInt(append(dst, "/api/users/"...), int64(1+rng.IntN(*users)), 10)
 	}}, false)
 	for _, side := range []struct {

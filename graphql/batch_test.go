@@ -35,6 +35,10 @@ func TestHandlerBatchRefusals(t *testing.T) {
 		{"empty", 3, "[]", "The batch is an empty array; it must hold at least one operation."},
 		{"over the cap", 3, "[" + strings.Repeat(one+",", 3) + one + "]", "The batch holds 4 operations; at most 3 are accepted in one request."},
 		{"not JSON", 3, "[" + one, "The request body is not a JSON array of operations: unexpected end of JSON input."},
+		// The array's levels count: its operations' variables may nest one level
+		// less than a lone operation's.
+		{"nested too deep", 3, `[{"query":"{ __typename }","variables":{"v":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}}]`,
+			"The request body is not a JSON array of operations: arrays and objects nested deeper than 64 levels at byte 105."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHandler(s)
@@ -72,6 +76,7 @@ func TestHandlerBatchAsIfAlone(t *testing.T) {
 		`{"query":"{ __typename }","query":"mutation { x }"}`,
 		`{"query":"mutation { deleteUser(id: 99) }"}`,
 		`7`,
+		`{"query":"{ echo(text: \"\ud800\") }"}`, // refused as alone, in its own answer
 	}
 	var want []string
 	for i, op := range ops {
@@ -105,7 +110,7 @@ func TestHandlerBatchAsIfAlone(t *testing.T) {
 		}
 	}
 	if !strings.Contains(want[0], `"Alice"`) || !strings.Contains(want[2], "depth") || !strings.Contains(want[5], codePersistedQueryNotFound) ||
-		!strings.Contains(want[9], "Operation 9 of the batch is not a JSON object") {
+		!strings.Contains(want[9], "Operation 9 of the batch is not a JSON object") || !strings.Contains(want[10], "unpaired surrogate") {
 		t.Errorf("the operations do not test what they are meant to: %q", want)
 	}
 	// The batch registered the persisted query it carried, as a lone request does.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"quartet/internal/jsonkeys"
+	"quartet/internal/testkit"
 )
 
 var fuzzSeeds = []string{
@@ -101,7 +102,9 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// FuzzDecodeParams checks that no request body that repeats a key is accepted.
+// FuzzDecodeParams checks that no request body that repeats a key, nests deeper
+// than jsonkeys.MaxDepth or holds an unpaired surrogate escape is accepted (the
+// last two by testkit's references).
 func FuzzDecodeParams(f *testing.F) {
 	for _, s := range []string{
 		`{"query":"{ user(id: 7) { id name email } }"}`,
@@ -112,16 +115,24 @@ func FuzzDecodeParams(f *testing.F) {
 		`{"query":nul}`, `[]`, ``, `{"query":"tab	in"}`,
 		`{"query":"{ a }","query":"{ b }"}`, `{"operationName":null,"query":"x","operationName":"y"}`,
 		`{"query":"{ a }","QUERY":"{ b }"}`, `{"query":"{ a }","variables":{"a":1,"a":2}}`,
+		`{"query":"{ a }","variables":{"t":"\ud800"}}`, `{"query":"{ a(t: \"\udc00\ud83d\ude00\") }"}`,
+		`{"query":"{ a }","variables":{"v":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		var p httpParams
+		if decodeParams(body, &p) != nil {
+			return
+		}
 		var dup *jsonkeys.Error
-		if errors.As(jsonkeys.Check(body), &dup) {
-			var p httpParams
-			if decodeParams(body, &p) == nil {
-				t.Fatalf("accepted a body repeating the key %q", dup.Key)
-			}
+		switch {
+		case errors.As(jsonkeys.Check(body), &dup):
+			t.Fatalf("accepted a body repeating the key %q", dup.Key)
+		case testkit.JSONDepth(body) > jsonkeys.MaxDepth:
+			t.Fatalf("accepted a body nested %d deep", testkit.JSONDepth(body))
+		case testkit.HasLoneSurrogate(body):
+			t.Fatalf("accepted %q, which holds an unpaired surrogate escape", body)
 		}
 	})
 }

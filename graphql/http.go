@@ -321,6 +321,12 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 			return params, nil, http.StatusBadRequest, "The request body could not be read."
 		}
 		if i := skipSpace(body, 0); i < len(body) && body[i] == '[' {
+			// Each element is checked whole as it is decoded (decodeParams), its
+			// repeated keys answered in its own result; the array's depth is checked
+			// here, from the body's first level, as a single operation's is.
+			if err := jsonkeys.CheckDepth(body); err != nil {
+				return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + err.Error() + "."
+			}
 			// The elements are copied out of the pooled body, which is released on return.
 			if err := json.Unmarshal(body, &batch); err != nil {
 				return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
@@ -409,12 +415,18 @@ func readQueryString(raw string, p *httpParams) string {
 		}
 		// jsonkeys folds letter case in the outermost object, where
 		// encoding/json matches struct fields; these objects are maps, where
-		// case tells keys apart, so they are checked as an array's element.
-		if err := jsonkeys.Check([]byte("[" + v + "]")); err != nil {
-			var dup *jsonkeys.Error
-			if errors.As(err, &dup) {
-				return "The " + jp.name + " parameter repeats the key " + strconv.Quote(dup.Key) + "."
-			}
+		// case tells keys apart, so they are checked as an array's element. That
+		// puts them at the second level, where a POST body holds them, so they may
+		// nest as deep as there.
+		err := jsonkeys.Check([]byte("[" + v + "]"))
+		if dup, ok := errors.AsType[*jsonkeys.Error](err); ok {
+			return "The " + jp.name + " parameter repeats the key " + strconv.Quote(dup.Key) + "."
+		}
+		if _, ok := errors.AsType[*jsonkeys.DepthError](err); ok {
+			return "The " + jp.name + " parameter nests arrays and objects deeper than " + strconv.Itoa(jsonkeys.MaxDepth) + " levels."
+		}
+		if lone, ok := errors.AsType[*jsonkeys.SurrogateError](err); ok {
+			return "The " + jp.name + " parameter holds the unpaired surrogate escape " + lone.Escape + ", which names no character."
 		}
 		*jp.dst = json.RawMessage(v)
 	}
@@ -469,7 +481,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 // (escapes, invalid UTF-8, key case, errors). A key repeated in any object, or at
 // the top level in another letter case, is refused: encoding/json would keep the
 // last, another parser the first, so {"query":"{ users { id } }","query":"mutation
-// { … }"} would mean different operations to a proxy and to this server.
+// { … }"} would mean different operations to a proxy and to this server. So are
+// nesting past jsonkeys.MaxDepth and an unpaired surrogate escape, which
+// encoding/json would decode as U+FFFD where a GraphQL string literal refuses it.
 func decodeParams(body []byte, p *httpParams) error {
 	return jsonkeys.Unmarshal(body, p)
 }

@@ -113,6 +113,22 @@ func TestHandler(t *testing.T) {
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The variables parameter must be a JSON object.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "get repeating an extension", method: "GET", target: get(url.Values{"query": {"{ __typename }"}, "extensions": {`{"a":1,"a":2}`}}),
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The extensions parameter repeats the key \"a\".","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		// Nesting past jsonkeys.MaxDepth and unpaired surrogate escapes are refused
+		// as repeated keys are; a surrogate pair is one character.
+		{name: "post variables with an unpaired surrogate", method: "POST", contentType: "application/json", body: `{"query":"query($t: String) { echo(text: $t) }","variables":{"t":"a\ud800"}}`,
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: unpaired surrogate escape \\ud800 at byte 67: it names no character.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{name: "post variables with a surrogate pair", method: "POST", contentType: "application/json", body: `{"query":"query($t: String) { echo(text: $t) }","variables":{"t":"\ud83d\ude00"}}`,
+			wantStatus: 200, wantCT: jsonCT, wantBody: `{"data":{"echo":"{\"text\":\"😀\"}"}}`},
+		{name: "post query with an unpaired surrogate", method: "POST", contentType: "application/json", body: `{"query":"{ echo(text: \"\udc00\") }"}`,
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: unpaired surrogate escape \\udc00 at byte 25: it names no character.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{name: "post variables nested too deep", method: "POST", contentType: "application/json", body: `{"query":"query($v: [[Int]]) { echo(list: $v) }","variables":{"v":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}}`,
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: arrays and objects nested deeper than 64 levels at byte 128.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{name: "get variables with an unpaired surrogate", method: "GET", target: get(url.Values{"query": {"query($t: String) { echo(text: $t) }"}, "variables": {`{"t":"\udfff"}`}}),
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The variables parameter holds the unpaired surrogate escape \\udfff, which names no character.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{name: "get variables nested too deep", method: "GET", target: get(url.Values{"query": {"query($v: [[Int]]) { echo(list: $v) }"}, "variables": {`{"v":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`}}),
+			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The variables parameter nests arrays and objects deeper than 64 levels.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{name: "get variables nested to the bound", method: "GET", target: get(url.Values{"query": {"query($v: [Int]) { echo(list: $v) }"}, "variables": {`{"v":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`}}),
+			wantStatus: 200, wantCT: jsonCT, wantBody: `{"errors":[{"message":"Variable \"$v\" got invalid value ` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `; at index 0: Int cannot represent non-integer value: ` + strings.Repeat("[", 61) + strings.Repeat("]", 61) + `","locations":[{"line":1,"column":7}],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "context func reaches resolvers", method: "POST", contentType: "application/json", body: `{"query":"{ echo(text: \"ctx\") }"}`, header: map[string]string{"X-Who": "alice"},
 			wantStatus: 200, wantCT: jsonCT, wantBody: `{"data":{"echo":"{\"text\":\"ctx\"} by alice"}}`},
 	}

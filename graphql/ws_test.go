@@ -488,6 +488,12 @@ var wsScenarios = []wsScenario{
 	{name: "transport_4400_duplicate_variable", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"query($id: Int!) { user(id: $id) { name } }","variables":{"id":1,"id":2}}}`), closed(),
 	}},
+	{name: "transport_4400_unpaired_surrogate", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"query($n: String) { users { id } }","variables":{"n":"\ud800"}}}`), closed(),
+	}},
+	{name: "transport_4400_nested_too_deep", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
+		send(initMsg), recv(1), send(`{"id":"1","type":"subscribe","payload":{"query":"{ users { id } }","variables":{"n":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}}}`), closed(),
+	}},
 	{name: "transport_4400_duplicate_type", protocols: []string{ProtocolTransportWS}, steps: []wsStep{
 		send(`{"type":"ping","Type":"connection_init"}`), closed(),
 	}},
@@ -590,6 +596,7 @@ var wsScenarios = []wsScenario{
 		send(initMsg), recv(2),
 		send(`{"id":"1","type":"start","payload":{"query":"{ user(id: 1) { name } }","query":"{ users { id } }"}}`), recv(1),
 		send(`{"id":"2","type":"start","id":"3","payload":{"query":"{ user(id: 1) { name } }"}}`), recv(1),
+		send(`{"id":"3","type":"start","payload":{"query":"{ user(id: 1) { name } }","variables":{"n":"\udfff"}}}`), recv(1),
 		send(legacyStart("4", "{ user(id: 1) { name } }")), recv(2), // still open
 	}},
 	{name: "legacy_start_before_init", protocols: []string{ProtocolLegacyWS}, steps: []wsStep{
@@ -1413,6 +1420,8 @@ func FuzzWebSocketMessage(f *testing.F) {
 		`{"id":"1","type":"start","payload":{"query":"{ a }","variables":{"x":[1,{"y":null}]}}}`,
 		`{"type":`, `null`, `[]`, `{"type":1}`, `{"type":"subscribe","id":{},"payload":"x"}`,
 		`{"type":"ping","type":"pong"}`, `{"id":"1","type":"subscribe","payload":{"query":"{ a }","variables":{"a":1,"a":2}}}`,
+		`{"id":"1","type":"subscribe","payload":{"query":"{ a }","variables":{"a":"\ud800"}}}`,
+		`{"type":"ping","payload":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -1421,8 +1430,8 @@ func FuzzWebSocketMessage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if jsonkeys.Check(data) != nil {
-			t.Fatalf("accepted %q, which repeats a key", data)
+		if err := jsonkeys.Check(data); err != nil {
+			t.Fatalf("accepted %q, which Check refuses: %v", data, err)
 		}
 		if m.typ == "" || (m.payload != nil && !json.Valid(m.payload)) {
 			t.Fatalf("accepted %q as %+v", data, m)

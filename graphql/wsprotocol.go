@@ -213,12 +213,13 @@ type wsMessage struct {
 // matched exactly, unlike encoding/json's struct decoding. A key repeated
 // anywhere in the message (the envelope, the payload, its variables) makes
 // the message ambiguous, since encoding/json would silently keep the last,
-// so it is refused; so are envelope keys differing only in case.
+// so it is refused; so are envelope keys differing only in case, nesting past
+// jsonkeys.MaxDepth and an unpaired surrogate escape (package jsonkeys).
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
 	err := jsonkeys.Unmarshal(data, &fields)
-	if _, dup := errors.AsType[*jsonkeys.Error](err); dup {
+	if jsonkeys.Refused(err) {
 		return m, err
 	}
 	if err != nil || fields == nil {

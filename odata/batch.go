@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"quartet/internal/contentcoding"
+	"quartet/internal/jsonkeys"
 )
 
 // Batch serves POST {Root}$batch in the JSON batch format of OData 4.01 (JSON
@@ -106,6 +107,14 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var batch struct {
 		Requests []batchRequest `json:"requests"`
+	}
+	// Checked as every request body of the service is (package jsonkeys): nested
+	// past jsonkeys.MaxDepth, an unpaired surrogate escape (which encoding/json
+	// would read as U+FFFD in a URL), or a repeated key (two "requests", two
+	// "url"s, which parsers read differently) is refused before decoding.
+	if err := jsonkeys.Check(body); jsonkeys.Refused(err) {
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is refused: "+err.Error()))
+		return
 	}
 	if err := json.Unmarshal(body, &batch); err != nil {
 		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+err.Error()))

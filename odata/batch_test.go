@@ -1,10 +1,14 @@
 package odata
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"quartet/internal/jsonkeys"
+	"quartet/internal/testkit"
 )
 
 // TestBatchAnswerBytes checks that a batch holds at most MaxBatchAnswerBytes of
@@ -28,14 +32,48 @@ func TestBatchAnswerBytes(t *testing.T) {
 	}
 }
 
+// TestBatchJSONChecked: a JSON batch is checked as every request body is
+// (package jsonkeys), before any of its requests runs.
+func TestBatchJSONChecked(t *testing.T) {
+	ran := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ })
+	bt := &Batch{Handler: h, Root: "/api/", Serves: func(string) bool { return true }}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for body, want := range map[string]string{
+		// The batch, its requests and a request are three levels.
+		`{"requests":[{"id":"1","method":"GET","url":"a","body":` + deep(61) + `}]}`:    "",
+		`{"requests":[{"id":"1","method":"GET","url":"a","body":` + deep(62) + `}]}`:    "nested deeper than 64 levels at byte 116",
+		`{"requests":[{"id":"1","method":"GET","url":"a","body":` + deep(20000) + `}]}`: "nested deeper than 64 levels at byte 116",
+		`{"requests":[{"id":"1","method":"GET","url":"a\ud800"}]}`:                      `unpaired surrogate escape \\ud800 at byte 46`,
+		`{"requests":[{"id":"1","method":"GET","url":"a\ud83d\ude00"}]}`:                "",
+		`{"requests":[],"requests":[{"id":"1","method":"GET","url":"a"}]}`:              `duplicate key \"requests\"`,
+	} {
+		ran = 0
+		req := httptest.NewRequest("POST", "/api/$batch", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		bt.ServeHTTP(rec, req)
+		switch {
+		case want == "" && (rec.Code != 200 || ran != 1):
+			t.Errorf("%.80s: %d, %d requests run; want 200 and 1\n%s", body, rec.Code, ran, rec.Body)
+		case want != "" && (rec.Code != 400 || ran != 0 || !strings.Contains(rec.Body.String(), want)):
+			t.Errorf("%.80s: %d, %d requests run, %s; want 400 saying %s", body, rec.Code, ran, rec.Body, want)
+		}
+	}
+}
+
 // FuzzBatch feeds arbitrary bodies to $batch in both formats. It must never panic,
 // answer 200 only with a body of its own format, and pass each request it serves
-// to the handler as a GET below the root.
+// to the handler as a GET below the root; a JSON batch nested past
+// jsonkeys.MaxDepth or with an unpaired surrogate escape (by testkit's references)
+// is not answered 200.
 func FuzzBatch(f *testing.F) {
 	f.Add(`{"requests":[{"id":"1","method":"GET","url":"Products?$top=1"},{"id":"2","method":"POST","url":"/api/x"}]}`)
 	f.Add(`{"requests":[{"id":"1","method":"get","url":"http://example.com/api/a","headers":{"Accept":"text/plain"}}]}`)
 	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET Products HTTP/1.1\r\nAccept: x\r\n\r\n\r\n--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c--\r\n--b--\r\n")
 	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET  HTTP/1.1\r\n--b--")
+	f.Add(`{"requests":[{"id":"1","method":"GET","url":"Products?$filter=name eq '\udc00'"}]}`)
+	f.Add(`{"requests":[{"id":"1","method":"GET","url":"a","body":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/api/") {
 			panic("batch passed on " + r.Method + " " + r.URL.Path)
@@ -57,6 +95,10 @@ func FuzzBatch(f *testing.F) {
 			}
 			if rec.Code != http.StatusOK && got != "application/json" {
 				t.Fatalf("%s: %d as %s", ct, rec.Code, got)
+			}
+			if ct == "application/json" && rec.Code == http.StatusOK && json.Valid([]byte(body)) &&
+				(testkit.JSONDepth([]byte(body)) > jsonkeys.MaxDepth || testkit.HasLoneSurrogate([]byte(body))) {
+				t.Fatalf("%.80q: answered 200", body)
 			}
 		}
 	})

@@ -8,12 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"quartet/internal/testkit"
 )
 
 var checkCases = []struct {
 	in      string
 	dupKey  string // "" when the input has no repeated key
 	invalid bool
+	deepAt  int64 // the offset of the bracket past MaxDepth; 0 for none
+	loneAt  int64 // the offset of an unpaired surrogate escape; 0 for none
 }{
 	{in: `{"name":"a","email":"b"}`},
 	{in: `{"name":"a","name":"b"}`, dupKey: "name"},
@@ -39,23 +43,117 @@ var checkCases = []struct {
 	{in: manyKeysObject(40, "K7"), dupKey: "K7"},   // folded there too
 	{in: `{"v":` + manyKeysObject(40, "K7") + `}`}, // but not below the top
 	{in: `{"v":` + manyKeysObject(40, "k7") + `}`, dupKey: "k7"},
+	// Nesting: MaxDepth levels pass, one more is refused at its bracket, however
+	// deep the text goes on (past encoding/json's own limit of 10,000 too), unless
+	// a syntax error comes first; brackets in strings do not count.
+	{in: nested("[", MaxDepth) + nested("]", MaxDepth)},
+	{in: nested(`{"a":`, MaxDepth) + "1" + nested("}", MaxDepth)},
+	{in: nested("[", MaxDepth+1) + nested("]", MaxDepth+1), deepAt: MaxDepth},
+	{in: nested(`{"a":`, MaxDepth+1) + "1" + nested("}", MaxDepth+1), deepAt: 5 * MaxDepth},
+	{in: nested(`{"a":`, 20000) + "1" + nested("}", 20000), deepAt: 5 * MaxDepth},
+	{in: nested(`[1,{"a":`, 40), deepAt: 8 * 32},    // two levels a repeat: the 33rd repeat's bracket
+	{in: nested("[", MaxDepth+1), deepAt: MaxDepth}, // unfinished, but too deep first
+	{in: nested("[", MaxDepth) + "x" + nested("[", 10), invalid: true},
+	{in: "[x" + nested("[", 100), invalid: true},
+	{in: `{"a":1,"a":` + nested("[", 100), deepAt: 11 + MaxDepth - 1}, // refused for its depth before anything is read
+	{in: `{"a":"` + nested("[", 100) + `"}`},
+	{in: `["\"` + nested("[", 100) + `","\\"]`},
+	{in: `{} ` + nested("[", 100)}, // Check reads one value
+	// Surrogate escapes: a high one followed by a low one is a character, any other
+	// is refused at its backslash, in keys too, and before a later repeated key.
+	{in: `{"a":"\ud83d\ude00","b":"\uD83D\uDE00"}`},
+	{in: `{"a":"\ud800"}`, loneAt: 6},
+	{in: `{"a":"\udc00"}`, loneAt: 6},
+	{in: `{"a":"x\ud800y"}`, loneAt: 7},
+	{in: `{"a":"\ud83d\ud83d\ude00"}`, loneAt: 6},
+	{in: `{"a":"\ud83d\ude00\ude00"}`, loneAt: 18},
+	{in: `{"a":"\ud800\u0041"}`, loneAt: 6},
+	{in: `{"a":"\ud800\n"}`, loneAt: 6},
+	{in: `{"a":"\\ud800"}`}, // an escaped backslash, then text
+	{in: `{"a":"\\\ud800"}`, loneAt: 8},
+	{in: `{"a":"\n\ud800"}`, loneAt: 8},
+	{in: `{"\ud800":1}`, loneAt: 2},
+	{in: `["x","\udfff"]`, loneAt: 6},
+	{in: `"\ud800"`, loneAt: 1},
+	{in: `{"a":"\ud800","a":1}`, loneAt: 6},
+	{in: `{"a":1,"a":"\ud800"}`, dupKey: "a"},
+	{in: `{"a":"\u00e9\ud7ff\ue000\uffff"}`},
 }
+
+// nested is s repeated n times.
+func nested(s string, n int) string { return strings.Repeat(s, n) }
 
 func TestCheck(t *testing.T) {
 	for _, tc := range checkCases {
 		err := Check([]byte(tc.in))
 		var dup *Error
+		var deep *DepthError
+		var lone *SurrogateError
 		switch {
+		case tc.deepAt != 0:
+			if !errors.As(err, &deep) || deep.Offset != tc.deepAt {
+				t.Errorf("Check(%.80s) = %v, want nesting past %d at byte %d", tc.in, err, MaxDepth, tc.deepAt)
+			}
+		case tc.loneAt != 0:
+			if !errors.As(err, &lone) || lone.Offset != tc.loneAt || lone.Escape != tc.in[tc.loneAt:tc.loneAt+6] {
+				t.Errorf("Check(%s) = %v, want an unpaired surrogate at byte %d", tc.in, err, tc.loneAt)
+			}
 		case tc.dupKey != "":
 			if !errors.As(err, &dup) || dup.Key != tc.dupKey {
 				t.Errorf("Check(%s) = %v, want duplicate key %q", tc.in, err, tc.dupKey)
 			}
 		case tc.invalid:
-			if err == nil || errors.As(err, &dup) {
-				t.Errorf("Check(%s) = %v, want a syntax error", tc.in, err)
+			if err == nil || Refused(err) {
+				t.Errorf("Check(%.80s) = %v, want a syntax error", tc.in, err)
 			}
 		case err != nil:
-			t.Errorf("Check(%s) = %v, want nil", tc.in, err)
+			t.Errorf("Check(%.80s) = %v, want nil", tc.in, err)
+		}
+	}
+}
+
+// TestCheckDepth: CheckDepth refuses exactly what Check refuses for its depth,
+// repeated keys and surrogates aside.
+func TestCheckDepth(t *testing.T) {
+	for _, tc := range checkCases {
+		_, deep := errors.AsType[*DepthError](CheckDepth([]byte(tc.in)))
+		if want := tc.deepAt != 0; deep != want {
+			t.Errorf("CheckDepth(%.80s): refused %v, want %v", tc.in, deep, want)
+		}
+	}
+	if err := CheckDepth([]byte(`{"a":1,"a":2,"b":` + nested("[", 100))); err == nil {
+		t.Error("CheckDepth passed a deep text after a repeated key")
+	}
+}
+
+// TestDeepTextAllocatesLittle: however deep a text goes, what refusing it
+// allocates is bounded by MaxDepth. Without the bound, the token reader made a
+// frame and a map for each of the 175,000 levels of a 1 MiB text: 87 MB.
+func TestDeepTextAllocatesLittle(t *testing.T) {
+	n := (1<<20 - 1) / len(`{"a":}`)
+	data := []byte(nested(`{"a":`, n) + "1" + nested("}", n))
+	for name, f := range map[string]func() error{
+		"Check":      func() error { return Check(data) },
+		"CheckDepth": func() error { return CheckDepth(data) },
+		"Unmarshal":  func() error { var v any; return Unmarshal(data, &v) },
+	} {
+		var err error
+		if got := testkit.BytesAllocated(func() { err = f() }); got > 64<<10 {
+			t.Errorf("%s of a 1 MiB text nested %d deep allocated %d bytes", name, n, got)
+		}
+		if _, ok := errors.AsType[*DepthError](err); !ok {
+			t.Errorf("%s of a text nested %d deep = %v, want a *DepthError", name, n, err)
+		}
+	}
+}
+
+func TestLoneSurrogate(t *testing.T) {
+	for in, want := range map[string]int{
+		``: -1, `abc`: -1, `\ud800`: 0, `a\\\udc00`: 3, `\ud800\udc00`: -1, `\n\t\u0041`: -1,
+		`\ud800\ud800\udc00`: 0, `\u12`: -1, `\ud800\u12`: 0, `\`: -1, `\\`: -1, `\ud8`: -1,
+	} {
+		if got := LoneSurrogate([]byte(in)); got != want {
+			t.Errorf("LoneSurrogate(%s) = %d, want %d", in, got, want)
 		}
 	}
 }
@@ -77,17 +175,19 @@ func unmarshalAgreesWithCheck(t *testing.T, data []byte) {
 	t.Helper()
 	var raw json.RawMessage // takes any valid value without a type error
 	got := Unmarshal(data, &raw)
+	want := Check(data)
 	if !json.Valid(data) {
-		if _, ok := errors.AsType[*json.SyntaxError](got); !ok {
-			t.Errorf("Unmarshal(%q) = %v, want json.Unmarshal's syntax error", data, got)
+		if g, ok := errors.AsType[*DepthError](got); ok {
+			if w, ok := errors.AsType[*DepthError](want); !ok || *g != *w {
+				t.Errorf("Unmarshal(%.80q) = %v, Check says %v", data, got, want)
+			}
+		} else if _, ok := errors.AsType[*json.SyntaxError](got); !ok {
+			t.Errorf("Unmarshal(%.80q) = %v, want json.Unmarshal's syntax error", data, got)
 		}
 		return
 	}
-	want := Check(data)
-	g, _ := errors.AsType[*Error](got)
-	w, _ := errors.AsType[*Error](want)
-	if (got == nil) != (want == nil) || (g == nil) != (w == nil) || g != nil && *g != *w {
-		t.Errorf("Unmarshal(%q) = %v, Check says %v", data, got, want)
+	if (got == nil) != (want == nil) || fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+		t.Errorf("Unmarshal(%.80q) = %v, Check says %v", data, got, want)
 	}
 	if got == nil && !bytes.Equal(raw, bytes.TrimSpace(data)) {
 		t.Errorf("Unmarshal(%q) decoded %q", data, raw)
@@ -128,14 +228,24 @@ func FuzzFold(f *testing.F) {
 // FuzzCheckValid holds the byte scanner for valid JSON to the token reader.
 func FuzzCheckValid(f *testing.F) {
 	for _, s := range []string{`{"a":1,"a":2}`, `{"a\\":"\"","a\\\"":{"b":[1,"c",{"c":2,"C":3}]}}`,
-		`{"Q":1,"q":2}`, `[{"k":1},{"k":2,"\u006b":3}]`, manyKeysObject(20, "k3"), manyKeysObject(20, "\u212a3")} {
+		`{"Q":1,"q":2}`, `[{"k":1},{"k":2,"\u006b":3}]`, manyKeysObject(20, "k3"), manyKeysObject(20, "\u212a3"),
+		nested("[", MaxDepth+1) + nested("]", MaxDepth+1), `{"a":[{"b":` + nested(`{"c":`, MaxDepth) + `1` + nested("}", MaxDepth+2) + `]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !json.Valid(data) {
 			return
 		}
-		got, want := checkValid(data), checkTokens(data)
+		got, want := checkValid(data), checkTokens(data, true)
+		if _, lone := errors.AsType[*SurrogateError](got); lone {
+			return // the token reader sees decoded strings; FuzzCheck holds this to a reference
+		}
+		if g, ok := errors.AsType[*DepthError](got); ok {
+			if w, ok := errors.AsType[*DepthError](want); !ok || *g != *w {
+				t.Fatalf("checkValid(%q) = %v, checkTokens says %v", data, got, want)
+			}
+			return
+		}
 		var g, w *Error
 		if errors.As(got, &g) != errors.As(want, &w) || (got == nil) != (want == nil) || g != nil && *g != *w {
 			t.Fatalf("checkValid(%q) = %v, checkTokens says %v", data, got, want)
@@ -144,23 +254,37 @@ func FuzzCheckValid(f *testing.F) {
 }
 
 // FuzzCheck: Check never panics, refuses exactly the texts encoding/json finds
-// invalid (for one value), and when it passes an object, decoding it into a map
-// loses no key.
+// invalid (for one value), nested deeper than MaxDepth, or with an unpaired
+// surrogate escape (by testkit's references), and when it passes an object,
+// decoding it into a map loses no key.
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[1,{"c":2,"c":3}]}}`, `{"Q":1,"q":2}`, `[]`, `{"a":`, `{"a":"\ud800"}`} {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[1,{"c":2,"c":3}]}}`, `{"Q":1,"q":2}`, `[]`, `{"a":`, `{"a":"\ud800"}`,
+		`{"a":"\ud83d\ude00\udc00"}`, `{"a":"\\ud800","b":"\\\udfff"}`, nested(`{"a":`, MaxDepth+1) + "1" + nested("}", MaxDepth+1)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		unmarshalAgreesWithCheck(t, data)
 		err := Check(data)
-		var dup *Error
-		if errors.As(err, &dup) {
-			return
-		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber() // a number too large for a float64 is still valid JSON
 		var v any
 		decErr := dec.Decode(&v)
+		first := data[:dec.InputOffset()] // the one value Check reads, when it decodes
+		if _, dup := errors.AsType[*Error](err); dup {
+			return
+		}
+		if _, deep := errors.AsType[*DepthError](err); deep {
+			if decErr == nil && testkit.JSONDepth(data) <= MaxDepth {
+				t.Fatalf("Check(%.80q) = %v, but it nests %d deep", data, err, testkit.JSONDepth(data))
+			}
+			return
+		}
+		if _, lone := errors.AsType[*SurrogateError](err); lone {
+			if decErr != nil || !testkit.HasLoneSurrogate(first) {
+				t.Fatalf("Check(%q) = %v, but the reference finds no unpaired surrogate (decoding: %v)", data, err, decErr)
+			}
+			return
+		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return
 		}
@@ -170,6 +294,9 @@ func FuzzCheck(f *testing.F) {
 		if err == nil {
 			if m, ok := v.(map[string]any); ok && countTopKeys(t, data) != len(m) {
 				t.Fatalf("Check(%q) passed, but decoding merged keys", data)
+			}
+			if testkit.JSONDepth(data) > MaxDepth || testkit.HasLoneSurrogate(first) {
+				t.Fatalf("Check(%q) passed a text too deep or with an unpaired surrogate", data)
 			}
 		}
 	})
@@ -208,7 +335,7 @@ func BenchmarkCheck(b *testing.B) {
 		for _, f := range []struct {
 			name  string
 			check func([]byte) error
-		}{{"Check", Check}, {"tokens", checkTokens}} {
+		}{{"Check", Check}, {"tokens", func(data []byte) error { return checkTokens(data, true) }}} {
 			b.Run(in.name+"/"+f.name, func(b *testing.B) {
 				b.SetBytes(int64(len(in.data)))
 				b.ReportAllocs()
@@ -218,6 +345,19 @@ func BenchmarkCheck(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkNested measures Check on a 1 MiB text of objects nested about 175,000 deep.
+func BenchmarkNested(b *testing.B) {
+	n := (1<<20 - 1) / len(`{"a":}`)
+	data := []byte(strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if Check(data) == nil {
+			b.Fatal("accepted")
 		}
 	}
 }

@@ -11,11 +11,13 @@ package testkit
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -206,4 +208,46 @@ func BytesAllocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// The surrogate escapes, for HasLoneSurrogate: a high one followed by a low one is
+// a pair, any other is alone.
+var (
+	surrogatePair   = regexp.MustCompile(`\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}`)
+	surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
+)
+
+// HasLoneSurrogate reports whether the valid JSON text data has a \u escape of a
+// surrogate that is not half of a pair. It is the tests' reference, worked out
+// differently from the service's scan: escaped backslashes are blotted out first
+// (in valid JSON every other backslash begins an escape), then the pairs, and any
+// surrogate escape left is alone.
+func HasLoneSurrogate(data []byte) bool {
+	s := strings.ReplaceAll(string(data), `\\`, "__")
+	s = surrogatePair.ReplaceAllString(s, "_")
+	return surrogateEscape.MatchString(s)
+}
+
+// JSONDepth is how deeply arrays and objects nest in the first value of the JSON
+// text data (0 for a scalar), read by encoding/json's tokens, up to the first
+// error.
+func JSONDepth(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return deepest
+		}
+	}
 }

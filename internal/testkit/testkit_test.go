@@ -155,3 +155,23 @@ func TestSkipsGoThroughTestkit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHasLoneSurrogate(t *testing.T) {
+	for in, want := range map[string]bool{
+		`"\ud800"`: true, `"\uDC00"`: true, `"\ud83d\ude00"`: false, `"\uD83D\uDE00"`: false,
+		`"\ud83d\ud83d\ude00"`: true, `"\ud83d\ude00\ude00"`: true, `"\\ud800"`: false, `"\\\ud800"`: true,
+		`"\ud800x"`: true, `"\u0041\ud7ff\ue000"`: false, `{"\udfff":1}`: true, `"plain"`: false,
+	} {
+		if got := HasLoneSurrogate([]byte(in)); got != want {
+			t.Errorf("HasLoneSurrogate(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestJSONDepth(t *testing.T) {
+	for in, want := range map[string]int{`1`: 0, `[]`: 1, `{"a":[{}]}`: 3, `[[1],[[2]]]`: 3, `{"a":"[[["}`: 1, `[[` + `]] [[[]]]`: 2} {
+		if got := JSONDepth([]byte(in)); got != want {
+			t.Errorf("JSONDepth(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
