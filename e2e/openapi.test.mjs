@@ -228,7 +228,8 @@ function parseHTTP(text) {
       const i = h.indexOf(':');
       headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
     }
-    const body = rest.join('\n\n').replace(/\n$/, '');
+    // "@[N]" stands for N arrays nested in each other, as golden_test.go reads it.
+    const body = rest.join('\n\n').replace(/\n$/, '').replace(/@\[([0-9]+)\]/g, (_, n) => '['.repeat(+n) + ']'.repeat(+n));
     return { line, headers, body: body === '' ? undefined : body };
   });
 }
