@@ -258,7 +258,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	journal := journalName(1)
 	data, _ := os.ReadFile(filepath.Join(made, journal))
 	starts := recordStarts(t, data)
-	last := starts[len(starts)-2]
+	last, end := starts[len(starts)-2], starts[len(starts)-1]
 
 	stopped, cancel := context.WithCancel(t.Context())
 	cancel() // start, then shut down at once
@@ -270,7 +270,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	}
 	flip := func(dir string) {
 		damaged := append([]byte(nil), data...)
-		damaged[len(damaged)-2] ^= 0x04 // in the last record's payload
+		damaged[end-2] ^= 0x04 // in the last record's payload
 		os.WriteFile(filepath.Join(dir, journal), damaged, 0o644)
 	}
 	cases := []struct {
