@@ -422,7 +422,10 @@ func (j *journal) rotate(gen uint64) error {
 	if err != nil {
 		return err
 	}
-	j.file.Close()
+	if err := j.file.Close(); err != nil {
+		// Logged, and no more: everything in that journal was fsynced just above.
+		j.log.Error("closing the previous journal", "file", filepath.Join(j.dir, journalName(j.gen)), "error", err)
+	}
 	j.use(f, gen, end, roundUp(end, journalStep), journalStep)
 	return nil
 }
@@ -567,7 +570,12 @@ func removeJournalsBefore(dir string, gen uint64, log *slog.Logger) {
 			}
 		}
 	}
-	syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		// Logged, and no more: after a crash a removed journal may be back, which
+		// harms nothing, since start-up reads only the journals from the
+		// snapshot's on, and the next snapshot removes it again.
+		log.Error("making the removal of old journals durable", "dir", dir, "error", err)
+	}
 }
 
 // journalGens lists the journal generations in DIR in ascending order.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -209,4 +210,34 @@ func TestDurableLoadedThenSnapshotRemoved(t *testing.T) {
 	if _, err := openStore(config{dataDir: dir, load: file, snapshotBytes: defaultSnapshotBytes}, log); err == nil || !strings.Contains(err.Error(), "already holds a store") {
 		t.Errorf("-load again: %v, want it refused", err)
 	}
+}
+
+// TestDurableRotationLogsAFailedClose: at a rotation the previous journal is closed
+// after its last fsync, so a failure to close it loses nothing; it is logged all the
+// same, with the file, rather than dropped.
+func TestDurableRotationLogsAFailedClose(t *testing.T) {
+	dir := t.TempDir()
+	f := &faults{closeErr: syscall.EIO}
+	logs := &syncBuffer{}
+	s, err := OpenDurableStore(dir, func() (*Dataset, error) { return DemoDataset(), nil },
+		slog.New(slog.NewTextHandler(logs, nil)), DurableOptions{SnapshotBytes: 1 << 10, wrapFile: f.wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := s.CreateUser(fmt.Sprint("User ", i), fmt.Sprintf("u%d@example.com", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close() // its own close fails too, and says so
+	if gens, _ := journalGens(dir); len(gens) == 0 || gens[len(gens)-1] < 2 {
+		t.Fatalf("journals %v: no rotation", gens)
+	}
+	want := `msg="closing the previous journal" file=` + filepath.Join(dir, journalName(1))
+	if !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), syscall.EIO.Error()) {
+		t.Errorf("want %q with the error in the log:\n%s", want, logs)
+	}
+	again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, s)
 }

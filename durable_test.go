@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,6 +265,7 @@ type faults struct {
 	mu       sync.Mutex
 	writeErr error         // the next WriteAt writes half its bytes, then fails with it
 	syncErr  error         // the next Sync fails with it
+	closeErr error         // every Close, after closing, fails with it
 	hold     chan struct{} // when set, the next WriteAt reports on held, then waits for hold to close
 	held     chan struct{}
 }
@@ -294,6 +296,13 @@ func (ff *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 		return n, err
 	}
 	return ff.journalFile.WriteAt(p, off)
+}
+
+func (ff *faultyFile) Close() error {
+	err := ff.journalFile.Close()
+	ff.f.mu.Lock()
+	defer ff.f.mu.Unlock()
+	return cmp.Or(ff.f.closeErr, err)
 }
 
 func (ff *faultyFile) Sync() error {
