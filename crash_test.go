@@ -284,6 +284,8 @@ func TestCrashStartRefusals(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "snapshot"), snap[:len(snap)-100], 0o644)
 		}, "snapshot is truncated"},
 		{"last record damaged", flip, fmt.Sprintf("%s is corrupt at byte %d (a record fails its checksum)", journal, last)},
+		{"journal emptied", func(dir string) { os.Truncate(filepath.Join(dir, journal), 0) }, journal + " is cut short: it is 0 bytes"},
+		{"journal cut in the middle", func(dir string) { os.Truncate(filepath.Join(dir, journal), int64(last+5)) }, fmt.Sprintf("%s is cut short: it is %d bytes", journal, last+5)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
