@@ -53,8 +53,8 @@ func repairs(t *testing.T, dir, path string, users int) {
 }
 
 // TestDurableEmptiedJournal: the newest journal emptied while the service was stopped
-// (truncate -s 0) held acknowledged changes. Read as a torn write, the store came back
-// as its snapshot and gave the lost users' ids to new ones.
+// (truncate -s 0) held acknowledged changes. Read as a torn write, the store would come
+// back as its snapshot and give the lost users' ids to new ones.
 func TestDurableEmptiedJournal(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -106,8 +106,8 @@ func TestDurableJournalCutInItsHeader(t *testing.T) {
 }
 
 // TestDurableJournalCutInTheMiddle: a journal with many records, cut anywhere but at
-// its end, lost acknowledged records: refused whether the cut falls inside a record,
-// between two, or at a step of the file's growth through a record.
+// its end, lost acknowledged records: refused whether the cut falls inside a record or
+// between two (for a cut at a step of the file's growth, see the test below).
 func TestDurableJournalCutInTheMiddle(t *testing.T) {
 	const batch = 10
 	made := t.TempDir()
