@@ -258,7 +258,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	journal := journalName(1)
 	data, _ := os.ReadFile(filepath.Join(made, journal))
 	starts := recordStarts(t, data)
-	last := starts[len(starts)-2]
+	last, end := starts[len(starts)-2], starts[len(starts)-1]
 
 	stopped, cancel := context.WithCancel(t.Context())
 	cancel() // start, then shut down at once
@@ -270,7 +270,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	}
 	flip := func(dir string) {
 		damaged := append([]byte(nil), data...)
-		damaged[len(damaged)-2] ^= 0x04 // in the last record's payload
+		damaged[end-2] ^= 0x04 // in the last record's payload
 		os.WriteFile(filepath.Join(dir, journal), damaged, 0o644)
 	}
 	cases := []struct {
@@ -284,6 +284,8 @@ func TestCrashStartRefusals(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "snapshot"), snap[:len(snap)-100], 0o644)
 		}, "snapshot is truncated"},
 		{"last record damaged", flip, fmt.Sprintf("%s is corrupt at byte %d (a record fails its checksum)", journal, last)},
+		{"journal emptied", func(dir string) { os.Truncate(filepath.Join(dir, journal), 0) }, journal + " is cut short: it is 0 bytes"},
+		{"journal cut in the middle", func(dir string) { os.Truncate(filepath.Join(dir, journal), int64(last+5)) }, fmt.Sprintf("%s is cut short: it is %d bytes", journal, last+5)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

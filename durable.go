@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/binary"
@@ -36,6 +35,15 @@ import (
 // while a journal says one was written: replaying such a DIR would silently serve a
 // state no client ever saw (ids reused, orders given to the wrong user).
 //
+// A journal comes into being whole: written as journal-<gen>.log.tmp, its header
+// fsynced before the snapshot that names it is written, and renamed into place (after
+// that snapshot for the first journal, see openLocked; before it at a rotation). Its
+// file grows in whole steps (journalStep), each made durable before a record is
+// written into it, and what follows the last record is zeros. So a crash can leave
+// only the last record incomplete, followed by zeros; a journal whose header is
+// missing or short, whose size is not whole steps, or whose last record runs past the
+// end of the file was damaged after it was written, and start-up refuses it.
+//
 // A write is applied in memory under the store lock and queued in the same order; one
 // flusher writes everything queued with a single fsync (group commit) and only then
 // releases the writers, so a client is answered only for what is on disk. When the
@@ -44,6 +52,14 @@ import (
 
 // defaultSnapshotBytes is the journal size past which a snapshot is taken.
 const defaultSnapshotBytes = 64 << 20
+
+// journalStep is what a journal file grows by. A file grown this way shows a cut (its
+// size is no longer whole steps) that an appended file would hide, at the price of one
+// fsync more per step; the space is not written, so it costs no disk until used.
+const journalStep = 1 << 20
+
+// roundUp returns n rounded up to whole steps.
+func roundUp(n, step int64) int64 { return (n + step - 1) / step * step }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -100,7 +116,7 @@ type DurableOptions struct {
 // journalFile is what the journal writes through: an *os.File, or in tests one that
 // fails on cue.
 type journalFile interface {
-	Write(p []byte) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
 	Sync() error
 	Truncate(size int64) error
 	Close() error
@@ -130,7 +146,10 @@ type journal struct {
 	// Owned by the flusher goroutine.
 	file   journalFile
 	gen    uint64
-	size   int64 // how much of file is durable
+	size   int64 // where the durable records end
+	alloc  int64 // the file's size, whole steps; past size it holds zeros
+	step   int64 // what the file grows by, as its header says
+	dirty  int64 // bytes past size a write in progress may have changed
 	failed bool  // the disk failed: nothing more is written
 	// writes and syncs count the changes written and the fsyncs that made them
 	// durable: their ratio is group commit at work, logged on close.
@@ -253,7 +272,21 @@ func (j *journal) writeAndSync(buf []byte, err error) error {
 	if err != nil || len(buf) == 0 {
 		return err
 	}
-	if _, err := j.file.Write(buf); err != nil {
+	if end := j.size + int64(len(buf)); end > j.alloc {
+		// The file grows, durably, before anything is written past its old end: a
+		// crash then never leaves a record running past the end of the file, and
+		// start-up can call one that does a cut.
+		alloc := roundUp(end, j.step)
+		if err := j.file.Truncate(alloc); err != nil {
+			return err
+		}
+		if err := j.file.Sync(); err != nil {
+			return err
+		}
+		j.alloc = alloc
+	}
+	j.dirty = int64(len(buf))
+	if _, err := j.file.WriteAt(buf, j.size); err != nil {
 		return err
 	}
 	j.syncs.Add(1)
@@ -261,6 +294,7 @@ func (j *journal) writeAndSync(buf []byte, err error) error {
 		return err
 	}
 	j.size += int64(len(buf))
+	j.dirty = 0
 	return nil
 }
 
@@ -283,19 +317,22 @@ func (j *journal) release(batch []*pendingWrite) {
 // waited for the disk. The store refuses writes from then on; every change not on
 // disk (rest, and whatever was queued behind it, all applied after the last change
 // that is) is rolled back under the write lock, newest first, so that no reader
-// sees a write after its writer was told it failed; the journal is cut back to its
-// last durable size; then the writers are answered, with no detail: the cause is
-// logged here, once.
+// sees a write after its writer was told it failed; what the batch wrote in the
+// journal is zeroed again; then the writers are answered, with no detail: the cause
+// is logged here, once.
 func (j *journal) fail(rest []*pendingWrite, cause error) {
 	if !j.failed {
 		j.failed = true
 		j.log.Error("journal write failed; the writes not stored are rolled back and further writes refused until a restart",
 			"error", cause, "rolledBack", countChanges(rest))
-		if err := j.file.Truncate(j.size); err != nil {
-			// A restart then finds the failed batch's records whole (and keeps
-			// them: their writers were told "internal server error", which
-			// promises nothing) or torn (and cuts them away).
-			j.log.Error("cutting the journal back to its last durable size failed", "error", err)
+		if j.dirty > 0 {
+			// Zeroed rather than cut off: the file keeps its size, whole steps.
+			if _, err := j.file.WriteAt(make([]byte, j.dirty), j.size); err != nil {
+				// A restart then finds the failed batch's records whole (and
+				// keeps them: their writers were told "internal server error",
+				// which promises nothing) or torn (and cuts them away).
+				j.log.Error("zeroing the failed write in the journal failed", "error", err)
+			}
 		}
 	}
 	s := j.store
@@ -374,18 +411,29 @@ func (j *journal) maybeSnapshot() {
 	})
 }
 
-// rotate closes the current journal and starts journal gen.
+// rotate closes the current journal and starts journal gen. The snapshot of gen is
+// written only once this has returned, so the new journal is in place, its header
+// durable, before any snapshot names it.
 func (j *journal) rotate(gen uint64) error {
 	if err := j.file.Sync(); err != nil {
 		return err
 	}
-	f, size, err := createJournal(j.dir, gen, j.storeID)
+	f, end, err := createJournal(j.dir, gen, j.storeID, nil)
 	if err != nil {
 		return err
 	}
-	j.file.Close()
-	j.file, j.gen, j.size = j.wrap(f), gen, size
+	if err := j.file.Close(); err != nil {
+		// Logged, and no more: everything in that journal was fsynced just above.
+		j.log.Error("closing the previous journal", "file", filepath.Join(j.dir, journalName(j.gen)), "error", err)
+	}
+	j.use(f, gen, end, roundUp(end, journalStep), journalStep)
 	return nil
+}
+
+// use makes f, journal gen, the journal written to: its records end at end, its file
+// is alloc bytes long and grows by step.
+func (j *journal) use(f *os.File, gen uint64, end, alloc, step int64) {
+	j.file, j.gen, j.size, j.alloc, j.step = j.wrap(f), gen, end, alloc, step
 }
 
 // wrap returns f as the journal writes through it.
@@ -423,48 +471,73 @@ func (j *journal) close() error {
 
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
-// journalHeader is the first record of a journal: which journal of which store it is.
-// A change record starts with {"op": instead, which is how a journal without its
-// header (one of the first format, which this version refuses) is told apart.
+// journalHeader is the first record of a journal: which journal of which store it is,
+// and the step its file grows by (none in the journals of earlier versions, which grew
+// byte by byte and which this version refuses). A change record starts with {"op":
+// instead, which is how a journal without its header is told apart.
 type journalHeader struct {
 	Journal uint64 `json:"journal"`
 	Store   string `json:"store"`
+	Step    int64  `json:"step"`
 }
 
 var journalHeaderStart = []byte(`{"journal":`)
 
-// createJournal creates journal gen of store, its header on disk, and returns it
-// open for appending, with its size. A journal it fails to create is removed, so a
-// later attempt (the next rotation) starts afresh rather than after a torn header.
-func createJournal(dir string, gen uint64, store string) (*os.File, int64, error) {
-	name := filepath.Join(dir, journalName(gen))
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+// createJournal creates journal gen of store holding records (whole, encoded ones)
+// after its header, durably, replacing any journal gen there was, and returns it open
+// for writing, with where its records end.
+func createJournal(dir string, gen uint64, store string, records []byte) (*os.File, int64, error) {
+	f, end, err := writeJournal(dir, gen, store, records)
 	if err != nil {
 		return nil, 0, err
 	}
-	size, err := writeJournalHeader(f, gen, store)
+	if err := publishJournal(dir, gen); err != nil {
+		f.Close()
+		os.Remove(journalTemp(dir, gen))
+		return nil, 0, err
+	}
+	return f, end, nil
+}
+
+// writeJournal writes journal gen of store, as createJournal describes, under its
+// temporary name: header and records, zeros to a whole number of steps, fsynced. A
+// file it fails to write is removed.
+func writeJournal(dir string, gen uint64, store string, records []byte) (*os.File, int64, error) {
+	name := journalTemp(dir, gen)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	payload, err := json.Marshal(journalHeader{gen, store, journalStep})
+	data := append(appendRecord(nil, payload), records...)
 	if err == nil {
-		err = syncDir(dir)
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Truncate(roundUp(int64(len(data)), journalStep))
+	}
+	if err == nil {
+		err = f.Sync()
 	}
 	if err != nil {
 		f.Close()
 		os.Remove(name)
 		return nil, 0, err
 	}
-	return f, size, nil
+	return f, int64(len(data)), nil
 }
 
-// writeJournalHeader writes and fsyncs the header of journal gen, an empty file.
-func writeJournalHeader(f *os.File, gen uint64, store string) (int64, error) {
-	payload, err := json.Marshal(journalHeader{gen, store})
-	if err != nil {
-		return 0, err
+// publishJournal renames journal gen, written by writeJournal, into place, durably.
+func publishJournal(dir string, gen uint64) error {
+	if err := os.Rename(journalTemp(dir, gen), filepath.Join(dir, journalName(gen))); err != nil {
+		return err
 	}
-	rec := appendRecord(nil, payload)
-	if _, err := f.Write(rec); err != nil {
-		return 0, err
-	}
-	return int64(len(rec)), f.Sync()
+	return syncDir(dir)
+}
+
+// journalTemp is the name journal gen is written under until it is complete.
+func journalTemp(dir string, gen uint64) string {
+	return filepath.Join(dir, journalName(gen)+".tmp")
 }
 
 // newStoreID makes the id of a new store.
@@ -497,7 +570,12 @@ func removeJournalsBefore(dir string, gen uint64, log *slog.Logger) {
 			}
 		}
 	}
-	syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		// Logged, and no more: after a crash a removed journal may be back, which
+		// harms nothing, since start-up reads only the journals from the
+		// snapshot's on, and the next snapshot removes it again.
+		log.Error("making the removal of old journals durable", "dir", dir, "error", err)
+	}
 }
 
 // journalGens lists the journal generations in DIR in ascending order.
@@ -550,9 +628,9 @@ func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logge
 	return s, nil
 }
 
-// HasStore reports whether dir already holds a durable store. A first journal that
-// holds no change and no snapshot beside it are what an initialisation cut short
-// leaves (openLocked creates the journal first), which is no store yet.
+// HasStore reports whether dir already holds a durable store: a snapshot or a journal
+// (a journal without its snapshot is a store damaged, which start-up refuses). An
+// initialisation cut short leaves neither, only temporary files (see openLocked).
 func HasStore(dir string) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, "snapshot")); err == nil {
 		return true, nil
@@ -560,19 +638,10 @@ func HasStore(dir string) (bool, error) {
 		return false, err
 	}
 	gens, err := journalGens(dir)
-	if errors.Is(err, os.ErrNotExist) || len(gens) == 0 {
+	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
-	} else if err != nil || !slices.Equal(gens, []uint64{1}) {
-		return true, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, journalName(1)))
-	if err != nil {
-		return false, err
-	}
-	if _, next, ok := readRecord(data, 0); ok {
-		data = data[next:] // the header; what follows it must be empty too
-	}
-	return len(bytes.TrimRight(data, "\x00")) > recordHeaderSize, nil
+	return len(gens) > 0, err
 }
 
 func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions, lock *os.File) (*Store, error) {
@@ -591,10 +660,15 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 		if err := s.Load(ds); err != nil {
 			return nil, err
 		}
-		// The journal first: once the snapshot exists, a missing first journal is
-		// damage (its acknowledged changes lost), never an initialisation cut short.
+		// The first journal is written (under its temporary name) before the
+		// snapshot, and renamed into place after it. A crash before the snapshot
+		// leaves neither snapshot nor journal: no store, started afresh. A crash
+		// between leaves the snapshot and the written journal, which start-up
+		// renames into place (see recover). Once both are in place, any journal
+		// without its snapshot, even one holding nothing but its header, was
+		// damaged, never an initialisation cut short.
 		j.storeID = newStoreID()
-		f, size, err := createJournal(dir, 1, j.storeID)
+		f, end, err := writeJournal(dir, 1, j.storeID, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -604,7 +678,11 @@ func openLocked(dir string, seed func() (*Dataset, error), log *slog.Logger, opt
 			f.Close()
 			return nil, fmt.Errorf("writing the first snapshot: %w", err)
 		}
-		j.file, j.gen, j.size = j.wrap(f), 1, size
+		if err := publishJournal(dir, 1); err != nil {
+			f.Close()
+			return nil, err
+		}
+		j.use(f, 1, end, roundUp(end, journalStep), journalStep)
 	} else {
 		s.beginLoad()
 		err := j.recover()

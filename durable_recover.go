@@ -18,25 +18,40 @@ import (
 // with -repair).
 
 // tornTail reports whether tail, what follows the last intact record of the last
-// journal, is what a crash leaves of a write that was never acknowledged: the start of
-// a record cut short (a header incomplete, or an intact header whose record runs past
-// the end), followed by nothing or by zeros (a file extended whose data never reached
-// the disk). A complete record whose checksum fails is not that but an acknowledged
-// write damaged on disk, and so is anything else.
+// journal up to the end of the file, is what a crash leaves of the group commit it
+// interrupted: the start of a record (part of its header, or an intact header and
+// part of what it announces) followed by zeros, the file's unwritten space or data
+// that never reached the disk, within the file (it grows before it is written to,
+// see journal.writeAndSync). A complete record whose checksum fails is not that but a
+// record damaged on disk, a record running past the end of the file is a cut, and so
+// is anything else.
 func tornTail(tail []byte) bool {
 	p := bytes.TrimRight(tail, "\x00") // a record's payload, JSON, never ends in a zero
-	if len(p) < recordHeaderSize {
+	switch {
+	case len(p) == 0 || len(tail) < recordHeaderSize:
+		return false
+	case len(p) < recordHeaderSize:
 		return true
 	}
-	h := p[:recordHeaderSize]
+	return recordRunsPast(p) && !recordRunsPast(tail)
+}
+
+// recordRunsPast reports whether data starts with an intact record header whose
+// record needs more bytes than data holds.
+func recordRunsPast(data []byte) bool {
+	if len(data) < recordHeaderSize {
+		return false
+	}
+	h := data[:recordHeaderSize]
 	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
 		return false
 	}
-	return int64(len(p)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
+	return int64(len(data)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
 }
 
 // validRecordAfter reports whether an intact record starts anywhere after off.
 func validRecordAfter(data []byte, off int) (int, bool) {
+	data = bytes.TrimRight(data, "\x00") // a journal's unwritten space holds none
 	for q := off + 1; q+recordHeaderSize <= len(data); q++ {
 		if _, _, ok := readRecord(data, q); ok {
 			return q, true
@@ -45,9 +60,9 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 	return 0, false
 }
 
-// recover loads the snapshot and replays the journals after it. Damage at the very end
-// of the last journal is a write torn by a crash: it was never acknowledged, so it is
-// cut away with one log line. Damage anywhere else refuses to start.
+// recover loads the snapshot and replays the journals after it. The one damage it
+// accepts is the torn tail a crash leaves (see tornTail), cut away with one log line;
+// any other refuses to start, or with -repair is cut (see replay).
 func (j *journal) recover() error {
 	s := j.store
 	snapshot := filepath.Join(j.dir, "snapshot")
@@ -63,8 +78,8 @@ func (j *journal) recover() error {
 			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
-		// A snapshot is written before the first journal exists, and replaced
-		// only by renaming a newer one over it.
+		// The first journal is renamed into place after the first snapshot, and
+		// a snapshot is replaced only by renaming a newer one over it.
 		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
 			snapshot, journalName(gens[0]))
 	default:
@@ -73,6 +88,17 @@ func (j *journal) recover() error {
 	s.restore(&st)
 	j.storeID = st.Store
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
+	if len(gens) == 0 && st.Gen == 1 {
+		// The first start stopped between writing the first snapshot and renaming
+		// the first journal, written whole before it, into place.
+		switch err := publishJournal(j.dir, 1); {
+		case err == nil:
+			j.log.Info("the first start stopped before its journal was in place; put it there", "file", filepath.Join(j.dir, journalName(1)))
+			gens = []uint64{1}
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+	}
 	switch {
 	case len(gens) == 0 || gens[0] != st.Gen:
 		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
@@ -92,39 +118,34 @@ func (j *journal) recover() error {
 			break
 		}
 	}
-	j.gen = gens[len(gens)-1]
-	f, err := os.OpenFile(filepath.Join(j.dir, journalName(j.gen)), os.O_WRONLY|os.O_APPEND, 0o644)
+	// replay left in j.size and j.step where the last journal's records end and its step.
+	gen := gens[len(gens)-1]
+	f, err := os.OpenFile(filepath.Join(j.dir, journalName(gen)), os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
 	info, err := f.Stat()
-	if err == nil && info.Size() == 0 {
-		// Created, but its header never reached the disk (or -repair cut it).
-		_, err = writeJournalHeader(f, j.gen, j.storeID)
-		if err == nil {
-			info, err = f.Stat()
-		}
-	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	j.file, j.size = j.wrap(f), info.Size()
+	j.use(f, gen, j.size, info.Size(), j.step)
 	return nil
 }
 
 // replay applies journal gen, which later journals follow, checking that its header
-// names it and store. A torn tail of the last
-// journal (see tornTail) is cut away with one log line. Other damage refuses to start,
-// naming the offset, unless -repair is given: then the journal is cut there (see cut)
-// and cut reports true.
+// names it and store, and leaves in j.size and j.step where its records end and what
+// its file grows by. A torn tail of the last journal (see tornTail) is cut away with
+// one log line. Other damage refuses to start, naming the offset, unless -repair is
+// given: then the journal is cut there (see cut) and cut reports true.
 func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
-	off := 0
+	// start is where the records start: 0 while the header is not intact.
+	start, step := 0, int64(journalStep)
 	if payload, next, ok := readRecord(data, 0); ok {
 		var h journalHeader
 		switch {
@@ -132,17 +153,14 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 			return false, fmt.Errorf("%s does not follow from the snapshot (it has no header; the snapshot is of store %q); restore the directory from a backup", path, store)
 		case json.Unmarshal(payload, &h) != nil || h.Journal != gen || h.Store != store:
 			return false, fmt.Errorf("%s does not follow from the snapshot (its header says journal %d of store %q; the snapshot is of store %q); restore the directory from a backup", path, h.Journal, h.Store, store)
-		default:
-			off = next
+		case h.Step <= 0:
+			return false, fmt.Errorf("%s was written by an earlier version (its header names no step of growth), which this one does not read", path)
 		}
+		start, step = next, h.Step
 	}
-	for off < len(data) {
-		payload, next, ok := readRecord(data, off)
-		if !ok && len(later) == 0 && tornTail(data[off:]) {
-			j.log.Warn("journal ends in a torn write, which was never acknowledged; cutting it away",
-				"file", path, "offset", off, "bytes", len(data)-off)
-			return false, os.Truncate(path, int64(off))
-		}
+	end := start // where the intact changes end
+	for start > 0 && end < len(data) {
+		payload, next, ok := readRecord(data, end)
 		var c change
 		if ok {
 			dec := json.NewDecoder(bytes.NewReader(payload))
@@ -150,33 +168,65 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 			ok = dec.Decode(&c) == nil && c.valid()
 		}
 		if !ok {
-			if j.repair {
-				return true, j.cut(path, data, off, later)
-			}
-			what := "a record fails its checksum"
-			if _, _, intact := readRecord(data, off); intact {
-				what = "a record holds no valid change"
-			} else if at, found := validRecordAfter(data, off); found {
-				what += fmt.Sprintf("; intact records follow at byte %d", at)
-			}
-			return false, fmt.Errorf("%s is corrupt at byte %d (%s); restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)", path, off, what)
+			break
 		}
 		j.store.apply(&c)
-		off = next
+		end = next
 	}
-	return false, nil
+	rest := data[end:]
+	whole := len(data) > 0 && int64(len(data))%step == 0
+	switch {
+	case start > 0 && whole && len(bytes.TrimRight(rest, "\x00")) == 0:
+		j.size, j.step = int64(end), step // the rest is the file's unwritten space
+		return false, nil
+	case start > 0 && whole && len(later) == 0 && tornTail(rest):
+		j.log.Warn("journal ends in an incomplete record followed by zeros, as a crash leaves the group commit it interrupted; cutting it away",
+			"file", path, "offset", end, "bytes", len(bytes.TrimRight(rest, "\x00")))
+		return false, j.rewrite(gen, store, data[start:end])
+	case j.repair:
+		return true, j.cut(path, gen, store, data, start, end, later)
+	}
+	const advice = "restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)"
+	switch {
+	case !whole:
+		return false, fmt.Errorf("%s is cut short: it is %d bytes, but a journal is created holding its header and grows by whole steps of %d bytes; what it held after byte %d is lost, acknowledged changes possibly among it; %s", path, len(data), step, end, advice)
+	case recordRunsPast(rest) || len(rest) < recordHeaderSize:
+		return false, fmt.Errorf("%s is cut short: its record at byte %d runs past the end of the file, but a journal grows before a record is written past its end; what it held after byte %d is lost, acknowledged changes possibly among it; %s", path, end, end, advice)
+	}
+	what := "a record fails its checksum"
+	if _, _, intact := readRecord(data, end); intact {
+		what = "a record holds no valid change"
+	} else if at, found := validRecordAfter(data, end); found {
+		what += fmt.Sprintf("; intact records follow at byte %d", at)
+	}
+	return false, fmt.Errorf("%s is corrupt at byte %d (%s); %s", path, end, what, advice)
 }
 
-// cut is -repair: it keeps data[:off] as the journal at path, after saving the rest
-// to a side file, and moves the later journals aside too, since their changes follow
-// from what is cut. Nothing is deleted; the log says what was cut and where it went.
-func (j *journal) cut(path string, data []byte, off int, later []uint64) error {
+// rewrite replaces journal gen of store with one holding records, whole changes.
+func (j *journal) rewrite(gen uint64, store string, records []byte) error {
+	f, end, err := createJournal(j.dir, gen, store, records)
+	if err != nil {
+		return err
+	}
+	j.size, j.step = end, journalStep
+	return f.Close()
+}
+
+// cut is -repair: journal gen at path, data, is damaged at byte end; its records
+// start at start. It keeps the records before the damage as that journal, after
+// saving what follows them (but the zeros of the file's unwritten space) to a side
+// file, and moves the later journals aside too, since their changes follow from what
+// is cut. Nothing is deleted; the log says what was cut and where it went.
+func (j *journal) cut(path string, gen uint64, store string, data []byte, start, end int, later []uint64) error {
 	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	side := path + suffix
-	if err := writeFileSync(side, data[off:]); err != nil {
+	rest := bytes.TrimRight(data[end:], "\x00")
+	if len(rest) == 0 { // cut where the file was cut: nothing to keep
+		side = ""
+	} else if err := writeFileSync(side, rest); err != nil {
 		return fmt.Errorf("-repair: saving the bytes to cut: %w", err)
 	}
-	if err := os.Truncate(path, int64(off)); err != nil {
+	if err := j.rewrite(gen, store, data[start:end]); err != nil {
 		return fmt.Errorf("-repair: %w", err)
 	}
 	moved := []string{}
@@ -191,7 +241,7 @@ func (j *journal) cut(path string, data []byte, off int, later []uint64) error {
 		return err
 	}
 	j.log.Warn("-repair: the journal is damaged; cut it there, dropping the changes from that point on",
-		"file", path, "offset", off, "bytes", len(data)-off, "savedTo", side, "laterJournalsMoved", moved)
+		"file", path, "offset", end, "bytes", len(rest), "savedTo", side, "laterJournalsMoved", moved)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,39 +159,40 @@ func lastJournal(t *testing.T, dir string) string {
 	return filepath.Join(dir, journalName(gens[len(gens)-1]))
 }
 
+// TestDurableTornTail: a crash during a group commit leaves the start of its first
+// record followed by the zeros of the file's unwritten space. That is cut away with one
+// warning, which says what is known of those bytes and claims nothing more.
 func TestDurableTornTail(t *testing.T) {
 	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Torn","email":"t@example.com"}]}`))
-	tails := map[string]func(j []byte) []byte{
-		"partial header":  func(j []byte) []byte { return append(j, record[:7]...) },
-		"partial payload": func(j []byte) []byte { return append(j, record[:len(record)-5]...) },
-		"zeros":           func(j []byte) []byte { return append(j, make([]byte, 4096)...) },
-		"header then zeros": func(j []byte) []byte {
-			return append(append(j, record[:5]...), make([]byte, 200)...)
-		},
-		"payload then zeros": func(j []byte) []byte {
-			return append(append(j, record[:len(record)-9]...), make([]byte, 9)...)
-		},
+	tails := map[string][]byte{
+		"part of its header":                 record[:7],
+		"its header and part of its payload": record[:len(record)-9],
+		"all but its last byte":              record[:len(record)-1],
 	}
-	for name, tear := range tails {
+	for name, tail := range tails {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 			mutateAll(t, s)
 			s.Close()
 			path := lastJournal(t, dir)
-			good, _ := os.ReadFile(path)
-			os.WriteFile(path, tear(append([]byte(nil), good...)), 0o644)
+			end, good := recordsEnd(t, path)
+			overwrite(t, path, end, tail)
 			logs := &syncBuffer{}
 			again := openTestDurable(t, dir, logs, defaultSnapshotBytes)
 			mustEqualState(t, again, s)
-			if !strings.Contains(logs.String(), "torn write") || strings.Count(logs.String(), "\n") != 1 {
-				t.Errorf("want one log line about the torn write, got:\n%s", logs)
+			want := fmt.Sprintf("offset=%d bytes=%d", end, len(tail))
+			if !strings.Contains(logs.String(), "incomplete record followed by zeros") || !strings.Contains(logs.String(), want) || strings.Count(logs.String(), "\n") != 1 {
+				t.Errorf("want one log line about the incomplete record, with %q, got:\n%s", want, logs)
+			}
+			if strings.Contains(logs.String(), "acknowledged") {
+				t.Errorf("the warning says what it cannot know:\n%s", logs)
 			}
 			if _, err := again.CreateUser("Next", "next@example.com"); err != nil {
 				t.Fatal(err)
 			}
 			again.Close()
-			if after, _ := os.ReadFile(path); len(after) <= len(good) || !strings.HasPrefix(string(after), string(good)) {
+			if after, data := recordsEnd(t, path); after <= end || !bytes.Equal(data[:end], good[:end]) || len(data)%journalStep != 0 {
 				t.Error("the journal was not cut back to its intact records before appending")
 			}
 			third := openTestDurable(t, dir, nil, defaultSnapshotBytes)
@@ -260,9 +263,10 @@ func TestDurableStartChoices(t *testing.T) {
 // faults make the journal's files fail on cue, as a full or failing disk does.
 type faults struct {
 	mu       sync.Mutex
-	writeErr error         // the next Write writes half its bytes, then fails with it
+	writeErr error         // the next WriteAt writes half its bytes, then fails with it
 	syncErr  error         // the next Sync fails with it
-	hold     chan struct{} // when set, the next Write reports on held, then waits for hold to close
+	closeErr error         // every Close, after closing, fails with it
+	hold     chan struct{} // when set, the next WriteAt reports on held, then waits for hold to close
 	held     chan struct{}
 }
 
@@ -273,7 +277,7 @@ type faultyFile struct {
 	f *faults
 }
 
-func (ff *faultyFile) Write(p []byte) (int, error) {
+func (ff *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 	f := ff.f
 	f.mu.Lock()
 	hold, held := f.hold, f.held
@@ -288,10 +292,17 @@ func (ff *faultyFile) Write(p []byte) (int, error) {
 	f.writeErr = nil
 	f.mu.Unlock()
 	if err != nil {
-		n, _ := ff.journalFile.Write(p[:len(p)/2])
+		n, _ := ff.journalFile.WriteAt(p[:len(p)/2], off)
 		return n, err
 	}
-	return ff.journalFile.Write(p)
+	return ff.journalFile.WriteAt(p, off)
+}
+
+func (ff *faultyFile) Close() error {
+	err := ff.journalFile.Close()
+	ff.f.mu.Lock()
+	defer ff.f.mu.Unlock()
+	return cmp.Or(ff.f.closeErr, err)
 }
 
 func (ff *faultyFile) Sync() error {
@@ -377,7 +388,7 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 			}
 			mutateAll(t, s)
 			before, beforeIdx := state(s), deepCopyIndexes(indexesOf(s))
-			info, _ := os.Stat(lastJournal(t, dir))
+			journalBefore, _ := os.ReadFile(lastJournal(t, dir))
 
 			f.mu.Lock()
 			f.hold, f.held = make(chan struct{}), make(chan struct{})
@@ -445,8 +456,8 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 			if err := s.Close(); err == nil {
 				t.Error("Close after a journal failure reported nothing")
 			}
-			if after, _ := os.Stat(lastJournal(t, dir)); after.Size() != info.Size() {
-				t.Errorf("journal is %d bytes, want it cut back to %d", after.Size(), info.Size())
+			if after, _ := os.ReadFile(lastJournal(t, dir)); !bytes.Equal(after, journalBefore) {
+				t.Errorf("the journal is not as it was before the failed writes (%d bytes, %d before)", len(after), len(journalBefore))
 			}
 			again := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 			defer again.Close()
@@ -460,22 +471,28 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 // start-up refuses, naming the offset.
 func TestDurableRefusesDamagedTail(t *testing.T) {
 	record := appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":99,"name":"Acked","email":"a@example.com"}]}`))
-	tails := map[string]func(j []byte) []byte{
-		"bit flip in the last record's payload": func(j []byte) []byte { j = append(j, record...); j[len(j)-3] ^= 0x10; return j },
-		"bit flip in the last record's length":  func(j []byte) []byte { j = append(j, record...); j[len(j)-len(record)] ^= 0x01; return j },
-		"garbage":                               func(j []byte) []byte { return append(j, []byte("\x13\x00\x00\x00garbage garbage")...) },
+	flip := func(i int, bit byte) []byte {
+		r := append([]byte(nil), record...)
+		r[i] ^= bit
+		return r
 	}
-	for name, damage := range tails {
+	tails := map[string][]byte{
+		"bit flip in the last record's payload": flip(len(record)-3, 0x10),
+		"bit flip in the last record's length":  flip(0, 0x01),
+		"garbage":                               []byte("\x13\x00\x00\x00garbage garbage"),
+		"garbage after zeros":                   append(make([]byte, 100), "garbage"...),
+	}
+	for name, tail := range tails {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 			mutateAll(t, s)
 			s.Close()
 			path := lastJournal(t, dir)
-			good, _ := os.ReadFile(path)
-			os.WriteFile(path, damage(append([]byte(nil), good...)), 0o644)
+			end, _ := recordsEnd(t, path)
+			overwrite(t, path, end, tail)
 			_, err := OpenDurableStore(dir, nil, slog.New(slog.DiscardHandler), DurableOptions{})
-			want := fmt.Sprintf("%s is corrupt at byte %d", path, len(good))
+			want := fmt.Sprintf("%s is corrupt at byte %d", path, end)
 			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %v, want one line containing %q", err, want)
 			}
@@ -483,7 +500,8 @@ func TestDurableRefusesDamagedTail(t *testing.T) {
 	}
 }
 
-// copyDir copies the files of a store's directory into a new one.
+// copyDir copies the files of a store's directory into a new one; the zeros that end
+// a file (a journal's unwritten space) are left unwritten in the copy too.
 func copyDir(t *testing.T, from string) string {
 	t.Helper()
 	to := t.TempDir()
@@ -496,26 +514,63 @@ func copyDir(t *testing.T, from string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+		name := filepath.Join(to, e.Name())
+		if err := os.WriteFile(name, bytes.TrimRight(data, "\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(name, int64(len(data))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return to
 }
 
-// recordStarts returns the offsets at which the records of a journal start, and its length.
+// recordStarts returns the offsets at which the records of a journal start (the
+// header's first), and where they end, before the zeros of the file's unwritten space.
 func recordStarts(t *testing.T, data []byte) []int {
 	t.Helper()
 	var starts []int
-	for off := 0; off < len(data); {
-		_, next, ok := readRecord(data, off)
-		if !ok {
-			t.Fatalf("journal damaged at %d", off)
+	off := 0
+	for ; off < len(data); off = journalNext(t, data, off) {
+		if len(bytes.TrimRight(data[off:], "\x00")) == 0 {
+			break
 		}
 		starts = append(starts, off)
-		off = next
 	}
-	return append(starts, len(data))
+	return append(starts, off)
+}
+
+func journalNext(t *testing.T, data []byte, off int) int {
+	t.Helper()
+	_, next, ok := readRecord(data, off)
+	if !ok {
+		t.Fatalf("journal damaged at %d", off)
+	}
+	return next
+}
+
+// recordsEnd returns where the records of the journal at path end, and its bytes.
+func recordsEnd(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := recordStarts(t, data)
+	return starts[len(starts)-1], data
+}
+
+// overwrite writes b over the journal at path from byte at on, keeping its size.
+func overwrite(t *testing.T, path string, at int, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, int64(at)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestDurableBitFlipEverywhere: issues 15.3 and 15.6. A bit flipped at any position of
@@ -539,17 +594,20 @@ func TestDurableBitFlipEverywhere(t *testing.T) {
 	name := filepath.Base(lastJournal(t, dir))
 	data, _ := os.ReadFile(filepath.Join(dir, name))
 	starts := recordStarts(t, data)
-	// want[k] is the state holding the records before record k.
+	end := starts[len(starts)-1]
+	// want[k] is the state holding the records before record k (the header is
+	// record 0).
 	want := make([]*snapshotState, len(starts)-1)
 	for k := range want {
 		d := copyDir(t, dir)
-		os.Truncate(filepath.Join(d, name), int64(starts[k]))
+		from := max(starts[k], starts[1])
+		overwrite(t, filepath.Join(d, name), from, make([]byte, end-from))
 		s := openTestDurable(t, d, nil, defaultSnapshotBytes)
 		want[k] = state(s)
 		s.Close()
 	}
 	k := 0
-	for pos := range data {
+	for pos := range data[:end] {
 		for pos >= starts[k+1] {
 			k++
 		}
@@ -557,7 +615,7 @@ func TestDurableBitFlipEverywhere(t *testing.T) {
 		damaged := append([]byte(nil), data...)
 		damaged[pos] ^= 1 << (pos % 8)
 		path := filepath.Join(d, name)
-		os.WriteFile(path, damaged, 0o644)
+		overwrite(t, path, pos, damaged[pos:pos+1])
 		_, err := OpenDurableStore(d, nil, slog.New(slog.DiscardHandler), DurableOptions{})
 		wantErr := fmt.Sprintf("is corrupt at byte %d", starts[k])
 		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), "-repair") {
@@ -570,15 +628,16 @@ func TestDurableBitFlipEverywhere(t *testing.T) {
 		}
 		mustEqualStateTo(t, repaired, want[k])
 		repaired.Close()
-		// The journal keeps what preceded the damage; a header cut is written anew.
-		if kept, _ := os.ReadFile(path); string(kept) != string(data[:max(starts[k], starts[1])]) {
-			t.Fatalf("byte %d: the journal is %q after -repair, want the %d bytes before the damage: %q", pos, kept, starts[k], data[:max(starts[k], starts[1])])
+		// The journal keeps what preceded the damage, then zeros to whole steps;
+		// a header cut is written anew.
+		if kept, _ := os.ReadFile(path); string(bytes.TrimRight(kept, "\x00")) != string(data[:max(starts[k], starts[1])]) || len(kept)%journalStep != 0 {
+			t.Fatalf("byte %d: the journal is %q (%d bytes) after -repair, want the %d bytes before the damage, then zeros to whole steps: %q", pos, bytes.TrimRight(kept, "\x00"), len(kept), starts[k], data[:max(starts[k], starts[1])])
 		}
 		sides, _ := filepath.Glob(path + ".cut-*")
 		if len(sides) != 1 {
 			t.Fatalf("byte %d: side files %v, want one", pos, sides)
 		}
-		if cut, _ := os.ReadFile(sides[0]); string(cut) != string(damaged[starts[k]:]) {
+		if cut, _ := os.ReadFile(sides[0]); string(cut) != string(bytes.TrimRight(damaged[starts[k]:], "\x00")) {
 			t.Fatalf("byte %d: the side file does not hold the cut bytes", pos)
 		}
 		if !strings.Contains(logs.String(), "-repair") || !strings.Contains(logs.String(), fmt.Sprintf("offset=%d", starts[k])) {
@@ -623,7 +682,7 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 	t.Run("first journal deleted", func(t *testing.T) {
 		dir := copyDir(t, made)
 		os.Remove(filepath.Join(dir, j1))
-		f, _, err := createJournal(dir, 2, storeID(dir))
+		f, _, err := createJournal(dir, 2, storeID(dir), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -638,7 +697,7 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 	})
 	t.Run("journal in between deleted", func(t *testing.T) {
 		dir := copyDir(t, made)
-		f, _, err := createJournal(dir, 3, storeID(dir))
+		f, _, err := createJournal(dir, 3, storeID(dir), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -732,6 +791,21 @@ func TestDurableRefusesPreviousFormat(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "snapshot"), appendRecord(nil, payload), 0o644)
 		refuses(t, dir, "(or it is in the one-record format of an earlier version, which this one does not read)")
 	})
+	t.Run("journal grown byte by byte", func(t *testing.T) {
+		// The journals of the version before pre-allocation: a header naming no
+		// step, the records, and nothing after them.
+		dir := copyDir(t, made)
+		path := filepath.Join(dir, journalName(1))
+		data, _ := os.ReadFile(path)
+		starts := recordStarts(t, data)
+		header, err := json.Marshal(map[string]any{"journal": 1, "store": st.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := append(appendRecord(nil, header), data[starts[1]:starts[len(starts)-1]]...)
+		os.WriteFile(path, old, 0o644)
+		refuses(t, dir, path+" was written by an earlier version (its header names no step of growth), which this one does not read")
+	})
 }
 
 // TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
@@ -811,11 +885,10 @@ func TestDurableRepairMovesLaterJournals(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "snapshot"))
 	var st snapshotState
 	readSnapshot(data, &st)
-	f, _, err := createJournal(dir, 2, st.Store)
+	f, _, err := createJournal(dir, 2, st.Store, appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":50,"name":"Later","email":"later@example.com","createdAt":"2024-01-01T00:00:00Z"}]}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(appendRecord(nil, []byte(`{"op":"putUsers","users":[{"id":50,"name":"Later","email":"later@example.com","createdAt":"2024-01-01T00:00:00Z"}]}`)))
 	f.Close()
 	path := filepath.Join(dir, journalName(1))
 	journal, _ := os.ReadFile(path)
@@ -863,27 +936,25 @@ func TestDurableWriteAfterClose(t *testing.T) {
 	}
 }
 
-// TestDurableInitialisationCutShort: a crash during the first start leaves a first
-// journal with its header only, or less, and no snapshot (the journal is created
-// first). That is no store yet: the next start initialises the directory afresh, and
-// -load is allowed there.
+// TestDurableInitialisationCutShort: the first start writes its journal under a
+// temporary name, then the snapshot, then renames the journal into place. Stopped
+// before the snapshot, it leaves no store: the next start initialises the directory
+// afresh, and -load is allowed there. Stopped after it, the next start puts the
+// journal in place and goes on from the snapshot.
 func TestDurableInitialisationCutShort(t *testing.T) {
-	for name, keep := range map[string]func(header []byte) []byte{
-		"header only":         func(h []byte) []byte { return h },
-		"header cut short":    func(h []byte) []byte { return h[:5] },
-		"header, then zeros":  func(h []byte) []byte { return append(h, make([]byte, 40)...) },
-		"nothing written yet": func([]byte) []byte { return nil },
+	for name, leave := range map[string]func(dir string){
+		"journal written":        func(string) {},
+		"journal cut short":      func(dir string) { os.Truncate(journalTemp(dir, 1), 5) },
+		"snapshot being written": func(dir string) { os.WriteFile(filepath.Join(dir, "snapshot.tmp"), []byte("\x13\x00"), 0o644) },
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run("before the snapshot, "+name, func(t *testing.T) {
 			dir := t.TempDir()
-			f, size, err := createJournal(dir, 1, "cut-short")
+			f, _, err := writeJournal(dir, 1, "cut-short", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.Close()
-			path := filepath.Join(dir, journalName(1))
-			header, _ := os.ReadFile(path)
-			os.WriteFile(path, keep(header[:size]), 0o644)
+			leave(dir)
 			if has, err := HasStore(dir); has || err != nil {
 				t.Fatalf("HasStore = %v, %v; want false", has, err)
 			}
@@ -900,18 +971,32 @@ func TestDurableInitialisationCutShort(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a change after the header", func(t *testing.T) {
-		// A journal with a change in it is a store, whose snapshot is missing.
-		made := t.TempDir()
-		s := openTestDurable(t, made, nil, defaultSnapshotBytes)
-		if _, err := s.CreateUser("Ann", "ann@example.com"); err != nil {
+	t.Run("after the snapshot", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(t.TempDir(), "d.json")
+		os.WriteFile(file, []byte(`{"users":[{"id":3,"name":"Only","email":"only@example.com"}]}`), 0o644)
+		s, err := openStore(config{dataDir: dir, load: file, snapshotBytes: defaultSnapshotBytes}, slog.New(slog.DiscardHandler))
+		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		os.Remove(filepath.Join(made, "snapshot"))
-		if has, err := HasStore(made); !has || err != nil {
+		os.Rename(filepath.Join(dir, journalName(1)), journalTemp(dir, 1))
+		if has, err := HasStore(dir); !has || err != nil {
 			t.Fatalf("HasStore = %v, %v; want true", has, err)
 		}
-		refuses(t, made, "snapshot is missing")
+		logs := &syncBuffer{}
+		again := openTestDurable(t, dir, logs, defaultSnapshotBytes)
+		mustEqualState(t, again, s)
+		if !strings.Contains(logs.String(), "journal was in place") {
+			t.Errorf("putting the journal in place was not logged:\n%s", logs)
+		}
+		u, err := again.CreateUser("Ann", "ann@example.com")
+		if err != nil || u.ID != 4 {
+			t.Fatalf("first user after the start: %v, %v; want id 4", u, err)
+		}
+		again.Close()
+		third := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+		defer third.Close()
+		mustEqualState(t, third, again)
 	})
 }

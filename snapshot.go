@@ -156,7 +156,7 @@ func readSnapshot(data []byte, st *snapshotState) error {
 // not intact: cut short (a header incomplete, or a record running past the end), or
 // corrupt.
 func snapshotDamage(data []byte, off int) error {
-	if len(data)-off < recordHeaderSize || tornTail(data[off:]) {
+	if len(data)-off < recordHeaderSize || recordRunsPast(data[off:]) {
 		return fmt.Errorf("is truncated: it ends at byte %d, inside the record that starts at byte %d", len(data), off)
 	}
 	return fmt.Errorf("is corrupt at byte %d (checksum mismatch)", off)
