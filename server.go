@@ -456,11 +456,17 @@ type bufferedBody struct {
 }
 
 func newBufferedBody(chunks [][]byte, err error, c io.Closer) *bufferedBody {
+	b := &bufferedBody{Closer: c, chunks: chunks, err: err}
+	if len(chunks) == 1 { // most bodies: one reader, nothing more to allocate
+		b.Reader = bytes.NewReader(chunks[0])
+		return b
+	}
 	readers := make([]io.Reader, len(chunks))
 	for i, chunk := range chunks {
 		readers[i] = bytes.NewReader(chunk)
 	}
-	return &bufferedBody{Reader: io.MultiReader(readers...), Closer: c, chunks: chunks, err: err}
+	b.Reader = io.MultiReader(readers...)
+	return b
 }
 
 func (b *bufferedBody) Read(p []byte) (int, error) {
