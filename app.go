@@ -84,7 +84,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	var queue *fairqueue.Queue // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share it
 	if cfg.workSlots > 0 {
-		queue = fairqueue.New(cfg.workSlots, cfg.clientWaiting)
+		queue = fairqueue.New(cfg.workSlots, cmp.Or(cfg.clientSlots, cfg.workSlots), cfg.clientWaiting)
 	}
 	a.httpLn = newLimitListener(httpLn, "HTTP", httpMaxConns, log)
 	a.httpLn.PerClient = cfg.httpPerClient

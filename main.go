@@ -56,6 +56,7 @@ type config struct {
 	httpMaxConns    int                // 0: the default, or what the open-file limit leaves (httpConnLimit)
 	httpPerClient   int                // -http-max-conns-per-client; 0: no limit
 	workSlots       int                // -work-slots
+	clientSlots     int                // -client-slots; 0: -work-slots
 	clientWaiting   int                // -client-waiting
 	trustedProxies  string             // -trusted-proxies
 	proxies         clientaddr.Proxies // -trusted-proxies, parsed
@@ -141,6 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("most HTTP connections (WebSockets included) open at once; more wait to be accepted (default %d, or what the open-file limit leaves room for beside gRPC's connections if less; more than it leaves is refused)", defaultHTTPMaxConns))
 	fs.IntVar(&cfg.httpPerClient, "http-max-conns-per-client", defaultHTTPMaxConnsPerClient, "most HTTP connections (WebSockets included) of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit; behind a reverse proxy every client shares the proxy's: raise it or set it to 0)")
 	fs.IntVar(&cfg.workSlots, "work-slots", defaultWorkSlots(), "HTTP requests, gRPC messages and GraphQL WebSocket operations worked on at once, over all clients; the rest wait, and a freed slot goes to the waiting client served least lately (0: no queue)")
+	fs.IntVar(&cfg.clientSlots, "client-slots", defaultClientSlots(), "of the work slots, the most one client IP address (IPv6: /64) holds at once; its other work waits (0: as many as -work-slots)")
 	fs.IntVar(&cfg.clientWaiting, "client-waiting", defaultClientWaiting, "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address (IPv6: /64) waiting for a slot; more get 429 (gRPC: ResourceExhausted, WebSocket: an error message)")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated `addresses` and CIDR prefixes of reverse proxies trusted to name their client in Forwarded or X-Forwarded-For (gRPC: forwarded, x-forwarded-for metadata); that client is the one the queue, the per-client caps and the logs count")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
@@ -227,8 +229,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.httpPerClient < 0 {
 		return errors.New("-http-max-conns-per-client must not be negative (0: no limit)")
 	}
-	if cfg.workSlots < 0 || cfg.clientWaiting < 0 {
-		return errors.New("-work-slots and -client-waiting must not be negative")
+	if cfg.workSlots < 0 || cfg.clientSlots < 0 || cfg.clientWaiting < 0 {
+		return errors.New("-work-slots, -client-slots and -client-waiting must not be negative")
 	}
 	proxies, err := clientaddr.ParseProxies(cfg.trustedProxies)
 	if err != nil {

@@ -27,7 +27,7 @@ func holdEverySlot(t *testing.T, a *app) func() {
 	q := a.server.queue
 	var releases []func()
 	for range q.Slots() {
-		r, err := q.Acquire(t.Context(), "holder")
+		r, err := q.Acquire(t.Context(), fmt.Sprint("holder-", len(releases)))
 		if err != nil {
 			t.Fatal(err)
 		}

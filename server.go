@@ -362,9 +362,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(out, r)
 }
 
-// The queue's defaults (internal/fairqueue): a slot a CPU, so that the work under
-// way has the CPUs to itself and a client that arrives waits for the next one to
-// end, not for its share of a crowd.
+// The queue's defaults (internal/fairqueue). One client may hold a slot per CPU, so
+// that alone (or behind one proxy) it keeps every CPU busy, and no more, since more
+// work at once than CPUs only takes turns on them. The service has four times as
+// many slots, so that another client's request finds one at once and shares the
+// CPUs with the first client's work, rather than waiting for it to end (Go gives a
+// busy CPU to a waiting goroutine within milliseconds, a costly request would take
+// tens); only when several clients each hold their CPUs' worth does work wait, and
+// then the client served least lately goes first.
 const (
 	// defaultClientWaiting is -client-waiting's default: the requests of one client
 	// address that may wait for a slot. Past them the client is answered 429 at
@@ -373,8 +378,11 @@ const (
 	defaultClientWaiting = 256
 )
 
-// defaultWorkSlots is -work-slots' default: the CPUs the service may use.
-func defaultWorkSlots() int { return runtime.GOMAXPROCS(0) }
+// defaultClientSlots is -client-slots' default: the CPUs the service may use.
+func defaultClientSlots() int { return runtime.GOMAXPROCS(0) }
+
+// defaultWorkSlots is -work-slots' default: four clients' worth.
+func defaultWorkSlots() int { return 4 * defaultClientSlots() }
 
 // Request bodies are read before their request waits for a slot, so that a client
 // that sends slowly holds none, within these bounds on what waiting requests hold.

@@ -1,9 +1,12 @@
 // Package fairqueue shares a fixed number of slots, the work the service does at
-// once, among its clients.
+// once, among its clients, of which each may hold at most perClient at a time.
 //
 // It guarantees three things:
-//   - Work-conserving: a slot is never idle while work waits for one. A lone
-//     client, or every client behind one reverse proxy, gets every slot.
+//   - Work-conserving within those bounds: a slot is never idle while work that may
+//     take it waits. With perClient set to the CPUs, a lone client, or every client
+//     behind one reverse proxy, keeps every CPU busy; with more slots than that,
+//     another client's work finds a slot at once, and shares the CPUs with the
+//     first's rather than waiting for its work to end.
 //   - Fair between clients that wait: a freed slot goes to the waiting client that
 //     has had the least service lately, so a client that floods the service with
 //     costly work waits behind one that asks for a little. Each piece of work is
@@ -38,13 +41,14 @@ const firstGuess = 100 * time.Microsecond
 // Queue grants slots to clients' work. The zero value is not usable; call New.
 type Queue struct {
 	slots      int
+	perClient  int
 	maxWaiting int
 	now        func() time.Time
 
 	mu      sync.Mutex
 	free    int
 	clients map[string]*client // clients with work running or waiting
-	backlog clientHeap         // clients with work waiting, least tag first
+	backlog clientHeap         // clients with work waiting and under perClient, least tag first
 	lastTag time.Duration      // the tag of the work last granted: the virtual time
 }
 
@@ -65,13 +69,15 @@ type waiter struct {
 	charged time.Duration // what the grant charged its client
 }
 
-// New returns a queue of slots slots, each client having at most maxWaiting
-// pieces of work waiting. slots must be at least 1.
-func New(slots, maxWaiting int) *Queue {
-	if slots < 1 {
-		panic("fairqueue: slots must be at least 1")
+// New returns a queue of slots slots, each client holding at most perClient of them
+// (at most slots) and having at most maxWaiting pieces of work waiting. slots and
+// perClient must be at least 1.
+func New(slots, perClient, maxWaiting int) *Queue {
+	if slots < 1 || perClient < 1 {
+		panic("fairqueue: slots and perClient must be at least 1")
 	}
-	return &Queue{slots: slots, maxWaiting: max(maxWaiting, 0), now: time.Now, free: slots, clients: map[string]*client{}}
+	return &Queue{slots: slots, perClient: min(perClient, slots), maxWaiting: max(maxWaiting, 0), now: time.Now,
+		free: slots, clients: map[string]*client{}}
 }
 
 // Slots returns the number of slots.
@@ -88,7 +94,7 @@ func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err e
 		c = &client{name: name, index: -1, tag: q.lastTag, guess: firstGuess}
 		q.clients[name] = c
 	}
-	if q.free > 0 && q.backlog.Len() == 0 {
+	if q.free > 0 && q.backlog.Len() == 0 && c.running < q.perClient {
 		q.free--
 		charged := q.grantLocked(c)
 		q.mu.Unlock()
@@ -100,11 +106,11 @@ func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err e
 		return nil, ErrBusy
 	}
 	w := &waiter{ready: make(chan struct{})}
-	c.waiting = append(c.waiting, w)
-	if c.index < 0 {
+	if len(c.waiting) == 0 {
 		c.tag = max(c.tag, q.lastTag)
-		heap.Push(&q.backlog, c)
 	}
+	c.waiting = append(c.waiting, w)
+	q.eligibleLocked(c)
 	q.dispatchLocked()
 	q.mu.Unlock()
 
@@ -123,9 +129,9 @@ func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err e
 	i := slices.Index(c.waiting, w)
 	c.waiting = slices.Delete(c.waiting, i, i+1)
 	if len(c.waiting) == 0 {
-		heap.Remove(&q.backlog, c.index)
 		c.waiting = nil
 	}
+	q.eligibleLocked(c)
 	q.forgetIfIdleLocked(c)
 	q.mu.Unlock()
 	return nil, ctx.Err()
@@ -157,6 +163,7 @@ func (q *Queue) releaser(c *client, guess time.Duration) func() {
 			if c.index >= 0 {
 				heap.Fix(&q.backlog, c.index)
 			}
+			q.eligibleLocked(c)
 			q.dispatchLocked()
 			q.forgetIfIdleLocked(c)
 			q.mu.Unlock()
@@ -177,10 +184,22 @@ func (q *Queue) dispatchLocked() {
 		close(w.ready)
 		if len(c.waiting) == 0 {
 			c.waiting = nil
-			heap.Remove(&q.backlog, c.index)
-		} else {
-			heap.Fix(&q.backlog, c.index)
 		}
+		q.eligibleLocked(c)
+	}
+}
+
+// eligibleLocked puts c in the backlog when it has work waiting and holds fewer
+// than perClient slots, and takes it out otherwise.
+func (q *Queue) eligibleLocked(c *client) {
+	want := len(c.waiting) > 0 && c.running < q.perClient
+	switch {
+	case want && c.index < 0:
+		heap.Push(&q.backlog, c)
+	case want:
+		heap.Fix(&q.backlog, c.index)
+	case c.index >= 0:
+		heap.Remove(&q.backlog, c.index)
 	}
 }
 
@@ -203,7 +222,7 @@ func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Running: q.slots - q.free, Clients: len(q.clients)}
-	for _, c := range q.backlog {
+	for _, c := range q.clients {
 		s.Waiting += len(c.waiting)
 	}
 	return s

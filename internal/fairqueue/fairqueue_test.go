@@ -31,7 +31,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 func newTestQueue(slots, maxWaiting int) (*Queue, *fakeClock) {
-	q := New(slots, maxWaiting)
+	return newCappedTestQueue(slots, slots, maxWaiting)
+}
+
+func newCappedTestQueue(slots, perClient, maxWaiting int) (*Queue, *fakeClock) {
+	q := New(slots, perClient, maxWaiting)
 	clock := &fakeClock{now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
 	q.now = clock.Now
 	return q, clock
@@ -100,6 +104,36 @@ func TestLoneClientGetsEverySlot(t *testing.T) {
 	}
 	if s := q.Stats(); s != (Stats{}) {
 		t.Errorf("after every release: %+v", s)
+	}
+}
+
+// TestPerClientCap: a client holds at most perClient slots; its further work waits
+// while another client's takes a free slot at once, and gets the first slot its
+// own work gives back.
+func TestPerClientCap(t *testing.T) {
+	q, _ := newCappedTestQueue(4, 2, 8)
+	a1, _ := q.Acquire(t.Context(), "a")
+	a2, _ := q.Acquire(t.Context(), "a")
+	a3 := acquireAsync(t, q, t.Context(), "a")
+	if granted(a3) {
+		t.Fatal("a third slot for a client capped at two")
+	}
+	b, err := q.Acquire(t.Context(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := q.Stats(); s.Running != 3 || s.Waiting != 1 {
+		t.Errorf("stats %+v, want 3 running (one slot free) and 1 waiting", s)
+	}
+	b()
+	if granted(a3) {
+		t.Fatal("b's slot went to a, which holds two")
+	}
+	a1()
+	(<-a3)()
+	a2()
+	if s := q.Stats(); s != (Stats{}) {
+		t.Errorf("at the end: %+v", s)
 	}
 }
 
@@ -181,10 +215,17 @@ func TestCostWeighsTurns(t *testing.T) {
 	if count["light"] < 90 || count["heavy"] > 20 {
 		t.Errorf("grants %v: want about 100 light to 10 heavy", count)
 	}
-	for _, name := range []string{"heavy", "light"} {
-		for _, ch := range pending[name] {
-			(<-ch)()
-		}
+	for len(pending["heavy"])+len(pending["light"]) > 0 { // whichever is granted next
+		waitFor(t, func() bool {
+			for _, n := range []string{"heavy", "light"} {
+				if len(pending[n]) > 0 && granted(pending[n][0]) {
+					(<-pending[n][0])()
+					pending[n] = pending[n][1:]
+					return true
+				}
+			}
+			return false
+		})
 	}
 }
 
@@ -234,7 +275,7 @@ func TestRandomSchedules(t *testing.T) {
 func randomSchedule(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	slots := 1 + rng.IntN(3)
-	q, clock := newTestQueue(slots, 1+rng.IntN(4))
+	q, clock := newCappedTestQueue(slots, 1+rng.IntN(slots), 1+rng.IntN(4))
 	type result struct {
 		release func()
 		err     error
@@ -283,8 +324,16 @@ func randomSchedule(t *testing.T, seed uint64) {
 		if s.Running != len(running) || s.Running > slots {
 			t.Fatalf("%d running (%d by the test) with %d slots", s.Running, len(running), slots)
 		}
-		if s.Waiting > 0 && s.Running < slots {
-			t.Fatalf("a slot is free while %d wait", s.Waiting)
+		q.mu.Lock()
+		idle := q.free > 0 && q.backlog.Len() > 0
+		for _, c := range q.clients {
+			if c.running > q.perClient {
+				t.Fatalf("client %s holds %d slots, more than %d", c.name, c.running, q.perClient)
+			}
+		}
+		q.mu.Unlock()
+		if idle {
+			t.Fatalf("a slot is free while work that may take it waits (%+v)", s)
 		}
 	}
 	for seq := 1; seq <= 300; seq++ {
@@ -321,7 +370,7 @@ func randomSchedule(t *testing.T, seed uint64) {
 
 // BenchmarkAcquireRelease is the queue's cost to a request when a slot is free.
 func BenchmarkAcquireRelease(b *testing.B) {
-	q := New(4, 256)
+	q := New(4, 4, 256)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -333,7 +382,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // BenchmarkAcquireReleaseParallel is the same from many goroutines of a few clients,
 // with more work than slots, so that most of it queues.
 func BenchmarkAcquireReleaseParallel(b *testing.B) {
-	q := New(2, 1<<20)
+	q := New(2, 2, 1<<20)
 	ctx := context.Background()
 	var n atomic.Int64
 	b.ReportAllocs()
