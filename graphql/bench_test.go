@@ -3,8 +3,6 @@ package graphql
 import (
 	"context"
 	"testing"
-
-	"quartet/internal/jsonkeys"
 )
 
 const benchQuery = "{ users { name posts(limit: 2) { title comments { text author { name } } } } }"
@@ -44,24 +42,4 @@ func BenchmarkExecute(b *testing.B) {
 			b.Fatal(r.Errors)
 		}
 	}
-}
-
-// BenchmarkDecodeParams is what decoding the usual POST body costs, by the plain path
-// and by the general one.
-func BenchmarkDecodeParams(b *testing.B) {
-	body := []byte(`{"query":"{ user(id: 7) { id name email } }"}`)
-	b.Run("plain", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p httpParams
-			decodeParams(body, &p)
-		}
-	})
-	b.Run("general", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p httpParams
-			jsonkeys.Unmarshal(body, &p)
-		}
-	})
 }
