@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -144,6 +145,11 @@ func (l *lexer) next() token {
 		return t
 	}
 	l.tokens++
+	if l.tokens%4096 == 0 {
+		// A long document keeps a CPU for milliseconds, and Go preempts a goroutine
+		// only after 10: yielding now and then lets other requests in between.
+		runtime.Gosched()
+	}
 	if l.maxTokens > 0 && l.tokens > l.maxTokens {
 		l.err = &SyntaxError{Pos: t.Pos, Msg: fmt.Sprintf("Document contains more than %d tokens.", l.maxTokens)}
 		return token{Kind: tokEOF, Pos: t.Pos}

@@ -3,6 +3,7 @@ package graphql
 import (
 	"fmt"
 	"iter"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,9 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 // step charges one unit of work and reports whether the rule may go on.
 func (o *overlapChecker) step() bool {
 	o.steps++
+	if o.steps%4096 == 0 {
+		runtime.Gosched() // as the lexer does: a long check lets other requests in
+	}
 	if max := o.c.schema.Limits.MaxFieldComparisons; max > 0 && o.steps > max {
 		o.stopped = true
 	}
