@@ -76,10 +76,12 @@ const (
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{
+	s := &Store{
 		clock:        time.Now,
 		usersByEmail: sortedUsers{byEmail: true},
 	}
+	s.published.published.L = &s.published.mu
+	return s
 }
 
 // now is the time a record is created: UTC, whole seconds, so every surface shows the
@@ -213,11 +215,13 @@ func (s *Store) write(decide func() (*change, error)) error {
 	if pending == nil {
 		// Queued under the lock, so in commit order; told after it, so that neither
 		// readers nor the next writer wait while a thousand subscribers are told.
-		queued := c.created && s.published.add(c)
-		s.mu.Unlock()
-		if queued {
-			s.published.drain(s.publish)
+		if !c.created {
+			s.mu.Unlock()
+			return nil
 		}
+		s.published.add(c)
+		s.mu.Unlock()
+		s.published.drain(s.publish)
 		return nil
 	}
 	s.mu.Unlock()
@@ -228,29 +232,37 @@ func (s *Store) write(decide func() (*change, error)) error {
 // store's lock. Whichever writer finds no one publishing publishes everything queued
 // until the queue is empty, its own change and those that arrive meanwhile, so one
 // goroutine at a time publishes and the order holds without a goroutine of its own.
-// (The durable store needs none of this: its flusher publishes, in order, after the
-// fsync.)
+// A writer whose change finds maxPendingPublish waiting waits for the publisher, so
+// writers cannot outrun a slow fan-out without bound. (The durable store needs none of
+// this: its flusher publishes, in order, after the fsync.)
 type publishQueue struct {
 	mu         sync.Mutex
+	published  sync.Cond // signalled, with mu, after each batch is published
 	queue      []*change
 	publishing bool
 }
 
-// add queues c, reporting true.
-func (q *publishQueue) add(c *change) bool {
+// maxPendingPublish bounds the changes waiting to be published while writers go on:
+// past it, each writer waits for the publisher after queuing its own.
+const maxPendingPublish = 1024
+
+// add queues c; the caller holds the store's lock, so the order is commit order.
+func (q *publishQueue) add(c *change) {
 	q.mu.Lock()
 	q.queue = append(q.queue, c)
 	q.mu.Unlock()
-	return true
 }
 
 // drain publishes what is queued, unless another goroutine already is: that one will
-// publish what this one queued too.
+// publish what this one queued too, and this one waits only while the queue is full.
 func (q *publishQueue) drain(publish func(*change)) {
 	q.mu.Lock()
-	if q.publishing {
-		q.mu.Unlock()
-		return
+	defer q.mu.Unlock()
+	for q.publishing {
+		if len(q.queue) < maxPendingPublish {
+			return
+		}
+		q.published.Wait()
 	}
 	q.publishing = true
 	for len(q.queue) > 0 {
@@ -262,9 +274,10 @@ func (q *publishQueue) drain(publish func(*change)) {
 			batch[i] = nil
 		}
 		q.mu.Lock()
+		q.published.Broadcast()
 	}
 	q.publishing = false
-	q.mu.Unlock()
+	q.published.Broadcast()
 }
 
 // errNotStored answers a write the store could not make durable. What went wrong

@@ -721,3 +721,65 @@ func TestPublishQueueOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishQueueIsBounded holds the fan-out of the first event and has one writer
+// create users one after another: once maxPendingPublish changes wait to be
+// published, the writer waits for the publisher instead of queuing more. Released,
+// every event reaches the subscriber, in order.
+func TestPublishQueueIsBounded(t *testing.T) {
+	s := NewStore()
+	inFanOut, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	sub := s.Subscribe(3*maxPendingPublish, func(any) bool {
+		once.Do(func() { close(inFanOut); <-release })
+		return true
+	}, nil)
+	go s.CreateUser("First", "first@example.com")
+	<-inFanOut
+	const n = 2 * maxPendingPublish
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if _, err := s.CreateUser("U", fmt.Sprintf("u%d@example.com", i)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	pending := func() int {
+		s.published.mu.Lock()
+		defer s.published.mu.Unlock()
+		return len(s.published.queue)
+	}
+	for i := 0; pending() < maxPendingPublish; i++ { // a failure guard, not a timing
+		if i > 100_000 {
+			t.Fatalf("%d changes pending", pending())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the writer finished (%v) with the publisher held: %d changes pending", err, pending())
+	case <-time.After(50 * time.Millisecond):
+	}
+	if p := pending(); p > maxPendingPublish {
+		t.Fatalf("%d changes pending, more than %d", p, maxPendingPublish)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for count := 0; count < n+1; count++ {
+		v, ok, _ := sub.Next()
+		if !ok {
+			t.Fatalf("%d events, want %d", count, n+1)
+		}
+		if id := v.(*User).ID; id <= last {
+			t.Fatalf("event for user %d after user %d", id, last)
+		} else {
+			last = id
+		}
+	}
+}
