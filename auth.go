@@ -245,7 +245,7 @@ func BearerToken(authorization string) (string, error) {
 // authorizationHeader returns r's Authorization header, "" when there is none. Two
 // or more are refused as KindUnauthenticated: net/http's Header.Get would take the
 // first while a proxy in front may have checked another, and gRPC refuses two
-// "authorization" metadata values too (issue 15.13).
+// "authorization" metadata values too.
 func authorizationHeader(r *http.Request) (string, error) {
 	values := r.Header["Authorization"] // net/http canonicalises the name, in any case
 	switch len(values) {

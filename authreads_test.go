@@ -19,7 +19,7 @@ import (
 
 // TestAuthReads: with -auth-reads, every read of stored data on every surface needs a
 // valid token, answered in each surface's own format; health and the schemas stay open.
-// (Issue 15.15; without the flag, TestRESTAuth, TestGraphQLAuth and TestGRPCAuth show
+// (Without the flag, TestRESTAuth, TestGraphQLAuth and TestGRPCAuth show
 // reads open.)
 func TestAuthReads(t *testing.T) {
 	cfg := testConfig()

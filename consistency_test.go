@@ -12,7 +12,7 @@ import (
 	"quartet/graphql"
 )
 
-// TestGraphQLCommentAuthorDeletedMidQuery: issue 15.4. The author of a comment is
+// TestGraphQLCommentAuthorDeletedMidQuery: The author of a comment is
 // deleted after the comment was read and before its author is resolved (here by the
 // resolver of a field resolved in between); the comment still answers with the author
 // it was read with, not an internal error.
@@ -46,7 +46,7 @@ func TestGraphQLCommentAuthorDeletedMidQuery(t *testing.T) {
 	}
 }
 
-// TestGraphQLReadsRaceDeletes: issue 15.4. Readers of comments and their authors run
+// TestGraphQLReadsRaceDeletes: Readers of comments and their authors run
 // while writers create and delete users with posts and comments; every read answers
 // data without errors.
 func TestGraphQLReadsRaceDeletes(t *testing.T) {
@@ -108,7 +108,7 @@ func TestGraphQLReadsRaceDeletes(t *testing.T) {
 	}
 }
 
-// TestGraphQLInternalErrorsAreGeneric: issue 15.4. A resolver error that is not a
+// TestGraphQLInternalErrorsAreGeneric: A resolver error that is not a
 // domain error reaches the client as "internal server error" with code
 // INTERNAL_SERVER_ERROR, and its text reaches the log only.
 func TestGraphQLInternalErrorsAreGeneric(t *testing.T) {

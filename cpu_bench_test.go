@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// BenchmarkRESTCPU measures the REST requests the performance tricks of issue 19
-// served, in process (from a parsed request to the last byte written, with the request
+// BenchmarkRESTCPU measures the REST requests the performance tricks were weighed
+// on, in process (from a parsed request to the last byte written, with the request
 // log line to io.Discard) and reports the process's CPU time per request as
 // cpu-ns/op: on a machine shared with other work, CPU time moves far less than wall
 // time. bench/tricks.sh runs it on two revisions in alternating rounds:

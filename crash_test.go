@@ -247,7 +247,7 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("%d acknowledged users (%d deleted), %d gRPC batches, %d orders survived %d kills", len(acked), len(deleted), len(ackedBatches), len(ackedOrders), rounds)
 }
 
-// TestCrashStartRefusals: issue 15.6, as an operator meets it. run refuses a damaged
+// TestCrashStartRefusals: run refuses a damaged
 // directory with one line naming the cause (main prints it and exits 2); -repair
 // starts on a damaged journal, keeping what it cut beside it.
 func TestCrashStartRefusals(t *testing.T) {

@@ -361,7 +361,7 @@ func waitQueued(t *testing.T, j *journal, n int) {
 	t.Fatalf("the writes did not reach the journal queue")
 }
 
-// TestDurableFailedWriteRollsBack: issue 15.1. A batch of writes whose journal write or
+// TestDurableFailedWriteRollsBack: A batch of writes whose journal write or
 // fsync fails is rolled back, newest first, with everything queued behind it: no reader
 // sees them, every writer is told "internal server error" (the OS error and the path
 // are logged only), /healthz says 503, further writes are refused, and a restart finds
@@ -466,7 +466,7 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 	}
 }
 
-// TestDurableRefusesDamagedTail: issue 15.3. Damage at the end of the last journal that
+// TestDurableRefusesDamagedTail: Damage at the end of the last journal that
 // is not a record cut short is corruption of an acknowledged write, not a torn tail:
 // start-up refuses, naming the offset.
 func TestDurableRefusesDamagedTail(t *testing.T) {
@@ -573,7 +573,7 @@ func overwrite(t *testing.T, path string, at int, b []byte) {
 	}
 }
 
-// TestDurableBitFlipEverywhere: issues 15.3 and 15.6. A bit flipped at any position of
+// TestDurableBitFlipEverywhere: A bit flipped at any position of
 // a small journal is refused at start-up with the offset of the record it damaged;
 // with -repair the journal is cut there, the cut bytes are saved beside it, and the
 // store holds exactly the records before the damage.
@@ -656,7 +656,7 @@ func refuses(t *testing.T, dir, want string) {
 	}
 }
 
-// TestDurableJournalFollowsSnapshot: issue 15.2. Start-up refuses a directory whose
+// TestDurableJournalFollowsSnapshot: Start-up refuses a directory whose
 // journals do not follow from its snapshot: the snapshot deleted, an older snapshot
 // restored, a journal missing or taken from another store.
 func TestDurableJournalFollowsSnapshot(t *testing.T) {
@@ -745,7 +745,7 @@ func TestDurableJournalFollowsSnapshot(t *testing.T) {
 	})
 }
 
-// TestDurableRefusesTruncatedSnapshot: issues 15.2 and 15.6. A snapshot cut short
+// TestDurableRefusesTruncatedSnapshot: A snapshot cut short
 // anywhere, even exactly after its header record (which would otherwise read as the
 // first, one-record format of an empty store), is refused.
 func TestDurableRefusesTruncatedSnapshot(t *testing.T) {
@@ -764,7 +764,7 @@ func TestDurableRefusesTruncatedSnapshot(t *testing.T) {
 // TestDurableRefusesPreviousFormat: a directory as the first formats wrote it (a
 // snapshot without the store's id, or one record holding header and records
 // together) is refused with a message saying so, rather than read: reading those
-// formats was dropped (issue 19).
+// formats was dropped.
 func TestDurableRefusesPreviousFormat(t *testing.T) {
 	made := t.TempDir()
 	s := openTestDurable(t, made, nil, defaultSnapshotBytes)
@@ -808,7 +808,7 @@ func TestDurableRefusesPreviousFormat(t *testing.T) {
 	})
 }
 
-// TestDurableFailureUnderLoad: issues 15.1 and 15.6. Writers of every kind run while
+// TestDurableFailureUnderLoad: Writers of every kind run while
 // the journal fails, at a write or at an fsync; whatever was acknowledged before, and
 // whichever writes were in flight, the store in memory afterwards is exactly what a
 // restart reads from the directory.

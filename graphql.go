@@ -72,7 +72,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		Serialize: func(v any) (any, error) {
 			t, ok := v.(time.Time)
 			if !ok {
-				// The value's Go type would mean nothing to a client (issue 17).
+				// The value's Go type would mean nothing to a client.
 				return nil, errors.New("DateTime cannot represent a value that is not a time")
 			}
 			return t.UTC().Format(time.RFC3339Nano), nil

@@ -11,7 +11,7 @@ import (
 )
 
 // TestGraphQLHTTPHeadAsOptionsSays: OPTIONS /graphql lists HEAD, and HEAD is then
-// answered as GET is, without a body (issue 17: it was 405).
+// answered as GET is, without a body.
 func TestGraphQLHTTPHeadAsOptionsSays(t *testing.T) {
 	ts := newTestServer(t, newTestStore(t))
 	do := func(method, target string) *http.Response {

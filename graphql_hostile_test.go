@@ -25,7 +25,7 @@ import (
 	"quartet/internal/testkit"
 )
 
-// Issue 14's GraphQL attacks on answer size, replayed against the real HTTP
+// The hostile GraphQL attacks on answer size, replayed against the real HTTP
 // server on a store of 20,000 users: each is refused within the bounds the
 // issue states, and what the README shows still runs under the defaults.
 

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	// Registers the gzip compressor: grpc-go answers a call compressed with one it
-	// does not know UNIMPLEMENTED, and @grpc/grpc-js and others offer gzip (issue 17).
+	// does not know UNIMPLEMENTED, and @grpc/grpc-js and others offer gzip.
 	// The decompressed message is still held to maxMessageBytes.
 	_ "google.golang.org/grpc/encoding/gzip"
 	protocodec "google.golang.org/grpc/encoding/proto"
@@ -36,7 +36,7 @@ import (
 
 // The gRPC surface: user.UserService (docs/grpc.md) over the shared store.
 
-// grpcLimits bounds what gRPC clients may claim of the service (issue 14); every number
+// grpcLimits bounds what gRPC clients may claim of the service; every number
 // of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
 // a configuration that names none gets them all.
 //

@@ -15,7 +15,7 @@ import (
 	"quartet/userpb"
 )
 
-// What gRPC clients expect of a service besides its own methods (issue 17): gzip
+// What gRPC clients expect of a service besides its own methods: gzip
 // and per-service health.
 
 // TestGRPCGzip calls every kind of method with a client that compresses what it sends

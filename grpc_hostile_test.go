@@ -23,7 +23,7 @@ import (
 	"quartet/userpb"
 )
 
-// The gRPC surface under hostile clients (issue 14): every test replays an attack with
+// The gRPC surface under hostile clients: every test replays an attack with
 // bounded loops and checks the bound that refuses it.
 
 // grpcConfig is testConfig with the given gRPC limits (zero fields take the defaults).
@@ -451,7 +451,7 @@ func TestGRPCCreateUsersBudget(t *testing.T) {
 	}
 }
 
-// TestGRPCCreateUsersFlood replays issue 14's attack with the default limits: 8
+// TestGRPCCreateUsersFlood replays the hostile attack with the default limits: 8
 // connections each open a CreateUsers call and try to send 100,000 users, which held
 // 492 MB before the bounds. First every call sends 5,500 long users (3.9 MB, within a
 // call's bounds) and keeps the call open: the server holds at most the 16 MiB budget

@@ -347,7 +347,7 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 func (rawCodec) Name() string { return "proto" }
 
-// TestGRPCMalformedMessageIsInvalidArgument is issue 15.12: a message that does not
+// TestGRPCMalformedMessageIsInvalidArgument: a message that does not
 // decode (invalid UTF-8 in a string field, a field cut short) is the client's fault,
 // answered InvalidArgument on unary calls and streams alike, never Internal.
 func TestGRPCMalformedMessageIsInvalidArgument(t *testing.T) {

@@ -995,7 +995,7 @@ func TestAuthorizationHeader(t *testing.T) {
 	}
 }
 
-// TestRESTAuthOdds sends what issue 15.13 found accepted: a write with two
+// TestRESTAuthOdds sends what an audit found accepted: a write with two
 // Authorization headers (sent on the wire in different letter cases, which net/http
 // joins under one name) and writes with tokens naming no subject. Each is 401 and
 // stores nothing.

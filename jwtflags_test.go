@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestJWTSecretFile covers -jwt-secret-file (issue 15.13): the secret is read from
+// TestJWTSecretFile covers -jwt-secret-file: the secret is read from
 // the file with one trailing newline dropped, and it excludes the other key flags,
 // whether they come as flags or from the environment.
 func TestJWTSecretFile(t *testing.T) {

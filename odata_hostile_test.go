@@ -18,7 +18,7 @@ import (
 	"quartet/internal/testkit"
 )
 
-// The OData attacks of issue 14, replayed over the real HTTP server (the one start
+// The hostile OData attacks, replayed over the real HTTP server (the one start
 // builds, with its header bound) on a store of 20,000 products: each is refused in
 // under 50 ms, and replaying them all leaves the heap about where it was.
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// The contracts of the REST and GraphQL surfaces, one GET each (issue 17); OData's is
+// The contracts of the REST and GraphQL surfaces, one GET each; OData's is
 // /api/$metadata.
 //
 // openapi.json is written by hand, once, and embedded. It cannot drift unnoticed:

@@ -20,7 +20,7 @@ import (
 // rest wraps a REST handler with the check every REST route shares: a query string
 // that does not decode (a bad %-escape, a ';' separator) is refused with 400.
 // url.Values would silently drop the pair it cannot read, and answering as if the
-// client had not asked what it asked is worse than refusing (issue 15.8).
+// client had not asked what it asked is worse than refusing.
 func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" { // most requests have none: no map to make

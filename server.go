@@ -694,7 +694,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // nothing: it must be application/json (RFC 8259 section 11), in any letter case,
 // with no charset or charset=utf-8. Structured "+json" types are refused: a body
 // labelled application/evil+json is not the JSON this API defines, and a charset
-// other than UTF-8 would be decoded as UTF-8 regardless (issue 15.10). This is
+// other than UTF-8 would be decoded as UTF-8 regardless. This is
 // GraphQL's rule too.
 func checkJSONMediaType(ct string) string {
 	mediaType, params, err := mime.ParseMediaType(ct)

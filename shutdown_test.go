@@ -17,7 +17,7 @@ import (
 	"quartet/userpb"
 )
 
-// TestShutdownCutsSlowCallsCleanly: issue 15.5. A slow upload and an unfinished gRPC
+// TestShutdownCutsSlowCallsCleanly: A slow upload and an unfinished gRPC
 // stream are still running when -shutdown-timeout passes: they are cut, the log says
 // how many connections were, and run returns nil (the process exits 0).
 func TestShutdownCutsSlowCallsCleanly(t *testing.T) {

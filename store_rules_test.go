@@ -8,7 +8,7 @@ import (
 // TestEntityRulesAgree holds the create paths and the dataset loader to one set of
 // entity rules (model.go): for each rule, a value written through the store's create
 // call and the same value in a dataset are both refused, naming the same field with
-// the same message, or both accepted and stored alike (issue 19: the loader had
+// the same message, or both accepted and stored alike (the loader had
 // accepted what the create paths refused).
 func TestEntityRulesAgree(t *testing.T) {
 	// base is the dataset both paths start from: the create path loads it first, the

@@ -22,7 +22,7 @@ import (
 	"quartet/internal/testkit"
 )
 
-// TestHostileWebSockets replays the WebSocket attack of issue 14: one client
+// TestHostileWebSockets replays the hostile WebSocket attack: one client
 // address opens 500 sockets and asks for 101 subscriptions on each. Past the
 // caps (100 sockets and 1,000 operations per client address, 100 operations
 // per socket) it is refused, the refusals are logged without flooding the

@@ -511,12 +511,12 @@ func (h *harness) largeData_(ctx context.Context) {
 		{
 			name:   fmt.Sprintf("OData /api/products?$filter=%s&$top=10, %d products", filter, c.largeProducts),
 			path:   "/api/products?" + url.Values{"$filter": {filter}, "$top": {"10"}}.Encode(),
-			maxP50: 3 * time.Millisecond, check: checkODataValue, // issue 16
+			maxP50: 3 * time.Millisecond, check: checkODataValue,
 		},
 		{
 			name:   fmt.Sprintf("OData /api/products?$orderby=price desc&$top=10, %d products", c.largeProducts),
 			path:   "/api/products?" + url.Values{"$orderby": {"price desc"}, "$top": {"10"}}.Encode(),
-			maxP50: 3 * time.Millisecond, check: checkODataValue, // issue 16
+			maxP50: 3 * time.Millisecond, check: checkODataValue,
 		},
 	}
 	sizes := fmt.Sprintf("%d users + %d products + %d orders", c.largeUsers, c.largeProducts, c.largeOrders)

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// The hostile check (issue 14): a legitimate client's latency and the service's
+// The hostile check: a legitimate client's latency and the service's
 // memory are measured alone, then again while attackers send the hostile requests
 // the issue lists, one kind after another. The service passes when the attacks
 // leave the legitimate client's p99 within a factor of its baseline and the
@@ -62,7 +62,7 @@ type hostileConfig struct {
 	verbose      bool
 }
 
-// attackSizes are the dimensions of the hostile documents, as issue 14 states them.
+// attackSizes are the dimensions of the hostile documents, as the check states them.
 type attackSizes struct {
 	overlapFields int // user(id:i){id} fields with the same response name
 	nestedAliases int // aliases of the depth-8 users/posts/comments/author query

@@ -23,7 +23,7 @@ import (
 	"quartet/userpb"
 )
 
-// The attacks of issue 14, one kind each. Every GraphQL document ends in a comment
+// The hostile attacks, one kind each. Every GraphQL document ends in a comment
 // "#k" with the request's number k, as the issue's attacker did, so that no two
 // requests share a document cache entry.
 

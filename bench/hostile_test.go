@@ -75,7 +75,7 @@ func TestHostileQuick(t *testing.T) {
 	}
 }
 
-// TestHostileDocumentSizes checks the full-size attacks have the sizes issue 14
+// TestHostileDocumentSizes checks the full-size attacks have the sizes the check
 // states, and that the OData ones fit the service's 64 KiB header limit: a request
 // refused for its header would measure net/http, not OData.
 func TestHostileDocumentSizes(t *testing.T) {

@@ -9,7 +9,7 @@
 //
 //	go run . [flags]                  run the harness (see -h)
 //	go run . gen [flags] -o FILE      write a generated dataset
-//	go run . hostile [flags]          the hostile-load check of issue 14 (hostile.go)
+//	go run . hostile [flags]          the hostile-load check (hostile.go)
 //	go run . startup [flags]          start-up time and memory on the large dataset (startup.go)
 //	go run . flood [flags]            one address floods, another reads: the queue's fairness (flood.go)
 //	go run . peer -kind K -load FILE  serve as a yardstick (the harness does this)

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// The start-up targets (issue 19): on 1,000,000 users, 100,000 products and 200,000
+// The start-up targets: on 1,000,000 users, 100,000 products and 200,000
 // orders, the service serves within 3 s and holds under 650 MiB.
 const (
 	startupTarget = 3 * time.Second

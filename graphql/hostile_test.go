@@ -1,6 +1,6 @@
 package graphql
 
-// Issue 14's attacks on the GraphQL surface, replayed with bounded loops: each
+// The hostile attacks on the GraphQL surface, replayed with bounded loops: each
 // test asserts the bound that keeps an anonymous client from exhausting the
 // service, as the answer's size, the heap's growth (after a collection) or,
 // where the issue states one, the time taken.

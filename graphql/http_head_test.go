@@ -9,7 +9,7 @@ import (
 )
 
 // TestHandlerHEAD: HEAD is answered as GET is, status and headers alike, with no
-// body (issue 17: OPTIONS advertised HEAD and HEAD was 405). A real server, since
+// body (OPTIONS advertises HEAD, so HEAD must be answered). A real server, since
 // it is net/http that leaves the body out.
 func TestHandlerHEAD(t *testing.T) {
 	s, _ := newTestSchema(t)

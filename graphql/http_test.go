@@ -86,7 +86,7 @@ func TestHandler(t *testing.T) {
 			wantStatus: 200, wantCT: "text/html", wantBody: "<html>editor</html>"},
 		{name: "websocket upgrade goes to its handler", method: "GET", header: map[string]string{"Connection": "keep-alive, Upgrade", "Upgrade": "websocket"},
 			wantStatus: 101, wantCT: "", wantBody: ""},
-		// Issue 15.9: what parsers may read differently is refused.
+		// What parsers may read differently is refused.
 		{name: "post repeating query", method: "POST", contentType: "application/json", body: `{"query":"{ users { id } }","query":"mutation { deleteUser(id: 1) }"}`,
 			wantStatus: 400, wantCT: jsonCT, wantBody: `{"errors":[{"message":"The request body is not a JSON object with GraphQL request parameters: duplicate key \"query\" at byte 35.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "post repeating operationName", method: "POST", contentType: "application/json", body: `{"query":"query A { __typename } mutation B { deleteUser(id: 1) }","operationName":"A","operationName":"B"}`,

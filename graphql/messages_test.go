@@ -9,7 +9,7 @@ import (
 )
 
 // TestHandlerMessagesNameNoGoType: what a client reads names GraphQL and JSON
-// things, never this server's Go types (issue 17).
+// things, never this server's Go types.
 func TestHandlerMessagesNameNoGoType(t *testing.T) {
 	s, _ := newTestSchema(t)
 	s.SetResolver("Query", "users", func(p ResolveParams) (any, error) { return 42, nil })

@@ -117,7 +117,7 @@ func BenchmarkParse(b *testing.B) {
 // sizeProducts generates n products the way bench/'s generator does (an
 // adjective, a noun, a model number; prices from 1.00 to 2000.99), except that
 // one name in four ends in "Pro", so that benchFilter matches about a fifth of
-// them, as the data of issue 16 did. The same n always gives the same products.
+// them, as the target data does. The same n always gives the same products.
 func sizeProducts(n int) []any {
 	adjectives := []string{"Compact", "Deluxe", "Classic", "Smart", "Portable", "Quiet", "Rugged", "Slim", "Solar", "Wireless"}
 	nouns := []string{"Laptop", "Kettle", "Lamp", "Chair", "Desk", "Camera", "Speaker", "Blender", "Drill", "Backpack"}
@@ -140,7 +140,7 @@ func sizeProducts(n int) []any {
 	return items
 }
 
-// BenchmarkQueryAtSize serves the queries of issue 16 over 100,000 products:
+// BenchmarkQueryAtSize serves the queries of the OData targets over 100,000 products:
 // top-10 pages, which should cost a small part of the whole collection, and a
 // full-collection $orderby, which should cost what a stable sort does. Each
 // operation is what a collection request does: parse the query, evaluate it

@@ -16,7 +16,7 @@ type param struct {
 // parameters. url.ParseQuery does not fit: it refuses every ';', which $expand
 // needs, and a caller that goes on past its error sees the query without the
 // pairs it could not decode. Here every parameter, system option or not, must
-// decode (issue 15.8), and a refusal says where the query string went wrong.
+// decode, and a refusal says where the query string went wrong.
 //
 // The rules: the query string is at most l.MaxQueryBytes long; '&' is the only
 // separator, so a raw ';' is refused in a parameter name and anywhere in a
@@ -106,8 +106,8 @@ func unhex(c byte) int {
 // containsPassword reports whether raw contains "password" in any ASCII letter
 // case, either as it is or with its valid percent-escapes decoded and '+' read as
 // a space. An invalid escape is kept as it is rather than failing the whole
-// decoding, so that one bad escape cannot hide a well-encoded word elsewhere
-// (issue 15.7). Nothing is allocated: the query string may be long.
+// decoding, so that one bad escape cannot hide a well-encoded word elsewhere.
+// Nothing is allocated: the query string may be long.
 //
 // Only the places where a 'p' may start are tried: a 'p' or 'P', or a '%' whose
 // escape decodes to one. No valid escape holds any of these bytes, so decoding from

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestSplitQuery checks the rules a query string must follow as a whole (issue 15.8):
+// TestSplitQuery checks the rules a query string must follow as a whole:
 // '&' alone separates, every escape decodes, no system option repeats.
 func TestSplitQuery(t *testing.T) {
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestSplitQuery(t *testing.T) {
 }
 
 // TestContainsPassword checks the password rule on the raw query string and on its
-// decoded form, which one bad escape elsewhere must not prevent (issue 15.7).
+// decoded form, which one bad escape elsewhere must not prevent.
 func TestContainsPassword(t *testing.T) {
 	tests := []struct {
 		raw  string
