@@ -26,7 +26,7 @@ import (
 // handed to the same code encoding/json uses.
 //
 // It pays for its lines at start-up: with encoding/json the start-up target is missed
-// (bench/README.md, "Tricks that were measured against the standard library"). This
+// (bench/README.md, "Tricks measured against the standard library"). This
 // file is that one decoder, its scanner and record readers together, which is why it
 // is longer than the others.
 func decodeDataset(data []byte) (*Dataset, error) {

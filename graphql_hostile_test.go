@@ -269,7 +269,7 @@ func TestGraphQLReadmeExamplesWithinLimits(t *testing.T) {
 		{"query": "{ users { name posts(limit: 1) { title comments { text author { name } } } } }"},
 		{"query": `mutation ($id: Int!) { updateUser(id: $id, name: "Bobby") { id name email } }`, "variables": map[string]any{"id": 2}},
 		{"query": "{ user(id: 1) { name createdAt } }"},
-		// bench/README.md ("Service benchmarks").
+		// bench/README.md ("Scenarios and targets").
 		{"query": "{ users { name posts(limit: 2) { title comments { text } } } }"},
 		{"query": string(m[1]), "operationName": "IntrospectionQuery"},
 		{"query": graphqlJSIntrospectionQuery, "operationName": "IntrospectionQuery"},

@@ -561,7 +561,7 @@ func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.Creat
 // out first, the handler returns, which ends the stream and so the Recv in progress,
 // and what the receiver held is given back once it has stopped. (Handing each message
 // from a receiving goroutine to a waiting loop instead cost two goroutine switches a
-// message: bench/README.md, "Where the slow calls come from".)
+// message: bench/README.md, "Hostile load".)
 func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
 	type result struct {
 		batch []NewUser
