@@ -74,7 +74,7 @@ func TestDocsListEveryRoute(t *testing.T) {
 // TestDocsListEveryErrorCode: the GraphQL table of docs/errors.md names exactly the
 // codes extensions.code can hold (graphqlCodes, which TestGraphQLCodesAllListed holds
 // to the source), and the kinds table names each domain kind's HTTP status, gRPC code
-// and OData code.
+// and OData code; and every surface's table has every kind.
 func TestDocsListEveryErrorCode(t *testing.T) {
 	doc := readDocs(t)["errors.md"]
 	_, table, ok := strings.Cut(doc, "every code `extensions.code` can hold:")
@@ -91,8 +91,12 @@ func TestDocsListEveryErrorCode(t *testing.T) {
 	if want := slices.Sorted(slices.Values(graphqlCodes)); !slices.Equal(listed, want) {
 		t.Errorf("GraphQL codes in docs/errors.md %q\ncodes the source can send  %q", listed, want)
 	}
-	for kind, info := range kinds {
-		for _, want := range []string{"| " + strconv.Itoa(info.httpStatus), "`" + info.grpcCode.String() + "`", "`" + info.odataCode + "`"} {
+	for kind := KindInternal; kind <= KindExhausted; kind++ {
+		status, grpc, odata, gql := httpStatus[kind], grpcCode[kind], odataCode[kind], graphqlCode[kind]
+		if status == 0 || grpc == 0 || odata == "" || gql == "" {
+			t.Errorf("kind %d is missing from a surface's table: HTTP %d, gRPC %v, OData %q, GraphQL %q", kind, status, grpc, odata, gql)
+		}
+		for _, want := range []string{"| " + strconv.Itoa(status), "`" + grpc.String() + "`", "`" + odata + "`"} {
 			if !strings.Contains(doc, want) {
 				t.Errorf("kind %d: %q is not in docs/errors.md", kind, want)
 			}

@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
-
-	"google.golang.org/grpc/codes"
 )
 
-// Kind classifies a domain failure. Every surface renders a Kind the same way, through
-// the one table below, so no surface invents its own mapping.
+// Kind classifies a domain failure. Each surface has one table from Kind to its own
+// codes (httpStatus in server.go, grpcCode in grpc.go, graphqlCode in graphql.go,
+// odataCode in odata.go); the domain knows none of them.
 type Kind int
 
 // The kinds of domain failure.
@@ -26,28 +24,6 @@ const (
 	KindExhausted                   // the client has more requests under way than it may; it may retry
 )
 
-// kindInfo is how one Kind appears on each surface. (The OData surface is read-only:
-// besides authentication, its only failures are query errors, missing entities or
-// paths, and methods other than GET, which the odata package answers as 400
-// BadRequest, 404 NotFound and 405 MethodNotAllowed, the codes this table gives.)
-type kindInfo struct {
-	httpStatus  int
-	grpcCode    codes.Code
-	graphqlCode string
-	odataCode   string
-}
-
-var kinds = map[Kind]kindInfo{
-	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
-	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
-	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
-	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
-	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
-	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
-	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
-	KindExhausted:       {http.StatusTooManyRequests, codes.ResourceExhausted, "TOO_MANY_REQUESTS", "TooManyRequests"},
-}
-
 // Error is the one error type of the domain. Message is safe to show to a client;
 // Fields, when set, holds per-field validation problems keyed by the field's JSON name.
 type Error struct {
@@ -57,24 +33,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
-
-// HTTPStatus is the HTTP status code for e.
-func (e *Error) HTTPStatus() int { return kinds[e.Kind].httpStatus }
-
-// GRPCCode is the gRPC status code for e.
-func (e *Error) GRPCCode() codes.Code { return kinds[e.Kind].grpcCode }
-
-// ODataCode is the code of e's OData error body.
-func (e *Error) ODataCode() string { return kinds[e.Kind].odataCode }
-
-// Extensions is the GraphQL error's extensions object for e.
-func (e *Error) Extensions() map[string]any {
-	ext := map[string]any{"code": kinds[e.Kind].graphqlCode}
-	if len(e.Fields) > 0 {
-		ext["fields"] = e.Fields
-	}
-	return ext
-}
 
 // asError returns err as a domain *Error; anything else is an internal failure whose
 // message must not reach the client.

@@ -53,6 +53,42 @@ func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*C
 	return auth.authorize(ctx, a.header, need)
 }
 
+// graphqlCode is each Kind's extensions.code in a GraphQL error.
+var graphqlCode = map[Kind]string{
+	KindInternal:        "INTERNAL_SERVER_ERROR",
+	KindInvalid:         "BAD_USER_INPUT",
+	KindNotFound:        "NOT_FOUND",
+	KindConflict:        "CONFLICT",
+	KindUnauthenticated: "UNAUTHENTICATED",
+	KindForbidden:       "FORBIDDEN",
+	KindPrecondition:    "PRECONDITION_FAILED",
+	KindExhausted:       "TOO_MANY_REQUESTS",
+}
+
+// codedError is a domain error as GraphQL shows it: its message, its kind as
+// extensions.code, and its fields' problems, if any, as extensions.fields.
+type codedError struct{ err *Error }
+
+func (e codedError) Error() string { return e.err.Message }
+func (e codedError) Unwrap() error { return e.err }
+
+// Extensions makes codedError a graphql.ExtendedError.
+func (e codedError) Extensions() map[string]any {
+	ext := map[string]any{"code": graphqlCode[e.err.Kind]}
+	if len(e.err.Fields) > 0 {
+		ext["fields"] = e.err.Fields
+	}
+	return ext
+}
+
+// graphqlError is err with its extensions when it is a domain error.
+func graphqlError(err error) error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return codedError{e}
+	}
+	return err
+}
+
 // newGraphQLSchema builds the executable schema over store; mutations need the write
 // scope when auth is on.
 func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDepth int) *graphql.Schema {
@@ -217,9 +253,9 @@ func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.Resolv
 		v, err := fn(p)
 		if _, domain := errors.AsType[*Error](err); err != nil && !domain {
 			g.log.Error("graphql resolver failed", "field", typeName+"."+fieldName, "error", err)
-			return nil, &Error{Kind: KindInternal, Message: "internal server error"}
+			err = &Error{Kind: KindInternal, Message: "internal server error"}
 		}
-		return v, err
+		return v, graphqlError(err)
 	})
 }
 
@@ -230,7 +266,7 @@ func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.Resolv
 func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.NotifyingSubscribeFunc {
 	return func(p graphql.ResolveParams, notify func()) (graphql.EventQueue, error) {
 		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
-			return nil, err
+			return nil, graphqlError(err)
 		}
 		sub := store.Subscribe(subscriptionBuffer, want, notify)
 		context.AfterFunc(p.Context, sub.Close)
@@ -281,7 +317,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 			ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 			claims, err := authorizeGraphQL(ctx, auth, auth.readAccess())
 			if err != nil {
-				return nil, err
+				return nil, graphqlError(err)
 			}
 			if claims != nil {
 				// The token admitted the socket, and each subscription's events
@@ -302,7 +338,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
 			release, err := queue.Acquire(ctx, client)
 			if errors.Is(err, fairqueue.ErrBusy) {
-				return tooManyWaiting(client, waiting)
+				return graphqlError(tooManyWaiting(client, waiting))
 			}
 			if err != nil {
 				return err

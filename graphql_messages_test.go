@@ -31,7 +31,7 @@ var graphqlCodes = []string{
 
 // TestGraphQLCodesAllListed finds every code the source can put in extensions.code:
 // the graphql package's code constants (Code* and code*) and the GraphQL code of each domain error
-// kind (errors.go), and requires graphqlCodes to hold exactly those, so that a code
+// kind (graphqlCode), and requires graphqlCodes to hold exactly those, so that a code
 // added without its row in docs/errors.md (TestDocsListEveryErrorCode) fails here.
 func TestGraphQLCodesAllListed(t *testing.T) {
 	var found []string
@@ -67,8 +67,8 @@ func TestGraphQLCodesAllListed(t *testing.T) {
 	if len(found) < 10 {
 		t.Fatalf("only %d Code constants found in graphql/: %q", len(found), found)
 	}
-	for _, k := range kinds {
-		found = append(found, k.graphqlCode)
+	for _, code := range graphqlCode {
+		found = append(found, code)
 	}
 	// Resolvers name NOT_FOUND through graphql.NewError as well as through the kinds.
 	slices.Sort(found)

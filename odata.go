@@ -156,13 +156,28 @@ func isODataPath(path string) bool {
 	return ok && rest != "users" && !strings.HasPrefix(rest, "users/")
 }
 
+// odataCode is each Kind's code in an OData error body. The OData surface is
+// read-only: besides authentication, its only failures are query errors, missing
+// entities or paths, and methods other than GET, which the odata package answers as
+// 400 BadRequest, 404 NotFound and 405 MethodNotAllowed, the codes this table gives.
+var odataCode = map[Kind]string{
+	KindInternal:        "InternalServerError",
+	KindInvalid:         "BadRequest",
+	KindNotFound:        "NotFound",
+	KindConflict:        "Conflict",
+	KindUnauthenticated: "Unauthorized",
+	KindForbidden:       "Forbidden",
+	KindPrecondition:    "PreconditionFailed",
+	KindExhausted:       "TooManyRequests",
+}
+
 // writeODataError answers a domain error (authentication, in practice) as an OData
 // error body with the status and code of the table in errors.go.
 func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
-	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": e.ODataCode(), "message": e.Message}})
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": odataCode[e.Kind], "message": e.Message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("OData-Version", "4.0")
-	w.WriteHeader(e.HTTPStatus())
+	w.WriteHeader(httpStatus[e.Kind])
 	w.Write(body)
 }

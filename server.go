@@ -550,7 +550,7 @@ func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Retry-After", "1")
 	switch {
 	case r.URL.Path == "/graphql":
-		graphql.WriteError(w, asError(err).HTTPStatus(), err)
+		graphql.WriteError(w, httpStatus[asError(err).Kind], graphqlError(err))
 	case isODataPath(r.URL.Path):
 		writeODataError(w, r, err)
 	default:
@@ -692,6 +692,18 @@ func writeProblem(w http.ResponseWriter, status int, detail string, fields map[s
 
 // writeError answers with the problem for a domain error (see the table in errors.go);
 // anything that is not a domain error is logged and answered as a bare 500.
+// httpStatus is each Kind's HTTP status, on every HTTP surface.
+var httpStatus = map[Kind]int{
+	KindInternal:        http.StatusInternalServerError,
+	KindInvalid:         http.StatusBadRequest,
+	KindNotFound:        http.StatusNotFound,
+	KindConflict:        http.StatusConflict,
+	KindUnauthenticated: http.StatusUnauthorized,
+	KindForbidden:       http.StatusForbidden,
+	KindPrecondition:    http.StatusPreconditionFailed,
+	KindExhausted:       http.StatusTooManyRequests,
+}
+
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
 	if e.Kind == KindInternal {
@@ -700,7 +712,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Kind == KindUnauthenticated && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	writeProblem(w, e.HTTPStatus(), e.Message, e.Fields)
+	writeProblem(w, httpStatus[e.Kind], e.Message, e.Fields)
 }
 
 // checkJSONMediaType says what is wrong with a request body's Content-Type, "" if
