@@ -31,12 +31,6 @@ func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
 	return p, nil
 }
 
-// AddComment stores a new comment by authorID on post postID.
-func (s *Store) AddComment(postID, authorID int64, text string) (*Comment, error) {
-	c, err := s.AddAuthoredComment(postID, authorID, text)
-	return c.Comment, err
-}
-
 // AddAuthoredComment stores a new comment by authorID on post postID, and returns it
 // with its author as the comment was made.
 func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (AuthoredComment, error) {
@@ -133,13 +127,6 @@ func (s *Store) PostsByUser(userID int64, limit int) []*Post {
 		ids = ids[:limit]
 	}
 	return lookup(&s.posts, ids)
-}
-
-// CommentsOnPost returns the comments on post postID in id order.
-func (s *Store) CommentsOnPost(postID int64) []*Comment {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return lookup(&s.comments, s.commentsByPost[postID])
 }
 
 // AuthoredComment is a comment with its author, read together under one lock. Read

@@ -14,10 +14,13 @@ import (
 // wanted; $orderby with $top keeps the best $skip+$top entities in a bounded
 // heap instead of sorting them all; a count never holds the entities it counts.
 
-// Evaluate is Apply for a caller that needs the count only when withCount is
-// true or $count=true was requested: otherwise count is -1, and a query with
-// $top and no $orderby stops evaluating at the end of its page. It only reads
-// items, which the caller may share between requests.
+// Evaluate runs the query over items in the order OData prescribes: $filter,
+// then restrict (if not nil), $orderby, count, $skip, $top. It returns the page,
+// and the number of entities before $skip and $top when withCount is true or
+// $count=true was requested; otherwise count is -1, and a query with $top and no
+// $orderby stops evaluating at the end of its page. It only reads items, which
+// the caller may share between requests. The error is an *Error: the evaluation
+// went past Limits.MaxVisits or Limits.MaxStringBytes.
 func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (page []any, count int, err error) {
 	counted := withCount || q.count
 	err = run(func() { page, count = q.evaluate(items, restrict, counted) })
@@ -29,7 +32,7 @@ func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (
 
 // matches returns the number of entities of items that pass $filter and
 // restrict (if not nil), as /$count answers, without keeping them. The error
-// is Apply's.
+// is Evaluate's.
 func (q *Query) matches(items []any, restrict func(any) bool) (count int, err error) {
 	err = run(func() {
 		pass := q.matcher(restrict)
@@ -46,13 +49,8 @@ func (q *Query) matches(items []any, restrict func(any) bool) (count int, err er
 	return count, err
 }
 
-// apply is Apply; it panics with an *Error past Limits.MaxVisits or
-// Limits.MaxStringBytes.
-func (q *Query) apply(items []any, restrict func(any) bool) (page []any, count int) {
-	return q.evaluate(items, restrict, true)
-}
-
-// evaluate is Evaluate, panicking as apply does. Unless counted is true, the
+// evaluate is Evaluate; it panics with an *Error past Limits.MaxVisits or
+// Limits.MaxStringBytes. Unless counted is true, the
 // count it returns may stop at the end of the page.
 func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (page []any, count int) {
 	start, end := q.window()

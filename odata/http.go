@@ -63,8 +63,8 @@ func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswe
 		r := badRequest(err)
 		return listAnswer{}, &r
 	}
-	// Evaluate, not Apply: without a count wanted, a $top page stops at its end,
-	// and $orderby with $top keeps only the page's worth.
+	// Without a count wanted, a $top page stops at its end, and $orderby with
+	// $top keeps only the page's worth.
 	withCount := rt.AlwaysCount || q.Count()
 	page, n, err := q.Evaluate(rt.List(ctx), rt.Restrict, withCount)
 	if err != nil {

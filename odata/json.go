@@ -12,16 +12,9 @@ import (
 // $expand order, each preceded by its "@odata.count" when the nested $count
 // is true. A missing single-valued navigation is written as null.
 
-// AppendCollection appends {"@odata.context":...,"@odata.count":N,
-// "count":N,"value":[...]} for a page of entities; the two counts appear
-// only when withCount is set. It fails as Apply does: $expand applies its
-// nested options to each entity's related ones.
-func (q *Query) AppendCollection(b []byte, context string, page []any, count int, withCount bool) (out []byte, err error) {
-	err = run(func() { out = q.appendCollection(b, context, page, count, withCount, nil) })
-	return out, err
-}
-
-// appendCollection is AppendCollection; when flush is set, it is called with what is
+// appendCollection appends {"@odata.context":...,"@odata.count":N,"count":N,
+// "value":[...]} for a page of entities; the two counts appear only when withCount
+// is set. When flush is set, it is called with what is
 // encoded so far whenever that passes flushSize, and encoding goes on in the buffer
 // it returns, so a long collection is never in memory whole. It panics with an
 // *Error past Limits.MaxVisits or Limits.MaxStringBytes.
@@ -58,7 +51,7 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 const flushSize = 32 << 10
 
 // appendEntity appends a single entity with its "@odata.context". It fails
-// as AppendCollection does.
+// as Evaluate does: $expand applies its nested options to each related entity.
 func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err error) {
 	err = run(func() {
 		b = append(b, '{')

@@ -360,13 +360,3 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 	}
 	return keys
 }
-
-// Apply runs the query over items in the order OData prescribes: $filter,
-// then restrict (if not nil), $orderby, count, $skip, $top. It returns the
-// page and the number of entities before $skip and $top. items is not
-// modified. The error is an *Error: the evaluation of this Query, its
-// earlier ones included, went past Limits.MaxVisits or Limits.MaxStringBytes.
-func (q *Query) Apply(items []any, restrict func(any) bool) (page []any, count int, err error) {
-	err = run(func() { page, count = q.apply(items, restrict) })
-	return page, count, err
-}
