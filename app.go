@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quartet/internal/fairqueue"
+	"quartet/internal/jwt"
 )
 
 // app is a started service.
@@ -55,7 +56,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	if on {
 		vc.Now = cfg.jwtClock
-		v, err := NewJWTVerifier(vc)
+		v, err := jwt.New(vc)
 		if err != nil {
 			return nil, err
 		}

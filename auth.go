@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"quartet/internal/jwt"
 	"quartet/userpb"
 )
 
@@ -35,7 +36,7 @@ const writeScope = "write"
 // authenticator checks bearer tokens against the configured key. A nil
 // *authenticator means authentication is off; its methods then let everything pass.
 type authenticator struct {
-	verifier *JWTVerifier
+	verifier *jwt.Verifier
 	// reads makes every read need a valid token (-auth-reads).
 	reads bool
 }
@@ -83,7 +84,7 @@ func (a *authenticator) check(ctx context.Context, authorization string, need ac
 // authorize is check for a caller that holds on to what the token allowed (a
 // WebSocket, until the token expires): it returns the token's claims, nil when
 // need asked for no token.
-func (a *authenticator) authorize(ctx context.Context, authorization string, need access) (*Claims, error) {
+func (a *authenticator) authorize(ctx context.Context, authorization string, need access) (*jwt.Claims, error) {
 	if a == nil || need == accessOpen {
 		return nil, nil
 	}
@@ -219,24 +220,24 @@ func subjectAttrs(c *caller) []slog.Attr {
 // BearerToken extracts the token from an "authorization" HTTP header or gRPC
 // metadata value. The value must be the scheme "Bearer" (any case), one or
 // more spaces, and a non-empty token without whitespace (RFC 6750 section
-// 2.1: "Bearer" 1*SP b64token). An empty value reports ErrTokenMissing, so
+// 2.1: "Bearer" 1*SP b64token). An empty value reports jwt.ErrMissing, so
 // that the caller can omit the error code from its challenge (RFC 6750
-// section 3.1); anything else wrong reports ErrTokenMalformed.
+// section 3.1); anything else wrong reports jwt.ErrMalformed.
 func BearerToken(authorization string) (string, error) {
 	if authorization == "" {
-		return "", &TokenError{Kind: ErrTokenMissing}
+		return "", &jwt.Error{Kind: jwt.ErrMissing}
 	}
 	scheme, token, found := strings.Cut(authorization, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return "", jwtErr(ErrTokenMalformed, "authorization scheme is not Bearer")
+		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization scheme is not Bearer"}
 	}
 	token = strings.TrimLeft(token, " ")
 	if !found || token == "" {
-		return "", jwtErr(ErrTokenMalformed, "authorization has no bearer token")
+		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization has no bearer token"}
 	}
 	for i := 0; i < len(token); i++ {
 		if c := token[i]; c <= ' ' || c >= 0x7f {
-			return "", jwtErr(ErrTokenMalformed, "authorization must be Bearer, a space, then the token")
+			return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization must be Bearer, a space, then the token"}
 		}
 	}
 	return token, nil

@@ -12,6 +12,7 @@ import (
 	"quartet/graphql"
 	"quartet/graphql/editor"
 	"quartet/internal/fairqueue"
+	"quartet/internal/jwt"
 )
 
 // The GraphQL surface (docs/graphql.md): schema.graphql bound to the
@@ -42,7 +43,7 @@ func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
 
 // authorizeGraphQL is checkGraphQL returning the claims of the token that passed
 // (authenticator.authorize), nil when need asked for none.
-func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*Claims, error) {
+func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*jwt.Claims, error) {
 	if auth == nil || need == accessOpen {
 		return nil, nil
 	}

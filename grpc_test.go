@@ -22,6 +22,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"quartet/internal/jwt"
 	"quartet/userpb"
 )
 
@@ -264,7 +265,7 @@ const testSecret = "0123456789abcdef0123456789abcdef" // 32 bytes: the RFC 7518 
 
 func testToken(t *testing.T, scope string) string {
 	t.Helper()
-	tok, err := SignHS256Token(JWTConfig{Secret: []byte(testSecret)}, "alice", scope, time.Hour)
+	tok, err := jwt.SignHS256(jwt.Config{Secret: []byte(testSecret)}, "alice", scope, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"quartet/graphql"
 	"quartet/internal/clientaddr"
+	"quartet/internal/jwt"
 )
 
 func main() {
@@ -89,8 +90,8 @@ func (j *jwtFlags) register(fs *flag.FlagSet) {
 }
 
 // verifierConfig reads the key the flags name; on is false when authentication is off.
-func (j *jwtFlags) verifierConfig() (cfg JWTConfig, on bool, err error) {
-	cfg = JWTConfig{Issuer: j.issuer, Audience: j.audience}
+func (j *jwtFlags) verifierConfig() (cfg jwt.Config, on bool, err error) {
+	cfg = jwt.Config{Issuer: j.issuer, Audience: j.audience}
 	var given []string // the key flags set: one at most
 	for _, f := range []struct{ name, value string }{{"-jwt-secret", j.secret}, {"-jwt-secret-file", j.secretFile}, {"-jwt-public-key", j.publicKeyFile}} {
 		if f.value != "" {
@@ -321,7 +322,7 @@ func runToken(args []string, getenv func(string) string, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	token, err := SignHS256Token(vc, sub, scope, ttl)
+	token, err := jwt.SignHS256(vc, sub, scope, ttl)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quartet/internal/jwt"
 )
 
 func envFrom(m map[string]string) func(string) string {
@@ -131,7 +133,7 @@ func TestTokenCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := NewJWTVerifier(JWTConfig{Secret: []byte(testSecret)})
+	v, err := jwt.New(jwt.Config{Secret: []byte(testSecret)})
 	if err != nil {
 		t.Fatal(err)
 	}

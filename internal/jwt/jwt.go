@@ -1,14 +1,17 @@
-package main
-
-// JWT bearer authentication (docs/authentication.md).
+// Package jwt verifies bearer tokens: JSON Web Tokens (RFC 7519) in the JWS
+// Compact Serialization (RFC 7515 section 7.1), signed with the one algorithm
+// bound to the configured key: HS256 for a secret, RS256 for an RSA public
+// key, ES256 for a P-256 public key. It knows nothing of HTTP or gRPC: it
+// takes a token string and returns its claims or an *Error whose message is
+// safe to show to the client; which request needed the token, and what a
+// refusal becomes on the wire, is the caller's business.
 //
-// A token is accepted only in the JWS Compact Serialization (RFC 7515
-// section 7.1) and only with the one algorithm bound to the configured key:
-// HS256 for a secret, RS256 for an RSA public key, ES256 for a P-256 public
-// key. The key is never chosen by the token: "jku", "x5u", "jwk", "x5c" and
+// A token's key is never chosen by the token: "jku", "x5u", "jwk", "x5c" and
 // "kid" may be present and are ignored (RFC 8725 sections 2.1 and 3.1).
+// Unsecured tokens ("alg": "none") and any algorithm other than the key's are
+// refused, as are HMAC secrets under 32 bytes and RSA keys under 2048 bits.
 //
-// Choices the RFCs leave to the recipient, and what this file does:
+// Choices the RFCs leave to the recipient, and what this package does:
 //
 //   - Duplicate member names in the header or the claims set are rejected,
 //     rather than resolved by "last one wins" (RFC 7515 section 5.2, RFC 7519
@@ -31,13 +34,14 @@ package main
 //     configured (as the contract says; RFC 7519 section 4.1.3 would refuse
 //     any "aud" when none is configured), but their types are always checked.
 //     "sub" is required and must be a non-empty string: it is the caller's
-//     identity (docs/authentication.md), which the logs and every permission
-//     rest on, so a token that names nobody authenticates nobody.
+//     identity, which the logs and every permission rest on, so a token that
+//     names nobody authenticates nobody.
 //   - Scopes come from "scope", a space-separated string (RFC 8693 section
 //     4.2, RFC 9068 section 2.2.3). A "scp" claim is ignored: one spelling
 //     keeps the rule simple to state, and a non-string "scope" is rejected
 //     rather than guessed at.
 //   - The whole token is capped at 8 KiB before anything is decoded.
+package jwt
 
 import (
 	"bytes"
@@ -56,6 +60,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,59 +68,58 @@ import (
 )
 
 const (
-	// jwtLeeway is the clock skew tolerated on exp, nbf and iat.
-	jwtLeeway = 60 * time.Second
+	// leeway is the clock skew tolerated on exp, nbf and iat.
+	leeway = 60 * time.Second
 
-	// jwtMaxTokenSize bounds the work done on an unauthenticated input.
-	jwtMaxTokenSize = 8 << 10
+	// maxTokenSize bounds the work done on an unauthenticated input.
+	maxTokenSize = 8 << 10
 
-	// jwtMinHMACKeySize is the HS256 key size floor of RFC 7518 section 3.2.
-	jwtMinHMACKeySize = 32
+	// minHMACKeySize is the HS256 key size floor of RFC 7518 section 3.2.
+	minHMACKeySize = 32
 
-	// jwtMinRSABits is the RS256 key size floor of RFC 7518 section 3.3.
-	jwtMinRSABits = 2048
+	// minRSABits is the RS256 key size floor of RFC 7518 section 3.3.
+	minRSABits = 2048
 
-	// jwtMaxNumericDate is 9999-12-31T23:59:59Z; later values cannot be
+	// maxNumericDate is 9999-12-31T23:59:59Z; later values cannot be
 	// represented as a time and are certainly not meant.
-	jwtMaxNumericDate = 253402300799
+	maxNumericDate = 253402300799
 )
 
 // Algorithms a verifier can be bound to.
 const (
-	jwtHS256 = "HS256"
-	jwtRS256 = "RS256"
-	jwtES256 = "ES256"
+	algHS256 = "HS256"
+	algRS256 = "RS256"
+	algES256 = "ES256"
 )
 
-// Kinds of token failure. A *TokenError wraps exactly one of them, so
-// callers can test the kind with errors.Is. The texts are safe to show to
-// clients.
+// Kinds of token failure. An *Error wraps exactly one of them, so callers
+// can test the kind with errors.Is. The texts are safe to show to clients.
 var (
-	ErrTokenMissing      = errors.New("token missing")
-	ErrTokenMalformed    = errors.New("token malformed")
-	ErrTokenAlgorithm    = errors.New("token algorithm not accepted")
-	ErrTokenHeader       = errors.New("token header not accepted")
-	ErrTokenSignature    = errors.New("token signature invalid")
-	ErrTokenClaims       = errors.New("token claims invalid")
-	ErrTokenExpired      = errors.New("token expired")
-	ErrTokenNotYetValid  = errors.New("token not yet valid")
-	ErrTokenIssuedFuture = errors.New("token issued in the future")
-	ErrTokenIssuer       = errors.New("token issuer not accepted")
-	ErrTokenAudience     = errors.New("token audience not accepted")
+	ErrMissing      = errors.New("token missing")
+	ErrMalformed    = errors.New("token malformed")
+	ErrAlgorithm    = errors.New("token algorithm not accepted")
+	ErrHeader       = errors.New("token header not accepted")
+	ErrSignature    = errors.New("token signature invalid")
+	ErrClaims       = errors.New("token claims invalid")
+	ErrExpired      = errors.New("token expired")
+	ErrNotYetValid  = errors.New("token not yet valid")
+	ErrIssuedFuture = errors.New("token issued in the future")
+	ErrIssuer       = errors.New("token issuer not accepted")
+	ErrAudience     = errors.New("token audience not accepted")
 )
 
-// A TokenError reports why a token was refused. Its message is the kind's
-// text, optionally followed by a detail naming the part of the token at
-// fault. The detail is always text written here, never text copied from the
-// token, so the whole message is safe to return to the client (it contains
+// An Error reports why a token was refused. Its message is the kind's text,
+// optionally followed by a detail naming the part of the token at fault.
+// The detail is always text written by this package or its caller, never
+// text copied from the token, so the whole message is safe to return to the client (it contains
 // no '"' or '\', so it also fits an RFC 6750 error_description).
-type TokenError struct {
-	Kind   error  // one of the ErrToken* values
+type Error struct {
+	Kind   error  // one of the Err* values
 	Detail string // e.g. "payload: exp missing"; may be empty
 }
 
 // Error returns the client-safe message.
-func (e *TokenError) Error() string {
+func (e *Error) Error() string {
 	if e.Detail == "" {
 		return e.Kind.Error()
 	}
@@ -123,16 +127,16 @@ func (e *TokenError) Error() string {
 }
 
 // Unwrap returns the kind, for errors.Is.
-func (e *TokenError) Unwrap() error { return e.Kind }
+func (e *Error) Unwrap() error { return e.Kind }
 
-func jwtErr(kind error, format string, args ...any) error {
-	return &TokenError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+func errorf(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
-// JWTConfig configures a JWTVerifier. Exactly one of Secret and
-// PublicKeyPEM must be non-empty. Authentication being off (neither
+// Config configures a Verifier. Exactly one of Secret and PublicKeyPEM
+// must be non-empty. Authentication being off (neither
 // configured) is the caller's decision: it builds no verifier then.
-type JWTConfig struct {
+type Config struct {
 	// Secret is the HS256 key: at least 32 bytes.
 	Secret []byte
 
@@ -151,9 +155,9 @@ type JWTConfig struct {
 	Now func() time.Time
 }
 
-// A JWTVerifier checks bearer tokens against one key and one algorithm.
+// A Verifier checks bearer tokens against one key and one algorithm.
 // It is safe for concurrent use.
-type JWTVerifier struct {
+type Verifier struct {
 	alg      string
 	secret   []byte
 	rsaKey   *rsa.PublicKey
@@ -163,10 +167,10 @@ type JWTVerifier struct {
 	now      func() time.Time
 }
 
-// NewJWTVerifier returns a verifier for cfg, or an error describing what is
-// wrong with the configured key.
-func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
-	v := &JWTVerifier{issuer: cfg.Issuer, audience: cfg.Audience, now: cfg.Now}
+// New returns a verifier for cfg, or an error describing what is wrong
+// with the configured key.
+func New(cfg Config) (*Verifier, error) {
+	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, now: cfg.Now}
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -174,21 +178,21 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	case len(cfg.Secret) > 0 && len(cfg.PublicKeyPEM) > 0:
 		return nil, errors.New("jwt: configure either a secret or a public key, not both")
 	case len(cfg.Secret) > 0:
-		if err := checkJWTSecret(cfg.Secret); err != nil {
+		if err := checkSecret(cfg.Secret); err != nil {
 			return nil, err
 		}
-		v.alg = jwtHS256
+		v.alg = algHS256
 		v.secret = bytes.Clone(cfg.Secret)
 	case len(cfg.PublicKeyPEM) > 0:
-		key, err := parseJWTPublicKey(cfg.PublicKeyPEM)
+		key, err := parsePublicKey(cfg.PublicKeyPEM)
 		if err != nil {
 			return nil, err
 		}
 		switch key := key.(type) {
 		case *rsa.PublicKey:
-			v.alg, v.rsaKey = jwtRS256, key
+			v.alg, v.rsaKey = algRS256, key
 		case *ecdsa.PublicKey:
-			v.alg, v.ecKey = jwtES256, key
+			v.alg, v.ecKey = algES256, key
 		}
 	default:
 		return nil, errors.New("jwt: no secret or public key configured")
@@ -196,17 +200,17 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	return v, nil
 }
 
-func checkJWTSecret(secret []byte) error {
-	if len(secret) < jwtMinHMACKeySize {
+func checkSecret(secret []byte) error {
+	if len(secret) < minHMACKeySize {
 		return fmt.Errorf("jwt: HS256 secret is %d bytes; at least %d are required (RFC 7518 section 3.2)",
-			len(secret), jwtMinHMACKeySize)
+			len(secret), minHMACKeySize)
 	}
 	return nil
 }
 
-// parseJWTPublicKey returns the *rsa.PublicKey or *ecdsa.PublicKey held in
+// parsePublicKey returns the *rsa.PublicKey or *ecdsa.PublicKey held in
 // data, which must be exactly one PEM block.
-func parseJWTPublicKey(data []byte) (any, error) {
+func parsePublicKey(data []byte) (any, error) {
 	block, rest := pem.Decode(data)
 	if block == nil {
 		return nil, errors.New("jwt: public key: no PEM block found")
@@ -238,9 +242,9 @@ func parseJWTPublicKey(data []byte) (any, error) {
 	}
 	switch k := key.(type) {
 	case *rsa.PublicKey:
-		if n := k.N.BitLen(); n < jwtMinRSABits {
+		if n := k.N.BitLen(); n < minRSABits {
 			return nil, fmt.Errorf("jwt: public key: RSA modulus is %d bits; at least %d are required (RFC 7518 section 3.3)",
-				n, jwtMinRSABits)
+				n, minRSABits)
 		}
 		return k, nil
 	case *ecdsa.PublicKey:
@@ -255,13 +259,10 @@ func parseJWTPublicKey(data []byte) (any, error) {
 
 // ValidUntil is the instant from which Verify refuses the token c came from
 // as expired: its exp plus the leeway, on the verifier's clock (Now).
-func (v *JWTVerifier) ValidUntil(c *Claims) time.Time { return c.Expiry.Add(jwtLeeway) }
+func (v *Verifier) ValidUntil(c *Claims) time.Time { return c.Expiry.Add(leeway) }
 
 // Now is the verifier's clock.
-func (v *JWTVerifier) Now() time.Time { return v.now() }
-
-// Algorithm returns the one JWS algorithm this verifier accepts.
-func (v *JWTVerifier) Algorithm() string { return v.alg }
+func (v *Verifier) Now() time.Time { return v.now() }
 
 // Claims is what a verified token says about its bearer.
 type Claims struct {
@@ -276,22 +277,15 @@ type Claims struct {
 }
 
 // HasScope reports whether scope is one of the token's scopes.
-func (c *Claims) HasScope(scope string) bool {
-	for _, s := range c.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+func (c *Claims) HasScope(scope string) bool { return slices.Contains(c.Scopes, scope) }
 
-// Verify checks token and returns its claims. Every error is a *TokenError.
-func (v *JWTVerifier) Verify(token string) (*Claims, error) {
+// Verify checks token and returns its claims. Every error is a *Error.
+func (v *Verifier) Verify(token string) (*Claims, error) {
 	if token == "" {
-		return nil, &TokenError{Kind: ErrTokenMissing}
+		return nil, &Error{Kind: ErrMissing}
 	}
-	if len(token) > jwtMaxTokenSize {
-		return nil, jwtErr(ErrTokenMalformed, "longer than %d bytes", jwtMaxTokenSize)
+	if len(token) > maxTokenSize {
+		return nil, errorf(ErrMalformed, "longer than %d bytes", maxTokenSize)
 	}
 	seg, err := splitJWS(token)
 	if err != nil {
@@ -301,7 +295,7 @@ func (v *JWTVerifier) Verify(token string) (*Claims, error) {
 		return nil, err
 	}
 	if !v.verifySignature(seg.signingInput, seg.signature) {
-		return nil, &TokenError{Kind: ErrTokenSignature}
+		return nil, &Error{Kind: ErrSignature}
 	}
 	// Only now, with the signature good, is the payload read (RFC 8725
 	// section 3.1: no claim is looked at before the token is authenticated).
@@ -322,19 +316,19 @@ type jwsParts struct {
 func splitJWS(token string) (*jwsParts, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return nil, jwtErr(ErrTokenMalformed, "want 3 dot-separated segments, found %d", len(parts))
+		return nil, errorf(ErrMalformed, "want 3 dot-separated segments, found %d", len(parts))
 	}
 	names := [3]string{"header", "payload", "signature"}
 	var dec [3][]byte
 	for i, p := range parts {
 		for j := 0; j < len(p); j++ {
 			if !jwsBase64Char(p[j]) {
-				return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url character at offset %d", names[i], j)
+				return nil, errorf(ErrMalformed, "%s: invalid base64url character at offset %d", names[i], j)
 			}
 		}
 		b, err := base64.RawURLEncoding.Strict().DecodeString(p)
 		if err != nil {
-			return nil, jwtErr(ErrTokenMalformed, "%s: invalid base64url length or padding bits", names[i])
+			return nil, errorf(ErrMalformed, "%s: invalid base64url length or padding bits", names[i])
 		}
 		dec[i] = b
 	}
@@ -352,47 +346,47 @@ func jwsBase64Char(c byte) bool {
 
 // checkHeader validates the JOSE header: the algorithm must be the one the
 // key is bound to, and no member may ask for something not supported.
-func (v *JWTVerifier) checkHeader(data []byte) error {
-	h, err := parseJWTObject(data, "header")
+func (v *Verifier) checkHeader(data []byte) error {
+	h, err := parseObject(data, "header")
 	if err != nil {
 		return err
 	}
 	rawAlg, ok := h["alg"]
 	if !ok {
-		return jwtErr(ErrTokenMalformed, "header: alg missing")
+		return errorf(ErrMalformed, "header: alg missing")
 	}
-	alg, ok := jwtJSONString(rawAlg)
+	alg, ok := jsonString(rawAlg)
 	if !ok {
-		return jwtErr(ErrTokenMalformed, "header: alg is not a string")
+		return errorf(ErrMalformed, "header: alg is not a string")
 	}
 	if strings.EqualFold(alg, "none") {
-		return jwtErr(ErrTokenAlgorithm, "unsecured tokens (alg none) are refused")
+		return errorf(ErrAlgorithm, "unsecured tokens (alg none) are refused")
 	}
 	if alg != v.alg {
-		return jwtErr(ErrTokenAlgorithm, "want %s", v.alg)
+		return errorf(ErrAlgorithm, "want %s", v.alg)
 	}
 	if _, ok := h["crit"]; ok {
 		// Whatever it lists, it lists something not understood here; an
 		// empty list or a non-list is invalid in itself.
-		return jwtErr(ErrTokenHeader, "crit names an unsupported extension")
+		return errorf(ErrHeader, "crit names an unsupported extension")
 	}
 	if raw, ok := h["typ"]; ok {
-		typ, ok := jwtJSONString(raw)
+		typ, ok := jsonString(raw)
 		if !ok || !isJWTType(typ) {
-			return jwtErr(ErrTokenHeader, "typ must be JWT or at+jwt")
+			return errorf(ErrHeader, "typ must be JWT or at+jwt")
 		}
 	}
 	if raw, ok := h["cty"]; ok {
-		cty, ok := jwtJSONString(raw)
+		cty, ok := jsonString(raw)
 		if !ok {
-			return jwtErr(ErrTokenHeader, "cty is not a string")
+			return errorf(ErrHeader, "cty is not a string")
 		}
 		if isJWTType(cty) {
-			return jwtErr(ErrTokenHeader, "nested tokens are not supported")
+			return errorf(ErrHeader, "nested tokens are not supported")
 		}
 	}
 	if raw, ok := h["b64"]; ok && !bytes.Equal(raw, []byte("true")) {
-		return jwtErr(ErrTokenHeader, "unencoded payloads (b64) are not supported")
+		return errorf(ErrHeader, "unencoded payloads (b64) are not supported")
 	}
 	return nil
 }
@@ -409,13 +403,13 @@ func isJWTType(t string) bool {
 // verifySignature checks sig over signingInput with the verifier's key and
 // algorithm. The token's header has already been matched to that algorithm;
 // nothing in the token selects the key.
-func (v *JWTVerifier) verifySignature(signingInput string, sig []byte) bool {
+func (v *Verifier) verifySignature(signingInput string, sig []byte) bool {
 	switch v.alg {
-	case jwtHS256:
+	case algHS256:
 		return jwsVerifyHS256(v.secret, signingInput, sig)
-	case jwtRS256:
+	case algRS256:
 		return jwsVerifyRS256(v.rsaKey, signingInput, sig)
-	case jwtES256:
+	case algES256:
 		digest := sha256.Sum256([]byte(signingInput))
 		return jwsVerifyECDSA(v.ecKey, digest[:], sig)
 	}
@@ -453,8 +447,8 @@ func jwsVerifyECDSA(pub *ecdsa.PublicKey, digest, sig []byte) bool {
 
 // checkClaims parses the claims set and applies the time, issuer and
 // audience rules.
-func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
-	m, err := parseJWTObject(data, "payload")
+func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
+	m, err := parseObject(data, "payload")
 	if err != nil {
 		return nil, err
 	}
@@ -464,39 +458,39 @@ func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
 		dst  *string
 	}{{"sub", &c.Subject}, {"iss", &c.Issuer}, {"jti", &c.ID}} {
 		if raw, ok := m[f.name]; ok {
-			s, ok := jwtJSONString(raw)
+			s, ok := jsonString(raw)
 			if !ok {
-				return nil, jwtErr(ErrTokenClaims, "%s is not a string", f.name)
+				return nil, errorf(ErrClaims, "%s is not a string", f.name)
 			}
 			*f.dst = s
 		}
 	}
 	rawExp, ok := m["exp"]
 	if !ok {
-		return nil, jwtErr(ErrTokenClaims, "exp missing")
+		return nil, errorf(ErrClaims, "exp missing")
 	}
-	if c.Expiry, err = jwtNumericDate("exp", rawExp); err != nil {
+	if c.Expiry, err = numericDate("exp", rawExp); err != nil {
 		return nil, err
 	}
 	if raw, ok := m["nbf"]; ok {
-		if c.NotBefore, err = jwtNumericDate("nbf", raw); err != nil {
+		if c.NotBefore, err = numericDate("nbf", raw); err != nil {
 			return nil, err
 		}
 	}
 	if raw, ok := m["iat"]; ok {
-		if c.IssuedAt, err = jwtNumericDate("iat", raw); err != nil {
+		if c.IssuedAt, err = numericDate("iat", raw); err != nil {
 			return nil, err
 		}
 	}
 	if raw, ok := m["aud"]; ok {
-		if c.Audience, ok = jwtStringOrList(raw); !ok {
-			return nil, jwtErr(ErrTokenClaims, "aud is not a string or an array of strings")
+		if c.Audience, ok = stringOrList(raw); !ok {
+			return nil, errorf(ErrClaims, "aud is not a string or an array of strings")
 		}
 	}
 	if raw, ok := m["scope"]; ok {
-		s, ok := jwtJSONString(raw)
+		s, ok := jsonString(raw)
 		if !ok {
-			return nil, jwtErr(ErrTokenClaims, "scope is not a string")
+			return nil, errorf(ErrClaims, "scope is not a string")
 		}
 		for _, f := range strings.Split(s, " ") {
 			if f != "" {
@@ -506,49 +500,40 @@ func (v *JWTVerifier) checkClaims(data []byte) (*Claims, error) {
 	}
 
 	now := v.now()
-	if !now.Before(c.Expiry.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenExpired}
+	if !now.Before(c.Expiry.Add(leeway)) {
+		return nil, &Error{Kind: ErrExpired}
 	}
-	if !c.NotBefore.IsZero() && c.NotBefore.After(now.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenNotYetValid}
+	if !c.NotBefore.IsZero() && c.NotBefore.After(now.Add(leeway)) {
+		return nil, &Error{Kind: ErrNotYetValid}
 	}
-	if !c.IssuedAt.IsZero() && c.IssuedAt.After(now.Add(jwtLeeway)) {
-		return nil, &TokenError{Kind: ErrTokenIssuedFuture}
+	if !c.IssuedAt.IsZero() && c.IssuedAt.After(now.Add(leeway)) {
+		return nil, &Error{Kind: ErrIssuedFuture}
 	}
 	if v.issuer != "" && c.Issuer != v.issuer {
-		return nil, &TokenError{Kind: ErrTokenIssuer}
+		return nil, &Error{Kind: ErrIssuer}
 	}
-	if v.audience != "" && !jwtContains(c.Audience, v.audience) {
-		return nil, &TokenError{Kind: ErrTokenAudience}
+	if v.audience != "" && !slices.Contains(c.Audience, v.audience) {
+		return nil, &Error{Kind: ErrAudience}
 	}
 	if _, ok := m["sub"]; !ok {
-		return nil, jwtErr(ErrTokenClaims, "sub missing")
+		return nil, errorf(ErrClaims, "sub missing")
 	}
 	if c.Subject == "" {
-		return nil, jwtErr(ErrTokenClaims, "sub is empty")
+		return nil, errorf(ErrClaims, "sub is empty")
 	}
 	return &c, nil
 }
 
-func jwtContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// parseJWTObject parses data as one JSON object and returns its members by
+// parseObject parses data as one JSON object and returns its members by
 // exact name. Invalid UTF-8, duplicate names and trailing data are errors.
 // Member values are checked for syntax only; the caller decodes the ones it
 // uses. what ("header" or "payload") prefixes error details.
-func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error) {
+func parseObject(data []byte, what string) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(data) {
-		return nil, jwtErr(ErrTokenMalformed, "%s: invalid UTF-8", what)
+		return nil, errorf(ErrMalformed, "%s: invalid UTF-8", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	notObject := func() error { return jwtErr(ErrTokenMalformed, "%s: not a JSON object", what) }
+	notObject := func() error { return errorf(ErrMalformed, "%s: not a JSON object", what) }
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, notObject()
 	}
@@ -563,7 +548,7 @@ func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error
 			return nil, notObject()
 		}
 		if _, dup := m[name]; dup {
-			return nil, jwtErr(ErrTokenMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
+			return nil, errorf(ErrMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -575,13 +560,13 @@ func parseJWTObject(data []byte, what string) (map[string]json.RawMessage, error
 		return nil, notObject()
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, jwtErr(ErrTokenMalformed, "%s: data after the JSON object", what)
+		return nil, errorf(ErrMalformed, "%s: data after the JSON object", what)
 	}
 	return m, nil
 }
 
 // jsonString decodes raw if it is a JSON string.
-func jwtJSONString(raw json.RawMessage) (string, bool) {
+func jsonString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
@@ -592,9 +577,9 @@ func jwtJSONString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// jwtStringOrList decodes an "aud" value: one string or an array of them.
-func jwtStringOrList(raw json.RawMessage) ([]string, bool) {
-	if s, ok := jwtJSONString(raw); ok {
+// stringOrList decodes an "aud" value: one string or an array of them.
+func stringOrList(raw json.RawMessage) ([]string, bool) {
+	if s, ok := jsonString(raw); ok {
 		return []string{s}, true
 	}
 	if len(raw) == 0 || raw[0] != '[' {
@@ -606,7 +591,7 @@ func jwtStringOrList(raw json.RawMessage) ([]string, bool) {
 	}
 	out := make([]string, 0, len(list))
 	for _, item := range list {
-		s, ok := jwtJSONString(item)
+		s, ok := jsonString(item)
 		if !ok {
 			return nil, false
 		}
@@ -617,28 +602,28 @@ func jwtStringOrList(raw json.RawMessage) ([]string, bool) {
 
 // numericDate decodes a NumericDate (RFC 7519 section 2): seconds since the
 // epoch, possibly fractional.
-func jwtNumericDate(name string, raw json.RawMessage) (time.Time, error) {
-	bad := jwtErr(ErrTokenClaims, "%s is not a NumericDate", name)
+func numericDate(name string, raw json.RawMessage) (time.Time, error) {
+	bad := errorf(ErrClaims, "%s is not a NumericDate", name)
 	if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
 		return time.Time{}, bad
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f < 0 || f > jwtMaxNumericDate {
+	if err != nil || f < 0 || f > maxNumericDate {
 		return time.Time{}, bad
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
 }
 
-// SignHS256Token returns a compact HS256 JWT for development use (the
-// "token" subcommand). It carries "sub" (required), "scope" (omitted when empty),
-// "iat" = now and "exp" = now + ttl, and "iss" and "aud" when cfg configures
-// them, so that a verifier built from the same cfg accepts it.
-func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (string, error) {
+// SignHS256 returns a compact HS256 JWT for development use (quartet's
+// "token" command). It carries "sub" (required), "scope" (omitted when
+// empty), "iat" = now and "exp" = now + ttl, and "iss" and "aud" when cfg
+// configures them, so that a verifier built from the same cfg accepts it.
+func SignHS256(cfg Config, subject, scope string, ttl time.Duration) (string, error) {
 	if len(cfg.Secret) == 0 {
 		return "", errors.New("jwt: signing a token needs the HS256 secret")
 	}
-	if err := checkJWTSecret(cfg.Secret); err != nil {
+	if err := checkSecret(cfg.Secret); err != nil {
 		return "", err
 	}
 	if subject == "" {
@@ -653,7 +638,7 @@ func SignHS256Token(cfg JWTConfig, subject, scope string, ttl time.Duration) (st
 	}
 	t := now()
 	exp := t.Add(ttl)
-	if exp.Unix() > jwtMaxNumericDate {
+	if exp.Unix() > maxNumericDate {
 		return "", fmt.Errorf("jwt: token lifetime %v is too long", ttl)
 	}
 	claims := struct {
