@@ -8,18 +8,15 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
-
 	"quartet/internal/jwt"
-	"quartet/userpb"
 )
 
 // Who may do what (docs/authentication.md): with a key configured, every write on every
 // surface needs a valid token with the "write" scope, gRPC's user reads (GetUser,
-// GetAllUsers) need a valid token, and everything else stays open. With -auth-reads, every read of stored data on every
-// surface needs a valid token too; health checks and the schemas ($metadata, GraphQL
-// introspection, gRPC reflection) stay open. Without a key, everything is open.
+// GetAllUsers, grpcAccess in grpc.go) need a valid token, and everything else stays
+// open. With -auth-reads, every read of stored data on every surface needs a valid
+// token too; health checks and the schemas ($metadata, GraphQL introspection, gRPC
+// reflection) stay open. Without a key, everything is open.
 
 // access is what a call needs from its caller.
 type access int
@@ -156,54 +153,6 @@ func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Req
 		}
 		h(w, r)
 	}
-}
-
-// grpcAccess is what each gRPC method needs; a method not listed is open. GetAllUsers
-// streams every user GetUser would answer with, so it needs what GetUser needs: a
-// guard on one and not the other would guard nothing.
-var grpcAccess = map[string]access{
-	userpb.UserService_GetUser_FullMethodName:     accessToken,
-	userpb.UserService_GetAllUsers_FullMethodName: accessToken,
-	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
-}
-
-// userServicePrefix starts the full name of every method that serves stored data; the
-// health and reflection services are not guarded.
-var userServicePrefix = "/" + userpb.UserService_ServiceDesc.ServiceName + "/"
-
-func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
-	need := grpcAccess[method]
-	if need == accessOpen && strings.HasPrefix(method, userServicePrefix) {
-		need = a.readAccess()
-	}
-	if a == nil || need == accessOpen {
-		return nil
-	}
-	var authorization string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		switch v := md.Get("authorization"); len(v) {
-		case 0:
-		case 1:
-			authorization = v[0]
-		default: // which one would count is anybody's guess: refuse rather than pick
-			return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
-		}
-	}
-	return a.check(ctx, authorization, need)
-}
-
-func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := a.checkGRPC(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
-
-func (a *authenticator) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if err := a.checkGRPC(ss.Context(), info.FullMethod); err != nil {
-		return err
-	}
-	return handler(srv, ss)
 }
 
 // subjectAttrs is the log attribute naming the caller, when authentication found one.

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -784,3 +785,53 @@ type streamWithContext struct {
 }
 
 func (s *streamWithContext) Context() context.Context { return s.ctx }
+
+// Authentication of gRPC calls (docs/authentication.md).
+
+// grpcAccess is what each gRPC method needs; a method not listed is open. GetAllUsers
+// streams every user GetUser would answer with, so it needs what GetUser needs: a
+// guard on one and not the other would guard nothing.
+var grpcAccess = map[string]access{
+	userpb.UserService_GetUser_FullMethodName:     accessToken,
+	userpb.UserService_GetAllUsers_FullMethodName: accessToken,
+	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
+}
+
+// userServicePrefix starts the full name of every method that serves stored data; the
+// health and reflection services are not guarded.
+var userServicePrefix = "/" + userpb.UserService_ServiceDesc.ServiceName + "/"
+
+func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
+	need := grpcAccess[method]
+	if need == accessOpen && strings.HasPrefix(method, userServicePrefix) {
+		need = a.readAccess()
+	}
+	if a == nil || need == accessOpen {
+		return nil
+	}
+	var authorization string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		switch v := md.Get("authorization"); len(v) {
+		case 0:
+		case 1:
+			authorization = v[0]
+		default: // which one would count is anybody's guess: refuse rather than pick
+			return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
+		}
+	}
+	return a.check(ctx, authorization, need)
+}
+
+func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := a.checkGRPC(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func (a *authenticator) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := a.checkGRPC(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
