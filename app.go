@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quartet/internal/fairqueue"
+	"quartet/internal/memory"
 	"quartet/internal/jwt"
 )
 
@@ -132,7 +133,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	// after every burst to come.
 	go debug.FreeOSMemory()
 	a.quit = make(chan struct{})
-	a.done.Go(func() { returnFreeMemoryEvery(memoryCheckEvery, memoryKeepFree, memoryQuietAllocs, a.quit) })
+	a.done.Go(func() { memory.Manage(a.quit) })
 	return a, nil
 }
 

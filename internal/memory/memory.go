@@ -1,4 +1,8 @@
-package main
+// Package memory keeps a long-running process's memory near what it holds live: it
+// sets the collector's headroom from the live heap (unless GOGC is set), and gives
+// free memory back to the system once a burst of allocation is over. It knows
+// nothing of what the process serves.
+package memory
 
 import (
 	"os"
@@ -11,9 +15,9 @@ import (
 // what was live at the last collection before it collects again, and its background
 // scavenger hands free memory back slowly; after a burst of large requests (a load,
 // an attack) a service that then sees little traffic stays at its peak size for
-// minutes, its garbage uncollected. Checking every memoryCheckEvery, the service
-// collects and gives everything back once more than memoryKeepFree is reclaimable
-// and the last interval allocated less than memoryQuietAllocs: the service is
+// minutes, its garbage uncollected. Checking every checkEvery, the service
+// collects and gives everything back once more than keepFree is reclaimable
+// and the last interval allocated less than quietAllocs: the service is
 // nearly idle. It does so too at the first such interval after a busier one,
 // whatever the heap's figures say: they count as live what the last collection
 // found live, and what a burst held then (its connections, its buffers) is
@@ -24,9 +28,9 @@ import (
 // add to the answers' latency, and the memory given back would be faulted in
 // again at once (bench/README.md, "Hostile load").
 const (
-	memoryCheckEvery  = 5 * time.Second
-	memoryKeepFree    = 4 << 20
-	memoryQuietAllocs = 4 << 20
+	checkEvery  = 5 * time.Second
+	keepFree    = 4 << 20
+	quietAllocs = 4 << 20
 )
 
 // The collector's headroom: the garbage the heap may hold before the next
@@ -112,13 +116,13 @@ func (m *memoryReturner) setGCPercent(live uint64) {
 	}
 }
 
-// returnFreeMemoryEvery checks every interval until stop is closed, starting with
-// the collector's headroom for the heap as it is now.
-func returnFreeMemoryEvery(interval time.Duration, keep, quiet uint64, stop <-chan struct{}) {
+// Manage sets the collector's headroom for the heap as it is now, then checks
+// every few seconds until stop is closed.
+func Manage(stop <-chan struct{}) {
 	h := readHeap()
-	m := &memoryReturner{keep: keep, quiet: quiet, lastAllocs: h.allocs, tuneGC: os.Getenv("GOGC") == ""}
+	m := &memoryReturner{keep: keepFree, quiet: quietAllocs, lastAllocs: h.allocs, tuneGC: os.Getenv("GOGC") == ""}
 	m.setGCPercent(h.live)
-	t := time.NewTicker(interval)
+	t := time.NewTicker(checkEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -1,4 +1,4 @@
-package main
+package memory
 
 import (
 	"runtime"
@@ -13,7 +13,7 @@ import (
 func TestMemoryReturner(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the burst stays uncollected until check collects it
 	runtime.GC()
-	m := &memoryReturner{keep: memoryKeepFree, quiet: memoryQuietAllocs, lastAllocs: readHeap().allocs}
+	m := &memoryReturner{keep: keepFree, quiet: quietAllocs, lastAllocs: readHeap().allocs}
 	allocate := func(mib int) [][]byte {
 		b := make([][]byte, mib)
 		for i := range b {
@@ -51,7 +51,7 @@ func TestMemoryReturner(t *testing.T) {
 	held := allocate(32)
 	runtime.GC()
 	runtime.KeepAlive(held) // live at that collection, garbage from here on
-	if r := readHeap().reclaimable; r > memoryKeepFree {
+	if r := readHeap().reclaimable; r > keepFree {
 		t.Fatalf("%d bytes reclaimable by the heap's figures; the test wants them to hide the burst", r)
 	}
 	if m.check() {
