@@ -553,3 +553,36 @@ func TestDurableLoadedThenSnapshotRemoved(t *testing.T) {
 		t.Errorf("-load again: %v, want it refused", err)
 	}
 }
+
+// TestDurableInitialisationCutShort: a first start with -load stopped after its
+// snapshot, before its journal was renamed into place: the next start puts the journal
+// in place and goes on from the snapshot, its ids after the loaded ones (the other
+// cases are internal/journal's).
+func TestDurableInitialisationCutShort(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "d.json")
+	os.WriteFile(file, []byte(`{"users":[{"id":3,"name":"Only","email":"only@example.com"}]}`), 0o644)
+	s, err := openStore(config{dataDir: dir, load: file, snapshotBytes: defaultSnapshotBytes}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	os.Rename(filepath.Join(dir, journalName(1)), filepath.Join(dir, journalName(1)+".tmp"))
+	if has, err := HasStore(dir); !has || err != nil {
+		t.Fatalf("HasStore = %v, %v; want true", has, err)
+	}
+	logs := &syncBuffer{}
+	again := openTestDurable(t, dir, logs, defaultSnapshotBytes)
+	mustEqualState(t, again, s)
+	if !strings.Contains(logs.String(), "journal was in place") {
+		t.Errorf("putting the journal in place was not logged:\n%s", logs)
+	}
+	u, err := again.CreateUser("Ann", "ann@example.com")
+	if err != nil || u.ID != 4 {
+		t.Fatalf("first user after the start: %v, %v; want id 4", u, err)
+	}
+	again.Close()
+	third := openTestDurable(t, dir, nil, defaultSnapshotBytes)
+	defer third.Close()
+	mustEqualState(t, third, again)
+}

@@ -87,8 +87,8 @@ type journalHeader struct {
 	Step    int64  `json:"step"`
 }
 
-// journalHeaderStart is how a journal header starts and a record does not (the store's
-// start with {"op":), which is how a journal without its header is told apart.
+// journalHeaderStart is how a journal header starts and a record does not (see the
+// package doc), which is how a journal without its header is told apart.
 var journalHeaderStart = []byte(`{"journal":`)
 
 // createJournal creates journal gen of store holding records (whole, framed ones)

@@ -13,14 +13,17 @@
 //   - When the disk fails, the Host is told and every record not on disk is undone,
 //     newest first, before any of their writers is answered; from then on nothing
 //     is written, and Wait and Close report ErrFailed, until the directory is opened
-//     again. What the failed batch wrote is zeroed in the file.
+//     again. What the failed batch wrote is zeroed again in the file (should that
+//     fail too, Open finds those records whole or torn, and either is right: their
+//     writers were told nothing was stored, which promises nothing).
 //   - Open accepts one damage: the torn tail a crash leaves of the group commit it
 //     interrupted (whose writers were not answered), cut away with one warning. It
-//     refuses anything else with one line naming the file and the byte offset, or with
-//     Options.Repair cuts the journal there, keeping the bytes cut beside it: a
-//     journal cut short, a record failing its checksum or refused by Host.Replay, a
-//     missing, truncated or corrupt snapshot, a journal missing, another store's, or
-//     not named by the snapshot. What it cannot see is in docs/durability.md.
+//     refuses anything else with one line naming the file: a missing, truncated or
+//     corrupt snapshot; a journal missing, another store's, or not following from
+//     the snapshot; damage in a journal (cut short, a record failing its checksum or
+//     refused by Host.Replay), named with its byte offset, which Options.Repair cuts
+//     there instead, keeping the bytes cut, and any later journal, beside it. What it
+//     cannot see is in docs/durability.md.
 //   - One process at a time: DIR/LOCK is held with flock while a Journal is open.
 //
 // DIR holds
@@ -45,8 +48,9 @@
 // short, whose size is not whole steps, or whose last record runs past the end of the
 // file was damaged after it was written, and Open refuses it.
 //
-// The store's payloads are JSON: one never ends in a zero byte (see tornTail) nor
-// starts as a journal header does (see journalHeaderStart).
+// A payload must not end in a zero byte (see tornTail) nor start as a journal header
+// does (see journalHeaderStart); JSON other than a journal header, such as the
+// store's, meets both.
 package journal
 
 import (
@@ -115,7 +119,8 @@ type Host interface {
 
 // Record is one Append.
 type Record interface {
-	// Payload encodes the record. It runs on the flusher, after Append returned.
+	// Payload encodes the record. It runs on the flusher, after Append returned, so
+	// what it encodes must not change once appended.
 	Payload() ([]byte, error)
 	// Stored runs once the record is on disk and its writer released, in append
 	// order.
@@ -167,7 +172,8 @@ type Journal struct {
 	writes, syncs atomic.Int64 // atomic: /metrics reads them while the flusher counts
 }
 
-// Pending is one record waiting for its fsync, or a journal rotation marker.
+// Pending is an appended record waiting for its fsync. (In the queue, a Pending
+// without a record marks where the journal rotates.)
 type Pending struct {
 	rec Record
 	// done is released once the record is on disk or err says why not; a WaitGroup
@@ -185,7 +191,7 @@ type rotation struct {
 }
 
 // Wait waits until the record is on disk, or says why it is not: ErrFailed, and the
-// record was undone.
+// record was undone, or, for an Append after Close, that the journal is closed.
 func (p *Pending) Wait() error {
 	p.done.Wait()
 	return p.err
