@@ -188,7 +188,7 @@ func (s *Store) Load(ds *Dataset) error {
 		return nil
 	}
 	s.beginLoad()
-	s.restore(loaded.captureLocked(0))
+	s.restore(loaded.captureLocked())
 	s.endLoad()
 	return nil
 }

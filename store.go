@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"quartet/internal/journal"
 )
 
 // Store is the one store behind all four surfaces: five collections of immutable
@@ -45,8 +47,8 @@ type Store struct {
 	// clock is the source of creation times; tests replace it.
 	clock func() time.Time
 
-	journal *journal // nil: memory only
-	broken  error    // set when the journal failed: writes are refused, and this is why
+	journal *journal.Journal // nil: memory only
+	broken  error            // set when the journal failed: writes are refused, and this is why
 }
 
 // change is one committed mutation, with everything decided: ids, times, normalised
@@ -193,7 +195,7 @@ func (s *Store) putOrder(o *Order) {
 // the current state and returns the change (or an error, and nothing happens). The
 // change is applied and, with a journal, written to disk before write returns, so a
 // caller acknowledges only what survives a crash. A change the journal fails to store
-// is rolled back (see journal.fail) before its writer is answered.
+// is rolled back (see durableHost.Failed) before its writer is answered.
 func (s *Store) write(decide func() (*change, error)) error {
 	s.mu.Lock()
 	if s.broken != nil {
@@ -205,11 +207,11 @@ func (s *Store) write(decide func() (*change, error)) error {
 		s.mu.Unlock()
 		return err
 	}
-	var pending *pendingWrite
+	var pending *journal.Pending
 	if s.journal != nil {
 		// In apply order, as the lock is held; with what undoes c, taken before
 		// apply changes what it would record.
-		pending = s.journal.enqueue(c, s.undoFor(c))
+		pending = s.journal.Append(&journaled{s, c, s.undoFor(c)})
 	}
 	s.apply(c)
 	if pending == nil {
@@ -225,7 +227,10 @@ func (s *Store) write(decide func() (*change, error)) error {
 		return nil
 	}
 	s.mu.Unlock()
-	return pending.wait()
+	if pending.Wait() != nil {
+		return errNotStored() // the journal logged why
+	}
+	return nil
 }
 
 // publishQueue hands changes to the feed in the order they were queued, outside the
@@ -427,7 +432,7 @@ func (s *Store) Close() error {
 		s.broken = errStoreClosed
 	}
 	s.mu.Unlock()
-	return s.journal.close()
+	return s.journal.Close()
 }
 
 // NewUser is the input to CreateUsers.
@@ -646,7 +651,8 @@ func (s *Store) Stats() StoreStats {
 	j := s.journal
 	s.mu.RUnlock()
 	if j != nil {
-		st.Durable, st.JournalWrites, st.JournalFsyncs = true, j.writes.Load(), j.syncs.Load()
+		st.Durable = true
+		st.JournalWrites, st.JournalFsyncs = j.Stats()
 	}
 	return st
 }

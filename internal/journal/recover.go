@@ -1,32 +1,30 @@
-package main
+package journal
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 )
 
-// Start-up of a durable store: the snapshot is loaded and the journals after it are
+// Opening a DIR that holds a store: the snapshot is restored and the journals after it
 // replayed, telling a write torn by a crash (cut away) from damage (refused, or cut
-// with -repair).
+// with Options.Repair).
 
 // tornTail reports whether tail, what follows the last intact record of the last
 // journal up to the end of the file, is what a crash leaves of the group commit it
 // interrupted: the start of a record (part of its header, or an intact header and
 // part of what it announces) followed by zeros, the file's unwritten space or data
 // that never reached the disk, within the file (it grows before it is written to,
-// see journal.writeAndSync). A complete record whose checksum fails is not that but a
+// see Journal.writeAndSync). A complete record whose checksum fails is not that but a
 // record damaged on disk, a record running past the end of the file is a cut, and so
 // is anything else.
 func tornTail(tail []byte) bool {
-	p := bytes.TrimRight(tail, "\x00") // a record's payload, JSON, never ends in a zero
+	p := bytes.TrimRight(tail, "\x00") // a record's payload never ends in a zero
 	switch {
 	case len(p) == 0 || len(tail) < recordHeaderSize:
 		return false
@@ -34,19 +32,6 @@ func tornTail(tail []byte) bool {
 		return true
 	}
 	return recordRunsPast(p) && !recordRunsPast(tail)
-}
-
-// recordRunsPast reports whether data starts with an intact record header whose
-// record needs more bytes than data holds.
-func recordRunsPast(data []byte) bool {
-	if len(data) < recordHeaderSize {
-		return false
-	}
-	h := data[:recordHeaderSize]
-	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
-		return false
-	}
-	return int64(len(data)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
 }
 
 // validRecordAfter reports whether an intact record starts anywhere after off.
@@ -60,21 +45,26 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 	return 0, false
 }
 
-// recover loads the snapshot and replays the journals after it. The one damage it
+// recover restores the snapshot and replays the journals after it. The one damage it
 // accepts is the torn tail a crash leaves (see tornTail), cut away with one log line;
-// any other refuses to start, or with -repair is cut (see replay).
-func (j *journal) recover() error {
-	s := j.store
+// any other refuses to start, or with Repair is cut (see replay).
+func (j *Journal) recover() error {
 	snapshot := filepath.Join(j.dir, "snapshot")
 	gens, err := journalGens(j.dir)
 	if err != nil {
 		return err
 	}
 	data, err := os.ReadFile(snapshot)
-	var st snapshotState
+	var st snapshotHeader
 	switch {
 	case err == nil:
-		if err := readSnapshot(data, &st); err != nil {
+		var header, body []byte
+		if st, header, body, err = readSnapshot(data); err == nil {
+			if err = j.host.Restore(header, body); err != nil {
+				err = fmt.Errorf("is unreadable: %v", err)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
@@ -85,7 +75,6 @@ func (j *journal) recover() error {
 	default:
 		return err
 	}
-	s.restore(&st)
 	j.storeID = st.Store
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
 	if len(gens) == 0 && st.Gen == 1 {
@@ -99,8 +88,7 @@ func (j *journal) recover() error {
 			return err
 		}
 	}
-	switch {
-	case len(gens) == 0 || gens[0] != st.Gen:
+	if len(gens) == 0 || gens[0] != st.Gen {
 		return fmt.Errorf("%s is missing: the snapshot is followed by it; restore the directory from a backup", filepath.Join(j.dir, journalName(st.Gen)))
 	}
 	for i := 1; i < len(gens); i++ {
@@ -113,7 +101,7 @@ func (j *journal) recover() error {
 		if err != nil {
 			return err
 		}
-		if cut { // -repair moved the later journals aside
+		if cut { // Repair moved the later journals aside
 			gens = gens[:i+1]
 			break
 		}
@@ -136,9 +124,9 @@ func (j *journal) recover() error {
 // replay applies journal gen, which later journals follow, checking that its header
 // names it and store, and leaves in j.size and j.step where its records end and what
 // its file grows by. A torn tail of the last journal (see tornTail) is cut away with
-// one log line. Other damage refuses to start, naming the offset, unless -repair is
-// given: then the journal is cut there (see cut) and cut reports true.
-func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
+// one log line. Other damage refuses to start, naming the offset, unless Repair is
+// set: then the journal is cut there (see cut) and cut reports true.
+func (j *Journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -158,19 +146,12 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 		}
 		start, step = next, h.Step
 	}
-	end := start // where the intact changes end
+	end := start // where the intact records end
 	for start > 0 && end < len(data) {
 		payload, next, ok := readRecord(data, end)
-		var c change
-		if ok {
-			dec := json.NewDecoder(bytes.NewReader(payload))
-			dec.DisallowUnknownFields()
-			ok = dec.Decode(&c) == nil && c.valid()
-		}
-		if !ok {
+		if !ok || j.host.Replay(payload) != nil {
 			break
 		}
-		j.store.apply(&c)
 		end = next
 	}
 	rest := data[end:]
@@ -202,8 +183,8 @@ func (j *journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 	return false, fmt.Errorf("%s is corrupt at byte %d (%s); %s", path, end, what, advice)
 }
 
-// rewrite replaces journal gen of store with one holding records, whole changes.
-func (j *journal) rewrite(gen uint64, store string, records []byte) error {
+// rewrite replaces journal gen of store with one holding records, whole and framed.
+func (j *Journal) rewrite(gen uint64, store string, records []byte) error {
 	f, end, err := createJournal(j.dir, gen, store, records)
 	if err != nil {
 		return err
@@ -212,12 +193,12 @@ func (j *journal) rewrite(gen uint64, store string, records []byte) error {
 	return f.Close()
 }
 
-// cut is -repair: journal gen at path, data, is damaged at byte end; its records
+// cut is Repair: journal gen at path, data, is damaged at byte end; its records
 // start at start. It keeps the records before the damage as that journal, after
 // saving what follows them (but the zeros of the file's unwritten space) to a side
-// file, and moves the later journals aside too, since their changes follow from what
+// file, and moves the later journals aside too, since their records follow from what
 // is cut. Nothing is deleted; the log says what was cut and where it went.
-func (j *journal) cut(path string, gen uint64, store string, data []byte, start, end int, later []uint64) error {
+func (j *Journal) cut(path string, gen uint64, store string, data []byte, start, end int, later []uint64) error {
 	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	side := path + suffix
 	rest := bytes.TrimRight(data[end:], "\x00")
@@ -243,41 +224,4 @@ func (j *journal) cut(path string, gen uint64, store string, data []byte, start,
 	j.log.Warn("-repair: the journal is damaged; cut it there, dropping the changes from that point on",
 		"file", path, "offset", end, "bytes", len(rest), "savedTo", side, "laterJournalsMoved", moved)
 	return nil
-}
-
-// writeFileSync writes a new file and makes it durable.
-func writeFileSync(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// valid reports whether c can be applied: replay must never panic on a record
-// that passed its checksum but does not make sense.
-func (c *change) valid() bool {
-	switch c.Op {
-	case opPutUsers:
-		return len(c.Users) > 0 && !slices.Contains(c.Users, nil)
-	case opDeleteUser:
-		return c.DeleteID > 0
-	case opPutPost:
-		return c.Post != nil
-	case opPutComment:
-		return c.Comment != nil
-	case opPutOrder:
-		return c.Order != nil
-	case opPutProduct:
-		return c.Product != nil
-	}
-	return false
 }
