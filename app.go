@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"quartet/internal/fairqueue"
-	"quartet/internal/memory"
 	"quartet/internal/jwt"
+	"quartet/internal/memory"
 )
 
 // app is a started service.
