@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
@@ -65,8 +66,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	} else if cfg.authReads {
 		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
-	cors, err := corsPolicyFromFlags(cfg.corsOrigins, cfg.wsOrigins)
-	if err != nil {
+	var origins cors.Policy // -ws-origins is a deprecated alias: the two lists are merged
+	if err := cmp.Or(origins.Add("-cors-origins", cfg.corsOrigins), origins.Add("-ws-origins", cfg.wsOrigins)); err != nil {
 		return nil, err
 	}
 	if a.store, err = openStore(cfg, log); err != nil {
@@ -98,7 +99,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	// A newcomer takes an idle connection's place: trackUnaryCalls tells which are idle.
 	a.grpcLn.Shed = true
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
-	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, wsOrigins: cors.websocketPatterns(), ws: cfg.ws,
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
 		queue: queue, clientWaiting: cfg.clientWaiting, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
@@ -109,7 +110,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		}
 	}
 	a.http = &http.Server{
-		Handler:           withCORS(cors, a.server),
+		Handler:           origins.Handler(a.server),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines

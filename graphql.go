@@ -11,6 +11,7 @@ import (
 
 	"quartet/graphql"
 	"quartet/graphql/editor"
+	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 )
@@ -292,9 +293,9 @@ func parseDateTime(v any) (any, error) {
 // resolvers; over WebSocket it may also come in the connection_init payload, since
 // browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
 // without a valid token is refused (close 4403), and the socket is closed with 4403
-// when its token expires (exp plus the leeway). limits caps the sockets; refusals
-// are logged to log.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []string, limits wsLimits, persistedOnly bool, queue *fairqueue.Queue, waiting int, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+// when its token expires (exp plus the leeway). origins decides which pages may open
+// a socket; limits caps the sockets; refusals are logged to log.
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, queue *fairqueue.Queue, waiting int, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
 	h.HTMLPage = editor.Handler() // GET /graphql from a browser
@@ -306,7 +307,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		return context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 	}
 	opts := graphql.WebSocketOptions{
-		OriginPatterns: origins,
+		AllowAnyOrigin: true, // origins.Guard checks first: one origin policy for HTTP and WebSocket
 		Log:            log,
 		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
 			header, err := authorizationHeader(r)
@@ -354,6 +355,6 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins []st
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
 	}
 	ws := graphql.NewWebSocketHandler(schema, opts)
-	h.WebSocket = ws
+	h.WebSocket = origins.Guard(ws)
 	return h, ws
 }

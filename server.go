@@ -25,6 +25,7 @@ import (
 	"quartet/graphql"
 	"quartet/internal/clientaddr"
 	"quartet/internal/contentcoding"
+	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jsonkeys"
 )
@@ -64,7 +65,7 @@ type serverOptions struct {
 	graphqlMaxBytes int                // answer size; 0: graphql.DefaultLimits
 	graphqlBatchMax int                // operations in one POST array; 0: arrays refused
 	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
-	wsOrigins       []string           // origins allowed to open WebSockets besides the server's own
+	origins         cors.Policy        // the pages of other origins allowed to open WebSockets
 	ws              wsLimits           // the zero value sets no caps
 	metrics         *serviceMetrics    // shared with gRPC; nil: the server keeps its own
 	pprof           bool               // serve net/http/pprof under /debug/pprof/ (-pprof)
@@ -145,7 +146,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.wsOrigins, s.opts.ws, s.opts.persistedOnly, s.queue, s.opts.clientWaiting, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.queue, s.opts.clientWaiting, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
