@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,44 +14,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-)
 
-func TestAcceptsGzip(t *testing.T) {
-	tests := []struct {
-		header []string
-		want   bool
-	}{
-		{nil, false},
-		{[]string{""}, false},
-		{[]string{"gzip"}, true},
-		{[]string{"GZIP"}, true},
-		{[]string{"x-gzip"}, true},
-		{[]string{"gzip, deflate, br, zstd"}, true},
-		{[]string{"br", "gzip"}, true}, // two header lines
-		{[]string{"br"}, false},
-		{[]string{"identity"}, false},
-		{[]string{"gzip;q=0"}, false},
-		{[]string{"gzip; q=0.000"}, false},
-		{[]string{"gzip;q=0.5"}, true},
-		{[]string{"*"}, true},
-		{[]string{"*;q=0"}, false},
-		{[]string{"*, gzip;q=0"}, false},          // named beats "*"
-		{[]string{"gzip;q=0, *"}, false},          // in either order
-		{[]string{"*;q=0, gzip"}, true},           // likewise
-		{[]string{"gzip;q=0.5, identity"}, false}, // identity preferred by name
-		{[]string{"gzip, identity;q=0.5"}, true},
-		{[]string{"gzip;q=1, identity;q=1"}, true},
-		{[]string{"gzip;q=2"}, false},   // out of range: ignored
-		{[]string{"gzip;q=abc"}, false}, // malformed: ignored
-		{[]string{" , ,gzip"}, true},
-		{[]string{"gzipped"}, false},
-	}
-	for _, tt := range tests {
-		if got := acceptsGzip(tt.header); got != tt.want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", tt.header, got, tt.want)
-		}
-	}
-}
+	"quartet/internal/contentcoding"
+)
 
 // getEncoded sends a request with the given Accept-Encoding (none if "") and returns
 // the answer with its body decoded, and whether it came gzip-encoded.
@@ -117,8 +81,8 @@ func TestCompressionEverySurface(t *testing.T) {
 			if encoded {
 				t.Fatal("encoded for a client that did not ask for it")
 			}
-			if tt.large && len(plain) < gzipMinBytes {
-				t.Fatalf("the answer has %d bytes: the test needs one of at least %d", len(plain), gzipMinBytes)
+			if tt.large && len(plain) < contentcoding.GzipMinBytes {
+				t.Fatalf("the answer has %d bytes: the test needs one of at least %d", len(plain), contentcoding.GzipMinBytes)
 			}
 			resp, decoded, encoded := getEncoded(t, tt.method, ts.URL+tt.path, "br, gzip", tt.body)
 			if encoded != tt.large {
@@ -188,80 +152,6 @@ func TestCompressionStreamedList(t *testing.T) {
 	}
 }
 
-// TestGzipResponseFlush checks that a flush sends everything written so far in a
-// form the client can decode at once: a streamed answer streams encoded.
-func TestGzipResponseFlush(t *testing.T) {
-	rec := httptest.NewRecorder()
-	g := newGzipResponse(rec)
-	g.Header().Set("Content-Type", "application/json")
-	first := bytes.Repeat([]byte("a"), 2*gzipMinBytes)
-	g.Write(first)
-	g.Flush()
-	if !rec.Flushed {
-		t.Error("the flush did not reach the response writer")
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(first))
-	if _, err := io.ReadFull(zr, got); err != nil || !bytes.Equal(got, first) {
-		t.Fatalf("after the flush the client reads %d bytes, %v", len(got), err)
-	}
-	g.Write([]byte("b"))
-	g.close()
-	if zr, err = gzip.NewReader(rec.Body); err != nil {
-		t.Fatal(err)
-	}
-	whole, err := io.ReadAll(zr)
-	if err != nil || string(whole) != string(first)+"b" {
-		t.Errorf("after close: %d bytes, %v", len(whole), err)
-	}
-}
-
-// TestGzipResponseSmallFlush checks that an answer flushed before it is large enough
-// goes out as it is, and that a 204 and an answer of a type gzip cannot shrink are
-// never encoded.
-func TestGzipResponseSmallFlush(t *testing.T) {
-	rec := httptest.NewRecorder()
-	g := newGzipResponse(rec)
-	g.Header().Set("Content-Type", "application/json")
-	g.Write([]byte("[1,"))
-	g.Flush()
-	g.Write(bytes.Repeat([]byte("2,"), gzipMinBytes))
-	g.close()
-	if rec.Header().Get("Content-Encoding") != "" || !strings.HasPrefix(rec.Body.String(), "[1,2,") {
-		t.Errorf("flushed small: encoding %q, body %.10q", rec.Header().Get("Content-Encoding"), rec.Body.String())
-	}
-
-	rec = httptest.NewRecorder()
-	g = newGzipResponse(rec)
-	g.WriteHeader(http.StatusNoContent)
-	g.close()
-	if rec.Code != http.StatusNoContent || rec.Header().Get("Content-Encoding") != "" {
-		t.Errorf("204: %d %q", rec.Code, rec.Header().Get("Content-Encoding"))
-	}
-
-	rec = httptest.NewRecorder()
-	g = newGzipResponse(rec)
-	g.Header().Set("Content-Type", "image/png")
-	g.Write(make([]byte, 4*gzipMinBytes))
-	g.close()
-	if rec.Header().Get("Content-Encoding") != "" || rec.Body.Len() != 4*gzipMinBytes {
-		t.Errorf("png: encoding %q, %d bytes", rec.Header().Get("Content-Encoding"), rec.Body.Len())
-	}
-
-	rec = httptest.NewRecorder()
-	g = newGzipResponse(rec)
-	g.Header().Set("Content-Type", "application/json")
-	g.Header().Set("Content-Encoding", "br")
-	g.Write(make([]byte, 4*gzipMinBytes))
-	g.close()
-	if rec.Header().Get("Content-Encoding") != "br" || rec.Body.Len() != 4*gzipMinBytes {
-		t.Errorf("already encoded: encoding %q, %d bytes", rec.Header().Get("Content-Encoding"), rec.Body.Len())
-	}
-}
-
 // TestCompressionLeavesWebSocketsAlone opens a GraphQL WebSocket with a client that
 // accepts gzip: the upgrade works and frames arrive plain.
 func TestCompressionLeavesWebSocketsAlone(t *testing.T) {
@@ -323,27 +213,5 @@ func TestCompressionPanic(t *testing.T) {
 	srv.ServeHTTP(w, r)
 	if w.Code != http.StatusInternalServerError || w.Header().Get("Content-Encoding") != "" || !strings.Contains(w.Body.String(), "internal server error") {
 		t.Errorf("%d %q %q", w.Code, w.Header().Get("Content-Encoding"), w.Body.String())
-	}
-}
-
-// failingWriter is a response writer whose client has gone: every body write fails.
-type failingWriter struct{ *httptest.ResponseRecorder }
-
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("connection reset by peer") }
-
-// TestGzipCloseReportsATruncatedAnswer checks that close reports a gzip stream that
-// could not be written whole, so that the request's log line can say so.
-func TestGzipCloseReportsATruncatedAnswer(t *testing.T) {
-	g := newGzipResponse(failingWriter{httptest.NewRecorder()})
-	g.Header().Set("Content-Type", "application/json")
-	g.Write(bytes.Repeat([]byte("a"), 2*gzipMinBytes))
-	if err := g.close(); err == nil {
-		t.Error("close of a gzip answer whose writes failed: no error")
-	}
-	ok := newGzipResponse(httptest.NewRecorder())
-	ok.Header().Set("Content-Type", "application/json")
-	ok.Write(bytes.Repeat([]byte("a"), 2*gzipMinBytes))
-	if err := ok.close(); err != nil {
-		t.Errorf("close of a whole gzip answer: %v", err)
 	}
 }

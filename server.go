@@ -286,20 +286,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.recordHTTP(r, rec.statusOrOK(), took)
 	}()
 	var out http.ResponseWriter = rec // what the handlers write to
-	var gz *gzipResponse
-	if compressible(r) {
-		// Every answer that could have been encoded says so, small ones too: a cache
-		// must not hand this URL's gzip form to a client that did not ask for it.
-		h := rec.Header()
-		if len(h["Vary"]) == 0 {
-			h["Vary"] = varyAcceptEncoding
-		} else {
-			h["Vary"] = append(h["Vary"], "Accept-Encoding")
-		}
-		if acceptsGzip(r.Header["Accept-Encoding"]) {
-			gz = newGzipResponse(rec)
-			out = gz
-		}
+	gz := contentcoding.Gzip(rec, r)
+	if gz != nil {
+		out = gz
 	}
 	var who *caller
 	if s.auth != nil { // only then is there an identity to log
@@ -314,7 +303,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
 			if gz != nil {
-				gz.abandon()
+				gz.Abandon()
 				gz = nil
 			}
 			if rec.status == 0 {
@@ -323,7 +312,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var extra []slog.Attr
 		if gz != nil {
-			if err := gz.close(); err != nil {
+			if err := gz.Close(); err != nil {
 				extra = append(extra, slog.String("error", "gzip answer cut short: "+err.Error()))
 			}
 		}

@@ -1,4 +1,4 @@
-package main
+package contentcoding
 
 import (
 	"bufio"
@@ -12,9 +12,9 @@ import (
 	"sync"
 )
 
-// gzipMinBytes is the smallest answer worth compressing: below it the gzip header
+// GzipMinBytes is the smallest answer worth compressing: below it the gzip header
 // and trailer (18 bytes) and the CPU cost outweigh what a single packet saves.
-const gzipMinBytes = 1 << 10
+const GzipMinBytes = 1 << 10
 
 // varyAcceptEncoding is the Vary value of every answer whose encoding depends on the
 // request's Accept-Encoding; shared (no allocation per answer), never modified. Its
@@ -23,7 +23,7 @@ var varyAcceptEncoding = []string{"Accept-Encoding"}
 
 // gzipWriters recycles gzip writers: each holds about 200 KB of compressor state at
 // gzip.BestSpeed, far too much to allocate per answer. The pool is bounded by the
-// number of answers being compressed at once, that is by -http-max-conns.
+// number of answers being compressed at once, that is by the server's connection cap.
 var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed) // the level is valid
 	return zw
@@ -81,16 +81,34 @@ func parseCoding(item string) (coding string, q float64, ok bool) {
 	return coding, q, true
 }
 
-// compressible reports whether r's answer may be gzip-encoded at all: not for HEAD
-// (no body to encode), and not for a protocol upgrade, whose connection is hijacked
-// and then carries WebSocket frames (compressed, if at all, by the WebSocket
-// extension instead).
-func compressible(r *http.Request) bool {
-	return r.Method != http.MethodHead && r.Header.Get("Upgrade") == ""
+// Gzip negotiates the encoding of r's answer, to be written to w. Unless the answer
+// cannot be encoded at all, it adds Accept-Encoding to w's Vary: every answer that
+// could have been encoded says so, small ones too, so that a cache does not hand
+// this URL's gzip form to a client that did not ask for it. It returns the writer
+// that gzip-encodes the answer when the client accepts gzip, nil when the answer
+// goes as it is. The caller ends a writer it got with Close, or Abandon.
+//
+// An answer to HEAD (no body to encode) or to a protocol upgrade (its connection is
+// hijacked, and then carries WebSocket frames, compressed if at all by the
+// WebSocket extension) cannot be encoded.
+func Gzip(w http.ResponseWriter, r *http.Request) *GzipWriter {
+	if r.Method == http.MethodHead || r.Header.Get("Upgrade") != "" {
+		return nil
+	}
+	h := w.Header()
+	if len(h["Vary"]) == 0 {
+		h["Vary"] = varyAcceptEncoding
+	} else {
+		h["Vary"] = append(h["Vary"], "Accept-Encoding")
+	}
+	if !acceptsGzip(r.Header["Accept-Encoding"]) {
+		return nil
+	}
+	return &GzipWriter{w: w}
 }
 
-// gzipResponse gzip-encodes an answer once it is known to be large enough. Until then
-// it holds back the status and up to gzipMinBytes of the body: an answer that ends
+// GzipWriter gzip-encodes an answer once it is known to be large enough. Until then
+// it holds back the status and up to GzipMinBytes of the body: an answer that ends
 // (or flushes) smaller is sent as it is. A Content-Length set by the handler decides
 // at once. An answer already encoded, or of a type that does not compress (not text,
 // JSON or XML), passes through untouched.
@@ -98,7 +116,7 @@ func compressible(r *http.Request) bool {
 // The ETag, if any, is kept as it is: weakening it for the gzip form would make
 // If-Match (a strong comparison) fail for a client that read the entity compressed.
 // No range requests are served, the case where one validator for both forms misleads.
-type gzipResponse struct {
+type GzipWriter struct {
 	w       http.ResponseWriter
 	status  int          // held back until decided; 0: WriteHeader not called yet
 	held    []byte       // body bytes held back until decided
@@ -107,11 +125,9 @@ type gzipResponse struct {
 	hijack  bool         // the connection was taken over; nothing more is written
 }
 
-func newGzipResponse(w http.ResponseWriter) *gzipResponse { return &gzipResponse{w: w} }
+func (g *GzipWriter) Header() http.Header { return g.w.Header() }
 
-func (g *gzipResponse) Header() http.Header { return g.w.Header() }
-
-func (g *gzipResponse) WriteHeader(code int) {
+func (g *GzipWriter) WriteHeader(code int) {
 	if g.decided || g.status != 0 {
 		return // as net/http: a second status is ignored
 	}
@@ -126,11 +142,11 @@ func (g *gzipResponse) WriteHeader(code int) {
 	}
 	if cl := g.w.Header().Get("Content-Length"); cl != "" {
 		n, err := strconv.ParseInt(cl, 10, 64)
-		g.decide(err == nil && n >= gzipMinBytes)
+		g.decide(err == nil && n >= GzipMinBytes)
 	}
 }
 
-func (g *gzipResponse) Write(p []byte) (int, error) {
+func (g *GzipWriter) Write(p []byte) (int, error) {
 	if g.status == 0 {
 		g.WriteHeader(http.StatusOK)
 	}
@@ -140,8 +156,8 @@ func (g *gzipResponse) Write(p []byte) (int, error) {
 		}
 		return g.w.Write(p)
 	}
-	if len(g.held)+len(p) < gzipMinBytes {
-		g.held = append(g.held, p...) // at most gzipMinBytes: bounded
+	if len(g.held)+len(p) < GzipMinBytes {
+		g.held = append(g.held, p...) // at most GzipMinBytes: bounded
 		return len(p), nil
 	}
 	g.decide(true)
@@ -153,7 +169,7 @@ func (g *gzipResponse) Write(p []byte) (int, error) {
 
 // decide sends the status, with the gzip headers if large is true and the answer is
 // of a kind that compresses, then whatever body was held back.
-func (g *gzipResponse) decide(large bool) {
+func (g *GzipWriter) decide(large bool) {
 	g.decided = true
 	h := g.w.Header()
 	if large && h.Get("Content-Encoding") == "" && compressibleType(h.Get("Content-Type")) {
@@ -166,7 +182,7 @@ func (g *gzipResponse) decide(large bool) {
 	g.w.WriteHeader(g.status)
 	if len(g.held) > 0 {
 		if g.zw != nil {
-			g.zw.Write(g.held) // an error comes back on the next write or at close
+			g.zw.Write(g.held) // an error comes back on the next write or from Close
 		} else {
 			g.w.Write(g.held)
 		}
@@ -176,8 +192,8 @@ func (g *gzipResponse) decide(large bool) {
 
 // Flush sends what is held back and, when compressing, everything the compressor
 // holds, so a handler that streams (and flushes) a long answer streams it encoded.
-// An answer flushed before it reaches gzipMinBytes is sent as it is.
-func (g *gzipResponse) Flush() {
+// An answer flushed before it reaches GzipMinBytes is sent as it is.
+func (g *GzipWriter) Flush() {
 	if g.hijack {
 		return
 	}
@@ -193,10 +209,10 @@ func (g *gzipResponse) Flush() {
 	http.NewResponseController(g.w).Flush()
 }
 
-// Hijack hands the connection over: nothing held back is sent, and close writes
-// nothing more. Upgrades are never wrapped (see compressible); this keeps a handler
-// that hijacks anyway working.
-func (g *gzipResponse) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+// Hijack hands the connection over: nothing held back is sent, and Close writes
+// nothing more. Gzip never wraps an upgrade; this keeps a handler that hijacks
+// anyway working.
+func (g *GzipWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if g.decided {
 		return nil, nil, errors.New("hijack after the answer started")
 	}
@@ -204,11 +220,11 @@ func (g *gzipResponse) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(g.w).Hijack()
 }
 
-// close ends the answer: it sends what is held back as it is (an answer that ended
-// smaller than gzipMinBytes), or finishes the gzip stream and recycles the writer. An
+// Close ends the answer: it sends what is held back as it is (an answer that ended
+// smaller than GzipMinBytes), or finishes the gzip stream and recycles the writer. An
 // error means the client got a truncated gzip stream (a write failed, often because
 // the client left): the request's log line says so.
-func (g *gzipResponse) close() error {
+func (g *GzipWriter) Close() error {
 	switch {
 	case g.hijack:
 	case !g.decided && g.status == 0 && len(g.held) == 0:
@@ -225,9 +241,9 @@ func (g *gzipResponse) close() error {
 	return nil
 }
 
-// abandon drops the answer after a panic, without writing: the caller answers the
+// Abandon drops the answer after a panic, without writing: the caller answers the
 // request itself if nothing has been sent yet.
-func (g *gzipResponse) abandon() {
+func (g *GzipWriter) Abandon() {
 	g.held = nil
 	if g.zw != nil {
 		g.zw.Reset(io.Discard)
@@ -243,7 +259,8 @@ func bodyAllowed(code int) bool {
 }
 
 // compressibleType reports whether a Content-Type is one that gzip shrinks: text,
-// JSON and XML (problem+json, the OData $metadata, the GraphQL SDL among them).
+// JSON and XML (problem+json and XML documents of any kind among them), and a
+// GraphQL schema's text.
 func compressibleType(ct string) bool {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	mediaType = strings.ToLower(strings.TrimSpace(mediaType))
@@ -251,4 +268,5 @@ func compressibleType(ct string) bool {
 		strings.HasSuffix(mediaType, "xml") || mediaType == "application/graphql"
 }
 
-func (g *gzipResponse) Unwrap() http.ResponseWriter { return g.w }
+// Unwrap lets http.ResponseController reach the writer underneath (for deadlines).
+func (g *GzipWriter) Unwrap() http.ResponseWriter { return g.w }
