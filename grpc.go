@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"quartet/internal/accesslog"
 	"quartet/internal/clientaddr"
 	"quartet/internal/fairqueue"
 	"quartet/userpb"
@@ -775,7 +776,7 @@ func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method st
 	m.recordGRPC(method, status.Code(err), d)
 	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
 		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)},
-		append(subjectAttrs(who), traceAttrs(traceparents)...)...)...)
+		append(subjectAttrs(who), accesslog.TraceAttrs(traceparents)...)...)...)
 }
 
 // streamWithContext gives a stream handler a context carrying the caller.

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"quartet/graphql"
+	"quartet/internal/accesslog"
 	"quartet/internal/clientaddr"
 	"quartet/internal/jwt"
 )
@@ -247,8 +248,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := cfg.ws.validate(); err != nil {
 		return err
 	}
-	logOut := newLogWriter(stderr)
-	defer logOut.close()
+	// The log is slog.TextHandler's key=value lines, batched: one line per HTTP
+	// request (msg=http: method, path, status, bytes, duration, remote, and sub and
+	// trace_id when known) and one per gRPC call (msg=grpc: method, code, duration,
+	// sub, trace_id). slog formats them itself: a hand-written copy of its handler
+	// did not pay for its lines (bench/README.md).
+	logOut := accesslog.NewWriter(stderr)
+	defer logOut.Close()
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	a, err := start(cfg, log)
 	if err != nil {

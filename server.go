@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"quartet/graphql"
+	"quartet/internal/accesslog"
 	"quartet/internal/clientaddr"
 	"quartet/internal/contentcoding"
 	"quartet/internal/cors"
@@ -328,7 +329,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
 				slog.Duration("duration", took), slog.String("remote", r.RemoteAddr))
 			line.AddAttrs(extra...)
-			line.AddAttrs(traceAttrs(r.Header["Traceparent"])...)
+			line.AddAttrs(accesslog.TraceAttrs(r.Header["Traceparent"])...)
 			h.Handle(r.Context(), line)
 		}
 	}()

@@ -1,4 +1,4 @@
-package main
+package accesslog
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
+func TestWriterKeepsEveryLineInOrder(t *testing.T) {
 	var out lockedBuffer
-	w := newLogWriter(&out)
+	w := NewWriter(&out)
 	var want strings.Builder
 	var wg sync.WaitGroup
 	var mu sync.Mutex // the order lines are handed over is the order they must come out
@@ -49,7 +49,7 @@ func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	w.close()
+	w.Close()
 	if got := out.String(); got != want.String() {
 		t.Fatalf("log differs from what was written: %d bytes, want %d", len(got), want.Len())
 	}
@@ -62,9 +62,9 @@ func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 	}
 }
 
-func TestLogWriterFlushesWithoutClose(t *testing.T) {
+func TestWriterFlushesWithoutClose(t *testing.T) {
 	var out lockedBuffer
-	w := newLogWriter(&out)
+	w := NewWriter(&out)
 	w.Write([]byte("one line\n"))
 	for deadline := time.Now().Add(10 * time.Second); out.String() == ""; {
 		if time.Now().After(deadline) {
@@ -77,36 +77,36 @@ func TestLogWriterFlushesWithoutClose(t *testing.T) {
 	}
 }
 
-func TestLogWriterCopiesTheCallersBuffer(t *testing.T) {
+func TestWriterCopiesTheCallersBuffer(t *testing.T) {
 	var out lockedBuffer
-	w := newLogWriter(&out)
+	w := NewWriter(&out)
 	p := []byte("first\n")
 	w.Write(p)
 	copy(p, "XXXXX\n") // slog reuses its buffer once Write returns
-	w.close()
+	w.Close()
 	if got := out.String(); got != "first\n" {
 		t.Fatalf("output %q", got)
 	}
 }
 
-func TestLogWriterWritesAFullBufferAtOnce(t *testing.T) {
+func TestWriterWritesAFullBufferAtOnce(t *testing.T) {
 	var out lockedBuffer
-	w := newLogWriter(&out)
-	big := bytes.Repeat([]byte("x"), logBufferLimit)
+	w := NewWriter(&out)
+	big := bytes.Repeat([]byte("x"), bufferLimit)
 	w.Write(big)
 	// The limit was reached: the batch is written before Write returns.
-	if got := len(out.String()); got != logBufferLimit {
-		t.Fatalf("%d bytes written after a full buffer, want %d", got, logBufferLimit)
+	if got := len(out.String()); got != bufferLimit {
+		t.Fatalf("%d bytes written after a full buffer, want %d", got, bufferLimit)
 	}
-	w.close()
+	w.Close()
 }
 
-// TestLogWriterIsStraightOutput compares the log written through logWriter with the
+// TestWriterIsStraightOutput compares the log written through Writer with the
 // standard way, slog.TextHandler writing straight to its output: the same bytes, once
 // closed, with far fewer writes.
-func TestLogWriterIsStraightOutput(t *testing.T) {
+func TestWriterIsStraightOutput(t *testing.T) {
 	var straight, batched lockedBuffer
-	w := newLogWriter(&batched)
+	w := NewWriter(&batched)
 	logs := []*slog.Logger{slog.New(slog.NewTextHandler(&straight, nil)), slog.New(slog.NewTextHandler(w, nil))}
 	at := time.Date(2026, 11, 25, 19, 30, 0, 0, time.UTC)
 	for i := range 1000 {
@@ -119,7 +119,7 @@ func TestLogWriterIsStraightOutput(t *testing.T) {
 			}
 		}
 	}
-	w.close()
+	w.Close()
 	if straight.String() != batched.String() {
 		t.Fatalf("the batched log differs from slog's straight output")
 	}

@@ -1,15 +1,9 @@
-package main
+package accesslog
 
 import (
 	"log/slog"
 	"strings"
 )
-
-// The log is slog.TextHandler's key=value lines on stderr, batched by logWriter: one
-// line per HTTP request (msg=http: method, path, status, bytes, duration, remote, and
-// sub and trace_id when known) and one per gRPC call (msg=grpc: method, code,
-// duration, sub, trace_id). slog formats them itself: a hand-written copy of its
-// handler did not pay for its lines (bench/README.md).
 
 // traceID returns the trace-id of a W3C traceparent header (Trace Context, section
 // 3.2), "" when the header is absent or malformed: an invalid one is ignored, as the
@@ -47,10 +41,10 @@ func isLowerHex(s string) bool {
 
 func isZeros(s string) bool { return strings.Trim(s, "0") == "" }
 
-// traceAttrs are the log attributes of a request's trace: trace_id when the request
+// TraceAttrs are the log attributes of a request's trace: trace_id when the request
 // carried exactly one valid traceparent (of two, neither can be told to be the
 // caller's), none otherwise.
-func traceAttrs(traceparents []string) []slog.Attr {
+func TraceAttrs(traceparents []string) []slog.Attr {
 	if len(traceparents) != 1 {
 		return nil
 	}
