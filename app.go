@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"quartet/internal/connlimit"
 	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
@@ -35,15 +36,19 @@ type app struct {
 	quit     chan struct{} // closed on shutdown, for the background work in done
 
 	// httpLn and grpcLn bound and count the open connections.
-	httpLn, grpcLn *limitListener
+	httpLn, grpcLn *connlimit.Listener
 }
+
+// httpMaxHeaderBytes bounds a request's header block (net/http allows 4096 bytes
+// more before it answers 431).
+const httpMaxHeaderBytes = 64 << 10
 
 // start loads the store and starts listening; it returns once the service accepts
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: cfg, log: log}
 	grpcLimits := cfg.grpcLimits.withDefaults()
-	fileLimit := openFileLimit()
+	fileLimit := connlimit.OpenFileLimit()
 	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, grpcLimits.maxConns, fileLimit)
 	if err != nil {
 		return nil, err
@@ -89,14 +94,14 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	if cfg.workSlots > 0 {
 		queue = fairqueue.New(cfg.workSlots, cmp.Or(cfg.clientSlots, cfg.workSlots), cfg.clientWaiting)
 	}
-	a.httpLn = newLimitListener(httpLn, "HTTP", httpMaxConns, log)
+	a.httpLn = connlimit.New(httpLn, "HTTP", httpMaxConns, log)
 	a.httpLn.PerClient = cfg.httpPerClient
-	a.grpcLn = newLimitListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
+	a.grpcLn = connlimit.New(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	a.grpcLn.PerClient = max(grpcLimits.maxConnsPerClient, 0)
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
 	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
-	// A newcomer takes an idle connection's place: trackUnaryCalls tells which are idle.
+	// A newcomer takes an idle connection's place: trackCalls tells which are idle.
 	a.grpcLn.Shed = true
 	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
@@ -173,7 +178,7 @@ func (a *app) shutdown() error {
 			grpcDone = nil
 		case <-bound.Done():
 			a.log.Warn("shutdown: calls still running after -shutdown-timeout are cut",
-				"timeout", a.cfg.shutdownTimeout, "httpConnections", a.httpLn.open(), "grpcConnections", a.grpcLn.open())
+				"timeout", a.cfg.shutdownTimeout, "httpConnections", a.httpLn.Open(), "grpcConnections", a.grpcLn.Open())
 			cutNow()
 			a.http.Close() // http.Shutdown leaves busy connections open
 			a.grpc.Stop()

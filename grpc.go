@@ -32,6 +32,7 @@ import (
 
 	"quartet/internal/accesslog"
 	"quartet/internal/clientaddr"
+	"quartet/internal/connlimit"
 	"quartet/internal/fairqueue"
 	"quartet/userpb"
 )
@@ -180,13 +181,13 @@ type grpcServer struct {
 // service (for the server, "", and for user.UserService) and, when reflect is set
 // (development), server reflection. q, when not nil, is the queue whose slots its
 // calls' work takes (see queueUnary). conns, when not nil, is the listener told of
-// each call's beginning and end (trackUnaryCalls).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *limitListener) *grpcServer {
+// each call's beginning and end (trackCalls).
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *connlimit.Listener) *grpcServer {
 	limits = limits.withDefaults()
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
-	if conns != nil { // in the first interceptor, not one more: see trackUnaryCalls
-		unary[0], stream[0] = conns.trackUnaryCalls(unary[0]), conns.trackStreamCalls(stream[0])
+	if conns != nil { // in the first interceptor, not one more: see trackCalls
+		unary[0], stream[0] = trackCalls(conns, unary[0], stream[0])
 	}
 	if q != nil { // before authentication, whose checks then run in the caller's slot
 		unary, stream = append(unary, queueUnary(q, proxies, waiting)), append(stream, queueStream(q, proxies, waiting))
@@ -213,6 +214,35 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 		}
 	}
 	return &grpcServer{Server: srv, users: users, health: hs}
+}
+
+// trackCalls wraps a server's first interceptors so that they tell conns when each
+// call begins and ends, for the bounds that depend on a connection's use: the first
+// call's deadline (-grpc-first-call-timeout) and, when conns is full, which idle
+// connection to close. So a call costs a map lookup, where a stats.Handler would
+// have grpc-go build an event for each step of every call and an interceptor of its
+// own a chain of handlers per call; grpc-go's MaxConnectionIdle, one duration for a
+// connection's whole life, would cut the pauses between calls clients rely on.
+// A call is seen once its headers (and a unary call's message) have arrived: a
+// connection whose first call is still arriving at its deadline is closed, and
+// that call fails as UNAVAILABLE.
+func trackCalls(conns *connlimit.Listener, unary grpc.UnaryServerInterceptor, stream grpc.StreamServerInterceptor) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
+	begin := func(ctx context.Context) *connlimit.Conn { // nil (unknown) does nothing
+		p, ok := peer.FromContext(ctx)
+		if !ok {
+			return nil
+		}
+		c := conns.Find(p.LocalAddr, p.Addr)
+		c.Begin()
+		return c
+	}
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			defer begin(ctx).End()
+			return unary(ctx, req, info, handler)
+		}, func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+			defer begin(ss.Context()).End()
+			return stream(srv, ss, info, handler)
+		}
 }
 
 // unknownMethod answers a call to a method the server does not have with

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"quartet/internal/connlimit"
 	"quartet/internal/testkit"
 	"quartet/userpb"
 )
@@ -590,7 +591,7 @@ func TestLimitListenerCloseWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(inner, "gRPC", 1, discardLogger())
+	l := connlimit.New(inner, "gRPC", 1, discardLogger())
 	client, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -137,7 +137,7 @@ func TestHTTPConnFloodFromOneAddress(t *testing.T) {
 	if status, err := answer(get("127.0.0.1")); status != http.StatusOK {
 		t.Errorf("a request from another address: %d, %v", status, err)
 	}
-	if got := a.httpLn.open(); got != int64(perClient+1) {
+	if got := a.httpLn.Open(); got != perClient+1 {
 		t.Errorf("%d connections open, want %d of the flood and the other address's", got, perClient+1)
 	}
 	if !strings.Contains(logs.String(), `msg="HTTP connections refused: their client address has as many open as it may" count=1 last_client=127.0.0.2 limit=256`) {

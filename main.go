@@ -277,6 +277,57 @@ func given(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// The HTTP connection caps' defaults.
+const (
+	// defaultHTTPMaxConns is -http-max-conns's default, unless the open-file limit
+	// leaves room for fewer (httpConnLimit): the HTTP connections open at once,
+	// WebSockets included. Each holds a goroutine and some buffers (tens of KiB at
+	// most, bounded by the header and body limits), so 20,000 stay well under a
+	// gigabyte.
+	defaultHTTPMaxConns = 20_000
+
+	// defaultHTTPMaxConnsPerClient is -http-max-conns-per-client's default: the HTTP
+	// connections of one client address open at once. Room for the 100 WebSockets
+	// the address may have (-ws-max-sockets-per-client) and as many browsers again
+	// behind one NAT, six connections each; few enough that it takes 79 addresses to
+	// fill the default cap.
+	defaultHTTPMaxConnsPerClient = 256
+
+	// fileReserve is how many of the open-file limit's descriptors are kept out of
+	// the HTTP connections' share, beside gRPC's connections: the standard streams,
+	// the two listening sockets, the runtime's poller, the journal, a snapshot
+	// being written and its directory, the data directory's lock, the one
+	// connection each listener holds while it waits for a slot, the ones it
+	// accepts to close at once, and room to spare.
+	fileReserve = 128
+)
+
+// httpConnLimit returns the HTTP connection cap: requested, or when that is 0 the
+// default, within what the open-file limit fileLimit leaves after grpcConns gRPC
+// connections and fileReserve. The default is lowered to fit, and lowered says so;
+// an explicit cap the limit cannot hold is refused rather than lowered, so that the
+// operator who asked for it learns at start-up, not from "accept4: too many open
+// files" under load. fileLimit 0 is unknown: no bound.
+func httpConnLimit(requested, grpcConns int, fileLimit uint64) (conns int, lowered bool, err error) {
+	conns = requested
+	if conns == 0 {
+		conns = defaultHTTPMaxConns
+	}
+	if fileLimit == 0 || fileLimit >= uint64(conns+grpcConns+fileReserve) {
+		return conns, false, nil
+	}
+	room := int64(fileLimit) - int64(grpcConns) - fileReserve
+	switch {
+	case room < 1:
+		return 0, false, fmt.Errorf("the open-file limit (%d) leaves no room for HTTP connections beside -grpc-max-conns %d and the %d files kept for the process; raise the limit (ulimit -n, systemd's LimitNOFILE=) or lower -grpc-max-conns",
+			fileLimit, grpcConns, fileReserve)
+	case requested != 0:
+		return 0, false, fmt.Errorf("-http-max-conns %d is more than the open-file limit (%d) leaves room for beside -grpc-max-conns %d and the %d files kept for the process: at most %d; raise the limit (ulimit -n, systemd's LimitNOFILE=) or lower -http-max-conns",
+			requested, fileLimit, grpcConns, fileReserve, room)
+	}
+	return int(room), true, nil
+}
+
 // defaultListenHost is where the servers listen unless -http or -grpc says otherwise:
 // a development service, with reflection, profiling and often no authentication, is
 // reachable from this machine only; a production one from everywhere.

@@ -28,6 +28,9 @@
 //
 // Its log lines (the bound reached, connections refused or closed) are written
 // at most once a minute per kind: the first at once, the rest as a count.
+//
+// OpenFileLimit is the limit the connections of all servers share, so that their
+// caps can be set to fit in it.
 package connlimit
 
 import (
@@ -91,6 +94,18 @@ func New(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener
 	l.unused = tally{log: log, level: slog.LevelInfo, msg: name + " connections closed: not used in time"}
 	l.noFiles = tally{log: log, level: slog.LevelError, msg: name + " accept failing for want of file descriptors; retrying"}
 	return l
+}
+
+// OpenFileLimit is the process's open-file limit (RLIMIT_NOFILE), 0 if unknown;
+// unlimited is the largest uint64. The Go runtime has raised the soft limit to
+// the hard one (less one) at start-up, in package syscall's init, as servers
+// commonly do themselves: this is the limit the process runs with.
+func OpenFileLimit() uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	return lim.Cur
 }
 
 // Addr is the address the listener listens on.
