@@ -14,11 +14,13 @@ import (
 	"sync"
 	"time"
 
+	"quartet/graphql"
 	"quartet/internal/connlimit"
 	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
+	"quartet/internal/metrics"
 )
 
 // app is a started service.
@@ -103,7 +105,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
 	// A newcomer takes an idle connection's place: trackCalls tells which are idle.
 	a.grpcLn.Shed = true
-	m := &serviceMetrics{} // one set for both servers: /metrics reports gRPC calls too
+	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
 		queue: queue, clientWaiting: cfg.clientWaiting, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
 	if cfg.graphqlPQFile != "" {
@@ -141,6 +143,47 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.quit = make(chan struct{})
 	a.done.Go(func() { memory.Manage(a.quit) })
 	return a, nil
+}
+
+// newMetrics returns the counts /metrics reports; the help texts say what the
+// routes, codes and protocols of the servers' tables are.
+func newMetrics() *metrics.Set {
+	return &metrics.Set{Help: metrics.Help{
+		Requests: "Requests answered, by surface, route (pattern or gRPC method) and status code (HTTP status or gRPC code name).",
+		Duration: "Time to answer a request (for a WebSocket or a gRPC stream: its whole life), by surface and route.",
+		InFlight: "Requests being answered now, by protocol (HTTP includes open WebSockets).",
+	}}
+}
+
+// serviceGauges adds to a scrape the levels read at scrape time rather than
+// counted: the GraphQL WebSockets (websockets nil: none) and the store's.
+func serviceGauges(store *Store, websockets *graphql.WebSocketHandler) func(*metrics.Text) {
+	return func(x *metrics.Text) {
+		if websockets != nil {
+			sockets, operations := websockets.Counts()
+			x.Family("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.")
+			x.Sample("quartet_websocket_connections", float64(sockets))
+			x.Family("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.")
+			x.Sample("quartet_websocket_subscriptions", float64(operations))
+		}
+		if store == nil {
+			return
+		}
+		st := store.Stats()
+		x.Family("quartet_store_records", "gauge", "Records in the store, by table.")
+		for _, t := range []struct {
+			name string
+			n    int
+		}{{"comments", st.Comments}, {"orders", st.Orders}, {"posts", st.Posts}, {"products", st.Products}, {"users", st.Users}} {
+			x.Sample("quartet_store_records", float64(t.n), "table", t.name)
+		}
+		if st.Durable {
+			x.Family("quartet_journal_writes_total", "counter", "Changes written to the journal.")
+			x.Sample("quartet_journal_writes_total", float64(st.JournalWrites))
+			x.Family("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.")
+			x.Sample("quartet_journal_fsyncs_total", float64(st.JournalFsyncs))
+		}
+	}
 }
 
 // shutdown stops accepting, ends every subscription, and lets in-flight calls finish

@@ -34,6 +34,7 @@ import (
 	"quartet/internal/clientaddr"
 	"quartet/internal/connlimit"
 	"quartet/internal/fairqueue"
+	"quartet/internal/metrics"
 	"quartet/userpb"
 )
 
@@ -182,10 +183,11 @@ type grpcServer struct {
 // (development), server reflection. q, when not nil, is the queue whose slots its
 // calls' work takes (see queueUnary). conns, when not nil, is the listener told of
 // each call's beginning and end (trackCalls).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *serviceMetrics, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *connlimit.Listener) *grpcServer {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *connlimit.Listener) *grpcServer {
 	limits = limits.withDefaults()
-	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, m)}
-	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, m)}
+	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
+	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, calls)}
+	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, calls)}
 	if conns != nil { // in the first interceptor, not one more: see trackCalls
 		unary[0], stream[0] = trackCalls(conns, unary[0], stream[0])
 	}
@@ -207,10 +209,10 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	if reflect {
 		reflection.Register(reg)
 	}
-	m.grpcMethods = map[string]bool{}
+	calls.Known = map[string]bool{} // a method a client makes up takes no series
 	for service, info := range srv.GetServiceInfo() {
 		for _, method := range info.Methods {
-			m.grpcMethods["/"+service+"/"+method.Name] = true
+			calls.Known["/"+service+"/"+method.Name] = true
 		}
 	}
 	return &grpcServer{Server: srv, users: users, health: hs}
@@ -757,10 +759,10 @@ func recovered(log *slog.Logger, method string, v any) error {
 // The logging interceptors write one line per call; with identities (auth on) they
 // give the call a caller for authentication to name in that line.
 
-func unaryLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) grpc.UnaryServerInterceptor {
+func unaryLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
-		m.grpcInFlight.Add(1)
+		m.Start()
 		var who *caller
 		if identities {
 			ctx, who = withCaller(ctx)
@@ -776,10 +778,10 @@ func unaryLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) gr
 	}
 }
 
-func streamLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) grpc.StreamServerInterceptor {
+func streamLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		start := time.Now()
-		m.grpcInFlight.Add(1)
+		m.Start()
 		ctx := context.Background() // what the log line is written with
 		var who *caller
 		if identities {
@@ -800,10 +802,9 @@ func streamLogAndRecover(log *slog.Logger, identities bool, m *serviceMetrics) g
 // counts as in flight.
 //
 // traceparents are the call's traceparent metadata, logged as trace_id when valid.
-func logCall(log *slog.Logger, m *serviceMetrics, ctx context.Context, method string, err error, start time.Time, who *caller, traceparents []string) {
+func logCall(log *slog.Logger, m *metrics.Table, ctx context.Context, method string, err error, start time.Time, who *caller, traceparents []string) {
 	d := time.Since(start)
-	m.grpcInFlight.Add(-1)
-	m.recordGRPC(method, status.Code(err), d)
+	m.Done(method, int(status.Code(err)), d)
 	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
 		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)},
 		append(subjectAttrs(who), accesslog.TraceAttrs(traceparents)...)...)...)

@@ -29,6 +29,7 @@ import (
 	"quartet/internal/cors"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/metrics"
 )
 
 // maxBodyBytes bounds every request body (docs/rest.md: larger is 413).
@@ -44,7 +45,8 @@ type Server struct {
 	mux   *http.ServeMux
 	// websockets are the live GraphQL sockets, which http.Server.Shutdown does not see.
 	websockets *graphql.WebSocketHandler
-	metrics    *serviceMetrics
+	metrics    *metrics.Set
+	requests   *metrics.Table // the HTTP requests' counts, in metrics
 	// odata serves the paths isODataPath claims that no pattern matched.
 	odata http.HandlerFunc
 	// graphql serves GraphQL over HTTP; start pins its persisted queries.
@@ -68,7 +70,7 @@ type serverOptions struct {
 	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
 	origins         cors.Policy        // the pages of other origins allowed to open WebSockets
 	ws              wsLimits           // the zero value sets no caps
-	metrics         *serviceMetrics    // shared with gRPC; nil: the server keeps its own
+	metrics         *metrics.Set       // shared with gRPC; nil: the server keeps its own
 	pprof           bool               // serve net/http/pprof under /debug/pprof/ (-pprof)
 	queue           *fairqueue.Queue   // the work slots, shared with gRPC and WebSockets; nil: none
 	clientWaiting   int                // a client's work that may wait for a slot (-client-waiting)
@@ -119,8 +121,9 @@ func (l wsLimits) options(o *graphql.WebSocketOptions) {
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, metrics: opts.metrics}
 	if s.metrics == nil {
-		s.metrics = &serviceMetrics{}
+		s.metrics = newMetrics()
 	}
+	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.queue = opts.queue
 	s.bodies = fairqueue.NewBytes(clientBodyBytes, totalBodyBytes)
 	s.addRoutes()
@@ -155,7 +158,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
-	s.handle("GET /metrics", s.metrics.handler(gauges{store: s.store, websockets: s.websockets}))
+	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.websockets)))
 	if s.opts.pprof {
 		s.addProfiling()
 	}
@@ -278,13 +281,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var took time.Duration // set by the log line, unless the answer was aborted
 	rec := &statusRecorder{ResponseWriter: w}
-	s.metrics.httpInFlight.Add(1)
+	s.requests.Start()
 	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
-		s.metrics.httpInFlight.Add(-1)
 		if took == 0 {
 			took = time.Since(start)
 		}
-		s.metrics.recordHTTP(r, rec.statusOrOK(), took)
+		s.requests.Done(httpRoute(r), rec.statusOrOK(), took)
 	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	gz := contentcoding.Gzip(rec, r)
@@ -364,6 +366,43 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = &turnWriter{ResponseWriter: out, leave: release}
 	}
 	s.mux.ServeHTTP(out, r)
+}
+
+// routeOData is the route the metrics count an OData request under when no pattern
+// matched it: bounded, unlike its path.
+const routeOData = "/api/* (OData)"
+
+// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
+// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
+func httpRoute(r *http.Request) string {
+	switch {
+	case r.Pattern != "" && r.Pattern != "/":
+		return r.Pattern
+	case isODataPath(r.URL.Path):
+		return routeOData
+	}
+	return metrics.Unmatched
+}
+
+// httpSurface names the surface an HTTP route belongs to in the metrics: rest,
+// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
+func httpSurface(route string) string {
+	_, path, _ := strings.Cut(route, " ")
+	switch {
+	case route == routeOData:
+		return "odata"
+	case route == metrics.Unmatched:
+		return "other"
+	case strings.HasPrefix(path, "/graphql"):
+		return "graphql"
+	case strings.HasPrefix(path, "/api/users"):
+		return "rest"
+	case isODataPath(path):
+		return "odata"
+	case strings.HasPrefix(path, "/api/"):
+		return "rest"
+	}
+	return "other"
 }
 
 // The queue's defaults (internal/fairqueue). One client may hold a slot per CPU, so

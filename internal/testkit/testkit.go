@@ -7,6 +7,9 @@
 // CI (the environment variable CI set, as .ci/run does) a missing tool fails the test
 // instead: a CI machine is expected to have everything, and a skip there would let a
 // group of tests stop running without anyone noticing.
+//
+// ParseExposition reads the Prometheus text format as strictly as a scraper, for
+// the tests of /metrics.
 package testkit
 
 import (
