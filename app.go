@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
 	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
-	// A newcomer takes an idle connection's place: trackCalls tells which are idle.
+	// A newcomer takes an idle connection's place, while grpc-go's own idle bound
+	// (MaxConnectionIdle) is one duration that also ends the pauses between calls
+	// clients rely on: trackCalls tells which are idle.
 	a.grpcLn.Shed = true
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
@@ -153,6 +156,43 @@ func newMetrics() *metrics.Set {
 		Duration: "Time to answer a request (for a WebSocket or a gRPC stream: its whole life), by surface and route.",
 		InFlight: "Requests being answered now, by protocol (HTTP includes open WebSockets).",
 	}}
+}
+
+// routeOData is the route the metrics count an OData request under when no pattern
+// matched it: bounded, unlike its path.
+const routeOData = "/api/* (OData)"
+
+// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
+// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
+func httpRoute(r *http.Request) string {
+	switch {
+	case r.Pattern != "" && r.Pattern != "/":
+		return r.Pattern
+	case isODataPath(r.URL.Path):
+		return routeOData
+	}
+	return metrics.Unmatched
+}
+
+// httpSurface names the surface an HTTP route belongs to in the metrics: rest,
+// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
+func httpSurface(route string) string {
+	_, path, _ := strings.Cut(route, " ")
+	switch {
+	case route == routeOData:
+		return "odata"
+	case route == metrics.Unmatched:
+		return "other"
+	case strings.HasPrefix(path, "/graphql"):
+		return "graphql"
+	case strings.HasPrefix(path, "/api/users"):
+		return "rest"
+	case isODataPath(path):
+		return "odata"
+	case strings.HasPrefix(path, "/api/"):
+		return "rest"
+	}
+	return "other"
 }
 
 // serviceGauges adds to a scrape the levels read at scrape time rather than

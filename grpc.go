@@ -218,23 +218,17 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	return &grpcServer{Server: srv, users: users, health: hs}
 }
 
-// trackCalls wraps a server's first interceptors so that they tell conns when each
-// call begins and ends, for the bounds that depend on a connection's use: the first
-// call's deadline (-grpc-first-call-timeout) and, when conns is full, which idle
-// connection to close. So a call costs a map lookup, where a stats.Handler would
-// have grpc-go build an event for each step of every call and an interceptor of its
-// own a chain of handlers per call; grpc-go's MaxConnectionIdle, one duration for a
-// connection's whole life, would cut the pauses between calls clients rely on.
+// trackCalls wraps a server's first interceptors to tell conns when each call
+// begins and ends, as its first-call deadline and its shedding of idle connections
+// need. In the first interceptor a call costs a map lookup; a stats.Handler would
+// cost an event per step of every call, an interceptor of its own a chain per call.
 // A call is seen once its headers (and a unary call's message) have arrived: a
-// connection whose first call is still arriving at its deadline is closed, and
-// that call fails as UNAVAILABLE.
+// first call still arriving at the deadline fails as UNAVAILABLE.
 func trackCalls(conns *connlimit.Listener, unary grpc.UnaryServerInterceptor, stream grpc.StreamServerInterceptor) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	begin := func(ctx context.Context) *connlimit.Conn { // nil (unknown) does nothing
-		p, ok := peer.FromContext(ctx)
-		if !ok {
-			return nil
+	begin := func(ctx context.Context) (c *connlimit.Conn) { // nil (unknown) does nothing
+		if p, ok := peer.FromContext(ctx); ok {
+			c = conns.Find(p.LocalAddr, p.Addr)
 		}
-		c := conns.Find(p.LocalAddr, p.Addr)
 		c.Begin()
 		return c
 	}

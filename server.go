@@ -368,43 +368,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(out, r)
 }
 
-// routeOData is the route the metrics count an OData request under when no pattern
-// matched it: bounded, unlike its path.
-const routeOData = "/api/* (OData)"
-
-// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
-// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
-func httpRoute(r *http.Request) string {
-	switch {
-	case r.Pattern != "" && r.Pattern != "/":
-		return r.Pattern
-	case isODataPath(r.URL.Path):
-		return routeOData
-	}
-	return metrics.Unmatched
-}
-
-// httpSurface names the surface an HTTP route belongs to in the metrics: rest,
-// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
-func httpSurface(route string) string {
-	_, path, _ := strings.Cut(route, " ")
-	switch {
-	case route == routeOData:
-		return "odata"
-	case route == metrics.Unmatched:
-		return "other"
-	case strings.HasPrefix(path, "/graphql"):
-		return "graphql"
-	case strings.HasPrefix(path, "/api/users"):
-		return "rest"
-	case isODataPath(path):
-		return "odata"
-	case strings.HasPrefix(path, "/api/"):
-		return "rest"
-	}
-	return "other"
-}
-
 // The queue's defaults (internal/fairqueue). One client may hold a slot per CPU, so
 // that alone (or behind one proxy) it keeps every CPU busy, and no more, since more
 // work at once than CPUs only takes turns on them. The service has four times as
