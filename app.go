@@ -18,6 +18,7 @@ import (
 	"quartet/graphql"
 	"quartet/internal/connlimit"
 	"quartet/internal/cors"
+	"quartet/internal/door"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
@@ -35,6 +36,7 @@ type app struct {
 	http     *http.Server
 	server   *Server
 	grpc     *grpcServer
+	queue    *fairqueue.Queue // the work slots the door admits through; nil: none
 	done     sync.WaitGroup
 	quit     chan struct{} // closed on shutdown, for the background work in done
 
@@ -93,9 +95,11 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	var queue *fairqueue.Queue // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share it
+	var entrance *door.Door // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share its queue
 	if cfg.workSlots > 0 {
-		queue = fairqueue.New(cfg.workSlots, cmp.Or(cfg.clientSlots, cfg.workSlots), cfg.clientWaiting)
+		a.queue = fairqueue.New(cfg.workSlots, cmp.Or(cfg.clientSlots, cfg.workSlots), cfg.clientWaiting)
+		entrance = door.New(a.queue, door.Options{
+			Waiting: cfg.clientWaiting, ClientBodyBytes: clientBodyBytes, TotalBodyBytes: totalBodyBytes, MaxBodyBytes: maxBodyBytes, Proxies: cfg.proxies})
 	}
 	a.httpLn = connlimit.New(httpLn, "HTTP", httpMaxConns, log)
 	a.httpLn.PerClient = cfg.httpPerClient
@@ -110,7 +114,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.grpcLn.Shed = true
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
-		queue: queue, clientWaiting: cfg.clientWaiting, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
+		door: entrance, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -129,7 +133,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes: httpMaxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, queue, cfg.proxies, cfg.clientWaiting, a.grpcLn)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
@@ -197,8 +201,17 @@ func httpSurface(route string) string {
 
 // serviceGauges adds to a scrape the levels read at scrape time rather than
 // counted: the GraphQL WebSockets (websockets nil: none) and the store's.
-func serviceGauges(store *Store, websockets *graphql.WebSocketHandler) func(*metrics.Text) {
+func serviceGauges(store *Store, websockets *graphql.WebSocketHandler, entrance *door.Door) func(*metrics.Text) {
 	return func(x *metrics.Text) {
+		if entrance != nil {
+			st := entrance.Stats()
+			x.Family("quartet_queue_slots_busy", "gauge", "Work slots held (HTTP requests, gRPC messages, WebSocket operations at work).")
+			x.Sample("quartet_queue_slots_busy", float64(st.Running))
+			x.Family("quartet_queue_waiting", "gauge", "Work waiting for a slot.")
+			x.Sample("quartet_queue_waiting", float64(st.Waiting))
+			x.Family("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.")
+			x.Sample("quartet_queue_body_bytes", float64(st.BodyBytes))
+		}
 		if websockets != nil {
 			sockets, operations := websockets.Counts()
 			x.Family("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.")

@@ -12,7 +12,7 @@ import (
 	"quartet/graphql"
 	"quartet/graphql/editor"
 	"quartet/internal/cors"
-	"quartet/internal/fairqueue"
+	"quartet/internal/door"
 	"quartet/internal/jwt"
 )
 
@@ -295,7 +295,7 @@ func parseDateTime(v any) (any, error) {
 // without a valid token is refused (close 4403), and the socket is closed with 4403
 // when its token expires (exp plus the leeway). origins decides which pages may open
 // a socket; limits caps the sockets; refusals are logged to log.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, queue *fairqueue.Queue, waiting int, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
 	h.HTMLPage = editor.Handler() // GET /graphql from a browser
@@ -334,20 +334,15 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	if auth != nil {
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
-	if queue != nil {
+	if entrance != nil {
 		// A WebSocket operation's set-up takes a slot in the queue, as the client's
 		// HTTP requests and gRPC messages do.
 		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-			release, err := queue.Acquire(ctx, client)
-			if errors.Is(err, fairqueue.ErrBusy) {
-				return graphqlError(tooManyWaiting(client, waiting))
+			err := entrance.Work(ctx, client, work)
+			if busy, ok := err.(*door.Busy); ok {
+				return graphqlError(exhausted(busy))
 			}
-			if err != nil {
-				return err
-			}
-			defer release()
-			work()
-			return nil
+			return err
 		}
 	}
 	limits.options(&opts)

@@ -31,9 +31,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"quartet/internal/accesslog"
-	"quartet/internal/clientaddr"
 	"quartet/internal/connlimit"
-	"quartet/internal/fairqueue"
+	"quartet/internal/door"
 	"quartet/internal/metrics"
 	"quartet/userpb"
 )
@@ -180,10 +179,10 @@ type grpcServer struct {
 
 // newGRPCServer returns a gRPC server with the user service, the standard health
 // service (for the server, "", and for user.UserService) and, when reflect is set
-// (development), server reflection. q, when not nil, is the queue whose slots its
-// calls' work takes (see queueUnary). conns, when not nil, is the listener told of
+// (development), server reflection. entrance, when not nil, admits its calls' work
+// through the queue's slots. conns, when not nil, is the listener told of
 // each call's beginning and end (trackCalls).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int, conns *connlimit.Listener) *grpcServer {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, entrance *door.Door, conns *connlimit.Listener) *grpcServer {
 	limits = limits.withDefaults()
 	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, calls)}
@@ -191,8 +190,8 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	if conns != nil { // in the first interceptor, not one more: see trackCalls
 		unary[0], stream[0] = trackCalls(conns, unary[0], stream[0])
 	}
-	if q != nil { // before authentication, whose checks then run in the caller's slot
-		unary, stream = append(unary, queueUnary(q, proxies, waiting)), append(stream, queueStream(q, proxies, waiting))
+	if entrance != nil { // before authentication, whose checks then run in the caller's slot
+		unary, stream = append(unary, entrance.Unary), append(stream, entrance.Stream)
 	}
 	if auth != nil { // without it and a queue, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
@@ -376,131 +375,6 @@ func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return nil
 	}
 	return c.CodecV2.Unmarshal(data, v)
-}
-
-// A gRPC call's work takes slots in the same queue as HTTP requests: a unary call's
-// handler runs in a slot; a stream's message takes one once it has arrived and holds
-// it until the call receives the next message, sends, or returns. The wait for a
-// message holds no slot, and neither does a stream's sending (GetAllUsers' pauses).
-
-// queueUnary runs each unary call's handler in a slot of its client's.
-func queueUnary(q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		client := grpcClient(ctx, proxies)
-		release, err := q.Acquire(ctx, client)
-		if err != nil {
-			return nil, queueRefusal(err, client, waiting)
-		}
-		defer release()
-		return handler(ctx, req)
-	}
-}
-
-// queueStream has each message a stream receives take a slot (queuedStream).
-func queueStream(q *fairqueue.Queue, proxies clientaddr.Proxies, waiting int) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		qs := &queuedStream{ServerStream: ss, q: q, client: grpcClient(ss.Context(), proxies), waiting: waiting}
-		defer qs.held.end()
-		return handler(srv, qs)
-	}
-}
-
-// queuedStream is a stream whose received messages take slots.
-type queuedStream struct {
-	grpc.ServerStream
-	q       *fairqueue.Queue
-	client  string
-	waiting int      // -client-waiting, for the refusal
-	held    heldSlot // ended when the call returns
-}
-
-// RecvMsg gives back the slot the message before took, receives the next message,
-// and waits for a slot for it.
-func (s *queuedStream) RecvMsg(m any) error {
-	s.held.giveBack()
-	if err := s.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	release, err := s.q.Acquire(s.Context(), s.client)
-	if err != nil {
-		return queueRefusal(err, s.client, s.waiting)
-	}
-	s.held.hold(release)
-	return nil
-}
-
-// SendMsg gives back the slot first: like an HTTP handler's first write, sending
-// is the end of the work the message received made.
-func (s *queuedStream) SendMsg(m any) error {
-	s.held.giveBack()
-	return s.ServerStream.SendMsg(m)
-}
-
-// grpcClient is the client a call counts as in the queue: its peer's address, or,
-// from a trusted proxy, the client the proxy names in the forwarded or
-// x-forwarded-for metadata.
-func grpcClient(ctx context.Context, proxies clientaddr.Proxies) string {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return ""
-	}
-	addr := p.Addr.String()
-	if len(proxies) > 0 {
-		md, _ := metadata.FromIncomingContext(ctx)
-		addr = proxies.RemoteAddr(addr, md.Get("forwarded"), md.Get("x-forwarded-for"))
-	}
-	return clientaddr.Of(addr)
-}
-
-// queueRefusal is the error for a call the queue did not admit: the client has too
-// much waiting, or the call ended first.
-func queueRefusal(err error, client string, waiting int) error {
-	if errors.Is(err, fairqueue.ErrBusy) {
-		return tooManyWaiting(client, waiting)
-	}
-	return status.FromContextError(err).Err()
-}
-
-// heldSlot is a slot kept across calls and given back by whichever comes next: a
-// later receive, a send, or the end of the call. Once it has ended, a slot handed
-// to it is given back at once, so that one taken late by another goroutine (a
-// receive still under way in receiveUsers) is not kept.
-type heldSlot struct {
-	mu      sync.Mutex
-	release func() // gives back the slot held; nil when none is
-	ended   bool
-}
-
-// hold keeps the slot that release gives back, or gives it back at once when h
-// has ended.
-func (h *heldSlot) hold(release func()) {
-	h.mu.Lock()
-	if !h.ended {
-		h.release, release = release, nil
-	}
-	h.mu.Unlock()
-	if release != nil {
-		release()
-	}
-}
-
-// giveBack gives back the slot held, if any.
-func (h *heldSlot) giveBack() {
-	h.mu.Lock()
-	release := h.release
-	h.release = nil
-	h.mu.Unlock()
-	if release != nil {
-		release()
-	}
-}
-
-// end gives back the slot held, and any handed to h later.
-func (h *heldSlot) end() {
-	h.mu.Lock()
-	h.ended = true
-	h.mu.Unlock()
-	h.giveBack()
 }
 
 // GetUser returns one user (docs/grpc.md, docs/errors.md).

@@ -24,9 +24,9 @@ import (
 // the function that gives them back.
 func holdEverySlot(t *testing.T, a *app) func() {
 	t.Helper()
-	q := a.server.queue
+	q := a.queue
 	var releases []func()
-	for range q.Slots() {
+	for range a.cfg.workSlots {
 		r, err := q.Acquire(t.Context(), fmt.Sprint("holder-", len(releases)))
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	waitForWaiting(t, a.server.queue, 1)
+	waitForWaiting(t, a.queue, 1)
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
@@ -140,12 +140,12 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 		} else {
 			t.Fatalf("while the slots were held: %d", status)
 		}
-		if held, all := a.server.bodies.Held("127.0.0.1"); held > clientBodyBytes || all > totalBodyBytes {
-			t.Fatalf("bodies read ahead: %d bytes by the client, %d in all", held, all)
+		if held := a.server.door.Stats().BodyBytes; held > clientBodyBytes {
+			t.Fatalf("bodies read ahead: %d bytes by the one client", held)
 		}
 	}
-	waitForWaiting(t, a.server.queue, 2)
-	if held, _ := a.server.bodies.Held("127.0.0.1"); held < 2*maxBodyBytes || held > clientBodyBytes {
+	waitForWaiting(t, a.queue, 2)
+	if held := a.server.door.Stats().BodyBytes; held < 2*maxBodyBytes || held > clientBodyBytes {
 		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, clientBodyBytes)
 	}
 	release()
@@ -156,8 +156,8 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 			t.Errorf("a body read ahead was answered %d", status)
 		}
 	}
-	if held, all := a.server.bodies.Held("127.0.0.1"); held != 0 || all != 0 {
-		t.Errorf("after the answers: %d, %d bytes still counted", held, all)
+	if held := a.server.door.Stats().BodyBytes; held != 0 {
+		t.Errorf("after the answers: %d bytes still counted", held)
 	}
 }
 
@@ -251,7 +251,7 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
 		done <- err
 	}()
-	waitForWaiting(t, a.server.queue, 1)
+	waitForWaiting(t, a.queue, 1)
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("a call that waited for its slot: %v", err)

@@ -27,7 +27,7 @@ import (
 	"quartet/internal/clientaddr"
 	"quartet/internal/contentcoding"
 	"quartet/internal/cors"
-	"quartet/internal/fairqueue"
+	"quartet/internal/door"
 	"quartet/internal/jsonkeys"
 	"quartet/internal/metrics"
 )
@@ -54,10 +54,8 @@ type Server struct {
 	// methods lists, per registered path pattern, the methods it answers, so a request
 	// with another method gets 405 and an accurate Allow header.
 	methods map[string][]string
-	// queue shares the work slots between clients; nil: no queue.
-	queue *fairqueue.Queue
-	// bodies bounds the request bodies read ahead of their slot.
-	bodies *fairqueue.Bytes
+	// door admits each request through the work slots clients share; nil: no queue.
+	door *door.Door
 }
 
 // serverOptions are the HTTP side's settings.
@@ -72,8 +70,7 @@ type serverOptions struct {
 	ws              wsLimits           // the zero value sets no caps
 	metrics         *metrics.Set       // shared with gRPC; nil: the server keeps its own
 	pprof           bool               // serve net/http/pprof under /debug/pprof/ (-pprof)
-	queue           *fairqueue.Queue   // the work slots, shared with gRPC and WebSockets; nil: none
-	clientWaiting   int                // a client's work that may wait for a slot (-client-waiting)
+	door            *door.Door         // the work slots, shared with gRPC and WebSockets; nil: none
 	proxies         clientaddr.Proxies // trusted to name their clients (-trusted-proxies)
 	warning         string             // shown by /healthz for as long as the service runs; "": none
 	publicURL       string             // how clients reach the service (-public-url), no trailing slash; "": unknown
@@ -124,8 +121,7 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 		s.metrics = newMetrics()
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
-	s.queue = opts.queue
-	s.bodies = fairqueue.NewBytes(clientBodyBytes, totalBodyBytes)
+	s.door = opts.door
 	s.addRoutes()
 	return s
 }
@@ -150,7 +146,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.queue, s.opts.clientWaiting, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.door, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
@@ -158,7 +154,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
-	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.websockets)))
+	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.websockets, s.door)))
 	if s.opts.pprof {
 		s.addProfiling()
 	}
@@ -346,24 +342,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A profile or trace under /debug/pprof/ waits for seconds without computing,
 	// and would hold a slot all along.
-	if s.queue != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
-		client := clientaddr.Of(r.RemoteAddr)
-		held, err := s.readBodyAhead(r, client)
-		defer s.bodies.Give(client, held)
+	if s.door != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
+		in, done, err := s.door.Enter(out, r)
 		if err != nil {
-			s.refuseBusy(rec, r, err)
-			return
+			if busy, ok := err.(*door.Busy); ok {
+				s.refuseBusy(rec, r, busy)
+			}
+			return // else the client is gone, and no answer is read
 		}
-		release, err := s.queue.Acquire(r.Context(), client)
-		if errors.Is(err, fairqueue.ErrBusy) {
-			s.refuseBusy(rec, r, tooManyWaiting(client, s.opts.clientWaiting))
-			return
-		}
-		if err != nil {
-			return // the client is gone, and no answer is read
-		}
-		defer release()
-		out = &turnWriter{ResponseWriter: out, leave: release}
+		defer done()
+		out = in
 	}
 	s.mux.ServeHTTP(out, r)
 }
@@ -390,157 +378,26 @@ func defaultClientSlots() int { return runtime.GOMAXPROCS(0) }
 // defaultWorkSlots is -work-slots' default: four clients' worth.
 func defaultWorkSlots() int { return 4 * defaultClientSlots() }
 
-// Request bodies are read before their request waits for a slot, so that a client
-// that sends slowly holds none, within these bounds on what waiting requests hold.
+// Request bodies are read before their request waits for a slot (package door), so
+// that a client that sends slowly holds none, within these bounds on what waiting
+// requests hold.
 const (
 	// clientBodyBytes bounds the bodies one client address has read ahead: two of
 	// the largest, or a few thousand ordinary ones. Past it the client gets 429.
 	clientBodyBytes = 2 * (maxBodyBytes + 1)
 	// totalBodyBytes bounds the bodies all clients have read ahead together.
 	totalBodyBytes = 64 << 20
-	// bodyChunk is the largest piece of a body read at once: a client holds at most
-	// this much beyond what it has sent, and a large body is not copied as a buffer
-	// doubles.
-	bodyChunk = 64 << 10
 )
 
-// readBodyAhead reads r's body, one byte past maxBodyBytes at most (for the
-// handler's 413), counting what it holds against client's share of the body budget,
-// and hands the handler a body made of those bytes (see bufferedBody). It returns
-// the bytes to give back once the request is done, and an error when the budget
-// refused the body. A body declared larger than maxBodyBytes is not read: the handler
-// refuses it from its length.
-func (s *Server) readBodyAhead(r *http.Request, client string) (held int64, err error) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > maxBodyBytes {
-		return 0, nil
-	}
-	limit := int64(maxBodyBytes + 1)
-	if r.ContentLength >= 0 {
-		limit = r.ContentLength + 1 // the extra byte finds the end
-	}
-	// The body is kept in chunks, each allocated and counted when the one before it
-	// is full: a client holds at most a chunk beyond what it has sent (a body
-	// declared at a megabyte of which ten bytes come claims one chunk), and a large
-	// body is not copied as a growing buffer doubles.
-	var chunks [][]byte
-	var readErr error
-	for read := int64(0); read < limit && readErr == nil; {
-		n := min(limit-read, bodyChunk)
-		if r.ContentLength < 0 {
-			n = min(n, max(512, read)) // unknown length: grow as it comes
-		}
-		if ok, perClient := s.bodies.Take(client, n); !ok {
-			if perClient {
-				return held, &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many request bodies waiting from %s: at most %d bytes; try again shortly", client, clientBodyBytes)}
-			}
-			return held, &Error{Kind: KindExhausted, Message: "too many request bodies waiting; try again shortly"}
-		}
-		held += n
-		chunk := make([]byte, n)
-		m, err := readFull(r.Body, chunk)
-		chunks, read, readErr = append(chunks, chunk[:m]), read+int64(m), err
-	}
-	if readErr == io.EOF {
-		readErr = nil
-	}
-	r.Body = newBufferedBody(chunks, readErr, r.Body)
-	return held, nil
-}
-
-// readFull reads from r until p is full or a read fails. Unlike io.ReadFull it does
-// not turn an end in the middle into io.ErrUnexpectedEOF: net/http's body returns
-// that itself for a client gone before its declared length arrived.
-func readFull(r io.Reader, p []byte) (n int, err error) {
-	for n < len(p) && err == nil {
-		var m int
-		m, err = r.Read(p[n:])
-		n += m
-	}
-	return n, err
-}
-
-// bufferedBody is a request body read ahead: readBody takes its bytes as they are,
-// and anyone else reads them, then the error the read ended with, if any (a client
-// gone, the read timeout).
-type bufferedBody struct {
-	io.Reader
-	io.Closer
-	chunks [][]byte
-	err    error
-}
-
-func newBufferedBody(chunks [][]byte, err error, c io.Closer) *bufferedBody {
-	b := &bufferedBody{Closer: c, chunks: chunks, err: err}
-	if len(chunks) == 1 { // most bodies: one reader, nothing more to allocate
-		b.Reader = bytes.NewReader(chunks[0])
-		return b
-	}
-	readers := make([]io.Reader, len(chunks))
-	for i, chunk := range chunks {
-		readers[i] = bytes.NewReader(chunk)
-	}
-	b.Reader = io.MultiReader(readers...)
-	return b
-}
-
-func (b *bufferedBody) Read(p []byte) (int, error) {
-	n, err := b.Reader.Read(p)
-	if err == io.EOF && b.err != nil {
-		err = b.err
-	}
-	return n, err
-}
-
-// bytes returns the whole body, copied only when it spans chunks, and the error
-// its read ended with.
-func (b *bufferedBody) bytes() ([]byte, error) {
-	if len(b.chunks) == 1 {
-		return b.chunks[0], b.err
-	}
-	return bytes.Join(b.chunks, nil), b.err
-}
-
-// turnWriter gives the request's slot back on the first write, flush or hijack: the
-// work a request makes the service do is done by then, and a client that reads its
-// answer slowly must not hold a slot while it does.
-type turnWriter struct {
-	http.ResponseWriter
-	leave func()
-}
-
-func (w *turnWriter) WriteHeader(code int) {
-	w.leave()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *turnWriter) Write(b []byte) (int, error) {
-	w.leave()
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *turnWriter) Flush() {
-	w.leave()
-	http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Hijack gives the slot back: a WebSocket's work is bounded by its own caps, and
-// each operation takes a slot of its own.
-func (w *turnWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	w.leave()
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-func (w *turnWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// tooManyWaiting refuses work of client, which has waiting work as it may already.
-func tooManyWaiting(client string, waiting int) *Error {
-	return &Error{Kind: KindExhausted, Message: fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, waiting)}
-}
+// exhausted is the domain's form of a refusal at the door: 429, gRPC's
+// ResourceExhausted, GraphQL's TOO_MANY_REQUESTS.
+func exhausted(b *door.Busy) *Error { return &Error{Kind: KindExhausted, Message: b.Error()} }
 
 // refuseBusy answers a request the queue or the body budget refused, in the format
 // of the surface it was meant for.
-func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, busy *door.Busy) {
 	w.Header().Set("Retry-After", "1")
+	err := exhausted(busy)
 	switch {
 	case r.URL.Path == "/graphql":
 		graphql.WriteError(w, httpStatus[asError(err).Kind], graphqlError(err))
@@ -792,8 +649,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
 	}
-	if b, ok := r.Body.(*bufferedBody); ok {
-		data, err := b.bytes()
+	if data, err, ok := door.Body(r.Body); ok {
 		if err == nil && len(data) > maxBodyBytes {
 			err = &http.MaxBytesError{Limit: maxBodyBytes}
 		}

@@ -53,9 +53,9 @@ func (b *Bytes) Give(client string, n int64) {
 	}
 }
 
-// Held returns the bytes client holds and all clients hold together.
-func (b *Bytes) Held(client string) (byClient, total int64) {
+// Held returns the bytes all clients hold together.
+func (b *Bytes) Held() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.byClient[client], b.used
+	return b.used
 }

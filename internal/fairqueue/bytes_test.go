@@ -21,9 +21,13 @@ func TestBytes(t *testing.T) {
 		}
 	}
 	b.Give("a", 10)
-	if a, all := b.Held("a"); a != 0 || all != 5 {
-		t.Errorf("after a gave back: a %d, all %d", a, all)
+	if all := b.Held(); all != 5 {
+		t.Errorf("after a gave back: %d in all, want b's 5", all)
 	}
+	if ok, _ := b.Take("a", 10); !ok {
+		t.Error("a's 10 refused after it gave them back")
+	}
+	b.Give("a", 10)
 	if ok, _ := b.Take("b", 5); !ok {
 		t.Error("b's second 5 refused with room")
 	}

@@ -80,9 +80,6 @@ func New(slots, perClient, maxWaiting int) *Queue {
 		free: slots, clients: map[string]*client{}}
 }
 
-// Slots returns the number of slots.
-func (q *Queue) Slots() int { return q.slots }
-
 // Acquire waits for a slot for client's work and returns the function that gives
 // it back, which must be called once the work is done (later calls do nothing).
 // It returns ErrBusy at once when client has maxWaiting pieces of work waiting

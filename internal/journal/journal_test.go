@@ -73,8 +73,10 @@ func TestJournalSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	gens, _ := journalGens(dir)
-	if len(gens) == 0 || gens[len(gens)-1] < 5 {
-		t.Fatalf("journals %v: expected several rotations", gens)
+	// How many rotations come depends on how soon each snapshot ends (one runs at a
+	// time); the first is certain, 4 KiB of records past a 2 KiB bound.
+	if len(gens) == 0 || gens[len(gens)-1] < 2 {
+		t.Fatalf("journals %v: expected a rotation", gens)
 	}
 	if len(gens) > 2 {
 		t.Errorf("journals %v: old journals were not removed after their snapshot", gens)

@@ -1,0 +1,109 @@
+// Package door is where every piece of work enters the service: an HTTP request, a
+// gRPC call or stream message, a GraphQL WebSocket operation. Each takes a slot of
+// one fair queue (package fairqueue) for its client address before it runs, and
+// gives it back when its work is done, so whether one client can stall another is
+// answered here, for every surface at once.
+//
+// It guarantees:
+//   - a request body is read before its request waits, within a per-client and a
+//     total byte budget: a client that sends slowly holds no slot, and what waiting
+//     requests hold is bounded;
+//   - an HTTP request gives its slot back at its answer's first byte (or a hijack),
+//     a gRPC stream message when the call next receives or sends, so a client that
+//     reads slowly holds no slot;
+//   - past the work one client may have waiting, the client is refused at once with
+//     a *Busy, which the caller answers in its surface's format.
+//
+// It knows no surface's routes or formats.
+package door
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"quartet/internal/clientaddr"
+	"quartet/internal/fairqueue"
+)
+
+// Door admits work through a queue. A nil *Door admits everything at once.
+type Door struct {
+	queue   *fairqueue.Queue
+	bodies  *fairqueue.Bytes
+	waiting int // the work one client may have waiting, for the refusal's message
+	proxies clientaddr.Proxies
+	limit   int64 // the largest body read ahead; a longer one is the handler's to refuse
+
+	clientBody int64 // the body bytes one client may hold read ahead, for messages
+}
+
+// Options configure a Door.
+type Options struct {
+	Waiting         int                // the queue's per-client waiting bound, for messages
+	ClientBodyBytes int64              // body bytes one client may hold read ahead
+	TotalBodyBytes  int64              // body bytes all clients may hold read ahead
+	MaxBodyBytes    int64              // the largest body a handler accepts
+	Proxies         clientaddr.Proxies // trusted proxies, for gRPC's client (HTTP's is rewritten before)
+}
+
+// New returns a door onto q.
+func New(q *fairqueue.Queue, o Options) *Door {
+	return &Door{
+		queue:   q,
+		bodies:  fairqueue.NewBytes(o.ClientBodyBytes, o.TotalBodyBytes),
+		waiting: o.Waiting,
+		proxies: o.Proxies,
+		limit:   o.MaxBodyBytes,
+
+		clientBody: o.ClientBodyBytes,
+	}
+}
+
+// Busy refuses work of a client that has as much waiting as it may, or whose
+// request bodies read ahead would pass their budget.
+type Busy struct {
+	Client string
+	reason string
+}
+
+func (e *Busy) Error() string { return e.reason }
+
+func (d *Door) tooManyWaiting(client string) *Busy {
+	return &Busy{client, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.waiting)}
+}
+
+// enter waits for a slot for client, turning the queue's refusal into a *Busy.
+func (d *Door) enter(ctx context.Context, client string) (release func(), err error) {
+	release, err = d.queue.Acquire(ctx, client)
+	if errors.Is(err, fairqueue.ErrBusy) {
+		return nil, d.tooManyWaiting(client)
+	}
+	return release, err
+}
+
+// Work runs work in a slot of client's: the set-up of a WebSocket operation. It
+// returns a *Busy, or the context's error, when work did not run.
+func (d *Door) Work(ctx context.Context, client string, work func()) error {
+	if d == nil {
+		work()
+		return nil
+	}
+	release, err := d.enter(ctx, client)
+	if err != nil {
+		return err
+	}
+	defer release()
+	work()
+	return nil
+}
+
+// Stats is the queue's view of the moment, and the body bytes held read ahead.
+type Stats struct {
+	fairqueue.Stats
+	BodyBytes int64
+}
+
+// Stats returns what the door holds now.
+func (d *Door) Stats() Stats {
+	return Stats{d.queue.Stats(), d.bodies.Held()}
+}

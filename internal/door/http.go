@@ -1,0 +1,164 @@
+package door
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"quartet/internal/clientaddr"
+)
+
+// bodyChunk is the largest piece of a body read at once: a client holds at most
+// this much beyond what it has sent (a body declared at a megabyte of which ten
+// bytes come claims one chunk), and a large body is not copied as a buffer doubles.
+const bodyChunk = 64 << 10
+
+// Enter admits the HTTP request r: it reads r's body ahead (r.Body then serves those
+// bytes, see Body), waits for a slot, and returns the writer the handler writes to,
+// which gives the slot back at the answer's first byte, and the function to call
+// once the request is done. The error is a *Busy, which the caller answers, or the
+// request's context's, when the client is gone and no answer will be read.
+func (d *Door) Enter(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), error) {
+	client := clientaddr.Of(r.RemoteAddr)
+	held, err := d.readAhead(r, client)
+	if err == nil {
+		var release func()
+		if release, err = d.enter(r.Context(), client); err == nil {
+			return &slotWriter{ResponseWriter: w, leave: release}, func() {
+				release()
+				d.bodies.Give(client, held)
+			}, nil
+		}
+	}
+	d.bodies.Give(client, held)
+	return nil, nil, err
+}
+
+// readAhead reads r's body, one byte past the limit at most (for the handler's
+// 413), counting what it holds against client's share of the budget. A body
+// declared longer than the limit is not read: the handler refuses it from its
+// length.
+func (d *Door) readAhead(r *http.Request, client string) (held int64, err error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.limit {
+		return 0, nil
+	}
+	limit := d.limit + 1
+	if r.ContentLength >= 0 {
+		limit = r.ContentLength + 1 // the extra byte finds the end
+	}
+	var chunks [][]byte
+	var readErr error
+	for read := int64(0); read < limit && readErr == nil; {
+		n := min(limit-read, bodyChunk)
+		if r.ContentLength < 0 {
+			n = min(n, max(512, read)) // unknown length: grow as it comes
+		}
+		if ok, perClient := d.bodies.Take(client, n); !ok {
+			if perClient {
+				return held, &Busy{client, fmt.Sprintf("too many request bodies waiting from %s: at most %d bytes; try again shortly", client, d.clientBody)}
+			}
+			return held, &Busy{client, "too many request bodies waiting; try again shortly"}
+		}
+		held += n
+		chunk := make([]byte, n)
+		m, err := readFull(r.Body, chunk)
+		chunks, read, readErr = append(chunks, chunk[:m]), read+int64(m), err
+	}
+	if readErr == io.EOF {
+		readErr = nil
+	}
+	r.Body = newBody(chunks, readErr, r.Body)
+	return held, nil
+}
+
+// readFull reads from r until p is full or a read fails. Unlike io.ReadFull it does
+// not turn an end in the middle into io.ErrUnexpectedEOF: net/http's body returns
+// that itself for a client gone before its declared length arrived.
+func readFull(r io.Reader, p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = r.Read(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+// body is a request body read ahead: Bytes takes its bytes as they are, and
+// anyone else reads them, then the error the read ended with, if any (a client
+// gone, the read timeout).
+type body struct {
+	io.Reader
+	io.Closer
+	chunks [][]byte
+	err    error
+}
+
+func newBody(chunks [][]byte, err error, c io.Closer) *body {
+	b := &body{Closer: c, chunks: chunks, err: err}
+	if len(chunks) == 1 { // most bodies: one reader, nothing more to allocate
+		b.Reader = bytes.NewReader(chunks[0])
+		return b
+	}
+	readers := make([]io.Reader, len(chunks))
+	for i, chunk := range chunks {
+		readers[i] = bytes.NewReader(chunk)
+	}
+	b.Reader = io.MultiReader(readers...)
+	return b
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+// Body returns the whole of a body Enter read ahead, copied only when it spans
+// chunks, and the error its read ended with; ok is false for any other body.
+func Body(rc io.ReadCloser) (data []byte, err error, ok bool) {
+	b, ok := rc.(*body)
+	if !ok {
+		return nil, nil, false
+	}
+	if len(b.chunks) == 1 {
+		return b.chunks[0], b.err, true
+	}
+	return bytes.Join(b.chunks, nil), b.err, true
+}
+
+// slotWriter gives the request's slot back on the first write, flush or hijack:
+// the work a request makes the service do is done by then, and a client that reads
+// its answer slowly must not hold a slot while it does.
+type slotWriter struct {
+	http.ResponseWriter
+	leave func()
+}
+
+func (w *slotWriter) WriteHeader(code int) {
+	w.leave()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *slotWriter) Write(b []byte) (int, error) {
+	w.leave()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *slotWriter) Flush() {
+	w.leave()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack gives the slot back: a WebSocket's work is bounded by its own caps, and
+// each operation takes a slot of its own (Work).
+func (w *slotWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.leave()
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *slotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
