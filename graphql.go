@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"quartet/graphql"
@@ -352,4 +354,42 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	ws := graphql.NewWebSocketHandler(schema, opts)
 	h.WebSocket = origins.Guard(ws)
 	return h, ws
+}
+
+// maxGraphQLBatch bounds -graphql-batch-max: a batch runs its operations in turn
+// on one request's goroutine, so its answer takes as long as all of them together.
+const maxGraphQLBatch = 100
+
+// maxManifestBytes bounds the persisted query manifest read at start-up.
+const maxManifestBytes = 16 << 20
+
+// pinPersistedQueries pins the operations of the Apollo persisted query manifest
+// in file (-graphql-persisted-queries) in the GraphQL handler, so they are known
+// by hash from the first request and, with -graphql-persisted-only, are the only
+// ones that run.
+func (s *Server) pinPersistedQueries(file string, log *slog.Logger) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries: %w", unwrapPathError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries: %w", unwrapPathError(err))
+	}
+	if len(data) > maxManifestBytes {
+		return fmt.Errorf("-graphql-persisted-queries: %s is larger than %d bytes", file, maxManifestBytes)
+	}
+	n, err := s.graphql.PersistedQueries.PinManifest(s.graphql.Schema, data)
+	if err != nil {
+		return fmt.Errorf("-graphql-persisted-queries %s: %w", file, err)
+	}
+	log.Info("persisted queries pinned", "file", file, "operations", n, "only", s.graphql.PersistedOnly)
+	return nil
+}
+
+// graphQLSchema answers GET /graphql/schema.graphql: the SDL /graphql serves.
+func (s *Server) graphQLSchema(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte(schemaSDL))
 }

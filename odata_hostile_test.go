@@ -145,7 +145,7 @@ func TestODataHostile(t *testing.T) {
 		})
 	}
 
-	// Past the HTTP server's header bound (64 KiB, app.go) net/http answers 431 itself
+	// Past the HTTP server's header bound (64 KiB, main.go) net/http answers 431 itself
 	// before any route sees the request: a 10,000-term $filter (80 KB) and a 1 MB query.
 	huge := []struct{ name, rawQuery string }{
 		{"10,000-term $filter", "$filter=" + repeat("true", "+or+", 10000) + "&$top=1"},

@@ -685,3 +685,90 @@ func decodeBody(data []byte, v any) error {
 	}
 	return nil
 }
+
+// newMetrics returns the counts /metrics reports; the help texts say what the
+// routes, codes and protocols of the servers' tables are.
+func newMetrics() *metrics.Set {
+	return &metrics.Set{Help: metrics.Help{
+		Requests: "Requests answered, by surface, route (pattern or gRPC method) and status code (HTTP status or gRPC code name).",
+		Duration: "Time to answer a request (for a WebSocket or a gRPC stream: its whole life), by surface and route.",
+		InFlight: "Requests being answered now, by protocol (HTTP includes open WebSockets).",
+	}}
+}
+
+// routeOData is the route the metrics count an OData request under when no pattern
+// matched it: bounded, unlike its path.
+const routeOData = "/api/* (OData)"
+
+// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
+// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
+func httpRoute(r *http.Request) string {
+	switch {
+	case r.Pattern != "" && r.Pattern != "/":
+		return r.Pattern
+	case isODataPath(r.URL.Path):
+		return routeOData
+	}
+	return metrics.Unmatched
+}
+
+// httpSurface names the surface an HTTP route belongs to in the metrics: rest,
+// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
+func httpSurface(route string) string {
+	_, path, _ := strings.Cut(route, " ")
+	switch {
+	case route == routeOData:
+		return "odata"
+	case route == metrics.Unmatched:
+		return "other"
+	case strings.HasPrefix(path, "/graphql"):
+		return "graphql"
+	case strings.HasPrefix(path, "/api/users"):
+		return "rest"
+	case isODataPath(path):
+		return "odata"
+	case strings.HasPrefix(path, "/api/"):
+		return "rest"
+	}
+	return "other"
+}
+
+// serviceGauges adds to a scrape the levels read at scrape time rather than
+// counted: the GraphQL WebSockets (websockets nil: none) and the store's.
+func serviceGauges(store *Store, websockets *graphql.WebSocketHandler, entrance *door.Door) func(*metrics.Text) {
+	return func(x *metrics.Text) {
+		if entrance != nil {
+			st := entrance.Stats()
+			x.Family("quartet_queue_slots_busy", "gauge", "Work slots held (HTTP requests, gRPC messages, WebSocket operations at work).")
+			x.Sample("quartet_queue_slots_busy", float64(st.Running))
+			x.Family("quartet_queue_waiting", "gauge", "Work waiting for a slot.")
+			x.Sample("quartet_queue_waiting", float64(st.Waiting))
+			x.Family("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.")
+			x.Sample("quartet_queue_body_bytes", float64(st.BodyBytes))
+		}
+		if websockets != nil {
+			sockets, operations := websockets.Counts()
+			x.Family("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.")
+			x.Sample("quartet_websocket_connections", float64(sockets))
+			x.Family("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.")
+			x.Sample("quartet_websocket_subscriptions", float64(operations))
+		}
+		if store == nil {
+			return
+		}
+		st := store.Stats()
+		x.Family("quartet_store_records", "gauge", "Records in the store, by table.")
+		for _, t := range []struct {
+			name string
+			n    int
+		}{{"comments", st.Comments}, {"orders", st.Orders}, {"posts", st.Posts}, {"products", st.Products}, {"users", st.Users}} {
+			x.Sample("quartet_store_records", float64(t.n), "table", t.name)
+		}
+		if st.Durable {
+			x.Family("quartet_journal_writes_total", "counter", "Changes written to the journal.")
+			x.Sample("quartet_journal_writes_total", float64(st.JournalWrites))
+			x.Family("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.")
+			x.Sample("quartet_journal_fsyncs_total", float64(st.JournalFsyncs))
+		}
+	}
+}
