@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -435,207 +433,6 @@ func (s *Store) Close() error {
 	return s.journal.Close()
 }
 
-// NewUser is the input to CreateUsers.
-type NewUser struct {
-	Name  string
-	Email string
-}
-
-// CreateUsers validates every input and then stores them all at once, or none: the
-// error of the first invalid input names its 0-based position when there is more than one.
-func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	users := make([]*User, len(in))
-	at := s.now()
-	for i, nu := range in {
-		name, email, err := validateUser(nu.Name, nu.Email)
-		if err != nil {
-			if len(in) > 1 {
-				e := asError(err)
-				return nil, &Error{Kind: e.Kind, Message: fmt.Sprintf("user %d: %s", i, e.Message), Fields: e.Fields}
-			}
-			return nil, err
-		}
-		users[i] = &User{Name: name, Email: email, CreatedAt: at}
-	}
-	err := s.write(func() (*change, error) {
-		next, err := s.users.newIDs(len(users), "user")
-		if err != nil {
-			return nil, err
-		}
-		for i, u := range users {
-			u.ID = next + int64(i)
-		}
-		return &change{Op: opPutUsers, Users: users, created: true}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return users, nil
-}
-
-// CreateUser stores one new user.
-func (s *Store) CreateUser(name, email string) (*User, error) {
-	users, err := s.CreateUsers([]NewUser{{name, email}})
-	if err != nil {
-		return nil, err
-	}
-	return users[0], nil
-}
-
-// UserPatch names the fields of a user to change; a nil field stays as it is.
-type UserPatch struct {
-	Name  *string
-	Email *string
-	// Require, when set, is checked against the current record inside the write (an
-	// If-Match): no other write can come between the check and the change.
-	Require func(current *User) error
-}
-
-// UpdateUser changes the supplied fields of user id.
-func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
-	var u User
-	err := s.write(func() (*change, error) {
-		old, ok := s.users.get(id)
-		if !ok {
-			return nil, userNotFound(id)
-		}
-		if p.Require != nil {
-			if err := p.Require(old); err != nil {
-				return nil, err
-			}
-		}
-		u = *old
-		if p.Name != nil {
-			u.Name = *p.Name
-		}
-		if p.Email != nil {
-			u.Email = *p.Email
-		}
-		name, email, err := validateUser(u.Name, u.Email)
-		if err != nil {
-			return nil, err
-		}
-		u.Name, u.Email = name, email
-		return &change{Op: opPutUsers, Users: []*User{&u}}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
-}
-
-// DeleteUser removes user id with its posts and comments (see cascade). It reports
-// whether the user existed; the error is a storage failure.
-func (s *Store) DeleteUser(id int64) (bool, error) { return s.DeleteUserIf(id, nil) }
-
-// DeleteUserIf is DeleteUser when require, checked against the current record inside
-// the write (as UserPatch.Require), passes; nil requires nothing. require's error is
-// returned as it is.
-func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool, error) {
-	err := s.write(func() (*change, error) {
-		old, ok := s.users.get(id)
-		if !ok {
-			return nil, userNotFound(id)
-		}
-		if require != nil {
-			if err := require(old); err != nil {
-				return nil, err
-			}
-		}
-		return &change{Op: opDeleteUser, DeleteID: id}, nil
-	})
-	if e, ok := errors.AsType[*Error](err); ok && e.Kind == KindNotFound {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-func userNotFound(id int64) *Error { return notFound("user %d not found", id) }
-
-// Reads. Each takes the read lock once and returns records that never change.
-
-// User returns user id.
-func (s *Store) User(id int64) (*User, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.users.get(id)
-}
-
-// Users returns every user in id order.
-func (s *Store) Users() []*User {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.users.all()
-}
-
-// UsersAfter returns up to n users with ids above after, in id order: a list read a
-// page at a time, which users deleted or added meanwhile do not shift.
-func (s *Store) UsersAfter(after int64, n int) []*User {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	i, _ := slices.BinarySearch(s.users.ids, after+1)
-	return slices.Clone(s.users.recs[i:min(i+n, len(s.users.recs))])
-}
-
-// UserQuery selects a page of users.
-type UserQuery struct {
-	Search   string // keep users whose name or email contains it, case-insensitively
-	SortBy   string // "name", "email", or "" for id order
-	Page     int    // 1-based
-	PageSize int
-}
-
-// UserPage answers q: search, then sort, then count, then page (docs/rest.md). The sorted
-// indexes are kept by the store, so no request sorts.
-func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var order *sortedUsers
-	switch q.SortBy {
-	case "name":
-		order = &s.usersByName
-	case "email":
-		order = &s.usersByEmail
-	}
-	n := len(s.users.recs)
-	skip := -1
-	if q.Page >= 1 && q.Page-1 <= n/max(q.PageSize, 1) { // (page-1)*pageSize may not fit an int
-		skip = (q.Page - 1) * q.PageSize
-	}
-	items = []*User{}
-	if q.Search == "" {
-		switch {
-		case skip < 0 || skip >= n:
-		case order != nil:
-			items = order.page(skip, q.PageSize)
-		default:
-			items = slices.Clone(s.users.recs[skip:min(skip+q.PageSize, n)])
-		}
-		return items, n
-	}
-	needle := foldKey(q.Search)
-	match := func(u *User) bool {
-		if strings.Contains(u.nameKey, needle) || strings.Contains(u.emailKey, needle) {
-			if total >= skip && skip >= 0 && len(items) < q.PageSize {
-				items = append(items, u)
-			}
-			total++
-		}
-		return true
-	}
-	if order != nil {
-		order.each(match)
-	} else {
-		for _, u := range s.users.recs {
-			match(u)
-		}
-	}
-	return items, total
-}
-
 // StoreStats are the figures /metrics reports about the store.
 type StoreStats struct {
 	Users, Posts, Comments, Products, Orders int
@@ -655,4 +452,166 @@ func (s *Store) Stats() StoreStats {
 		st.JournalWrites, st.JournalFsyncs = j.Stats()
 	}
 	return st
+}
+
+// The change feed: created users and posts, pushed to subscribers in commit order.
+
+// ErrSlowSubscriber ends a subscription whose buffer filled up: the store never waits
+// for a reader, so one that falls behind is cut off rather than silently skipped.
+var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected")
+
+// Subscription receives created records (*User, *Post), read with Next. When the
+// store cuts a slow subscriber off, the reason (ErrSlowSubscriber) is the last record
+// read; a shutdown ends every subscription plainly, as Close does, since it is no
+// failure of the subscription: a GraphQL subscriber gets complete, then the
+// WebSocket's going-away close.
+type Subscription struct {
+	want   func(any) bool
+	notify func() // called after each record is queued, and at the end; may be nil
+	feed   *feed
+	limit  int   // records that may wait to be read
+	err    error // set under feed.mu when the subscription ends
+
+	mu sync.Mutex
+	// The records waiting to be read are queue[head:], the ending error
+	// last. The queue grows as records wait, not before: most subscribers
+	// read each record as it comes, and a server holds thousands of them.
+	queue []any
+	head  int
+	ended bool // nothing more will be queued
+}
+
+// Next returns the oldest record not yet read, and ok true. When none is waiting
+// it returns ok false, and ended true if none will come.
+func (sub *Subscription) Next() (v any, ok, ended bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.head == len(sub.queue) {
+		if cap(sub.queue) > smallQueue {
+			sub.queue, sub.head = nil, 0 // a burst's room is not kept for good
+		}
+		return nil, false, sub.ended
+	}
+	v = sub.queue[sub.head]
+	sub.queue[sub.head] = nil
+	sub.head++
+	if sub.head == len(sub.queue) {
+		sub.queue, sub.head = sub.queue[:0], 0
+	}
+	return v, true, false
+}
+
+// smallQueue is the room a subscription's queue keeps once it is read empty.
+const smallQueue = 8
+
+// put queues v unless sub.limit records are waiting already, and reports whether it
+// did. Room for v is made by moving what waits to the front before the queue
+// grows, so a reader that keeps up slowly does not grow it past its limit.
+func (sub *Subscription) put(v any) bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if len(sub.queue)-sub.head >= sub.limit {
+		return false
+	}
+	if len(sub.queue) == cap(sub.queue) && sub.head > 0 {
+		n := copy(sub.queue, sub.queue[sub.head:])
+		clear(sub.queue[n:])
+		sub.queue, sub.head = sub.queue[:n], 0
+	}
+	sub.queue = append(sub.queue, v)
+	return true
+}
+
+// end queues err, if any, as the last record.
+func (sub *Subscription) end(err error) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if err != nil {
+		sub.queue = append(sub.queue, err)
+	}
+	sub.ended = true
+}
+
+// Err is why the subscription ended: ErrSlowSubscriber, or nil after Close, after the
+// shutdown, or while it lasts.
+func (sub *Subscription) Err() error {
+	sub.feed.mu.Lock()
+	defer sub.feed.mu.Unlock()
+	return sub.err
+}
+
+// Close ends the subscription; it is safe to call more than once.
+func (sub *Subscription) Close() { sub.feed.drop(sub, nil) }
+
+type feed struct {
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// Subscribe starts a subscription to the created records want accepts (nil: all),
+// of which at most buffer may wait to be read: one more ends the subscription with
+// ErrSlowSubscriber. Records are queued straight from the store: no goroutine
+// stands between the store and a reader. notify, when not nil, is called after
+// each record is queued and after the subscription ends, so that a reader can wait
+// for notify instead of polling; a subscription that starts after CloseFeed has
+// ended at once, without it. want and notify run while the feed is held, between
+// one write and the next one's publication: they must be quick and must not call
+// the store.
+func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subscription {
+	sub := &Subscription{want: want, notify: notify, feed: &s.feed, limit: max(buffer, 1)}
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	if s.feed.closed {
+		sub.end(nil)
+		return sub
+	}
+	if s.feed.subs == nil {
+		s.feed.subs = make(map[*Subscription]struct{})
+	}
+	s.feed.subs[sub] = struct{}{}
+	return sub
+}
+
+// CloseFeed ends every subscription, for shutdown.
+func (s *Store) CloseFeed() {
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	s.feed.closed = true
+	for sub := range s.feed.subs {
+		s.feed.dropLocked(sub, nil)
+	}
+}
+
+// publishLocked hands v to every subscriber that wants it; the caller holds f.mu.
+func (f *feed) publishLocked(v any) {
+	for sub := range f.subs {
+		switch {
+		case sub.want != nil && !sub.want(v):
+		case sub.put(v):
+			if sub.notify != nil {
+				sub.notify()
+			}
+		default:
+			f.dropLocked(sub, ErrSlowSubscriber)
+		}
+	}
+}
+
+func (f *feed) drop(sub *Subscription, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropLocked(sub, err)
+}
+
+func (f *feed) dropLocked(sub *Subscription, err error) {
+	if _, ok := f.subs[sub]; !ok {
+		return
+	}
+	delete(f.subs, sub)
+	sub.err = err
+	sub.end(err)
+	if sub.notify != nil {
+		sub.notify()
+	}
 }

@@ -1,11 +1,216 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"maps"
+	"slices"
+	"strings"
 )
 
-// The store's posts, comments, products and orders: their writes and reads. (The
-// Store, its users and the write path are in store.go.)
+// The store's records, their writes and reads: users, posts, comments, products and
+// orders. (The Store, its write path and its change feed are in store.go.)
+
+// NewUser is the input to CreateUsers.
+type NewUser struct {
+	Name  string
+	Email string
+}
+
+// CreateUsers validates every input and then stores them all at once, or none: the
+// error of the first invalid input names its 0-based position when there is more than one.
+func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	users := make([]*User, len(in))
+	at := s.now()
+	for i, nu := range in {
+		name, email, err := validateUser(nu.Name, nu.Email)
+		if err != nil {
+			if len(in) > 1 {
+				e := asError(err)
+				return nil, &Error{Kind: e.Kind, Message: fmt.Sprintf("user %d: %s", i, e.Message), Fields: e.Fields}
+			}
+			return nil, err
+		}
+		users[i] = &User{Name: name, Email: email, CreatedAt: at}
+	}
+	err := s.write(func() (*change, error) {
+		next, err := s.users.newIDs(len(users), "user")
+		if err != nil {
+			return nil, err
+		}
+		for i, u := range users {
+			u.ID = next + int64(i)
+		}
+		return &change{Op: opPutUsers, Users: users, created: true}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return users, nil
+}
+
+// CreateUser stores one new user.
+func (s *Store) CreateUser(name, email string) (*User, error) {
+	users, err := s.CreateUsers([]NewUser{{name, email}})
+	if err != nil {
+		return nil, err
+	}
+	return users[0], nil
+}
+
+// UserPatch names the fields of a user to change; a nil field stays as it is.
+type UserPatch struct {
+	Name  *string
+	Email *string
+	// Require, when set, is checked against the current record inside the write (an
+	// If-Match): no other write can come between the check and the change.
+	Require func(current *User) error
+}
+
+// UpdateUser changes the supplied fields of user id.
+func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
+	var u User
+	err := s.write(func() (*change, error) {
+		old, ok := s.users.get(id)
+		if !ok {
+			return nil, userNotFound(id)
+		}
+		if p.Require != nil {
+			if err := p.Require(old); err != nil {
+				return nil, err
+			}
+		}
+		u = *old
+		if p.Name != nil {
+			u.Name = *p.Name
+		}
+		if p.Email != nil {
+			u.Email = *p.Email
+		}
+		name, email, err := validateUser(u.Name, u.Email)
+		if err != nil {
+			return nil, err
+		}
+		u.Name, u.Email = name, email
+		return &change{Op: opPutUsers, Users: []*User{&u}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// DeleteUser removes user id with its posts and comments (see cascade). It reports
+// whether the user existed; the error is a storage failure.
+func (s *Store) DeleteUser(id int64) (bool, error) { return s.DeleteUserIf(id, nil) }
+
+// DeleteUserIf is DeleteUser when require, checked against the current record inside
+// the write (as UserPatch.Require), passes; nil requires nothing. require's error is
+// returned as it is.
+func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool, error) {
+	err := s.write(func() (*change, error) {
+		old, ok := s.users.get(id)
+		if !ok {
+			return nil, userNotFound(id)
+		}
+		if require != nil {
+			if err := require(old); err != nil {
+				return nil, err
+			}
+		}
+		return &change{Op: opDeleteUser, DeleteID: id}, nil
+	})
+	if e, ok := errors.AsType[*Error](err); ok && e.Kind == KindNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func userNotFound(id int64) *Error { return notFound("user %d not found", id) }
+
+// Reads. Each takes the read lock once and returns records that never change.
+
+// User returns user id.
+func (s *Store) User(id int64) (*User, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.users.get(id)
+}
+
+// Users returns every user in id order.
+func (s *Store) Users() []*User {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.users.all()
+}
+
+// UsersAfter returns up to n users with ids above after, in id order: a list read a
+// page at a time, which users deleted or added meanwhile do not shift.
+func (s *Store) UsersAfter(after int64, n int) []*User {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, _ := slices.BinarySearch(s.users.ids, after+1)
+	return slices.Clone(s.users.recs[i:min(i+n, len(s.users.recs))])
+}
+
+// UserQuery selects a page of users.
+type UserQuery struct {
+	Search   string // keep users whose name or email contains it, case-insensitively
+	SortBy   string // "name", "email", or "" for id order
+	Page     int    // 1-based
+	PageSize int
+}
+
+// UserPage answers q: search, then sort, then count, then page (docs/rest.md). The sorted
+// indexes are kept by the store, so no request sorts.
+func (s *Store) UserPage(q UserQuery) (items []*User, total int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var order *sortedUsers
+	switch q.SortBy {
+	case "name":
+		order = &s.usersByName
+	case "email":
+		order = &s.usersByEmail
+	}
+	n := len(s.users.recs)
+	skip := -1
+	if q.Page >= 1 && q.Page-1 <= n/max(q.PageSize, 1) { // (page-1)*pageSize may not fit an int
+		skip = (q.Page - 1) * q.PageSize
+	}
+	items = []*User{}
+	if q.Search == "" {
+		switch {
+		case skip < 0 || skip >= n:
+		case order != nil:
+			items = order.page(skip, q.PageSize)
+		default:
+			items = slices.Clone(s.users.recs[skip:min(skip+q.PageSize, n)])
+		}
+		return items, n
+	}
+	needle := foldKey(q.Search)
+	match := func(u *User) bool {
+		if strings.Contains(u.nameKey, needle) || strings.Contains(u.emailKey, needle) {
+			if total >= skip && skip >= 0 && len(items) < q.PageSize {
+				items = append(items, u)
+			}
+			total++
+		}
+		return true
+	}
+	if order != nil {
+		order.each(match)
+	} else {
+		for _, u := range s.users.recs {
+			match(u)
+		}
+	}
+	return items, total
+}
 
 // CreatePost stores a new post by user userID.
 func (s *Store) CreatePost(userID int64, title, content string) (*Post, error) {
