@@ -1113,7 +1113,7 @@ func TestWebSocketSlowConsumer(t *testing.T) {
 // TestWebSocketStalledSocket checks that a connection whose socket takes
 // nothing for WriteTimeout is dropped and its operations end.
 func TestWebSocketStalledSocket(t *testing.T) {
-	srv := newWSServer(t, 1000, WebSocketOptions{SendQueue: 1, WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	srv := newWSServer(t, 1000, WebSocketOptions{SendQueue: 1, WriteTimeout: 50 * time.Millisecond, KeepAlive: -1})
 	base := runtime.NumGoroutine()
 	c := dialWS(t, srv.url(), ProtocolTransportWS) // never reads again
 	defer c.CloseNow()
@@ -1256,20 +1256,16 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	}
 	legacy.Close(websocket.StatusNormalClosure, "")
 
-	// A pong must come within one interval: long enough for a loaded machine.
-	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 250 * time.Millisecond})
+	// Unanswered pings end the connection: the first finds the init read
+	// since the ack, the next nothing. Answering nothing takes no time, so the
+	// interval is short.
+	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 10 * time.Millisecond})
 	c := dialWS(t, srv.url(), ProtocolTransportWS)
 	wsSend(t, c, initMsg)
 	if got := wsMustRecv(t, c); got != ack {
 		t.Fatalf("got %s", got)
 	}
-	for range 3 { // answered pings keep the connection
-		if got := wsMustRecv(t, c); got != `{"type":"ping"}` {
-			t.Fatalf("got %s, want ping", got)
-		}
-		wsSend(t, c, `{"type":"pong"}`)
-	}
-	for { // unanswered ones end it
+	for {
 		if _, err := wsRecv(t, c); err != nil {
 			break
 		}
@@ -1281,6 +1277,28 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	}
 	if last.code != closeDropped || last.reason != "No answer to ping" {
 		t.Errorf("server recorded %v", last)
+	}
+
+	// Answered pings keep it. A pong must come within one interval: long
+	// enough for a loaded machine.
+	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 250 * time.Millisecond})
+	c = dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	if got := wsMustRecv(t, c); got != ack {
+		t.Fatalf("got %s", got)
+	}
+	for range 3 {
+		if got := wsMustRecv(t, c); got != `{"type":"ping"}` {
+			t.Fatalf("got %s, want ping", got)
+		}
+		wsSend(t, c, `{"type":"pong"}`)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	srv.waitIdle(t)
+	for len(srv.closes) > 0 {
+		if rec := <-srv.closes; rec.code == closeDropped {
+			t.Errorf("an answering client was dropped: %v", rec)
+		}
 	}
 }
 
