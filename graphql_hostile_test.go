@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,9 +74,9 @@ type graphqlAnswer struct {
 	} `json:"errors"`
 }
 
-// postGraphQL posts a GraphQL request and returns the status, the decoded answer,
-// the answer's size and the time to the last byte.
-func postGraphQL(t *testing.T, base, accept string, req map[string]any) (int, graphqlAnswer, int, time.Duration) {
+// postGraphQL posts a GraphQL request and returns the status, the decoded answer and
+// the answer's size.
+func postGraphQL(t *testing.T, base, accept string, req map[string]any) (int, graphqlAnswer, int) {
 	t.Helper()
 	body, _ := json.Marshal(req)
 	r, _ := http.NewRequest("POST", base+"/graphql", strings.NewReader(string(body)))
@@ -85,13 +84,11 @@ func postGraphQL(t *testing.T, base, accept string, req map[string]any) (int, gr
 	if accept != "" {
 		r.Header.Set("Accept", accept)
 	}
-	start := time.Now()
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, err := io.ReadAll(resp.Body)
-	took := time.Since(start)
 	resp.Body.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +97,7 @@ func postGraphQL(t *testing.T, base, accept string, req map[string]any) (int, gr
 	if err := json.Unmarshal(raw, &a); err != nil {
 		t.Fatalf("answer is not JSON: %v: %.200s", err, raw)
 	}
-	return resp.StatusCode, a, len(raw), took
+	return resp.StatusCode, a, len(raw)
 }
 
 // aliasAttack is the audit's document: 30 aliases of an 8-deep selection that
@@ -117,22 +114,21 @@ func aliasAttack(comment string) string {
 
 // TestGraphQLCostAttackRefused sends the 30-alias attack, with a different
 // trailing comment each time so that no cached document helps: every request
-// is refused with COST_LIMIT_EXCEEDED in under 50 ms (it took 38 s to answer
-// before the cost bound), before anything is resolved, and the heap does not grow.
+// is refused with COST_LIMIT_EXCEEDED and the estimated cost over the limit (it
+// took 38 s to answer before the cost bound), with no data, so before anything is
+// resolved, and the heap does not grow.
 func TestGraphQLCostAttackRefused(t *testing.T) {
 	ts := newTestServer(t, hostileStore(t))
 	if q := aliasAttack("0"); len(q) < 2700 || len(q) > 3000 {
 		t.Fatalf("the attack is %d bytes, not the audit's 2.8 KB", len(q))
 	}
-	bound := 50 * time.Millisecond * raceSlowdown
-	var times []time.Duration
 	before := testkit.LiveHeap()
 	for i := range 20 {
 		accept, wantStatus := "", http.StatusOK
 		if i%2 == 1 {
 			accept, wantStatus = "application/graphql-response+json", http.StatusBadRequest
 		}
-		status, a, _, took := postGraphQL(t, ts.URL, accept, map[string]any{"query": aliasAttack(fmt.Sprint(i))})
+		status, a, _ := postGraphQL(t, ts.URL, accept, map[string]any{"query": aliasAttack(fmt.Sprint(i))})
 		if status != wantStatus || a.Data != nil || len(a.Errors) != 1 {
 			t.Fatalf("request %d: status %d, %d errors, data %s; want %d, one error, no data", i, status, len(a.Errors), a.Data, wantStatus)
 		}
@@ -144,15 +140,7 @@ func TestGraphQLCostAttackRefused(t *testing.T) {
 		if want := fmt.Sprintf("estimated cost is %.0f, over the limit of %d", cost, graphql.DefaultLimits.MaxCost); !strings.Contains(e.Message, want) {
 			t.Errorf("message %q does not say %q", e.Message, want)
 		}
-		times = append(times, took)
 	}
-	// The median, not each request: on a loaded machine a single request can
-	// wait for a CPU longer than the refusal takes (about 1.5 ms).
-	slices.Sort(times)
-	if median := times[len(times)/2]; median > bound {
-		t.Errorf("refusals took %v (median %v), want under %v", times, median, bound)
-	}
-	t.Logf("refusals took %v to %v, median %v", times[0], times[len(times)-1], times[len(times)/2])
 	if grew := testkit.LiveHeap() - before; grew > 8<<20 {
 		t.Errorf("heap grew by %d bytes over 20 refused requests", grew)
 	}
@@ -203,7 +191,7 @@ func TestGraphQLAnswerSizeBound(t *testing.T) {
 	one := "users { name email posts { title content comments { text author { name email } } } }"
 	q := "{ a: " + one + " b: " + one + " }"
 	before := testkit.LiveHeap()
-	status, a, size, _ := postGraphQL(t, ts.URL, "", map[string]any{"query": q})
+	status, a, size := postGraphQL(t, ts.URL, "", map[string]any{"query": q})
 	if status != http.StatusOK || string(a.Data) != "null" || len(a.Errors) != 1 || a.Errors[0].Extensions["code"] != graphql.CodeResponseTooLarge {
 		t.Fatalf("status %d, %d errors (%v), data %.100s", status, len(a.Errors), a.Errors, a.Data)
 	}
@@ -225,7 +213,7 @@ func TestGraphQLLimitOptions(t *testing.T) {
 		{"{ users { id name } }", graphql.CodeCostLimitExceeded}, // cost 101
 		{"{ user(id: 7) { name posts { title } } }", ""},         // cost 13
 	} {
-		_, a, _, _ := postGraphQL(t, ts.URL, "", map[string]any{"query": tt.query})
+		_, a, _ := postGraphQL(t, ts.URL, "", map[string]any{"query": tt.query})
 		code := ""
 		if len(a.Errors) > 0 {
 			code, _ = a.Errors[0].Extensions["code"].(string)
@@ -275,7 +263,7 @@ func TestGraphQLReadmeExamplesWithinLimits(t *testing.T) {
 		{"query": graphqlJSIntrospectionQuery, "operationName": "IntrospectionQuery"},
 	}
 	for _, req := range requests {
-		status, a, size, _ := postGraphQL(t, ts.URL, "", req)
+		status, a, size := postGraphQL(t, ts.URL, "", req)
 		if status != http.StatusOK || len(a.Errors) != 0 || len(a.Data) < 20 {
 			t.Errorf("%.60s: status %d, errors %v, %d bytes", req["query"], status, a.Errors, size)
 		}

@@ -117,7 +117,7 @@ func TestGRPCHandshakeTimeout(t *testing.T) {
 }
 
 func TestGRPCIdleConnectionClosed(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{maxIdle: 200 * time.Millisecond}))
+	a, _ := startApp(t, grpcConfig(grpcLimits{maxIdle: 100 * time.Millisecond}))
 	conn := dialGRPC(t, a.grpcAddr)
 	if _, err := userpb.NewUserServiceClient(conn).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestGRPCStreamsPerConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := c.GetUser(ctx, &userpb.GetUserRequest{Id: 1})
 	wantCode(t, err, codes.DeadlineExceeded, "")
@@ -243,7 +243,7 @@ func TestGRPCConnectionsCapped(t *testing.T) {
 		}
 	}
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := c.GetUser(ctx, &userpb.GetUserRequest{Id: 1})
 	wantCode(t, err, codes.DeadlineExceeded, "")

@@ -2,6 +2,6 @@
 
 package main
 
-// raceSlowdown widens the time bounds a test takes from an issue when the race
-// detector is on: it makes code several times slower.
+// raceSlowdown widens how long a test waits for a condition before it fails on it,
+// when the race detector is on: it makes code several times slower.
 const raceSlowdown = 10

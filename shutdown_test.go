@@ -26,7 +26,7 @@ func TestShutdownCutsSlowCallsCleanly(t *testing.T) {
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-stream-delay", "0s", "-shutdown-timeout", "200ms"},
+		done <- run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-stream-delay", "0s", "-shutdown-timeout", "100ms"},
 			envFrom(nil), io.Discard, logs)
 	}()
 	serving := regexp.MustCompile(`msg="quartet serving" http=(\S+) grpc=(\S+)`)

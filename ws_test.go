@@ -281,8 +281,11 @@ func TestSubscriptionEndsWhenItsTokenExpires(t *testing.T) {
 		a, _ := start(t)
 		// The clock stands at t0, so only the socket's timer, 100 ms on, can close it.
 		token := tokenExpiring(t, t0.Add(-jwtLeeway+100*time.Millisecond))
-		for _, p := range protocols {
-			c := tokenSocket(t, a.httpAddr, p, token, "subscription { onUserCreated { id email } }")
+		sockets := map[string]*websocket.Conn{}
+		for _, p := range protocols { // both open before either timer is waited out
+			sockets[p] = tokenSocket(t, a.httpAddr, p, token, "subscription { onUserCreated { id email } }")
+		}
+		for p, c := range sockets {
 			got, ce := readUntilClose(t, c)
 			if ce.Code != 4403 {
 				t.Errorf("%s: closed with %v, want 4403", p, ce)

@@ -1113,7 +1113,7 @@ func TestWebSocketSlowConsumer(t *testing.T) {
 // TestWebSocketStalledSocket checks that a connection whose socket takes
 // nothing for WriteTimeout is dropped and its operations end.
 func TestWebSocketStalledSocket(t *testing.T) {
-	srv := newWSServer(t, 1000, WebSocketOptions{SendQueue: 1, WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	srv := newWSServer(t, 1000, WebSocketOptions{SendQueue: 1, WriteTimeout: 50 * time.Millisecond, KeepAlive: -1})
 	base := runtime.NumGoroutine()
 	c := dialWS(t, srv.url(), ProtocolTransportWS) // never reads again
 	defer c.CloseNow()
@@ -1256,20 +1256,16 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	}
 	legacy.Close(websocket.StatusNormalClosure, "")
 
-	// A pong must come within one interval: long enough for a loaded machine.
-	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 250 * time.Millisecond})
+	// Unanswered pings end the connection: the first finds the init read
+	// since the ack, the next nothing. Answering nothing takes no time, so the
+	// interval is short.
+	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 10 * time.Millisecond})
 	c := dialWS(t, srv.url(), ProtocolTransportWS)
 	wsSend(t, c, initMsg)
 	if got := wsMustRecv(t, c); got != ack {
 		t.Fatalf("got %s", got)
 	}
-	for range 3 { // answered pings keep the connection
-		if got := wsMustRecv(t, c); got != `{"type":"ping"}` {
-			t.Fatalf("got %s, want ping", got)
-		}
-		wsSend(t, c, `{"type":"pong"}`)
-	}
-	for { // unanswered ones end it
+	for {
 		if _, err := wsRecv(t, c); err != nil {
 			break
 		}
@@ -1281,6 +1277,28 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	}
 	if last.code != closeDropped || last.reason != "No answer to ping" {
 		t.Errorf("server recorded %v", last)
+	}
+
+	// Answered pings keep it. A pong must come within one interval: long
+	// enough for a loaded machine.
+	srv = newWSServer(t, 4, WebSocketOptions{KeepAlive: 250 * time.Millisecond})
+	c = dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	if got := wsMustRecv(t, c); got != ack {
+		t.Fatalf("got %s", got)
+	}
+	for range 3 {
+		if got := wsMustRecv(t, c); got != `{"type":"ping"}` {
+			t.Fatalf("got %s, want ping", got)
+		}
+		wsSend(t, c, `{"type":"pong"}`)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	srv.waitIdle(t)
+	for len(srv.closes) > 0 {
+		if rec := <-srv.closes; rec.code == closeDropped {
+			t.Errorf("an answering client was dropped: %v", rec)
+		}
 	}
 }
 
@@ -1821,12 +1839,23 @@ func TestWebSocketOperationCaps(t *testing.T) {
 }
 
 // TestRefusalLogAggregates: a burst of refusals logs one line at once and
-// one with the count of the others when the interval is over.
+// one with the count of the others when the interval is over. The interval
+// is an hour, so that the burst is one on any machine, and its end is
+// brought forward by firing the timer the burst set.
 func TestRefusalLogAggregates(t *testing.T) {
 	var logs logBuffer
-	l := &refusalLog{log: logs.logger(), every: time.Second} // long enough for the 1,000 adds on a loaded machine, so they make one line
+	l := &refusalLog{log: logs.logger(), every: time.Hour}
 	for i := range 1000 {
 		l.add(refusedClientSockets, fmt.Sprint("10.0.0.", i%7), 100)
+	}
+	if got := logs.lines(); len(got) != 1 {
+		t.Fatalf("during the interval: %q, want the first refusal alone", got)
+	}
+	l.mu.Lock()
+	flush := l.kinds[refusedClientSockets].flush
+	l.mu.Unlock()
+	if flush == nil || !flush.Reset(0) {
+		t.Fatal("the burst set no timer for the end of the interval")
 	}
 	for deadline := time.Now().Add(wsWait); len(logs.lines()) < 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
