@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"net/mail"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
@@ -276,23 +274,4 @@ func FuzzIsEmailAddress(f *testing.F) {
 			t.Fatalf("%q accepted; net/mail: %v %v", s, a, err)
 		}
 	})
-}
-
-// TestUserJSONIsEncodingJSON holds appendJSON to json.Marshal's bytes, which REST
-// answers, entity tags and journals written before it all carry.
-func TestUserJSONIsEncodingJSON(t *testing.T) {
-	for _, u := range []User{
-		{ID: 1, Name: "Alice Johnson", Email: "alice@example.com", CreatedAt: time.Date(2024, 1, 5, 9, 0, 0, 0, time.UTC)},
-		{ID: -7, Name: `<b>"Tom" & \Jerry</b>`, Email: "o'neil+x@example.com", CreatedAt: time.Date(2026, 11, 27, 13, 1, 2, 345678900, time.FixedZone("", 5*3600+1800))},
-		{ID: 1 << 62, Name: "日本 😀 \u2028", Email: "e@x.io", CreatedAt: time.Date(9999, 12, 31, 23, 59, 59, 1, time.FixedZone("", -3600))},
-		{},
-	} {
-		want, err := json.Marshal(&u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := u.appendJSON([]byte("x")); string(got) != "x"+string(want) {
-			t.Errorf("appendJSON = %s\njson.Marshal %s", got[1:], want)
-		}
-	}
 }

@@ -10,19 +10,13 @@ import "unicode/utf8"
 // U+2029 escaped (JavaScript reads them as line ends), and <, > and & left as they
 // are. The GraphQL and OData answers have always carried < and & unescaped; REST
 // answers go through encoding/json itself, which escapes them.
-func Append(b []byte, s string) []byte { return appendString(b, s, false) }
-
-// AppendHTMLSafe is Append with encoding/json's default HTML escaping: <, > and &
-// written as \u003c, \u003e and \u0026, byte for byte as json.Marshal writes them.
-func AppendHTMLSafe(b []byte, s string) []byte { return appendString(b, s, true) }
-
-func appendString(b []byte, s string, html bool) []byte {
+func Append(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0 // s[start:i] is still to be copied
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&')) {
+			if c >= ' ' && c != '"' && c != '\\' {
 				i++
 				continue
 			}
