@@ -27,6 +27,7 @@ import (
 	"quartet/internal/contentcoding"
 	"quartet/internal/fairqueue"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/jsonscan"
 )
 
 // maxBodyBytes bounds every request body (docs/rest.md: larger is 413).
@@ -820,7 +821,7 @@ func decodeBody(data []byte, v any) error {
 	}
 	// Any other error Check found, encoding/json finds too, and words it as usual.
 	if err := decodeOneJSONValue(bytes.NewReader(data), v); err != nil {
-		return describeJSONError(err)
+		return jsonscan.Describe(err)
 	}
 	return nil
 }
