@@ -148,9 +148,9 @@ func (d *Scanner) null() bool {
 	return false
 }
 
-// Object reads an object, the value at, whose keys name fields, calling field with
-// the field a key names (spelt as in fields), the position at its value; field must
-// read that value. A key that names none of fields is an error, as is a field named
+// Object reads an object, the value at, whose keys name fields (at most 64), calling
+// field with the field a key names (spelt as in fields), the position at its value;
+// field must read that value. A key that names none of fields is an error, as is a field named
 // twice in any letter case: encoding/json would let the last one win, and a document
 // that says two things of one record, or holds two lists of one kind, would lose one
 // of them without a word. A null is no object and no error, as for encoding/json.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -186,8 +188,17 @@ var seeds = []string{
 	`{"users":[{"createdAt":{"a":` + strings.Repeat("[", 70) + `}}]}`,
 }
 
+// demo returns the service's demo dataset, a seed of the right shape throughout.
+func demo(t testing.TB) []byte {
+	data, err := os.ReadFile(filepath.Join("..", "..", "demo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 func TestDecodeMatchesEncodingJSON(t *testing.T) {
-	for _, seed := range seeds {
+	for _, seed := range append(seeds, string(demo(t))) {
 		checkAgainstStdlib(t, []byte(seed))
 		checkSegmentsAgree(t, []byte(seed))
 	}
@@ -200,6 +211,7 @@ func FuzzDecode(f *testing.F) {
 	for _, seed := range seeds {
 		f.Add([]byte(seed))
 	}
+	f.Add(demo(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstStdlib(t, data)
 		checkSegmentsAgree(t, data)
