@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 )
 
@@ -58,4 +62,41 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkLoadFile measures what start-up spends on a large dataset: reading a file
+// of 1,000,000 users and 100,000 products and loading it into a new store.
+// cpu-ns/op is the CPU time of the whole process, every goroutine's, per load; with
+// two processors or more it shows what running parts side by side costs.
+func BenchmarkLoadFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "large.json")
+	if err := os.WriteFile(path, datasetFile(1_000_000, 100_000), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds, err := ReadDataset(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := NewStore().Load(ds); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the user and system CPU time the process has used, in nanoseconds.
+func processCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -226,6 +226,8 @@ func checkUserQuery(t *testing.T, raw string) {
 	}
 }
 
+func isHex(c byte) bool { return strings.IndexByte("0123456789abcdefABCDEF", c) >= 0 }
+
 func TestUserQueryStrict(t *testing.T) {
 	for _, raw := range userQuerySeeds {
 		checkUserQuery(t, raw)

@@ -29,6 +29,7 @@ import (
 	"quartet/internal/cors"
 	"quartet/internal/door"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/jsonscan"
 	"quartet/internal/metrics"
 )
 
@@ -681,7 +682,7 @@ func decodeBody(data []byte, v any) error {
 	}
 	// Any other error Check found, encoding/json finds too, and words it as usual.
 	if err := decodeOneJSONValue(bytes.NewReader(data), v); err != nil {
-		return describeJSONError(err)
+		return jsonscan.Describe(err)
 	}
 	return nil
 }

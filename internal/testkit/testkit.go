@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,6 +252,49 @@ func JSONDepth(data []byte) int {
 		}
 		if depth == 0 {
 			return deepest
+		}
+	}
+}
+
+// RepeatedKey reports the first key of the valid JSON text data that an earlier key
+// of the same object matches as encoding/json matches keys to struct fields
+// (strings.EqualFold), read by encoding/json's tokens; nil if there is none.
+func RepeatedKey(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type open struct {
+		keys     []string // nil in an array
+		inObject bool
+		wantKey  bool
+	}
+	var stack []open
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].inObject {
+			if key, ok := tok.(string); ok && stack[top].wantKey {
+				for _, k := range stack[top].keys {
+					if strings.EqualFold(k, key) {
+						return fmt.Errorf("repeated key %q", key)
+					}
+				}
+				stack[top].keys = append(stack[top].keys, key)
+				stack[top].wantKey = false
+				continue
+			}
+			stack[top].wantKey = true // the value read now ends here or in its own levels
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, open{inObject: true, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, open{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
 		}
 	}
 }

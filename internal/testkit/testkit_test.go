@@ -175,3 +175,19 @@ func TestJSONDepth(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatedKey(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":2}`: "", `{"a":1,"a":2}`: `repeated key "a"`, `{"name":1,"NAME":2}`: `repeated key "NAME"`,
+		`{"users":[],"uſers":[]}`: `repeated key "uſers"`, `[{"a":1},{"a":2}]`: "", `{"a":{"a":1},"b":{"a":2}}`: "",
+		`{"a":"b","b":1}`: "", `{"a":["b","b"],"c":1}`: "", `{"a":{"b":1},"a":2}`: `repeated key "a"`,
+	} {
+		got := fmt.Sprint(RepeatedKey([]byte(in)))
+		if want == "" {
+			want = "<nil>"
+		}
+		if got != want {
+			t.Errorf("RepeatedKey(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

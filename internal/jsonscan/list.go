@@ -1,0 +1,169 @@
+package jsonscan
+
+import (
+	"bytes"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// segmentElems is how many elements of a list one processor decodes at a time.
+const segmentElems = 8192
+
+// List reads the list called name, the value of that key of the top object, into
+// dst, decoding each element with decode; [] gives an empty list, null leaves dst as
+// it is.
+//
+// A long list is first measured by its brackets and strings alone (listShape), so
+// that its elements are decoded in place into a slice of the right length, in
+// segments on every processor at once: a million records are then neither copied
+// while a slice grows nor decoded on one processor while the other waits. The
+// segments are used only if they join up, each ending just before the next one's
+// start and the last at the list's end; then each segment started at an element, and
+// decoded as one pass would have. Otherwise (the list is malformed, or a segment
+// failed) the list is decoded again in one pass, on the caller's goroutine, whose
+// result and first error are the answer. So decode must give the same result for an
+// element wherever it starts, and a memory fault (debug.SetPanicOnFault) in a segment
+// ends only that segment's work: data mapped from a file that shrank faults again in
+// the one pass, where the caller can catch it.
+func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *T) error) error {
+	if d.null() {
+		return nil
+	}
+	*dst = []T{} // [] is an empty list, not an absent one
+	if more, err := d.openArray(Loc{list: name, i: -1}); !more || err != nil {
+		return err
+	}
+	l := listDecoder[T]{name, decode}
+	if shape, ok := listShape(d.data, d.pos, d.segment); ok {
+		list := make([]T, shape.n)
+		if l.inSegments(d, shape, list) {
+			*dst = list
+			d.pos = shape.end + 1
+			return nil
+		}
+	}
+	var list []T
+	err := d.elements(func(i int) error {
+		list = append(list, *new(T))
+		return decode(d, Loc{list: name, i: i}, &list[i])
+	})
+	*dst = list
+	return err
+}
+
+// listDecoder decodes the elements of one list.
+type listDecoder[T any] struct {
+	name   string
+	decode func(*Scanner, Loc, *T) error
+}
+
+// inSegments decodes the list's elements into elems, segments on every processor,
+// and reports whether every segment decoded and they joined up (see List).
+func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) bool {
+	joined := make([]bool, len(shape.starts))
+	var next atomic.Int64
+	work := func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil && !IsMemoryFault(r) {
+				panic(r)
+			}
+		}()
+		for k := int(next.Add(1)) - 1; k < len(shape.starts); k = int(next.Add(1)) - 1 {
+			first := k * shape.every
+			seg := &Scanner{data: d.data, pos: shape.starts[k], name: d.name}
+			if !l.decodeSegment(seg, elems[first:min(first+shape.every, len(elems))], first) {
+				continue
+			}
+			if k+1 < len(shape.starts) {
+				joined[k] = seg.next() == ',' && seg.pos+1 == shape.starts[k+1]
+			} else {
+				joined[k] = seg.next() == ']' && seg.pos == shape.end
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(shape.starts)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return !slices.Contains(joined, false)
+}
+
+// decodeSegment decodes consecutive elements from d.pos into elems, numbering them
+// from first, and reports whether all decoded.
+func (l listDecoder[T]) decodeSegment(d *Scanner, elems []T, first int) bool {
+	for i := range elems {
+		if i > 0 {
+			if d.next() != ',' {
+				return false
+			}
+			d.pos++
+		}
+		if l.decode(d, Loc{list: l.name, i: first + i}, &elems[i]) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// IsMemoryFault reports whether a recovered panic is a memory fault turned into a
+// panic by debug.SetPanicOnFault.
+func IsMemoryFault(r any) bool {
+	_, fault := r.(interface{ Addr() uintptr })
+	return fault
+}
+
+// listShapeOf is where a list's elements seem to be, by listShape.
+type listShapeOf struct {
+	n      int   // elements
+	every  int   // elements per segment
+	starts []int // where elements 0, every, 2*every, ... start (just past their ',')
+	end    int   // the position of the list's closing ']'
+}
+
+// listShape finds the elements of the list whose first element is at from, by
+// counting brackets outside strings, and where every every-th one starts. It does
+// not check the syntax (the decoding does); ok is false where the text runs out.
+func listShape(data []byte, from, every int) (shape listShapeOf, ok bool) {
+	shape = listShapeOf{n: 1, every: every, starts: []int{from}}
+	depth := 0
+	for i := from; i < len(data); i++ {
+		switch data[i] {
+		case '"': // to the closing quote, the next one not escaped
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return shape, false
+				}
+				i += 1 + j
+				k := i - 1
+				for data[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth < 0 {
+				shape.end = i
+				return shape, true
+			}
+		case ',':
+			if depth == 0 {
+				if shape.n%every == 0 {
+					shape.starts = append(shape.starts, i+1)
+				}
+				shape.n++
+			}
+		}
+	}
+	return shape, false
+}
