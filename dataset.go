@@ -4,11 +4,18 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"quartet/internal/jsonscan"
 )
@@ -246,4 +253,393 @@ func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
 		}
 		return nil // not reached: Object passes only the names in fields
 	})
+}
+
+// Bulk loads: a dataset, a snapshot or a journal replay fills the store with every
+// index appended to, and sorts each once at the end (see beginLoad).
+
+// Load fills the store from ds after checking all of it: ids unique and positive per
+// collection, references resolving within ds, every record valid by the entity rules
+// the create paths apply (model.go), its texts normalised as they would be there. A
+// dataset that breaks a rule is refused whole, with a message naming the record.
+// Missing times default to the time of loading; new ids continue after the largest
+// loaded one.
+//
+// The store takes ds over: its records become the store's (normalised in place), so
+// the caller must not use ds afterwards. A million users are then neither copied nor
+// allocated one by one.
+func (s *Store) Load(ds *Dataset) error {
+	// The records are checked and indexed in a store of their own, which references
+	// are checked against and which is simply dropped if the dataset is refused.
+	loaded := NewStore()
+	if err := loaded.fill(ds, s.now()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hasRecords() {
+		s.adopt(loaded) // the common case: the store starts empty
+		return nil
+	}
+	s.beginLoad()
+	s.restore(loaded.captureLocked())
+	s.endLoad()
+	return nil
+}
+
+// fill loads ds into s, which is new, checking it as Load describes. On an error s
+// is left half filled, to be dropped.
+func (s *Store) fill(ds *Dataset, at time.Time) error {
+	stamp := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return at
+		}
+		return t.UTC()
+	}
+	s.beginLoad()
+	s.users.reserve(len(ds.Users))
+	s.posts.reserve(len(ds.Posts))
+	s.comments.reserve(len(ds.Comments))
+	s.products.reserve(len(ds.Products))
+	s.orders.reserve(len(ds.Orders))
+	var sorts sync.WaitGroup // the user orders, sorted while the other lists are filled
+	defer sorts.Wait()
+	for _, fill := range []func() error{
+		func() error { return s.fillUsers(ds.Users, stamp, &sorts) },
+		func() error { return s.fillPosts(ds.Posts, stamp) },
+		func() error { return s.fillComments(ds.Comments, stamp) },
+		func() error { return s.fillProducts(ds.Products, stamp) },
+		func() error { return s.fillOrders(ds.Orders, stamp) },
+	} {
+		if err := fill(); err != nil {
+			return err
+		}
+	}
+	sorts.Wait()
+	s.endLoad()
+	return nil
+}
+
+func idError(coll string, i int, id int64) error {
+	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
+}
+
+// recordError names the record a validate function (model.go) refused, and each bad
+// field with what is wrong with it: "posts[3] (id 4): title is required".
+func recordError(coll string, i int, id int64, err error) error {
+	fields := asError(err).Fields
+	names := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, len(names))
+	for k, name := range names {
+		parts[k] = name + " " + strings.Join(fields[name], ", ")
+	}
+	return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.Join(parts, "; "))
+}
+
+func duplicateError(coll string, i int, id int64) error {
+	return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+}
+
+// fillUsers adds users. Checking a user on its own (and folding its keys) is done
+// for all users in parallel first; then they go into the table in order, which finds
+// duplicate ids. The error is the first user's by index, and for one user a bad or
+// duplicate id comes before the rest, as if checked one user at a time.
+//
+// Once every user is known to be valid, the sorted user indexes (by name, by email)
+// are sorted in the background, in sorts, while the tables are filled: they need
+// nothing from them, and a duplicate id drops them too.
+func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *sync.WaitGroup) error {
+	bad, badErr := prepareUsers(users, stamp)
+	if bad == len(users) {
+		for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
+			o.loaded = pointers(users)
+			sorts.Go(o.sortLoaded)
+		}
+	}
+	for i := range users[:min(bad+1, len(users))] {
+		u := &users[i]
+		if u.ID > 0 && !s.users.insertLoaded(u.ID, u) {
+			return duplicateError("users", i, u.ID)
+		}
+		if i == bad {
+			return badErr
+		}
+	}
+	return nil
+}
+
+// prepareUsers checks each user's id and fields and normalises the user in place,
+// with its keys and creation time set, on every processor at once. It returns the
+// index of the first user that fails, and why (len(users) and nil if none does).
+func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
+	type failure struct {
+		i   int
+		err error
+	}
+	parts := splitWork(len(users))
+	failures := make([]failure, len(parts))
+	var wg sync.WaitGroup
+	for p, part := range parts {
+		wg.Go(func() {
+			failures[p] = failure{i: len(users)}
+			for i := part.lo; i < part.hi; i++ {
+				u := &users[i]
+				if u.ID <= 0 || u.ID > maxID {
+					failures[p] = failure{i, idError("users", i, u.ID)}
+					return
+				}
+				if err := prepareUser(u, stamp); err != nil {
+					failures[p] = failure{i, fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	first := failure{i: len(users)}
+	for _, f := range failures {
+		if f.i < first.i {
+			first = f
+		}
+	}
+	return first.i, first.err
+}
+
+// prepareUser checks and normalises one user with a valid id.
+func prepareUser(u *User, stamp func(time.Time) time.Time) error {
+	name, email, err := validateUser(u.Name, u.Email)
+	if err != nil {
+		return err
+	}
+	*u = User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt), nameKey: foldKey(name), emailKey: foldKey(email)}
+	return nil
+}
+
+// span is the half-open range [lo, hi) of a slice.
+type span struct{ lo, hi int }
+
+// minSpan is the least work worth a goroutine of its own.
+const minSpan = 4096
+
+// splitWork divides n items into one contiguous span per processor (fewer when n is
+// small).
+func splitWork(n int) []span {
+	parts := max(min(runtime.GOMAXPROCS(0), n/minSpan), 1)
+	spans := make([]span, parts)
+	for p := range spans {
+		spans[p] = span{p * n / parts, (p + 1) * n / parts}
+	}
+	return spans
+}
+
+func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
+	for i := range posts {
+		p := &posts[i]
+		switch {
+		case p.ID <= 0 || p.ID > maxID:
+			return idError("posts", i, p.ID)
+		case !s.posts.insertLoaded(p.ID, p):
+			return duplicateError("posts", i, p.ID)
+		}
+		if _, ok := s.users.get(p.UserID); !ok {
+			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
+		}
+		title, content, err := validatePost(p.Title, p.Content)
+		if err != nil {
+			return recordError("posts", i, p.ID, err)
+		}
+		p.Title, p.Content = title, content
+		p.CreatedAt = stamp(p.CreatedAt)
+		s.postsByUser.add(p.UserID, p.ID, true)
+	}
+	return nil
+}
+
+func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time) error {
+	for i := range comments {
+		c := &comments[i]
+		switch {
+		case c.ID <= 0 || c.ID > maxID:
+			return idError("comments", i, c.ID)
+		case !s.comments.insertLoaded(c.ID, c):
+			return duplicateError("comments", i, c.ID)
+		}
+		if _, ok := s.posts.get(c.PostID); !ok {
+			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
+		}
+		if _, ok := s.users.get(c.AuthorID); !ok {
+			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
+		}
+		text, err := validateComment(c.Text)
+		if err != nil {
+			return recordError("comments", i, c.ID, err)
+		}
+		c.Text = text
+		c.CreatedAt = stamp(c.CreatedAt)
+		s.commentsByPost.add(c.PostID, c.ID, true)
+		s.commentsByAuthor.add(c.AuthorID, c.ID, true)
+	}
+	return nil
+}
+
+func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time) error {
+	for i := range products {
+		p := &products[i]
+		switch {
+		case p.ID <= 0 || p.ID > maxID:
+			return idError("products", i, p.ID)
+		case !s.products.insertLoaded(p.ID, p):
+			return duplicateError("products", i, p.ID)
+		}
+		name, category, err := validateProduct(p.Name, p.Category, p.Price)
+		if err != nil {
+			return recordError("products", i, p.ID, err)
+		}
+		p.Name, p.Category = name, category
+		p.CreatedDate = stamp(p.CreatedDate)
+	}
+	return nil
+}
+
+func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) error {
+	for i := range orders {
+		o := &orders[i]
+		switch {
+		case o.ID <= 0 || o.ID > maxID:
+			return idError("orders", i, o.ID)
+		case !s.orders.insertLoaded(o.ID, o):
+			return duplicateError("orders", i, o.ID)
+		}
+		if _, ok := s.products.get(o.ProductID); !ok {
+			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
+		}
+		user, ok := s.users.get(o.UserID)
+		if o.UserID != 0 && !ok {
+			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
+		}
+		name, err := validateOrder(o.CustomerName, o.Quantity)
+		if err != nil {
+			return recordError("orders", i, o.ID, err)
+		}
+		o.OrderDate = stamp(o.OrderDate)
+		o.CustomerName = name
+		if name == "" && o.UserID != 0 {
+			o.CustomerName = user.Name
+		}
+		if o.UserID != 0 {
+			s.ordersByUser.add(o.UserID, o.ID, true)
+		}
+		s.ordersByProduct.add(o.ProductID, o.ID, true)
+	}
+	return nil
+}
+
+// beginLoad and endLoad bracket a bulk load (a dataset, a snapshot, a journal replay):
+// in between, tables and indexes are appended to, and endLoad sorts them once.
+// The caller holds the write lock.
+func (s *Store) beginLoad() { s.loading = true }
+
+func (s *Store) endLoad() {
+	s.loading = false
+	s.users.sortLoaded()
+	s.posts.sortLoaded()
+	s.comments.sortLoaded()
+	s.products.sortLoaded()
+	s.orders.sortLoaded()
+	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
+		x.sortLoaded()
+	}
+	// A user replaced or deleted during the load left its old record in the sorted indexes:
+	// they are rebuilt from the current users then. The two sorts are the bulk of a
+	// large load; they run side by side.
+	var wg sync.WaitGroup
+	for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
+		if s.replacedInLoad {
+			o.chunks, o.loaded = nil, slices.Clone(s.users.recs)
+		}
+		wg.Go(o.sortLoaded)
+	}
+	wg.Wait()
+	s.replacedInLoad = false
+}
+
+// The put methods of a bulk load (the caller is in one): a record with a new id is
+// appended with one lookup and one insert, a record that replaces another goes the
+// usual way. A user's keys must be set (see setKeys).
+
+func (s *Store) putLoadedUser(u *User) {
+	if !s.users.insertLoaded(u.ID, u) {
+		s.putUser(u)
+		return
+	}
+	s.usersByName.loaded = append(s.usersByName.loaded, u)
+	s.usersByEmail.loaded = append(s.usersByEmail.loaded, u)
+}
+
+func (s *Store) putLoadedPost(p *Post) {
+	if !s.posts.insertLoaded(p.ID, p) {
+		s.putPost(p)
+		return
+	}
+	s.postsByUser.add(p.UserID, p.ID, true)
+}
+
+func (s *Store) putLoadedComment(c *Comment) {
+	if !s.comments.insertLoaded(c.ID, c) {
+		s.putComment(c)
+		return
+	}
+	s.commentsByPost.add(c.PostID, c.ID, true)
+	s.commentsByAuthor.add(c.AuthorID, c.ID, true)
+}
+
+func (s *Store) putLoadedProduct(p *Product) {
+	if !s.products.insertLoaded(p.ID, p) {
+		s.products.put(p.ID, p, true)
+	}
+}
+
+func (s *Store) putLoadedOrder(o *Order) {
+	if !s.orders.insertLoaded(o.ID, o) {
+		s.putOrder(o)
+		return
+	}
+	if o.UserID != 0 {
+		s.ordersByUser.add(o.UserID, o.ID, true)
+	}
+	s.ordersByProduct.add(o.ProductID, o.ID, true)
+}
+
+// setKeys sets the users' case-folded keys, on every processor at once.
+func setKeys(users []*User) {
+	var wg sync.WaitGroup
+	for _, part := range splitWork(len(users)) {
+		wg.Go(func() {
+			for _, u := range users[part.lo:part.hi] {
+				u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// hasRecords reports whether any collection holds a record.
+func (s *Store) hasRecords() bool {
+	return len(s.users.byID)+len(s.posts.byID)+len(s.comments.byID)+len(s.products.byID)+len(s.orders.byID) > 0
+}
+
+// adopt moves the records and indexes of from, a store just bulk-loaded, into s,
+// which holds no records (and so no index entries either); s keeps its own last ids
+// where they are larger, as a load would.
+func (s *Store) adopt(from *Store) {
+	lastIDs := [...]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}
+	s.users, s.posts, s.comments, s.products, s.orders = from.users, from.posts, from.comments, from.products, from.orders
+	s.users.lastID = max(s.users.lastID, lastIDs[0])
+	s.posts.lastID = max(s.posts.lastID, lastIDs[1])
+	s.comments.lastID = max(s.comments.lastID, lastIDs[2])
+	s.products.lastID = max(s.products.lastID, lastIDs[3])
+	s.orders.lastID = max(s.orders.lastID, lastIDs[4])
+	s.postsByUser, s.commentsByPost, s.commentsByAuthor = from.postsByUser, from.commentsByPost, from.commentsByAuthor
+	s.ordersByUser, s.ordersByProduct = from.ordersByUser, from.ordersByProduct
+	s.usersByName, s.usersByEmail = from.usersByName, from.usersByEmail
 }
