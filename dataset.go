@@ -8,13 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"quartet/internal/jsonscan"
@@ -45,67 +42,20 @@ func DemoDataset() *Dataset {
 // ReadDataset decodes a dataset. Unknown keys are refused, so a misspelt collection or
 // field is reported instead of silently ignored.
 func ReadDataset(r io.Reader) (*Dataset, error) {
-	if f, ok := r.(*os.File); ok {
-		if data, unmap, ok := mapFile(f); ok {
-			defer unmap()
-			return decodeMapped(data)
-		}
-	}
 	data, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
-	return decodeInput(data)
-}
-
-// decodeInput decodes a whole dataset file's contents.
-func decodeInput(data []byte) (*Dataset, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty input: expected a JSON object")
 	}
 	return decodeDataset(data)
 }
 
-// decodeMapped decodes a mapped file (mapFile). The decoded values are copies, so
-// none refers to data once it is unmapped. If the file shrinks meanwhile, reading a
-// page past its new end faults: that becomes an error here instead of a crash (the
-// decoding's other goroutines let such a fault go, see jsonscan.List).
-func decodeMapped(data []byte) (ds *Dataset, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if !jsonscan.IsMemoryFault(r) {
-				panic(r)
-			}
-			ds, err = nil, errors.New("the file changed while it was read")
-		}
-	}()
-	return decodeInput(data)
-}
-
-// mapFile maps the regular file f, read from its start, into memory read-only. A
-// large dataset is then read straight from the system's file cache: reading it into
-// a fresh buffer first touched 150 MB of new memory, a sixth of start-up
-// (bench/README.md, "Start-up and memory"). ok is false where f cannot be mapped;
-// read it then. Until unmap, a fault reading data means the file shrank meanwhile (see
-// decodeMapped).
-func mapFile(f *os.File) (data []byte, unmap func(), ok bool) {
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 || info.Size() != int64(int(info.Size())) {
-		return nil, nil, false
-	}
-	if at, err := f.Seek(0, io.SeekCurrent); err != nil || at != 0 {
-		return nil, nil, false
-	}
-	data, err = syscall.Mmap(int(f.Fd()), 0, int(info.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, nil, false
-	}
-	return data, func() { syscall.Munmap(data) }, true
-}
-
 // readAll reads r to the end. A file is read into a buffer of its size: io.ReadAll
-// would grow its buffer step by step, clearing and copying a large file several times.
+// would grow its buffer step by step, clearing and copying a large file several
+// times: start-up on the large dataset took 0.8 s more CPU (bench/README.md, "Tricks
+// measured against the standard library").
 func readAll(r io.Reader) ([]byte, error) {
 	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
 	if !ok {

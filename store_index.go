@@ -344,7 +344,7 @@ func (o *sortedUsers) sortLoaded() {
 	for i, u := range all {
 		entries[i] = keyedUser{o.key(u), u}
 	}
-	sortKeyed(entries)
+	slices.SortFunc(entries, compareKeyed)
 	for i, e := range entries {
 		all[i] = e.u
 	}
@@ -368,65 +368,6 @@ func compareKeyed(a, b keyedUser) int {
 		return c
 	}
 	return cmp.Compare(a.u.ID, b.u.ID)
-}
-
-// sortKeyed sorts entries by key, byte by byte, ties by id, as compareKeyed orders
-// them. It is a most-significant-byte radix sort, which reads each key a few bytes
-// deep instead of comparing keys some twenty times each: sorting a million users
-// by name and by email was the largest part of a large load (bench/README.md,
-// "Start-up and memory"). Short runs are left to slices.SortFunc.
-func sortKeyed(entries []keyedUser) {
-	radixSort(entries, 0)
-}
-
-// radixSort sorts entries, whose keys agree in their first depth bytes.
-func radixSort(entries []keyedUser, depth int) {
-	for len(entries) > 32 {
-		// Bucket 0 holds the keys that end at depth, bucket 1+b those whose next byte is b.
-		var counts [257]int
-		for _, e := range entries {
-			counts[radixBucket(e.key, depth)]++
-		}
-		if counts[0] == len(entries) { // all keys are equal: ties go by id
-			slices.SortFunc(entries, compareKeyed)
-			return
-		}
-		if slices.Contains(counts[:], len(entries)) { // one byte for all: look further
-			depth++
-			continue
-		}
-		// Each entry is swapped into its bucket, in place (American flag sort).
-		var starts, next [257]int
-		for b, at := 1, 0; b < len(counts); b++ {
-			at += counts[b-1]
-			starts[b] = at
-		}
-		next = starts
-		for b := range counts {
-			for end := starts[b] + counts[b]; next[b] < end; next[b]++ {
-				e := entries[next[b]]
-				for to := radixBucket(e.key, depth); to != b; to = radixBucket(e.key, depth) {
-					entries[next[to]], e = e, entries[next[to]]
-					next[to]++
-				}
-				entries[next[b]] = e
-			}
-		}
-		slices.SortFunc(entries[:counts[0]], compareKeyed)
-		for b := 1; b < len(counts); b++ {
-			lo, hi := starts[b], starts[b]+counts[b]
-			radixSort(entries[lo:hi], depth+1)
-		}
-		return
-	}
-	slices.SortFunc(entries, compareKeyed)
-}
-
-func radixBucket(key string, depth int) int {
-	if depth < len(key) {
-		return 1 + int(key[depth])
-	}
-	return 0
 }
 
 // foldKey is the case-insensitive form users are searched and sorted by.

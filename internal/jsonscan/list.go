@@ -3,7 +3,6 @@ package jsonscan
 import (
 	"bytes"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,15 +18,13 @@ const segmentElems = 8192
 // A long list is first measured by its brackets and strings alone (listShape), so
 // that its elements are decoded in place into a slice of the right length, in
 // segments on every processor at once: a million records are then neither copied
-// while a slice grows nor decoded on one processor while the other waits. The
+// while a slice grows nor decoded on one processor while the other waits
+// (bench/README.md, "Start-up and memory"). The
 // segments are used only if they join up, each ending just before the next one's
 // start and the last at the list's end; then each segment started at an element, and
 // decoded as one pass would have. Otherwise (the list is malformed, or a segment
-// failed) the list is decoded again in one pass, on the caller's goroutine, whose
-// result and first error are the answer. So decode must give the same result for an
-// element wherever it starts, and a memory fault (debug.SetPanicOnFault) in a segment
-// ends only that segment's work: data mapped from a file that shrank faults again in
-// the one pass, where the caller can catch it.
+// failed) the list is decoded again in one pass, whose result and first error are
+// the answer. So decode must give the same result for an element wherever it starts.
 func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *T) error) error {
 	if d.null() {
 		return nil
@@ -66,12 +63,6 @@ func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) boo
 	joined := make([]bool, len(shape.starts))
 	var next atomic.Int64
 	work := func() {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if r := recover(); r != nil && !IsMemoryFault(r) {
-				panic(r)
-			}
-		}()
 		for k := int(next.Add(1)) - 1; k < len(shape.starts); k = int(next.Add(1)) - 1 {
 			first := k * shape.every
 			seg := &Scanner{data: d.data, pos: shape.starts[k], name: d.name}
@@ -109,13 +100,6 @@ func (l listDecoder[T]) decodeSegment(d *Scanner, elems []T, first int) bool {
 		}
 	}
 	return true
-}
-
-// IsMemoryFault reports whether a recovered panic is a memory fault turned into a
-// panic by debug.SetPanicOnFault.
-func IsMemoryFault(r any) bool {
-	_, fault := r.(interface{ Addr() uintptr })
-	return fault
 }
 
 // listShapeOf is where a list's elements seem to be, by listShape.
