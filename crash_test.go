@@ -302,7 +302,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyDir(t, made)
+			dir := testkit.CopyDir(t, made)
 			tc.damage(dir)
 			_, err := runOn(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -312,7 +312,7 @@ func TestCrashStartRefusals(t *testing.T) {
 	}
 
 	t.Run("-repair", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		flip(dir)
 		logs, err := runOn(dir, "-repair")
 		if err != nil {

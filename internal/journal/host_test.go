@@ -223,31 +223,6 @@ func lastJournal(t *testing.T, dir string) string {
 	return filepath.Join(dir, journalName(gens[len(gens)-1]))
 }
 
-// copyDir copies the files of a store's directory into a new one; the zeros that end
-// a file (a journal's unwritten space) are left unwritten in the copy too.
-func copyDir(t *testing.T, from string) string {
-	t.Helper()
-	to := t.TempDir()
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Join(to, e.Name())
-		if err := os.WriteFile(name, bytes.TrimRight(data, "\x00"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(name, int64(len(data))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return to
-}
-
 // recordStarts returns the offsets at which the records of a journal start (the
 // header's first), and where they end, before the zeros of the file's unwritten space.
 func recordStarts(t *testing.T, data []byte) []int {

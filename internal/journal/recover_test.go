@@ -148,7 +148,7 @@ func TestJournalBitFlipEverywhere(t *testing.T) {
 	// record 0).
 	want := make([][]string, len(starts)-1)
 	for k := range want {
-		d := copyDir(t, dir)
+		d := testkit.CopyDir(t, dir)
 		from := max(starts[k], starts[1])
 		overwrite(t, filepath.Join(d, name), from, make([]byte, end-from))
 		j, h := openTest(t, d, nil, DefaultSnapshotBytes)
@@ -160,7 +160,7 @@ func TestJournalBitFlipEverywhere(t *testing.T) {
 		for pos >= starts[k+1] {
 			k++
 		}
-		d := copyDir(t, dir)
+		d := testkit.CopyDir(t, dir)
 		damaged := append([]byte(nil), data...)
 		damaged[pos] ^= 1 << (pos % 8)
 		path := filepath.Join(d, name)
@@ -211,12 +211,12 @@ func TestJournalFollowsSnapshot(t *testing.T) {
 	}
 
 	t.Run("snapshot deleted", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		os.Remove(filepath.Join(dir, "snapshot"))
 		refuses(t, dir, filepath.Join(dir, "snapshot")+" is missing, but "+j1+" follows a snapshot")
 	})
 	t.Run("first journal deleted", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		os.Remove(filepath.Join(dir, j1))
 		f, _, err := createJournal(dir, 2, storeID(dir), nil)
 		if err != nil {
@@ -227,12 +227,12 @@ func TestJournalFollowsSnapshot(t *testing.T) {
 	})
 	t.Run("the only journal deleted", func(t *testing.T) {
 		// Its acknowledged records are gone: starting would reuse their ids.
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		os.Remove(filepath.Join(dir, j1))
 		refuses(t, dir, filepath.Join(dir, j1)+" is missing")
 	})
 	t.Run("journal in between deleted", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		f, _, err := createJournal(dir, 3, storeID(dir), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -241,7 +241,7 @@ func TestJournalFollowsSnapshot(t *testing.T) {
 		refuses(t, dir, filepath.Join(dir, journalName(2))+" is missing: "+journalName(3)+" follows it")
 	})
 	t.Run("journal renamed", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		rewriteSnapshot(t, dir, 2, storeID(dir))
 		os.Rename(filepath.Join(dir, j1), filepath.Join(dir, journalName(2)))
 		refuses(t, dir, journalName(2)+" does not follow from the snapshot (its header says journal 1")
@@ -250,13 +250,13 @@ func TestJournalFollowsSnapshot(t *testing.T) {
 		other := t.TempDir()
 		j, _ := openTest(t, other, nil, DefaultSnapshotBytes)
 		j.Close()
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		data, _ := os.ReadFile(filepath.Join(other, j1))
 		os.WriteFile(filepath.Join(dir, j1), data, 0o644)
 		refuses(t, dir, j1+" does not follow from the snapshot")
 	})
 	t.Run("journal header removed", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		data, _ := os.ReadFile(filepath.Join(dir, j1))
 		_, next, _ := readRecord(data, 0)
 		os.WriteFile(filepath.Join(dir, j1), data[next:], 0o644)
@@ -287,7 +287,7 @@ func TestJournalRefusesTruncatedSnapshot(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(made, "snapshot"))
 	_, afterHeader, _ := readRecord(data, 0)
 	for _, n := range []int{0, 5, recordHeaderSize, afterHeader - 1, afterHeader, afterHeader + 7, len(data) / 2, len(data) - 1} {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		os.WriteFile(filepath.Join(dir, "snapshot"), data[:n], 0o644)
 		refuses(t, dir, filepath.Join(dir, "snapshot")+" is truncated")
 	}
@@ -304,12 +304,12 @@ func TestJournalRefusesPreviousFormat(t *testing.T) {
 	j.Close()
 	st, meta, body := snapshotOf(t, made)
 	t.Run("no store id", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		rewriteSnapshot(t, dir, st.Gen, "")
 		refuses(t, dir, filepath.Join(dir, "snapshot")+" names no store: it was written in a format of an earlier version")
 	})
 	t.Run("one record", func(t *testing.T) {
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		whole := append(append(bytes.TrimSuffix(meta, []byte("}")), `,"records":`...), body...)
 		payload, err := snapshotHeaderOf(st.Gen, st.Store, append(whole, '}'))
 		if err != nil {
@@ -321,7 +321,7 @@ func TestJournalRefusesPreviousFormat(t *testing.T) {
 	t.Run("journal grown byte by byte", func(t *testing.T) {
 		// The journals of the version before pre-allocation: a header naming no
 		// step, the records, and nothing after them.
-		dir := copyDir(t, made)
+		dir := testkit.CopyDir(t, made)
 		path := filepath.Join(dir, journalName(1))
 		data, _ := os.ReadFile(path)
 		starts := recordStarts(t, data)
@@ -534,7 +534,7 @@ func TestJournalCutInTheMiddle(t *testing.T) {
 	mid := starts[len(starts)/2]
 	for name, at := range map[string]int{"inside a record": mid + 30, "between two records": mid} {
 		t.Run(name, func(t *testing.T) {
-			dir := copyDir(t, made)
+			dir := testkit.CopyDir(t, made)
 			p := filepath.Join(dir, filepath.Base(path))
 			if err := os.Truncate(p, int64(at)); err != nil {
 				t.Fatal(err)

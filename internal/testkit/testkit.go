@@ -15,6 +15,7 @@ package testkit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -297,4 +298,74 @@ func RepeatedKey(data []byte) error {
 			stack = stack[:top]
 		}
 	}
+}
+
+// CopyDir copies the files of a store's directory into a new one; the zeros that end
+// a file (a journal's unwritten space) are left unwritten in the copy too.
+func CopyDir(t testing.TB, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(to, e.Name())
+		if err := os.WriteFile(name, bytes.TrimRight(data, "\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(name, int64(len(data))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// DecodeStrict is the reference the hand-written JSON decoders are held to:
+// encoding/json into a T with unknown fields refused, one value only, no key
+// repeated in an object, and no unpaired surrogate escape.
+func DecodeStrict[T any](data []byte) (*T, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var v T
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if err := RepeatedKey(data); err != nil {
+		return nil, err
+	}
+	if HasLoneSurrogate(data) {
+		return nil, errors.New("unpaired surrogate escape")
+	}
+	return &v, nil
+}
+
+// DatasetSeeds are documents of a dataset's shape, valid and not, that the dataset
+// decoders and their scanner are held to DecodeStrict on.
+var DatasetSeeds = []string{
+	`{}`, `null`, `{"users":null}`, `{"users":[]}`, `[]`, `"x"`, `{"users":{}}`, `{"users":"x"}`,
+	`{"users":[{"id":1,"name":"A","email":"a@x.io","createdAt":"2024-01-01T09:00:00Z"}]}`,
+	`{"Users":[{"ID":1,"NAME":"A"}],"users":[{"id":2}]}`,
+	`{"users":[{"id":1,"id":2}]}`, `{"users":[null,{"id":null,"name":null}]}`,
+	`{"users":[{"id":1.5}]}`, `{"users":[{"id":1e2}]}`, `{"users":[{"id":-0}]}`, `{"users":[{"id":99999999999999999999}]}`,
+	`{"users":[{"id":"1"}]}`, `{"users":[{"name":1}]}`, `{"users":[{"name":"a\u00e9\ud83d\ude00\n"}]}`,
+	`{"users":[{"name":"\ud800"}]}`, "{\"users\":[{\"name\":\"\xff\"}]}", `{"users":[{"name":"a\x"}]}`,
+	`{"products":[{"id":1,"price":19.99,"isActive":true,"createdDate":null}]}`, `{"products":[{"price":"1"}]}`,
+	`{"products":[{"price":1.00001}]}`, `{"products":[{"isActive":1}]}`, `{"orders":[{"quantity":3,"orderDate":"bad"}]}`,
+	`{"comments":[{"postId":1,"authorId":2,"text":"t"}],"posts":[{"userId":1,"title":"t","content":"c"}]}`,
+	`{"nope":1}`, `{"users":[{"nope":{"a":[1,2]}}]}`, `{"users":[]} x`, `{"users":[] `, `{"users":[1,]}`,
+	` { "users" : [ { "id" : 1 } ] } `, `{"users":[{"id":01}]}`, `{"users":[{"id":-}]}`, `{"users":[{"id":1.}]}`,
+	`{"users":[{"createdAt":"2024-01-01T09:00:00+02:00"}]}`, `{"users":[{"createdAt":1}]}`,
+	`{"users":[{"name":"K"}],"uſers":[]}`, `{"uſers":[]}`,
+	`{"users":[{"name":"\ud83d\ude00\udc00"}]}`, `{"users":[{"name":"\\ud800","email":"\\\udbff"}]}`,
+	`{"users":[{"name":` + strings.Repeat("[", 61) + strings.Repeat("]", 61) + `}]}`,
+	`{"users":[{"name":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`,
+	`{"users":[{"createdAt":{"a":` + strings.Repeat("[", 70) + `}}]}`,
 }
