@@ -643,6 +643,12 @@ func refuseContentCoding(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// readAhead is a body the door read ahead of the request's slot (internal/door): a
+// handler takes its bytes as they are rather than copying them again.
+type readAhead interface {
+	Bytes() (data []byte, whole bool, err error)
+}
+
 // readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check
 // needs all of it, and the bound keeps that cheap. A larger body is reported as an
 // *http.MaxBytesError, before any of it is read when its length is declared.
@@ -650,11 +656,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
 	}
-	if data, err, ok := door.Body(r.Body); ok {
-		if err == nil && len(data) > maxBodyBytes {
-			err = &http.MaxBytesError{Limit: maxBodyBytes}
+	if b, ok := r.Body.(readAhead); ok {
+		if data, whole, err := b.Bytes(); whole {
+			if err == nil && len(data) > maxBodyBytes {
+				err = &http.MaxBytesError{Limit: maxBodyBytes}
+			}
+			return data, err
 		}
-		return data, err
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if r.ContentLength >= 0 {

@@ -457,7 +457,20 @@ func putBuffer(b *[]byte) {
 // first maxPooledBody bytes have come: a client that declares a megabyte and
 // sends nothing claims no megabyte (io.ReadAll, the alternative, grows a buffer
 // from 512 bytes, copying the body several times).
+//
+// A body already read whole ahead of the handler (a Bytes method says so, as the
+// service's door provides) is taken as it is, not copied again.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
+	if b, ok := r.Body.(interface {
+		Bytes() (data []byte, whole bool, err error)
+	}); ok {
+		if data, whole, err := b.Bytes(); whole {
+			if err == nil && int64(len(data)) > limit {
+				err = &http.MaxBytesError{Limit: limit}
+			}
+			return data, func() {}, err
+		}
+	}
 	if r.ContentLength < 0 || r.ContentLength > limit {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		return body, func() {}, err

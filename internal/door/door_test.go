@@ -33,8 +33,8 @@ func TestEnterReadsTheBodyAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err, ok := Body(r.Body); !ok || err != nil || string(data) != `{"name":"x"}` {
-		t.Errorf("Body = %q, %v, %v", data, err, ok)
+	if data, whole, err := r.Body.(*body).Bytes(); !whole || err != nil || string(data) != `{"name":"x"}` {
+		t.Errorf("Bytes = %q, %v, %v", data, whole, err)
 	}
 	if held := d.Stats().BodyBytes; held == 0 {
 		t.Error("no body bytes counted while the request runs")
@@ -43,8 +43,26 @@ func TestEnterReadsTheBodyAhead(t *testing.T) {
 	if st := d.Stats(); st.BodyBytes != 0 || st.Running != 0 {
 		t.Errorf("after done: %+v", st)
 	}
-	if _, _, ok := Body(io.NopCloser(strings.NewReader("x"))); ok {
-		t.Error("Body took a body the door did not read")
+}
+
+// TestBodyPastTheLimit: a body of unknown length longer than the limit is read
+// ahead only to the limit and a byte, and is not taken as whole: a Read goes on
+// into the rest of it.
+func TestBodyPastTheLimit(t *testing.T) {
+	d := newDoor(1, 1)
+	long := strings.Repeat("a", 200)
+	r := post(long)
+	r.ContentLength = -1
+	_, done, err := d.Enter(httptest.NewRecorder(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if data, whole, err := r.Body.(*body).Bytes(); whole || err != nil || len(data) != 61 {
+		t.Errorf("Bytes: %d bytes, whole %v, %v; want the limit and a byte, not whole", len(data), whole, err)
+	}
+	if all, err := io.ReadAll(r.Body); err != nil || string(all) != long {
+		t.Errorf("Read: %d bytes, %v; want all %d", len(all), err, len(long))
 	}
 }
 

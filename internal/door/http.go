@@ -67,10 +67,13 @@ func (d *Door) readAhead(r *http.Request, client string) (held int64, err error)
 		m, err := readFull(r.Body, chunk)
 		chunks, read, readErr = append(chunks, chunk[:m]), read+int64(m), err
 	}
+	// Stopped at the limit with no error: more may follow, which the handler reads
+	// (and refuses, past its own limit) from the original body after these bytes.
+	more := readErr == nil
 	if readErr == io.EOF {
 		readErr = nil
 	}
-	r.Body = newBody(chunks, readErr, r.Body)
+	r.Body = newBody(chunks, readErr, r.Body, more)
 	return held, nil
 }
 
@@ -86,25 +89,30 @@ func readFull(r io.Reader, p []byte) (n int, err error) {
 	return n, err
 }
 
-// body is a request body read ahead: Bytes takes its bytes as they are, and
-// anyone else reads them, then the error the read ended with, if any (a client
+// body is a request body read ahead: its Bytes are taken as they are, with no
+// copy, and a Read serves them, then the rest of the original body if the read
+// ahead stopped at the limit, then the error the read ended with, if any (a client
 // gone, the read timeout).
 type body struct {
 	io.Reader
 	io.Closer
 	chunks [][]byte
 	err    error
+	more   bool // the read ahead stopped at the limit: the original body may hold more
 }
 
-func newBody(chunks [][]byte, err error, c io.Closer) *body {
-	b := &body{Closer: c, chunks: chunks, err: err}
-	if len(chunks) == 1 { // most bodies: one reader, nothing more to allocate
+func newBody(chunks [][]byte, err error, original io.ReadCloser, more bool) *body {
+	b := &body{Closer: original, chunks: chunks, err: err, more: more}
+	if len(chunks) == 1 && !more { // most bodies: one reader, nothing more to allocate
 		b.Reader = bytes.NewReader(chunks[0])
 		return b
 	}
-	readers := make([]io.Reader, len(chunks))
-	for i, chunk := range chunks {
-		readers[i] = bytes.NewReader(chunk)
+	readers := make([]io.Reader, 0, len(chunks)+1)
+	for _, chunk := range chunks {
+		readers = append(readers, bytes.NewReader(chunk))
+	}
+	if more {
+		readers = append(readers, original)
 	}
 	b.Reader = io.MultiReader(readers...)
 	return b
@@ -118,17 +126,15 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Body returns the whole of a body Enter read ahead, copied only when it spans
-// chunks, and the error its read ended with; ok is false for any other body.
-func Body(rc io.ReadCloser) (data []byte, err error, ok bool) {
-	b, ok := rc.(*body)
-	if !ok {
-		return nil, nil, false
-	}
+// Bytes returns the body read ahead, copied only when it spans chunks, and the
+// error its read ended with; whole is false when the read ahead stopped at the
+// limit and the body may be longer. A handler takes a body this way, not by
+// reading it again: an interface with this method finds it.
+func (b *body) Bytes() (data []byte, whole bool, err error) {
 	if len(b.chunks) == 1 {
-		return b.chunks[0], b.err, true
+		return b.chunks[0], !b.more, b.err
 	}
-	return bytes.Join(b.chunks, nil), b.err, true
+	return bytes.Join(b.chunks, nil), !b.more, b.err
 }
 
 // slotWriter gives the request's slot back on the first write, flush or hijack:
