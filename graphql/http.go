@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
@@ -498,114 +497,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 // { … }"} would mean different operations to a proxy and to this server. So are
 // nesting past jsonkeys.MaxDepth and an unpaired surrogate escape, which
 // encoding/json would decode as U+FFFD where a GraphQL string literal refuses it.
-//
-// The common body, an object of the four members with plain strings, is read
-// without encoding/json's reflection once jsonkeys has checked it (a fifth of the
-// CPU of a small query went to json.Unmarshal); anything else goes the whole way,
-// which FuzzDecodeParams holds to the same result.
 func decodeParams(body []byte, p *httpParams) error {
-	if jsonkeys.Check(body) == nil && decodePlainParams(body, p) {
-		return nil
-	}
-	*p = httpParams{}
 	return jsonkeys.Unmarshal(body, p)
-}
-
-// decodePlainParams decodes body, a JSON text Check accepted, when it is an object
-// whose keys are the members' names as written, whose query and operationName are
-// null or strings without escapes, and after which only space follows; it reports
-// false, with p partly set, for anything else.
-func decodePlainParams(body []byte, p *httpParams) bool {
-	i := skipSpace(body, 0)
-	if i == len(body) || body[i] != '{' {
-		return false
-	}
-	for i = skipSpace(body, i+1); i < len(body) && body[i] != '}'; {
-		if body[i] != '"' {
-			return false
-		}
-		keyEnd := stringEnd(body, i)
-		key := body[i+1 : keyEnd-1]
-		if i = skipSpace(body, skipSpace(body, keyEnd)+1); i >= len(body) { // past the colon
-			return false
-		}
-		end := valueEnd(body, i)
-		value := body[i:end]
-		switch string(key) {
-		case "query":
-			if !plainString(value, &p.Query) {
-				return false
-			}
-		case "operationName":
-			if !plainString(value, &p.OperationName) {
-				return false
-			}
-		case "variables":
-			p.Variables = append(json.RawMessage(nil), value...)
-		case "extensions":
-			p.Extensions = append(json.RawMessage(nil), value...)
-		default:
-			return false // letter case, escapes or a member of no field: encoding/json's rules
-		}
-		if i = skipSpace(body, end); i < len(body) && body[i] == ',' {
-			i = skipSpace(body, i+1)
-		}
-	}
-	return i < len(body) && skipSpace(body, i+1) == len(body)
-}
-
-// plainString sets *dst from value, null or a string needing no decoding.
-func plainString(value []byte, dst **string) bool {
-	if string(value) == "null" {
-		*dst = nil
-		return true
-	}
-	if len(value) < 2 || value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 || !utf8.Valid(value) {
-		return false
-	}
-	s := string(value[1 : len(value)-1])
-	*dst = &s
-	return true
-}
-
-// stringEnd is the index just past the JSON string that starts at body[i], in valid JSON.
-func stringEnd(body []byte, i int) int {
-	for i++; i < len(body); i++ {
-		switch body[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(body)
-}
-
-// valueEnd is the index just past the JSON value that starts at body[i], in valid JSON.
-func valueEnd(body []byte, i int) int {
-	switch body[i] {
-	case '"':
-		return stringEnd(body, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(body); i++ {
-			switch body[i] {
-			case '"':
-				i = stringEnd(body, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(body) && bytes.IndexByte([]byte(",}] \t\n\r"), body[i]) < 0 {
-		i++ // a number or a literal
-	}
-	return i
 }
 
 // paramsFault says what is wrong with a POST body that did not decode.
