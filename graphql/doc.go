@@ -11,7 +11,7 @@
 //		return store.User(p.Args["id"].(int)) // a map[string]any, or nil
 //	})
 //	s.SetScalar("DateTime", graphql.ScalarFuncs{Serialize: ...})
-//	s.SetSubscriber("onUserCreated", func(p graphql.ResolveParams) (<-chan any, error) { ... })
+//	s.SetNotifyingSubscriber("onUserCreated", func(p graphql.ResolveParams, notify func()) (graphql.EventQueue, error) { ... })
 //	http.Handle("/graphql", graphql.NewHandler(s))
 //
 // Fields without a resolver read their value from a map[string]any source

@@ -123,9 +123,8 @@ type FieldDef struct {
 	IsDeprecated      bool
 	DeprecationReason string
 
-	resolve         ResolveFunc
-	subscribe       SubscribeFunc
-	subscribeNotify NotifyingSubscribeFunc
+	resolve   ResolveFunc
+	subscribe NotifyingSubscribeFunc
 }
 
 // Arg returns the argument called name, or nil.
@@ -176,17 +175,12 @@ func (d *DirectiveDef) Arg(name string) *InputValue { return findInputValue(d.Ar
 // slices, leaves are Go values the scalar accepts.
 type ResolveFunc func(p ResolveParams) (any, error)
 
-// SubscribeFunc creates the source stream of a subscription root field. The
-// stream ends when the channel is closed or the context is cancelled; each
-// event is executed against the subscription's selection set.
-type SubscribeFunc func(p ResolveParams) (<-chan any, error)
-
-// NotifyingSubscribeFunc is a SubscribeFunc whose stream is a queue that calls
-// notify after each event it queues and after it ends; notify never blocks.
-// The engine then reads such a stream when told, rather than keeping a
-// goroutine waiting on each: an event for a thousand subscribers over
-// WebSocket wakes their sockets, not a thousand goroutines. The stream must
-// end when p.Context ends, as any source stream should.
+// NotifyingSubscribeFunc creates the source stream of a subscription root
+// field: a queue that calls notify after each event it queues and after it
+// ends; notify never blocks. The engine reads the queue when told, rather than
+// keeping a goroutine waiting on each: an event for a thousand subscribers over
+// WebSocket wakes their sockets, not a thousand goroutines. The stream must end
+// when p.Context ends. Each event is executed against the selection set.
 type NotifyingSubscribeFunc func(p ResolveParams, notify func()) (EventQueue, error)
 
 // EventQueue is a notifying source stream (NotifyingSubscribeFunc), read as
@@ -286,28 +280,14 @@ func (s *Schema) SetResolver(typeName, fieldName string, fn ResolveFunc) {
 	s.mustField(typeName, fieldName).resolve = fn
 }
 
-// SetSubscriber binds the source stream of a subscription root field. Each
-// event becomes the source of the field's resolver; when the field has no
-// resolver the event itself is the field's value.
-func (s *Schema) SetSubscriber(fieldName string, fn SubscribeFunc) {
-	f := s.subscriptionField(fieldName)
-	f.subscribe, f.subscribeNotify = fn, nil
-}
-
-// SetNotifyingSubscriber binds fn as the source stream of subscription field
-// fieldName, in place of a SubscribeFunc.
+// SetNotifyingSubscriber binds fn as the source stream of subscription root
+// field fieldName. Each event becomes the source of the field's resolver; when
+// the field has no resolver the event itself is the field's value.
 func (s *Schema) SetNotifyingSubscriber(fieldName string, fn NotifyingSubscribeFunc) {
-	f := s.subscriptionField(fieldName)
-	f.subscribe, f.subscribeNotify = nil, fn
-}
-
-// subscriptionField is the subscription type's field fieldName; it panics
-// when there is none, as mustField does.
-func (s *Schema) subscriptionField(fieldName string) *FieldDef {
 	if s.Subscription == nil {
 		panic("graphql: schema has no subscription type")
 	}
-	return s.mustField(s.Subscription.Name, fieldName)
+	s.mustField(s.Subscription.Name, fieldName).subscribe = fn
 }
 
 // SetScalar binds the functions of the custom scalar name.

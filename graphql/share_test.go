@@ -21,7 +21,7 @@ import (
 type shareSchema struct {
 	*Schema
 	mu      sync.Mutex
-	sources []chan any
+	sources []testFeed
 	calls   atomic.Int64
 }
 
@@ -38,12 +38,12 @@ func newShareSchema(t testing.TB) *shareSchema {
 	}
 	s := &shareSchema{Schema: schema}
 	schema.ShareEventResults = true
-	schema.SetSubscriber("ev", func(p ResolveParams) (<-chan any, error) {
-		c := make(chan any, 4)
+	schema.SetNotifyingSubscriber("ev", func(p ResolveParams, notify func()) (EventQueue, error) {
+		f := testFeed{make(chan any, 4), notify}
 		s.mu.Lock()
-		s.sources = append(s.sources, c)
+		s.sources = append(s.sources, f)
 		s.mu.Unlock()
-		return c, nil
+		return chanQueue(f.c), nil
 	})
 	schema.SetResolver("Ev", "n", func(p ResolveParams) (any, error) {
 		s.calls.Add(1)
@@ -56,8 +56,8 @@ func newShareSchema(t testing.TB) *shareSchema {
 func (s *shareSchema) publish(ev any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, c := range s.sources {
-		c <- ev
+	for _, f := range s.sources {
+		f.send(ev)
 	}
 }
 
@@ -281,13 +281,14 @@ func TestWebSocketFanOut(t *testing.T) {
 	}
 }
 
-// TestWebSocketCoalescesWrites: results queued for one socket while its
-// writer is busy go out in one system call, in order, each intact.
+// TestWebSocketCoalescesWrites: results waiting for one socket while its
+// writer is busy go out in one system call, each intact.
 func TestWebSocketCoalescesWrites(t *testing.T) {
 	const subscriptions = 50
 	s, c, conn := subscribedSocket(t, subscriptions)
 	writes := conn.coalescer.writeCount
-	queueWhileBusy(t, s, conn, subscriptions)
+	conn.writing.Lock()
+	s.publish(&shareEv{n: 5})
 	before := writes()
 	conn.writing.Unlock()
 	got := map[string]bool{}
@@ -306,25 +307,8 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	if len(got) != subscriptions {
 		t.Errorf("%d distinct ids, want %d", len(got), subscriptions)
 	}
-	// The writer may already hold the first result when it finds the lock taken, so
-	// that one can go out alone; the rest must go together.
-	if n := writes() - before; n > 2 {
-		t.Errorf("%d system calls for %d queued results, want 1 (or 2)", n, subscriptions)
-	}
-}
-
-// queueWhileBusy publishes one event while conn's writer is busy and waits
-// until its n results are queued; the writer stays busy until the caller
-// unlocks conn.writing.
-func queueWhileBusy(t *testing.T, s *shareSchema, conn *wsConn, n int) {
-	t.Helper()
-	conn.writing.Lock()
-	s.publish(&shareEv{n: 5})
-	for deadline := time.Now().Add(wsWait); conn.queued.Load() < int64(n); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			conn.writing.Unlock()
-			t.Fatalf("%d of %d results queued", conn.queued.Load(), n)
-		}
+	if n := writes() - before; n != 1 {
+		t.Errorf("%d system calls for %d waiting results, want 1", n, subscriptions)
 	}
 }
 
@@ -337,7 +321,8 @@ func TestWebSocketBatchIsTimedOnce(t *testing.T) {
 	s, c, conn := subscribedSocketOn(t, subscriptions, func(nc net.Conn) net.Conn {
 		return deadlineCounter{nc, &deadlines}
 	})
-	queueWhileBusy(t, s, conn, subscriptions)
+	conn.writing.Lock()
+	s.publish(&shareEv{n: 5})
 	before := deadlines.Load()
 	conn.writing.Unlock()
 	for range subscriptions {
@@ -430,13 +415,23 @@ func subscribedSocketOn(t *testing.T, n int, conns func(net.Conn) net.Conn) (*sh
 		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { ev { n } }", nil))
 	}
 	waitSubscriptions(t, s, n)
+	var conn *wsConn
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for conn := range ws.conns {
-		return s, c, conn
+	for conn = range ws.conns {
 	}
-	t.Fatal("no connection")
-	return nil, nil, nil
+	ws.mu.Unlock()
+	// Every subscription is handed to the connection's sender.
+	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+		conn.mu.Lock()
+		passive := len(conn.passive)
+		conn.mu.Unlock()
+		if passive == n {
+			return s, c, conn
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d subscriptions handed to the sender", passive, n)
+		}
+	}
 }
 
 // waitSubscriptions waits until n subscriptions to ev have started.

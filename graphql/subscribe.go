@@ -5,22 +5,19 @@ import (
 	"fmt"
 )
 
-// Subscribe runs a request as a subscription (spec 6.2.3). For a
-// subscription operation it creates the source stream of its root field and
-// returns a channel that carries one Response per event; the channel is
-// closed when the source closes or ctx is cancelled. A query or mutation is
-// executed at once and its single Response sent on the channel. Request
-// errors (parse, validation, variables, or a failing subscriber) are
-// returned as an ErrorList, with no channel.
+// Subscribe runs a request as a subscription (spec 6.2.3): the channel carries
+// one Response per event of its root field's source stream and is closed when
+// the source ends or ctx is cancelled. A query or mutation is executed at once
+// and its one Response sent. Request errors are returned as an ErrorList.
 func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, error) {
-	each, err := s.subscribeEach(ctx, req)
+	run, err := s.subscribeEach(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan *Response)
 	go func() {
 		defer close(out)
-		each(func(resp *Response) bool {
+		run(func(resp *Response) bool {
 			select {
 			case out <- resp:
 				return true
@@ -32,12 +29,8 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 	return out, nil
 }
 
-// subscribeEach is Subscribe for a caller that handles each Response itself:
-// it checks the request and creates the source stream at once (request errors
-// are returned as an ErrorList), and gives back a function that runs the
-// stream in the caller's goroutine, calling yield with each Response until
-// the source closes, ctx is cancelled or yield returns false. Serving many
-// subscribers, this saves a goroutine and a hand-off per event.
+// subscribeEach is Subscribe run in the caller's goroutine: run calls yield
+// with each Response until the stream ends or yield returns false.
 func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
 	ready := make(chan struct{}, 1)
 	st, err := s.startStream(ctx, req, func() {
@@ -50,30 +43,36 @@ func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield
 		return nil, err
 	}
 	return func(yield func(*Response) bool) {
+		if st.single != nil {
+			yield(st.single)
+			return
+		}
 		defer st.done()
-		st.each(ready, yield)
+		for !st.poll(yield) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ready:
+			}
+		}
 	}, nil
 }
 
-// eventStream is a started subscription: its source stream and what turns an
-// event into its Response; or, for a query or mutation, its one Response.
+// eventStream is a started subscription; or, for a query or mutation, its one
+// Response (single), the rest unset.
 type eventStream struct {
 	ctx     context.Context
-	single  *Response  // a query's or mutation's response; the rest is unset
-	src     <-chan any // a source stream's events
-	queue   EventQueue // a notifying source's events (it calls startStream's notify), instead of src
+	single  *Response
+	queue   EventQueue
 	respond func(ev any) *Response
 	done    func() // call once the stream is no longer read
 }
 
-// poll hands yield the Response to each event waiting on a notifying source,
-// without waiting for more. It reports true when the stream has ended: the
-// source closed, ctx ended or yield returned false.
+// poll hands yield the Response to each event waiting, without waiting for
+// more. It reports true when the stream has ended: the source ended, ctx
+// ended or yield returned false.
 func (st *eventStream) poll(yield func(*Response) bool) (ended bool) {
-	for {
-		if st.ctx.Err() != nil {
-			return true
-		}
+	for st.ctx.Err() == nil {
 		ev, ok, ended := st.queue.Next()
 		if !ok {
 			return ended
@@ -82,43 +81,12 @@ func (st *eventStream) poll(yield func(*Response) bool) (ended bool) {
 			return true
 		}
 	}
-}
-
-// each calls yield with the Response to each event until the stream ends (see
-// poll), waiting for events on the source, or, for a notifying source, on
-// ready, which its notify fills. A query's or mutation's one Response is
-// yielded alone.
-func (st *eventStream) each(ready <-chan struct{}, yield func(*Response) bool) {
-	if st.single != nil {
-		yield(st.single)
-		return
-	}
-	for {
-		if st.queue == nil {
-			select {
-			case <-st.ctx.Done():
-				return
-			case ev, ok := <-st.src:
-				if !ok || !yield(st.respond(ev)) {
-					return
-				}
-			}
-			continue
-		}
-		if st.poll(yield) {
-			return
-		}
-		select {
-		case <-st.ctx.Done():
-			return
-		case <-ready:
-		}
-	}
+	return true
 }
 
 // startStream checks req and, for a subscription, creates its source stream,
-// passing notify to a notifying one (SetNotifyingSubscriber). Request errors
-// are returned as an ErrorList. A query or mutation is executed at once.
+// which calls notify when it has events. A query or mutation is executed at
+// once. Request errors are returned as an ErrorList.
 func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*eventStream, error) {
 	p := s.prepare(req.Query)
 	if p.errs != nil {
@@ -133,7 +101,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 		return nil, ErrorList(errs)
 	}
 	if op.Operation != Subscription {
-		return &eventStream{ctx: ctx, single: s.executeOperation(ctx, p, op, nil, vars), done: func() {}}, nil
+		return &eventStream{single: s.executeOperation(ctx, p, op, nil, vars)}, nil
 	}
 	root := s.Subscription
 	if root == nil {
@@ -154,7 +122,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 			shared, leave = s.fanout.join(key)
 		}
 	}
-	src, queue, err := s.createSourceStream(e, root, groups[0], notify)
+	queue, err := s.createSourceStream(e, root, groups[0], notify)
 	if err != nil {
 		leave()
 		return nil, err
@@ -163,7 +131,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	// ends, at the latest.
 	stop := context.AfterFunc(ctx, leave)
 	return &eventStream{
-		ctx: ctx, src: src, queue: queue,
+		ctx: ctx, queue: queue,
 		respond: func(ev any) *Response {
 			return shared.result(ev, func() *Response {
 				ex := s.newExecutor(ctx, p, op, vars)
@@ -178,9 +146,8 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	}, nil
 }
 
-// createSourceStream creates the source stream of the root field g: a channel,
-// or the queue of a notifying source.
-func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (src <-chan any, queue EventQueue, err error) {
+// createSourceStream creates the source stream of the root field g.
+func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (queue EventQueue, err error) {
 	fail := func(msg string, cause error) error {
 		ge := newError("", msg, g.fields[0].Pos)
 		if cause != nil {
@@ -190,35 +157,30 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 		ge.Path = []any{g.key}
 		return ErrorList{ge}
 	}
-	if g.def.subscribe == nil && g.def.subscribeNotify == nil {
-		return nil, nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
+	if g.def.subscribe == nil {
+		return nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
 	}
 	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
 	if err != nil {
-		return nil, nil, fail("", NewError(codeBadUserInput, err.Error()))
+		return nil, fail("", NewError(codeBadUserInput, err.Error()))
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.panicked(e.ctx, r)
-			src, queue, err = nil, nil, fail("", errPanic)
+			queue, err = nil, fail("", errPanic)
 		}
 	}()
-	p := ResolveParams{
+	queue, err = g.def.subscribe(ResolveParams{
 		Context: e.ctx,
 		Args:    args,
 		Info: ResolveInfo{FieldName: g.def.Name, ParentType: root, ReturnType: g.def.Type,
 			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
-	}
-	if g.def.subscribeNotify != nil {
-		queue, err = g.def.subscribeNotify(p, notify)
-	} else {
-		src, err = g.def.subscribe(p)
-	}
+	}, notify)
 	if err != nil {
-		return nil, nil, fail("", err)
+		return nil, fail("", err)
 	}
-	if src == nil && queue == nil {
-		return nil, nil, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
+	if queue == nil {
+		return nil, fail(fmt.Sprintf("Subscription field %q returned no source stream.", g.def.Name), nil)
 	}
-	return src, queue, nil
+	return queue, nil
 }

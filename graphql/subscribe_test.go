@@ -62,6 +62,18 @@ func TestSubscribe(t *testing.T) {
 // channel has ended.
 type chanQueue <-chan any
 
+// testFeed is a test's source stream: the channel its chanQueue reads, and the
+// notify to call after each send.
+type testFeed struct {
+	c      chan any
+	notify func()
+}
+
+func (f testFeed) send(ev any) {
+	f.c <- ev
+	f.notify()
+}
+
 func (q chanQueue) Next() (event any, ok, ended bool) {
 	select {
 	case ev, open := <-q:

@@ -17,7 +17,7 @@ type testStore struct {
 	users    []map[string]any
 	posts    []map[string]any
 	comments []map[string]any
-	userSubs []chan any
+	userSubs []testFeed
 }
 
 func day(d, h int) time.Time { return time.Date(2024, 1, d, h, 0, 0, 0, time.UTC) }
@@ -204,10 +204,10 @@ func bindTestSchema(s *Schema, st *testStore) {
 		st.mu.Lock()
 		u := map[string]any{"__typename": "User", "id": len(st.users) + 1, "name": p.Args["name"], "email": p.Args["email"], "createdAt": day(5, 12), "role": "MEMBER"}
 		st.users = append(st.users, u)
-		subs := append([]chan any(nil), st.userSubs...)
+		subs := append([]testFeed(nil), st.userSubs...)
 		st.mu.Unlock()
-		for _, c := range subs {
-			c <- u
+		for _, f := range subs {
+			f.send(u)
 		}
 		return u, nil
 	})
@@ -245,14 +245,14 @@ func bindTestSchema(s *Schema, st *testStore) {
 		return c, nil
 	})
 
-	s.SetSubscriber("onUserCreated", func(p ResolveParams) (<-chan any, error) {
-		c := make(chan any, 4)
+	s.SetNotifyingSubscriber("onUserCreated", func(p ResolveParams, notify func()) (EventQueue, error) {
+		f := testFeed{make(chan any, 4), notify}
 		st.mu.Lock()
-		st.userSubs = append(st.userSubs, c)
+		st.userSubs = append(st.userSubs, f)
 		st.mu.Unlock()
-		return c, nil
+		return chanQueue(f.c), nil
 	})
-	s.SetSubscriber("onPostCreated", func(p ResolveParams) (<-chan any, error) {
+	s.SetNotifyingSubscriber("onPostCreated", func(p ResolveParams, notify func()) (EventQueue, error) {
 		return nil, NewError("FORBIDDEN", "no post events for you")
 	})
 

@@ -51,14 +51,7 @@ type wsHub struct {
 type hubSub struct {
 	c      chan any // room for buf events and the final error
 	user   any      // the "user" value of the subscription's context, if any
-	notify func()   // for a notifying source (subscribeNotify); nil otherwise
-}
-
-// told calls s's notify, if any, after a send on s.c or its close.
-func (s *hubSub) told() {
-	if s.notify != nil {
-		s.notify()
-	}
+	notify func()   // called after a send on c or its close
 }
 
 type wsUserKey struct{}
@@ -72,17 +65,8 @@ func (h *wsHub) notifyLocked() {
 	h.changed = make(chan struct{})
 }
 
-func (h *wsHub) subscribe(p ResolveParams) (<-chan any, error) {
-	return h.add(p, nil), nil
-}
-
-// subscribeNotify is subscribe for a notifying source (SetNotifyingSubscriber).
-func (h *wsHub) subscribeNotify(p ResolveParams, notify func()) (EventQueue, error) {
-	return chanQueue(h.add(p, notify)), nil
-}
-
-// add adds a subscriber, whose events come on the channel it returns.
-func (h *wsHub) add(p ResolveParams, notify func()) <-chan any {
+// subscribe adds a subscriber, the source stream of onUserCreated.
+func (h *wsHub) subscribe(p ResolveParams, notify func()) (EventQueue, error) {
 	s := &hubSub{c: make(chan any, h.buf+1), user: p.Context.Value(wsUserKey{}), notify: notify}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
@@ -90,7 +74,7 @@ func (h *wsHub) add(p ResolveParams, notify func()) <-chan any {
 	h.notifyLocked()
 	h.mu.Unlock()
 	context.AfterFunc(p.Context, func() { h.remove(s) })
-	return s.c
+	return chanQueue(s.c), nil
 }
 
 func (h *wsHub) remove(s *hubSub) {
@@ -99,7 +83,7 @@ func (h *wsHub) remove(s *hubSub) {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		close(s.c)
-		s.told()
+		s.notify()
 		h.notifyLocked()
 	}
 }
@@ -114,12 +98,12 @@ func (h *wsHub) publish(name string) (event map[string]any, dropped int) {
 	for s := range h.subs {
 		if len(s.c) < h.buf {
 			s.c <- u
-			s.told()
+			s.notify()
 			continue
 		}
 		s.c <- errFellBehind
 		close(s.c)
-		s.told()
+		s.notify()
 		delete(h.subs, s)
 		dropped++
 	}
@@ -135,7 +119,7 @@ func (h *wsHub) end() {
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		close(s.c)
-		s.told()
+		s.notify()
 		delete(h.subs, s)
 	}
 	h.notifyLocked()
@@ -210,25 +194,13 @@ func (c *wsClock) set(t time.Time) { c.at.Store(&t) }
 
 func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
 	t.Helper()
-	return newWSServerFed(t, hubBuf, opts, false)
-}
-
-// newWSServerFed is newWSServer with onUserCreated a notifying source when
-// notifying is set: its subscriptions are then read by the connection's sender
-// goroutine rather than each by a goroutine of its own.
-func newWSServerFed(t testing.TB, hubBuf int, opts WebSocketOptions, notifying bool) *wsServer {
-	t.Helper()
 	s, err := ParseSchema(loadTestSDL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bindTestSchema(s, newTestStore())
 	hub := newWSHub(hubBuf)
-	if notifying {
-		s.SetNotifyingSubscriber("onUserCreated", hub.subscribeNotify)
-	} else {
-		s.SetSubscriber("onUserCreated", hub.subscribe)
-	}
+	s.SetNotifyingSubscriber("onUserCreated", hub.subscribe)
 	s.SetResolver("Subscription", "onUserCreated", func(p ResolveParams) (any, error) {
 		if err, ok := p.Source.(error); ok {
 			return nil, err
@@ -651,22 +623,13 @@ var wsScenarios = []wsScenario{
 }
 
 // TestWebSocketTranscripts runs each scenario and compares its transcript
-// with the golden file; -update rewrites them. Each runs twice, with a source
-// read by a goroutine per subscription and with a notifying one read by the
-// connection's sender goroutine: the client must not tell them apart.
+// with the golden file; -update rewrites them.
 func TestWebSocketTranscripts(t *testing.T) {
-	for _, notifying := range []bool{false, true} {
-		for _, sc := range wsScenarios {
-			name := sc.name
-			if notifying {
-				name += "/notifying"
-			}
-			t.Run(name, func(t *testing.T) {
-				got := runWSScenario(t, sc, notifying)
-				file := filepath.Join("testdata", "ws", sc.name+".json")
-				testkit.CheckGolden(t, file, got)
-			})
-		}
+	for _, sc := range wsScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := runWSScenario(t, sc)
+			testkit.CheckGolden(t, filepath.Join("testdata", "ws", sc.name+".json"), got)
+		})
 	}
 }
 
@@ -694,12 +657,12 @@ func (tr *transcript) bytes() []byte {
 	return []byte("[\n" + strings.Join(tr.lines, ",\n") + "\n]\n")
 }
 
-func runWSScenario(t *testing.T, sc wsScenario, notifying bool) []byte {
+func runWSScenario(t *testing.T, sc wsScenario) []byte {
 	opts := sc.opts
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = time.Hour // one ka after the legacy ack, and no pings
 	}
-	srv := newWSServerFed(t, 4, opts, notifying)
+	srv := newWSServer(t, 4, opts)
 	base := runtime.NumGoroutine()
 	c := dialWS(t, srv.url(), sc.protocols...)
 	tr := &transcript{t: t}
@@ -1576,9 +1539,8 @@ func FuzzWebSocketSession(f *testing.F) {
 		f.Add(true, s)
 	}
 	// Each input dials a socket of its own, faster than closed ones may be
-	// uncounted: no per-client cap. The source is a notifying one, as the
-	// service's are: its subscriptions are read by the connection's feed.
-	srv := newWSServerFed(f, 4, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1}, true)
+	// uncounted: no per-client cap.
+	srv := newWSServer(f, 4, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
 	f.Fuzz(func(t *testing.T, legacy bool, msg string) {
 		proto, probe, answered := ProtocolTransportWS, `{"type":"ping","payload":{"probe":1}}`, `{"type":"pong","payload":{"probe":1}}`
 		if legacy {
@@ -1768,73 +1730,67 @@ func TestWebSocketOperationCaps(t *testing.T) {
 			"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.",
 			`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`},
 	} {
-		for _, notifying := range []bool{false, true} {
-			name := tc.name
-			if notifying {
-				name += "/notifying"
-			}
-			t.Run(name, func(t *testing.T) {
-				var logs logBuffer
-				tc.opts.Log = logs.logger()
-				srv := newWSServerFed(t, 4, tc.opts, notifying)
-				srv.ws.refusals.every = time.Hour
-				operations := func() int {
-					srv.ws.mu.Lock()
-					defer srv.ws.mu.Unlock()
-					return srv.ws.operations
-				}
-				a := dialWS(t, srv.url(), ProtocolTransportWS)
-				b := dialWS(t, srv.url(), ProtocolLegacyWS)
-				defer a.CloseNow()
-				defer b.CloseNow()
-				const sub = "subscription { onUserCreated { id } }"
-				wsSend(t, a, initMsg)
-				wsMustRecv(t, a)
-				wsSend(t, b, initMsg)
-				wsMustRecv(t, b)
-				wsMustRecv(t, b) // ka
-				wsSend(t, a, subscribe("a1", sub, nil))
-				wsSend(t, a, subscribe("a2", sub, nil))
-				wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
-				want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-				if got := wsMustRecv(t, a); got != want {
-					t.Errorf("got %s\nwant %s", got, want)
-				}
-				wsSend(t, b, legacyStart("b1", sub))
-				srv.hub.waitActive(t, 3)
-				wsSend(t, b, legacyStart("b2", sub)) // over the client's or the server's cap
-				want = `{"id":"b2","type":"error","payload":[{"message":"` + tc.refusal + `","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
-				if got := wsMustRecv(t, b); got != want {
-					t.Errorf("got %s\nwant %s", got, want)
-				}
-				wsSend(t, a, `{"id":"a1","type":"complete"}`)
-				srv.hub.waitActive(t, 2)
-				for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("%d operations counted, want 2", operations())
-					}
-				}
-				wsSend(t, b, legacyStart("b2", sub)) // a place is free again
-				srv.hub.waitActive(t, 3)
-				a.CloseNow()
-				b.CloseNow()
-				srv.hub.waitActive(t, 0)
-				srv.waitIdle(t)
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			tc.opts.Log = logs.logger()
+			srv := newWSServer(t, 4, tc.opts)
+			srv.ws.refusals.every = time.Hour
+			operations := func() int {
 				srv.ws.mu.Lock()
-				if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
-					t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
+				defer srv.ws.mu.Unlock()
+				return srv.ws.operations
+			}
+			a := dialWS(t, srv.url(), ProtocolTransportWS)
+			b := dialWS(t, srv.url(), ProtocolLegacyWS)
+			defer a.CloseNow()
+			defer b.CloseNow()
+			const sub = "subscription { onUserCreated { id } }"
+			wsSend(t, a, initMsg)
+			wsMustRecv(t, a)
+			wsSend(t, b, initMsg)
+			wsMustRecv(t, b)
+			wsMustRecv(t, b) // ka
+			wsSend(t, a, subscribe("a1", sub, nil))
+			wsSend(t, a, subscribe("a2", sub, nil))
+			wsSend(t, a, subscribe("a3", sub, nil)) // over the socket's cap
+			want := `{"id":"a3","type":"error","payload":[{"message":"Too many operations on this connection: at most 2 may be active at once.","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+			if got := wsMustRecv(t, a); got != want {
+				t.Errorf("got %s\nwant %s", got, want)
+			}
+			wsSend(t, b, legacyStart("b1", sub))
+			srv.hub.waitActive(t, 3)
+			wsSend(t, b, legacyStart("b2", sub)) // over the client's or the server's cap
+			want = `{"id":"b2","type":"error","payload":[{"message":"` + tc.refusal + `","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`
+			if got := wsMustRecv(t, b); got != want {
+				t.Errorf("got %s\nwant %s", got, want)
+			}
+			wsSend(t, a, `{"id":"a1","type":"complete"}`)
+			srv.hub.waitActive(t, 2)
+			for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d operations counted, want 2", operations())
 				}
-				srv.ws.mu.Unlock()
-				srv.ws.Shutdown(t.Context())
-				wantLog := []string{
-					`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
-					tc.log,
-				}
-				if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
-					t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
-				}
-			})
-		}
+			}
+			wsSend(t, b, legacyStart("b2", sub)) // a place is free again
+			srv.hub.waitActive(t, 3)
+			a.CloseNow()
+			b.CloseNow()
+			srv.hub.waitActive(t, 0)
+			srv.waitIdle(t)
+			srv.ws.mu.Lock()
+			if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
+				t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
+			}
+			srv.ws.mu.Unlock()
+			srv.ws.Shutdown(t.Context())
+			wantLog := []string{
+				`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
+				tc.log,
+			}
+			if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+			}
+		})
 	}
 }
 
@@ -2023,57 +1979,50 @@ func TestInClientTurn(t *testing.T) {
 	}
 }
 
-// TestNotifyingSubscriptionsHoldNoGoroutine: subscriptions to a notifying
-// source are read by their connection's sender goroutine, so an event for many
-// of them wakes one goroutine, not one each; those to a channel source each
-// hold a goroutine. Every result still arrives.
+// TestNotifyingSubscriptionsHoldNoGoroutine: subscriptions are read by their
+// connection's sender goroutine, so an event for many of them wakes one
+// goroutine, not one each. Every result still arrives.
 func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
 	const subscriptions = 200
-	for _, notifying := range []bool{false, true} {
-		srv := newWSServerFed(t, 4, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions, MaxSubscriptionsPerClient: -1}, notifying)
-		c := dialWS(t, srv.url(), ProtocolTransportWS)
-		wsSend(t, c, initMsg)
-		wsMustRecv(t, c)
-		base := runtime.NumGoroutine()
-		for i := range subscriptions {
-			wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { onUserCreated { id } }", nil))
-		}
-		srv.hub.waitActive(t, subscriptions)
-		held := runtime.NumGoroutine() - base
-		if notifying {
-			// The goroutines that set the operations up end once they are handed over.
-			for deadline := time.Now().Add(wsWait); held >= subscriptions/10 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				held = runtime.NumGoroutine() - base
-			}
-			if held >= subscriptions/10 {
-				t.Errorf("%d goroutines for %d notifying subscriptions", held, subscriptions)
-			}
-		} else if held < subscriptions*9/10 { // other tests' goroutines may end meanwhile
-			t.Errorf("%d goroutines for %d channel subscriptions; the test expects one each", held, subscriptions)
-		}
-		event, _ := srv.hub.publish("Nia")
-		got := map[string]bool{}
-		for range subscriptions {
-			var m struct {
-				ID      string `json:"id"`
-				Payload struct {
-					Data struct {
-						OnUserCreated struct{ ID any } `json:"onUserCreated"`
-					} `json:"data"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal([]byte(wsMustRecv(t, c)), &m); err != nil || fmt.Sprint(m.Payload.Data.OnUserCreated.ID) != fmt.Sprint(event["id"]) {
-				t.Fatalf("notifying=%v: %+v, %v", notifying, m, err)
-			}
-			got[m.ID] = true
-		}
-		if len(got) != subscriptions {
-			t.Errorf("notifying=%v: results for %d subscriptions, want %d", notifying, len(got), subscriptions)
-		}
-		c.CloseNow()
-		srv.hub.waitActive(t, 0)
-		srv.waitIdle(t)
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions, MaxSubscriptionsPerClient: -1})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	base := runtime.NumGoroutine()
+	for i := range subscriptions {
+		wsSend(t, c, subscribe(fmt.Sprint(i), "subscription { onUserCreated { id } }", nil))
 	}
+	srv.hub.waitActive(t, subscriptions)
+	// The goroutines that set the operations up end once they are handed over.
+	held := runtime.NumGoroutine() - base
+	for deadline := time.Now().Add(wsWait); held >= subscriptions/10 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		held = runtime.NumGoroutine() - base
+	}
+	if held >= subscriptions/10 {
+		t.Errorf("%d goroutines for %d notifying subscriptions", held, subscriptions)
+	}
+	event, _ := srv.hub.publish("Nia")
+	got := map[string]bool{}
+	for range subscriptions {
+		var m struct {
+			ID      string `json:"id"`
+			Payload struct {
+				Data struct {
+					OnUserCreated struct{ ID any } `json:"onUserCreated"`
+				} `json:"data"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(wsMustRecv(t, c)), &m); err != nil || fmt.Sprint(m.Payload.Data.OnUserCreated.ID) != fmt.Sprint(event["id"]) {
+			t.Fatalf("%+v, %v", m, err)
+		}
+		got[m.ID] = true
+	}
+	if len(got) != subscriptions {
+		t.Errorf("results for %d subscriptions, want %d", len(got), subscriptions)
+	}
+	c.CloseNow()
+	srv.hub.waitActive(t, 0)
+	srv.waitIdle(t)
 }
 
 // TestWebSocketClientIPv6Network: the addresses of one IPv6 /64 are one client

@@ -273,17 +273,11 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 		c.sendErrors(op.id, op, errorList(err))
 		return false
 	}
-	if st.queue != nil { // a notifying source
+	if st.single == nil {
 		return c.addPassive(op, st)
 	}
 	defer op.cancel()
-	defer st.done()
-	gone := false
-	st.each(nil, func(resp *Response) bool {
-		gone = !c.send(outMsg{result: resp, op: op})
-		return !gone
-	})
-	if !gone { // else the connection is gone, and its teardown ends the rest
+	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
 		c.complete(op)
 	}
 	return false
