@@ -15,25 +15,18 @@ import (
 	"github.com/coder/websocket"
 )
 
-// One WebSocket connection's life: its state, the reader loop, the
-// operations it starts and stops, and how it closes and is torn down.
-
-// wsConn is one WebSocket connection. The reader goroutine (serve's)
-// parses messages and starts operations; each operation has a goroutine that
-// sets it up and sends its results, except a subscription to a notifying
-// source, whose results the connection's sender goroutine writes once set
-// up. The sender also writes what others queue, and the keep-alive
-// messages (sendLoop): two goroutines for a socket with subscriptions, not
-// one per task, since a server holds thousands of them.
+// wsConn is one WebSocket connection. Its reader goroutine (serve) handles
+// messages and starts operations; each operation has a goroutine that sets it
+// up and, for a query or mutation, sends its result. Subscriptions hold no
+// goroutine: the connection's sender (sendLoop) reads their sources when
+// notified, and writes what others queue and the keep-alive messages.
 type wsConn struct {
-	h   *WebSocketHandler
-	ws  *websocket.Conn
-	raw net.Conn // under ws
-	// coalescer is between ws and raw: the writer sends what is queued
-	// together.
-	coalescer *coalescer
+	h         *WebSocketHandler
+	ws        *websocket.Conn
+	raw       net.Conn      // under ws
+	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
-	opened    time.Time     // when the upgrade was accepted, for the log
+	opened    time.Time
 	client    string        // its address, as the caps count it
 	turn      chan struct{} // the client's (clientCount.turn)
 	inTurn    atomic.Bool   // the reader holds turn
@@ -46,12 +39,10 @@ type wsConn struct {
 	writing  sync.Mutex                  // held while a message is written; see send
 	dead     chan struct{}               // closed when nothing more will be sent
 	deadOnce sync.Once
-	wg       sync.WaitGroup // goroutines other than the reader
+	wg       sync.WaitGroup // goroutines and timers other than the reader
 	reads    atomic.Uint64  // messages received, for the keep-alive check
 	acked    atomic.Bool
-	// until is when the connection's authorization ends (AuthorizedUntil);
-	// nil when it does not.
-	until atomic.Pointer[time.Time]
+	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
 
 	// Reader state.
 	initReceived bool
@@ -59,16 +50,14 @@ type wsConn struct {
 	expiryTimer  *time.Timer // closes the connection at until
 	draining     bool        // a close is queued: ignore further messages
 
-	// wake has a value when the sender has work: messages queued, a
-	// notifying source's events, the keep-alive, or the end (sendLoop).
-	wake         chan struct{}
+	wake         chan struct{} // has a value when the sender has work
 	keepAliveDue atomic.Bool
 
 	mu          sync.Mutex
 	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
 	passive     []*passiveOp // subscriptions the sender reads
-	senderEnded bool         // the sender is gone; see addPassive
+	senderEnded bool
 	closing     bool
 	closeCode   websocket.StatusCode
 	closeReason string
@@ -76,16 +65,21 @@ type wsConn struct {
 
 // wsOp is an active operation.
 type wsOp struct {
-	id     string
-	cancel context.CancelFunc
-	// stopped is set when the client ends the operation: results still in
-	// the queue are then not sent.
-	stopped atomic.Bool
+	id      string
+	cancel  context.CancelFunc
+	stopped atomic.Bool // by the client: its queued results are not sent
+}
+
+// passiveOp is a subscription read by the sender.
+type passiveOp struct {
+	op       *wsOp
+	st       *eventStream
+	stopWake func() bool
 }
 
 func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
-	// The connection outlives the request's handler (ServeHTTP), which
-	// ends r's context; its values (the caller's, for OnInit) stay.
+	// The connection outlives ServeHTTP, which ends r's context; its values
+	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &wsConn{
 		h:      h,
@@ -112,13 +106,9 @@ func (c *wsConn) serve() {
 	}
 	c.spawn(c.sendLoop)
 	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
-		c.wg.Add(1)
-		c.h.live.Add(1)
-		c.initTimer = time.AfterFunc(d, func() {
-			defer c.h.live.Add(-1)
-			defer c.wg.Done()
+		c.initTimer = time.AfterFunc(d, c.track(func() {
 			c.closeNow(closeInitTimeout, "Connection initialisation timeout")
-		})
+		}))
 	}
 	for {
 		_, data, err := c.ws.Read(context.Background())
@@ -169,22 +159,16 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 }
 
 // admit makes ctx the parent of the connection's operations, and sets the
-// connection to close when the authorization ctx carries ends. It runs in
-// the reader, which alone starts operations: every one of them sees until.
+// connection to close when ctx's authorization ends. It runs in the reader,
+// which alone starts operations: every one of them sees until.
 func (c *wsConn) admit(ctx context.Context) {
 	if until, ok := authorizedUntil(ctx); ok {
 		c.until.Store(&until)
-		// A timer, not a goroutine, waits for the instant: one for each of
-		// thousands of sockets, stopped by teardown.
-		c.wg.Add(1)
-		c.h.live.Add(1)
-		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), func() {
-			defer c.h.live.Add(-1)
-			defer c.wg.Done()
+		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), c.track(func() {
 			c.writing.Lock()
 			defer c.writing.Unlock()
 			c.closeExpired()
-		})
+		}))
 	}
 	c.mu.Lock()
 	c.base = ctx
@@ -192,24 +176,21 @@ func (c *wsConn) admit(ctx context.Context) {
 	c.acked.Store(true)
 }
 
-// expired reports whether the connection's authorization has ended.
 func (c *wsConn) expired() bool {
 	until := c.until.Load()
 	return until != nil && !c.h.opts.Now().Before(*until)
 }
 
-// closeExpired closes the connection whose authorization has ended with
-// 4403, after the legacy protocol's connection_error. The caller holds
-// c.writing, so that no other message goes out once it has begun.
+// closeExpired closes the connection whose authorization has ended with 4403,
+// after the legacy protocol's connection_error. The caller holds c.writing,
+// so that no other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
 	if c.isDead() || c.isClosing() {
-		return // going already
+		return
 	}
-	// A batch may be under way (writeQueue, writePassive): what the coalescer
-	// holds of it was written before the instant, and the close frame, which
-	// closeNow waits on the peer to answer, must not be held behind it.
-	if err := c.coalescer.release(); err != nil {
-		c.writeFailed()
+	// What the coalescer holds of a batch under way was written before the
+	// instant; the close frame must not wait behind it.
+	if !c.release() {
 		return
 	}
 	if c.legacy {
@@ -218,7 +199,7 @@ func (c *wsConn) closeExpired() {
 	c.closeNow(closeForbidden, "Forbidden: "+msgAuthorizationExpired)
 }
 
-// start begins the operation id, unless too many are active.
+// start begins the operation id, unless it is refused.
 func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
 		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
@@ -239,8 +220,8 @@ func (c *wsConn) start(id string, req Request) bool {
 	return true
 }
 
-// stop ends the operation id at the client's request and reports whether
-// it was active.
+// stop ends the operation id at the client's request and reports whether it
+// was active.
 func (c *wsConn) stop(id string) bool {
 	c.mu.Lock()
 	op := c.ops[id]
@@ -254,15 +235,15 @@ func (c *wsConn) stop(id string) bool {
 	return true
 }
 
-// run executes an operation and sends its results. It reports true when it
-// handed the operation to the sender, which then ends it.
+// run sets an operation up and sends a query's or mutation's result. It
+// reports true when it handed a subscription to the sender, which then ends it.
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
 	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) }); refused != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil { // stopped by the client, or the connection is going
 			op.cancel()
-			c.forget(op) // stopped by the client, or the connection is going
+			c.forget(op)
 			return false
 		}
 		err = refused
@@ -278,12 +259,14 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
-		c.complete(op)
+		c.forget(op)
+		if m, tell := c.completion(op); tell {
+			c.send(m)
+		}
 	}
 	return false
 }
 
-// nextType is the type of a result message in the connection's protocol.
 func (c *wsConn) nextType() string {
 	if c.legacy {
 		return "data"
@@ -291,19 +274,8 @@ func (c *wsConn) nextType() string {
 	return "next"
 }
 
-// complete ends an operation whose stream ended (the source closed, or ctx ended
-// because the client stopped the operation or the connection is going), telling
-// the client unless it stopped the operation itself.
-func (c *wsConn) complete(op *wsOp) {
-	c.forget(op)
-	if m, tell := c.completion(op); tell {
-		c.send(m)
-	}
-}
-
-// completion is the message that tells the client op completed, and whether
-// to send it: not when the client stopped op itself, or the connection is
-// going.
+// completion is the message telling the client op completed, and whether to
+// send it: not when the client stopped op itself, or the connection is going.
 func (c *wsConn) completion(op *wsOp) (outMsg, bool) {
 	if op.stopped.Load() || c.ctx.Err() != nil {
 		return outMsg{}, false
@@ -311,23 +283,15 @@ func (c *wsConn) completion(op *wsOp) (outMsg, bool) {
 	return outMsg{data: opMessage("complete", op.id, nil), op: op}, true
 }
 
-// passiveOp is a subscription to a notifying source, read by the sender.
-type passiveOp struct {
-	op       *wsOp
-	st       *eventStream
-	stopWake func() bool // stops the wake-up at the end of the operation's context
-}
-
-// addPassive hands op to the sender. It reports false, having ended op, when
-// the sender is gone already (the connection is going).
+// addPassive hands op to the sender, or ends it when the sender is gone.
 func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
-	// A source need not close when ctx ends; the sender is woken to see it ended.
+	// A source need not end when ctx ends; the sender is woken to see it.
 	p := &passiveOp{op: op, st: st, stopWake: context.AfterFunc(st.ctx, c.wakeSender)}
 	c.mu.Lock()
 	if c.senderEnded {
 		c.mu.Unlock()
-		p.end() // run's caller releases the operation
-		return false
+		c.endPassive(p)
+		return true
 	}
 	c.passive = append(c.passive, p)
 	c.mu.Unlock()
@@ -335,15 +299,15 @@ func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
 	return true
 }
 
-// end releases what op's stream holds.
-func (p *passiveOp) end() {
+// endPassive ends a subscription the sender read.
+func (c *wsConn) endPassive(p *passiveOp) {
 	p.stopWake()
 	p.st.done()
 	p.op.cancel()
+	c.h.releaseOperation(c.client)
 }
 
-// wakeSender tells the sender it has work. It never blocks: one pending
-// wake-up covers every reason.
+// wakeSender tells the sender it has work; it never blocks.
 func (c *wsConn) wakeSender() {
 	select {
 	case c.wake <- struct{}{}:
@@ -351,15 +315,10 @@ func (c *wsConn) wakeSender() {
 	}
 }
 
-// sendLoop is the sender: when woken, it writes what is queued and the
-// results of the notifying subscriptions (flush), then the keep-alive
-// message when due. When nothing more will be sent (a write failed, or
-// markDead, which wakes it), it ends those subscriptions and returns.
-//
-// It waits on c.wake alone, not in a select with the queue, c.dead and a
-// ticker: a fan-out wakes it on thousands of connections at once, and a
-// receive costs less than a select, which locks every channel it waits on.
-// A timer, not a goroutine, tells it that a keep-alive is due.
+// sendLoop is the sender: when woken, it flushes, then writes the keep-alive
+// message when due. When nothing more will be sent, it ends the subscriptions.
+// It waits on c.wake alone, as a receive costs less than a select when a
+// fan-out wakes thousands of connections; a timer says a keep-alive is due.
 func (c *wsConn) sendLoop() {
 	d := c.h.opts.KeepAlive
 	var keepAlive *time.Timer
@@ -396,15 +355,13 @@ func (c *wsConn) sendLoop() {
 	}
 }
 
-// flush writes what is queued, then the results of the notifying
-// subscriptions that have events and the completion of those whose stream
-// ended, then a close that was queued; a connection's results for one event
-// go out together, in one system call as far as they go. It reports false
-// when the connection will send nothing more. ready is scratch space,
-// returned for reuse.
+// flush writes what is queued, then the subscriptions' results and
+// completions, then a queued close; a connection's results for one event go
+// out together, in one system call as far as they go. It reports false when
+// the connection will send nothing more. ready is scratch space.
 func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 	c.mu.Lock()
-	ready = append(ready[:0], c.passive...) // only the sender removes operations from c.passive
+	ready = append(ready[:0], c.passive...) // only the sender removes from c.passive
 	c.mu.Unlock()
 	c.writing.Lock()
 	defer c.writing.Unlock()
@@ -422,9 +379,8 @@ func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 	return ready, ok
 }
 
-// writePassive writes the results of the subscriptions in ready that have
-// events, and completes those whose stream ended. It reports false when the
-// connection will send nothing more. The caller holds c.writing.
+// writePassive writes the results of the subscriptions in ready, and
+// completes those whose stream ended. The caller holds c.writing.
 func (c *wsConn) writePassive(ready []*passiveOp) bool {
 	held := len(ready) > 1
 	if held {
@@ -459,17 +415,8 @@ func (c *wsConn) writePassive(ready []*passiveOp) bool {
 	return ok
 }
 
-// endPassive ends a subscription that the sender read, and counts it out of its
-// client's operations.
-func (c *wsConn) endPassive(p *passiveOp) {
-	p.end()
-	c.h.releaseOperation(c.client)
-}
-
-// inClientTurn runs f in the client's turn (clientCount.turn), and in its
-// share of the server (WebSocketOptions.ClientWork) when there is one: setting
-// an operation up is the client's work as much as handling its messages. It
-// returns why f did not run: ctx ended first, or the share refused it.
+// inClientTurn runs f in the client's turn (clientCount.turn) and share
+// (WebSocketOptions.ClientWork), and returns why it did not run f.
 func (c *wsConn) inClientTurn(ctx context.Context, f func()) error {
 	select {
 	case c.turn <- struct{}{}:
@@ -493,8 +440,8 @@ func (c *wsConn) forget(op *wsOp) {
 	c.mu.Unlock()
 }
 
-// closeNow closes the socket with a close handshake, unless a close is
-// already under way; it returns when the handshake is over.
+// closeNow closes the socket with a close handshake, unless a close is under
+// way; it returns when the handshake is over.
 func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	c.leaveTurn() // the handshake waits for the peer, up to 5 s; the client's other sockets need not
 	reason = limitReason(reason)
@@ -503,10 +450,9 @@ func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	}
 }
 
-// leaveTurn gives back the client's turn if the reader holds it. Called by
-// closeNow from another goroutine (the writer's close), it may give the turn
-// back while the reader is still handling a message: the bound loosens for
-// that one message of a socket that is closing, and holds again after it.
+// leaveTurn gives back the client's turn if the reader holds it. From
+// another goroutine (a close), it may do so while the reader still handles a
+// message: the bound loosens for that one message of a closing socket.
 func (c *wsConn) leaveTurn() {
 	if c.inTurn.CompareAndSwap(true, false) {
 		<-c.turn
@@ -528,8 +474,7 @@ func (c *wsConn) goAway() {
 		c.wakeSender()
 	default:
 		c.queued.Add(-1)
-		// Not c.spawn: teardown may be waiting already. Shutdown calls
-		// this before it waits for h.wg, and ServeHTTP holds a count.
+		// Not c.spawn: teardown may be waiting already. Shutdown waits for h.wg.
 		c.h.wg.Add(1)
 		go func() {
 			defer c.h.wg.Done()
@@ -554,15 +499,26 @@ func (c *wsConn) recordClose(code websocket.StatusCode, reason string) bool {
 	return true
 }
 
-// spawn runs f in a goroutine that teardown waits for.
-func (c *wsConn) spawn(f func()) {
+// track counts f, to be run by a goroutine or a timer, in what teardown waits for.
+func (c *wsConn) track(f func()) func() {
 	c.wg.Add(1)
 	c.h.live.Add(1)
-	go func() {
+	return func() {
 		defer c.h.live.Add(-1)
 		defer c.wg.Done()
 		f()
-	}()
+	}
+}
+
+func (c *wsConn) spawn(f func()) { go c.track(f)() }
+
+// stopTimer stops *t, a timer made with track, unless it has fired already.
+func (c *wsConn) stopTimer(t **time.Timer) {
+	if *t != nil && (*t).Stop() {
+		c.wg.Done()
+		c.h.live.Add(-1)
+	}
+	*t = nil
 }
 
 // markDead tells the connection's goroutines that nothing more will be sent.
@@ -573,7 +529,6 @@ func (c *wsConn) markDead() {
 	})
 }
 
-// isDead reports whether markDead has been called.
 func (c *wsConn) isDead() bool {
 	select {
 	case <-c.dead:
@@ -581,16 +536,6 @@ func (c *wsConn) isDead() bool {
 	default:
 		return false
 	}
-}
-
-// stopTimer stops *t, one of the connection's timers whose function counts
-// in c.wg, unless it has fired already.
-func (c *wsConn) stopTimer(t **time.Timer) {
-	if *t != nil && (*t).Stop() {
-		c.wg.Done()
-		c.h.live.Add(-1)
-	}
-	*t = nil
 }
 
 // teardown ends every operation and waits for the connection's goroutines.
@@ -606,11 +551,9 @@ func (c *wsConn) teardown() {
 	}
 	c.cancel()
 	c.markDead()
-	// The reader is done: the peer's close frame has come (and the library
-	// has answered it) or the socket has failed. Closing the TCP connection
-	// now, as RFC 6455 has the server do, also ends a close handshake under
-	// way in another goroutine, which would otherwise wait for frames that
-	// the reader has consumed.
+	// The reader is done. Closing the TCP connection now, as RFC 6455 has the
+	// server do, also ends a close handshake waiting in another goroutine for
+	// frames the reader has consumed.
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
@@ -618,7 +561,6 @@ func (c *wsConn) teardown() {
 	code, reason := c.closeCode, c.closeReason
 	c.mu.Unlock()
 	if log := c.h.opts.Log; log != nil {
-		// The request's own log line was written at the upgrade.
 		by := slog.String("closed_by", "client")
 		if code != 0 {
 			by = slog.Group("closed_by_server", slog.Int("code", int(code)), slog.String("reason", reason))

@@ -2,24 +2,21 @@ package graphql
 
 import (
 	"context"
-	"runtime"
 	"sync"
 
 	"github.com/coder/websocket"
 )
 
-// Sending on a WebSocket connection: one queue per connection, written by
-// the goroutine that finds it idle or by the connection's sender, so that a
-// slow client holds up only itself (see WebSocketHandler, Slow clients).
+// Sending: one queue per connection, written by the goroutine that finds it
+// idle or by the connection's sender, so that a slow client holds up only
+// itself.
 
-// outMsg is an entry of the send queue: a message, a result, or a close.
-// Every connection holds SendQueue of them, so it is kept small: a result's
-// type comes from the connection's protocol, and a close's reason is in data.
+// outMsg is an entry of the send queue: a message, a result, or a close (its
+// reason in data). Every connection holds SendQueue of them: it is kept small.
 type outMsg struct {
-	data []byte // the message, or the close's reason
-	// A result of op is framed only when it is written, into a pooled
-	// buffer: a response shared by many subscribers is then never copied
-	// per subscriber, but for the write itself.
+	data []byte
+	// A result is framed only when written, into a pooled buffer: a response
+	// shared by many subscribers is never copied per subscriber.
 	result *Response
 	op     *wsOp // the operation the message belongs to, if any
 	close  websocket.StatusCode
@@ -37,18 +34,11 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
 }
 
-// send sends m, or queues it for the sender, waiting for room; it reports
-// false when the connection will send nothing more. It must not be called
-// by the sender, which alone makes room.
-//
-// When nothing is queued and no one is writing, m is written at once by the
-// calling goroutine, not handed to the sender. Each goroutine's messages
-// still go out in order: m is written directly only when everything queued
-// before it has been written.
-//
-// A connection with several operations always queues: their goroutines may
-// all be woken at once, and the sender writes their results together
-// (writeQueue) instead of each in a system call of its own.
+// send writes m at once when nothing is queued and no one is writing, or
+// queues it for the sender, waiting for room; it reports false when the
+// connection will send nothing more. The sender, which alone makes room,
+// must not call it. A connection with several operations always queues, so
+// that the sender writes their messages together.
 func (c *wsConn) send(m outMsg) bool {
 	if m.close == 0 && c.soleOperation() && c.writing.TryLock() {
 		if c.queued.Load() == 0 {
@@ -72,26 +62,23 @@ func (c *wsConn) send(m outMsg) bool {
 	}
 }
 
-// soleOperation reports whether the connection has at most one active operation.
 func (c *wsConn) soleOperation() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.ops) <= 1
 }
 
-// writeMessage writes one queued or directly sent message, and reports false when
-// the connection will send nothing more. The caller holds c.writing.
+// writeMessage writes m, and reports false when the connection will send
+// nothing more. The caller holds c.writing.
 func (c *wsConn) writeMessage(m outMsg) bool {
 	if m.close != 0 {
 		c.closeNow(m.close, string(m.data))
 		return false
 	}
 	if c.isClosing() {
-		return false // a close has been sent or is under way
+		return false
 	}
-	if c.expired() {
-		// The timer may not have run yet: this message would be the first
-		// one after the instant.
+	if c.expired() { // before the timer has run
 		c.closeExpired()
 		return false
 	}
@@ -99,14 +86,13 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 		return true
 	}
 	if m.result != nil {
-		return c.writeResult(c.nextType(), m.op.id, m.result)
+		return c.writeResult(m.op.id, m.result)
 	}
 	return c.write(m.data)
 }
 
-// queue is the send queue, made when first needed: most connections write
-// every message directly (send) and never queue one, and a server holds
-// thousands of them.
+// queue is the send queue, made when first needed: most connections never
+// queue a message, and a server holds thousands of them.
 func (c *wsConn) queue() chan outMsg {
 	if q := c.out.Load(); q != nil {
 		return *q
@@ -118,51 +104,33 @@ func (c *wsConn) queue() chan outMsg {
 	return q
 }
 
-// writeQueued writes what is queued up to a close, which it takes from the
-// queue and returns unwritten (close is 0 when there is none), and reports
-// false when the connection will send nothing more. The caller holds
-// c.writing, and writes the close after the subscriptions' last results
-// (flush): a subscription that ended just before is completed first.
+// writeQueued writes what is queued, in one system call as far as it goes,
+// up to a close, which it returns unwritten (close 0: none) for flush to
+// write after the subscriptions' last results. It reports false when the
+// connection will send nothing more. The caller holds c.writing.
 func (c *wsConn) writeQueued() (closing outMsg, ok bool) {
 	q := c.out.Load()
-	if q == nil {
+	if q == nil || len(*q) == 0 {
 		return outMsg{}, true
 	}
-	select {
-	case m := <-*q:
-		return c.writeQueue(*q, m)
-	default:
-		return outMsg{}, true
-	}
-}
-
-// writeQueue is writeQueued for m and whatever else is queued on q by then,
-// in one system call as far as it goes.
-func (c *wsConn) writeQueue(q chan outMsg, m outMsg) (closing outMsg, ok bool) {
-	if m.close == 0 && !c.soleOperation() {
-		// The other operations woken by the same event queue their results
-		// meanwhile, and go out in the same system call.
-		runtime.Gosched()
-	}
-	held := false
-	ok = true
-	for m.close == 0 {
-		if !held && len(q) > 0 {
+	held, ok := false, true
+	for ok && len(*q) > 0 {
+		if !held && len(*q) > 1 {
 			c.coalescer.hold()
 			held = true
 		}
-		ok = c.writeMessage(m)
-		c.queued.Add(-1)
-		if !ok || len(q) == 0 {
-			m = outMsg{}
+		m := <-*q // only the sender takes from the queue
+		if m.close != 0 {
+			closing = m
 			break
 		}
-		m = <-q // only this goroutine takes from the queue
+		ok = c.writeMessage(m)
+		c.queued.Add(-1)
 	}
 	if held {
 		ok = c.release() && ok
 	}
-	return m, ok
+	return closing, ok
 }
 
 // release sends what the coalescer holds.
@@ -174,11 +142,10 @@ func (c *wsConn) release() bool {
 	return true
 }
 
-// writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled
-// buffer that is free again once written.
-func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
+// writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled buffer.
+func (c *wsConn) writeResult(id string, resp *Response) bool {
 	bp := frameBuffers.Get().(*[]byte)
-	buf := appendOpHeader((*bp)[:0], typ, id)
+	buf := appendOpHeader((*bp)[:0], c.nextType(), id)
 	buf = append(buf, `,"payload":`...)
 	buf = resp.appendJSON(buf)
 	buf = append(buf, '}')
@@ -190,41 +157,42 @@ func (c *wsConn) writeResult(typ, id string, resp *Response) bool {
 	return ok
 }
 
-// frameBuffers recycles the buffers results are framed in.
 var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// maxPooledFrame is the largest frame buffer kept for reuse: a large one
-// would pin its memory while small results pass through it.
+// maxPooledFrame is the largest buffer kept for reuse: a large one would pin
+// its memory while small results pass through it.
 const maxPooledFrame = 64 << 10
 
 // pingState is what the sender knows of its graphql-transport-ws pings.
 type pingState struct {
-	pinged bool   // a ping has been sent
+	pinged bool
 	reads  uint64 // c.reads when it was
 }
 
-// keepAlive sends the keep-alive message once the connection is acknowledged:
-// the legacy "ka", or a ping, after dropping a client that sent nothing since
-// the last ping. It reports false when the connection will send nothing more.
+// keepAlive sends the legacy "ka", or a ping after dropping a client that
+// sent nothing since the last ping, once the connection is acknowledged. It
+// reports false when the connection will send nothing more.
 func (c *wsConn) keepAlive(ping *pingState) bool {
 	if !c.acked.Load() {
 		return true
 	}
-	if c.legacy {
-		return c.lockAndWrite([]byte(`{"type":"ka"}`))
+	msg := `{"type":"ka"}`
+	if !c.legacy {
+		reads := c.reads.Load()
+		if ping.pinged && reads == ping.reads {
+			c.drop("No answer to ping")
+			return false
+		}
+		*ping = pingState{pinged: true, reads: reads}
+		msg = `{"type":"ping"}`
 	}
-	reads := c.reads.Load()
-	if ping.pinged && reads == ping.reads {
-		c.drop("No answer to ping")
-		return false
-	}
-	*ping = pingState{pinged: true, reads: reads}
-	return c.lockAndWrite([]byte(`{"type":"ping"}`))
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	return c.write([]byte(msg))
 }
 
 // write sends one message. The caller holds c.writing. A socket that takes
-// it for WriteTimeout is dropped by the handler (checkWrites), which ends
-// the write.
+// it for WriteTimeout is dropped by checkWrites, which ends the write.
 func (c *wsConn) write(p []byte) bool {
 	if err := c.ws.Write(context.Background(), websocket.MessageText, p); err != nil {
 		c.writeFailed()
@@ -234,16 +202,9 @@ func (c *wsConn) write(p []byte) bool {
 }
 
 // writeFailed closes a socket a write failed on, unless the failure is the
-// close under way (checkWrites' drop among them).
+// close under way.
 func (c *wsConn) writeFailed() {
 	if !c.isClosing() {
-		c.raw.Close() // a broken socket; the reader ends too
+		c.raw.Close() // the reader ends too
 	}
-}
-
-// lockAndWrite is write for a caller that does not hold c.writing.
-func (c *wsConn) lockAndWrite(p []byte) bool {
-	c.writing.Lock()
-	defer c.writing.Unlock()
-	return c.write(p)
 }
