@@ -8,16 +8,12 @@ import (
 )
 
 // coalescer sits between the WebSocket library's buffered writer and the
-// socket. The library sends every message at once, a system call each; when
-// several of a connection's operations have results for one event, its
-// writer holds them and sends them together, one system call for a queue.
+// socket. The library sends every message at once; while held, the coalescer
+// keeps them, to send a connection's results for one event in one system call.
 //
-// It also stamps every write to the socket, the library's own (pongs, the
-// close frame) included, with the time it began: the handler drops a socket
-// that takes one write for WriteTimeout (WebSocketHandler.checkWrites). A
-// stamp is two atomic stores; a socket deadline set and cleared around each
-// message was two runtime timer changes, which a fan-out to many sockets
-// felt (bench/README.md).
+// It also stamps every write to the socket with the time it began, for
+// checkWrites: two atomic stores, where a socket deadline around each message
+// was two timer changes, which a fan-out felt (bench/README.md).
 type coalescer struct {
 	conn  net.Conn
 	since atomic.Int64 // when the write under way began (sinceStart, +1); 0: none
@@ -40,7 +36,6 @@ func (w *coalescer) Write(p []byte) (int, error) {
 	return w.write(p)
 }
 
-// write writes p to the socket, with the time it began stamped meanwhile.
 func (w *coalescer) write(p []byte) (int, error) {
 	w.since.Store(int64(sinceStart()) + 1)
 	defer w.since.Store(0)
@@ -56,8 +51,7 @@ func (w *coalescer) writingFor() time.Duration {
 	return sinceStart() - time.Duration(s-1)
 }
 
-// processStart is the origin of the write stamps: an int64 holds a
-// monotonic time as the duration since it.
+// processStart is the origin of the write stamps, a monotonic time.
 var processStart = time.Now()
 
 func sinceStart() time.Duration { return time.Since(processStart) }
@@ -69,8 +63,7 @@ func (w *coalescer) hold() {
 	w.mu.Unlock()
 }
 
-// release sends what was held and passes writes on again. The buffer is
-// kept for the next batch unless it grew large.
+// release sends what was held and passes writes on again.
 func (w *coalescer) release() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

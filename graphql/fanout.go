@@ -7,27 +7,22 @@ import (
 	"sync/atomic"
 )
 
-// Fan-out: with Schema.ShareEventResults, one event reaching N subscribers
-// of the same subscription is executed and encoded once, not N times. Two
-// subscriptions are the same when their query text, operation name and
-// coerced variables are; the document cache plays no part, so sharing holds
-// however the cache evicts.
+// Fan-out: with Schema.ShareEventResults, one event reaching N subscribers of
+// the same subscription (query text, operation name and coerced variables) is
+// executed and encoded once, not N times.
 
-// sharedEventWindow is how many of a stream's latest events keep their
-// encoded result for the subscribers that have not reached them yet. All
-// subscribers see the events in the same order but not at the same pace; a
-// subscriber further behind than this executes the event again, which costs
-// time, never correctness.
+// sharedEventWindow is how many of a stream's latest events keep their result
+// for the subscribers that have not reached them yet; one further behind
+// executes the event again, which costs time, never correctness.
 const sharedEventWindow = 8
 
-// fanout holds the shared streams of a schema, by sharing key.
+// fanout holds a schema's shared streams, by sharing key.
 type fanout struct {
 	mu      sync.Mutex
 	streams map[string]*sharedStream
 }
 
-// sharedStream is what the subscribers of one subscription share: the
-// results of its latest events.
+// sharedStream is what the subscribers of one subscription share.
 type sharedStream struct {
 	key         string
 	subscribers atomic.Int64 // changed under fanout.mu, read without
@@ -45,10 +40,10 @@ type sharedResult struct {
 	resp *Response // encoded (raw set); nil if making it panicked
 }
 
-// shareKey is the sharing key of a subscription: its query text, operation
-// name and coerced variables, encoded as JSON with sorted keys so that the
-// variables' order and spelling (1 or 1e0 for an Int) do not matter. ok is
-// false when a variable cannot be encoded; such a subscription is not shared.
+// shareKey is the sharing key of a subscription. The variables are encoded
+// with sorted keys, so that their order and spelling (1 or 1e0 for an Int) do
+// not matter; ok is false when one cannot be encoded, and then nothing is
+// shared.
 func shareKey(query, operationName string, vars map[string]any) (key string, ok bool) {
 	v, err := json.Marshal(vars)
 	if err != nil {
@@ -64,9 +59,8 @@ func shareKey(query, operationName string, vars map[string]any) (key string, ok 
 }
 
 // join counts one more subscriber of key's stream and returns it, with the
-// function to call when that subscriber is gone. Call it before the
-// subscriber's source stream is created: an event the subscriber receives is
-// then published after it was counted (see sharedStream.result).
+// function to call when it is gone. Call it before the subscriber's source
+// stream is created, so that the subscriber is counted before its events.
 func (f *fanout) join(key string) (*sharedStream, func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,8 +76,7 @@ func (f *fanout) join(key string) (*sharedStream, func()) {
 	return st, sync.OnceFunc(func() { f.leave(st) })
 }
 
-// leave forgets a stream when its last subscriber is gone, with the results
-// it kept.
+// leave forgets a stream when its last subscriber is gone.
 func (f *fanout) leave(st *sharedStream) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -92,12 +85,9 @@ func (f *fanout) leave(st *sharedStream) {
 	}
 }
 
-// result returns the response to ev: the one already made for it by another
-// subscriber, or run's, which is then encoded once and kept for the others.
-// A nil stream, or an event that cannot be compared, just runs. The shared
-// response is read-only: its raw encoding is what every subscriber sends.
-//
-// A lone subscriber keeps nothing new: no one else will need its results.
+// result returns the response to ev: the one another subscriber made, or
+// run's, then encoded once and kept for the others (unless the subscriber is
+// alone). A nil stream, or an event that cannot be compared, just runs.
 func (st *sharedStream) result(ev any, run func() *Response) *Response {
 	if st == nil || ev == nil || !reflect.TypeOf(ev).Comparable() {
 		return run()
@@ -135,8 +125,7 @@ func (st *sharedStream) find(ev any) *sharedResult {
 }
 
 // encodeShared encodes resp once for all its subscribers. Data then points
-// into the encoding, which ends with it, so the response is held once, and
-// the buffer Data had goes back to the pool.
+// into the encoding, and the buffer Data had goes back to the pool.
 func encodeShared(resp *Response) *Response {
 	raw := resp.appendJSON(nil)
 	n := len(resp.Data)

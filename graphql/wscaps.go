@@ -8,44 +8,34 @@ import (
 	"time"
 )
 
-// The caps of WebSocketHandler on sockets and operations, and the log of
-// what they refuse. Sockets are counted before the upgrade, so a refused one
-// costs an HTTP answer and no goroutine; operations are counted before their
-// goroutine starts.
+// The caps on sockets and operations, and the log of what they refuse.
+// Sockets are counted before the upgrade, so a refused one costs an HTTP
+// answer and no goroutine; operations before their goroutine starts.
 
 // Defaults of the caps in WebSocketOptions.
 const (
-	// DefaultMaxSockets is the default of WebSocketOptions.MaxSockets.
-	DefaultMaxSockets = 10_000
-	// DefaultMaxSocketsPerClient is the default of
-	// WebSocketOptions.MaxSocketsPerClient.
-	DefaultMaxSocketsPerClient = 100
-	// DefaultMaxTotalSubscriptions is the default of
-	// WebSocketOptions.MaxTotalSubscriptions.
-	DefaultMaxTotalSubscriptions = 100_000
-	// DefaultMaxSubscriptionsPerClient is the default of
-	// WebSocketOptions.MaxSubscriptionsPerClient.
+	DefaultMaxSockets                = 10_000
+	DefaultMaxSocketsPerClient       = 100
+	DefaultMaxTotalSubscriptions     = 100_000
 	DefaultMaxSubscriptionsPerClient = 1_000
 )
 
 // clientCount is what one client address holds.
 type clientCount struct {
 	sockets, operations int
-	// turn is held while one of the client's messages is handled or one of its
-	// operations set up: a client's sockets are served one message at a time,
-	// so that a client with a hundred sockets sending at once takes one CPU, not
-	// every one, and other clients' requests still find one.
+	// turn is held while one of the client's messages is handled or operations
+	// set up: a client sending on a hundred sockets at once takes one CPU, and
+	// other clients still find one.
 	turn chan struct{}
 }
 
 // refusalLogInterval is the least time between two log lines about one kind
-// of refusal: an attack refused ten thousand times a second logs a line and
-// a count, not ten thousand lines.
+// of refusal: an attack logs a line and a count, not a line per refusal.
 const refusalLogInterval = 10 * time.Second
 
-// refuseUpgrade answers an upgrade request the handler does not take as GraphQL over
-// HTTP answers a request it does not run: one error in a JSON body. A refusal for
-// want of room (code set) may be tried again a second later.
+// refuseUpgrade answers an upgrade request as GraphQL over HTTP answers a
+// request it does not run. A refusal for want of room (code set) may be tried
+// again a second later.
 func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
 	if code != "" {
 		w.Header().Set("Retry-After", "1")
@@ -54,8 +44,7 @@ func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
 }
 
 // admitSocket counts a socket from client and returns the client's count, or
-// answers the upgrade request with 503 (every socket taken) or 429 (the
-// client's taken) and returns nil. The caller holds h.mu.
+// answers with 503 or 429 and returns nil. The caller holds h.mu.
 func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) *clientCount {
 	if max := h.opts.MaxSockets; max > 0 && h.sockets >= max {
 		h.refusals.add(refusedSockets, client, max)
@@ -77,18 +66,9 @@ func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) *cl
 	return cc
 }
 
-// releaseSocket uncounts a socket admitted for client.
-func (h *WebSocketHandler) releaseSocket(client string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.sockets--
-	h.perClient[client].sockets--
-	h.forgetIdleLocked(client)
-}
-
 // admitOperation counts an operation about to start on c, or returns why it
-// is refused. Only c's reader starts operations, so the count it checks on c
-// can only fall before the operation is added.
+// is refused. Only c's reader starts operations, so c's count cannot rise
+// meanwhile.
 func (c *wsConn) admitOperation() (refused string) {
 	h := c.h
 	c.mu.Lock()
@@ -114,19 +94,20 @@ func (c *wsConn) admitOperation() (refused string) {
 	return ""
 }
 
-// releaseOperation uncounts an operation admitted for client.
-func (h *WebSocketHandler) releaseOperation(client string) {
+func (h *WebSocketHandler) releaseSocket(client string)    { h.release(client, 1, 0) }
+func (h *WebSocketHandler) releaseOperation(client string) { h.release(client, 0, 1) }
+
+// release uncounts sockets and operations admitted for client, and forgets a
+// client that holds nothing.
+func (h *WebSocketHandler) release(client string, sockets, operations int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.operations--
-	h.perClient[client].operations--
-	h.forgetIdleLocked(client)
-}
-
-// forgetIdleLocked drops client's count when it holds nothing, so that the
-// map holds only clients with open sockets or active operations.
-func (h *WebSocketHandler) forgetIdleLocked(client string) {
-	if cc := h.perClient[client]; cc.sockets <= 0 && cc.operations <= 0 {
+	cc := h.perClient[client]
+	h.sockets -= sockets
+	h.operations -= operations
+	cc.sockets -= sockets
+	cc.operations -= operations
+	if cc.sockets <= 0 && cc.operations <= 0 {
 		delete(h.perClient, client)
 	}
 }
@@ -152,15 +133,14 @@ var refusalMessages = [refusalKinds]string{
 }
 
 // refusalLog logs refusals at most once per interval and kind: the first at
-// once, the ones after it as a count, with the next line or when the
-// interval is over.
+// once, the ones after it as a count when the interval is over.
 type refusalLog struct {
 	log   *slog.Logger // nil: nothing is logged
 	every time.Duration
 
 	mu     sync.Mutex
 	kinds  [refusalKinds]refusalCount
-	closed bool // by Shutdown: nothing more is logged
+	closed bool // by Shutdown
 }
 
 type refusalCount struct {
@@ -198,7 +178,7 @@ func (l *refusalLog) add(k refusal, client string, limit int) {
 }
 
 // writeLocked logs the refusals of kind k held so far, if any. The caller
-// holds l.mu: lines of one kind stay in order and their counts add up.
+// holds l.mu.
 func (l *refusalLog) writeLocked(k refusal) {
 	c := &l.kinds[k]
 	if c.held == 0 {
@@ -208,8 +188,8 @@ func (l *refusalLog) writeLocked(k refusal) {
 	c.held, c.logged = 0, time.Now()
 }
 
-// close logs what is held and stops the timers, so that nothing is logged
-// after Shutdown.
+// close logs what is held and stops the timers: nothing is logged after
+// Shutdown.
 func (l *refusalLog) close() {
 	if l.log == nil {
 		return

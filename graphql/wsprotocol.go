@@ -12,9 +12,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The messages of the two WebSocket protocols: what each incoming message
-// does under graphql-transport-ws and under the legacy graphql-ws, how
-// messages are parsed, and how outgoing ones are framed.
+// The messages of the two protocols: what each does, how they are parsed and
+// framed.
 
 // handle acts on one message and reports whether to go on reading.
 func (c *wsConn) handle(data []byte) (ok bool) {
@@ -25,9 +24,7 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 			ok = false
 		}
 	}()
-	if c.expired() {
-		// Nor is a message acted on from the instant on: an operation it
-		// started would run for a caller no longer authorized.
+	if c.expired() { // an operation started now would run for a caller no longer authorized
 		c.writing.Lock()
 		defer c.writing.Unlock()
 		c.closeExpired()
@@ -50,23 +47,13 @@ func (c *wsConn) handleTransport(data []byte) bool {
 			c.closeNow(closeTooManyInits, "Too many initialisation requests")
 			return false
 		}
-		c.initReceived = true
-		c.stopTimer(&c.initTimer)
-		payload, err := initPayload(m.payload)
-		if err != nil {
-			return c.badRequest(err.Error())
-		}
-		ctx, err := c.init(payload)
-		if err != nil {
-			if errors.Is(err, errInitPanic) {
-				c.closeNow(closeInternal, "Internal server error")
-			} else {
-				c.closeNow(closeForbidden, "Forbidden: "+err.Error())
+		return c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
+			if code == closeBadRequest {
+				return c.badRequest(msg)
 			}
+			c.closeNow(code, reason)
 			return false
-		}
-		c.admit(ctx)
-		return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
+		})
 	case "ping":
 		if m.payload != nil && !isJSONObject(m.payload) {
 			return c.badRequest(`"ping" payload must be an object`)
@@ -120,27 +107,10 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 		if c.initReceived {
 			return c.connectionError("Too many initialisation requests")
 		}
-		c.initReceived = true
-		c.stopTimer(&c.initTimer)
-		payload, err := initPayload(m.payload)
-		if err != nil {
-			return c.refuse(err.Error(), closeBadRequest, "Invalid message received")
+		if ok := c.initConnection(m.payload, c.refuse); !ok || c.draining { // refused
+			return ok
 		}
-		ctx, err := c.init(payload)
-		if err != nil {
-			if errors.Is(err, errInitPanic) {
-				return c.refuse("Internal server error", closeInternal, "Internal server error")
-			}
-			return c.refuse(err.Error(), closeForbidden, "Forbidden: "+err.Error())
-		}
-		c.admit(ctx)
-		if !c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)}) {
-			return false
-		}
-		if c.h.opts.KeepAlive > 0 {
-			return c.send(outMsg{data: []byte(`{"type":"ka"}`)})
-		}
-		return true
+		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
 	case "connection_terminate":
 		c.closeNow(websocket.StatusNormalClosure, "")
 		return false
@@ -180,6 +150,26 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
 }
 
+// initConnection handles connection_init up to its ack; refuse refuses the
+// connection the protocol's way.
+func (c *wsConn) initConnection(raw json.RawMessage, refuse func(msg string, code websocket.StatusCode, reason string) bool) bool {
+	c.initReceived = true
+	c.stopTimer(&c.initTimer)
+	payload, err := initPayload(raw)
+	if err != nil {
+		return refuse(err.Error(), closeBadRequest, "Invalid message received")
+	}
+	ctx, err := c.init(payload)
+	if errors.Is(err, errInitPanic) {
+		return refuse("Internal server error", closeInternal, "Internal server error")
+	}
+	if err != nil {
+		return refuse(err.Error(), closeForbidden, "Forbidden: "+err.Error())
+	}
+	c.admit(ctx)
+	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
+}
+
 // badRequest closes a graphql-transport-ws connection on a message that is
 // not of the protocol.
 func (c *wsConn) badRequest(detail string) bool {
@@ -210,11 +200,9 @@ type wsMessage struct {
 }
 
 // parseWSMessage reads the envelope shared by both protocols. Keys are
-// matched exactly, unlike encoding/json's struct decoding. A key repeated
-// anywhere in the message (the envelope, the payload, its variables) makes
-// the message ambiguous, since encoding/json would silently keep the last,
-// so it is refused; so are envelope keys differing only in case, nesting past
-// jsonkeys.MaxDepth and an unpaired surrogate escape (package jsonkeys).
+// matched exactly; a message that encoding/json would read ambiguously (a
+// key repeated anywhere, envelope keys differing only in case) is refused, as
+// package jsonkeys refuses.
 func parseWSMessage(data []byte) (wsMessage, error) {
 	var m wsMessage
 	var fields map[string]json.RawMessage
@@ -232,12 +220,10 @@ func parseWSMessage(data []byte) (wsMessage, error) {
 	if json.Unmarshal(raw, &m.typ) != nil || m.typ == "" {
 		return m, errors.New("type must be a non-empty string")
 	}
-	if raw, ok := fields["id"]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &m.id) != nil {
-			return m, errors.New("id must be a string")
-		}
+	if !stringMember(fields["id"], &m.id) {
+		return m, errors.New("id must be a string")
 	}
-	if raw, ok := fields["payload"]; ok && !isNull(raw) {
+	if raw := fields["payload"]; !isNull(raw) {
 		m.payload = raw
 	}
 	return m, nil
@@ -253,12 +239,10 @@ func parseOperation(payload json.RawMessage) (Request, error) {
 	if raw, ok := fields["query"]; !ok || json.Unmarshal(raw, &req.Query) != nil {
 		return req, errors.New("payload.query must be a string")
 	}
-	if raw, ok := fields["operationName"]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &req.OperationName) != nil {
-			return req, errors.New("payload.operationName must be a string")
-		}
+	if !stringMember(fields["operationName"], &req.OperationName) {
+		return req, errors.New("payload.operationName must be a string")
 	}
-	if raw, ok := fields["variables"]; ok && !isNull(raw) {
+	if raw := fields["variables"]; raw != nil && !isNull(raw) {
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
 		if !isJSONObject(raw) || d.Decode(&req.Variables) != nil {
@@ -284,6 +268,12 @@ func initPayload(raw json.RawMessage) (map[string]any, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// stringMember decodes raw into *dst unless it is absent or null, and reports
+// false when it is not a string.
+func stringMember(raw json.RawMessage, dst *string) bool {
+	return raw == nil || isNull(raw) || json.Unmarshal(raw, dst) == nil
+}
 
 // isJSONObject reports whether raw, a valid JSON value, is an object.
 func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
