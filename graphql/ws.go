@@ -260,22 +260,16 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	served := false
-	defer func() {
-		if !served {
-			h.releaseSocket(client)
-			h.wg.Done()
-		}
-	}()
-
 	hw := &hijackRecorder{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		Subprotocols:       []string{ProtocolTransportWS, ProtocolLegacyWS},
 		OriginPatterns:     h.opts.OriginPatterns,
 		InsecureSkipVerify: h.opts.AllowAnyOrigin,
 	})
-	if err != nil {
-		return // Accept has answered
+	if err != nil { // Accept has answered
+		h.releaseSocket(client)
+		h.wg.Done()
+		return
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
@@ -292,7 +286,6 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if late {
 		c.goAway()
 	}
-	served = true
 	go func() {
 		defer h.wg.Done()
 		defer h.releaseSocket(client)

@@ -56,7 +56,7 @@ type wsConn struct {
 	mu          sync.Mutex
 	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
-	passive     []*passiveOp // subscriptions the sender reads
+	passive     []*wsOp // subscriptions the sender reads
 	senderEnded bool
 	closing     bool
 	closeCode   websocket.StatusCode
@@ -65,15 +65,10 @@ type wsConn struct {
 
 // wsOp is an active operation.
 type wsOp struct {
-	id      string
-	cancel  context.CancelFunc
-	stopped atomic.Bool // by the client: its queued results are not sent
-}
-
-// passiveOp is a subscription read by the sender.
-type passiveOp struct {
-	op       *wsOp
-	st       *eventStream
+	id       string
+	cancel   context.CancelFunc
+	stopped  atomic.Bool  // by the client: its queued results are not sent
+	st       *eventStream // a subscription's, read by the sender
 	stopWake func() bool
 }
 
@@ -255,7 +250,8 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 		return false
 	}
 	if st.single == nil {
-		return c.addPassive(op, st)
+		op.st = st
+		return c.addPassive(op)
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
@@ -283,27 +279,28 @@ func (c *wsConn) completion(op *wsOp) (outMsg, bool) {
 	return outMsg{data: opMessage("complete", op.id, nil), op: op}, true
 }
 
-// addPassive hands op to the sender, or ends it when the sender is gone.
-func (c *wsConn) addPassive(op *wsOp, st *eventStream) bool {
+// addPassive hands the subscription op to the sender, or ends it when the
+// sender is gone.
+func (c *wsConn) addPassive(op *wsOp) bool {
 	// A source need not end when ctx ends; the sender is woken to see it.
-	p := &passiveOp{op: op, st: st, stopWake: context.AfterFunc(st.ctx, c.wakeSender)}
+	op.stopWake = context.AfterFunc(op.st.ctx, c.wakeSender)
 	c.mu.Lock()
 	if c.senderEnded {
 		c.mu.Unlock()
-		c.endPassive(p)
+		c.endPassive(op)
 		return true
 	}
-	c.passive = append(c.passive, p)
+	c.passive = append(c.passive, op)
 	c.mu.Unlock()
 	c.wakeSender() // events may have come before it was added
 	return true
 }
 
 // endPassive ends a subscription the sender read.
-func (c *wsConn) endPassive(p *passiveOp) {
-	p.stopWake()
-	p.st.done()
-	p.op.cancel()
+func (c *wsConn) endPassive(op *wsOp) {
+	op.stopWake()
+	op.st.done()
+	op.cancel()
 	c.h.releaseOperation(c.client)
 }
 
@@ -329,7 +326,7 @@ func (c *wsConn) sendLoop() {
 		})
 	}
 	var ping pingState
-	var ready []*passiveOp
+	var ready []*wsOp
 	for ok := true; ok; {
 		<-c.wake
 		if c.isDead() {
@@ -359,7 +356,7 @@ func (c *wsConn) sendLoop() {
 // completions, then a queued close; a connection's results for one event go
 // out together, in one system call as far as they go. It reports false when
 // the connection will send nothing more. ready is scratch space.
-func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
+func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes from c.passive
 	c.mu.Unlock()
@@ -381,15 +378,15 @@ func (c *wsConn) flush(ready []*passiveOp) ([]*passiveOp, bool) {
 
 // writePassive writes the results of the subscriptions in ready, and
 // completes those whose stream ended. The caller holds c.writing.
-func (c *wsConn) writePassive(ready []*passiveOp) bool {
+func (c *wsConn) writePassive(ready []*wsOp) bool {
 	held := len(ready) > 1
 	if held {
 		c.coalescer.hold()
 	}
 	ok := true
-	for _, p := range ready {
-		ended := p.st.poll(func(resp *Response) bool {
-			ok = c.writeMessage(outMsg{result: resp, op: p.op})
+	for _, op := range ready {
+		ended := op.st.poll(func(resp *Response) bool {
+			ok = c.writeMessage(outMsg{result: resp, op: op})
 			return ok
 		})
 		if !ok {
@@ -399,11 +396,11 @@ func (c *wsConn) writePassive(ready []*passiveOp) bool {
 			continue
 		}
 		c.mu.Lock()
-		c.passive = slices.DeleteFunc(c.passive, func(q *passiveOp) bool { return q == p })
+		c.passive = slices.DeleteFunc(c.passive, func(q *wsOp) bool { return q == op })
 		c.mu.Unlock()
-		c.endPassive(p)
-		c.forget(p.op)
-		if m, tell := c.completion(p.op); tell {
+		c.endPassive(op)
+		c.forget(op)
+		if m, tell := c.completion(op); tell {
 			if ok = c.writeMessage(m); !ok {
 				break
 			}

@@ -41,6 +41,9 @@ func (c *wsConn) handleTransport(data []byte) bool {
 	if err != nil {
 		return c.badRequest(err.Error())
 	}
+	if (m.typ == "subscribe" || m.typ == "complete") && m.id == "" {
+		return c.badRequest(fmt.Sprintf("%q needs a non-empty string id", m.typ))
+	}
 	switch m.typ {
 	case "connection_init":
 		if c.initReceived {
@@ -54,23 +57,19 @@ func (c *wsConn) handleTransport(data []byte) bool {
 			c.closeNow(code, reason)
 			return false
 		})
-	case "ping":
+	case "ping", "pong":
 		if m.payload != nil && !isJSONObject(m.payload) {
-			return c.badRequest(`"ping" payload must be an object`)
+			return c.badRequest(fmt.Sprintf("%q payload must be an object", m.typ))
 		}
+		if m.typ == "pong" {
+			return true
+		}
+		pong := []byte(`{"type":"pong"`)
 		if m.payload != nil {
-			return c.send(outMsg{data: append(append([]byte(`{"type":"pong","payload":`), m.payload...), '}')})
+			pong = append(append(pong, `,"payload":`...), m.payload...)
 		}
-		return c.send(outMsg{data: []byte(`{"type":"pong"}`)})
-	case "pong":
-		if m.payload != nil && !isJSONObject(m.payload) {
-			return c.badRequest(`"pong" payload must be an object`)
-		}
-		return true
+		return c.send(outMsg{data: append(pong, '}')})
 	case "subscribe":
-		if m.id == "" {
-			return c.badRequest(`"subscribe" needs a non-empty string id`)
-		}
 		req, err := parseOperation(m.payload)
 		if err != nil {
 			return c.badRequest(err.Error())
@@ -88,9 +87,6 @@ func (c *wsConn) handleTransport(data []byte) bool {
 		}
 		return c.start(m.id, req)
 	case "complete":
-		if m.id == "" {
-			return c.badRequest(`"complete" needs a non-empty string id`)
-		}
 		c.stop(m.id)
 		return true
 	}
@@ -101,6 +97,9 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 	m, err := parseWSMessage(data)
 	if err != nil {
 		return c.connectionError(err.Error())
+	}
+	if (m.typ == "start" || m.typ == "stop") && m.id == "" {
+		return c.connectionError(fmt.Sprintf("%q needs a non-empty string id", m.typ))
 	}
 	switch m.typ {
 	case "connection_init":
@@ -115,9 +114,6 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 		c.closeNow(websocket.StatusNormalClosure, "")
 		return false
 	case "start":
-		if m.id == "" {
-			return c.connectionError(`"start" needs a non-empty string id`)
-		}
 		if !c.acked.Load() {
 			return c.sendErrors(m.id, nil, ErrorList{newError("", "The connection must be initialised with connection_init first.")})
 		}
@@ -125,19 +121,9 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 		if err != nil {
 			return c.sendErrors(m.id, nil, ErrorList{newError(codeBadUserInput, err.Error())})
 		}
-		c.mu.Lock()
-		old := c.ops[m.id]
-		delete(c.ops, m.id)
-		c.mu.Unlock()
-		if old != nil {
-			old.stopped.Store(true)
-			old.cancel()
-		}
+		c.stop(m.id) // a start reusing an active id replaces that operation
 		return c.start(m.id, req)
 	case "stop":
-		if m.id == "" {
-			return c.connectionError(`"stop" needs a non-empty string id`)
-		}
 		if c.stop(m.id) {
 			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
 		}
