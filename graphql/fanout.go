@@ -49,13 +49,8 @@ func shareKey(query, operationName string, vars map[string]any) (key string, ok 
 	if err != nil {
 		return "", false
 	}
-	b := make([]byte, 0, len(query)+len(operationName)+len(v)+2)
-	b = append(b, query...)
-	b = append(b, 0) // neither a query nor a name holds NUL unescaped
-	b = append(b, operationName...)
-	b = append(b, 0)
-	b = append(b, v...)
-	return string(b), true
+	// Neither a query nor a name holds NUL unescaped.
+	return query + "\x00" + operationName + "\x00" + string(v), true
 }
 
 // join counts one more subscriber of key's stream and returns it, with the

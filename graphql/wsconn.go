@@ -255,24 +255,18 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
-		c.forget(op)
-		if m, tell := c.completion(op); tell {
+		if m, tell := c.complete(op); tell {
 			c.send(m)
 		}
 	}
 	return false
 }
 
-func (c *wsConn) nextType() string {
-	if c.legacy {
-		return "data"
-	}
-	return "next"
-}
-
-// completion is the message telling the client op completed, and whether to
-// send it: not when the client stopped op itself, or the connection is going.
-func (c *wsConn) completion(op *wsOp) (outMsg, bool) {
+// complete forgets op, and returns the message telling the client it
+// completed, and whether to send it: not when the client stopped op itself,
+// or the connection is going.
+func (c *wsConn) complete(op *wsOp) (outMsg, bool) {
+	c.forget(op)
 	if op.stopped.Load() || c.ctx.Err() != nil {
 		return outMsg{}, false
 	}
@@ -399,8 +393,7 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 		c.passive = slices.DeleteFunc(c.passive, func(q *wsOp) bool { return q == op })
 		c.mu.Unlock()
 		c.endPassive(op)
-		c.forget(op)
-		if m, tell := c.completion(op); tell {
+		if m, tell := c.complete(op); tell {
 			if ok = c.writeMessage(m); !ok {
 				break
 			}

@@ -144,8 +144,12 @@ func (c *wsConn) release() bool {
 
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled buffer.
 func (c *wsConn) writeResult(id string, resp *Response) bool {
+	typ := "next"
+	if c.legacy {
+		typ = "data"
+	}
 	bp := frameBuffers.Get().(*[]byte)
-	buf := appendOpHeader((*bp)[:0], c.nextType(), id)
+	buf := appendOpHeader((*bp)[:0], typ, id)
 	buf = append(buf, `,"payload":`...)
 	buf = resp.appendJSON(buf)
 	buf = append(buf, '}')
