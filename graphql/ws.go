@@ -89,7 +89,6 @@ type WebSocketOptions struct {
 	// OnInit admits or refuses connections; nil admits every one, its
 	// operations running in the upgrade request's context.
 	OnInit InitFunc
-
 	// Now is the clock AuthorizedUntil instants are read on; nil: time.Now.
 	Now func() time.Time
 
@@ -105,22 +104,16 @@ type WebSocketOptions struct {
 	// MaxSubscriptions bounds the operations active at once on one connection
 	// (queries and mutations until they complete); 0 means 100.
 	MaxSubscriptions int
-
-	// MaxTotalSubscriptions bounds the operations active over all
-	// connections; 0 means DefaultMaxTotalSubscriptions.
+	// MaxTotalSubscriptions bounds them over all connections; 0 means
+	// DefaultMaxTotalSubscriptions.
 	MaxTotalSubscriptions int
-
-	// MaxSubscriptionsPerClient bounds the operations active over one client
-	// address's connections; 0 means DefaultMaxSubscriptionsPerClient.
+	// MaxSubscriptionsPerClient bounds them over one client address's
+	// connections; 0 means DefaultMaxSubscriptionsPerClient.
 	MaxSubscriptionsPerClient int
-
-	// MaxSockets bounds the connections open at once; 0 means
-	// DefaultMaxSockets.
+	// MaxSockets bounds the connections open at once; 0 means DefaultMaxSockets.
 	MaxSockets int
-
-	// MaxSocketsPerClient bounds the connections open at once from one client
-	// address (clients behind one proxy or NAT share it); 0 means
-	// DefaultMaxSocketsPerClient.
+	// MaxSocketsPerClient bounds them from one client address (clients behind
+	// one proxy or NAT share it); 0 means DefaultMaxSocketsPerClient.
 	MaxSocketsPerClient int
 
 	// Log, when set, gets a warning for each kind of refusal by the five
@@ -136,7 +129,6 @@ type WebSocketOptions struct {
 	// MaxMessageBytes bounds one incoming message; 0 means 1 MiB. A larger
 	// one closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
-
 	// SendQueue is how many outgoing messages wait per connection at most; 0
 	// means 64.
 	SendQueue int
