@@ -18,10 +18,9 @@ type coalescer struct {
 	conn  net.Conn
 	since atomic.Int64 // when the write under way began (sinceStart, +1); 0: none
 
-	mu     sync.Mutex
-	held   bool
-	buf    []byte
-	writes int // system calls made, for tests
+	mu   sync.Mutex
+	held bool
+	buf  []byte
 }
 
 // Write passes p to the socket, or keeps it while held.
@@ -32,7 +31,6 @@ func (w *coalescer) Write(p []byte) (int, error) {
 		w.buf = append(w.buf, p...)
 		return len(p), nil
 	}
-	w.writes++
 	return w.write(p)
 }
 
@@ -71,7 +69,6 @@ func (w *coalescer) release() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	w.writes++
 	_, err := w.write(w.buf)
 	w.buf = w.buf[:0]
 	if cap(w.buf) > maxPooledFrame {

@@ -285,11 +285,10 @@ func TestWebSocketFanOut(t *testing.T) {
 // writer is busy go out in one system call, each intact.
 func TestWebSocketCoalescesWrites(t *testing.T) {
 	const subscriptions = 50
-	s, c, conn := subscribedSocket(t, subscriptions)
-	writes := conn.coalescer.writeCount
+	s, c, conn, counts := subscribedSocket(t, subscriptions)
 	conn.writing.Lock()
 	s.publish(&shareEv{n: 5})
-	before := writes()
+	before := counts.writes.Load()
 	conn.writing.Unlock()
 	got := map[string]bool{}
 	for range subscriptions {
@@ -307,7 +306,7 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 	if len(got) != subscriptions {
 		t.Errorf("%d distinct ids, want %d", len(got), subscriptions)
 	}
-	if n := writes() - before; n != 1 {
+	if n := counts.writes.Load() - before; n != 1 {
 		t.Errorf("%d system calls for %d waiting results, want 1", n, subscriptions)
 	}
 }
@@ -317,47 +316,52 @@ func TestWebSocketCoalescesWrites(t *testing.T) {
 // result (two timer changes a message were a tenth of a fan-out's writer CPU).
 func TestWebSocketBatchIsTimedOnce(t *testing.T) {
 	const subscriptions = 50
-	var deadlines atomic.Int64
-	s, c, conn := subscribedSocketOn(t, subscriptions, func(nc net.Conn) net.Conn {
-		return deadlineCounter{nc, &deadlines}
-	})
+	s, c, conn, counts := subscribedSocket(t, subscriptions)
 	conn.writing.Lock()
 	s.publish(&shareEv{n: 5})
-	before := deadlines.Load()
+	before := counts.deadlines.Load()
 	conn.writing.Unlock()
 	for range subscriptions {
 		wsMustRecv(t, c)
 	}
 	// Set and cleared for the batch, and perhaps for a first result that went
 	// out alone.
-	if n := deadlines.Load() - before; n > 4 {
+	if n := counts.deadlines.Load() - before; n > 4 {
 		t.Errorf("%d write deadlines set for %d queued results, want 2 (or 4)", n, subscriptions)
 	}
 }
 
-// deadlineCounter counts the write deadlines set on a connection.
-type deadlineCounter struct {
-	net.Conn
-	n *atomic.Int64
-}
+// connCounts counts what a server does to its sockets: the writes (system
+// calls) and the write deadlines set.
+type connCounts struct{ writes, deadlines atomic.Int64 }
 
-func (c deadlineCounter) SetWriteDeadline(t time.Time) error {
-	c.n.Add(1)
-	return c.Conn.SetWriteDeadline(t)
-}
-
-// wrappedListener makes each accepted connection with wrap.
-type wrappedListener struct {
+// countingListener accepts connections that count into n.
+type countingListener struct {
 	net.Listener
-	wrap func(net.Conn) net.Conn
+	n *connCounts
 }
 
-func (l wrappedListener) Accept() (net.Conn, error) {
+func (l countingListener) Accept() (net.Conn, error) {
 	nc, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return l.wrap(nc), nil
+	return countingConn{nc, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *connCounts
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.n.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+func (c countingConn) SetWriteDeadline(t time.Time) error {
+	c.n.deadlines.Add(1)
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // TestWebSocketBatchesOneEventsResults: one event reaching many operations of one
@@ -367,8 +371,8 @@ func (l wrappedListener) Accept() (net.Conn, error) {
 // way) took 30 to 60 percent.
 func TestWebSocketBatchesOneEventsResults(t *testing.T) {
 	const subscriptions, events = 100, 10
-	s, c, conn := subscribedSocket(t, subscriptions)
-	before := conn.coalescer.writeCount()
+	s, c, _, counts := subscribedSocket(t, subscriptions)
+	before := counts.writes.Load()
 	for ev := range events {
 		s.publish(&shareEv{n: ev})
 		for range subscriptions {
@@ -378,30 +382,23 @@ func TestWebSocketBatchesOneEventsResults(t *testing.T) {
 			}
 		}
 	}
-	writes := conn.coalescer.writeCount() - before
+	writes := counts.writes.Load() - before
 	if writes > subscriptions*events/4 {
 		t.Errorf("%d system calls for %d results, want at most a quarter", writes, subscriptions*events)
 	}
 }
 
 // subscribedSocket starts a WebSocket handler over the share schema, and
-// one socket with n subscriptions to ev, all started; it returns the schema,
-// the client's socket and the server's.
-func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsConn) {
-	t.Helper()
-	return subscribedSocketOn(t, n, nil)
-}
-
-// subscribedSocketOn is subscribedSocket with the server's connections made by
-// conns, when not nil.
-func subscribedSocketOn(t *testing.T, n int, conns func(net.Conn) net.Conn) (*shareSchema, *websocket.Conn, *wsConn) {
+// one socket with n subscriptions to ev, all handed to the socket's sender; it
+// returns the schema, the client's socket, the server's, and what the server
+// did to its sockets.
+func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsConn, *connCounts) {
 	t.Helper()
 	s := newShareSchema(t)
 	ws := NewWebSocketHandler(s.Schema, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: n})
 	srv := httptest.NewUnstartedServer(ws)
-	if conns != nil {
-		srv.Listener = wrappedListener{srv.Listener, conns}
-	}
+	counts := &connCounts{}
+	srv.Listener = countingListener{srv.Listener, counts}
 	srv.Start()
 	t.Cleanup(func() {
 		ws.Shutdown(context.Background())
@@ -420,13 +417,12 @@ func subscribedSocketOn(t *testing.T, n int, conns func(net.Conn) net.Conn) (*sh
 	for conn = range ws.conns {
 	}
 	ws.mu.Unlock()
-	// Every subscription is handed to the connection's sender.
 	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
 		conn.mu.Lock()
 		passive := len(conn.passive)
 		conn.mu.Unlock()
 		if passive == n {
-			return s, c, conn
+			return s, c, conn, counts
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d subscriptions handed to the sender", passive, n)
@@ -448,11 +444,4 @@ func waitSubscriptions(t *testing.T, s *shareSchema, n int) {
 			t.Fatalf("%d of %d subscriptions started", started, n)
 		}
 	}
-}
-
-// writeCount is the system calls w has made.
-func (w *coalescer) writeCount() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.writes
 }
