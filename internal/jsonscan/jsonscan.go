@@ -76,28 +76,18 @@ func (d *Scanner) where(at Loc) string {
 
 // End checks that only white space follows.
 func (d *Scanner) End() error {
-	if d.space(); d.pos < len(d.data) {
+	if d.next(); d.pos < len(d.data) {
 		return fmt.Errorf("unexpected data after the %s object (byte %d)", d.name, d.pos)
 	}
 	return nil
 }
 
-func (d *Scanner) space() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
-
-// next returns the next byte after white space, or 0 at the end.
+// next skips white space and returns the next byte, or 0 at the end.
 func (d *Scanner) next() byte {
-	d.space()
-	if d.pos < len(d.data) {
-		return d.data[d.pos]
+	for ; d.pos < len(d.data); d.pos++ {
+		if c := d.data[d.pos]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
 	}
 	return 0
 }
@@ -181,7 +171,7 @@ func (d *Scanner) object(at Loc, fields []string, anyKey bool, field func(name s
 			return d.syntax("':'")
 		}
 		d.pos++
-		d.space()
+		d.next()
 		if name == "" && !anyKey {
 			return fmt.Errorf("json: unknown field %q (byte %d)", key, d.pos)
 		}
