@@ -1,24 +1,13 @@
-// Package connlimit bounds the connections a server keeps open, in all and per
-// client (as internal/clientaddr names it), so that the descriptors and memory they
-// hold stay bounded and one client cannot take them all. A Listener guarantees:
-//
-//   - At most Max of the connections Accept returned are open at once; past that,
-//     Accept holds the one it has just accepted until a slot is free.
-//   - At most PerClient of them, that one included, come from one client; a
-//     connection past that is closed as soon as it is accepted.
-//   - With FirstUse, a connection whose first use (Conn.Begin) has not begun
-//     FirstUse after Accept returned it is closed.
-//   - With Shed, a connection does not wait for a slot while an open one is idle:
-//     the idle connection of the client holding the most is closed to make room,
-//     one never used first.
-//   - An accept failing for want of file descriptors is retried after a pause
-//     doubling from 5 ms to 1 s, as net/http and grpc-go do, and not returned.
-//
-// A connection closed for FirstUse or Shed has its socket closed under its server,
-// with nothing said to the peer. A server wanting FirstUse or Shed tells when each
-// use (a call, a request) begins and ends, finding the connection with Find. Log
-// lines are written at most once a minute per kind: the first at once, the rest
-// as a count.
+// Package connlimit bounds the connections a server keeps open, in all (Max) and
+// per client (PerClient, clients as internal/clientaddr names them). Past Max,
+// Accept holds the connection it has just accepted until a slot is free; past
+// PerClient, a connection is closed as soon as it is accepted. With FirstUse, a
+// connection not used (Conn.Begin) that long after Accept is closed; with Shed, a
+// connection waiting for a slot has the idle connection of the client holding the
+// most closed for it, one never used first. Such a socket is closed under its
+// server without a word to the peer; the server tells of each use with Begin and
+// End. An accept failing for want of file descriptors is retried after a pause
+// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind.
 package connlimit
 
 import (

@@ -1,18 +1,11 @@
-// Package cors is the service's one origin policy: which pages of other origins may
-// use it, both under CORS (Policy.Handler) and where a browser applies no CORS, a
-// WebSocket above all (Policy.Guard). A Policy guarantees:
-//
-//   - A request without Origin, and a page of this service (Origin's host is the
-//     request's Host), are always allowed.
-//   - Any other origin is allowed only if it is one a browser sends (http or https,
-//     scheme://host[:port] alone) and a pattern matches it, as coder/websocket's
-//     OriginPatterns match: path.Match, case-insensitively, against host[:port], or
-//     scheme://host[:port] when the pattern has "://". "*" allows every origin,
-//     without credentials.
-//   - Add refuses a pattern path.Match cannot use, or one with a path: a typo must
-//     stop start-up, not lock every browser out.
-//   - Handler serves a request from an origin not allowed as if there were no CORS
-//     (the browser withholds the answer); Guard answers it 403.
+// Package cors is the service's one origin policy, for CORS (Policy.Handler) and
+// for what a browser does not hold to CORS, a WebSocket above all (Policy.Guard).
+// A request without Origin, or from this service's own page, is always allowed;
+// any other origin only if a browser could send it (http or https,
+// scheme://host[:port] alone) and a pattern matches it as coder/websocket's
+// OriginPatterns do (path.Match, case-insensitive, against host[:port], or
+// scheme://host[:port] when the pattern has "://"); "*" allows every origin,
+// without credentials. Add refuses an unusable pattern: a typo stops start-up.
 package cors
 
 import (

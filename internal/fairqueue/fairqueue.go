@@ -1,16 +1,9 @@
-// Package fairqueue shares a fixed number of slots, the work the service does at
-// once, among its clients, each holding at most perClient at a time. It guarantees:
-//   - Work-conserving within those bounds: a slot is never idle while work that may
-//     take it waits, so a lone client (or all behind one proxy) keeps every CPU busy.
-//   - Fair between waiting clients: a freed slot goes to the one with the least
-//     service lately, so a client flooding with costly work waits behind one asking
-//     little. Work is charged the time it held its slot (start-time fair queuing; a
-//     client back from idling starts at the last granted tag, so idling earns no
-//     credit).
-//   - Bounded: a client has at most maxWaiting pieces of work waiting, more are
-//     refused with ErrBusy; a caller whose context ends leaves the queue at once.
-//
-// Within one client, work is granted in the order it asked.
+// Package fairqueue shares a fixed number of slots among clients, each holding at
+// most perClient. It is work-conserving within those bounds; a freed slot goes to
+// the waiting client with the least service lately (start-time fair queuing: work
+// is charged the time it held its slot, and idling earns no credit); a client has
+// at most maxWaiting pieces of work waiting, more refused with ErrBusy; a caller
+// whose context ends leaves at once; one client's work is granted in order.
 package fairqueue
 
 import (

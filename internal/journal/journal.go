@@ -1,41 +1,31 @@
 // Package journal keeps a state durably in a directory: a snapshot and the records
-// appended since, so that after kill -9 or a power cut the state is rebuilt exactly
-// as its writers were told. Records are opaque: what they mean, how the state is
-// captured and restored, and how a record not stored is undone is the Host's.
+// appended since, rebuilt after kill -9 or a power cut exactly as its writers were
+// told. Records are opaque; their meaning, capture, restore and undo are the Host's.
 //
 // It guarantees:
-//   - A record whose Pending.Wait returned nil is on disk, fsynced with its file's
-//     growth and name, and the next Open replays it after those appended before it.
-//   - Appends waiting at the same time share one fsync (group commit); Record.Stored
-//     runs once the record is on disk, in append order.
-//   - When the disk fails, the Host is told and every record not on disk is undone,
-//     newest first, before any writer is answered; then nothing is written and Wait
-//     and Close report ErrFailed until DIR is opened again. What the failed batch
-//     wrote is zeroed (if that fails too, Open finds those records whole or torn:
-//     either is right, their writers were told nothing was stored).
-//   - Open accepts one damage, the torn tail a crash leaves of the group commit it
-//     interrupted, cut away with a warning. It refuses anything else with one line
-//     naming the file: a missing, truncated or corrupt snapshot; a journal missing,
-//     another store's or not following from the snapshot; damage in a journal,
-//     named with its offset, which Options.Repair cuts instead, keeping the bytes
-//     cut beside it (docs/durability.md says what it cannot see).
-//   - DIR/LOCK is held with flock while a Journal is open: one process at a time.
+//   - A record whose Pending.Wait returned nil is on disk, with its file's growth
+//     and name, and Open replays it after those appended before it.
+//   - Appends waiting together share one fsync; Record.Stored runs once the record
+//     is on disk, in append order.
+//   - When the disk fails, every record not on disk is undone, newest first, before
+//     any writer is answered; then Wait and Close report ErrFailed until DIR is
+//     opened again, and what the failed batch wrote is zeroed.
+//   - Open cuts away, with a warning, the torn tail a crash leaves of the group
+//     commit it interrupted, and refuses any other damage with one line naming the
+//     file and offset (a snapshot missing, cut or corrupt; a journal missing,
+//     foreign or damaged), unless Options.Repair cuts it there, keeping the bytes
+//     cut beside it (docs/durability.md).
+//   - DIR/LOCK is held with flock while a Journal is open.
 //
-// DIR holds LOCK, snapshot (the state as of the start of journal <gen>) and
-// journal-<gen>.log files (the records since). The snapshot names its generation
-// and the store's random id; each journal's header names its own generation and
-// that id, and Open replays exactly journals <gen>, <gen>+1, ... of that store:
-// a missing or foreign one would serve a state no client ever saw.
+// DIR holds LOCK, snapshot (the state as of journal <gen>, and the store's random
+// id) and journal-<gen>.log files, each headed by its generation and that id; Open
+// replays exactly journals <gen>, <gen>+1, ... of that store. A journal is written
+// whole as a .tmp and renamed into place, and grows in whole steps (journalStep),
+// each durable before a record is written into it: so a crash leaves only the last
+// record torn, followed by zeros, and any other cut shows.
 //
-// A journal comes into being whole: written as journal-<gen>.log.tmp, its header
-// fsynced before the snapshot naming it, then renamed into place. It grows in
-// whole steps (journalStep), each durable before a record is written into it, and
-// past its last record holds zeros: so a crash can leave only the last record
-// incomplete, and a journal whose header is short, whose size is not whole steps
-// or whose last record runs past its end was damaged later, and is refused.
-//
-// A payload must not end in a zero byte (see tornTail) nor start as a journal
-// header does (journalHeaderStart); the store's JSON meets both.
+// A payload must not end in a zero byte (tornTail) nor start as a journal header
+// does (journalHeaderStart); the store's JSON meets both.
 package journal
 
 import (

@@ -1,22 +1,16 @@
-// Package jwt verifies bearer tokens: JSON Web Tokens (RFC 7519) in the JWS
-// Compact Serialization, signed with the one algorithm bound to the configured
-// key: HS256 for a secret, RS256 for an RSA public key, ES256 for a P-256 one.
-// It takes a token string and returns its claims or an *Error whose message is
-// safe to show to the client; it knows nothing of HTTP or gRPC.
+// Package jwt verifies bearer tokens: JWTs (RFC 7519) in the JWS Compact
+// Serialization, signed with the algorithm bound to the configured key (HS256 for a
+// secret, RS256 for RSA, ES256 for P-256), returning the claims or an *Error safe to
+// show the client.
 //
-// The token never chooses the key: "jku", "x5u", "jwk", "x5c" and "kid" are
-// ignored (RFC 8725). Refused: "alg": "none" and any algorithm but the key's;
-// HMAC secrets under 32 bytes and RSA keys under 2048 bits; tokens over 8 KiB;
-// duplicate member names in header or claims (two parsers must not read one
-// token differently); "crit" in any form; a "typ" other than JWT or at+jwt
-// (case-insensitive, "application/" optional), so a JWS minted for another
-// purpose is not replayed as an access token; "cty": "JWT" and "b64": false.
-//
-// Claims: "exp" is required; "nbf" and "iat" are checked when present, all
-// three NumericDates from 1970 to year 9999, with 60 s of leeway. "iss" and
-// "aud" are checked only when configured, but their types always. "sub" must
-// be a non-empty string: a token that names nobody authenticates nobody.
-// Scopes come from "scope" alone, a space-separated string ("scp" is ignored).
+// The token never chooses the key ("jku", "x5u", "jwk", "x5c", "kid" are ignored).
+// Refused: "alg": "none" or any but the key's; HMAC secrets under 32 bytes, RSA
+// keys under 2048 bits; tokens over 8 KiB; duplicate member names (two parsers must
+// not read one token differently); "crit"; a "typ" other than JWT or at+jwt, so a
+// JWS minted for another purpose is not replayed; "cty": "JWT"; "b64": false.
+// "exp" is required, "nbf" and "iat" checked when present, with 60 s of leeway;
+// "iss" and "aud" are checked when configured, their types always; "sub" must be a
+// non-empty string; scopes come from "scope" alone, space-separated.
 package jwt
 
 import (
