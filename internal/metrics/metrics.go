@@ -156,14 +156,6 @@ func (s *series) codeLabel(code int) string {
 // Text is a scrape being written, for the gauges a Handler's caller adds.
 type Text struct{ b []byte }
 
-// Family starts a metric family: its HELP and TYPE (counter, gauge) lines.
-func (t *Text) Family(name, typ, help string) { t.b = appendFamily(t.b, name, typ, help) }
-
-// Sample adds a sample of the family last started; labels are name, value pairs.
-func (t *Text) Sample(name string, v float64, labels ...string) {
-	t.b = appendSample(t.b, name, v, labels...)
-}
-
 // Handler answers a scrape with the tables' counts, then what gauges (may be nil)
 // adds: the levels read at scrape time.
 func (s *Set) Handler(gauges func(*Text)) http.HandlerFunc {
@@ -186,18 +178,17 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 		return cmp.Or(strings.Compare(a.surface, b.surface), strings.Compare(a.route, b.route))
 	})
 
-	b = appendFamily(b, "quartet_requests_total", "counter", s.Help.Requests)
+	text := &Text{b}
+	text.Family("quartet_requests_total", "counter", s.Help.Requests)
 	for _, sr := range all {
 		for code := range sr.codes {
-			n := sr.codes[code].Load()
-			if n == 0 {
-				continue
+			if n := sr.codes[code].Load(); n != 0 {
+				text.Sample("quartet_requests_total", float64(n), "surface", sr.surface, "route", sr.route, "code", sr.codeLabel(code))
 			}
-			b = appendSample(b, "quartet_requests_total", float64(n), "surface", sr.surface, "route", sr.route, "code", sr.codeLabel(code))
 		}
 	}
 
-	b = appendFamily(b, "quartet_request_duration_seconds", "histogram", s.Help.Duration)
+	text.Family("quartet_request_duration_seconds", "histogram", s.Help.Duration)
 	for _, sr := range all {
 		var cumulative uint64
 		for i := range sr.latency.counts {
@@ -206,57 +197,46 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 			if i < len(latencyBuckets) {
 				le = strconv.FormatFloat(latencyBuckets[i], 'g', -1, 64)
 			}
-			b = appendSample(b, "quartet_request_duration_seconds_bucket", float64(cumulative), "surface", sr.surface, "route", sr.route, "le", le)
+			text.Sample("quartet_request_duration_seconds_bucket", float64(cumulative), "surface", sr.surface, "route", sr.route, "le", le)
 		}
-		b = appendSample(b, "quartet_request_duration_seconds_sum", time.Duration(sr.latency.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
-		b = appendSample(b, "quartet_request_duration_seconds_count", float64(cumulative), "surface", sr.surface, "route", sr.route)
+		text.Sample("quartet_request_duration_seconds_sum", time.Duration(sr.latency.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
+		text.Sample("quartet_request_duration_seconds_count", float64(cumulative), "surface", sr.surface, "route", sr.route)
 	}
 
-	b = appendFamily(b, "quartet_requests_in_flight", "gauge", s.Help.InFlight)
+	text.Family("quartet_requests_in_flight", "gauge", s.Help.InFlight)
 	for _, t := range tables {
-		b = appendSample(b, "quartet_requests_in_flight", float64(t.inFlight.Load()), "protocol", t.protocol)
+		text.Sample("quartet_requests_in_flight", float64(t.inFlight.Load()), "protocol", t.protocol)
 	}
-
 	if gauges != nil {
-		text := Text{b}
-		gauges(&text)
-		b = text.b
+		gauges(text)
 	}
-	return b
+	return text.b
 }
 
-// appendFamily appends the HELP and TYPE lines that introduce a metric family.
-func appendFamily(b []byte, name, typ, help string) []byte {
-	b = append(b, "# HELP "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = appendEscaped(b, help, false)
-	b = append(b, "\n# TYPE "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = append(b, typ...)
-	return append(b, '\n')
+// Family starts a metric family: its HELP and TYPE (counter, gauge) lines.
+func (t *Text) Family(name, typ, help string) {
+	t.b = append(t.b, "# HELP "+name+" "...)
+	t.b = appendEscaped(t.b, help, false)
+	t.b = append(t.b, "\n# TYPE "+name+" "+typ+"\n"...)
 }
 
-// appendSample appends one sample line; labels are name, value pairs.
-func appendSample(b []byte, name string, v float64, labels ...string) []byte {
-	b = append(b, name...)
+// Sample adds a sample of the family last started; labels are name, value pairs.
+func (t *Text) Sample(name string, v float64, labels ...string) {
+	b := append(t.b, name...)
 	if len(labels) > 0 {
 		b = append(b, '{')
 		for i := 0; i+1 < len(labels); i += 2 {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, labels[i]...)
-			b = append(b, `="`...)
-			b = appendEscaped(b, labels[i+1], true)
-			b = append(b, '"')
+			b = append(append(b, labels[i]...), `="`...)
+			b = append(appendEscaped(b, labels[i+1], true), '"')
 		}
 		b = append(b, '}')
 	}
 	b = append(b, ' ')
 	b = strconv.AppendFloat(b, v, 'g', -1, 64) // +Inf, -Inf and NaN as the format spells them
-	return append(b, '\n')
+	t.b = append(b, '\n')
 }
 
 // appendEscaped escapes a backslash and a newline, and with quote a double quote.
