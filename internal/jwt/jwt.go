@@ -96,13 +96,10 @@ type Config struct {
 // A Verifier checks bearer tokens against one key and one algorithm. It is
 // safe for concurrent use.
 type Verifier struct {
-	alg      string
-	secret   []byte
-	rsaKey   *rsa.PublicKey
-	ecKey    *ecdsa.PublicKey
-	issuer   string
-	audience string
-	now      func() time.Time
+	alg              string
+	key              any // the secret ([]byte), *rsa.PublicKey or *ecdsa.PublicKey
+	issuer, audience string
+	now              func() time.Time
 }
 
 // New returns a verifier for cfg, or an error saying what is wrong with the key.
@@ -118,18 +115,15 @@ func New(cfg Config) (*Verifier, error) {
 		if err := checkSecret(cfg.Secret); err != nil {
 			return nil, err
 		}
-		v.alg = "HS256"
-		v.secret = bytes.Clone(cfg.Secret)
+		v.alg, v.key = "HS256", bytes.Clone(cfg.Secret)
 	case len(cfg.PublicKeyPEM) > 0:
 		key, err := parsePublicKey(cfg.PublicKeyPEM)
 		if err != nil {
 			return nil, err
 		}
-		switch key := key.(type) {
-		case *rsa.PublicKey:
-			v.alg, v.rsaKey = "RS256", key
-		case *ecdsa.PublicKey:
-			v.alg, v.ecKey = "ES256", key
+		v.alg, v.key = "ES256", key
+		if _, ok := key.(*rsa.PublicKey); ok {
+			v.alg = "RS256"
 		}
 	default:
 		return nil, errors.New("jwt: no secret or public key configured")
@@ -310,15 +304,15 @@ func hs256(key []byte, signingInput string) []byte {
 // verifySignature checks sig over signingInput with the verifier's key, whose
 // algorithm the header has matched.
 func (v *Verifier) verifySignature(signingInput string, sig []byte) bool {
-	if v.alg == "HS256" {
-		return hmac.Equal(hs256(v.secret, signingInput), sig)
+	if secret, ok := v.key.([]byte); ok {
+		return hmac.Equal(hs256(secret, signingInput), sig)
 	}
 	digest := sha256.Sum256([]byte(signingInput))
-	switch v.alg {
-	case "RS256":
-		return rsa.VerifyPKCS1v15(v.rsaKey, crypto.SHA256, digest[:], sig) == nil
-	case "ES256":
-		return jwsVerifyECDSA(v.ecKey, digest[:], sig)
+	switch key := v.key.(type) {
+	case *rsa.PublicKey:
+		return rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig) == nil
+	case *ecdsa.PublicKey:
+		return jwsVerifyECDSA(key, digest[:], sig)
 	}
 	return false
 }
