@@ -98,13 +98,11 @@ var errClosed = errors.New("the journal is closed")
 
 // Journal is an open DIR: the append-only log of records and its flusher.
 type Journal struct {
-	dir           string
-	log           *slog.Logger
-	host          Host
-	snapshotBytes int64
-	repair        bool
-	wrapFile      func(File) File
-	lock          *os.File
+	dir  string
+	log  *slog.Logger
+	host Host
+	opts Options
+	lock *os.File
 
 	mu           sync.Mutex
 	queue        []*Pending
@@ -170,8 +168,8 @@ func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) 
 		}
 		return nil, err
 	}
-	j := &Journal{dir: dir, log: log, host: h, snapshotBytes: cmp.Or(opts.SnapshotBytes, DefaultSnapshotBytes),
-		repair: opts.Repair, wrapFile: opts.WrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	opts.SnapshotBytes = cmp.Or(opts.SnapshotBytes, DefaultSnapshotBytes)
+	j := &Journal{dir: dir, log: log, host: h, opts: opts, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if err := j.open(); err != nil {
 		lock.Close()
 		return nil, err
@@ -394,7 +392,7 @@ func countRecords(ws []*Pending) int {
 // snapshot holds exactly the records before the mark.
 func (j *Journal) maybeSnapshot() {
 	j.mu.Lock()
-	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing && !j.failed
+	due := j.size >= j.opts.SnapshotBytes && !j.snapshotting && !j.closing && !j.failed
 	if due {
 		j.snapshotting = true
 	}
@@ -449,8 +447,8 @@ func (j *Journal) rotate(gen uint64) error {
 // alloc bytes long and grows by step.
 func (j *Journal) use(f *os.File, gen uint64, end, alloc, step int64) {
 	var file File = f
-	if j.wrapFile != nil {
-		file = j.wrapFile(f)
+	if j.opts.WrapFile != nil {
+		file = j.opts.WrapFile(f)
 	}
 	j.file, j.gen, j.size, j.alloc, j.step = file, gen, end, alloc, step
 }

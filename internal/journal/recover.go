@@ -149,7 +149,7 @@ func (j *Journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 		j.log.Warn("journal ends in an incomplete record followed by zeros, as a crash leaves the group commit it interrupted; cutting it away",
 			"file", path, "offset", end, "bytes", len(bytes.TrimRight(rest, "\x00")))
 		return false, j.rewrite(gen, store, data[start:end])
-	case j.repair:
+	case j.opts.Repair:
 		return true, j.cut(path, gen, store, data, start, end, later)
 	}
 	const advice = "restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)"
