@@ -6,13 +6,9 @@ import (
 )
 
 // traceID returns the trace-id of a W3C traceparent header (Trace Context, section
-// 3.2), "" when the header is absent or malformed: an invalid one is ignored, as the
-// specification asks, rather than logged half-understood.
-//
-// The form is version "-" trace-id "-" parent-id "-" flags, in lowercase hex, of 2,
-// 32, 16 and 2 digits; version ff is invalid, an all-zero trace-id or parent-id too.
-// A version above 00 may append fields after the flags, each after a "-"; version 00
-// may not.
+// 3.2), or "" when it is malformed, which the specification says to ignore: version,
+// trace-id, parent-id and flags in lowercase hex of 2, 32, 16 and 2 digits joined by
+// "-", neither id all zeros, version not ff; versions above 00 may add "-" fields.
 func traceID(traceparent string) string {
 	const size = 55 // version 00's whole length
 	p := traceparent
@@ -41,9 +37,8 @@ func isLowerHex(s string) bool {
 
 func isZeros(s string) bool { return strings.Trim(s, "0") == "" }
 
-// TraceAttrs are the log attributes of a request's trace: trace_id when the request
-// carried exactly one valid traceparent (of two, neither can be told to be the
-// caller's), none otherwise.
+// TraceAttrs are the log attributes of a request's trace: trace_id when it carried
+// exactly one valid traceparent (of two, neither is surely the caller's).
 func TraceAttrs(traceparents []string) []slog.Attr {
 	if len(traceparents) != 1 {
 		return nil

@@ -1,11 +1,7 @@
-// Package accesslog is the plumbing of the service's request log, one line per
-// request or call, written by slog.TextHandler.
-//
-// A Writer batches the lines: every line written to it reaches the underlying
-// writer whole, in the order written, at most flushDelay (a few milliseconds)
-// later, and at once from Close on; the memory it holds for a slow writer is
-// bounded. TraceAttrs gives a line the trace_id of the request's W3C
-// traceparent, only when that is valid and the only one.
+// Package accesslog is the plumbing of the request log, one line per request or
+// call: a Writer batching the lines, each reaching the underlying writer whole, in
+// order, at most flushDelay later and at once from Close on, with bounded memory;
+// and TraceAttrs, the trace_id of a request's one valid W3C traceparent.
 package accesslog
 
 import (
@@ -14,13 +10,9 @@ import (
 	"time"
 )
 
-// Writer collects log lines and writes them to the underlying writer in batches, a
-// few milliseconds late: a busy server writes many lines per system call rather than
-// one per request. It is the one speed trick on the logging path that pays: measured
-// side by side (bench/README.md), requests cost about a fifth less CPU with it than
-// with slog writing straight to stderr. The price: a line reaches the log up to
-// flushDelay after it was logged, and a process killed with SIGKILL loses at most
-// that window. Close writes out everything logged before it.
+// Writer writes log lines in batches, a few milliseconds late: many lines a system
+// call saves a fifth of a request's CPU (bench/README.md). A SIGKILL loses at most
+// flushDelay of lines.
 type Writer struct {
 	out io.Writer
 
@@ -32,19 +24,15 @@ type Writer struct {
 }
 
 const (
-	flushDelay = 2 * time.Millisecond
-	// bufferLimit bounds the memory held for a slow writer: past it, the logging
-	// goroutine writes the batch itself and so waits for out, as it would unbuffered.
-	bufferLimit = 1 << 20
+	flushDelay  = 2 * time.Millisecond
+	bufferLimit = 1 << 20 // past it, the logging goroutine writes the batch itself
 )
 
 // NewWriter returns a Writer batching the lines for out.
-func NewWriter(out io.Writer) *Writer {
-	return &Writer{out: out}
-}
+func NewWriter(out io.Writer) *Writer { return &Writer{out: out} }
 
-// Write copies p (slog reuses its buffer) and schedules a flush. It never fails; an
-// error from the underlying writer has nowhere better to go than the log itself.
+// Write copies p (slog reuses its buffer) and schedules a flush. It never fails: an
+// error of out's has nowhere better to go than the log itself.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	if w.closed {
@@ -66,7 +54,6 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// flush writes out what has been collected.
 func (w *Writer) flush() {
 	w.writing.Lock()
 	defer w.writing.Unlock()

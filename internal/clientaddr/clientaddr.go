@@ -1,9 +1,7 @@
-// Package clientaddr names the client a connection comes from, for the bounds the
-// service keeps per client (the fair share, the WebSocket caps): the peer's IP
-// address, or its /64 network for IPv6, where one host commonly holds a whole /64
-// and could otherwise count as billions of clients. Behind a reverse proxy every
-// client has the proxy's address, unless the proxy is trusted (Proxies) to say who
-// its client is.
+// Package clientaddr names the client a connection comes from, for the per-client
+// bounds: the peer's IP address, or its /64 for IPv6 (one host commonly holds a
+// whole /64). Behind a reverse proxy every client has the proxy's address, unless
+// the proxy is trusted (Proxies) to say who its client is.
 package clientaddr
 
 import (
@@ -13,9 +11,8 @@ import (
 	"strings"
 )
 
-// Of returns the client of remoteAddr, a "host:port" as net/http's
-// Request.RemoteAddr and a gRPC peer's address give it. An address that is not
-// an IP (a Unix socket's name) is its own client.
+// Of returns the client of remoteAddr ("host:port"); an address that is not an IP
+// (a Unix socket's name) is its own client.
 func Of(remoteAddr string) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
@@ -33,8 +30,7 @@ func Of(remoteAddr string) string {
 	return ip.String()
 }
 
-// Proxies are the reverse proxies trusted to say who their client is (-trusted-proxies).
-// The zero value trusts none.
+// Proxies are the reverse proxies trusted to say who their client is.
 type Proxies []netip.Prefix
 
 // ParseProxies reads a comma-separated list of addresses and CIDR prefixes
@@ -76,16 +72,11 @@ func (p Proxies) trusted(ip netip.Addr) bool {
 	return false
 }
 
-// RemoteAddr returns the address ("ip:port") of the client behind a request that
-// came from remoteAddr: remoteAddr itself, unless it is a trusted proxy. Then it is
-// the nearest address that is not a trusted proxy in the Forwarded header values
-// (RFC 7239), or, without them, in the X-Forwarded-For values, reading from the
-// last one a proxy added back towards the client; the port is remoteAddr's. A
-// proxy's word is the only one read: what a client wrote in either header itself
-// sits to the left of what its proxies added, and is never reached unless every
-// address after it is a trusted proxy. An entry that is not an IP address (RFC 7239's
-// "unknown" or an obfuscated name) stops the walk, and the request counts as the
-// proxy's own.
+// RemoteAddr returns the client behind a request from remoteAddr ("ip:port"): if
+// that is a trusted proxy, the nearest address not a trusted proxy in Forwarded
+// (RFC 7239) or else X-Forwarded-For, read from the last hop back, with
+// remoteAddr's port. What a client wrote itself is reached only past trusted
+// proxies; an entry not an IP ("unknown") stops the walk.
 func (p Proxies) RemoteAddr(remoteAddr string, forwarded, xForwardedFor []string) string {
 	if len(p) == 0 {
 		return remoteAddr
@@ -122,8 +113,7 @@ func (p Proxies) RemoteAddr(remoteAddr string, forwarded, xForwardedFor []string
 	return client
 }
 
-// forwardedFor returns the for= parameter of each element of the Forwarded header
-// values, in order; an element without one counts as "unknown".
+// forwardedFor returns each Forwarded element's for=, or "unknown".
 func forwardedFor(values []string) []string {
 	var hops []string
 	for _, v := range values {

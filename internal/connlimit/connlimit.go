@@ -1,36 +1,13 @@
-// Package connlimit bounds the connections a server keeps open, in all and per
-// client, so that the file descriptors and memory they hold stay bounded and one
-// client cannot take them all. A client is a connection's peer address as
-// internal/clientaddr names it: the IP address, or an IPv6 address's /64.
-//
-// A Listener guarantees:
-//
-//   - At most Max of the connections its Accept returned are open at once. Past
-//     that, Accept holds the one connection it has just accepted until a slot is
-//     free; the connections after it wait in the kernel's accept queue.
-//   - At most PerClient of them, the one Accept holds included, come from one
-//     client. A connection past that is closed as soon as it is accepted, before
-//     anything is read from it or written to it.
-//   - With FirstUse, a connection whose first use (Conn.Begin) has not begun
-//     FirstUse after Accept returned it is closed.
-//   - With Shed, a connection does not wait for a slot while an open one is idle
-//     (no use under way): the idle connection of the client holding the most
-//     connections is closed to make room, one never used before one used.
-//   - An accept failing for want of file descriptors (EMFILE, ENFILE) is retried
-//     after a pause that doubles from 5 ms to 1 s, as net/http and grpc-go would,
-//     and is not returned; it is logged at most once a minute.
-//
-// A connection the Listener closes (FirstUse, Shed) has its socket closed under
-// the server using it, whose reads and writes then fail; nothing is said to the
-// peer first. The Listener knows nothing of the protocol: a server that wants
-// FirstUse or Shed tells it when each use of a connection (a call, a request)
-// begins and ends, finding the connection with Find.
-//
-// Its log lines (the bound reached, connections refused or closed) are written
-// at most once a minute per kind: the first at once, the rest as a count.
-//
-// OpenFileLimit is the limit the connections of all servers share, so that their
-// caps can be set to fit in it.
+// Package connlimit bounds the connections a server keeps open, in all (Max) and
+// per client (PerClient, clients as internal/clientaddr names them). Past Max,
+// Accept holds the connection it has just accepted until a slot is free; past
+// PerClient, a connection is closed as soon as it is accepted. With FirstUse, a
+// connection not used (Conn.Begin) that long after Accept is closed; with Shed, a
+// connection waiting for a slot has the idle connection of the client holding the
+// most closed for it, one never used first. Such a socket is closed under its
+// server without a word to the peer; the server tells of each use with Begin and
+// End. An accept failing for want of file descriptors is retried after a pause
+// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind.
 package connlimit
 
 import (
@@ -47,26 +24,20 @@ import (
 	"quartet/internal/clientaddr"
 )
 
-// logEvery spaces the log lines of one kind.
-const logEvery = time.Minute
-
-// The pause after an accept that failed for want of file descriptors doubles from
-// firstPause up to maxPause, the pauses net/http's and grpc-go's Serve take.
 const (
+	logEvery   = time.Minute // spaces the log lines of one kind
 	firstPause = 5 * time.Millisecond
 	maxPause   = time.Second
 )
 
-// Listener is a net.Listener that keeps the bounds the package comment lists.
-// Its fields are read from the first Accept on: set them before it.
+// Listener is a net.Listener keeping the package's bounds; set its fields before
+// the first Accept.
 type Listener struct {
-	Max       int           // connections open at once, at least 1
-	PerClient int           // connections of one client open at once; 0: no bound but Max
-	FirstUse  time.Duration // close a connection not used this long after Accept returned it; 0: never
-	Shed      bool          // when Max are open, close an idle one for the connection waiting
-	// Exempt, when set, reports the peers ("ip:port") held to Max alone, not to
-	// PerClient: a reverse proxy whose connections carry many clients'.
-	Exempt func(remoteAddr string) bool
+	Max       int                          // connections open at once, at least 1
+	PerClient int                          // connections of one client open at once; 0: no bound but Max
+	FirstUse  time.Duration                // close a connection not used this long after Accept returned it; 0: never
+	Shed      bool                         // when Max are open, close an idle one for the connection waiting
+	Exempt    func(remoteAddr string) bool // peers held to Max alone: a proxy carrying many clients
 
 	ln net.Listener
 
@@ -78,13 +49,13 @@ type Listener struct {
 	waiting   atomic.Int32      // Accepts waiting for a slot
 	closed    chan struct{}     // closed by Close, to end a waiting Accept
 	closeOnce sync.Once
-	pause     func(time.Duration) <-chan time.Time // time.After; tests count the pauses
+	pause     func(time.Duration) <-chan time.Time // time.After; tests count them
 
 	full, refused, shed, unused, noFiles tally
 }
 
-// New returns a Listener of ln keeping at most max connections open, which names
-// them name in its log lines ("HTTP connection limit reached").
+// New returns a Listener of ln keeping at most maxConns open, named name in its
+// log lines ("HTTP connection limit reached").
 func New(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener {
 	l := &Listener{Max: maxConns, ln: ln, clients: map[string]int{}, conns: map[connKey]*Conn{},
 		freed: make(chan struct{}, 1), closed: make(chan struct{}), pause: time.After}
@@ -96,10 +67,8 @@ func New(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener
 	return l
 }
 
-// OpenFileLimit is the process's open-file limit (RLIMIT_NOFILE), 0 if unknown;
-// unlimited is the largest uint64. The Go runtime has raised the soft limit to
-// the hard one (less one) at start-up, in package syscall's init, as servers
-// commonly do themselves: this is the limit the process runs with.
+// OpenFileLimit is the process's open-file limit (RLIMIT_NOFILE, which the Go
+// runtime raised to the hard limit at start-up), 0 if unknown.
 func OpenFileLimit() uint64 {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
@@ -108,7 +77,6 @@ func OpenFileLimit() uint64 {
 	return lim.Cur
 }
 
-// Addr is the address the listener listens on.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
 // Accept waits for a connection within the bounds and returns it, a *Conn.
@@ -144,7 +112,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// accept accepts a connection from ln, retrying while file descriptors run out.
+// accept accepts from ln, retrying while file descriptors run out.
 func (l *Listener) accept() (net.Conn, error) {
 	var pause time.Duration
 	for {
@@ -195,8 +163,8 @@ func (l *Listener) waitForSlotLocked() error {
 	return nil
 }
 
-// idleVictimLocked marks for closing, and returns, the idle connection that Shed
-// closes first, or nil when none is idle.
+// idleVictimLocked marks for closing and returns the idle connection Shed closes
+// first, or nil.
 func (l *Listener) idleVictimLocked() *Conn {
 	for {
 		var v *Conn
@@ -239,7 +207,6 @@ func (l *Listener) dropClientLocked(client string) {
 	}
 }
 
-// signal wakes a waiting Accept.
 func (l *Listener) signal() {
 	select {
 	case l.freed <- struct{}{}:
@@ -247,8 +214,8 @@ func (l *Listener) signal() {
 	}
 }
 
-// Close stops accepting, also for an Accept waiting for a slot; open connections
-// keep their slots until they close. What the log holds back is written.
+// Close stops accepting, also for an Accept waiting for a slot, and writes what the
+// log holds back; open connections keep their slots until they close.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
@@ -266,9 +233,8 @@ func (l *Listener) Open() int {
 	return l.open
 }
 
-// Find returns the open connection from remote to local, or nil: a server that
-// learns of a use with the connection's addresses only (a gRPC call's peer) finds
-// the connection to tell of it.
+// Find returns the open connection from remote to local, or nil: for a server that
+// learns of a use by its addresses only (a gRPC call's peer).
 func (l *Listener) Find(local, remote net.Addr) *Conn {
 	k := keyOf(local, remote)
 	l.mu.Lock()
@@ -276,8 +242,7 @@ func (l *Listener) Find(local, remote net.Addr) *Conn {
 	return l.conns[k]
 }
 
-// connKey names a connection by its two ends: no two open TCP connections of a
-// listener share them.
+// connKey names a connection by its two ends.
 type connKey struct{ local, remote netip.AddrPort }
 
 func keyOf(local, remote net.Addr) connKey { return connKey{addrPort(local), addrPort(remote)} }
@@ -310,9 +275,8 @@ type Conn struct {
 	released bool // the slot is free again; under l.mu
 }
 
-// Begin tells the listener that a use of c begins (a call, a request): c is not
-// idle until the matching End. A nil c does nothing, so a server may pass on what
-// Find returned.
+// Begin tells that a use of c (a call, a request) begins: c is not idle until the
+// matching End. A nil c does nothing, so Find's result can be passed on.
 func (c *Conn) Begin() {
 	if c == nil {
 		return
@@ -334,7 +298,7 @@ func (c *Conn) Begin() {
 	}
 }
 
-// End tells the listener that a use of c begun with Begin has ended.
+// End tells that a use of c begun with Begin has ended.
 func (c *Conn) End() {
 	if c == nil {
 		return
@@ -362,8 +326,8 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// CloseWrite keeps the half-close net/http uses to end a connection without
-// resetting it (so the client reads the last answer), which wrapping would hide.
+// CloseWrite keeps the half-close net/http ends a connection with, which wrapping
+// would hide.
 func (c *Conn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
@@ -371,7 +335,7 @@ func (c *Conn) CloseWrite() error {
 	return nil
 }
 
-// closeUnused closes c if no use has begun: FirstUse's timer.
+// closeUnused is FirstUse's timer: it closes c if no use has begun.
 func (c *Conn) closeUnused() {
 	if c.used.Load() || !c.calls.CompareAndSwap(0, closing) {
 		return
@@ -384,7 +348,7 @@ func (c *Conn) closeUnused() {
 }
 
 // tally logs one kind of event at most once per logEvery: the first at once, the
-// ones after it as a count, with the next line or when the interval is over.
+// rest as a count when the interval is over.
 type tally struct {
 	log   *slog.Logger // nil: nothing is logged
 	level slog.Level
@@ -423,7 +387,6 @@ func (t *tally) add(attrs ...slog.Attr) {
 	}
 }
 
-// writeLocked logs what is held, if anything.
 func (t *tally) writeLocked() {
 	if t.held == 0 {
 		return
@@ -432,7 +395,7 @@ func (t *tally) writeLocked() {
 	t.held, t.logged = 0, time.Now()
 }
 
-// flush logs what is held and nothing after.
+// flush logs what is held, and nothing after.
 func (t *tally) flush() {
 	if t.log == nil {
 		return

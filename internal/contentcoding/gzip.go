@@ -12,27 +12,23 @@ import (
 	"sync"
 )
 
-// GzipMinBytes is the smallest answer worth compressing: below it the gzip header
-// and trailer (18 bytes) and the CPU cost outweigh what a single packet saves.
+// GzipMinBytes is the smallest answer worth compressing: below it gzip's 18 bytes
+// of framing and its CPU outweigh what a packet saves.
 const GzipMinBytes = 1 << 10
 
-// varyAcceptEncoding is the Vary value of every answer whose encoding depends on the
-// request's Accept-Encoding; shared (no allocation per answer), never modified. Its
-// length equals its capacity, so Header().Add copies it rather than writing into it.
+// varyAcceptEncoding is shared, never modified: its length is its capacity, so
+// Header().Add copies it rather than writing into it.
 var varyAcceptEncoding = []string{"Accept-Encoding"}
 
-// gzipWriters recycles gzip writers: each holds about 200 KB of compressor state at
-// gzip.BestSpeed, far too much to allocate per answer. The pool is bounded by the
-// number of answers being compressed at once, that is by the server's connection cap.
+// gzipWriters recycles gzip writers, about 200 KB of state each at BestSpeed.
 var gzipWriters = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed) // the level is valid
 	return zw
 }}
 
-// acceptsGzip reports whether an Accept-Encoding header (all its lines) lets the
-// answer be gzip-encoded (RFC 9110 section 12.5.3): gzip or x-gzip, or else "*",
-// with a q-value above 0, and not below the q-value the client gives identity by
-// name. No header, or an empty one, means identity only.
+// acceptsGzip reports whether Accept-Encoding's lines allow gzip (RFC 9110 section
+// 12.5.3): gzip or x-gzip, or else "*", with a q-value above 0 and not below
+// identity's, if named. No header, or an empty one, means identity only.
 func acceptsGzip(lines []string) bool {
 	gzipQ, starQ, identityQ := -1.0, -1.0, -1.0 // -1: not named
 	for _, line := range lines {
@@ -57,9 +53,8 @@ func acceptsGzip(lines []string) bool {
 	return gzipQ > 0 && gzipQ >= identityQ
 }
 
-// parseCoding splits one Accept-Encoding item, "coding" or "coding;q=0.5", into the
-// coding and its q-value (1 when absent). ok is false for an empty or malformed item,
-// which is then ignored rather than guessed at.
+// parseCoding splits an Accept-Encoding item, "coding" or "coding;q=0.5"; ok is
+// false for an empty or malformed one, which is ignored rather than guessed at.
 func parseCoding(item string) (coding string, q float64, ok bool) {
 	coding, params, _ := strings.Cut(item, ";")
 	coding = strings.TrimSpace(coding)
@@ -81,16 +76,10 @@ func parseCoding(item string) (coding string, q float64, ok bool) {
 	return coding, q, true
 }
 
-// Gzip negotiates the encoding of r's answer, to be written to w. Unless the answer
-// cannot be encoded at all, it adds Accept-Encoding to w's Vary: every answer that
-// could have been encoded says so, small ones too, so that a cache does not hand
-// this URL's gzip form to a client that did not ask for it. It returns the writer
-// that gzip-encodes the answer when the client accepts gzip, nil when the answer
-// goes as it is. The caller ends a writer it got with Close, or Abandon.
-//
-// An answer to HEAD (no body to encode) or to a protocol upgrade (its connection is
-// hijacked, and then carries WebSocket frames, compressed if at all by the
-// WebSocket extension) cannot be encoded.
+// Gzip negotiates the encoding of r's answer and returns the writer that encodes
+// it, nil when it goes as it is; the caller ends the writer with Close or Abandon.
+// Unless the answer cannot be encoded (HEAD, a protocol upgrade) it adds
+// Accept-Encoding to Vary, small answers too, so a cache keys on it.
 func Gzip(w http.ResponseWriter, r *http.Request) *GzipWriter {
 	if r.Method == http.MethodHead || r.Header.Get("Upgrade") != "" {
 		return nil
@@ -107,15 +96,10 @@ func Gzip(w http.ResponseWriter, r *http.Request) *GzipWriter {
 	return &GzipWriter{w: w}
 }
 
-// GzipWriter gzip-encodes an answer once it is known to be large enough. Until then
-// it holds back the status and up to GzipMinBytes of the body: an answer that ends
-// (or flushes) smaller is sent as it is. A Content-Length set by the handler decides
-// at once. An answer already encoded, or of a type that does not compress (not text,
-// JSON or XML), passes through untouched.
-//
-// The ETag, if any, is kept as it is: weakening it for the gzip form would make
-// If-Match (a strong comparison) fail for a client that read the entity compressed.
-// No range requests are served, the case where one validator for both forms misleads.
+// GzipWriter gzip-encodes an answer once it is known to be large enough, holding
+// back the status and up to GzipMinBytes until then (a Content-Length decides at
+// once). The ETag is kept: weakened, If-Match would fail for a client that read
+// the gzip form; with no range requests served, one validator does not mislead.
 type GzipWriter struct {
 	w       http.ResponseWriter
 	status  int          // held back until decided; 0: WriteHeader not called yet
@@ -150,25 +134,25 @@ func (g *GzipWriter) Write(p []byte) (int, error) {
 	if g.status == 0 {
 		g.WriteHeader(http.StatusOK)
 	}
-	if g.decided {
-		if g.zw != nil {
-			return g.zw.Write(p)
+	if !g.decided {
+		if len(g.held)+len(p) < GzipMinBytes {
+			g.held = append(g.held, p...)
+			return len(p), nil
 		}
-		return g.w.Write(p)
+		g.decide(true)
 	}
-	if len(g.held)+len(p) < GzipMinBytes {
-		g.held = append(g.held, p...) // at most GzipMinBytes: bounded
-		return len(p), nil
-	}
-	g.decide(true)
-	if g.zw != nil {
-		return g.zw.Write(p)
-	}
-	return g.w.Write(p)
+	return g.body().Write(p)
 }
 
-// decide sends the status, with the gzip headers if large is true and the answer is
-// of a kind that compresses, then whatever body was held back.
+func (g *GzipWriter) body() io.Writer {
+	if g.zw != nil {
+		return g.zw
+	}
+	return g.w
+}
+
+// decide sends the status, with the gzip headers if large and the answer
+// compresses, then the body held back.
 func (g *GzipWriter) decide(large bool) {
 	g.decided = true
 	h := g.w.Header()
@@ -181,18 +165,13 @@ func (g *GzipWriter) decide(large bool) {
 	}
 	g.w.WriteHeader(g.status)
 	if len(g.held) > 0 {
-		if g.zw != nil {
-			g.zw.Write(g.held) // an error comes back on the next write or from Close
-		} else {
-			g.w.Write(g.held)
-		}
+		g.body().Write(g.held) // an error comes back on the next write or from Close
 		g.held = nil
 	}
 }
 
-// Flush sends what is held back and, when compressing, everything the compressor
-// holds, so a handler that streams (and flushes) a long answer streams it encoded.
-// An answer flushed before it reaches GzipMinBytes is sent as it is.
+// Flush sends what is held back, as it is if not yet decided, and what the
+// compressor holds, so a streamed answer streams encoded.
 func (g *GzipWriter) Flush() {
 	if g.hijack {
 		return
@@ -209,9 +188,7 @@ func (g *GzipWriter) Flush() {
 	http.NewResponseController(g.w).Flush()
 }
 
-// Hijack hands the connection over: nothing held back is sent, and Close writes
-// nothing more. Gzip never wraps an upgrade; this keeps a handler that hijacks
-// anyway working.
+// Hijack hands the connection over; nothing held back is sent, nor more by Close.
 func (g *GzipWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if g.decided {
 		return nil, nil, errors.New("hijack after the answer started")
@@ -220,10 +197,8 @@ func (g *GzipWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(g.w).Hijack()
 }
 
-// Close ends the answer: it sends what is held back as it is (an answer that ended
-// smaller than GzipMinBytes), or finishes the gzip stream and recycles the writer. An
-// error means the client got a truncated gzip stream (a write failed, often because
-// the client left): the request's log line says so.
+// Close ends the answer: it sends what is held back as it is, or finishes the gzip
+// stream. An error means the client got a truncated stream (the log line says so).
 func (g *GzipWriter) Close() error {
 	switch {
 	case g.hijack:
@@ -233,20 +208,18 @@ func (g *GzipWriter) Close() error {
 		g.decide(false)
 	case g.zw != nil:
 		err := g.zw.Close()
-		g.zw.Reset(io.Discard) // drop the reference to the response writer
-		gzipWriters.Put(g.zw)
-		g.zw = nil
+		g.Abandon()
 		return err
 	}
 	return nil
 }
 
-// Abandon drops the answer after a panic, without writing: the caller answers the
-// request itself if nothing has been sent yet.
+// Abandon drops the answer after a panic, without writing, and recycles the
+// compressor.
 func (g *GzipWriter) Abandon() {
 	g.held = nil
 	if g.zw != nil {
-		g.zw.Reset(io.Discard)
+		g.zw.Reset(io.Discard) // drop the reference to the response writer
 		gzipWriters.Put(g.zw)
 		g.zw = nil
 	}
@@ -258,9 +231,8 @@ func bodyAllowed(code int) bool {
 	return code != http.StatusNoContent && code != http.StatusNotModified
 }
 
-// compressibleType reports whether a Content-Type is one that gzip shrinks: text,
-// JSON and XML (problem+json and XML documents of any kind among them), and a
-// GraphQL schema's text.
+// compressibleType reports whether gzip shrinks a Content-Type: text, JSON, XML, a
+// GraphQL schema.
 func compressibleType(ct string) bool {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	mediaType = strings.ToLower(strings.TrimSpace(mediaType))

@@ -1,27 +1,11 @@
-// Package cors is the service's one origin policy: which browser pages of other
-// origins may use it. It decides both what CORS grants (Policy.Handler) and which
-// pages may open a connection that a browser does not hold to CORS, a WebSocket
-// above all (Policy.Guard), so that one list means the same thing everywhere.
-//
-// A Policy guarantees:
-//
-//   - A request without an Origin header (a client other than a browser), and a page
-//     served by this service itself (its Origin's host is the request's Host), are
-//     always allowed.
-//   - Any other origin is allowed only if it is an origin a browser sends
-//     (http or https, scheme://host[:port] and nothing more) and a pattern matches
-//     it. A pattern is matched as the WebSocket library (coder/websocket) matches
-//     its OriginPatterns: path.Match syntax, case-insensitively, against the
-//     Origin's host[:port], or against scheme://host[:port] when the pattern
-//     contains "://". So "https://app.example.com" is one exact origin,
-//     "*.example.com" any subdomain over any scheme, and "https://*.example.com" the
-//     same over https only. The pattern "*" allows every origin, without
-//     credentials.
-//   - A pattern path.Match cannot use, or one with a path, is refused by Add: a typo
-//     must stop start-up, not silently lock every browser out.
-//   - A request from an origin the policy does not allow is served by Handler as if
-//     there were no CORS at all: the browser, not the service, then withholds the
-//     answer from the page. Guard answers it 403 instead.
+// Package cors is the service's one origin policy, for CORS (Policy.Handler) and
+// for what a browser does not hold to CORS, a WebSocket above all (Policy.Guard).
+// A request without Origin, or from this service's own page, is always allowed;
+// any other origin only if a browser could send it (http or https,
+// scheme://host[:port] alone) and a pattern matches it as coder/websocket's
+// OriginPatterns do (path.Match, case-insensitive, against host[:port], or
+// scheme://host[:port] when the pattern has "://"); "*" allows every origin,
+// without credentials. Add refuses an unusable pattern: a typo stops start-up.
 package cors
 
 import (
@@ -33,15 +17,14 @@ import (
 	"strings"
 )
 
-// Policy is a parsed list of origin patterns. The zero value allows only the
+// Policy is a parsed list of origin patterns; the zero value allows only the
 // service's own pages.
 type Policy struct {
 	patterns  []string // lower case, checked by Add
 	anyOrigin bool     // the entry "*": every origin, never with credentials
 }
 
-// Add adds the comma-separated origin patterns of list, refusing a pattern
-// path.Match cannot use; its errors begin with name (the flag that set list).
+// Add adds the comma-separated patterns of list; its errors begin with name.
 func (p *Policy) Add(name, list string) error {
 	for entry := range strings.SplitSeq(list, ",") {
 		entry = strings.ToLower(strings.TrimSpace(entry))
@@ -73,8 +56,7 @@ const (
 	listed              // allowed by a listed pattern: with credentials
 )
 
-// access says what the policy grants origin (an Origin header's value) on a request
-// to host (the request's Host).
+// access says what the policy grants origin on a request to host.
 func (p Policy) access(origin, host string) grant {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -104,9 +86,8 @@ func (p Policy) access(origin, host string) grant {
 	return denied
 }
 
-// The methods and request headers a preflight allows: those the service reads. The
-// lists are fixed rather than echoing what the browser asks for, so what a foreign
-// page may send is written down here.
+// What a preflight allows: the methods and headers the service reads, written down
+// rather than echoed from the request.
 var (
 	allowMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 	allowHeaders = strings.Join([]string{
@@ -117,28 +98,21 @@ var (
 		"Apollographql-Client-Name", "Apollographql-Client-Version",
 		"Traceparent", "Tracestate", // W3C trace context
 	}, ", ")
-	// exposeHeaders are the answer headers a foreign page's script may read besides
-	// the CORS-safelisted ones.
 	exposeHeaders = "ETag, Location, WWW-Authenticate, Allow, OData-Version, Preference-Applied, Retry-After"
 )
 
-// maxAge is how long (seconds) a browser may reuse a preflight's answer.
-const maxAge = "600"
+const maxAge = "600" // seconds a browser may reuse a preflight's answer
 
-// Handler wraps next with the policy: it answers preflights itself and adds the
-// CORS headers to the answers for allowed origins.
+// Handler answers preflights and adds the CORS headers for allowed origins.
 func (p Policy) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		// Every answer depends on Origin (same-origin pages included), so caches must
-		// key on it.
 		h.Add("Vary", "Origin")
 		origin := r.Header.Get("Origin")
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
+		g := denied
+		if origin != "" {
+			g = p.access(origin, r.Host)
 		}
-		g := p.access(origin, r.Host)
 		if g == denied {
 			next.ServeHTTP(w, r)
 			return
@@ -161,9 +135,8 @@ func (p Policy) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// Guard serves next only to the requests the policy allows, and answers the others
-// 403. It is for what a browser does not hold to CORS: a WebSocket handshake, whose
-// connection the page gets whatever the answer's headers say.
+// Guard serves next only the requests the policy allows, answering others 403:
+// for what a browser does not hold to CORS, a WebSocket handshake.
 func (p Policy) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && p.access(origin, r.Host) == denied {

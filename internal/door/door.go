@@ -1,20 +1,13 @@
-// Package door is where every piece of work enters the service: an HTTP request, a
-// gRPC call or stream message, a GraphQL WebSocket operation. Each takes a slot of
-// one fair queue (package fairqueue) for its client address before it runs, and
-// gives it back when its work is done, so whether one client can stall another is
-// answered here, for every surface at once.
-//
-// It guarantees:
+// Package door is where every piece of work enters the service (an HTTP request, a
+// gRPC call or stream message, a GraphQL WebSocket operation): it takes a slot of
+// one fair queue (fairqueue) for its client before it runs. It guarantees:
 //   - a request body is read before its request waits, within a per-client and a
-//     total byte budget: a client that sends slowly holds no slot, and what waiting
-//     requests hold is bounded;
+//     total byte budget: a client sending slowly holds no slot;
 //   - an HTTP request gives its slot back at its answer's first byte (or a hijack),
-//     a gRPC stream message when the call next receives or sends, so a client that
-//     reads slowly holds no slot;
-//   - past the work one client may have waiting, the client is refused at once with
-//     a *Busy, which the caller answers in its surface's format.
-//
-// It knows no surface's routes or formats.
+//     a gRPC stream message when the call next receives or sends: a client reading
+//     slowly holds no slot;
+//   - past the work one client may have waiting, it is refused at once with a *Busy,
+//     which the caller answers in its surface's format.
 package door
 
 import (
@@ -30,10 +23,10 @@ import (
 type Door struct {
 	queue   *fairqueue.Queue
 	bodies  *fairqueue.Bytes
-	waiting int // the work one client may have waiting, for the refusal's message
 	proxies clientaddr.Proxies
 	limit   int64 // the largest body read ahead; a longer one is the handler's to refuse
 
+	waiting    int   // the work one client may have waiting, for messages
 	clientBody int64 // the body bytes one client may hold read ahead, for messages
 }
 
@@ -59,8 +52,8 @@ func New(q *fairqueue.Queue, o Options) *Door {
 	}
 }
 
-// Busy refuses work of a client that has as much waiting as it may, or whose
-// request bodies read ahead would pass their budget.
+// Busy refuses work of a client with as much waiting as it may, or bodies past
+// their budget.
 type Busy struct {
 	Client string
 	reason string
@@ -68,21 +61,17 @@ type Busy struct {
 
 func (e *Busy) Error() string { return e.reason }
 
-func (d *Door) tooManyWaiting(client string) *Busy {
-	return &Busy{client, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.waiting)}
-}
-
 // enter waits for a slot for client, turning the queue's refusal into a *Busy.
 func (d *Door) enter(ctx context.Context, client string) (release func(), err error) {
 	release, err = d.queue.Acquire(ctx, client)
 	if errors.Is(err, fairqueue.ErrBusy) {
-		return nil, d.tooManyWaiting(client)
+		return nil, &Busy{client, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.waiting)}
 	}
 	return release, err
 }
 
-// Work runs work in a slot of client's: the set-up of a WebSocket operation. It
-// returns a *Busy, or the context's error, when work did not run.
+// Work runs work (a WebSocket operation's set-up) in a slot of client's, or
+// returns a *Busy or the context's error.
 func (d *Door) Work(ctx context.Context, client string, work func()) error {
 	if d == nil {
 		work()
@@ -97,7 +86,7 @@ func (d *Door) Work(ctx context.Context, client string, work func()) error {
 	return nil
 }
 
-// Stats is the queue's view of the moment, and the body bytes held read ahead.
+// Stats is the queue's view of the moment and the body bytes read ahead.
 type Stats struct {
 	fairqueue.Stats
 	BodyBytes int64

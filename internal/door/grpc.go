@@ -13,11 +13,6 @@ import (
 	"quartet/internal/clientaddr"
 )
 
-// A gRPC call's work takes slots in the same queue as HTTP requests: a unary call's
-// handler runs in a slot; a stream's message takes one once it has arrived and holds
-// it until the call receives the next message, sends, or returns. The wait for a
-// message holds no slot, and neither does a stream's sending.
-
 // Unary runs each unary call's handler in a slot of its client's.
 func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	client := d.grpcClient(ctx)
@@ -29,15 +24,15 @@ func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, hand
 	return handler(ctx, req)
 }
 
-// Stream has each message a stream receives take a slot (queuedStream).
+// Stream has each message a stream receives take a slot, held until the call
+// receives again, sends or returns.
 func (d *Door) Stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	qs := &queuedStream{ServerStream: ss, door: d, client: d.grpcClient(ss.Context())}
 	defer qs.held.end()
 	return handler(srv, qs)
 }
 
-// grpcRefusal is the status of a call the queue did not admit: the client has too
-// much waiting, or the call ended first.
+// grpcRefusal is the status of a call the queue did not admit.
 func grpcRefusal(err error) error {
 	if busy, ok := err.(*Busy); ok {
 		return status.Error(codes.ResourceExhausted, busy.Error())
@@ -45,7 +40,6 @@ func grpcRefusal(err error) error {
 	return status.FromContextError(err).Err()
 }
 
-// queuedStream is a stream whose received messages take slots.
 type queuedStream struct {
 	grpc.ServerStream
 	door   *Door
@@ -53,8 +47,8 @@ type queuedStream struct {
 	held   heldSlot // ended when the call returns
 }
 
-// RecvMsg gives back the slot the message before took, receives the next message,
-// and waits for a slot for it.
+// RecvMsg gives back the slot the message before took, receives the next, and
+// waits for a slot for it.
 func (s *queuedStream) RecvMsg(m any) error {
 	s.held.giveBack()
 	if err := s.ServerStream.RecvMsg(m); err != nil {
@@ -68,16 +62,13 @@ func (s *queuedStream) RecvMsg(m any) error {
 	return nil
 }
 
-// SendMsg gives back the slot first: like an HTTP handler's first write, sending
-// is the end of the work the message received made.
+// SendMsg gives back the slot first: sending ends the work, as an HTTP answer does.
 func (s *queuedStream) SendMsg(m any) error {
 	s.held.giveBack()
 	return s.ServerStream.SendMsg(m)
 }
 
-// grpcClient is the client a call counts as in the queue: its peer's address, or,
-// from a trusted proxy, the client the proxy names in the forwarded or
-// x-forwarded-for metadata.
+// grpcClient is the call's client: its peer, or the client a trusted proxy names.
 func (d *Door) grpcClient(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
@@ -91,18 +82,14 @@ func (d *Door) grpcClient(ctx context.Context) string {
 	return clientaddr.Of(addr)
 }
 
-// heldSlot is a slot kept across calls and given back by whichever comes next: a
-// later receive, a send, or the end of the call. Once it has ended, a slot handed
-// to it is given back at once, so that one taken late by another goroutine (a
-// receive still under way when the handler returned) is not kept.
+// heldSlot is a slot given back by whichever comes next: a receive, a send, or the
+// call's end, after which a slot handed to it (by a late receive) goes back at once.
 type heldSlot struct {
 	mu      sync.Mutex
 	release func() // gives back the slot held; nil when none is
 	ended   bool
 }
 
-// hold keeps the slot that release gives back, or gives it back at once when h
-// has ended.
 func (h *heldSlot) hold(release func()) {
 	h.mu.Lock()
 	if !h.ended {
@@ -114,7 +101,6 @@ func (h *heldSlot) hold(release func()) {
 	}
 }
 
-// giveBack gives back the slot held, if any.
 func (h *heldSlot) giveBack() {
 	h.mu.Lock()
 	release := h.release
@@ -125,7 +111,6 @@ func (h *heldSlot) giveBack() {
 	}
 }
 
-// end gives back the slot held, and any handed to h later.
 func (h *heldSlot) end() {
 	h.mu.Lock()
 	h.ended = true

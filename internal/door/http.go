@@ -11,16 +11,14 @@ import (
 	"quartet/internal/clientaddr"
 )
 
-// bodyChunk is the largest piece of a body read at once: a client holds at most
-// this much beyond what it has sent (a body declared at a megabyte of which ten
-// bytes come claims one chunk), and a large body is not copied as a buffer doubles.
+// bodyChunk is the largest piece of a body read at once: what a client holds
+// beyond what it sent, and no copying as a buffer doubles.
 const bodyChunk = 64 << 10
 
-// Enter admits the HTTP request r: it reads r's body ahead (r.Body then serves those
-// bytes, see Body), waits for a slot, and returns the writer the handler writes to,
-// which gives the slot back at the answer's first byte, and the function to call
-// once the request is done. The error is a *Busy, which the caller answers, or the
-// request's context's, when the client is gone and no answer will be read.
+// Enter admits the HTTP request r: it reads r's body ahead, waits for a slot, and
+// returns the writer for the handler, which gives the slot back at the answer's
+// first byte, and the function to call once the request is done. The error is a
+// *Busy, which the caller answers, or the context's, when the client is gone.
 func (d *Door) Enter(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), error) {
 	client := clientaddr.Of(r.RemoteAddr)
 	held, err := d.readAhead(r, client)
@@ -38,9 +36,7 @@ func (d *Door) Enter(w http.ResponseWriter, r *http.Request) (http.ResponseWrite
 }
 
 // readAhead reads r's body, one byte past the limit at most (for the handler's
-// 413), counting what it holds against client's share of the budget. A body
-// declared longer than the limit is not read: the handler refuses it from its
-// length.
+// 413), within client's budget; a body declared longer is left to the handler.
 func (d *Door) readAhead(r *http.Request, client string) (held int64, err error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.limit {
 		return 0, nil
@@ -67,9 +63,7 @@ func (d *Door) readAhead(r *http.Request, client string) (held int64, err error)
 		m, err := readFull(r.Body, chunk)
 		chunks, read, readErr = append(chunks, chunk[:m]), read+int64(m), err
 	}
-	// Stopped at the limit with no error: more may follow, which the handler reads
-	// (and refuses, past its own limit) from the original body after these bytes.
-	more := readErr == nil
+	more := readErr == nil // stopped at the limit: the handler reads on in the original body
 	if readErr == io.EOF {
 		readErr = nil
 	}
@@ -77,9 +71,8 @@ func (d *Door) readAhead(r *http.Request, client string) (held int64, err error)
 	return held, nil
 }
 
-// readFull reads from r until p is full or a read fails. Unlike io.ReadFull it does
-// not turn an end in the middle into io.ErrUnexpectedEOF: net/http's body returns
-// that itself for a client gone before its declared length arrived.
+// readFull is io.ReadFull without its io.ErrUnexpectedEOF: net/http's body
+// returns that itself for a client gone before its declared length.
 func readFull(r io.Reader, p []byte) (n int, err error) {
 	for n < len(p) && err == nil {
 		var m int
@@ -89,10 +82,8 @@ func readFull(r io.Reader, p []byte) (n int, err error) {
 	return n, err
 }
 
-// body is a request body read ahead: its Bytes are taken as they are, with no
-// copy, and a Read serves them, then the rest of the original body if the read
-// ahead stopped at the limit, then the error the read ended with, if any (a client
-// gone, the read timeout).
+// body is a request body read ahead: Bytes takes it without a copy; Read serves
+// it, then the rest of the original body if any, then the read's error, if any.
 type body struct {
 	io.Reader
 	io.Closer
@@ -126,10 +117,9 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Bytes returns the body read ahead, copied only when it spans chunks, and the
-// error its read ended with; whole is false when the read ahead stopped at the
-// limit and the body may be longer. A handler takes a body this way, not by
-// reading it again: an interface with this method finds it.
+// Bytes returns the body read ahead, copied only when it spans chunks, and its
+// read's error; whole is false when the body may be longer. Handlers find it by
+// an interface with this method.
 func (b *body) Bytes() (data []byte, whole bool, err error) {
 	if len(b.chunks) == 1 {
 		return b.chunks[0], !b.more, b.err
@@ -138,8 +128,7 @@ func (b *body) Bytes() (data []byte, whole bool, err error) {
 }
 
 // slotWriter gives the request's slot back on the first write, flush or hijack:
-// the work a request makes the service do is done by then, and a client that reads
-// its answer slowly must not hold a slot while it does.
+// the work is done by then, and a slow reader must not hold a slot.
 type slotWriter struct {
 	http.ResponseWriter
 	leave func()
@@ -160,8 +149,7 @@ func (w *slotWriter) Flush() {
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// Hijack gives the slot back: a WebSocket's work is bounded by its own caps, and
-// each operation takes a slot of its own (Work).
+// Hijack gives the slot back: each WebSocket operation takes its own (Work).
 func (w *slotWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.leave()
 	return http.NewResponseController(w.ResponseWriter).Hijack()

@@ -4,10 +4,8 @@ package etag
 
 import "strings"
 
-// ListMatches reports whether the header values (comma-separated entity tags, or
-// "*") name tag. strong is If-Match's comparison, where weak tags ("W/...") never
-// match; If-None-Match compares weakly, ignoring the W/. A malformed element
-// matches nothing.
+// ListMatches reports whether the header values (entity tags, or "*") name tag;
+// strong is If-Match's comparison, where weak tags never match.
 func ListMatches(values []string, tag string, strong bool) bool {
 	for _, v := range values {
 		for elem := range strings.SplitSeq(v, ",") {

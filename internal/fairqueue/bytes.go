@@ -2,11 +2,9 @@ package fairqueue
 
 import "sync"
 
-// Bytes bounds the memory that clients' work holds while it waits for a slot
-// (request bodies read before their turn, so that a client sending slowly holds no
-// slot): each client at most perClient bytes, all clients together at most total.
-// It never waits: a Take that does not fit is refused, and the caller refuses the
-// work.
+// Bytes bounds the memory clients' work holds while it waits for a slot (bodies
+// read ahead): perClient bytes a client, total in all. A Take that does not fit is
+// refused, never waited for.
 type Bytes struct {
 	perClient, total int64
 
@@ -20,9 +18,8 @@ func NewBytes(perClient, total int64) *Bytes {
 	return &Bytes{perClient: perClient, total: total, byClient: map[string]int64{}}
 }
 
-// Take counts n more bytes as client's and reports true, or reports false, counting
-// nothing, when client or all clients together would hold more than their bound.
-// perClient is the reason when that is what would be passed.
+// Take counts n more bytes as client's, or reports false, counting nothing, when a
+// bound would be passed; perClient says it was the client's.
 func (b *Bytes) Take(client string, n int64) (ok, perClient bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

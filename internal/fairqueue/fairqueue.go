@@ -1,24 +1,9 @@
-// Package fairqueue shares a fixed number of slots, the work the service does at
-// once, among its clients, of which each may hold at most perClient at a time.
-//
-// It guarantees three things:
-//   - Work-conserving within those bounds: a slot is never idle while work that may
-//     take it waits. With perClient set to the CPUs, a lone client, or every client
-//     behind one reverse proxy, keeps every CPU busy; with more slots than that,
-//     another client's work finds a slot at once, and shares the CPUs with the
-//     first's rather than waiting for its work to end.
-//   - Fair between clients that wait: a freed slot goes to the waiting client that
-//     has had the least service lately, so a client that floods the service with
-//     costly work waits behind one that asks for a little. Each piece of work is
-//     charged the time it held its slot (start-time fair queuing: a client's tag
-//     grows by what its work cost, and a client that comes back after idling
-//     starts from the tag of the work last granted, so idling earns no credit).
-//   - Bounded: a client has at most maxWaiting pieces of work waiting; more are
-//     refused at once with ErrBusy. A waiting caller whose context ends leaves the
-//     queue at once. The queue's memory is a few words per client with work and
-//     per piece of work waiting.
-//
-// Within one client, work is granted in the order it asked.
+// Package fairqueue shares a fixed number of slots among clients, each holding at
+// most perClient. It is work-conserving within those bounds; a freed slot goes to
+// the waiting client with the least service lately (start-time fair queuing: work
+// is charged the time it held its slot, and idling earns no credit); a client has
+// at most maxWaiting pieces of work waiting, more refused with ErrBusy; a caller
+// whose context ends leaves at once; one client's work is granted in order.
 package fairqueue
 
 import (
@@ -33,12 +18,11 @@ import (
 // ErrBusy refuses work of a client that already has as much waiting as it may.
 var ErrBusy = errors.New("fairqueue: too much work waiting for this client")
 
-// firstGuess is what a client's next piece of work is charged when it is granted,
-// before any of its work has been measured: about an ordinary request's cost. It
-// is corrected when the work ends.
+// firstGuess is what a client's work is charged when granted before any of it was
+// measured: about an ordinary request's cost, corrected when the work ends.
 const firstGuess = 100 * time.Microsecond
 
-// Queue grants slots to clients' work. The zero value is not usable; call New.
+// Queue grants slots to clients' work; make one with New.
 type Queue struct {
 	slots      int
 	perClient  int
@@ -52,7 +36,6 @@ type Queue struct {
 	lastTag time.Duration      // the tag of the work last granted: the virtual time
 }
 
-// client is one client's running and waiting work.
 type client struct {
 	name    string
 	waiting []*waiter // in the order they asked
@@ -62,16 +45,14 @@ type client struct {
 	index   int           // in the backlog heap; -1 when not in it
 }
 
-// waiter is one piece of work waiting for a slot.
 type waiter struct {
 	ready   chan struct{} // closed when granted
 	granted bool
 	charged time.Duration // what the grant charged its client
 }
 
-// New returns a queue of slots slots, each client holding at most perClient of them
-// (at most slots) and having at most maxWaiting pieces of work waiting. slots and
-// perClient must be at least 1.
+// New returns a queue of slots slots, each client holding at most perClient and
+// having at most maxWaiting pieces of work waiting; slots and perClient are >= 1.
 func New(slots, perClient, maxWaiting int) *Queue {
 	if slots < 1 || perClient < 1 {
 		panic("fairqueue: slots and perClient must be at least 1")
@@ -81,9 +62,8 @@ func New(slots, perClient, maxWaiting int) *Queue {
 }
 
 // Acquire waits for a slot for client's work and returns the function that gives
-// it back, which must be called once the work is done (later calls do nothing).
-// It returns ErrBusy at once when client has maxWaiting pieces of work waiting
-// already, or ctx's error when ctx ends first.
+// it back once the work is done (later calls do nothing); or ErrBusy at once, or
+// ctx's error when ctx ends first.
 func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err error) {
 	q.mu.Lock()
 	c := q.clients[name]
@@ -134,9 +114,8 @@ func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err e
 	return nil, ctx.Err()
 }
 
-// grantLocked counts a slot as c's, charging c its guess now so that a client
-// with much waiting does not take every free slot before its first work ends. It
-// returns what it charged.
+// grantLocked counts a slot as c's and charges c its guess now, so a client with
+// much waiting does not take every free slot before its first work ends.
 func (q *Queue) grantLocked(c *client) time.Duration {
 	c.running++
 	q.lastTag = max(q.lastTag, c.tag)
@@ -144,8 +123,8 @@ func (q *Queue) grantLocked(c *client) time.Duration {
 	return c.guess
 }
 
-// releaser returns the function that gives c's slot back, charging c the time
-// the slot was held in place of guess, what grantLocked charged.
+// releaser returns the function giving c's slot back, charging the time held in
+// place of guess.
 func (q *Queue) releaser(c *client, guess time.Duration) func() {
 	start := q.now()
 	var once sync.Once
@@ -186,8 +165,8 @@ func (q *Queue) dispatchLocked() {
 	}
 }
 
-// eligibleLocked puts c in the backlog when it has work waiting and holds fewer
-// than perClient slots, and takes it out otherwise.
+// eligibleLocked keeps c in the backlog exactly while it has work waiting and
+// fewer than perClient slots.
 func (q *Queue) eligibleLocked(c *client) {
 	want := len(c.waiting) > 0 && c.running < q.perClient
 	switch {
@@ -200,9 +179,8 @@ func (q *Queue) eligibleLocked(c *client) {
 	}
 }
 
-// forgetIfIdleLocked drops c once it has no work running or waiting. What it was
-// charged is forgotten with it: a client that comes back starts from lastTag, as
-// one that had stayed would after idling.
+// forgetIfIdleLocked drops c, and its charges, once it has no work running or
+// waiting: back, it starts from lastTag, as after idling.
 func (q *Queue) forgetIfIdleLocked(c *client) {
 	if c.running == 0 && len(c.waiting) == 0 && q.clients[c.name] == c {
 		delete(q.clients, c.name)

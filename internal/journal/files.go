@@ -16,21 +16,17 @@ import (
 	"strings"
 )
 
-// The files of DIR: records and their framing, journal files, the snapshot file.
-
-// journalStep is what a journal file grows by. A file grown this way shows a cut (its
-// size is no longer whole steps) that an appended file would hide, at the price of one
-// fsync more per step; the space is not written, so it costs no disk until used.
+// journalStep is what a journal file grows by: a cut then shows (the size is no
+// longer whole steps), for one fsync more a step; unwritten space costs no disk.
 const journalStep = 1 << 20
 
-// roundUp returns n rounded up to whole steps.
 func roundUp(n, step int64) int64 { return (n + step - 1) / step * step }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Records are framed as [length u32][crc32c(payload) u32][crc32c(first 8 bytes) u32]
 // [payload], little endian. The header's own checksum lets recovery trust a length,
-// and so tell a record cut short by a crash (see tornTail) from a damaged one.
+// and so tell a record cut short by a crash (tornTail) from a damaged one.
 const recordHeaderSize = 12
 
 func appendRecord(b, payload []byte) []byte {
@@ -41,23 +37,23 @@ func appendRecord(b, payload []byte) []byte {
 	return append(append(b, h[:]...), payload...)
 }
 
-// readRecord returns the record at data[off:], or ok false if there is no whole,
-// intact record there.
+// payloadSize returns the payload length data's intact record header announces.
+func payloadSize(data []byte) (int, bool) {
+	if len(data) < recordHeaderSize || crc32.Checksum(data[:8], castagnoli) != binary.LittleEndian.Uint32(data[8:]) {
+		return 0, false
+	}
+	return int(binary.LittleEndian.Uint32(data)), true
+}
+
+// readRecord returns the whole, intact record at data[off:], if there is one.
 func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
-	if len(data)-off < recordHeaderSize {
-		return nil, off, false
-	}
-	h := data[off : off+recordHeaderSize]
-	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
-		return nil, off, false
-	}
-	n := int(binary.LittleEndian.Uint32(h[0:]))
+	n, ok := payloadSize(data[off:])
 	end := off + recordHeaderSize + n
-	if n < 0 || end > len(data) || end < off {
+	if !ok || end > len(data) {
 		return nil, off, false
 	}
 	payload = data[off+recordHeaderSize : end]
-	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(data[off+4:]) {
 		return nil, off, false
 	}
 	return payload, end, true
@@ -66,34 +62,26 @@ func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
 // recordRunsPast reports whether data starts with an intact record header whose
 // record needs more bytes than data holds.
 func recordRunsPast(data []byte) bool {
-	if len(data) < recordHeaderSize {
-		return false
-	}
-	h := data[:recordHeaderSize]
-	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:]) {
-		return false
-	}
-	return int64(len(data)-recordHeaderSize) < int64(binary.LittleEndian.Uint32(h[0:]))
+	n, ok := payloadSize(data)
+	return ok && len(data)-recordHeaderSize < n
 }
 
 func journalName(gen uint64) string { return fmt.Sprintf("journal-%016d.log", gen) }
 
-// journalHeader is the first record of a journal: which journal of which store it is,
-// and the step its file grows by (none in the journals of earlier versions, which grew
-// byte by byte and which this version refuses).
+// journalHeader is a journal's first record: which journal of which store, and the
+// step its file grows by (none in earlier versions' journals, which are refused).
 type journalHeader struct {
 	Journal uint64 `json:"journal"`
 	Store   string `json:"store"`
 	Step    int64  `json:"step"`
 }
 
-// journalHeaderStart is how a journal header starts and a record does not (see the
-// package doc), which is how a journal without its header is told apart.
+// journalHeaderStart tells a journal header from a record (see the package doc).
 var journalHeaderStart = []byte(`{"journal":`)
 
-// createJournal creates journal gen of store holding records (whole, framed ones)
-// after its header, durably, replacing any journal gen there was, and returns it open
-// for writing, with where its records end.
+// createJournal durably creates journal gen of store holding records (framed)
+// after its header, replacing any there was, and returns it open for writing, with
+// where its records end.
 func createJournal(dir string, gen uint64, store string, records []byte) (*os.File, int64, error) {
 	f, end, err := writeJournal(dir, gen, store, records)
 	if err != nil {
@@ -107,9 +95,8 @@ func createJournal(dir string, gen uint64, store string, records []byte) (*os.Fi
 	return f, end, nil
 }
 
-// writeJournal writes journal gen of store, as createJournal describes, under its
-// temporary name: header and records, zeros to a whole number of steps, fsynced. A
-// file it fails to write is removed.
+// writeJournal writes journal gen as createJournal does, under its temporary name,
+// zeros to whole steps, fsynced; a file it fails to write is removed.
 func writeJournal(dir string, gen uint64, store string, records []byte) (*os.File, int64, error) {
 	name := journalTemp(dir, gen)
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -143,12 +130,10 @@ func publishJournal(dir string, gen uint64) error {
 	return syncDir(dir)
 }
 
-// journalTemp is the name journal gen is written under until it is complete.
 func journalTemp(dir string, gen uint64) string {
 	return filepath.Join(dir, journalName(gen)+".tmp")
 }
 
-// newStoreID makes the id of a new store.
 func newStoreID() string {
 	var b [8]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
@@ -165,9 +150,9 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// writeFileSync writes a new file and makes it durable.
-func writeFileSync(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeFileSync writes a file (O_EXCL or O_TRUNC, flag says) and makes it durable.
+func writeFileSync(name string, data []byte, flag int) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return err
 	}
@@ -196,14 +181,12 @@ func removeJournalsBefore(dir string, gen uint64, log *slog.Logger) {
 		}
 	}
 	if err := syncDir(dir); err != nil {
-		// Logged, and no more: after a crash a removed journal may be back, which
-		// harms nothing, since Open reads only the journals from the snapshot's on,
-		// and the next snapshot removes it again.
+		// Harmless: a journal back after a crash is older than the snapshot's.
 		log.Error("making the removal of old journals durable", "dir", dir, "error", err)
 	}
 }
 
-// journalGens lists the journal generations in DIR in ascending order.
+// journalGens lists DIR's journal generations in ascending order.
 func journalGens(dir string) ([]uint64, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -224,9 +207,8 @@ func journalGens(dir string) ([]uint64, error) {
 	return gens, nil
 }
 
-// Has reports whether dir already holds a store: a snapshot or a journal (a journal
-// without its snapshot is a store damaged, which Open refuses). An initialisation cut
-// short leaves neither, only temporary files (see open).
+// Has reports whether dir holds a store: a snapshot or a journal (without its
+// snapshot a damaged one). An initialisation cut short leaves only temporary files.
 func Has(dir string) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, "snapshot")); err == nil {
 		return true, nil
@@ -240,16 +222,15 @@ func Has(dir string) (bool, error) {
 	return len(gens) > 0, err
 }
 
-// A snapshot file is two records: a header, a JSON object holding the snapshot's
-// generation (the first journal not contained in it), the store's id and the fields
-// of the host's meta, and the host's body.
+// A snapshot file is two records: a header, a JSON object of the snapshot's
+// generation (the first journal not in it), the host's meta and the store's id;
+// and the host's body.
 type snapshotHeader struct {
 	Gen   uint64 `json:"gen"`
 	Store string `json:"store"`
 }
 
-// snapshotHeaderOf returns the header record of snapshot gen of store: meta, a JSON
-// object, with "gen" added first and "store" last.
+// snapshotHeaderOf returns meta, a JSON object, with "gen" added first and "store" last.
 func snapshotHeaderOf(gen uint64, store string, meta []byte) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &fields); err != nil || fields == nil {
@@ -265,8 +246,7 @@ func snapshotHeaderOf(gen uint64, store string, meta []byte) ([]byte, error) {
 	return append(append(append(h, `"store":`...), id...), '}'), err
 }
 
-// writeSnapshot replaces DIR/snapshot atomically with snapshot gen of store, as encode
-// gives it: temp file, fsync, rename, fsync DIR.
+// writeSnapshot atomically replaces DIR/snapshot with snapshot gen of store.
 func writeSnapshot(dir string, gen uint64, store string, encode func() (meta, body []byte, err error)) error {
 	meta, body, err := encode()
 	if err != nil {
@@ -277,19 +257,7 @@ func writeSnapshot(dir string, gen uint64, store string, encode func() (meta, bo
 		return err
 	}
 	tmp := filepath.Join(dir, "snapshot.tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(appendRecord(appendRecord(nil, header), body)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeFileSync(tmp, appendRecord(appendRecord(nil, header), body), os.O_TRUNC); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
@@ -298,9 +266,8 @@ func writeSnapshot(dir string, gen uint64, store string, encode func() (meta, bo
 	return syncDir(dir)
 }
 
-// readSnapshot checks a snapshot file and returns its two records and what its header
-// says. (Files of the first formats, one record holding both or a header without the
-// store's id, are refused: this version does not read them.)
+// readSnapshot checks a snapshot file and returns its two records and what its
+// header says; earlier versions' formats are refused.
 func readSnapshot(data []byte) (h snapshotHeader, header, body []byte, err error) {
 	header, next, ok := readRecord(data, 0)
 	if !ok {
@@ -326,8 +293,7 @@ func readSnapshot(data []byte) (h snapshotHeader, header, body []byte, err error
 }
 
 // snapshotDamage says what is wrong with the snapshot record at data[off:], which is
-// not intact: cut short (a header incomplete, or a record running past the end), or
-// corrupt.
+// not intact: cut short, or corrupt.
 func snapshotDamage(data []byte, off int) error {
 	if len(data)-off < recordHeaderSize || recordRunsPast(data[off:]) {
 		return fmt.Errorf("is truncated: it ends at byte %d, inside the record that starts at byte %d", len(data), off)

@@ -1,56 +1,31 @@
-// Package journal keeps a state durably in a directory: a snapshot of it and the
-// records appended since, so that after kill -9 or a power cut the state is rebuilt
-// exactly as its writers were told. Records are opaque payloads: what they mean, how
-// the state is captured for a snapshot and restored from one, and how a record that
-// could not be stored is undone is the Host's.
+// Package journal keeps a state durably in a directory: a snapshot and the records
+// appended since, rebuilt after kill -9 or a power cut exactly as its writers were
+// told. Records are opaque; their meaning, capture, restore and undo are the Host's.
 //
 // It guarantees:
-//   - A record whose Pending.Wait returned nil is on disk, fsynced with everything it
-//     depends on (its file's growth and name), and the next Open replays it, after
-//     the records appended before it and in their order.
-//   - Appends waiting at the same time share one fsync (group commit).
-//   - Record.Stored runs only once the record is on disk, in append order.
-//   - When the disk fails, the Host is told and every record not on disk is undone,
-//     newest first, before any of their writers is answered; from then on nothing
-//     is written, and Wait and Close report ErrFailed, until the directory is opened
-//     again. What the failed batch wrote is zeroed again in the file (should that
-//     fail too, Open finds those records whole or torn, and either is right: their
-//     writers were told nothing was stored, which promises nothing).
-//   - Open accepts one damage: the torn tail a crash leaves of the group commit it
-//     interrupted (whose writers were not answered), cut away with one warning. It
-//     refuses anything else with one line naming the file: a missing, truncated or
-//     corrupt snapshot; a journal missing, another store's, or not following from
-//     the snapshot; damage in a journal (cut short, a record failing its checksum or
-//     refused by Host.Replay), named with its byte offset, which Options.Repair cuts
-//     there instead, keeping the bytes cut, and any later journal, beside it. What it
-//     cannot see is in docs/durability.md.
-//   - One process at a time: DIR/LOCK is held with flock while a Journal is open.
+//   - A record whose Pending.Wait returned nil is on disk, with its file's growth
+//     and name, and Open replays it after those appended before it.
+//   - Appends waiting together share one fsync; Record.Stored runs once the record
+//     is on disk, in append order.
+//   - When the disk fails, every record not on disk is undone, newest first, before
+//     any writer is answered; then Wait and Close report ErrFailed until DIR is
+//     opened again, and what the failed batch wrote is zeroed.
+//   - Open cuts away, with a warning, the torn tail a crash leaves of the group
+//     commit it interrupted, and refuses any other damage with one line naming the
+//     file and offset (a snapshot missing, cut or corrupt; a journal missing,
+//     foreign or damaged), unless Options.Repair cuts it there, keeping the bytes
+//     cut beside it (docs/durability.md).
+//   - DIR/LOCK is held with flock while a Journal is open.
 //
-// DIR holds
+// DIR holds LOCK, snapshot (the state as of journal <gen>, and the store's random
+// id) and journal-<gen>.log files, each headed by its generation and that id; Open
+// replays exactly journals <gen>, <gen>+1, ... of that store. A journal is written
+// whole as a .tmp and renamed into place, and grows in whole steps (journalStep),
+// each durable before a record is written into it: so a crash leaves only the last
+// record torn, followed by zeros, and any other cut shows.
 //
-//	LOCK                 held with flock while a process uses DIR
-//	snapshot             the whole state as of the start of journal <gen>
-//	journal-<gen>.log    the records appended since
-//
-// The snapshot names its generation and the store's id (random, made when DIR is
-// initialised); each journal starts with a header naming its own generation and the
-// same id. Open replays exactly the journals <gen>, <gen>+1, ... of that store, and
-// refuses a DIR where one is missing or foreign, or where the snapshot is missing
-// while a journal says one was written: replaying such a DIR would silently serve a
-// state no client ever saw (ids reused, orders given to the wrong user).
-//
-// A journal comes into being whole: written as journal-<gen>.log.tmp, its header
-// fsynced before the snapshot that names it is written, and renamed into place (after
-// that snapshot for the first journal, see open; before it at a rotation). Its file
-// grows in whole steps (journalStep), each made durable before a record is written
-// into it, and what follows the last record is zeros. So a crash can leave only the
-// last record incomplete, followed by zeros; a journal whose header is missing or
-// short, whose size is not whole steps, or whose last record runs past the end of the
-// file was damaged after it was written, and Open refuses it.
-//
-// A payload must not end in a zero byte (see tornTail) nor start as a journal header
-// does (see journalHeaderStart); JSON other than a journal header, such as the
-// store's, meets both.
+// A payload must not end in a zero byte (tornTail) nor start as a journal header
+// does (journalHeaderStart); the store's JSON meets both.
 package journal
 
 import (
@@ -66,27 +41,19 @@ import (
 	"syscall"
 )
 
-// DefaultSnapshotBytes is the journal size past which a snapshot is taken, unless
-// Options say otherwise.
+// DefaultSnapshotBytes is the journal size past which a snapshot is taken.
 const DefaultSnapshotBytes = 64 << 20
 
 // Options tune Open.
 type Options struct {
-	// SnapshotBytes is the journal size past which a snapshot is taken; 0 means
-	// DefaultSnapshotBytes.
-	SnapshotBytes int64
-
+	SnapshotBytes int64 // 0 means DefaultSnapshotBytes
 	// Repair cuts a damaged journal at its damage, saving the bytes cut (and any
 	// later journal) beside it, instead of refusing to start.
-	Repair bool
-
-	// WrapFile, when set, wraps every journal file written: tests inject storage
-	// failures through it.
-	WrapFile func(File) File
+	Repair   bool
+	WrapFile func(File) File // wraps every journal file written (tests inject failures)
 }
 
-// File is what the journal writes through: an *os.File, or in tests one that fails
-// on cue.
+// File is what the journal writes through: an *os.File, or a test's failing one.
 type File interface {
 	WriteAt(p []byte, off int64) (int, error)
 	Sync() error
@@ -94,59 +61,48 @@ type File interface {
 	Close() error
 }
 
-// Host is the state a journal keeps. Its Appends are made under a lock of its own,
-// which orders them as its state changed.
+// Host is the state a journal keeps. It appends under a lock of its own, which
+// orders the records as its state changed.
 type Host interface {
-	// Seed fills the host when DIR holds no store; the first snapshot is then
-	// captured from it.
+	// Seed fills the host when DIR holds no store.
 	Seed() error
-	// Restore fills the host from the snapshot: header is a JSON object, the fields
-	// of the meta Capture returned with the journal's "gen" and "store"; body is
-	// Capture's body. Replay follows, for each record after the snapshot.
+	// Restore fills the host from the snapshot: header is the JSON object of
+	// Capture's meta with "gen" and "store" added; body is Capture's body.
 	Restore(header, body []byte) error
 	// Replay applies one record's payload; an error, leaving the host as it was,
 	// says the record is damaged.
 	Replay(payload []byte) error
-	// Capture is called when a snapshot is due. Holding the host's lock, so that no
-	// Append runs, it calls mark once and captures the state; it returns what encodes
-	// that state, which runs later on another goroutine: meta, a JSON object whose
-	// fields go into the snapshot's header, and the body.
+	// Capture, holding the host's lock so no Append runs, calls mark once and
+	// captures the state; encode, run later on another goroutine, returns meta (a
+	// JSON object whose fields go into the snapshot's header) and the body.
 	Capture(mark func()) (encode func() (meta, body []byte, err error))
-	// Failed is called when the disk failed. Holding the host's lock, it makes sure
-	// no Append follows, then calls rollback, which undoes every record not stored.
+	// Failed, when the disk failed, holds the host's lock so no Append follows,
+	// and calls rollback, which undoes every record not stored.
 	Failed(rollback func())
 }
 
 // Record is one Append.
 type Record interface {
-	// Payload encodes the record. It runs on the flusher, after Append returned, so
-	// what it encodes must not change once appended.
+	// Payload encodes the record, on the flusher after Append returned: what it
+	// encodes must not change once appended.
 	Payload() ([]byte, error)
-	// Stored runs once the record is on disk and its writer released, in append
-	// order.
-	Stored()
-	// Undo rolls the record back in the host; rollback (see Host.Failed) calls it,
-	// newest record first.
-	Undo()
+	Stored() // the record is on disk and its writer released; in append order
+	Undo()   // roll the record back; Host.Failed's rollback calls it, newest first
 }
 
-// ErrFailed is what Wait and Close report after the disk failed: what reached the
-// journal of the failed batch is uncertain (a failed fsync may or may not have
-// written it), and only opening DIR again, which reads the journal, knows.
+// ErrFailed is what Wait and Close report after the disk failed: what of the
+// failed batch reached the journal is uncertain until DIR is opened again.
 var ErrFailed = errors.New("journal write failed; writes are refused until a restart")
 
-// errClosed refuses an Append that comes after Close: nothing would ever write it.
 var errClosed = errors.New("the journal is closed")
 
 // Journal is an open DIR: the append-only log of records and its flusher.
 type Journal struct {
-	dir           string
-	log           *slog.Logger
-	host          Host
-	snapshotBytes int64
-	repair        bool
-	wrapFile      func(File) File
-	lock          *os.File
+	dir  string
+	log  *slog.Logger
+	host Host
+	opts Options
+	lock *os.File
 
 	mu           sync.Mutex
 	queue        []*Pending
@@ -156,8 +112,7 @@ type Journal struct {
 	stopped      chan struct{}
 	snapshots    sync.WaitGroup
 
-	// storeID is the store's id, in the snapshot and in every journal's header.
-	storeID string
+	storeID string // in the snapshot and every journal's header
 
 	// Owned by the flusher goroutine.
 	file   File
@@ -167,18 +122,15 @@ type Journal struct {
 	step   int64 // what the file grows by, as its header says
 	dirty  int64 // bytes past size a write in progress may have changed
 	failed bool  // the disk failed: nothing more is written
-	// writes and syncs count the records written and the fsyncs that made them
-	// durable: their ratio is group commit at work, logged on close.
-	writes, syncs atomic.Int64 // atomic: /metrics reads them while the flusher counts
+
+	writes, syncs atomic.Int64 // records written, fsyncs made; /metrics reads them
 }
 
-// Pending is an appended record waiting for its fsync. (In the queue, a Pending
-// without a record marks where the journal rotates.)
+// Pending is an appended record waiting for its fsync (or, without a record, the
+// mark where the journal rotates).
 type Pending struct {
-	rec Record
-	// done is released once the record is on disk or err says why not; a WaitGroup
-	// rather than a channel, which would be an allocation more per write.
-	done   sync.WaitGroup
+	rec    Record
+	done   sync.WaitGroup // a channel would be an allocation more per write
 	err    error
 	rotate *rotation
 }
@@ -190,20 +142,17 @@ type rotation struct {
 	err     error
 }
 
-// Wait waits until the record is on disk, or says why it is not: ErrFailed, and the
-// record was undone, or, for an Append after Close, that the journal is closed.
+// Wait waits until the record is on disk, or says why not: ErrFailed (the record
+// was undone), or that the journal was closed before the Append.
 func (p *Pending) Wait() error {
 	p.done.Wait()
 	return p.err
 }
 
-// errDirInUse is returned when another process holds DIR.
 var errDirInUse = errors.New("is in use by another quartet process")
 
-// Open opens the journal kept in dir, creating dir if need be, and holds it until
-// Close. A dir that holds no store (see Has) is initialised from h.Seed; otherwise
-// the snapshot is restored into h and the records after it replayed, as the package
-// doc says.
+// Open opens the journal in dir, creating dir if need be, and holds it until
+// Close: a dir holding no store (Has) is seeded from h, otherwise h is restored.
 func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -219,8 +168,8 @@ func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) 
 		}
 		return nil, err
 	}
-	j := &Journal{dir: dir, log: log, host: h, snapshotBytes: cmp.Or(opts.SnapshotBytes, DefaultSnapshotBytes),
-		repair: opts.Repair, wrapFile: opts.WrapFile, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	opts.SnapshotBytes = cmp.Or(opts.SnapshotBytes, DefaultSnapshotBytes)
+	j := &Journal{dir: dir, log: log, host: h, opts: opts, lock: lock, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	if err := j.open(); err != nil {
 		lock.Close()
 		return nil, err
@@ -240,12 +189,9 @@ func (j *Journal) open() error {
 	if err := j.host.Seed(); err != nil {
 		return err
 	}
-	// The first journal is written (under its temporary name) before the snapshot,
-	// and renamed into place after it. A crash before the snapshot leaves neither
-	// snapshot nor journal: no store, started afresh. A crash between leaves the
-	// snapshot and the written journal, which Open renames into place (see
-	// recover). Once both are in place, any journal without its snapshot, even one
-	// holding nothing but its header, was damaged, never an initialisation cut short.
+	// The first journal is written before the snapshot and renamed into place
+	// after it: a crash before leaves no store, one between leaves a journal that
+	// recover puts in place; so a journal without its snapshot was damaged.
 	j.storeID = newStoreID()
 	f, end, err := writeJournal(j.dir, 1, j.storeID, nil)
 	if err != nil {
@@ -263,8 +209,8 @@ func (j *Journal) open() error {
 	return nil
 }
 
-// Append queues r behind every record appended before it. The caller holds the
-// host's lock, so the queue's order is the order the state changed in.
+// Append queues r behind every record appended before it; the caller holds the
+// host's lock.
 func (j *Journal) Append(r Record) *Pending {
 	w := &Pending{rec: r}
 	j.mu.Lock()
@@ -286,8 +232,7 @@ func (j *Journal) Append(r Record) *Pending {
 // Stats returns the records written and the fsyncs that made them durable.
 func (j *Journal) Stats() (writes, fsyncs int64) { return j.writes.Load(), j.syncs.Load() }
 
-// flush is the flusher goroutine: it writes what is queued, one fsync per batch, then
-// releases the batch's writers and tells of its records in append order.
+// flush is the flusher goroutine: it writes what is queued, one fsync a batch.
 func (j *Journal) flush() {
 	defer close(j.stopped)
 	var buf []byte
@@ -297,9 +242,7 @@ func (j *Journal) flush() {
 		j.queue = nil
 		j.mu.Unlock()
 		if len(batch) > 1 {
-			// Writers are concurrent: let those already running reach the queue
-			// and share this fsync, rather than wait for the next one. A lone
-			// writer is not delayed.
+			// Let the writers already running join this fsync; a lone one is not delayed.
 			runtime.Gosched()
 			j.mu.Lock()
 			batch = append(batch, j.queue...)
@@ -314,8 +257,7 @@ func (j *Journal) flush() {
 			continue
 		}
 		if j.failed {
-			// The host refuses writes after a failure, so nothing should be
-			// queued; anything that is is undone and refused the same way.
+			// The host refuses writes after a failure; anything queued is undone.
 			j.fail(batch, ErrFailed)
 			continue
 		}
@@ -353,16 +295,14 @@ func (j *Journal) flush() {
 	}
 }
 
-// writeAndSync appends buf to the journal and fsyncs it; err is an encoding failure
-// already met, which stands for the write.
+// writeAndSync appends buf to the journal and fsyncs it, unless err, an encoding
+// failure, stands for the write.
 func (j *Journal) writeAndSync(buf []byte, err error) error {
 	if err != nil || len(buf) == 0 {
 		return err
 	}
 	if end := j.size + int64(len(buf)); end > j.alloc {
-		// The file grows, durably, before anything is written past its old end: a
-		// crash then never leaves a record running past the end of the file, and
-		// Open can call one that does a cut.
+		// The file grows durably first: a record running past its end is a cut.
 		alloc := roundUp(end, j.step)
 		if err := j.file.Truncate(alloc); err != nil {
 			return err
@@ -385,8 +325,7 @@ func (j *Journal) writeAndSync(buf []byte, err error) error {
 	return nil
 }
 
-// release answers the writers of a batch that is on disk, then tells of its records,
-// in append order.
+// release answers the writers of a batch on disk, then tells of its records.
 func (j *Journal) release(batch []*Pending) {
 	for _, w := range batch {
 		if w.rotate == nil {
@@ -400,12 +339,10 @@ func (j *Journal) release(batch []*Pending) {
 	}
 }
 
-// fail handles a storage failure while rest, the start of which was being written,
-// waited for the disk. Nothing is written from then on; every record not on disk
-// (rest, and whatever was queued behind it, all appended after the last record that
-// is) is undone under the host's lock, newest first, so that no reader sees a write
-// after its writer was told it failed; what the batch wrote in the journal is zeroed
-// again; then the writers are answered, with no detail: the cause is logged here, once.
+// fail handles a storage failure while rest waited for the disk: nothing is
+// written from then on; what the batch wrote is zeroed again; every record not on
+// disk is undone under the host's lock, newest first, so no reader sees a write
+// its writer was told failed; then the writers are answered (the cause is logged).
 func (j *Journal) fail(rest []*Pending, cause error) {
 	if !j.failed {
 		j.failed = true
@@ -414,9 +351,6 @@ func (j *Journal) fail(rest []*Pending, cause error) {
 		if j.dirty > 0 {
 			// Zeroed rather than cut off: the file keeps its size, whole steps.
 			if _, err := j.file.WriteAt(make([]byte, j.dirty), j.size); err != nil {
-				// Open then finds the failed batch's records whole (and keeps
-				// them: their writers were told the write failed, which
-				// promises nothing) or torn (and cuts them away).
 				j.log.Error("zeroing the failed write in the journal failed", "error", err)
 			}
 		}
@@ -443,7 +377,6 @@ func (j *Journal) fail(rest []*Pending, cause error) {
 	}
 }
 
-// countRecords counts the records among ws (the rest are rotation markers).
 func countRecords(ws []*Pending) int {
 	n := 0
 	for _, w := range ws {
@@ -454,12 +387,12 @@ func countRecords(ws []*Pending) int {
 	return n
 }
 
-// maybeSnapshot starts a snapshot when the journal has grown past the threshold. The
-// state is captured and the rotation marker queued under the host's lock, so the
-// snapshot holds exactly the records queued before the marker.
+// maybeSnapshot starts a snapshot when the journal is past the threshold; the
+// state is captured and the rotation mark queued under the host's lock, so the
+// snapshot holds exactly the records before the mark.
 func (j *Journal) maybeSnapshot() {
 	j.mu.Lock()
-	due := j.size >= j.snapshotBytes && !j.snapshotting && !j.closing && !j.failed
+	due := j.size >= j.opts.SnapshotBytes && !j.snapshotting && !j.closing && !j.failed
 	if due {
 		j.snapshotting = true
 	}
@@ -493,9 +426,8 @@ func (j *Journal) maybeSnapshot() {
 	})
 }
 
-// rotate closes the current journal and starts journal gen. The snapshot of gen is
-// written only once this has returned, so the new journal is in place, its header
-// durable, before any snapshot names it.
+// rotate closes the current journal and starts journal gen, in place and durable
+// before its snapshot is written.
 func (j *Journal) rotate(gen uint64) error {
 	if err := j.file.Sync(); err != nil {
 		return err
@@ -505,19 +437,18 @@ func (j *Journal) rotate(gen uint64) error {
 		return err
 	}
 	if err := j.file.Close(); err != nil {
-		// Logged, and no more: everything in that journal was fsynced just above.
 		j.log.Error("closing the previous journal", "file", filepath.Join(j.dir, journalName(j.gen)), "error", err)
 	}
 	j.use(f, gen, end, roundUp(end, journalStep), journalStep)
 	return nil
 }
 
-// use makes f, journal gen, the journal written to: its records end at end, its file
-// is alloc bytes long and grows by step.
+// use makes f, journal gen, the one written to: records end at end, the file is
+// alloc bytes long and grows by step.
 func (j *Journal) use(f *os.File, gen uint64, end, alloc, step int64) {
 	var file File = f
-	if j.wrapFile != nil {
-		file = j.wrapFile(f)
+	if j.opts.WrapFile != nil {
+		file = j.opts.WrapFile(f)
 	}
 	j.file, j.gen, j.size, j.alloc, j.step = file, gen, end, alloc, step
 }

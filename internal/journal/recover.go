@@ -11,18 +11,11 @@ import (
 	"time"
 )
 
-// Opening a DIR that holds a store: the snapshot is restored and the journals after it
-// replayed, telling a write torn by a crash (cut away) from damage (refused, or cut
-// with Options.Repair).
-
-// tornTail reports whether tail, what follows the last intact record of the last
-// journal up to the end of the file, is what a crash leaves of the group commit it
-// interrupted: the start of a record (part of its header, or an intact header and
-// part of what it announces) followed by zeros, the file's unwritten space or data
-// that never reached the disk, within the file (it grows before it is written to,
-// see Journal.writeAndSync). A complete record whose checksum fails is not that but a
-// record damaged on disk, a record running past the end of the file is a cut, and so
-// is anything else.
+// tornTail reports whether tail, what follows the last journal's last intact record,
+// is what a crash leaves of the group commit it interrupted: the start of a record
+// (part of its header, or an intact header and part of its payload) followed by
+// zeros, within the file. A complete record failing its checksum is damage, and a
+// record running past the end of the file a cut.
 func tornTail(tail []byte) bool {
 	p := bytes.TrimRight(tail, "\x00") // a record's payload never ends in a zero
 	switch {
@@ -34,7 +27,7 @@ func tornTail(tail []byte) bool {
 	return recordRunsPast(p) && !recordRunsPast(tail)
 }
 
-// validRecordAfter reports whether an intact record starts anywhere after off.
+// validRecordAfter finds an intact record anywhere after off.
 func validRecordAfter(data []byte, off int) (int, bool) {
 	data = bytes.TrimRight(data, "\x00") // a journal's unwritten space holds none
 	for q := off + 1; q+recordHeaderSize <= len(data); q++ {
@@ -45,9 +38,7 @@ func validRecordAfter(data []byte, off int) (int, bool) {
 	return 0, false
 }
 
-// recover restores the snapshot and replays the journals after it. The one damage it
-// accepts is the torn tail a crash leaves (see tornTail), cut away with one log line;
-// any other refuses to start, or with Repair is cut (see replay).
+// recover restores the snapshot and replays the journals after it.
 func (j *Journal) recover() error {
 	snapshot := filepath.Join(j.dir, "snapshot")
 	gens, err := journalGens(j.dir)
@@ -68,8 +59,6 @@ func (j *Journal) recover() error {
 			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
-		// The first journal is renamed into place after the first snapshot, and
-		// a snapshot is replaced only by renaming a newer one over it.
 		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
 			snapshot, journalName(gens[0]))
 	default:
@@ -78,8 +67,7 @@ func (j *Journal) recover() error {
 	j.storeID = st.Store
 	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < st.Gen })
 	if len(gens) == 0 && st.Gen == 1 {
-		// The first start stopped between writing the first snapshot and renaming
-		// the first journal, written whole before it, into place.
+		// The first start stopped before renaming the first journal into place.
 		switch err := publishJournal(j.dir, 1); {
 		case err == nil:
 			j.log.Info("the first start stopped before its journal was in place; put it there", "file", filepath.Join(j.dir, journalName(1)))
@@ -106,7 +94,6 @@ func (j *Journal) recover() error {
 			break
 		}
 	}
-	// replay left in j.size and j.step where the last journal's records end and its step.
 	gen := gens[len(gens)-1]
 	f, err := os.OpenFile(filepath.Join(j.dir, journalName(gen)), os.O_WRONLY, 0)
 	if err != nil {
@@ -122,18 +109,16 @@ func (j *Journal) recover() error {
 }
 
 // replay applies journal gen, which later journals follow, checking that its header
-// names it and store, and leaves in j.size and j.step where its records end and what
-// its file grows by. A torn tail of the last journal (see tornTail) is cut away with
-// one log line. Other damage refuses to start, naming the offset, unless Repair is
-// set: then the journal is cut there (see cut) and cut reports true.
+// names it and store, and leaves in j.size and j.step where its records end and its
+// step. A torn tail of the last journal is cut away; other damage refuses to start,
+// or with Repair is cut there, and cut reports true.
 func (j *Journal) replay(gen uint64, later []uint64, store string) (cut bool, err error) {
 	path := filepath.Join(j.dir, journalName(gen))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
-	// start is where the records start: 0 while the header is not intact.
-	start, step := 0, int64(journalStep)
+	start, step := 0, int64(journalStep) // start stays 0 while the header is not intact
 	if payload, next, ok := readRecord(data, 0); ok {
 		var h journalHeader
 		switch {
@@ -164,7 +149,7 @@ func (j *Journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 		j.log.Warn("journal ends in an incomplete record followed by zeros, as a crash leaves the group commit it interrupted; cutting it away",
 			"file", path, "offset", end, "bytes", len(bytes.TrimRight(rest, "\x00")))
 		return false, j.rewrite(gen, store, data[start:end])
-	case j.repair:
+	case j.opts.Repair:
 		return true, j.cut(path, gen, store, data, start, end, later)
 	}
 	const advice = "restore the directory from a backup, or start with -repair to cut the journal there (keeping the cut bytes beside it)"
@@ -183,7 +168,7 @@ func (j *Journal) replay(gen uint64, later []uint64, store string) (cut bool, er
 	return false, fmt.Errorf("%s is corrupt at byte %d (%s); %s", path, end, what, advice)
 }
 
-// rewrite replaces journal gen of store with one holding records, whole and framed.
+// rewrite replaces journal gen of store with one holding records.
 func (j *Journal) rewrite(gen uint64, store string, records []byte) error {
 	f, end, err := createJournal(j.dir, gen, store, records)
 	if err != nil {
@@ -193,18 +178,17 @@ func (j *Journal) rewrite(gen uint64, store string, records []byte) error {
 	return f.Close()
 }
 
-// cut is Repair: journal gen at path, data, is damaged at byte end; its records
-// start at start. It keeps the records before the damage as that journal, after
-// saving what follows them (but the zeros of the file's unwritten space) to a side
-// file, and moves the later journals aside too, since their records follow from what
-// is cut. Nothing is deleted; the log says what was cut and where it went.
+// cut is Repair: journal gen at path, data, is damaged at byte end. It keeps the
+// records from start to end as that journal, after saving what follows them (but
+// the trailing zeros) to a side file, and moves the later journals aside too.
+// Nothing is deleted; the log says what was cut and where it went.
 func (j *Journal) cut(path string, gen uint64, store string, data []byte, start, end int, later []uint64) error {
 	suffix := ".cut-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	side := path + suffix
 	rest := bytes.TrimRight(data[end:], "\x00")
 	if len(rest) == 0 { // cut where the file was cut: nothing to keep
 		side = ""
-	} else if err := writeFileSync(side, rest); err != nil {
+	} else if err := writeFileSync(side, rest, os.O_EXCL); err != nil {
 		return fmt.Errorf("-repair: saving the bytes to cut: %w", err)
 	}
 	if err := j.rewrite(gen, store, data[start:end]); err != nil {

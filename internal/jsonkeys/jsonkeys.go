@@ -1,13 +1,7 @@
-// Package jsonkeys checks a JSON text for what encoding/json accepts without a
-// word and the service refuses, in every JSON a client sends:
-//
-//   - a repeated object key, where encoding/json keeps the last: a request body
-//     with two "query" keys, or with "name" and "Name", means different things to
-//     different parsers (RFC 8259 section 4 leaves the meaning open);
-//   - arrays and objects nested deeper than MaxDepth: each level costs its reader
-//     memory, and no request needs more than a few;
-//   - a \u escape of a surrogate that is not half of a pair, such as "\ud800":
-//     it names no character, and encoding/json stores U+FFFD in its place.
+// Package jsonkeys refuses, in every JSON a client sends, what encoding/json
+// accepts without a word: a repeated object key (different parsers read it
+// differently), nesting past MaxDepth (each level costs memory), and a \u escape
+// of a surrogate not half of a pair ("\ud800" names no character).
 package jsonkeys
 
 import (
@@ -20,17 +14,13 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDepth is how deeply arrays and objects may nest in JSON a client sends:
-// REST bodies, GraphQL request bodies and variables, WebSocket messages, OData
-// batches, dataset files. The deepest any of them needs is four (an OData
-// batch: the body, its requests, a request, its headers); a REST body is one
-// flat object, GraphQL variables sit at the second level and the schema has no
-// input objects. 64 leaves room for what may come, and bounds what a reader
-// builds before it refuses a text to a few kilobytes.
+// MaxDepth is how deeply arrays and objects may nest in JSON a client sends
+// (bodies, variables, WebSocket messages, OData batches, dataset files). The
+// deepest any needs is four (an OData batch); 64 leaves room and bounds what a
+// reader builds before it refuses a text to a few kilobytes.
 const MaxDepth = 64
 
-// Error reports a repeated key: Key is its text, Offset the byte offset just
-// after it in the input.
+// Error reports a repeated key; Offset is just after it.
 type Error struct {
 	Key    string
 	Offset int64
@@ -40,8 +30,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("duplicate key %q at byte %d", e.Key, e.Offset)
 }
 
-// DepthError reports arrays and objects nested deeper than MaxDepth: Offset is
-// the byte offset of the bracket that opens the level past it.
+// DepthError reports nesting past MaxDepth; Offset is the bracket that opens it.
 type DepthError struct {
 	Offset int64
 }
@@ -50,9 +39,8 @@ func (e *DepthError) Error() string {
 	return fmt.Sprintf("arrays and objects nested deeper than %d levels at byte %d", MaxDepth, e.Offset)
 }
 
-// SurrogateError reports a \u escape of a surrogate (U+D800 to U+DFFF) that is
-// not half of a pair, a high one followed at once by a low one: Escape is its
-// six bytes as written, Offset the byte offset of its backslash.
+// SurrogateError reports a \u escape of a surrogate that is not half of a pair:
+// Escape is its six bytes as written, Offset that of its backslash.
 type SurrogateError struct {
 	Escape string
 	Offset int64
@@ -62,9 +50,8 @@ func (e *SurrogateError) Error() string {
 	return fmt.Sprintf("unpaired surrogate escape %s at byte %d: it names no character", e.Escape, e.Offset)
 }
 
-// Refused reports whether err is one of this package's refusals (*Error,
-// *DepthError, *SurrogateError) rather than a syntax error encoding/json would
-// report too.
+// Refused reports whether err is one of this package's refusals rather than a
+// syntax error encoding/json would report too.
 func Refused(err error) bool {
 	var dup *Error
 	var deep *DepthError
@@ -72,15 +59,13 @@ func Refused(err error) bool {
 	return errors.As(err, &dup) || errors.As(err, &deep) || errors.As(err, &lone)
 }
 
-// Check reports the first refusal in the JSON text data: nesting deeper than
-// MaxDepth, found before anything is built, and then the first repeated key or
-// unpaired surrogate escape. In the outermost object, keys that differ only in
-// letter case repeat each other too, because encoding/json matches them to the
-// same struct field; deeper objects (a GraphQL request's variables, say) are
-// read into maps, where case tells keys apart. A syntax error is returned as
-// encoding/json reports it; data that is one valid value with no refusal gives
-// nil; what follows that value is not read. The work is linear in len(data), and
-// what it allocates is bounded by MaxDepth, not by the text's own depth.
+// Check reports the first refusal in the JSON text data: nesting past MaxDepth,
+// found before anything is built, then the first repeated key or unpaired
+// surrogate escape. In the outermost object keys differing only in letter case
+// repeat each other (encoding/json matches them to one struct field); deeper
+// objects are read into maps, where case tells keys apart. A syntax error is
+// encoding/json's; what follows the first value is not read. The work is linear
+// in len(data), and what it allocates is bounded by MaxDepth.
 func Check(data []byte) error {
 	if err := CheckDepth(data); err != nil {
 		return err
@@ -88,14 +73,11 @@ func Check(data []byte) error {
 	if json.Valid(data) {
 		return checkValid(data)
 	}
-	return checkTokens(data, true) // words the syntax error, or reads the one value before trailing data
+	return checkTokens(data, true) // words the syntax error, or checks the value before trailing data
 }
 
-// Unmarshal is Check(data) and json.Unmarshal(data, v) together: a text nested
-// too deeply is refused before anything is decoded; any other text is decoded,
-// and the rest of Check follows when that succeeds. json.Unmarshal validates the
-// whole of data before decoding any of it, so the check need not validate it
-// again: for a large body that second validation was as long as the check itself.
+// Unmarshal is Check(data) and json.Unmarshal(data, v) together; it skips
+// Check's json.Valid, since json.Unmarshal validates the whole text first.
 func Unmarshal(data []byte, v any) error {
 	if err := CheckDepth(data); err != nil {
 		return err
@@ -106,18 +88,15 @@ func Unmarshal(data []byte, v any) error {
 	return checkValid(data)
 }
 
-// CheckDepth reports a *DepthError when the JSON text data nests arrays and
-// objects deeper than MaxDepth in its first value, before any syntax error;
-// otherwise nil, leaving syntax to the caller's decoder. It is for JSON that is
-// decoded without the rest of Check. However deep data goes, it reads no more
-// than MaxDepth levels of it with anything that allocates.
+// CheckDepth reports a *DepthError when data's first value nests past MaxDepth
+// before any syntax error, otherwise nil, leaving syntax to the caller.
 func CheckDepth(data []byte) error {
 	off := deepBracket(data)
 	if off < 0 {
 		return nil
 	}
-	// The byte scan does not check syntax: the token reader confirms that the text
-	// is well formed up to that bracket, and that the first value has not ended.
+	// The byte scan checks no syntax: the token reader confirms the text is well
+	// formed up to that bracket, and the first value has not ended.
 	if deep, ok := errors.AsType[*DepthError](checkTokens(data[:off+1], false)); ok {
 		return deep
 	}
@@ -125,30 +104,15 @@ func CheckDepth(data []byte) error {
 }
 
 // deepBracket returns the offset of the first '{' or '[' that opens level
-// MaxDepth+1, or -1. It counts the brackets outside strings, a string ending at
-// the next quote not escaped, without checking anything else, so in a text that
-// is well formed up to that bracket it counts exactly. It allocates nothing.
+// MaxDepth+1, or -1, counting brackets outside strings and checking nothing else.
 func deepBracket(data []byte) int {
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			q := i
-			for {
-				next := bytes.IndexByte(data[q+1:], '"')
-				if next < 0 {
-					return -1 // the text ends inside a string
-				}
-				q += 1 + next
-				k := q - 1
-				for data[k] == '\\' { // stops at the opening quote at the latest
-					k--
-				}
-				if (q-1-k)%2 == 0 {
-					break
-				}
+			if i = StringEnd(data, i) - 1; i < 0 {
+				return -1 // the text ends inside a string
 			}
-			i = q
 		case '{', '[':
 			if depth++; depth > MaxDepth {
 				return i
@@ -160,15 +124,12 @@ func deepBracket(data []byte) int {
 	return -1
 }
 
-// manyKeys is the number of keys an object has before its keys are looked up
-// in a map rather than compared one by one.
+// manyKeys is how many keys an object has before they go into a map.
 const manyKeys = 16
 
-// checkValid is Check for data that json.Valid accepts. In valid JSON a string
-// is a key exactly when an object is the innermost open value and a colon
-// follows it, so only the keys need reading, and every string is skipped with a
-// byte search (and a second one for a backslash, which a surrogate escape
-// needs); json.Decoder's tokens cost several times more.
+// checkValid is Check for data json.Valid accepts. There a string is a key
+// exactly when an object is innermost and a colon follows, so every string is
+// skipped with a byte search (and one for a backslash, for surrogates).
 func checkValid(data []byte) error {
 	stack := make([]openValue, 0, 8)
 	keys := make([][]byte, 0, 16) // the keys of the open objects, the innermost's last
@@ -188,11 +149,11 @@ func checkValid(data []byte) error {
 			}
 			i++
 		case '"':
-			end := stringEnd(data, i)
+			end := StringEnd(data, i)
 			escaped := false
 			if b := bytes.IndexByte(data[i+1:end-1], '\\'); b >= 0 {
 				escaped = true
-				from := i + 1 + b // the first escape: LoneSurrogate starts at one
+				from := i + 1 + b
 				if lone := LoneSurrogate(data[from : end-1]); lone >= 0 {
 					at := from + lone
 					return &SurrogateError{Escape: string(data[at : at+6]), Offset: int64(at)}
@@ -223,11 +184,9 @@ func checkValid(data []byte) error {
 	return nil
 }
 
-// LoneSurrogate returns the index in s of the first \u escape of a surrogate
-// that is not half of a pair (a high surrogate's escape followed at once by a
-// low one's), or -1. s is the text of a JSON string between its quotes, as
-// written, or a tail of it that starts outside any escape. encoding/json decodes
-// such an escape as U+FFFD; strconv and the GraphQL lexer refuse it.
+// LoneSurrogate returns the index in s, a JSON string's text between its quotes
+// (or a tail of it starting outside any escape), of the first \u escape of a
+// surrogate not half of a pair (a high one followed at once by a low one), or -1.
 func LoneSurrogate(s []byte) int {
 	for i := 0; ; {
 		b := bytes.IndexByte(s[i:], '\\')
@@ -238,7 +197,7 @@ func LoneSurrogate(s []byte) int {
 		r, ok := uEscape(s, i)
 		switch {
 		case !ok:
-			i = min(i+2, len(s)) // another escape, or one that is not well formed: not this function's to judge
+			i = min(i+2, len(s)) // another escape, or a malformed one: not this function's to judge
 		case r < 0xd800 || r > 0xdfff:
 			i += 6
 		case r >= 0xdc00:
@@ -281,8 +240,8 @@ type openValue struct {
 	set   map[string]struct{} // the keys, once there are more than manyKeys
 }
 
-// add reports whether key repeats one of the object's earlier keys, in any
-// letter case when fold is set, and keeps it in the object's set, if any.
+// add reports whether key repeats an earlier key (in any letter case with fold),
+// and keeps it in the object's set, if any.
 func (o *openValue) add(key []byte, earlier [][]byte, fold bool) (dup bool) {
 	if o.set == nil && len(earlier) < manyKeys {
 		for _, k := range earlier {
@@ -312,11 +271,15 @@ func (o *openValue) add(key []byte, earlier [][]byte, fold bool) (dup bool) {
 	return false
 }
 
-// stringEnd returns the index just after the closing quote of the string that
-// starts at data[i], in valid JSON.
-func stringEnd(data []byte, i int) int {
+// StringEnd returns the index just after the closing quote of the string that
+// starts at data[i], or -1 when the text ends first.
+func StringEnd(data []byte, i int) int {
 	for j := i + 1; ; {
-		q := j + bytes.IndexByte(data[j:], '"')
+		q := bytes.IndexByte(data[j:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += j
 		escapes := 0
 		for data[q-1-escapes] == '\\' {
 			escapes++
@@ -344,16 +307,11 @@ func followedByColon(data []byte, i int) bool {
 }
 
 // checkTokens is Check by json.Decoder's tokens, for data that is not one valid
-// JSON text: it reports encoding/json's own syntax error, or a nesting past
-// MaxDepth before it, or checks the one value before trailing data. keys false
-// leaves repeated keys alone (CheckDepth). It stops at the first level past
-// MaxDepth, so its frames are bounded.
+// JSON text: encoding/json's syntax error, a nesting past MaxDepth before it, or
+// a check of the value before trailing data. keys false ignores repeated keys.
 func checkTokens(data []byte, keys bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers are not looked at; this keeps them from being parsed
-	// One frame per open object or array: the keys seen so far (nil for an array,
-	// and until an object's first key) and whether the next token of an object is
-	// a key.
 	type frame struct {
 		keys    map[string]struct{}
 		isObj   bool
@@ -403,8 +361,7 @@ func checkTokens(data []byte, keys bool) error {
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
-			// The one value is complete; what follows is the caller's. Its strings
-			// are looked at as a valid text's are (it is one), for surrogates.
+			// The value is complete and valid: its strings are checked for surrogates.
 			if !keys {
 				return nil
 			}
@@ -413,9 +370,8 @@ func checkTokens(data []byte, keys bool) error {
 	}
 }
 
-// foldCase maps keys that encoding/json would match to the same struct field to
-// the same string: each rune becomes the smallest rune of its case-folding
-// orbit, as encoding/json folds names (so the Kelvin sign folds with K).
+// foldCase maps keys encoding/json matches to one struct field to one string:
+// each rune becomes the smallest of its case-folding orbit (the Kelvin sign is K).
 func foldCase(s string) string {
 	b := make([]byte, 0, len(s))
 	for _, r := range s {

@@ -1,23 +1,12 @@
 // Package jsonscan decodes a JSON document that is one object of lists of flat
-// records, the shape of the service's dataset file, without reflection: the caller
-// says which keys each object has and reads each value into its field with the
-// Scanner's token readers.
+// records, the dataset file's shape, without reflection: the caller names each
+// object's keys and reads each value with the Scanner's token readers.
 //
-// It accepts exactly what encoding/json accepts decoding into structs with unknown
-// fields disallowed, and gives the same values: keys match a field exactly or else
-// case-insensitively with Unicode folding, null leaves a value as it is, strings with
-// escapes or invalid UTF-8 are decoded by encoding/json itself, and Unmarshal hands
-// the raw value to the field's own UnmarshalJSON. It refuses three things more:
-//
-//   - a key repeated in one object, in any letter case, where encoding/json would
-//     keep the last value and drop the first without a word;
-//   - a string value with an unpaired surrogate escape ("\ud800"), which names no
-//     character and which encoding/json would read as U+FFFD;
-//   - arrays and objects nested deeper than jsonkeys.MaxDepth, counted from the
-//     document's top, as in a request body.
-//
-// FuzzDecode holds it to encoding/json. Every error is one line that says where:
-// the value's place (Loc) and a byte offset into the document, as in
+// It accepts exactly what encoding/json accepts decoding into structs with
+// unknown fields disallowed, with the same values (FuzzDecode holds it to that),
+// and refuses three things more: a key repeated in one object in any letter
+// case, an unpaired surrogate escape in a string value, and nesting past
+// jsonkeys.MaxDepth. Every error is one line that says where, as in
 // "users[3].email must be a string, not number (byte 812)"; Describe words
 // encoding/json's errors the same way.
 package jsonscan
@@ -34,19 +23,18 @@ import (
 	"quartet/internal/jsonkeys"
 )
 
-// Loc says where a value sits, for error messages only, so it is turned into text only
-// when there is an error: "users[3].email", "users", or for the zero Loc the
-// document's top object, which its Scanner names.
+// Loc says where a value sits, turned into text only for an error:
+// "users[3].email", "users", or for the zero Loc the document's top object.
 type Loc struct {
 	list  string // "" for the top object itself
 	i     int    // -1 for the list itself
 	field string
 }
 
-// With returns the place of field in the record at l.
+// With is the place of field in the record at l.
 func (l Loc) With(field string) Loc { l.field = field; return l }
 
-// open is how many arrays and objects of the document are open around the value at l.
+// open is how many arrays and objects are open around the value at l.
 func (l Loc) open() int {
 	switch {
 	case l.list == "":
@@ -59,8 +47,8 @@ func (l Loc) open() int {
 	return 3 // and the record
 }
 
-// Scanner reads JSON values from a document, one after the other. Its methods
-// read the value at the current position and leave the position just past it.
+// Scanner reads JSON values from a document: each method reads the value at the
+// position and leaves the position just past it.
 type Scanner struct {
 	data    []byte
 	pos     int
@@ -68,8 +56,7 @@ type Scanner struct {
 	segment int    // elements per segment of a list (segmentElems; tests make it tiny)
 }
 
-// New returns a Scanner at the start of data. name is what messages call the
-// document's top object ("dataset").
+// New returns a Scanner at the start of data; messages call its top object name.
 func New(data []byte, name string) *Scanner {
 	return &Scanner{data: data, name: name, segment: segmentElems}
 }
@@ -87,30 +74,20 @@ func (d *Scanner) where(at Loc) string {
 	return fmt.Sprintf("%s[%d].%s", at.list, at.i, at.field)
 }
 
-// End checks that nothing but white space follows the value read last.
+// End checks that only white space follows.
 func (d *Scanner) End() error {
-	if d.space(); d.pos < len(d.data) {
+	if d.next(); d.pos < len(d.data) {
 		return fmt.Errorf("unexpected data after the %s object (byte %d)", d.name, d.pos)
 	}
 	return nil
 }
 
-func (d *Scanner) space() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
-
-// next returns the next byte after white space, or 0 at the end.
+// next skips white space and returns the next byte, or 0 at the end.
 func (d *Scanner) next() byte {
-	d.space()
-	if d.pos < len(d.data) {
-		return d.data[d.pos]
+	for ; d.pos < len(d.data); d.pos++ {
+		if c := d.data[d.pos]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
 	}
 	return 0
 }
@@ -122,7 +99,7 @@ func (d *Scanner) syntax(want string) error {
 	return fmt.Errorf("malformed JSON at byte %d: expecting %s, found %q", d.pos, want, d.data[d.pos])
 }
 
-// kind names the JSON kind of the value at pos, for type errors.
+// kind names the JSON kind of the value at pos.
 func (d *Scanner) kind() string {
 	switch d.next() {
 	case '{':
@@ -139,27 +116,27 @@ func (d *Scanner) kind() string {
 	return "number"
 }
 
-// null consumes a null literal if one is next.
-func (d *Scanner) null() bool {
-	if d.next() == 'n' && strings.HasPrefix(string(d.data[d.pos:min(d.pos+4, len(d.data))]), "null") {
-		d.pos += 4
+// literal consumes lit if it is next.
+func (d *Scanner) literal(lit string) bool {
+	if string(d.data[d.pos:min(d.pos+len(lit), len(d.data))]) == lit {
+		d.pos += len(lit)
 		return true
 	}
 	return false
 }
 
-// Object reads an object, the value at, whose keys name fields (at most 64), calling
-// field with the field a key names (spelt as in fields), the position at its value;
-// field must read that value. A key that names none of fields is an error, as is a field named
-// twice in any letter case: encoding/json would let the last one win, and a document
-// that says two things of one record, or holds two lists of one kind, would lose one
-// of them without a word. A null is no object and no error, as for encoding/json.
+// null consumes a null literal if one is next.
+func (d *Scanner) null() bool { return d.next() == 'n' && d.literal("null") }
+
+// Object reads the object at, calling field with the field (of at most 64) each
+// key names, spelt as in fields, at its value, which field must read. A key naming
+// none of fields is an error, as is a field named twice in any letter case (where
+// encoding/json would drop one without a word). A null is no object and no error.
 func (d *Scanner) Object(at Loc, fields []string, field func(name string) error) error {
 	return d.object(at, fields, false, field)
 }
 
-// object is Object; with anyKey, every key is passed to field, with name "" where
-// it names none of fields.
+// object is Object; with anyKey, a key naming none of fields passes "" to field.
 func (d *Scanner) object(at Loc, fields []string, anyKey bool, field func(name string) error) error {
 	if d.null() {
 		return nil
@@ -194,7 +171,7 @@ func (d *Scanner) object(at Loc, fields []string, anyKey bool, field func(name s
 			return d.syntax("':'")
 		}
 		d.pos++
-		d.space()
+		d.next()
 		if name == "" && !anyKey {
 			return fmt.Errorf("json: unknown field %q (byte %d)", key, d.pos)
 		}
@@ -213,10 +190,8 @@ func (d *Scanner) object(at Loc, fields []string, anyKey bool, field func(name s
 	}
 }
 
-// fieldIndex returns the index of the field of fields that key names, or -1 for none.
-// Keys match as encoding/json matches them: exactly, or else case-insensitively with
-// Unicode folding ("ſ" is an "s"). The exact pass is the common case and compares
-// bytes only.
+// fieldIndex returns the index of the field key names, or -1: exactly, or else
+// case-insensitively with Unicode folding ("ſ" is an "s"), as encoding/json does.
 func fieldIndex(key []byte, fields []string) int {
 	for i, f := range fields {
 		if string(key) == f {
@@ -231,7 +206,6 @@ func fieldIndex(key []byte, fields []string) int {
 	return -1
 }
 
-// array reads an array, calling elem for each element with pos at it.
 func (d *Scanner) array(at Loc, elem func(i int) error) error {
 	if more, err := d.openArray(at); !more || err != nil {
 		return err
@@ -239,8 +213,7 @@ func (d *Scanner) array(at Loc, elem func(i int) error) error {
 	return d.elements(elem)
 }
 
-// openArray reads the start of an array, and reports whether an element follows (pos
-// is then at it) or the array was empty.
+// openArray reads the start of an array and reports whether an element follows.
 func (d *Scanner) openArray(at Loc) (more bool, err error) {
 	if d.next() != '[' {
 		return false, d.valueTypeError(at, "an array")
@@ -253,8 +226,7 @@ func (d *Scanner) openArray(at Loc) (more bool, err error) {
 	return true, nil
 }
 
-// elements reads an array's elements from pos, an element, calling elem for each with
-// pos at it, numbered from 0, and leaves pos just past the array.
+// elements calls elem for each element from pos on and leaves pos past the array.
 func (d *Scanner) elements(elem func(i int) error) error {
 	for i := 0; ; i++ {
 		if err := elem(i); err != nil {
@@ -272,9 +244,8 @@ func (d *Scanner) elements(elem func(i int) error) error {
 	}
 }
 
-// stringToken returns the raw bytes of the string at pos, quotes included, and
-// whether it is plain: without escapes and valid UTF-8, so that it is its own value
-// (names in any script are; sending them to encoding/json cost a fifth of a large load).
+// stringToken returns the string at pos, quotes included, and whether it is plain
+// (no escapes, valid UTF-8), so its own value without encoding/json's help.
 func (d *Scanner) stringToken() ([]byte, bool, error) {
 	data, start := d.data, d.pos
 	pos := start + 1 // past the opening quote
@@ -324,8 +295,7 @@ func (d *Scanner) stringToken() ([]byte, bool, error) {
 	}
 }
 
-// plainText marks the bytes that stand for themselves in a string: printable ASCII
-// other than the quote and the backslash.
+// plainText marks printable ASCII other than the quote and the backslash.
 var plainText = func() (plain [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		plain[c] = c != '"' && c != '\\'
@@ -335,10 +305,8 @@ var plainText = func() (plain [256]bool) {
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
-// key reads an object key. A plain key is returned as it is in data, so matching it
-// allocates nothing. Escapes and invalid UTF-8 are decoded by encoding/json itself,
-// so both agree on every odd case (replacement characters; an unpaired surrogate
-// escape makes a key no field has).
+// key reads an object key: a plain one as it is in data, allocating nothing, any
+// other decoded by encoding/json itself, so both agree on every odd case.
 func (d *Scanner) key() ([]byte, error) {
 	tok, plain, err := d.stringToken()
 	if err != nil {
@@ -351,7 +319,6 @@ func (d *Scanner) key() ([]byte, error) {
 	return []byte(s), err
 }
 
-// unquote decodes a string token with escapes or invalid UTF-8.
 func unquote(tok []byte) (string, error) {
 	var s string
 	if err := json.Unmarshal(tok, &s); err != nil {
@@ -360,9 +327,8 @@ func unquote(tok []byte) (string, error) {
 	return s, nil
 }
 
-// String reads a string into dst, a copy that does not refer to the document.
-// Escapes and invalid UTF-8 are decoded by encoding/json itself (replacement
-// characters), but an unpaired surrogate escape is refused.
+// String reads a string into dst, a copy; escapes and invalid UTF-8 are decoded by
+// encoding/json, but an unpaired surrogate escape is refused.
 func (d *Scanner) String(at Loc, dst *string) error {
 	if d.null() {
 		return nil
@@ -389,8 +355,7 @@ func (d *Scanner) String(at Loc, dst *string) error {
 	return err
 }
 
-// valueTypeError reports a value of the wrong kind, after checking that it is at
-// least well-formed JSON (a syntax error is the better message).
+// valueTypeError reports a value of the wrong kind, unless it has a syntax error.
 func (d *Scanner) valueTypeError(at Loc, want string) error {
 	start := d.pos
 	kind := d.kind()
@@ -438,8 +403,8 @@ func (d *Scanner) numberToken() ([]byte, error) {
 	return d.data[start:d.pos], nil
 }
 
-// Int64 reads an integer into dst. A number with a fraction or an exponent, or
-// past int64, is refused, as encoding/json refuses it.
+// Int64 reads an integer into dst, refusing a fraction, an exponent or an
+// overflow, as encoding/json does.
 func (d *Scanner) Int64(at Loc, dst *int64) error {
 	if d.null() {
 		return nil
@@ -462,8 +427,8 @@ func (d *Scanner) Int64(at Loc, dst *int64) error {
 	return nil
 }
 
-// smallInt parses the common integer literal, up to 18 digits with an optional sign,
-// which cannot overflow; ok is false for anything else, left to strconv.
+// smallInt parses an integer of up to 18 digits, which cannot overflow; ok is
+// false for anything else, left to strconv.
 func smallInt(tok []byte) (n int64, ok bool) {
 	digits := tok
 	if len(tok) > 0 && tok[0] == '-' {
@@ -489,22 +454,18 @@ func (d *Scanner) Bool(at Loc, dst *bool) error {
 	if d.null() {
 		return nil
 	}
-	rest := d.data[d.pos:]
 	switch {
-	case len(rest) >= 4 && string(rest[:4]) == "true":
+	case d.literal("true"):
 		*dst = true
-		d.pos += 4
-	case len(rest) >= 5 && string(rest[:5]) == "false":
+	case d.literal("false"):
 		*dst = false
-		d.pos += 5
 	default:
 		return d.valueTypeError(at, "a boolean")
 	}
 	return nil
 }
 
-// Unmarshal hands the raw value, whatever its kind, null included, to dst's own
-// UnmarshalJSON, as encoding/json does.
+// Unmarshal hands the raw value, null included, to dst's UnmarshalJSON.
 func (d *Scanner) Unmarshal(at Loc, dst json.Unmarshaler) error {
 	start := d.pos
 	if err := d.skip(at, at.open()); err != nil {
@@ -516,11 +477,8 @@ func (d *Scanner) Unmarshal(at Loc, dst json.Unmarshaler) error {
 	return nil
 }
 
-// skip consumes one well-formed value of any kind, the value at, inside open arrays
-// and objects. The document has no nesting below its records, so a value is skipped
-// only to report its kind or to hand it to an Unmarshaler; it may nest no deeper than
-// a request body may (jsonkeys.MaxDepth, counted from the document's top), which
-// bounds the recursion.
+// skip consumes one well-formed value, the value at, inside open arrays and
+// objects; jsonkeys.MaxDepth, counted from the top, bounds the recursion.
 func (d *Scanner) skip(at Loc, open int) error {
 	switch c := d.next(); {
 	case (c == '{' || c == '[') && open == jsonkeys.MaxDepth:
@@ -532,15 +490,8 @@ func (d *Scanner) skip(at Loc, open int) error {
 	case c == '"':
 		_, _, err := d.stringToken()
 		return err
-	case c == 't' || c == 'f':
-		for _, lit := range []string{"true", "false"} {
-			if strings.HasPrefix(string(d.data[d.pos:min(d.pos+len(lit), len(d.data))]), lit) {
-				d.pos += len(lit)
-				return nil
-			}
-		}
-	case c == 'n':
-		if d.null() {
+	case c == 't' || c == 'f' || c == 'n':
+		if d.literal("true") || d.literal("false") || d.literal("null") {
 			return nil
 		}
 	case c == '-' || c >= '0' && c <= '9':
@@ -550,8 +501,7 @@ func (d *Scanner) skip(at Loc, open int) error {
 	return d.syntax("a value")
 }
 
-// Describe turns an error of encoding/json into one line that says where, worded as
-// this package words its own.
+// Describe words an error of encoding/json as this package words its own.
 func Describe(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -559,10 +509,11 @@ func Describe(err error) error {
 	case errors.As(err, &syn):
 		return fmt.Errorf("malformed JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
+		want := typeName(typ.Type.Kind().String())
 		if typ.Field != "" {
-			return fmt.Errorf("%s must be %s, not %s (byte %d)", typ.Field, typeName(typ.Type.Kind().String()), typ.Value, typ.Offset)
+			return fmt.Errorf("%s must be %s, not %s (byte %d)", typ.Field, want, typ.Value, typ.Offset)
 		}
-		return fmt.Errorf("expected %s, not %s (byte %d)", typeName(typ.Type.Kind().String()), typ.Value, typ.Offset)
+		return fmt.Errorf("expected %s, not %s (byte %d)", want, typ.Value, typ.Offset)
 	case errors.Is(err, io.EOF):
 		return errors.New("empty input: expected a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -571,8 +522,7 @@ func Describe(err error) error {
 	return err
 }
 
-// typeName names the JSON kind a Go kind is decoded from.
-func typeName(goKind string) string {
+func typeName(goKind string) string { // the JSON kind a Go kind is decoded from
 	switch {
 	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
 		return "an integer"

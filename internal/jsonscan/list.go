@@ -1,30 +1,26 @@
 package jsonscan
 
 import (
-	"bytes"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"quartet/internal/jsonkeys"
 )
 
 // segmentElems is how many elements of a list one processor decodes at a time.
 const segmentElems = 8192
 
-// List reads the list called name, the value of that key of the top object, into
-// dst, decoding each element with decode; [] gives an empty list, null leaves dst as
-// it is.
+// List reads the list called name, the top object's value of that key, into dst,
+// decoding each element with decode; [] gives an empty list, null leaves dst.
 //
-// A long list is first measured by its brackets and strings alone (listShape), so
-// that its elements are decoded in place into a slice of the right length, in
-// segments on every processor at once: a million records are then neither copied
-// while a slice grows nor decoded on one processor while the other waits
-// (bench/README.md, "Start-up and memory"). The
-// segments are used only if they join up, each ending just before the next one's
-// start and the last at the list's end; then each segment started at an element, and
-// decoded as one pass would have. Otherwise (the list is malformed, or a segment
-// failed) the list is decoded again in one pass, whose result and first error are
-// the answer. So decode must give the same result for an element wherever it starts.
+// A long list is first measured by its brackets and strings alone (listShape) and
+// decoded in place into a slice of its length, in segments on every processor
+// (bench/README.md, "Start-up"). The segments count only if they join up, each
+// ending just before the next one's start; otherwise (a malformed list, a failed
+// segment) the list is decoded again in one pass, whose result and first error
+// are the answer. So decode must give the same result wherever it starts.
 func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *T) error) error {
 	if d.null() {
 		return nil
@@ -51,14 +47,13 @@ func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *
 	return err
 }
 
-// listDecoder decodes the elements of one list.
 type listDecoder[T any] struct {
 	name   string
 	decode func(*Scanner, Loc, *T) error
 }
 
-// inSegments decodes the list's elements into elems, segments on every processor,
-// and reports whether every segment decoded and they joined up (see List).
+// inSegments decodes the elements into elems in segments on every processor and
+// reports whether every segment decoded and they joined up.
 func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) bool {
 	joined := make([]bool, len(shape.starts))
 	var next atomic.Int64
@@ -85,8 +80,7 @@ func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) boo
 	return !slices.Contains(joined, false)
 }
 
-// decodeSegment decodes consecutive elements from d.pos into elems, numbering them
-// from first, and reports whether all decoded.
+// decodeSegment decodes elements from d.pos into elems, numbered from first.
 func (l listDecoder[T]) decodeSegment(d *Scanner, elems []T, first int) bool {
 	for i := range elems {
 		if i > 0 {
@@ -110,28 +104,16 @@ type listShapeOf struct {
 	end    int   // the position of the list's closing ']'
 }
 
-// listShape finds the elements of the list whose first element is at from, by
-// counting brackets outside strings, and where every every-th one starts. It does
-// not check the syntax (the decoding does); ok is false where the text runs out.
+// listShape counts the elements of the list whose first is at from, by brackets
+// outside strings, unchecked; ok is false where the text runs out.
 func listShape(data []byte, from, every int) (shape listShapeOf, ok bool) {
 	shape = listShapeOf{n: 1, every: every, starts: []int{from}}
 	depth := 0
 	for i := from; i < len(data); i++ {
 		switch data[i] {
-		case '"': // to the closing quote, the next one not escaped
-			for {
-				j := bytes.IndexByte(data[i+1:], '"')
-				if j < 0 {
-					return shape, false
-				}
-				i += 1 + j
-				k := i - 1
-				for data[k] == '\\' {
-					k--
-				}
-				if (i-1-k)%2 == 0 {
-					break
-				}
+		case '"':
+			if i = jsonkeys.StringEnd(data, i) - 1; i < 0 {
+				return shape, false
 			}
 		case '{', '[':
 			depth++

@@ -5,11 +5,8 @@ package jsonstr
 import "unicode/utf8"
 
 // Append appends s to b as a quoted JSON string, byte for byte as encoding/json
-// writes it with HTML escaping off (json.Encoder.SetEscapeHTML(false)): '"', '\\'
-// and control characters escaped, invalid UTF-8 replaced by \ufffd, U+2028 and
-// U+2029 escaped (JavaScript reads them as line ends), and <, > and & left as they
-// are. The GraphQL and OData answers have always carried < and & unescaped; REST
-// answers go through encoding/json itself, which escapes them.
+// writes it with SetEscapeHTML(false): invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped, and <, > and & as they are (as GraphQL and OData answers always had).
 func Append(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

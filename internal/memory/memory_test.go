@@ -13,7 +13,7 @@ import (
 func TestMemoryReturner(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the burst stays uncollected until check collects it
 	runtime.GC()
-	m := &memoryReturner{keep: keepFree, quiet: quietAllocs, lastAllocs: readHeap().allocs}
+	m := &memoryReturner{lastAllocs: readHeap().allocs}
 	allocate := func(mib int) [][]byte {
 		b := make([][]byte, mib)
 		for i := range b {

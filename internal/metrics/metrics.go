@@ -1,25 +1,18 @@
 // Package metrics counts the requests a service answers and writes the counts, with
-// the levels read when scraped, in the Prometheus text exposition format 0.0.4.
-//
-// It guarantees:
+// levels read when scraped, in the Prometheus text format 0.0.4. It guarantees:
 //
 //   - Counting a request costs a map look-up and a few atomic adds; nothing is
 //     formatted until a scrape.
-//   - The series stay bounded: a Table counts at most maxRouteSeries routes, and the
-//     routes past them share one series per surface, route "other"; with Known set,
-//     a route not in it counts as Unmatched and takes no series of its own.
-//   - A scrape reads alike from one to the next: every family has its HELP and TYPE
-//     lines and appears once, series sorted by surface and route, codes ascending,
-//     the in-flight gauge by protocol, then the caller's gauges; label values and
-//     help text are escaped as the format asks.
-//
-// It knows nothing of what is counted: the caller names each table's protocol, the
-// surface of each route, the codes' labels and the help texts.
+//   - The series stay bounded: a Table counts at most maxRouteSeries routes, later
+//     ones sharing route "other" per surface; with Known set, a route not in it
+//     counts as Unmatched.
+//   - Successive scrapes read alike: each family once with its HELP and TYPE, series
+//     sorted by surface and route, codes ascending, in-flight by protocol, then the
+//     caller's gauges; label values and help text escaped as the format asks.
 package metrics
 
 import (
 	"cmp"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -32,20 +25,14 @@ import (
 // Unmatched is the route of the requests no route matched.
 const Unmatched = "unmatched"
 
-// overflowRoute is the route of the series past maxRouteSeries.
-const overflowRoute = "other"
+const (
+	overflowRoute  = "other" // the route of the series past maxRouteSeries
+	maxRouteSeries = 256     // routes are a few dozen: the cap only bounds a mistake
+	contentType    = "text/plain; version=0.0.4; charset=utf-8"
+)
 
-// maxRouteSeries caps the routes one table counts. Routes are a service's
-// registered patterns or methods, a few dozen, and Unmatched for the rest; the cap
-// only guarantees that a mistake cannot grow memory or a scrape without limit.
-const maxRouteSeries = 256
-
-// latencyBuckets are the upper bounds, in seconds, of the request duration
-// histogram: from a cached read (under a millisecond) to a long stream.
+// latencyBuckets are the duration histogram's upper bounds, in seconds.
 var latencyBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
-
-// contentType is the Prometheus text exposition format, version 0.0.4.
-const contentType = "text/plain; version=0.0.4; charset=utf-8"
 
 // Set is the tables one scrape reports.
 type Set struct {
@@ -55,18 +42,16 @@ type Set struct {
 	tables []*Table // sorted by protocol
 }
 
-// Help is the HELP text of the request families: what the routes, codes and
-// protocols of the tables are, which the caller knows.
+// Help is the HELP text of the request families.
 type Help struct {
 	Requests string // quartet_requests_total
 	Duration string // quartet_request_duration_seconds
 	InFlight string // quartet_requests_in_flight
 }
 
-// Table returns a new table of s counting the requests of protocol (the
-// in-flight gauge's label). surface names a route's surface, asked once per route;
-// codeName names a code in the code label, 0 included; nil names a code by its
-// number, 0 (a code out of range) as "other".
+// Table returns a new table of s counting the requests of protocol. surface names
+// a route's surface, asked once a route; codeName labels a code, 0 (out of range)
+// included; nil labels it by its number, 0 as "other".
 func (s *Set) Table(protocol string, surface func(route string) string, codeName func(code int) string) *Table {
 	t := &Table{protocol: protocol, surface: surface, codeName: codeName}
 	s.mu.Lock()
@@ -76,11 +61,11 @@ func (s *Set) Table(protocol string, surface func(route string) string, codeName
 	return t
 }
 
-// Table counts the requests of one protocol, by route. Set.Table makes one; the
-// zero value counts too, reported by no Set, its surfaces "" and codes numbers.
+// Table counts the requests of one protocol, by route; the zero value counts too,
+// reported by no Set.
 type Table struct {
-	// Known, when set before the first request, are the routes there are: any other
-	// counts as Unmatched, so that names a client makes up take no series.
+	// Known, set before the first request, are the routes there are: any other
+	// counts as Unmatched, so names a client makes up take no series.
 	Known map[string]bool
 
 	protocol string
@@ -101,8 +86,7 @@ type series struct {
 	latency        histogram
 }
 
-// histogram counts observations into latencyBuckets (not cumulative: the exposition
-// adds them up) and keeps their sum.
+// histogram counts observations by latencyBuckets, not cumulatively, and their sum.
 type histogram struct {
 	counts   [len(latencyBuckets) + 1]atomic.Uint64 // the last is +Inf
 	sumNanos atomic.Int64
@@ -131,8 +115,8 @@ func (t *Table) Done(route string, code int, d time.Duration) {
 	s.latency.observe(d)
 }
 
-// series returns the series of route, adding it on first use; once the table is
-// full, new routes share one overflow series per surface.
+// series returns route's series, adding it on first use, or once the table is
+// full the surface's overflow series.
 func (t *Table) series(route string) *series {
 	if s, ok := t.routes.Load(route); ok {
 		return s.(*series)
@@ -159,7 +143,6 @@ func (t *Table) series(route string) *series {
 	return s
 }
 
-// codeLabel is the code label's value.
 func (s *series) codeLabel(code int) string {
 	switch {
 	case s.codeName != nil:
@@ -173,16 +156,8 @@ func (s *series) codeLabel(code int) string {
 // Text is a scrape being written, for the gauges a Handler's caller adds.
 type Text struct{ b []byte }
 
-// Family starts a metric family: its HELP and TYPE (counter, gauge) lines.
-func (t *Text) Family(name, typ, help string) { t.b = appendFamily(t.b, name, typ, help) }
-
-// Sample adds a sample of the family last started; labels are name, value pairs.
-func (t *Text) Sample(name string, v float64, labels ...string) {
-	t.b = appendSample(t.b, name, v, labels...)
-}
-
-// Handler answers a scrape with the tables' counts, then what gauges (nil: none)
-// adds: the levels read at scrape time rather than counted.
+// Handler answers a scrape with the tables' counts, then what gauges (may be nil)
+// adds: the levels read at scrape time.
 func (s *Set) Handler(gauges func(*Text)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
@@ -190,8 +165,7 @@ func (s *Set) Handler(gauges func(*Text)) http.HandlerFunc {
 	}
 }
 
-// appendText appends every metric in the text format: a HELP and a TYPE line per
-// family, then its samples, sorted so that successive scrapes read alike.
+// appendText appends every family, its samples sorted.
 func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 	s.mu.Lock()
 	tables := slices.Clone(s.tables)
@@ -204,18 +178,17 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 		return cmp.Or(strings.Compare(a.surface, b.surface), strings.Compare(a.route, b.route))
 	})
 
-	b = appendFamily(b, "quartet_requests_total", "counter", s.Help.Requests)
+	text := &Text{b}
+	text.Family("quartet_requests_total", "counter", s.Help.Requests)
 	for _, sr := range all {
 		for code := range sr.codes {
-			n := sr.codes[code].Load()
-			if n == 0 {
-				continue
+			if n := sr.codes[code].Load(); n != 0 {
+				text.Sample("quartet_requests_total", float64(n), "surface", sr.surface, "route", sr.route, "code", sr.codeLabel(code))
 			}
-			b = appendSample(b, "quartet_requests_total", n2f(n), "surface", sr.surface, "route", sr.route, "code", sr.codeLabel(code))
 		}
 	}
 
-	b = appendFamily(b, "quartet_request_duration_seconds", "histogram", s.Help.Duration)
+	text.Family("quartet_request_duration_seconds", "histogram", s.Help.Duration)
 	for _, sr := range all {
 		var cumulative uint64
 		for i := range sr.latency.counts {
@@ -224,72 +197,49 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 			if i < len(latencyBuckets) {
 				le = strconv.FormatFloat(latencyBuckets[i], 'g', -1, 64)
 			}
-			b = appendSample(b, "quartet_request_duration_seconds_bucket", n2f(cumulative), "surface", sr.surface, "route", sr.route, "le", le)
+			text.Sample("quartet_request_duration_seconds_bucket", float64(cumulative), "surface", sr.surface, "route", sr.route, "le", le)
 		}
-		b = appendSample(b, "quartet_request_duration_seconds_sum", time.Duration(sr.latency.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
-		b = appendSample(b, "quartet_request_duration_seconds_count", n2f(cumulative), "surface", sr.surface, "route", sr.route)
+		text.Sample("quartet_request_duration_seconds_sum", time.Duration(sr.latency.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
+		text.Sample("quartet_request_duration_seconds_count", float64(cumulative), "surface", sr.surface, "route", sr.route)
 	}
 
-	b = appendFamily(b, "quartet_requests_in_flight", "gauge", s.Help.InFlight)
+	text.Family("quartet_requests_in_flight", "gauge", s.Help.InFlight)
 	for _, t := range tables {
-		b = appendSample(b, "quartet_requests_in_flight", float64(t.inFlight.Load()), "protocol", t.protocol)
+		text.Sample("quartet_requests_in_flight", float64(t.inFlight.Load()), "protocol", t.protocol)
 	}
-
 	if gauges != nil {
-		text := Text{b}
-		gauges(&text)
-		b = text.b
+		gauges(text)
 	}
-	return b
+	return text.b
 }
 
-func n2f(n uint64) float64 { return float64(n) }
-
-// appendFamily appends the HELP and TYPE lines that introduce a metric family.
-func appendFamily(b []byte, name, typ, help string) []byte {
-	b = append(b, "# HELP "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = appendEscaped(b, help, false)
-	b = append(b, "\n# TYPE "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = append(b, typ...)
-	return append(b, '\n')
+// Family starts a metric family: its HELP and TYPE (counter, gauge) lines.
+func (t *Text) Family(name, typ, help string) {
+	t.b = append(t.b, "# HELP "+name+" "...)
+	t.b = appendEscaped(t.b, help, false)
+	t.b = append(t.b, "\n# TYPE "+name+" "+typ+"\n"...)
 }
 
-// appendSample appends one sample line; labels are name, value pairs.
-func appendSample(b []byte, name string, v float64, labels ...string) []byte {
-	b = append(b, name...)
+// Sample adds a sample of the family last started; labels are name, value pairs.
+func (t *Text) Sample(name string, v float64, labels ...string) {
+	b := append(t.b, name...)
 	if len(labels) > 0 {
 		b = append(b, '{')
 		for i := 0; i+1 < len(labels); i += 2 {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, labels[i]...)
-			b = append(b, `="`...)
-			b = appendEscaped(b, labels[i+1], true)
-			b = append(b, '"')
+			b = append(append(b, labels[i]...), `="`...)
+			b = append(appendEscaped(b, labels[i+1], true), '"')
 		}
 		b = append(b, '}')
 	}
 	b = append(b, ' ')
-	switch {
-	case math.IsInf(v, 1):
-		b = append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		b = append(b, "-Inf"...)
-	case math.IsNaN(v):
-		b = append(b, "NaN"...)
-	default:
-		b = strconv.AppendFloat(b, v, 'g', -1, 64)
-	}
-	return append(b, '\n')
+	b = strconv.AppendFloat(b, v, 'g', -1, 64) // +Inf, -Inf and NaN as the format spells them
+	t.b = append(b, '\n')
 }
 
-// appendEscaped escapes s as the text format requires: a backslash and a newline in
-// HELP text, and a double quote too in a label value.
+// appendEscaped escapes a backslash and a newline, and with quote a double quote.
 func appendEscaped(b []byte, s string, quote bool) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {

@@ -11,8 +11,10 @@ import (
 )
 
 func TestMetricsLabelEscaping(t *testing.T) {
-	b := appendFamily(nil, "x_total", "counter", "help with \\ and\nnewline")
-	b = appendSample(b, "x_total", 3, "route", "a\"b\\c\nd", "code", "200")
+	var text Text
+	text.Family("x_total", "counter", "help with \\ and\nnewline")
+	text.Sample("x_total", 3, "route", "a\"b\\c\nd", "code", "200")
+	b := text.b
 	samples := testkit.ParseExposition(t, string(b))
 	if len(samples) != 1 || samples[0].Labels["route"] != "a\"b\\c\nd" || samples[0].Value != 3 {
 		t.Errorf("%q parsed as %+v", b, samples)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,9 +42,7 @@ func ParseExposition(t testing.TB, text string) []Sample {
 			if name != help {
 				fail("TYPE without its HELP")
 			}
-			switch typ {
-			case "counter", "gauge", "histogram":
-			default:
+			if !slices.Contains([]string{"counter", "gauge", "histogram"}, typ) {
 				fail("type %q", typ)
 			}
 			types[name], current = typ, name

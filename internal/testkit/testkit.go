@@ -1,19 +1,13 @@
-// Package testkit holds what the tests of every package share, so that they behave as
-// one family: golden files and their -update flag, the skip for a missing tool (Node,
-// npm packages, Chromium, protoc), the skip under -short, and the bytes a call
-// allocates. Only tests import it.
-//
-// A skip here always names what is missing and the command that installs it. Under
-// CI (the environment variable CI set, as .ci/run does) a missing tool fails the test
-// instead: a CI machine is expected to have everything, and a skip there would let a
-// group of tests stop running without anyone noticing.
-//
-// ParseExposition reads the Prometheus text format as strictly as a scraper, for
-// the tests of /metrics.
+// Package testkit holds what the tests of every package share: golden files and
+// -update, skips for a missing tool or under -short, allocation counts, strict JSON
+// references and the Prometheus format. Only tests import it. A skip names what is
+// missing and how to install it; under CI (CI set) a missing tool fails instead, so
+// no group of tests stops running unnoticed.
 package testkit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -29,13 +23,10 @@ import (
 	"testing"
 )
 
-// update is the one -update flag of the module's tests: `go test ./pkg -update`
-// rewrites that package's golden files with what its tests see.
 var update = flag.Bool("update", false, "rewrite golden files with what the tests see")
 
-// CheckGolden compares got with the golden file at path, or writes got there under
-// -update. On a difference it reports the first line that differs, with its number and
-// the lines before it, which is where a reader starts.
+// CheckGolden compares got with the golden file at path, or writes it there under
+// -update, reporting the first difference.
 func CheckGolden(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
@@ -56,14 +47,20 @@ func CheckGolden(t testing.TB, path string, got []byte) {
 	}
 }
 
-// FirstDifference describes where got and want first differ, line by line: the line
-// number, up to three lines of context before it, and both versions of the line. It
-// returns "" when they are equal.
+// FirstDifference describes where got and want first differ: the line number, up
+// to three lines before it, and both versions of the line; "" when they are equal.
 func FirstDifference(got, want []byte) string {
 	if bytes.Equal(got, want) {
 		return ""
 	}
-	g, w := lines(got), lines(want)
+	var text [2][]string
+	for k, t := range [2][]byte{got, want} {
+		text[k] = strings.SplitAfter(string(t), "\n")
+		if last := len(text[k]) - 1; text[k][last] == "" {
+			text[k] = text[k][:last] // a final newline starts no line
+		}
+	}
+	g, w := text[0], text[1]
 	i := 0
 	for i < len(g) && i < len(w) && g[i] == w[i] {
 		i++
@@ -73,39 +70,25 @@ func FirstDifference(got, want []byte) string {
 	for _, line := range g[max(0, i-3):i] {
 		fmt.Fprintf(&b, "   %q\n", line)
 	}
-	fmt.Fprintf(&b, "got  %s\nwant %s", lineAt(g, i), lineAt(w, i))
+	lineAt := [2]string{"(end of text)", "(end of text)"}
+	for k, l := range [2][]string{g, w} {
+		if i < len(l) {
+			lineAt[k] = strconv.Quote(l[i])
+		}
+	}
+	fmt.Fprintf(&b, "got  %s\nwant %s", lineAt[0], lineAt[1])
 	return b.String()
 }
 
-// lines splits text after each newline; a final newline ends the last line and
-// does not start another.
-func lines(text []byte) []string {
-	l := strings.SplitAfter(string(text), "\n")
-	if l[len(l)-1] == "" {
-		l = l[:len(l)-1]
-	}
-	return l
-}
-
-// lineAt quotes lines[i], or says the text has ended there.
-func lineAt(lines []string, i int) string {
-	if i >= len(lines) {
-		return "(end of text)"
-	}
-	return strconv.Quote(lines[i])
-}
-
-// Missing skips the test because something it needs is not installed, or fails it
-// under CI; either way it does not return. what names the missing thing; install is
-// the command that installs it.
+// Missing skips the test for want of what, which install installs, or fails it
+// under CI; it does not return.
 func Missing(t testing.TB, what, install string) {
 	t.Helper()
 	msg := fmt.Sprintf("needs %s; install: %s (.ci/run installs it)", what, install)
 	if os.Getenv("CI") != "" {
 		t.Fatalf("%s\n(CI is set: a missing tool fails the test instead of skipping it)", msg)
-	} else {
-		t.Skip("skipped: " + msg)
 	}
+	t.Skip("skipped: " + msg)
 }
 
 // SkipIfShort skips a slow test under -short; why says what makes it slow.
@@ -116,8 +99,7 @@ func SkipIfShort(t testing.TB, why string) {
 	}
 }
 
-// LiveHeap is the bytes of live heap objects after a collection, for tests that
-// bound what an attack leaves held.
+// LiveHeap is the bytes of live heap objects after a collection.
 func LiveHeap() int64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -125,14 +107,10 @@ func LiveHeap() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// nodeMajor is the oldest Node release the npm packages of the tests support (their
-// package.json files say "engines": {"node": ">=20"}).
-const nodeMajor = 20
+const nodeMajor = 20 // the tests' package.json files say "engines": {"node": ">=20"}
 
-// RequireNode makes sure node (nodeMajor or later) is on PATH and that each package
-// is installed in dir/node_modules, dir being relative to the test's package (dir
-// does not matter when there are no packages). A Node
-// test is slow (it starts node and often the service), so it is skipped under -short.
+// RequireNode makes sure node (nodeMajor or later) is on PATH and each package is in
+// dir/node_modules (dir relative to the test's package); it skips under -short.
 func RequireNode(t testing.TB, dir string, packages ...string) {
 	t.Helper()
 	SkipIfShort(t, "starts Node")
@@ -161,22 +139,19 @@ func RequireNode(t testing.TB, dir string, packages ...string) {
 	}
 }
 
-// RequireChromium returns the path of the Chromium a browser test drives: $CHROMIUM,
-// or Debian's /usr/bin/chromium.
+// RequireChromium returns the Chromium a browser test drives: $CHROMIUM, or
+// Debian's /usr/bin/chromium.
 func RequireChromium(t testing.TB) string {
 	t.Helper()
 	SkipIfShort(t, "starts Chromium")
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
+	chromium := cmp.Or(os.Getenv("CHROMIUM"), "/usr/bin/chromium")
 	if _, err := os.Stat(chromium); err != nil {
 		Missing(t, "Chromium at "+chromium+" (or $CHROMIUM naming another)", "apt-get install chromium")
 	}
 	return chromium
 }
 
-// RequireCommand makes sure the command name is on PATH; install says how to get it.
+// RequireCommand makes sure the command name is on PATH.
 func RequireCommand(t testing.TB, name, install string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
@@ -184,29 +159,21 @@ func RequireCommand(t testing.TB, name, install string) {
 	}
 }
 
-// fromModuleRoot returns dir, relative to the working directory (the test's package),
-// as a path from the module's root, for messages a reader runs from there.
+// fromModuleRoot returns dir, relative to the test's package, as a path from the
+// module's root, for messages a reader runs from there.
 func fromModuleRoot(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
-	}
-	for root := abs; ; root = filepath.Dir(root) {
+	abs, _ := filepath.Abs(dir)
+	for root := abs; root != filepath.Dir(root); root = filepath.Dir(root) {
 		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			if rel, err := filepath.Rel(root, abs); err == nil {
-				return filepath.ToSlash(rel)
-			}
-			return dir
-		}
-		if root == filepath.Dir(root) {
-			return dir
+			rel, _ := filepath.Rel(root, abs)
+			return filepath.ToSlash(rel)
 		}
 	}
+	return dir
 }
 
-// BytesAllocated returns how many bytes the heap allocated while f ran. Other
-// goroutines allocate meanwhile too, so a test compares it with a bound well
-// above what f needs, not with an exact figure.
+// BytesAllocated returns the bytes the heap allocated while f ran, other
+// goroutines' included: a test bounds it well above what f needs.
 func BytesAllocated(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -215,27 +182,22 @@ func BytesAllocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// The surrogate escapes, for HasLoneSurrogate: a high one followed by a low one is
-// a pair, any other is alone.
 var (
 	surrogatePair   = regexp.MustCompile(`\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}`)
 	surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
 )
 
 // HasLoneSurrogate reports whether the valid JSON text data has a \u escape of a
-// surrogate that is not half of a pair. It is the tests' reference, worked out
-// differently from the service's scan: escaped backslashes are blotted out first
-// (in valid JSON every other backslash begins an escape), then the pairs, and any
-// surrogate escape left is alone.
+// surrogate not half of a pair, worked out unlike the service's scan: escaped
+// backslashes are blotted out, then the pairs, and any surrogate escape left is alone.
 func HasLoneSurrogate(data []byte) bool {
 	s := strings.ReplaceAll(string(data), `\\`, "__")
 	s = surrogatePair.ReplaceAllString(s, "_")
 	return surrogateEscape.MatchString(s)
 }
 
-// JSONDepth is how deeply arrays and objects nest in the first value of the JSON
-// text data (0 for a scalar), read by encoding/json's tokens, up to the first
-// error.
+// JSONDepth is how deeply arrays and objects nest in data's first value, read by
+// encoding/json's tokens up to the first error.
 func JSONDepth(data []byte) int {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	depth, deepest := 0, 0
@@ -257,10 +219,9 @@ func JSONDepth(data []byte) int {
 	}
 }
 
-// RepeatedKey reports the first key of the valid JSON text data that an earlier key
-// of the same object matches as encoding/json matches keys to struct fields
-// (strings.EqualFold), read by encoding/json's tokens; nil if there is none.
-func RepeatedKey(data []byte) error {
+// repeatedKey reports the first key of valid JSON data that an earlier key of its
+// object matches as encoding/json matches struct fields, read by its tokens.
+func repeatedKey(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	type open struct {
 		keys     []string // nil in an array
@@ -300,8 +261,8 @@ func RepeatedKey(data []byte) error {
 	}
 }
 
-// CopyDir copies the files of a store's directory into a new one; the zeros that end
-// a file (a journal's unwritten space) are left unwritten in the copy too.
+// CopyDir copies a store's directory into a new one, leaving a file's trailing
+// zeros (a journal's unwritten space) unwritten.
 func CopyDir(t testing.TB, from string) string {
 	t.Helper()
 	to := t.TempDir()
@@ -325,9 +286,8 @@ func CopyDir(t testing.TB, from string) string {
 	return to
 }
 
-// DecodeStrict is the reference the hand-written JSON decoders are held to:
-// encoding/json into a T with unknown fields refused, one value only, no key
-// repeated in an object, and no unpaired surrogate escape.
+// DecodeStrict is the hand-written JSON decoders' reference: encoding/json into a
+// T with unknown fields refused, one value, no repeated key, no lone surrogate.
 func DecodeStrict[T any](data []byte) (*T, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -338,7 +298,7 @@ func DecodeStrict[T any](data []byte) (*T, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, io.ErrUnexpectedEOF
 	}
-	if err := RepeatedKey(data); err != nil {
+	if err := repeatedKey(data); err != nil {
 		return nil, err
 	}
 	if HasLoneSurrogate(data) {
@@ -347,8 +307,7 @@ func DecodeStrict[T any](data []byte) (*T, error) {
 	return &v, nil
 }
 
-// DatasetSeeds are documents of a dataset's shape, valid and not, that the dataset
-// decoders and their scanner are held to DecodeStrict on.
+// DatasetSeeds are dataset-shaped documents, valid and not, for DecodeStrict.
 var DatasetSeeds = []string{
 	`{}`, `null`, `{"users":null}`, `{"users":[]}`, `[]`, `"x"`, `{"users":{}}`, `{"users":"x"}`,
 	`{"users":[{"id":1,"name":"A","email":"a@x.io","createdAt":"2024-01-01T09:00:00Z"}]}`,
