@@ -78,7 +78,7 @@ func FuzzValidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if errs := checkLimits(doc, DefaultLimits); errs != nil {
+		if errs := checkLimits(doc, fragmentsOf(doc), DefaultLimits); errs != nil {
 			return
 		}
 		errs := s.validate(doc)

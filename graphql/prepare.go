@@ -2,11 +2,39 @@ package graphql
 
 import "sync"
 
-// A query is prepared once (parsed, checked against the Limits, validated)
-// and the prepared document is kept in the document cache (cache.go). Its
-// executions then share, besides the syntax tree, the plans of its selection
-// sets: the fields each one collects for a given object type, worked out by
-// the first execution that needs them.
+// A query is prepared once (parsed, checked against the Limits, validated) and
+// kept in the document cache, by its text. Its executions then share, besides
+// the syntax tree, the fields each selection set collects for a given object
+// type (plan) and the operation's cost (operationCost).
+//
+// Only documents without errors are kept: errors can be far larger than their
+// text, and a client varying a comment would fill the cache with them. The
+// cache is bounded in estimated bytes, not entries (documentSize).
+const (
+	// defaultCacheBytes holds some hundreds of usual documents; an editor's
+	// introspection query is an eighth of the sixteenth one entry may take.
+	// It stays after an attack: 4 MiB keeps it under a twentieth of a
+	// 20,000-user store's resident size (bench/README.md, "Hostile load").
+	defaultCacheBytes = 4 << 20
+
+	// A token costs 90 to 160 bytes of syntax tree and collected fields, an
+	// entry up to a kilobyte (TestDocumentSize); these leave a margin.
+	bytesPerToken = 192
+	bytesPerEntry = 1 << 10
+)
+
+// documentSize estimates the memory of a prepared document of query, tokens
+// long: its text, the strings decoded from it (which may keep twice their
+// length of capacity), and the rest in proportion to its tokens.
+func documentSize(query string, tokens int) int64 {
+	return 3*int64(len(query)) + int64(tokens)*bytesPerToken + bytesPerEntry
+}
+
+type documentCache = lru[string, *preparedDocument]
+
+func newDocumentCache(budget int64) *documentCache {
+	return newLRU[string, *preparedDocument](budget)
+}
 
 // preparedDocument is a query text prepared: its document, or the errors
 // that refuse it, with what its executions share.
@@ -19,7 +47,7 @@ type preparedDocument struct {
 	plansMu sync.RWMutex
 	plans   map[planKey][]*execGroup // see executor.subfields
 
-	costs operationCosts // see Schema.operationCost
+	costs sync.Map // *OperationDefinition to its cost, when it depends on no variable
 }
 
 // planKey names a selection set collected for all executions of an operation.
@@ -56,30 +84,32 @@ func (s *Schema) prepare(query string) *preparedDocument {
 	if p, ok := s.cache.get(query); ok {
 		return p
 	}
-	p := &preparedDocument{query: query}
 	doc, tokens, err := parseLimited(query, s.Limits)
 	if err != nil {
 		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
-		return p
+		return &preparedDocument{query: query, errs: []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}}
 	}
-	p.doc = doc
-	if errs := checkLimits(doc, s.Limits); errs != nil {
+	p := &preparedDocument{query: query, doc: doc, fragments: fragmentsOf(doc)}
+	if errs := checkLimits(doc, p.fragments, s.Limits); errs != nil {
 		p.errs = errs
-		return p
-	}
-	if errs := s.validate(doc); len(errs) > 0 {
+	} else if errs := s.validate(doc); len(errs) > 0 {
 		p.errs = errs
-		return p
+	} else {
+		s.cache.put(query, p, documentSize(query, tokens))
 	}
+	return p
+}
+
+// fragmentsOf returns the fragments of doc by name, the first of each; nil if none.
+func fragmentsOf(doc *Document) map[string]*FragmentDefinition {
+	var byName map[string]*FragmentDefinition
 	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
-			if p.fragments == nil {
-				p.fragments = make(map[string]*FragmentDefinition)
+		if f, ok := d.(*FragmentDefinition); ok && byName[f.Name] == nil {
+			if byName == nil {
+				byName = make(map[string]*FragmentDefinition)
 			}
-			p.fragments[f.Name] = f
+			byName[f.Name] = f
 		}
 	}
-	s.cache.put(query, p, documentSize(query, tokens))
-	return p
+	return byName
 }
