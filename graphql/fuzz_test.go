@@ -122,7 +122,7 @@ func FuzzDecodeParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var p httpParams
-		if decodeParams(body, &p) != nil {
+		if jsonkeys.Unmarshal(body, &p) != nil {
 			return
 		}
 		var dup *jsonkeys.Error

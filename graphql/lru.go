@@ -64,10 +64,3 @@ func (c *lru[K, V]) put(k K, v V, cost int64) {
 		c.used -= e.cost
 	}
 }
-
-// len returns the number of entries kept.
-func (c *lru[K, V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
