@@ -6,26 +6,16 @@ import (
 	"strconv"
 )
 
-// Static cost analysis, after the IBM GraphQL Cost Directives specification:
-// before any resolver runs, an operation's estimated cost is checked against
-// Limits.MaxCost. The estimate only has to tell a normal request from one that
-// would build hundreds of megabytes; Limits.MaxResponseBytes catches lists longer
-// than assumed.
-//
-// A field costs its weight, 1 unless the schema says @cost(weight: N). A list
-// field multiplies the cost of its selections by its expected size: the largest
-// slicing argument the query gives (a literal or a variable), else its
-// @listSize(assumedSize: N), else defaultListSize. A schema declares them as
-//
-//	directive @cost(weight: Int!) on FIELD_DEFINITION
-//	directive @listSize(assumedSize: Int, slicingArguments: [String!]) on FIELD_DEFINITION
-//
-// and without slicingArguments, arguments named "first" or "limit" slice. The
-// introspection lists are sized from the schema itself, and an ofType chain is
-// charged no deeper than the schema's deepest type wrapping, so that the standard
-// introspection query costs about what it returns.
+// Static cost analysis, after the IBM GraphQL Cost Directives: before any
+// resolver runs, an operation's estimated cost is checked against Limits.MaxCost.
+// A field costs its weight (1, or @cost(weight: N)); a list field multiplies the
+// cost under it by the largest slicing argument the query gives, else its
+// @listSize(assumedSize: N), else defaultListSize. Without
+// @listSize(slicingArguments:), arguments named "first" or "limit" slice.
+// Introspection lists are sized from the schema, and ofType chains charged no
+// deeper than its deepest wrapping, so that introspection costs what it returns.
 
-// Values of extensions.code for the refusals of this file.
+// Values of extensions.code for the refusals of Limits.MaxCost and MaxResponseBytes.
 const (
 	CodeCostLimitExceeded = "COST_LIMIT_EXCEEDED"
 	CodeResponseTooLarge  = "RESPONSE_TOO_LARGE"
@@ -33,7 +23,6 @@ const (
 
 const defaultListSize = 50
 
-// fieldCost is what the schema says about the cost of one field.
 type fieldCost struct {
 	weight      int
 	assumedSize int
@@ -90,7 +79,6 @@ func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefini
 	}
 }
 
-// costInt reads a directive argument that must be a non-negative Int literal.
 func (b *schemaBuilder) costInt(a *Argument, t *Type, f *FieldDef) int {
 	n, err := strconv.ParseInt(a.Value.Raw, 10, 32)
 	if a.Value.Kind != IntValue || err != nil || n < 0 {
@@ -100,8 +88,8 @@ func (b *schemaBuilder) costInt(a *Argument, t *Type, f *FieldDef) int {
 	return int(n)
 }
 
-// slicingArguments reads @listSize(slicingArguments:), which must name Int
-// arguments of the field; a single name may be written without brackets.
+// slicingArguments reads @listSize(slicingArguments:): Int arguments of f, in a
+// list or a single name.
 func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []string {
 	items := a.Value.List
 	if a.Value.Kind == StringValue {
@@ -122,8 +110,8 @@ func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []st
 	return names
 }
 
-// sizeIntrospection sizes the introspection lists from the schema: a type's
-// list of fields, say, is assumed as long as the schema's mean.
+// sizeIntrospection assumes each introspection list as long as the schema's
+// mean: a type's fields, say, as its fields over its types.
 func (s *Schema) sizeIntrospection() {
 	var fields, args, interfaces, possible, enumValues, inputFields, dirArgs int
 	s.maxWrapping = 0
@@ -182,8 +170,7 @@ func ceilDiv(a, b int) int {
 	return (a + b - 1) / b
 }
 
-// checkCost refuses op, with its variables coerced, when its cost is over
-// Limits.MaxCost (0: no bound).
+// checkCost refuses op, its variables coerced, when it costs over Limits.MaxCost.
 func (s *Schema) checkCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) *Error {
 	if s.Limits.MaxCost <= 0 {
 		return nil
@@ -198,8 +185,7 @@ func (s *Schema) checkCost(p *preparedDocument, op *OperationDefinition, vars ma
 	return err
 }
 
-// operationCost returns the estimated cost of op, kept with p when it does not
-// depend on the variables.
+// operationCost returns the cost of op, kept with p unless it depends on variables.
 func (s *Schema) operationCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) int {
 	if n, ok := p.costs.Load(op); ok {
 		return n.(int)
@@ -212,20 +198,16 @@ func (s *Schema) operationCost(p *preparedDocument, op *OperationDefinition, var
 	return n
 }
 
-// costAnalysis estimates the cost of one operation.
 type costAnalysis struct {
 	s         *Schema
 	fragments map[string]*FragmentDefinition
 	vars      map[string]any
-	// spreads holds the cost of each fragment walked, which is the same
-	// wherever it is spread; -1 marks one being walked.
-	spreads map[string]int
-	varied  bool // a variable's value was read: the cost holds for these variables only
-	ofTypes int  // __Type.ofType fields around the one being costed
+	spreads   map[string]int // each fragment's cost, the same wherever spread; -1 while walked
+	varied    bool           // a variable's value was read: the cost holds for these variables only
+	ofTypes   int            // __Type.ofType fields around the one being costed
 }
 
-// selectionSet returns the cost of set on type t. Branches for different types
-// all count: an upper bound is what is needed.
+// selectionSet returns the cost of set on type t, all type conditions counted.
 func (a *costAnalysis) selectionSet(set *SelectionSet, t *Type) int {
 	if set == nil || t == nil {
 		return 0
@@ -292,8 +274,7 @@ func (a *costAnalysis) field(f *Field, t *Type) int {
 	return addCost(c.weight, children)
 }
 
-// listSize is the size to assume for list field f: the largest of its slicing
-// arguments given a value, or the field's assumed size.
+// listSize is the largest of f's slicing arguments given, or its assumed size.
 func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
 	size, given := 0, false
 	for _, name := range c.slicing {
@@ -307,9 +288,8 @@ func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
 	return size
 }
 
-// intArgument returns the value of f's Int argument name: its literal, its
-// variable's value, or the argument's default. A negative value counts as 0
-// (the resolver refuses it); null or no value is not a size.
+// intArgument returns f's Int argument name: its literal, variable or default,
+// a negative one as 0 (the resolver refuses it); null or none is not a size.
 func (a *costAnalysis) intArgument(f *Field, def *FieldDef, name string) (int, bool) {
 	var v *Value
 	for _, arg := range f.Arguments {
@@ -357,8 +337,8 @@ func (a *costAnalysis) skipped(ds []*Directive) bool {
 	return skippedBy(ds, a.vars)
 }
 
-// addCost and mulCost saturate at math.MaxInt: a hostile query's cost may
-// have more digits than an int holds, and it must still compare as large.
+// addCost and mulCost saturate at math.MaxInt: a hostile query's cost must
+// still compare as large.
 func addCost(x, y int) int {
 	if x > math.MaxInt-y {
 		return math.MaxInt

@@ -63,17 +63,14 @@ func (l ErrorList) Error() string {
 	return strings.Join(msgs, "; ")
 }
 
-// ExtendedError is implemented by resolver errors that carry GraphQL error
-// extensions, such as {"code": "NOT_FOUND"}. The executor finds it with
-// errors.As, so wrapped errors work too.
+// ExtendedError is a resolver error with GraphQL extensions, such as
+// {"code": "NOT_FOUND"}, found with errors.As.
 type ExtendedError interface {
 	error
 	Extensions() map[string]any
 }
 
-// NewError returns an error whose GraphQL form has the given message and
-// extensions.code. Resolvers use it for NOT_FOUND, UNAUTHENTICATED and the
-// like.
+// NewError returns a resolver error with message and extensions.code.
 func NewError(code, message string) error {
 	return &codedError{code: code, msg: message}
 }
@@ -104,9 +101,8 @@ func fromResolverError(err error) *Error {
 	return e
 }
 
-// Response is the result of executing a request (spec 7.1). Data holds the
-// JSON text of the data entry; it is nil when the request failed before
-// execution began, so that the entry is left out.
+// Response is the result of a request (spec 7.1). Data holds the data entry's
+// JSON; nil, when the request failed before execution, leaves it out.
 type Response struct {
 	Errors []*Error
 	Data   []byte

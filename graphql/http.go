@@ -17,15 +17,13 @@ import (
 	"quartet/internal/jsonkeys"
 )
 
-// Media types of the GraphQL over HTTP specification.
 const (
 	mediaJSON            = "application/json"
 	mediaGraphQLResponse = "application/graphql-response+json"
-)
 
-// maxRequestBytes is the default bound on a request document: a POST body,
-// or the query parameters of a GET.
-const maxRequestBytes = 1 << 20
+	// maxRequestBytes is the default bound on a POST body or a GET's query string.
+	maxRequestBytes = 1 << 20
+)
 
 // Handler serves the GraphQL over HTTP specification: POST with an
 // application/json body {"query", "operationName", "variables", "extensions"},
@@ -36,33 +34,19 @@ const maxRequestBytes = 1 << 20
 type Handler struct {
 	Schema *Schema
 
-	// ContextFunc makes the context an operation runs in (default r.Context()),
-	// e.g. to attach the caller's identity.
-	ContextFunc func(r *http.Request) context.Context
+	ContextFunc func(r *http.Request) context.Context // the context an operation runs in; default r.Context()
+	HTMLPage    http.Handler                          // serves a GET without a GraphQL request that prefers text/html
+	WebSocket   http.Handler                          // serves WebSocket upgrades (subscriptions)
+	MaxBytes    int64                                 // bounds the request document; 0 means 1 MiB
 
-	// HTMLPage serves GET requests that carry no GraphQL request and whose
-	// Accept header prefers text/html: the query editor (quartet/graphql/editor).
-	HTMLPage http.Handler
-
-	// WebSocket serves WebSocket upgrade requests (subscriptions).
-	WebSocket http.Handler
-
-	// MaxBytes bounds the request document; 0 means maxRequestBytes (1 MiB).
-	MaxBytes int64
-
-	// PersistedQueries keeps the automatic persisted queries (persisted.go). When
-	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED, and
-	// Apollo's client link then sends whole queries.
+	// PersistedQueries keeps the automatic persisted queries; when nil, a
+	// request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED.
 	PersistedQueries *PersistedQueries
-
-	// PersistedOnly runs only the operations pinned in PersistedQueries
-	// (PinManifest), named by their hash, and learns nothing from clients.
+	// PersistedOnly runs only the operations pinned in PersistedQueries.
 	PersistedOnly bool
-
 	// MaxBatch is how many operations a POST body may carry as a JSON array
-	// (Apollo's BatchHttpLink), each run as if sent alone and answered in an
-	// array. 0 refuses arrays, so that one request costs one operation, as
-	// per-request limits in front of the service count.
+	// (Apollo's BatchHttpLink). 0 refuses arrays, so that one request costs one
+	// operation, as per-request limits in front of the service count.
 	MaxBatch int
 }
 
@@ -114,9 +98,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params, batch, status, msg := h.readParams(w, r)
-	if status == 0 && batch != nil {
-		status, msg = h.checkBatch(len(batch))
-	}
 	if status != 0 {
 		writeHTTPError(w, media, status, msg)
 		return
@@ -145,10 +126,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.release()
 }
 
-// serve answers one operation's parameters. fixed reports an answer refused
-// before it ran (a malformed request, or the persisted-query protocol, as
-// Apollo's servers and link have it): a single error whose status holds for
-// either media type.
+// serve answers one operation's parameters. fixed reports a request refused
+// before it ran, whose status holds for either media type (for persisted
+// queries, as Apollo's servers and link have it).
 func (h *Handler) serve(ctx context.Context, method string, params *httpParams) (resp *Response, status int, fixed bool) {
 	req, pq, status, msg := requestFromParams(params)
 	if status != 0 {
@@ -161,23 +141,9 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams) 
 	return resp, status, false
 }
 
-// checkBatch returns the 400 that refuses a batch of n operations, if it is refused.
-func (h *Handler) checkBatch(n int) (int, string) {
-	switch {
-	case h.MaxBatch <= 0:
-		return http.StatusBadRequest, "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."
-	case n == 0:
-		return http.StatusBadRequest, "The batch is an empty array; it must hold at least one operation."
-	case n > h.MaxBatch:
-		return http.StatusBadRequest, "The batch holds " + strconv.Itoa(n) + " operations; at most " + strconv.Itoa(h.MaxBatch) + " are accepted in one request."
-	}
-	return 0, ""
-}
-
-// serveBatch answers each operation of a batch as if sent alone, the results in
-// a JSON array, status 200 whatever they are. The array is bounded as one answer
-// is (Limits.MaxResponseBytes): past it, the operations left answer
-// RESPONSE_TOO_LARGE without running.
+// serveBatch answers each operation of a batch as if sent alone, in a JSON
+// array, status 200. The array is bounded as one answer is: past
+// Limits.MaxResponseBytes, the operations left answer RESPONSE_TOO_LARGE.
 func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media string, batch []json.RawMessage) {
 	bp := buffers.Get().(*[]byte)
 	buf := append((*bp)[:0], '[')
@@ -230,8 +196,8 @@ func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (
 }
 
 // readParams reads the GraphQL request parameters of r: from the URL of a GET,
-// from the body of a POST. A POST body that is a JSON array is a batch, returned
-// undecoded. A non-zero status means the request is not well-formed.
+// from the body of a POST, where a JSON array is a batch, returned undecoded.
+// A non-zero status refuses the request.
 func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params httpParams, batch []json.RawMessage, status int, msg string) {
 	if isGet(r) {
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
@@ -264,8 +230,7 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		return params, nil, http.StatusBadRequest, "The request body could not be read."
 	}
 	if trimmed := bytes.TrimLeft(body, " \t\n\r"); len(trimmed) > 0 && trimmed[0] == '[' {
-		// Each element is checked whole as it is decoded, its repeated keys
-		// answered in its own result; the array's depth is checked here.
+		// Each element's keys are checked as it is decoded; the depth, here.
 		if err := jsonkeys.CheckDepth(body); err != nil {
 			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + err.Error() + "."
 		}
@@ -273,24 +238,26 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		if err := json.Unmarshal(body, &batch); err != nil {
 			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
 		}
-		if batch == nil {
-			batch = []json.RawMessage{}
+		switch n := len(batch); {
+		case h.MaxBatch <= 0:
+			return params, nil, http.StatusBadRequest, "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."
+		case n == 0:
+			return params, nil, http.StatusBadRequest, "The batch is an empty array; it must hold at least one operation."
+		case n > h.MaxBatch:
+			return params, nil, http.StatusBadRequest, "The batch holds " + strconv.Itoa(n) + " operations; at most " + strconv.Itoa(h.MaxBatch) + " are accepted in one request."
 		}
 		return params, batch, 0, ""
 	}
-	// jsonkeys.Unmarshal refuses a key repeated in any object (or at the top
-	// level in another letter case), which encoding/json and a proxy in front may
-	// read differently, as well as nesting past jsonkeys.MaxDepth and unpaired
-	// surrogate escapes, which a GraphQL string literal refuses.
+	// jsonkeys refuses repeated keys, which a proxy in front may read otherwise,
+	// nesting past jsonkeys.MaxDepth and unpaired surrogate escapes.
 	if err := jsonkeys.Unmarshal(body, &params); err != nil {
 		return params, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
 	}
 	return params, nil, 0, ""
 }
 
-// requestFromParams makes the GraphQL request of params, and reads the persisted
-// query its extensions name, if any. A non-zero status means the request is not
-// well-formed.
+// requestFromParams makes the GraphQL request of params, with the persisted
+// query its extensions name, if any. A non-zero status refuses the request.
 func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, string) {
 	var pq *persistedQuery
 	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
@@ -327,11 +294,9 @@ func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, s
 	return req, pq, 0, ""
 }
 
-// readQueryString reads the GraphQL parameters of a GET request's query string
-// into p, or returns why it is refused. Parsers differ on a malformed or
-// ambiguous query string (a bad escape, a ";" separator, a parameter given
-// twice), so such a one is refused rather than read one way here and another by
-// a proxy in front.
+// readQueryString reads a GET's GraphQL parameters into p, or returns why they
+// are refused. A malformed or ambiguous query string (a bad escape, a ";", a
+// parameter given twice) is refused, since a proxy in front may read it otherwise.
 func readQueryString(raw string, p *httpParams) string {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
@@ -356,9 +321,8 @@ func readQueryString(raw string, p *httpParams) string {
 		if v == "" {
 			continue
 		}
-		// Checked as an array's element: jsonkeys folds letter case in the
-		// outermost object, where encoding/json matches struct fields, and these
-		// are maps; it also puts them at the depth a POST body holds them.
+		// As an array's element: jsonkeys folds letter case in the outermost
+		// object only, and the depth is then that of a POST body.
 		err := jsonkeys.Check([]byte("[" + v + "]"))
 		if dup, ok := errors.AsType[*jsonkeys.Error](err); ok {
 			return "The " + jp.name + " parameter repeats the key " + strconv.Quote(dup.Key) + "."
@@ -377,11 +341,10 @@ func readQueryString(raw string, p *httpParams) string {
 // contentTypeJSON is the Content-Type of application/json answers; never modified.
 var contentTypeJSON = []string{mediaJSON + "; charset=utf-8"}
 
-// buffers holds the byte buffers of requests and responses between requests.
+// buffers holds the byte buffers of requests and responses between requests,
+// up to maxPooledBody: a rare large one should not pin its memory.
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// maxPooledBody is the largest buffer kept for reuse; a rare large request or
-// answer should not pin its memory.
 const maxPooledBody = 64 << 10
 
 func putBuffer(b *[]byte) {
@@ -390,13 +353,11 @@ func putBuffer(b *[]byte) {
 	}
 }
 
-// readBody reads the whole request body, at most limit bytes; release gives its
-// buffer back once nothing refers to it. A body of declared length is read into
-// a pooled buffer, and into one of its whole length only once the first
-// maxPooledBody bytes have come: a client that declares a megabyte and sends
-// nothing claims no megabyte (io.ReadAll would also copy the body several
-// times). A body already read whole ahead of the handler (a Bytes method says
-// so, as the service's door provides) is taken as it is.
+// readBody reads the whole body, at most limit bytes; release gives its buffer
+// back. A declared length is read into a pooled buffer, and into one of its
+// whole length only once maxPooledBody bytes have come, so a client declaring a
+// megabyte and sending nothing claims none (io.ReadAll would copy it several
+// times). A body the service's door read whole ahead (Bytes) is taken as it is.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
 	if b, ok := r.Body.(interface {
 		Bytes() (data []byte, whole bool, err error)
@@ -428,9 +389,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 	return whole, func() {}, err
 }
 
-// paramsFault says what is wrong with a POST body that did not decode.
-// encoding/json's message for a value of the wrong type names Go types, which
-// mean nothing to a client; other errors are told as they are.
+// paramsFault says what is wrong with a POST body that did not decode, naming
+// no Go type as encoding/json's message for a value of the wrong type does.
 func paramsFault(err error) string {
 	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
 	if !ok {
@@ -462,30 +422,26 @@ func writeBuffer(w http.ResponseWriter, media string, status int, bp *[]byte, bu
 	putBuffer(bp)
 }
 
-// writeHTTPError answers a request refused before any operation ran. Its code
-// is BAD_USER_INPUT whatever the status (Apollo's servers say BAD_REQUEST): the
-// status tells the cases apart, and the code that the fault is the client's.
+// writeHTTPError answers a request refused before any operation ran, with
+// BAD_USER_INPUT whatever the status: the fault is the client's.
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(codeBadUserInput, msg)}})
 }
 
-// WriteError answers, as application/json with status, a GraphQL request that
-// something in front of the Handler refused (a rate limit, say): err's message
-// and, when err has an Extensions method, its extensions.
+// WriteError answers as application/json a GraphQL request refused in front of
+// the Handler (a rate limit, say), with err's message and extensions.
 func WriteError(w http.ResponseWriter, status int, err error) {
 	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{fromResolverError(err)}})
 }
 
-// isGraphQLGet reports whether the URL of a GET carries a GraphQL request: a
-// query, or the hash of a persisted one.
+// isGraphQLGet reports whether a GET carries a query or a persisted one's hash.
 func isGraphQLGet(r *http.Request) bool {
 	q := r.URL.Query()
 	return q.Has("query") || q.Has("extensions")
 }
 
-// isGet reports whether r is a GET or a HEAD, which is answered as GET is
-// (RFC 9110 section 9.3.2; net/http leaves out the body): the operation runs,
-// since the status and Content-Length depend on its answer.
+// isGet reports a GET or a HEAD, answered as GET is (RFC 9110 section 9.3.2):
+// the operation runs, since the status and headers depend on it.
 func isGet(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
@@ -519,9 +475,8 @@ func acceptRanges(accept string, yield func(media string, q float64)) {
 	}
 }
 
-// negotiate picks the response media type from an Accept header: the
-// supported type with the highest quality, the first listed among equals.
-// A missing header means application/json.
+// negotiate picks the supported media type of highest quality in an Accept
+// header, the first among equals; no header means application/json.
 func negotiate(accept string) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return mediaJSON, true
@@ -538,8 +493,8 @@ func negotiate(accept string) (string, bool) {
 	return best, best != ""
 }
 
-// prefersHTML reports whether the Accept header lists text/html (as
-// browsers do for page loads) ahead of the JSON types.
+// prefersHTML reports an Accept header that puts text/html (as browsers
+// loading a page do) ahead of the JSON types.
 func prefersHTML(accept string) bool {
 	htmlQ, jsonQ := -1.0, -1.0
 	acceptRanges(accept, func(media string, q float64) {

@@ -2,11 +2,10 @@ package graphql
 
 import "fmt"
 
-// Limits bound the work one document can cause. The first group is counted
-// while parsing, which stops at the first exceeded; the second after parsing,
-// before validation, so that no quadratic validation work is done on an
-// abusive document; the third bounds validation, the last execution. All but
-// depth and cost count the whole document. A zero field means no limit.
+// Limits bound the work one document can cause: the first group while parsing,
+// the second before validation (so that an abusive document gets no quadratic
+// validation work), the third validation, the last execution. All but depth and
+// cost count the whole document. A zero field means no limit.
 type Limits struct {
 	MaxDocumentBytes int // length of the query text
 	MaxTokens        int // lexical tokens: punctuators, names, numbers, strings
@@ -20,25 +19,15 @@ type Limits struct {
 	MaxFields  int // field selections after fragment expansion, all operations
 	MaxAliases int // aliased field selections after fragment expansion
 
-	// MaxErrors is the number of validation errors reported before
-	// validation stops with a last error saying so (graphql-js's maxErrors).
-	MaxErrors int
-	// MaxFieldComparisons bounds the steps of OverlappingFieldsCanBeMerged
-	// (field pairs compared, names looked up, fragment pairs entered).
-	MaxFieldComparisons int
+	MaxErrors           int // validation errors reported before a last one saying so
+	MaxFieldComparisons int // steps of OverlappingFieldsCanBeMerged
 
-	// MaxCost bounds an operation's estimated cost (cost.go), worked out
-	// before any resolver runs.
-	MaxCost int
-	// MaxResponseBytes bounds the JSON an execution writes, data and errors;
-	// past it the execution stops and answers one error.
-	MaxResponseBytes int
+	MaxCost          int // an operation's estimated cost (cost.go)
+	MaxResponseBytes int // the JSON an execution writes, past which it stops
 }
 
-// DefaultLimits are the limits a new Schema starts with. The editor's
-// introspection query has 135 tokens and 135 fields; a document at the
-// 2,000-field limit has a few thousand tokens. A 20,000-token document parses
-// and validates in a few milliseconds; 100,000 comparison steps take some tens.
+// DefaultLimits are a new Schema's. The editor's introspection query has 135
+// tokens and fields; 20,000 tokens parse and validate in a few milliseconds.
 var DefaultLimits = Limits{
 	MaxDocumentBytes: 1 << 20,
 	MaxTokens:        20000,
@@ -67,10 +56,8 @@ type limitChecker struct {
 	err       *Error
 }
 
-// checkLimits measures the operations of doc, whose fragments are given by
-// name: depth for each, fields and aliases for all together. Counting stops at
-// the first limit exceeded, so the work is bounded by the limits, not the
-// document; fragment cycles are left to validation.
+// checkLimits measures doc's operations, stopping at the first limit exceeded,
+// so that the work is bounded by the limits; cycles are left to validation.
 func checkLimits(doc *Document, fragments map[string]*FragmentDefinition, lim Limits) []*Error {
 	c := &limitChecker{lim: lim, fragments: fragments, active: map[string]bool{}}
 	for _, d := range doc.Definitions {

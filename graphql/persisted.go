@@ -10,19 +10,12 @@ import (
 	"sync"
 )
 
-// Automatic persisted queries, Apollo's protocol: a client first sends only the
-// hex SHA-256 of its query, in extensions.persistedQuery {"version": 1,
-// "sha256Hash": ...}. A server that knows the hash runs the query; one that does
-// not answers PERSISTED_QUERY_NOT_FOUND, and the client sends query and hash
-// together, which the server checks and remembers. Only queries that validated
-// are remembered, within a budget of bytes, least recently used out first: a
-// query forgotten costs its client one round trip more.
-//
-// Persisted-only mode (Handler.PersistedOnly) is safelisting as Apollo's router
-// does it with require_id: the operations of a manifest (Apollo's
-// generate-persisted-query-manifest) are pinned at start-up, and a request must
-// name one by its hash. The codes are the router's, so that Apollo's client link
-// does not resend the query in vain (it does only on PERSISTED_QUERY_NOT_FOUND).
+// Automatic persisted queries, Apollo's protocol: a client sends the SHA-256 of
+// its query in extensions.persistedQuery; on PERSISTED_QUERY_NOT_FOUND it sends
+// query and hash together, and the query, once valid, is remembered within a
+// budget of bytes. Persisted-only mode is Apollo's router's safelisting
+// (require_id), with its codes: a request must name an operation of the pinned
+// manifest by its hash.
 const (
 	codePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
 	codePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
@@ -30,7 +23,7 @@ const (
 	codePersistedQueryNotInList    = "PERSISTED_QUERY_NOT_IN_LIST"   // the hash is not one of the pinned operations
 	codePersistedQueryIDRequired   = "PERSISTED_QUERY_ID_REQUIRED"   // a document was sent without a hash
 
-	// The messages of Apollo's servers, which its client link matches.
+	// Apollo's servers' messages, which its client link matches.
 	msgPersistedQueryNotFound     = "PersistedQueryNotFound"
 	msgPersistedQueryNotSupported = "PersistedQueryNotSupported"
 	msgPersistedQueryVersion      = "Unsupported persisted query version"
@@ -38,12 +31,10 @@ const (
 
 	msgNotInList = "The persisted operation is not in this server's list of allowed operations."
 
-	// maxManifestOperations bounds the pinned operations, kept outside the budget.
-	maxManifestOperations = 10_000
+	maxManifestOperations = 10_000 // pinned ones, kept outside the budget
 
-	// defaultPersistedQueryBytes holds thousands of usual queries; each entry
-	// also counts persistedEntryBytes (its map entry, list element and margin),
-	// so there are at most 16,384.
+	// The budget holds thousands of usual queries; an entry also counts
+	// persistedEntryBytes (map entry, list element, margin): 16,384 at most.
 	defaultPersistedQueryBytes = 4 << 20
 	persistedEntryBytes        = 256
 )
@@ -87,12 +78,9 @@ func (c *PersistedQueries) isPinned(hash [sha256.Size]byte) bool {
 	return ok
 }
 
-// PinManifest pins the operations of an Apollo persisted query manifest
-// ({"format":"apollo-persisted-query-manifest","version":1,"operations":[{"id",
-// "name","type","body"}]}) so that they are always known by their hash. Each id
-// must be the hex SHA-256 of its body, and each body must validate against s: a
-// manifest built for another schema is refused whole at start-up. It returns the
-// number of operations pinned.
+// PinManifest pins the operations of an Apollo persisted query manifest, each
+// id the hex SHA-256 of its body, each body valid against s (else the manifest
+// is refused whole), and returns how many it pinned.
 func (c *PersistedQueries) PinManifest(s *Schema, manifest []byte) (int, error) {
 	var m struct {
 		Format     string `json:"format"`
@@ -136,8 +124,8 @@ type persistedQuery struct {
 	valid bool // sha256Hash was 64 hex digits; a hash that is not matches nothing
 }
 
-// readPersistedQuery reads extensions.persistedQuery: nil when there is none (or
-// it is null), else the hash, or the message of a 400.
+// readPersistedQuery reads extensions.persistedQuery: nil if none or null, else
+// the hash, or the message of a 400.
 func readPersistedQuery(ext map[string]json.RawMessage) (*persistedQuery, string) {
 	raw, ok := ext["persistedQuery"]
 	if !ok || string(raw) == "null" {
@@ -161,10 +149,9 @@ func readPersistedQuery(ext map[string]json.RawMessage) (*persistedQuery, string
 	return pq, ""
 }
 
-// resolvePersisted completes req, whose extensions named the persisted query pq
-// (nil if none): a request without a query gets the one the hash stands for; one
-// with a query must match the hash, and is remembered once it validates (see
-// execute). It returns the error to answer instead, with its status.
+// resolvePersisted completes req, whose extensions named pq (or nil): without a
+// query it gets the hash's; with one it must match, and is remembered once valid
+// (execute). It returns the error to answer instead, with its status.
 func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error, int) {
 	switch {
 	case h.PersistedOnly && pq == nil:

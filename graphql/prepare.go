@@ -2,30 +2,23 @@ package graphql
 
 import "sync"
 
-// A query is prepared once (parsed, checked against the Limits, validated) and
-// kept in the document cache, by its text. Its executions then share, besides
-// the syntax tree, the fields each selection set collects for a given object
-// type (plan) and the operation's cost (operationCost).
-//
-// Only documents without errors are kept: errors can be far larger than their
-// text, and a client varying a comment would fill the cache with them. The
-// cache is bounded in estimated bytes, not entries (documentSize).
+// A query is prepared once (parsed, limited, validated) and kept by its text in
+// a cache bounded in estimated bytes; its executions share the syntax tree, the
+// fields each selection set collects (plan) and the cost. Documents with errors
+// are not kept: a client varying a comment would fill the cache with them.
 const (
-	// defaultCacheBytes holds some hundreds of usual documents; an editor's
-	// introspection query is an eighth of the sixteenth one entry may take.
-	// It stays after an attack: 4 MiB keeps it under a twentieth of a
-	// 20,000-user store's resident size (bench/README.md, "Hostile load").
+	// defaultCacheBytes holds hundreds of usual documents, and what it holds
+	// after an attack stays under a twentieth of a 20,000-user store's memory.
 	defaultCacheBytes = 4 << 20
 
-	// A token costs 90 to 160 bytes of syntax tree and collected fields, an
-	// entry up to a kilobyte (TestDocumentSize); these leave a margin.
+	// A token costs 90 to 160 bytes of tree and collected fields, an entry up
+	// to a kilobyte (TestDocumentSize); these leave a margin.
 	bytesPerToken = 192
 	bytesPerEntry = 1 << 10
 )
 
-// documentSize estimates the memory of a prepared document of query, tokens
-// long: its text, the strings decoded from it (which may keep twice their
-// length of capacity), and the rest in proportion to its tokens.
+// documentSize estimates a prepared document's memory: its text, the strings
+// decoded from it (with up to twice their length of capacity), and its tokens.
 func documentSize(query string, tokens int) int64 {
 	return 3*int64(len(query)) + int64(tokens)*bytesPerToken + bytesPerEntry
 }
@@ -36,8 +29,6 @@ func newDocumentCache(budget int64) *documentCache {
 	return newLRU[string, *preparedDocument](budget)
 }
 
-// preparedDocument is a query text prepared: its document, or the errors
-// that refuse it, with what its executions share.
 type preparedDocument struct {
 	query     string
 	doc       *Document
@@ -50,14 +41,13 @@ type preparedDocument struct {
 	costs sync.Map // *OperationDefinition to its cost, when it depends on no variable
 }
 
-// planKey names a selection set collected for all executions of an operation.
 type planKey struct {
 	op *OperationDefinition
 	subKey
 }
 
-// plan returns the collected fields k names for op, made by collect the first time.
-// The groups it returns are never modified.
+// plan returns the fields collected for op and k, by collect the first time;
+// they are never modified.
 func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func() []*execGroup) []*execGroup {
 	pk := planKey{op, k}
 	p.plansMu.RLock()
