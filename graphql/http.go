@@ -62,12 +62,6 @@ type httpParams struct {
 	Extensions    json.RawMessage `json:"extensions"`
 }
 
-// httpRequest is a GraphQL request as read from HTTP.
-type httpRequest struct {
-	Request
-	persist *persistedQuery // the query's hash, to remember the query by once it validates
-}
-
 func (h *Handler) maxBytes() int64 {
 	if h.MaxBytes > 0 {
 		return h.MaxBytes
@@ -81,7 +75,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if isGet(r) && h.HTMLPage != nil && !isGraphQLGet(r) && prefersHTML(r.Header.Get("Accept")) {
+	media, html := negotiate(r.Header.Get("Accept"))
+	if isGet(r) && h.HTMLPage != nil && html && !isGraphQLGet(r) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
@@ -90,8 +85,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
 		return
 	}
-	media, ok := negotiate(r.Header.Get("Accept"))
-	if !ok {
+	if media == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusNotAcceptable)
 		io.WriteString(w, "Not Acceptable: this endpoint answers application/graphql-response+json or application/json.\n")
@@ -126,7 +120,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.release()
 }
 
-// serve answers one operation's parameters. fixed reports a request refused
+// serve answers one operation's parameters, with the status
+// application/graphql-response+json calls for. fixed reports a request refused
 // before it ran, whose status holds for either media type (for persisted
 // queries, as Apollo's servers and link have it).
 func (h *Handler) serve(ctx context.Context, method string, params *httpParams) (resp *Response, status int, fixed bool) {
@@ -134,11 +129,32 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams) 
 	if status != 0 {
 		return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, status, true
 	}
+	sent := req.Query != ""
 	if e, status := h.resolvePersisted(&req, pq); e != nil {
 		return &Response{Errors: []*Error{e}}, status, true
 	}
-	resp, status = h.execute(ctx, method, req)
-	return resp, status, false
+	p := h.Schema.prepare(req.Query)
+	if p.errs != nil {
+		return &Response{Errors: p.errs}, http.StatusBadRequest, false
+	}
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	if errResp != nil {
+		return errResp, http.StatusBadRequest, false
+	}
+	switch {
+	case op.Operation == Mutation && method != http.MethodPost:
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed, false
+	case op.Operation == Subscription:
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest, false
+	}
+	if pq != nil && sent && !h.PersistedOnly {
+		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
+	}
+	resp = h.Schema.executeOperation(ctx, p, op, req.Variables, nil)
+	if resp.Data == nil {
+		return resp, http.StatusBadRequest, false
+	}
+	return resp, http.StatusOK, false
 }
 
 // serveBatch answers each operation of a batch as if sent alone, in a JSON
@@ -165,34 +181,6 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 		resp.release()
 	}
 	writeBuffer(w, media, http.StatusOK, bp, append(buf, ']', '\n'))
-}
-
-// execute runs req and returns the response with the status code
-// application/graphql-response+json calls for.
-func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (*Response, int) {
-	s := h.Schema
-	p := s.prepare(req.Query)
-	if p.errs != nil {
-		return &Response{Errors: p.errs}, http.StatusBadRequest
-	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return errResp, http.StatusBadRequest
-	}
-	switch {
-	case op.Operation == Mutation && method != http.MethodPost:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed
-	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
-	}
-	if req.persist != nil && !h.PersistedOnly {
-		h.PersistedQueries.put(req.persist.hash, req.Query)
-	}
-	resp := s.executeOperation(ctx, p, op, req.Variables, nil)
-	if resp.Data == nil {
-		return resp, http.StatusBadRequest
-	}
-	return resp, http.StatusOK
 }
 
 // readParams reads the GraphQL request parameters of r: from the URL of a GET,
@@ -258,24 +246,24 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 
 // requestFromParams makes the GraphQL request of params, with the persisted
 // query its extensions name, if any. A non-zero status refuses the request.
-func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, string) {
+func requestFromParams(params *httpParams) (Request, *persistedQuery, int, string) {
 	var pq *persistedQuery
 	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
 		var ext map[string]json.RawMessage
 		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The extensions parameter must be a JSON object."
+			return Request{}, nil, http.StatusBadRequest, "The extensions parameter must be a JSON object."
 		}
 		var msg string
 		if pq, msg = readPersistedQuery(ext); msg != "" {
-			return httpRequest{}, nil, http.StatusBadRequest, msg
+			return Request{}, nil, http.StatusBadRequest, msg
 		}
 	}
-	var req httpRequest
+	var req Request
 	if params.Query != nil {
 		req.Query = *params.Query
 	}
 	if req.Query == "" && pq == nil { // with a persisted query, the hash may stand for it
-		return httpRequest{}, nil, http.StatusBadRequest, "The request has no query."
+		return Request{}, nil, http.StatusBadRequest, "The request has no query."
 	}
 	if params.OperationName != nil {
 		req.OperationName = *params.OperationName
@@ -288,7 +276,7 @@ func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, s
 			_, err = d.Token() // what follows the object: only the end will do
 		}
 		if err != io.EOF || req.Variables == nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The variables parameter must be a JSON object."
+			return Request{}, nil, http.StatusBadRequest, "The variables parameter must be a JSON object."
 		}
 	}
 	return req, pq, 0, ""
@@ -460,8 +448,14 @@ func isWebSocketUpgrade(r *http.Request) bool {
 	return false
 }
 
-// acceptRanges calls yield with each media range of an Accept header and its quality.
-func acceptRanges(accept string, yield func(media string, q float64)) {
+// negotiate reads an Accept header: the supported media type of highest quality,
+// the first among equals ("" if none; application/json if no header), and
+// whether text/html comes ahead of the JSON types, as browsers loading a page ask.
+func negotiate(accept string) (media string, html bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, false
+	}
+	bestQ, htmlQ, jsonQ := 0.0, -1.0, -1.0
 	for part := range strings.SplitSeq(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
@@ -471,39 +465,20 @@ func acceptRanges(accept string, yield func(media string, q float64)) {
 		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
 			q = f
 		}
-		yield(mt, q)
-	}
-}
-
-// negotiate picks the supported media type of highest quality in an Accept
-// header, the first among equals; no header means application/json.
-func negotiate(accept string) (string, bool) {
-	if strings.TrimSpace(accept) == "" {
-		return mediaJSON, true
-	}
-	best, bestQ := "", 0.0
-	acceptRanges(accept, func(media string, q float64) {
-		if media == "application/*" || media == "*/*" {
-			media = mediaJSON
-		}
-		if (media == mediaJSON || media == mediaGraphQLResponse) && q > bestQ {
-			best, bestQ = media, q
-		}
-	})
-	return best, best != ""
-}
-
-// prefersHTML reports an Accept header that puts text/html (as browsers
-// loading a page do) ahead of the JSON types.
-func prefersHTML(accept string) bool {
-	htmlQ, jsonQ := -1.0, -1.0
-	acceptRanges(accept, func(media string, q float64) {
-		switch media {
+		switch mt {
 		case "text/html":
 			htmlQ = max(htmlQ, q)
+			continue
 		case mediaJSON, mediaGraphQLResponse:
 			jsonQ = max(jsonQ, q)
+		case "application/*", "*/*":
+			mt = mediaJSON
+		default:
+			continue
 		}
-	})
-	return htmlQ > 0 && htmlQ >= jsonQ
+		if q > bestQ {
+			media, bestQ = mt, q
+		}
+	}
+	return media, htmlQ > 0 && htmlQ >= jsonQ
 }

@@ -150,9 +150,9 @@ func readPersistedQuery(ext map[string]json.RawMessage) (*persistedQuery, string
 }
 
 // resolvePersisted completes req, whose extensions named pq (or nil): without a
-// query it gets the hash's; with one it must match, and is remembered once valid
-// (execute). It returns the error to answer instead, with its status.
-func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error, int) {
+// query it gets the hash's; with one it must match (and is remembered once
+// valid, see serve). It returns the error to answer instead, with its status.
+func (h *Handler) resolvePersisted(req *Request, pq *persistedQuery) (*Error, int) {
 	switch {
 	case h.PersistedOnly && pq == nil:
 		return newError(codePersistedQueryIDRequired, "This server runs only persisted operations: send the operation's SHA-256 in extensions.persistedQuery, not its document."), http.StatusBadRequest
@@ -171,8 +171,6 @@ func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error
 		req.Query = q
 	case !pq.valid || sha256.Sum256([]byte(req.Query)) != pq.hash:
 		return newError(codePersistedQueryHashMismatch, msgPersistedQueryMismatch), http.StatusBadRequest
-	default:
-		req.persist = pq
 	}
 	return nil, 0
 }
