@@ -122,11 +122,8 @@ func (r *Response) release() {
 }
 
 // MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.
-func (r *Response) MarshalJSON() ([]byte, error) {
-	return r.appendJSON(nil), nil
-}
+func (r *Response) MarshalJSON() ([]byte, error) { return r.appendJSON(nil), nil }
 
-// appendJSON appends the response's JSON form to buf.
 func (r *Response) appendJSON(buf []byte) []byte {
 	if r.raw != nil {
 		return append(buf, r.raw...)
@@ -139,8 +136,7 @@ func (r *Response) appendJSON(buf []byte) []byte {
 		if len(r.Errors) > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, `"data":`...)
-		buf = append(buf, r.Data...)
+		buf = append(append(buf, `"data":`...), r.Data...)
 	}
 	return append(buf, '}')
 }
@@ -149,8 +145,7 @@ func (r *Response) appendJSON(buf []byte) []byte {
 func (e *Error) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
 
 func (e *Error) appendJSON(buf []byte) []byte {
-	buf = append(buf, `{"message":`...)
-	buf = appendString(buf, e.Message)
+	buf = appendString(append(buf, `{"message":`...), e.Message)
 	if len(e.Locations) > 0 {
 		buf = appendList(append(buf, `,"locations":`...), e.Locations, func(buf []byte, l Position) []byte {
 			buf = strconv.AppendInt(append(buf, `{"line":`...), int64(l.Line), 10)
@@ -159,12 +154,10 @@ func (e *Error) appendJSON(buf []byte) []byte {
 		})
 	}
 	if e.Path != nil {
-		buf = append(buf, `,"path":`...)
-		buf = appendValue(buf, e.Path)
+		buf = appendValue(append(buf, `,"path":`...), e.Path)
 	}
 	if len(e.Extensions) > 0 {
-		buf = append(buf, `,"extensions":`...)
-		buf = appendValue(buf, e.Extensions)
+		buf = appendValue(append(buf, `,"extensions":`...), e.Extensions)
 	}
 	return append(buf, '}')
 }
