@@ -56,8 +56,8 @@ func NewHandler(s *Schema) *Handler {
 }
 
 type httpParams struct {
-	Query         *string         `json:"query"`
-	OperationName *string         `json:"operationName"`
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
 	Extensions    json.RawMessage `json:"extensions"`
 }
@@ -247,26 +247,13 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 // requestFromParams makes the GraphQL request of params, with the persisted
 // query its extensions name, if any. A non-zero status refuses the request.
 func requestFromParams(params *httpParams) (Request, *persistedQuery, int, string) {
-	var pq *persistedQuery
-	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
-		var ext map[string]json.RawMessage
-		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
-			return Request{}, nil, http.StatusBadRequest, "The extensions parameter must be a JSON object."
-		}
-		var msg string
-		if pq, msg = readPersistedQuery(ext); msg != "" {
-			return Request{}, nil, http.StatusBadRequest, msg
-		}
+	pq, msg := readPersistedQuery(params.Extensions)
+	if msg != "" {
+		return Request{}, nil, http.StatusBadRequest, msg
 	}
-	var req Request
-	if params.Query != nil {
-		req.Query = *params.Query
-	}
+	req := Request{Query: params.Query, OperationName: params.OperationName}
 	if req.Query == "" && pq == nil { // with a persisted query, the hash may stand for it
 		return Request{}, nil, http.StatusBadRequest, "The request has no query."
-	}
-	if params.OperationName != nil {
-		req.OperationName = *params.OperationName
 	}
 	if len(params.Variables) > 0 && string(params.Variables) != "null" {
 		d := json.NewDecoder(bytes.NewReader(params.Variables))
@@ -295,12 +282,7 @@ func readQueryString(raw string, p *httpParams) string {
 			return "The query string gives the " + name + " parameter more than once."
 		}
 	}
-	if v, ok := q["query"]; ok {
-		p.Query = &v[0]
-	}
-	if v, ok := q["operationName"]; ok {
-		p.OperationName = &v[0]
-	}
+	p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
 	for _, jp := range [...]struct {
 		name string
 		dst  *json.RawMessage

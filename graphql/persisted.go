@@ -124,9 +124,16 @@ type persistedQuery struct {
 	valid bool // sha256Hash was 64 hex digits; a hash that is not matches nothing
 }
 
-// readPersistedQuery reads extensions.persistedQuery: nil if none or null, else
-// the hash, or the message of a 400.
-func readPersistedQuery(ext map[string]json.RawMessage) (*persistedQuery, string) {
+// readPersistedQuery reads the persistedQuery of a request's extensions: nil if
+// none or null, else the hash; or the message of a 400.
+func readPersistedQuery(extensions json.RawMessage) (*persistedQuery, string) {
+	if len(extensions) == 0 || string(extensions) == "null" {
+		return nil, ""
+	}
+	var ext map[string]json.RawMessage
+	if json.Unmarshal(extensions, &ext) != nil || ext == nil {
+		return nil, "The extensions parameter must be a JSON object."
+	}
 	raw, ok := ext["persistedQuery"]
 	if !ok || string(raw) == "null" {
 		return nil, ""
