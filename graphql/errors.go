@@ -115,8 +115,7 @@ type Response struct {
 // response handed to anyone else keeps its buffer.
 func (r *Response) release() {
 	if r.pooled != nil {
-		*r.pooled = r.Data
-		putBuffer(r.pooled)
+		putBuffer(r.pooled, r.Data)
 		r.pooled, r.Data = nil, nil
 	}
 }

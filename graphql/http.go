@@ -317,9 +317,11 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 const maxPooledBody = 64 << 10
 
-func putBuffer(b *[]byte) {
-	if cap(*b) <= maxPooledBody {
-		buffers.Put(b)
+// putBuffer gives buf, grown from the pooled *bp, back to the pool.
+func putBuffer(bp *[]byte, buf []byte) {
+	if cap(buf) <= maxPooledBody {
+		*bp = buf
+		buffers.Put(bp)
 	}
 }
 
@@ -350,11 +352,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 	body = (*bp)[:min(r.ContentLength, int64(cap(*bp)))]
 	// net/http's body reader stops at the declared length and reports a short body.
 	if _, err = io.ReadFull(r.Body, body); err != nil || len(body) == int(r.ContentLength) {
-		return body, func() { putBuffer(bp) }, err
+		return body, func() { putBuffer(bp, body) }, err
 	}
 	whole := make([]byte, r.ContentLength)
 	n := copy(whole, body)
-	putBuffer(bp)
+	putBuffer(bp, body)
 	_, err = io.ReadFull(r.Body, whole[n:])
 	return whole, func() {}, err
 }
@@ -377,7 +379,7 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 	writeBuffer(w, media, status, bp, append(resp.appendJSON((*bp)[:0]), '\n'))
 }
 
-// writeBuffer sends buf, grown from the pooled *bp, and gives the buffer back.
+// writeBuffer sends buf, grown from the pooled *bp, and gives it back.
 func writeBuffer(w http.ResponseWriter, media string, status int, bp *[]byte, buf []byte) {
 	h := w.Header()
 	if media == mediaJSON { // a shared value saves an allocation on every response
@@ -388,8 +390,7 @@ func writeBuffer(w http.ResponseWriter, media string, status int, bp *[]byte, bu
 	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	w.WriteHeader(status)
 	w.Write(buf) // copied or sent before it returns: the buffer is free again
-	*bp = buf
-	putBuffer(bp)
+	putBuffer(bp, buf)
 }
 
 // writeHTTPError answers a request refused before any operation ran, with
