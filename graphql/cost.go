@@ -114,7 +114,6 @@ func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []st
 // mean: a type's fields, say, as its fields over its types.
 func (s *Schema) sizeIntrospection() {
 	var fields, args, interfaces, possible, enumValues, inputFields, dirArgs int
-	s.maxWrapping = 0
 	wrapped := func(t *Type) {
 		n := 0
 		for ; t.OfType != nil; t = t.OfType {

@@ -70,10 +70,9 @@ func checkLimits(doc *Document, fragments map[string]*FragmentDefinition, lim Li
 	return nil
 }
 
+// fail records the limit exceeded; selectionSet stops at once.
 func (c *limitChecker) fail(pos Position, format string, args ...any) {
-	if c.err == nil {
-		c.err = newError(codeValidationFailed, fmt.Sprintf(format, args...), pos)
-	}
+	c.err = newError(codeValidationFailed, fmt.Sprintf(format, args...), pos)
 }
 
 func (c *limitChecker) selectionSet(set *SelectionSet, depth int, introspection bool) {
