@@ -4,55 +4,33 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 )
 
-// Static cost analysis, in the spirit of the IBM GraphQL Cost Directives
-// specification: before any resolver runs, an operation's cost is estimated
-// from its selections and refused when it is over Limits.MaxCost. The
-// estimate bounds the fields an execution resolves when every list is as
-// long as assumed; it is not a measurement, and only has to tell a normal
-// request from one that would build an answer of hundreds of megabytes
-// (Limits.MaxResponseBytes catches lists longer than assumed).
-//
-// A field costs its weight, 1 unless the schema says @cost(weight: N). A list
-// field multiplies the cost of what is selected under it by the list's
-// expected size: the largest value of its slicing arguments when the query
-// gives one (a literal or a variable), else its @listSize(assumedSize: N),
-// else defaultListSize. A schema declares the two directives as
-//
-//	directive @cost(weight: Int!) on FIELD_DEFINITION
-//	directive @listSize(assumedSize: Int, slicingArguments: [String!]) on FIELD_DEFINITION
-//
-// and without @listSize(slicingArguments:) a field's arguments named "first"
-// or "limit" slice it. Introspection lists are sized from the schema itself
-// (its number of types, their mean number of fields, and so on), and an
-// ofType chain is charged no deeper than the schema's deepest type wrapping,
-// so that the standard introspection query costs about what it returns.
+// Static cost analysis, after the IBM GraphQL Cost Directives: before any
+// resolver runs, an operation's estimated cost is checked against Limits.MaxCost.
+// A field costs its weight (1, or @cost(weight: N)); a list field multiplies the
+// cost under it by the largest slicing argument the query gives, else its
+// @listSize(assumedSize: N), else defaultListSize. Without
+// @listSize(slicingArguments:), arguments named "first" or "limit" slice.
+// Introspection lists are sized from the schema, and ofType chains charged no
+// deeper than its deepest wrapping, so that introspection costs what it returns.
 
-// Values of extensions.code for the refusals of this file.
+// Values of extensions.code for the refusals of Limits.MaxCost and MaxResponseBytes.
 const (
 	CodeCostLimitExceeded = "COST_LIMIT_EXCEEDED"
 	CodeResponseTooLarge  = "RESPONSE_TOO_LARGE"
 )
 
-// defaultListSize is the size assumed for a list field when neither the
-// query (a slicing argument) nor the schema (@listSize) tells it.
 const defaultListSize = 50
 
-// defaultSlicingArguments slice a list field that has no @listSize(slicingArguments:).
-var defaultSlicingArguments = []string{"first", "limit"}
-
-// fieldCost is what the schema says about the cost of one field.
 type fieldCost struct {
 	weight      int
 	assumedSize int
 	slicing     []string // argument names whose value is the list's size
 }
 
-var defaultFieldCost = fieldCost{weight: 1, assumedSize: defaultListSize, slicing: defaultSlicingArguments}
+var defaultFieldCost = fieldCost{weight: 1, assumedSize: defaultListSize, slicing: []string{"first", "limit"}}
 
-// costOf returns the cost settings of def.
 func (s *Schema) costOf(def *FieldDef) fieldCost {
 	if c, ok := s.fieldCosts[def]; ok {
 		return c
@@ -67,15 +45,13 @@ func (s *Schema) setCost(def *FieldDef, c fieldCost) {
 	s.fieldCosts[def] = c
 }
 
-// readCostDirectives records @cost and @listSize of the field definition fd,
-// built as f on type t.
+// readCostDirectives records @cost and @listSize of fd, built as f on type t.
 func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefinition) {
 	c, found := defaultFieldCost, false
 	for _, d := range fd.Directives {
 		switch d.Name {
 		case "cost":
-			found = true
-			c.weight = -1
+			found, c.weight = true, -1
 			for _, a := range d.Arguments {
 				if a.Name == "weight" {
 					c.weight = b.costInt(a, t, f)
@@ -103,7 +79,6 @@ func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefini
 	}
 }
 
-// costInt reads a directive argument that must be a non-negative Int literal.
 func (b *schemaBuilder) costInt(a *Argument, t *Type, f *FieldDef) int {
 	n, err := strconv.ParseInt(a.Value.Raw, 10, 32)
 	if a.Value.Kind != IntValue || err != nil || n < 0 {
@@ -113,11 +88,11 @@ func (b *schemaBuilder) costInt(a *Argument, t *Type, f *FieldDef) int {
 	return int(n)
 }
 
-// slicingArguments reads @listSize(slicingArguments:), which must name Int
-// arguments of the field.
+// slicingArguments reads @listSize(slicingArguments:): Int arguments of f, in a
+// list or a single name.
 func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []string {
 	items := a.Value.List
-	if a.Value.Kind == StringValue { // a single item may be written without brackets
+	if a.Value.Kind == StringValue {
 		items = []*Value{a.Value}
 	} else if a.Value.Kind != ListValue {
 		b.errorf(a.Pos, "slicingArguments on %s.%s must be a list of argument names", t.Name, f.Name)
@@ -135,11 +110,17 @@ func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []st
 	return names
 }
 
-// sizeIntrospection sizes the introspection lists from the schema: a list
-// of the fields of a type, say, is assumed as long as the schema's mean, so
-// that (number of types) × (fields per type) is about the number of fields.
+// sizeIntrospection assumes each introspection list as long as the schema's
+// mean: a type's fields, say, as its fields over its types.
 func (s *Schema) sizeIntrospection() {
 	var fields, args, interfaces, possible, enumValues, inputFields, dirArgs int
+	wrapped := func(t *Type) {
+		n := 0
+		for ; t.OfType != nil; t = t.OfType {
+			n++
+		}
+		s.maxWrapping = max(s.maxWrapping, n)
+	}
 	for _, t := range s.typeList {
 		fields += len(t.Fields)
 		interfaces += len(t.Interfaces)
@@ -148,26 +129,19 @@ func (s *Schema) sizeIntrospection() {
 		inputFields += len(t.InputFields)
 		for _, f := range t.Fields {
 			args += len(f.Args)
+			wrapped(f.Type)
+			for _, a := range f.Args {
+				wrapped(a.Type)
+			}
+		}
+		for _, f := range t.InputFields {
+			wrapped(f.Type)
 		}
 	}
 	for _, d := range s.dirList {
 		dirArgs += len(d.Args)
-	}
-	s.maxWrapping = 0
-	for _, t := range s.typeList {
-		for _, f := range t.Fields {
-			s.maxWrapping = max(s.maxWrapping, wrapping(f.Type))
-			for _, a := range f.Args {
-				s.maxWrapping = max(s.maxWrapping, wrapping(a.Type))
-			}
-		}
-		for _, f := range t.InputFields {
-			s.maxWrapping = max(s.maxWrapping, wrapping(f.Type))
-		}
-	}
-	for _, d := range s.dirList {
 		for _, a := range d.Args {
-			s.maxWrapping = max(s.maxWrapping, wrapping(a.Type))
+			wrapped(a.Type)
 		}
 	}
 	types, dirs := len(s.typeList), len(s.dirList)
@@ -188,15 +162,6 @@ func (s *Schema) sizeIntrospection() {
 	size("__Directive", "args", ceilDiv(dirArgs, dirs))
 }
 
-// wrapping counts the List and NonNull wrappers around t's named type.
-func wrapping(t *Type) int {
-	n := 0
-	for ; t.OfType != nil; t = t.OfType {
-		n++
-	}
-	return n
-}
-
 func ceilDiv(a, b int) int {
 	if b == 0 {
 		return 0
@@ -204,31 +169,7 @@ func ceilDiv(a, b int) int {
 	return (a + b - 1) / b
 }
 
-// operationCosts keeps, per operation of a prepared document, the cost found
-// when it did not depend on variables.
-type operationCosts struct {
-	mu   sync.Mutex
-	byOp map[*OperationDefinition]int
-}
-
-func (c *operationCosts) get(op *OperationDefinition) (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.byOp[op]
-	return n, ok
-}
-
-func (c *operationCosts) put(op *OperationDefinition, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byOp == nil {
-		c.byOp = make(map[*OperationDefinition]int)
-	}
-	c.byOp[op] = n
-}
-
-// checkCost refuses op, with its variables coerced, when its cost is over
-// Limits.MaxCost (0: no bound).
+// checkCost refuses op, its variables coerced, when it costs over Limits.MaxCost.
 func (s *Schema) checkCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) *Error {
 	if s.Limits.MaxCost <= 0 {
 		return nil
@@ -243,36 +184,29 @@ func (s *Schema) checkCost(p *preparedDocument, op *OperationDefinition, vars ma
 	return err
 }
 
-// operationCost returns the estimated cost of op, from p's cache when it was
-// worked out before and did not depend on variables.
+// operationCost returns the cost of op, kept with p unless it depends on variables.
 func (s *Schema) operationCost(p *preparedDocument, op *OperationDefinition, vars map[string]any) int {
-	if n, ok := p.costs.get(op); ok {
-		return n
+	if n, ok := p.costs.Load(op); ok {
+		return n.(int)
 	}
 	a := costAnalysis{s: s, fragments: p.fragments, vars: vars}
 	n := a.selectionSet(op.SelectionSet, s.rootType(op.Operation))
 	if !a.varied {
-		p.costs.put(op, n)
+		p.costs.Store(op, n)
 	}
 	return n
 }
 
-// costAnalysis estimates the cost of one operation.
 type costAnalysis struct {
 	s         *Schema
 	fragments map[string]*FragmentDefinition
 	vars      map[string]any
-	// spreads holds the cost of each fragment met so far: a fragment costs
-	// the same wherever it is spread, so a document's fragments are walked
-	// once each however often they are spread. -1 marks one being walked.
-	spreads map[string]int
-	varied  bool // a variable's value was read: the cost holds for these variables only
-	ofTypes int  // __Type.ofType fields around the one being costed
+	spreads   map[string]int // each fragment's cost, the same wherever spread; -1 while walked
+	varied    bool           // a variable's value was read: the cost holds for these variables only
+	ofTypes   int            // __Type.ofType fields around the one being costed
 }
 
-// selectionSet returns the cost of set on type t. Every selection counts,
-// even when two branches for different types cannot both apply: an upper
-// bound is what is needed.
+// selectionSet returns the cost of set on type t, all type conditions counted.
 func (a *costAnalysis) selectionSet(set *SelectionSet, t *Type) int {
 	if set == nil || t == nil {
 		return 0
@@ -281,24 +215,21 @@ func (a *costAnalysis) selectionSet(set *SelectionSet, t *Type) int {
 	for _, sel := range set.Selections {
 		switch s := sel.(type) {
 		case *Field:
-			if a.skipped(s.Directives) {
-				continue
+			if !a.skipped(s.Directives) {
+				total = addCost(total, a.field(s, t))
 			}
-			total = addCost(total, a.field(s, t))
 		case *InlineFragment:
-			if a.skipped(s.Directives) {
-				continue
+			if !a.skipped(s.Directives) {
+				on := t
+				if s.TypeCondition != nil {
+					on = a.s.types[s.TypeCondition.Name]
+				}
+				total = addCost(total, a.selectionSet(s.SelectionSet, on))
 			}
-			on := t
-			if s.TypeCondition != nil {
-				on = a.s.types[s.TypeCondition.Name]
-			}
-			total = addCost(total, a.selectionSet(s.SelectionSet, on))
 		case *FragmentSpread:
-			if a.skipped(s.Directives) {
-				continue
+			if !a.skipped(s.Directives) {
+				total = addCost(total, a.spread(s.Name))
 			}
-			total = addCost(total, a.spread(s.Name))
 		}
 	}
 	return total
@@ -328,8 +259,7 @@ func (a *costAnalysis) field(f *Field, t *Type) int {
 	}
 	c := a.s.costOf(def)
 	if t.Name == "__Type" && def.Name == "ofType" {
-		// Deeper than any type of the schema is wrapped, ofType is null for
-		// every type: what is selected under it is never resolved.
+		// Deeper than any type of the schema is wrapped, ofType is null.
 		if a.ofTypes >= a.s.maxWrapping {
 			return c.weight
 		}
@@ -337,16 +267,13 @@ func (a *costAnalysis) field(f *Field, t *Type) int {
 		defer func() { a.ofTypes-- }()
 	}
 	children := a.selectionSet(f.SelectionSet, def.Type.Named())
-	if isListType(def.Type) {
+	if def.Type.Nullable().Kind == List {
 		children = mulCost(children, a.listSize(f, def, c))
 	}
 	return addCost(c.weight, children)
 }
 
-func isListType(t *Type) bool { return t.Nullable().Kind == List }
-
-// listSize is the size to assume for list field f: the largest of its
-// slicing arguments given a value, or the field's assumed size.
+// listSize is the largest of f's slicing arguments given, or its assumed size.
 func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
 	size, given := 0, false
 	for _, name := range c.slicing {
@@ -360,9 +287,8 @@ func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
 	return size
 }
 
-// intArgument returns the value of f's Int argument name: its literal, its
-// variable's value, or the argument's default. A negative value counts as 0
-// (the resolver refuses it); null or no value is not a size.
+// intArgument returns f's Int argument name: its literal, variable or default,
+// a negative one as 0 (the resolver refuses it); null or none is not a size.
 func (a *costAnalysis) intArgument(f *Field, def *FieldDef, name string) (int, bool) {
 	var v *Value
 	for _, arg := range f.Arguments {
@@ -373,13 +299,11 @@ func (a *costAnalysis) intArgument(f *Field, def *FieldDef, name string) (int, b
 	if v != nil && v.Kind == VariableValue {
 		a.varied = true
 		given, ok := a.vars[v.Raw]
-		if !ok {
-			v = nil // absent: as if not written
-		} else if n, ok := toInt64(given); ok {
-			return clampSize(n), true
-		} else {
-			return 0, false
+		if ok {
+			n, isInt := toInt64(given)
+			return clampSize(n), isInt
 		}
+		v = nil // absent: as if not written
 	}
 	if v == nil {
 		if d := def.Arg(name); d != nil {
@@ -403,11 +327,8 @@ func clampSize(n int64) int {
 // skipped evaluates @skip and @include as execution will.
 func (a *costAnalysis) skipped(ds []*Directive) bool {
 	for _, d := range ds {
-		if d.Name != "skip" && d.Name != "include" {
-			continue
-		}
 		for _, arg := range d.Arguments {
-			if arg.Value.Kind == VariableValue {
+			if (d.Name == "skip" || d.Name == "include") && arg.Value.Kind == VariableValue {
 				a.varied = true
 			}
 		}
@@ -415,8 +336,8 @@ func (a *costAnalysis) skipped(ds []*Directive) bool {
 	return skippedBy(ds, a.vars)
 }
 
-// addCost and mulCost saturate at math.MaxInt: a hostile query's cost may
-// have more digits than an int holds, and it must still compare as large.
+// addCost and mulCost saturate at math.MaxInt: a hostile query's cost must
+// still compare as large.
 func addCost(x, y int) int {
 	if x > math.MaxInt-y {
 		return math.MaxInt

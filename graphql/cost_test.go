@@ -225,7 +225,7 @@ func TestOperationCostCache(t *testing.T) {
 		costOfQuery(t, s, tt.query, map[string]any{"id": 1, "n": 2, "s": false})
 		p := s.prepare(tt.query)
 		op, _ := selectOperation(p.doc, "")
-		if _, ok := p.costs.get(op); ok != tt.cached {
+		if _, ok := p.costs.Load(op); ok != tt.cached {
 			t.Errorf("%s: cached = %v, want %v", tt.query, ok, tt.cached)
 		}
 	}

@@ -3,8 +3,9 @@ package graphql
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,6 @@ const (
 	codeBadUserInput     = "BAD_USER_INPUT"
 	codeInternal         = "INTERNAL_SERVER_ERROR"
 	codeTooManyRequests  = "TOO_MANY_REQUESTS" // a WebSocket refused for want of room, as the service's fair share words it
-
-	// Automatic persisted queries (persisted.go), as Apollo's servers name them.
-	codePersistedQueryNotFound     = "PERSISTED_QUERY_NOT_FOUND"     // the hash is not known: send the query with it
-	codePersistedQueryNotSupported = "PERSISTED_QUERY_NOT_SUPPORTED" // the handler keeps none: send whole queries
-	codePersistedQueryHashMismatch = "PERSISTED_QUERY_HASH_MISMATCH" // the query sent is not what the hash stands for
 )
 
 // Error is a GraphQL error as it appears in a response (spec 7.1.2).
@@ -36,17 +32,14 @@ type Error struct {
 
 // Error returns the message followed by the locations it applies to.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Message)
-	for i, l := range e.Locations {
-		if i == 0 {
-			b.WriteString(" at ")
-		} else {
-			b.WriteString(", ")
-		}
-		b.WriteString(l.String())
+	if len(e.Locations) == 0 {
+		return e.Message
 	}
-	return b.String()
+	locs := make([]string, len(e.Locations))
+	for i, l := range e.Locations {
+		locs[i] = l.String()
+	}
+	return e.Message + " at " + strings.Join(locs, ", ")
 }
 
 // Unwrap returns the underlying resolver error.
@@ -70,17 +63,14 @@ func (l ErrorList) Error() string {
 	return strings.Join(msgs, "; ")
 }
 
-// ExtendedError is implemented by resolver errors that carry GraphQL error
-// extensions, such as {"code": "NOT_FOUND"}. The executor finds it with
-// errors.As, so wrapped errors work too.
+// ExtendedError is a resolver error with GraphQL extensions, such as
+// {"code": "NOT_FOUND"}, found with errors.As.
 type ExtendedError interface {
 	error
 	Extensions() map[string]any
 }
 
-// NewError returns an error whose GraphQL form has the given message and
-// extensions.code. Resolvers use it for NOT_FOUND, UNAUTHENTICATED and the
-// like.
+// NewError returns a resolver error with message and extensions.code.
 func NewError(code, message string) error {
 	return &codedError{code: code, msg: message}
 }
@@ -100,22 +90,19 @@ func newError(code, msg string, locs ...Position) *Error {
 
 // fromResolverError converts an error returned by a resolver.
 func fromResolverError(err error) *Error {
-	var ge *Error
-	if errors.As(err, &ge) {
+	if ge, ok := errors.AsType[*Error](err); ok {
 		c := *ge
 		return &c
 	}
 	e := &Error{Message: err.Error(), Err: err}
-	var ext ExtendedError
-	if errors.As(err, &ext) {
+	if ext, ok := errors.AsType[ExtendedError](err); ok {
 		e.Extensions = ext.Extensions()
 	}
 	return e
 }
 
-// Response is the result of executing a request (spec 7.1). Data holds the
-// JSON text of the data entry; it is nil when the request failed before
-// execution began, so that the entry is left out.
+// Response is the result of a request (spec 7.1). Data holds the data entry's
+// JSON; nil, when the request failed before execution, leaves it out.
 type Response struct {
 	Errors []*Error
 	Data   []byte
@@ -124,43 +111,31 @@ type Response struct {
 	pooled *[]byte // Data's buffer, from buffers; see release
 }
 
-// release gives Data's buffer back for reuse. Only the HTTP handler calls it, once
-// the answer is written; a response handed to anyone else keeps its buffer.
+// release gives Data's buffer back for reuse, once the answer is written; a
+// response handed to anyone else keeps its buffer.
 func (r *Response) release() {
 	if r.pooled != nil {
-		*r.pooled = r.Data
-		putBuffer(r.pooled)
+		putBuffer(r.pooled, r.Data)
 		r.pooled, r.Data = nil, nil
 	}
 }
 
 // MarshalJSON writes {"errors":[...],"data":...}, leaving out what is absent.
-func (r *Response) MarshalJSON() ([]byte, error) {
-	return r.appendJSON(nil), nil
-}
+func (r *Response) MarshalJSON() ([]byte, error) { return r.appendJSON(nil), nil }
 
-// appendJSON appends the response's JSON form to buf.
 func (r *Response) appendJSON(buf []byte) []byte {
 	if r.raw != nil {
 		return append(buf, r.raw...)
 	}
 	buf = append(buf, '{')
 	if len(r.Errors) > 0 {
-		buf = append(buf, `"errors":[`...)
-		for i, e := range r.Errors {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = e.appendJSON(buf)
-		}
-		buf = append(buf, ']')
+		buf = appendList(append(buf, `"errors":`...), r.Errors, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
 	}
 	if r.Data != nil {
 		if len(r.Errors) > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, `"data":`...)
-		buf = append(buf, r.Data...)
+		buf = append(append(buf, `"data":`...), r.Data...)
 	}
 	return append(buf, '}')
 }
@@ -169,49 +144,36 @@ func (r *Response) appendJSON(buf []byte) []byte {
 func (e *Error) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
 
 func (e *Error) appendJSON(buf []byte) []byte {
-	buf = append(buf, `{"message":`...)
-	buf = appendString(buf, e.Message)
+	buf = appendString(append(buf, `{"message":`...), e.Message)
 	if len(e.Locations) > 0 {
-		buf = append(buf, `,"locations":[`...)
-		for i, l := range e.Locations {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, `{"line":`...)
-			buf = strconv.AppendInt(buf, int64(l.Line), 10)
-			buf = append(buf, `,"column":`...)
-			buf = strconv.AppendInt(buf, int64(l.Column), 10)
-			buf = append(buf, '}')
-		}
-		buf = append(buf, ']')
+		buf = appendList(append(buf, `,"locations":`...), e.Locations, func(buf []byte, l Position) []byte {
+			buf = strconv.AppendInt(append(buf, `{"line":`...), int64(l.Line), 10)
+			buf = strconv.AppendInt(append(buf, `,"column":`...), int64(l.Column), 10)
+			return append(buf, '}')
+		})
 	}
 	if e.Path != nil {
-		buf = append(buf, `,"path":`...)
-		buf = appendValue(buf, e.Path)
+		buf = appendValue(append(buf, `,"path":`...), e.Path)
 	}
 	if len(e.Extensions) > 0 {
-		buf = append(buf, `,"extensions":`...)
-		buf = appendValue(buf, e.Extensions)
+		buf = appendValue(append(buf, `,"extensions":`...), e.Extensions)
 	}
 	return append(buf, '}')
 }
 
-// appendString appends s as a JSON string (see jsonstr.Append: as encoding/json
-// writes it, with <, > and & left as they are).
+// appendString appends s as a JSON string as encoding/json writes it, with <, >
+// and & left as they are.
 func appendString(buf []byte, s string) []byte { return jsonstr.Append(buf, s) }
 
 // appendFloat formats f as encoding/json does. f must be finite.
 func appendFloat(buf []byte, f float64, bits int) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
+	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
 	}
 	buf = strconv.AppendFloat(buf, f, format, -1, bits)
-	if format == 'e' {
-		// clean up e-09 to e-9
+	if format == 'e' { // e-09 to e-9
 		n := len(buf)
 		if n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
 			buf[n-2] = buf[n-1]
@@ -245,29 +207,12 @@ func appendValue(buf []byte, v any) []byte {
 	case json.Number:
 		return append(buf, v...)
 	case []any:
-		buf = append(buf, '[')
-		for i, e := range v {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendValue(buf, e)
-		}
-		return append(buf, ']')
+		return appendList(buf, v, appendValue)
 	case []string:
-		buf = append(buf, '[')
-		for i, e := range v {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendString(buf, e)
-		}
-		return append(buf, ']')
+		return appendList(buf, v, appendString)
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.AppendSeq(make([]string, 0, len(v)), maps.Keys(v))
+		slices.Sort(keys)
 		buf = append(buf, '{')
 		for i, k := range keys {
 			if i > 0 {
@@ -284,4 +229,16 @@ func appendValue(buf []byte, v any) []byte {
 		return append(buf, "null"...)
 	}
 	return append(buf, b...)
+}
+
+// appendList appends items as a JSON array, each written by appendItem.
+func appendList[T any](buf []byte, items []T, appendItem func([]byte, T) []byte) []byte {
+	buf = append(buf, '[')
+	for i, item := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendItem(buf, item)
+	}
+	return append(buf, ']')
 }

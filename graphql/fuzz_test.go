@@ -78,7 +78,7 @@ func FuzzValidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if errs := checkLimits(doc, DefaultLimits); errs != nil {
+		if errs := checkLimits(doc, fragmentsOf(doc), DefaultLimits); errs != nil {
 			return
 		}
 		errs := s.validate(doc)
@@ -122,7 +122,7 @@ func FuzzDecodeParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var p httpParams
-		if decodeParams(body, &p) != nil {
+		if jsonkeys.Unmarshal(body, &p) != nil {
 			return
 		}
 		var dup *jsonkeys.Error

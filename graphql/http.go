@@ -17,59 +17,36 @@ import (
 	"quartet/internal/jsonkeys"
 )
 
-// Media types of the GraphQL over HTTP specification.
 const (
 	mediaJSON            = "application/json"
 	mediaGraphQLResponse = "application/graphql-response+json"
+
+	// maxRequestBytes is the default bound on a POST body or a GET's query string.
+	maxRequestBytes = 1 << 20
 )
 
-// maxRequestBytes is the default bound on a request document: a POST body,
-// or the query parameters of a GET.
-const maxRequestBytes = 1 << 20
-
-// Handler serves GraphQL over HTTP (the GraphQL over HTTP specification):
-// POST with an application/json body {"query", "operationName",
-// "variables", "extensions"}, and GET with the same as URL parameters for
-// queries only (HEAD as GET, without the body). Responses are application/json (status 200 for every
-// well-formed request) unless the Accept header prefers
-// application/graphql-response+json, whose status codes tell request errors
-// (400) from executed operations (200). With MaxBatch set, a POST body may
-// also be a JSON array of such objects, answered by an array of results.
+// Handler serves the GraphQL over HTTP specification: POST with an
+// application/json body {"query", "operationName", "variables", "extensions"},
+// and GET (and HEAD) with the same as URL parameters, for queries only. Answers
+// are application/json, status 200 for every well-formed request, unless the
+// Accept header prefers application/graphql-response+json, whose status tells
+// request errors (400) from executed operations (200).
 type Handler struct {
 	Schema *Schema
 
-	// ContextFunc, when set, makes the context in which the operation runs,
-	// e.g. to attach the caller's identity. It defaults to r.Context().
-	ContextFunc func(r *http.Request) context.Context
+	ContextFunc func(r *http.Request) context.Context // the context an operation runs in; default r.Context()
+	HTMLPage    http.Handler                          // serves a GET without a GraphQL request that prefers text/html
+	WebSocket   http.Handler                          // serves WebSocket upgrades (subscriptions)
+	MaxBytes    int64                                 // bounds the request document; 0 means 1 MiB
 
-	// HTMLPage, when set, serves GET requests whose Accept header asks for
-	// text/html and that carry no query (nor the extensions of a persisted
-	// one): the interactive query editor, quartet/graphql/editor's Handler.
-	HTMLPage http.Handler
-
-	// WebSocket, when set, serves WebSocket upgrade requests (subscriptions).
-	WebSocket http.Handler
-
-	// MaxBytes bounds the request document; 0 means maxRequestBytes (1 MiB).
-	MaxBytes int64
-
-	// PersistedQueries keeps the queries of automatic persisted queries
-	// (persisted.go); NewHandler sets one of defaultPersistedQueryBytes (4 MiB). When
-	// nil, a request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED,
-	// and Apollo's client link then sends whole queries.
+	// PersistedQueries keeps the automatic persisted queries; when nil, a
+	// request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED.
 	PersistedQueries *PersistedQueries
-
-	// PersistedOnly accepts only the operations pinned in PersistedQueries
-	// (PinManifest), named by their hash: any other is refused (persisted.go),
-	// and nothing is remembered as a client sends it. For production, where the
-	// clients' operations are known at build time.
+	// PersistedOnly runs only the operations pinned in PersistedQueries.
 	PersistedOnly bool
-
 	// MaxBatch is how many operations a POST body may carry as a JSON array
-	// (Apollo's BatchHttpLink), each run in turn as if sent alone, answered by
-	// an array of their results in order. 0, the default, refuses arrays: one
-	// request then costs one operation, which is what per-request limits in
-	// front of the service count.
+	// (Apollo's BatchHttpLink). 0 refuses arrays, so that one request costs one
+	// operation, as per-request limits in front of the service count.
 	MaxBatch int
 }
 
@@ -79,8 +56,8 @@ func NewHandler(s *Schema) *Handler {
 }
 
 type httpParams struct {
-	Query         *string         `json:"query"`
-	OperationName *string         `json:"operationName"`
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
 	Extensions    json.RawMessage `json:"extensions"`
 }
@@ -98,7 +75,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if isGet(r) && h.HTMLPage != nil && !isGraphQLGet(r) && prefersHTML(r.Header.Get("Accept")) {
+	media, html := negotiate(r.Header.Get("Accept"))
+	if isGet(r) && h.HTMLPage != nil && html && !isGraphQLGet(r) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
 	}
@@ -107,17 +85,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
 		return
 	}
-	media, ok := negotiate(r.Header.Get("Accept"))
-	if !ok {
+	if media == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusNotAcceptable)
 		io.WriteString(w, "Not Acceptable: this endpoint answers application/graphql-response+json or application/json.\n")
 		return
 	}
 	params, batch, status, msg := h.readParams(w, r)
-	if status == 0 && batch != nil {
-		status, msg = h.checkBatch(len(batch))
-	}
 	if status != 0 {
 		writeHTTPError(w, media, status, msg)
 		return
@@ -130,68 +104,62 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(ctx, w, media, batch)
 		return
 	}
-	req, pq, status, msg := requestFromParams(&params)
-	if status != 0 {
-		writeHTTPError(w, media, status, msg)
-		return
-	}
-	resp, status, persisted := h.serve(ctx, r.Method, req, pq)
-	if persisted {
-		// Apollo's servers answer persisted-query errors with the same status
-		// whatever the media type, and its link reads them so.
-		if resp.Errors[0].Extensions["code"] == codePersistedQueryNotFound {
+	resp, status, fixed := h.serve(ctx, r.Method, &params)
+	if fixed {
+		if resp.Errors[0].Code() == codePersistedQueryNotFound {
 			// Not cached on the way: the same GET is to succeed once the client
 			// has sent the query (Apollo's servers say the same).
 			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
 		}
-		writeResponse(w, media, status, resp)
-		return
-	}
-	if media == mediaJSON && status != http.StatusMethodNotAllowed {
-		status = http.StatusOK
-	}
-	if status == http.StatusMethodNotAllowed {
+	} else if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", "POST")
+	} else if media == mediaJSON {
+		status = http.StatusOK
 	}
 	writeResponse(w, media, status, resp)
 	resp.release()
 }
 
-// serve answers one operation: req, whose extensions named the persisted query pq
-// (nil if none). persisted reports an answer of the persisted-query protocol, a
-// single error whose status holds for either media type.
-func (h *Handler) serve(ctx context.Context, method string, req httpRequest, pq *persistedQuery) (resp *Response, status int, persisted bool) {
-	if e, status := h.checkPersistedOnly(pq); e != nil {
+// serve answers one operation's parameters, with the status
+// application/graphql-response+json calls for. fixed reports a request refused
+// before it ran, whose status holds for either media type (for persisted
+// queries, as Apollo's servers and link have it).
+func (h *Handler) serve(ctx context.Context, method string, params *httpParams) (resp *Response, status int, fixed bool) {
+	req, pq, status, msg := requestFromParams(params)
+	if status != 0 {
+		return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, status, true
+	}
+	sent := req.Query != ""
+	if e, status := h.resolvePersisted(&req, pq); e != nil {
 		return &Response{Errors: []*Error{e}}, status, true
 	}
-	if pq != nil {
-		if e, status := h.resolvePersisted(&req, pq); e != nil {
-			return &Response{Errors: []*Error{e}}, status, true
-		}
+	p := h.Schema.prepare(req.Query)
+	if p.errs != nil {
+		return &Response{Errors: p.errs}, http.StatusBadRequest, false
 	}
-	resp, status = h.execute(ctx, method, req)
-	return resp, status, false
-}
-
-// checkBatch returns the 400 that refuses a batch of n operations, if it is refused.
-func (h *Handler) checkBatch(n int) (int, string) {
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	if errResp != nil {
+		return errResp, http.StatusBadRequest, false
+	}
 	switch {
-	case h.MaxBatch <= 0:
-		return http.StatusBadRequest, "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."
-	case n == 0:
-		return http.StatusBadRequest, "The batch is an empty array; it must hold at least one operation."
-	case n > h.MaxBatch:
-		return http.StatusBadRequest, "The batch holds " + strconv.Itoa(n) + " operations; at most " + strconv.Itoa(h.MaxBatch) + " are accepted in one request."
+	case op.Operation == Mutation && method != http.MethodPost:
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed, false
+	case op.Operation == Subscription:
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest, false
 	}
-	return 0, ""
+	if pq != nil && sent && !h.PersistedOnly {
+		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
+	}
+	resp = h.Schema.executeOperation(ctx, p, op, req.Variables, nil)
+	if resp.Data == nil {
+		return resp, http.StatusBadRequest, false
+	}
+	return resp, http.StatusOK, false
 }
 
-// serveBatch answers a batch: each operation in turn, read and run as if it had
-// been sent alone (its own errors, limits and persisted query), the results in a
-// JSON array in the order of the operations. The status is 200 whatever the
-// results: each may have failed differently, and the array says how. The whole
-// array is bounded as one answer is (Limits.MaxResponseBytes): once it is past
-// the bound, the operations left do not run and answer RESPONSE_TOO_LARGE.
+// serveBatch answers each operation of a batch as if sent alone, in a JSON
+// array, status 200. The array is bounded as one answer is: past
+// Limits.MaxResponseBytes, the operations left answer RESPONSE_TOO_LARGE.
 func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media string, batch []json.RawMessage) {
 	bp := buffers.Get().(*[]byte)
 	buf := append((*bp)[:0], '[')
@@ -204,90 +172,20 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 		var params httpParams
 		if maxBytes > 0 && len(buf) > maxBytes {
 			resp = &Response{Errors: []*Error{newError(CodeResponseTooLarge, "Operation "+strconv.Itoa(i)+" of the batch did not run: the answers before it passed "+strconv.Itoa(maxBytes)+" bytes.")}}
-		} else if err := decodeParams(raw, &params); err != nil {
+		} else if err := jsonkeys.Unmarshal(raw, &params); err != nil {
 			resp = &Response{Errors: []*Error{newError(codeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
-		} else if req, pq, status, msg := requestFromParams(&params); status != 0 {
-			resp = &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}
 		} else {
-			resp, _, _ = h.serve(ctx, http.MethodPost, req, pq)
+			resp, _, _ = h.serve(ctx, http.MethodPost, &params)
 		}
 		buf = resp.appendJSON(buf)
 		resp.release()
 	}
-	buf = append(buf, ']', '\n')
-	hd := w.Header()
-	if media == mediaJSON {
-		hd["Content-Type"] = contentTypeJSON
-	} else {
-		hd.Set("Content-Type", media+"; charset=utf-8")
-	}
-	hd["Content-Length"] = []string{strconv.Itoa(len(buf))}
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf)
-	*bp = buf
-	putBuffer(bp)
-}
-
-// execute runs req and returns the response with the status code
-// application/graphql-response+json calls for.
-func (h *Handler) execute(ctx context.Context, method string, req httpRequest) (*Response, int) {
-	s := h.Schema
-	p := s.prepare(req.Query)
-	if p.errs != nil {
-		return &Response{Errors: p.errs}, http.StatusBadRequest
-	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return errResp, http.StatusBadRequest
-	}
-	switch {
-	case op.Operation == Mutation && method != http.MethodPost:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed
-	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest
-	}
-	if req.persist != nil && !h.PersistedOnly {
-		h.PersistedQueries.put(req.persist.hash, req.Query)
-	}
-	resp := s.executeOperation(ctx, p, op, req.Variables, nil)
-	if resp.Data == nil {
-		return resp, http.StatusBadRequest
-	}
-	return resp, http.StatusOK
-}
-
-// httpRequest is a GraphQL request as read from HTTP.
-type httpRequest struct {
-	Request
-	persist *persistedQuery // the query's hash, to remember the query by once it validates
-}
-
-// resolvePersisted completes req, whose extensions name the persisted query pq:
-// a request without a query gets the one the hash stands for; one with a query
-// must match the hash, and is remembered once it validates (see execute). It
-// returns the error to answer instead, with its status.
-func (h *Handler) resolvePersisted(req *httpRequest, pq *persistedQuery) (*Error, int) {
-	switch {
-	case h.PersistedQueries == nil:
-		return newError(codePersistedQueryNotSupported, msgPersistedQueryNotSupported), http.StatusOK
-	case req.Query == "":
-		q, ok := h.PersistedQueries.get(pq.hash)
-		if !pq.valid || !ok {
-			return newError(codePersistedQueryNotFound, msgPersistedQueryNotFound), http.StatusOK
-		}
-		req.Query = q
-	case !pq.matches(req.Query):
-		return newError(codePersistedQueryHashMismatch, msgPersistedQueryMismatch), http.StatusBadRequest
-	default:
-		req.persist = pq
-	}
-	return nil, 0
+	writeBuffer(w, media, http.StatusOK, bp, append(buf, ']', '\n'))
 }
 
 // readParams reads the GraphQL request parameters of r: from the URL of a GET,
-// from the body of a POST. A POST body that is a JSON array is a batch, returned
-// undecoded, one element per operation. A non-zero status means the request is
-// not well-formed.
+// from the body of a POST, where a JSON array is a batch, returned undecoded.
+// A non-zero status refuses the request.
 func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params httpParams, batch []json.RawMessage, status int, msg string) {
 	if isGet(r) {
 		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
@@ -296,77 +194,66 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		if msg := readQueryString(r.URL.RawQuery, &params); msg != "" {
 			return params, nil, http.StatusBadRequest, msg
 		}
-	} else {
-		if contentcoding.Encoded(r.Header) {
-			w.Header().Set("Accept-Encoding", "identity")
-			return params, nil, http.StatusUnsupportedMediaType, "The request body must not be content-encoded (Content-Encoding)."
+		return params, nil, 0, ""
+	}
+	if contentcoding.Encoded(r.Header) {
+		w.Header().Set("Accept-Encoding", "identity")
+		return params, nil, http.StatusUnsupportedMediaType, "The request body must not be content-encoded (Content-Encoding)."
+	}
+	if ct := r.Header.Get("Content-Type"); ct != mediaJSON { // the common header needs no parsing
+		mt, mp, err := mime.ParseMediaType(ct)
+		if err != nil || mt != mediaJSON {
+			return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
 		}
-		ct := r.Header.Get("Content-Type")
-		if ct != mediaJSON { // the common header needs no parsing
-			mt, mp, err := mime.ParseMediaType(ct)
-			if ct == "" || err != nil || mt != mediaJSON {
-				return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
-			}
-			if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-				return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
-			}
+		if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 		}
-		body, release, err := readBody(w, r, h.maxBytes())
-		defer release()
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
-			}
-			return params, nil, http.StatusBadRequest, "The request body could not be read."
+	}
+	body, release, err := readBody(w, r, h.maxBytes())
+	defer release()
+	if err != nil {
+		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+			return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
 		}
-		if i := skipSpace(body, 0); i < len(body) && body[i] == '[' {
-			// Each element is checked whole as it is decoded (decodeParams), its
-			// repeated keys answered in its own result; the array's depth is checked
-			// here, from the body's first level, as a single operation's is.
-			if err := jsonkeys.CheckDepth(body); err != nil {
-				return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + err.Error() + "."
-			}
-			// The elements are copied out of the pooled body, which is released on return.
-			if err := json.Unmarshal(body, &batch); err != nil {
-				return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
-			}
-			if batch == nil {
-				batch = []json.RawMessage{}
-			}
-			return params, batch, 0, ""
+		return params, nil, http.StatusBadRequest, "The request body could not be read."
+	}
+	if trimmed := bytes.TrimLeft(body, " \t\n\r"); len(trimmed) > 0 && trimmed[0] == '[' {
+		// Each element's keys are checked as it is decoded; the depth, here.
+		if err := jsonkeys.CheckDepth(body); err != nil {
+			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + err.Error() + "."
 		}
-		if err := decodeParams(body, &params); err != nil {
-			return params, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
+		// The elements are copied out of the pooled body, released on return.
+		if err := json.Unmarshal(body, &batch); err != nil {
+			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
 		}
+		switch n := len(batch); {
+		case h.MaxBatch <= 0:
+			return params, nil, http.StatusBadRequest, "Batched requests (a JSON array of operations) are not accepted by this server; send one operation per request."
+		case n == 0:
+			return params, nil, http.StatusBadRequest, "The batch is an empty array; it must hold at least one operation."
+		case n > h.MaxBatch:
+			return params, nil, http.StatusBadRequest, "The batch holds " + strconv.Itoa(n) + " operations; at most " + strconv.Itoa(h.MaxBatch) + " are accepted in one request."
+		}
+		return params, batch, 0, ""
+	}
+	// jsonkeys refuses repeated keys, which a proxy in front may read otherwise,
+	// nesting past jsonkeys.MaxDepth and unpaired surrogate escapes.
+	if err := jsonkeys.Unmarshal(body, &params); err != nil {
+		return params, nil, http.StatusBadRequest, "The request body is not a JSON object with GraphQL request parameters: " + paramsFault(err) + "."
 	}
 	return params, nil, 0, ""
 }
 
-// requestFromParams makes the GraphQL request of params, and reads the persisted
-// query its extensions name, if any. A non-zero status means the request is not
-// well-formed.
-func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, string) {
-	var pq *persistedQuery
-	if len(params.Extensions) > 0 && string(params.Extensions) != "null" {
-		var ext map[string]json.RawMessage
-		if err := json.Unmarshal(params.Extensions, &ext); err != nil || ext == nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The extensions parameter must be a JSON object."
-		}
-		var msg string
-		if pq, msg = readPersistedQuery(ext); msg != "" {
-			return httpRequest{}, nil, http.StatusBadRequest, msg
-		}
+// requestFromParams makes the GraphQL request of params, with the persisted
+// query its extensions name, if any. A non-zero status refuses the request.
+func requestFromParams(params *httpParams) (Request, *persistedQuery, int, string) {
+	pq, msg := readPersistedQuery(params.Extensions)
+	if msg != "" {
+		return Request{}, nil, http.StatusBadRequest, msg
 	}
-	var req httpRequest
-	if params.Query != nil {
-		req.Query = *params.Query
-	}
+	req := Request{Query: params.Query, OperationName: params.OperationName}
 	if req.Query == "" && pq == nil { // with a persisted query, the hash may stand for it
-		return httpRequest{}, nil, http.StatusBadRequest, "The request has no query."
-	}
-	if params.OperationName != nil {
-		req.OperationName = *params.OperationName
+		return Request{}, nil, http.StatusBadRequest, "The request has no query."
 	}
 	if len(params.Variables) > 0 && string(params.Variables) != "null" {
 		d := json.NewDecoder(bytes.NewReader(params.Variables))
@@ -376,17 +263,15 @@ func requestFromParams(params *httpParams) (httpRequest, *persistedQuery, int, s
 			_, err = d.Token() // what follows the object: only the end will do
 		}
 		if err != io.EOF || req.Variables == nil {
-			return httpRequest{}, nil, http.StatusBadRequest, "The variables parameter must be a JSON object."
+			return Request{}, nil, http.StatusBadRequest, "The variables parameter must be a JSON object."
 		}
 	}
 	return req, pq, 0, ""
 }
 
-// readQueryString reads the GraphQL parameters of a GET request's query string
-// into p, or returns why the query string is refused. Parsers differ on what a
-// malformed or ambiguous query string means (a bad escape, a ";" separator, a
-// parameter given twice), so such a query string is refused rather than read
-// one way here and another by a proxy in front.
+// readQueryString reads a GET's GraphQL parameters into p, or returns why they
+// are refused. A malformed or ambiguous query string (a bad escape, a ";", a
+// parameter given twice) is refused, since a proxy in front may read it otherwise.
 func readQueryString(raw string, p *httpParams) string {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
@@ -397,14 +282,7 @@ func readQueryString(raw string, p *httpParams) string {
 			return "The query string gives the " + name + " parameter more than once."
 		}
 	}
-	if q.Has("query") {
-		v := q.Get("query")
-		p.Query = &v
-	}
-	if q.Has("operationName") {
-		v := q.Get("operationName")
-		p.OperationName = &v
-	}
+	p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
 	for _, jp := range [...]struct {
 		name string
 		dst  *json.RawMessage
@@ -413,11 +291,8 @@ func readQueryString(raw string, p *httpParams) string {
 		if v == "" {
 			continue
 		}
-		// jsonkeys folds letter case in the outermost object, where
-		// encoding/json matches struct fields; these objects are maps, where
-		// case tells keys apart, so they are checked as an array's element. That
-		// puts them at the second level, where a POST body holds them, so they may
-		// nest as deep as there.
+		// As an array's element: jsonkeys folds letter case in the outermost
+		// object only, and the depth is then that of a POST body.
 		err := jsonkeys.Check([]byte("[" + v + "]"))
 		if dup, ok := errors.AsType[*jsonkeys.Error](err); ok {
 			return "The " + jp.name + " parameter repeats the key " + strconv.Quote(dup.Key) + "."
@@ -436,29 +311,25 @@ func readQueryString(raw string, p *httpParams) string {
 // contentTypeJSON is the Content-Type of application/json answers; never modified.
 var contentTypeJSON = []string{mediaJSON + "; charset=utf-8"}
 
-// buffers holds the byte buffers of requests and responses between requests.
+// buffers holds the byte buffers of requests and responses between requests,
+// up to maxPooledBody: a rare large one should not pin its memory.
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// maxPooledBody is the largest buffer kept for reuse; a rare large request or
-// answer should not pin its memory.
 const maxPooledBody = 64 << 10
 
-func putBuffer(b *[]byte) {
-	if cap(*b) <= maxPooledBody {
-		buffers.Put(b)
+// putBuffer gives buf, grown from the pooled *bp, back to the pool.
+func putBuffer(bp *[]byte, buf []byte) {
+	if cap(buf) <= maxPooledBody {
+		*bp = buf
+		buffers.Put(bp)
 	}
 }
 
-// readBody reads the whole request body, at most limit bytes. A body of declared
-// length is read into a buffer of that length, pooled up to maxPooledBody; release
-// gives the buffer back once nothing refers to it any more. A larger one is read
-// into a pooled buffer first, and into one of its whole length only once the
-// first maxPooledBody bytes have come: a client that declares a megabyte and
-// sends nothing claims no megabyte (io.ReadAll, the alternative, grows a buffer
-// from 512 bytes, copying the body several times).
-//
-// A body already read whole ahead of the handler (a Bytes method says so, as the
-// service's door provides) is taken as it is, not copied again.
+// readBody reads the whole body, at most limit bytes; release gives its buffer
+// back. A declared length is read into a pooled buffer, and into one of its
+// whole length only once maxPooledBody bytes have come, so a client declaring a
+// megabyte and sending nothing claims none (io.ReadAll would copy it several
+// times). A body the service's door read whole ahead (Bytes) is taken as it is.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
 	if b, ok := r.Body.(interface {
 		Bytes() (data []byte, whole bool, err error)
@@ -481,33 +352,20 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 	body = (*bp)[:min(r.ContentLength, int64(cap(*bp)))]
 	// net/http's body reader stops at the declared length and reports a short body.
 	if _, err = io.ReadFull(r.Body, body); err != nil || len(body) == int(r.ContentLength) {
-		return body, func() { putBuffer(bp) }, err
+		return body, func() { putBuffer(bp, body) }, err
 	}
 	whole := make([]byte, r.ContentLength)
 	n := copy(whole, body)
-	putBuffer(bp)
+	putBuffer(bp, body)
 	_, err = io.ReadFull(r.Body, whole[n:])
 	return whole, func() {}, err
 }
 
-// decodeParams decodes a POST body with encoding/json, which decides every detail
-// (escapes, invalid UTF-8, key case, errors). A key repeated in any object, or at
-// the top level in another letter case, is refused: encoding/json would keep the
-// last, another parser the first, so {"query":"{ users { id } }","query":"mutation
-// { … }"} would mean different operations to a proxy and to this server. So are
-// nesting past jsonkeys.MaxDepth and an unpaired surrogate escape, which
-// encoding/json would decode as U+FFFD where a GraphQL string literal refuses it.
-func decodeParams(body []byte, p *httpParams) error {
-	return jsonkeys.Unmarshal(body, p)
-}
-
-// paramsFault says what is wrong with a POST body that did not decode.
-// encoding/json's own message for a value of the wrong type names Go types
-// ("Go struct field httpParams.query of type string"), which mean nothing to
-// a client; syntax errors and repeated keys are told as they are.
+// paramsFault says what is wrong with a POST body that did not decode, naming
+// no Go type as encoding/json's message for a value of the wrong type does.
 func paramsFault(err error) string {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok {
 		return err.Error()
 	}
 	if te.Field == "" { // the body itself
@@ -516,16 +374,13 @@ func paramsFault(err error) string {
 	return te.Field + " must be a string, not a JSON " + te.Value // query and operationName
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
 	bp := buffers.Get().(*[]byte)
-	buf := append(resp.appendJSON((*bp)[:0]), '\n')
+	writeBuffer(w, media, status, bp, append(resp.appendJSON((*bp)[:0]), '\n'))
+}
+
+// writeBuffer sends buf, grown from the pooled *bp, and gives it back.
+func writeBuffer(w http.ResponseWriter, media string, status int, bp *[]byte, buf []byte) {
 	h := w.Header()
 	if media == mediaJSON { // a shared value saves an allocation on every response
 		h["Content-Type"] = contentTypeJSON
@@ -535,51 +390,40 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *Respon
 	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	w.WriteHeader(status)
 	w.Write(buf) // copied or sent before it returns: the buffer is free again
-	*bp = buf
-	putBuffer(bp)
+	putBuffer(bp, buf)
 }
 
-// writeHTTPError answers a request refused before any operation ran: not
-// well-formed, too large, of the wrong method or media type. Its code is
-// BAD_USER_INPUT whatever the status, one of the codes the service promises
-// (Apollo's servers say BAD_REQUEST here; the status already tells the cases
-// apart, and a client acting on the code needs only to know the fault is its own).
+// writeHTTPError answers a request refused before any operation ran, with
+// BAD_USER_INPUT whatever the status: the fault is the client's.
 func writeHTTPError(w http.ResponseWriter, media string, status int, msg string) {
 	writeResponse(w, media, status, &Response{Errors: []*Error{newError(codeBadUserInput, msg)}})
 }
 
-// WriteError answers, as application/json with status, a GraphQL request that
-// something in front of the Handler refused before it was read (a rate limit, say):
-// no data, and err's message and, when err has an Extensions method (as resolver
-// errors may), its extensions.
+// WriteError answers as application/json a GraphQL request refused in front of
+// the Handler (a rate limit, say), with err's message and extensions.
 func WriteError(w http.ResponseWriter, status int, err error) {
 	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{fromResolverError(err)}})
 }
 
-// isGraphQLGet reports whether the URL of a GET carries a GraphQL request: a
-// query, or the hash of a persisted one.
+// isGraphQLGet reports whether a GET carries a query or a persisted one's hash.
 func isGraphQLGet(r *http.Request) bool {
 	q := r.URL.Query()
 	return q.Has("query") || q.Has("extensions")
 }
 
-// isGet reports whether r is a GET or a HEAD. HEAD is answered as GET is, status and
-// headers alike (RFC 9110 section 9.3.2), and net/http leaves out the body; the
-// operation still runs, since the headers (Content-Length, the status) depend on its
-// answer.
+// isGet reports a GET or a HEAD, answered as GET is (RFC 9110 section 9.3.2):
+// the operation runs, since the status and headers depend on it.
 func isGet(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
 func isWebSocketUpgrade(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
-		headerContainsToken(r.Header.Values("Connection"), "upgrade")
-}
-
-func headerContainsToken(values []string, token string) bool {
-	for _, v := range values {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
 				return true
 			}
 		}
@@ -587,69 +431,37 @@ func headerContainsToken(values []string, token string) bool {
 	return false
 }
 
-type acceptRange struct {
-	media string
-	q     float64
-}
-
-func parseAccept(h string) []acceptRange {
-	var out []acceptRange
-	for _, part := range strings.Split(h, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		mt, params, err := mime.ParseMediaType(part)
+// negotiate reads an Accept header: the supported media type of highest quality,
+// the first among equals ("" if none; application/json if no header), and
+// whether text/html comes ahead of the JSON types, as browsers loading a page ask.
+func negotiate(accept string) (media string, html bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, false
+	}
+	bestQ, htmlQ, jsonQ := 0.0, -1.0, -1.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
 		q := 1.0
-		if qs, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(qs, 64); err == nil {
-				q = f
-			}
+		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
+			q = f
 		}
-		out = append(out, acceptRange{media: mt, q: q})
-	}
-	return out
-}
-
-// negotiate picks the response media type from an Accept header: the
-// supported type with the highest quality, the first listed among equals.
-// A missing header means application/json.
-func negotiate(accept string) (string, bool) {
-	if strings.TrimSpace(accept) == "" {
-		return mediaJSON, true
-	}
-	best, bestQ := "", 0.0
-	for _, a := range parseAccept(accept) {
-		var m string
-		switch a.media {
-		case mediaGraphQLResponse:
-			m = mediaGraphQLResponse
-		case mediaJSON, "application/*", "*/*":
-			m = mediaJSON
+		switch mt {
+		case "text/html":
+			htmlQ = max(htmlQ, q)
+			continue
+		case mediaJSON, mediaGraphQLResponse:
+			jsonQ = max(jsonQ, q)
+		case "application/*", "*/*":
+			mt = mediaJSON
 		default:
 			continue
 		}
-		if a.q > bestQ {
-			best, bestQ = m, a.q
+		if q > bestQ {
+			media, bestQ = mt, q
 		}
 	}
-	return best, best != ""
-}
-
-// prefersHTML reports whether the Accept header lists text/html (as
-// browsers do for page loads) ahead of the JSON types.
-func prefersHTML(accept string) bool {
-	htmlQ, jsonQ := -1.0, -1.0
-	for _, a := range parseAccept(accept) {
-		switch a.media {
-		case "text/html":
-			htmlQ = max(htmlQ, a.q)
-		case mediaJSON, mediaGraphQLResponse:
-			jsonQ = max(jsonQ, a.q)
-		}
-	}
-	return htmlQ > 0 && htmlQ >= jsonQ
+	return media, htmlQ > 0 && htmlQ >= jsonQ
 }

@@ -5,12 +5,9 @@ import (
 	"sync"
 )
 
-// lru is a cache bounded by a budget that its entries' costs share: each
-// entry is put with a cost (its estimated bytes, or 1 to bound entries), and
-// keeping one past the budget evicts the least recently used. An entry
-// costing more than a sixteenth of the budget is not kept, so that one entry
-// cannot empty the cache. The document cache (cache.go) and the automatic
-// persisted queries (persisted.go) are both one. It is safe for concurrent use.
+// lru is a cache whose entries' costs (estimated bytes) share a budget, least
+// recently used out first. An entry over a sixteenth of the budget is not
+// kept, so that one cannot empty the cache. It is safe for concurrent use.
 type lru[K comparable, V any] struct {
 	mu     sync.Mutex
 	budget int64
@@ -29,8 +26,7 @@ func newLRU[K comparable, V any](budget int64) *lru[K, V] {
 	return &lru[K, V]{budget: budget, order: list.New(), byKey: make(map[K]*list.Element)}
 }
 
-// get returns the value kept under k, and whether there is one; it becomes
-// the most recently used.
+// get returns the value kept under k, which becomes the most recently used.
 func (c *lru[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -43,9 +39,8 @@ func (c *lru[K, V]) get(k K) (V, bool) {
 	return e.Value.(*lruEntry[K, V]).value, true
 }
 
-// put keeps v under k, evicting the least recently used entries as the
-// budget requires. When k is already kept, its value stays (two callers
-// that made the same value at once keep one) and becomes the most recent.
+// put keeps v under k, evicting as the budget requires. A k already kept keeps
+// its value (two callers that made it at once keep one).
 func (c *lru[K, V]) put(k K, v V, cost int64) {
 	if cost > c.budget/16 {
 		return
@@ -63,11 +58,4 @@ func (c *lru[K, V]) put(k K, v V, cost int64) {
 		delete(c.byKey, e.key)
 		c.used -= e.cost
 	}
-}
-
-// len returns the number of entries kept.
-func (c *lru[K, V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
 }

@@ -96,3 +96,17 @@ func (c *lru[K, V]) cost() int64 {
 	defer c.mu.Unlock()
 	return c.used
 }
+
+// len returns the number of entries kept.
+func (c *lru[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// Len returns the number of queries held, pinned ones included.
+func (c *PersistedQueries) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.learnt.len() + len(c.pinned)
+}

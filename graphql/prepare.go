@@ -2,14 +2,8 @@ package graphql
 
 import "sync"
 
-// A query is prepared once (parsed, checked against the Limits, validated)
-// and the prepared document is kept in the document cache (cache.go). Its
-// executions then share, besides the syntax tree, the plans of its selection
-// sets: the fields each one collects for a given object type, worked out by
-// the first execution that needs them.
-
-// preparedDocument is a query text prepared: its document, or the errors
-// that refuse it, with what its executions share.
+// preparedDocument is a query prepared: its document, or the errors refusing
+// it, and what its executions share.
 type preparedDocument struct {
 	query     string
 	doc       *Document
@@ -19,17 +13,16 @@ type preparedDocument struct {
 	plansMu sync.RWMutex
 	plans   map[planKey][]*execGroup // see executor.subfields
 
-	costs operationCosts // see Schema.operationCost
+	costs sync.Map // *OperationDefinition to its cost, when it depends on no variable
 }
 
-// planKey names a selection set collected for all executions of an operation.
 type planKey struct {
 	op *OperationDefinition
 	subKey
 }
 
-// plan returns the collected fields k names for op, made by collect the first time.
-// The groups it returns are never modified.
+// plan returns the fields collected for op and k, by collect the first time;
+// they are never modified.
 func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func() []*execGroup) []*execGroup {
 	pk := planKey{op, k}
 	p.plansMu.RLock()
@@ -56,30 +49,32 @@ func (s *Schema) prepare(query string) *preparedDocument {
 	if p, ok := s.cache.get(query); ok {
 		return p
 	}
-	p := &preparedDocument{query: query}
 	doc, tokens, err := parseLimited(query, s.Limits)
 	if err != nil {
 		se := err.(*SyntaxError)
-		p.errs = []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}
-		return p
+		return &preparedDocument{query: query, errs: []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}}
 	}
-	p.doc = doc
-	if errs := checkLimits(doc, s.Limits); errs != nil {
+	p := &preparedDocument{query: query, doc: doc, fragments: fragmentsOf(doc)}
+	if errs := checkLimits(doc, p.fragments, s.Limits); errs != nil {
 		p.errs = errs
-		return p
-	}
-	if errs := s.validate(doc); len(errs) > 0 {
+	} else if errs := s.validate(doc); len(errs) > 0 {
 		p.errs = errs
-		return p
+	} else {
+		s.cache.put(query, p, documentSize(query, tokens))
 	}
+	return p
+}
+
+// fragmentsOf returns the fragments of doc by name, the first of each; nil if none.
+func fragmentsOf(doc *Document) map[string]*FragmentDefinition {
+	var byName map[string]*FragmentDefinition
 	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok && p.fragments[f.Name] == nil {
-			if p.fragments == nil {
-				p.fragments = make(map[string]*FragmentDefinition)
+		if f, ok := d.(*FragmentDefinition); ok && byName[f.Name] == nil {
+			if byName == nil {
+				byName = make(map[string]*FragmentDefinition)
 			}
-			p.fragments[f.Name] = f
+			byName[f.Name] = f
 		}
 	}
-	s.cache.put(query, p, documentSize(query, tokens))
-	return p
+	return byName
 }
