@@ -463,18 +463,7 @@ func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 		case nil:
 			b = append(b, "null"...)
 		case int64:
-			quote := f.ieee754 && (c.kind == EdmDecimal || c.kind == EdmInt64)
-			if quote {
-				b = append(b, '"')
-			}
-			if c.kind == EdmDecimal {
-				b = appendDecimal(b, v)
-			} else {
-				b = strconv.AppendInt(b, v, 10)
-			}
-			if quote {
-				b = append(b, '"')
-			}
+			b = f.appendNumber(b, v, c.kind)
 		case string:
 			b = appendString(b, v)
 		case bool:

@@ -274,7 +274,7 @@ func (c *checker) path(p *Path) Type {
 				c.fail(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
 			}
 			p.Prop = prop
-			return edmToType(prop.Type)
+			return edmTypes[prop.Type].typ
 		}
 		nav := cur.nav(s.Name)
 		if nav == nil {
@@ -332,20 +332,4 @@ func (c *checker) lambda(l *Lambda) Type {
 	c.checkBool(l.Body)
 	c.vars = c.vars[:len(c.vars)-1]
 	return TypeBool
-}
-
-func edmToType(t EdmType) Type {
-	switch t {
-	case EdmInt32, EdmInt64:
-		return TypeInt
-	case EdmDecimal:
-		return TypeDecimal
-	case EdmString:
-		return TypeString
-	case EdmBoolean:
-		return TypeBool
-	case EdmDateTimeOffset:
-		return TypeDateTimeOffset
-	}
-	return TypeInvalid
 }

@@ -164,7 +164,7 @@ func (c *compiler) entity(p *Path, navs []*NavProperty) fn[any] {
 
 func (c *compiler) path(p *Path) any {
 	if direct(p) {
-		return propFn(p.Prop)
+		return propFn(p.Prop, nil)
 	}
 	navs := p.Navs
 	var coll *NavProperty
@@ -175,7 +175,7 @@ func (c *compiler) path(p *Path) any {
 	ent := c.entity(p, navs)
 	switch {
 	case p.Prop != nil:
-		return viaEntity(ent, p.Prop)
+		return propFn(p.Prop, ent)
 	case p.Count:
 		many, eval := coll.Many, c.eval
 		var keep fn[bool]
@@ -215,36 +215,9 @@ func (c *compiler) path(p *Path) any {
 	return ent
 }
 
-func getter[T any](get func(any) T) fn[T] {
-	return func(it any, _ []any) (T, bool) { return get(it), true }
-}
-
-func propFn(p *Property) any {
-	switch p.Type {
-	case EdmInt32, EdmInt64:
-		return getter(p.Int)
-	case EdmDecimal:
-		return getter(p.Decimal)
-	case EdmString:
-		return getter(p.String)
-	case EdmBoolean:
-		return getter(p.Bool)
-	}
-	return getter(p.Time)
-}
-
-func through[T any](ent fn[any], get func(any) T) fn[T] {
-	return func(it any, v []any) (T, bool) {
-		x, ok := ent(it, v)
-		if !ok {
-			var zero T
-			return zero, false
-		}
-		return get(x), true
-	}
-}
-
-func viaEntity(ent fn[any], p *Property) any {
+// propFn compiles property p of the entity ent leads to; with ent nil, of the
+// current entity, calling the getter directly.
+func propFn(p *Property, ent fn[any]) any {
 	switch p.Type {
 	case EdmInt32, EdmInt64:
 		return through(ent, p.Int)
@@ -256,6 +229,20 @@ func viaEntity(ent fn[any], p *Property) any {
 		return through(ent, p.Bool)
 	}
 	return through(ent, p.Time)
+}
+
+func through[T any](ent fn[any], get func(any) T) fn[T] {
+	if ent == nil {
+		return func(it any, _ []any) (T, bool) { return get(it), true }
+	}
+	return func(it any, v []any) (T, bool) {
+		x, ok := ent(it, v)
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		return get(x), true
+	}
 }
 
 func (c *compiler) lambda(l *Lambda) any {

@@ -1,9 +1,5 @@
 package odata
 
-import (
-	"strconv"
-)
-
 // $compute (OData 4.01 Protocol, section 11.2.5.3): arithmetic over an entity's
 // numeric properties, each named by an alias that $select, $filter and $orderby
 // then use as if it were a property, as ASP.NET Core OData allows:
@@ -24,8 +20,8 @@ type computeSyntax struct {
 type computed struct {
 	name string
 	expr Expr
-	typ  Type      // TypeInt or TypeDecimal
-	f    fn[int64] // the value, in units of 1/decimalScale for TypeDecimal
+	kind EdmType   // EdmInt64 or EdmDecimal
+	f    fn[int64] // the value, in units of 1/decimalScale for EdmDecimal
 }
 
 // computeList parses item {, item} of $compute.
@@ -63,7 +59,11 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 		if typ != TypeInt && typ != TypeDecimal {
 			fail("", it.expr.Pos(), "$compute takes arithmetic on Int and Decimal values; %s is %v", name, typ)
 		}
-		out = append(out, &computed{name: name, expr: it.expr, typ: typ, f: c.compile(it.expr).(fn[int64])})
+		kind := EdmInt64
+		if typ == TypeDecimal {
+			kind = EdmDecimal
+		}
+		out = append(out, &computed{name: name, expr: it.expr, kind: kind, f: c.compile(it.expr).(fn[int64])})
 	}
 	return out
 }
@@ -120,24 +120,11 @@ func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
 		comma = true
 		b = appendString(b, c.name)
 		b = append(b, ':')
-		v, ok := c.f(x, nil)
-		switch {
-		case !ok:
+		if v, ok := c.f(x, nil); ok {
+			b = q.out.appendNumber(b, v, c.kind)
+		} else {
 			b = append(b, "null"...)
-		case q.out.ieee754: // both are Edm.Decimal or Edm.Int64 to a client
-			b = append(b, '"')
-			b = appendNumber(b, v, c.typ)
-			b = append(b, '"')
-		default:
-			b = appendNumber(b, v, c.typ)
 		}
 	}
 	return b
-}
-
-func appendNumber(b []byte, v int64, t Type) []byte {
-	if t == TypeDecimal {
-		return appendDecimal(b, v)
-	}
-	return strconv.AppendInt(b, v, 10)
 }

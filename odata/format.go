@@ -159,18 +159,3 @@ func (q *Query) appendControl(b []byte, x any, comma bool) []byte {
 	}
 	return b
 }
-
-// typeAnnotation is the short name full metadata annotates a property's value
-// with when JSON alone does not tell its type (OData JSON Format, section 4.5.3),
-// or "".
-func typeAnnotation(t EdmType) string {
-	switch t {
-	case EdmDecimal:
-		return "#Decimal"
-	case EdmInt64:
-		return "#Int64"
-	case EdmDateTimeOffset:
-		return "#DateTimeOffset"
-	}
-	return ""
-}

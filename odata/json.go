@@ -27,7 +27,7 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 	}
 	if withCount { // counts stay in odata.metadata=none: they are data the client asked for
 		b = append(b, `"@odata.count":`...)
-		b = q.appendInt(b, int64(count))
+		b = q.out.appendNumber(b, int64(count), EdmInt64)
 		// The contract's own member is a JSON number in every format.
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(count), 10)
@@ -105,7 +105,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
-		if a := typeAnnotation(p.Type); full && a != "" {
+		if a := edmTypes[p.Type].annotation; full && a != "" {
 			b = appendString(b, p.Name+"@odata.type")
 			b = append(b, ':')
 			b = appendString(b, a)
@@ -128,7 +128,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			_, n := e.q.evaluate(e.nav.Many(x), nil, true)
 			b = appendString(b, e.nav.Name+"@odata.count")
 			b = append(b, ':')
-			b = q.appendInt(b, int64(n))
+			b = q.out.appendNumber(b, int64(n), EdmInt64)
 			continue
 		}
 		if e.nav.Collection {
@@ -136,7 +136,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			if e.q.count {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')
-				b = q.appendInt(b, int64(n))
+				b = q.out.appendNumber(b, int64(n), EdmInt64)
 				b = append(b, ',')
 			}
 			b = appendString(b, e.nav.Name)
@@ -168,14 +168,22 @@ func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	return appendValue(b, p, x)
 }
 
-// appendInt writes a count, an Edm.Int64: a string with IEEE754Compatible.
-func (q *Query) appendInt(b []byte, n int64) []byte {
-	if q.out.ieee754 {
+// appendNumber writes v, an integer or (kind EdmDecimal) a decimal; with
+// IEEE754Compatible, Edm.Decimal and Edm.Int64 values are strings.
+func (f format) appendNumber(b []byte, v int64, kind EdmType) []byte {
+	quote := f.ieee754 && (kind == EdmDecimal || kind == EdmInt64)
+	if quote {
 		b = append(b, '"')
-		b = strconv.AppendInt(b, n, 10)
-		return append(b, '"')
 	}
-	return strconv.AppendInt(b, n, 10)
+	if kind == EdmDecimal {
+		b = appendDecimal(b, v)
+	} else {
+		b = strconv.AppendInt(b, v, 10)
+	}
+	if quote {
+		b = append(b, '"')
+	}
+	return b
 }
 
 func appendValue(b []byte, p *Property, x any) []byte {

@@ -19,21 +19,26 @@ const (
 	EdmDateTimeOffset
 )
 
+// edmTypes gives each EdmType its CSDL name, its expression type and the
+// annotation full metadata adds to its values, when JSON alone does not tell
+// the type (OData JSON Format, section 4.5.3).
+var edmTypes = [...]struct {
+	name       string
+	typ        Type
+	annotation string
+}{
+	EdmInt32:          {"Edm.Int32", TypeInt, ""},
+	EdmInt64:          {"Edm.Int64", TypeInt, "#Int64"},
+	EdmDecimal:        {"Edm.Decimal", TypeDecimal, "#Decimal"},
+	EdmString:         {"Edm.String", TypeString, ""},
+	EdmBoolean:        {"Edm.Boolean", TypeBool, ""},
+	EdmDateTimeOffset: {"Edm.DateTimeOffset", TypeDateTimeOffset, "#DateTimeOffset"},
+}
+
 // String returns the qualified CSDL name, e.g. "Edm.Int32".
 func (t EdmType) String() string {
-	switch t {
-	case EdmInt32:
-		return "Edm.Int32"
-	case EdmInt64:
-		return "Edm.Int64"
-	case EdmDecimal:
-		return "Edm.Decimal"
-	case EdmString:
-		return "Edm.String"
-	case EdmBoolean:
-		return "Edm.Boolean"
-	case EdmDateTimeOffset:
-		return "Edm.DateTimeOffset"
+	if t > 0 && int(t) < len(edmTypes) {
+		return edmTypes[t].name
 	}
 	return fmt.Sprintf("EdmType(%d)", int(t))
 }
@@ -226,22 +231,14 @@ func (t *EntityType) init() error {
 }
 
 func (p *Property) check() error {
-	var ok bool
-	switch p.Type {
-	case EdmInt32, EdmInt64:
-		ok = p.Int != nil
-	case EdmDecimal:
-		ok = p.Decimal != nil
-	case EdmString:
-		ok = p.String != nil
-	case EdmBoolean:
-		ok = p.Bool != nil
-	case EdmDateTimeOffset:
-		ok = p.Time != nil
-	default:
+	hasGetter, known := map[EdmType]bool{
+		EdmInt32: p.Int != nil, EdmInt64: p.Int != nil, EdmDecimal: p.Decimal != nil,
+		EdmString: p.String != nil, EdmBoolean: p.Bool != nil, EdmDateTimeOffset: p.Time != nil,
+	}[p.Type]
+	switch {
+	case !known:
 		return fmt.Errorf("unknown type %v", p.Type)
-	}
-	if !ok {
+	case !hasGetter:
 		return fmt.Errorf("missing getter for %v", p.Type)
 	}
 	return nil
