@@ -44,7 +44,7 @@ func (a *applySyntax) aggregated() bool { return a.grouped || len(a.aggs) > 0 }
 // applyList parses the transformations of $apply.
 func (p *parser) applyList() *applySyntax {
 	a := &applySyntax{}
-	for {
+	p.list(tokSlash, func() {
 		if a.aggregated() {
 			p.fail(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
 		}
@@ -80,32 +80,21 @@ func (p *parser) applyList() *applySyntax {
 		}
 		p.leave()
 		p.expect(tokRParen)
-		if p.tok.kind != tokSlash {
-			return a
-		}
-		p.advance()
-	}
+	})
+	return a
 }
 
 // groupProperties parses (name {, name}).
-func (p *parser) groupProperties() []Segment {
+func (p *parser) groupProperties() (names []Segment) {
 	p.expect(tokLParen)
-	var names []Segment
-	for {
-		names = append(names, p.plainName("expected property name"))
-		if p.tok.kind != tokComma {
-			break
-		}
-		p.advance()
-	}
+	p.list(tokComma, func() { names = append(names, p.plainName("expected property name")) })
 	p.expect(tokRParen)
 	return names
 }
 
 // aggregateList parses item {, item} of aggregate().
-func (p *parser) aggregateList() []aggSyntax {
-	var items []aggSyntax
-	for {
+func (p *parser) aggregateList() (items []aggSyntax) {
+	p.list(tokComma, func() {
 		var it aggSyntax
 		if p.isWord("$count") {
 			p.node()
@@ -130,11 +119,8 @@ func (p *parser) aggregateList() []aggSyntax {
 		}
 		it.alias = p.asAlias()
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
 // asAlias parses "as name", the alias that ends an item of $compute or of aggregate.

@@ -25,18 +25,12 @@ type computed struct {
 }
 
 // computeList parses item {, item} of $compute.
-func (p *parser) computeList() []computeSyntax {
-	var items []computeSyntax
-	for {
-		var it computeSyntax
-		it.expr = p.expr()
-		it.alias = p.asAlias()
-		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+func (p *parser) computeList() (items []computeSyntax) {
+	p.list(tokComma, func() {
+		e := p.expr()
+		items = append(items, computeSyntax{e, p.asAlias()})
+	})
+	return items
 }
 
 // resolveCompute checks each item against entity type t: an alias new to t and

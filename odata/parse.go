@@ -24,7 +24,7 @@ type options struct {
 	top, skip  int64
 	count      bool
 	apply      *applySyntax    // top level only
-	search     searchNode      // top level only
+	search     searchExpr      // top level only
 	compute    []computeSyntax // top level only
 }
 
@@ -252,13 +252,7 @@ func (p *parser) call() Expr {
 	}
 	p.enter()
 	defer p.leave()
-	for {
-		c.Args = append(c.Args, p.expr())
-		if p.tok.kind != tokComma {
-			break
-		}
-		p.advance()
-	}
+	p.list(tokComma, func() { c.Args = append(c.Args, p.expr()) })
 	p.expect(tokRParen)
 	return c
 }
@@ -363,10 +357,20 @@ func (p *parser) inList(x Expr, pos int) Expr {
 	return in
 }
 
-// orderBy parses key [asc|desc] {, key [asc|desc]}.
-func (p *parser) orderBy() []OrderItem {
-	var items []OrderItem
+// list parses item {sep item}.
+func (p *parser) list(sep tokKind, item func()) {
 	for {
+		item()
+		if p.tok.kind != sep {
+			return
+		}
+		p.advance()
+	}
+}
+
+// orderBy parses key [asc|desc] {, key [asc|desc]}.
+func (p *parser) orderBy() (items []OrderItem) {
+	p.list(tokComma, func() {
 		if len(items) == p.budget.MaxOrderByKeys {
 			p.fail(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
 		}
@@ -376,16 +380,13 @@ func (p *parser) orderBy() []OrderItem {
 			p.advance()
 		}
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
 // selectList parses name {, name} or *.
 func (p *parser) selectList(o *options) {
-	for {
+	p.list(tokComma, func() {
 		switch {
 		case p.tok.kind == tokStar:
 			o.selectStar = true
@@ -399,19 +400,14 @@ func (p *parser) selectList(o *options) {
 		default:
 			p.unexpected("expected property name")
 		}
-		if p.tok.kind != tokComma {
-			return
-		}
-		p.advance()
-	}
+	})
 }
 
 // expandList parses item {, item} where item is nav [( options )].
-func (p *parser) expandList() []*expandItem {
+func (p *parser) expandList() (items []*expandItem) {
 	p.enter()
 	defer p.leave()
-	var items []*expandItem
-	for {
+	p.list(tokComma, func() {
 		if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
 			p.unexpected("expected navigation property")
 		}
@@ -432,18 +428,15 @@ func (p *parser) expandList() []*expandItem {
 			p.expect(tokRParen)
 		}
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
 // nestedOptions parses name=value {; name=value} inside $expand(...). The
 // leading $ is optional there, as OData 4.01 allows.
 func (p *parser) nestedOptions(o *options) {
 	o.present = map[string]int{}
-	for {
+	p.list(tokSemi, func() {
 		if p.tok.kind != tokIdent {
 			p.unexpected("expected query option")
 		}
@@ -464,11 +457,7 @@ func (p *parser) nestedOptions(o *options) {
 		if !p.option(o, name) {
 			p.fail(namePos, "query option %s is not supported in $expand", name)
 		}
-		if p.tok.kind != tokSemi {
-			return
-		}
-		p.advance()
-	}
+	})
 }
 
 // count parses a non-negative integer ($top, $skip).

@@ -143,7 +143,7 @@ func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 		}
 		o.present[lname] = 0
 		labels[lname] = name
-		if err := parseOption(o, lname, prm.value, b); err != nil {
+		if err := parseOption(o, lname, prm.value, b, t); err != nil {
 			e := err.(*Error)
 			e.Option = name
 			return nil, e
@@ -163,11 +163,11 @@ func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 }
 
 // parseOption parses the value of one top-level system query option.
-func parseOption(o *options, name, value string, b *budget) error {
+func parseOption(o *options, name, value string, b *budget, t *EntityType) error {
 	return run(func() {
 		switch name {
 		case "$search": // its own grammar: words, not expressions
-			o.search = parseSearch(value, b)
+			o.search = parseSearch(value, b, t)
 			return
 		case "$apply": // top level only, so not among the options $expand takes
 			p := newParser(value, b)
@@ -225,9 +225,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 			}
 		}
 	}
-	if o.search != nil {
-		q.search = compileSearch(o.search, t)
-	}
+	q.search = o.search
 	if o.compute != nil {
 		if q.agg != nil {
 			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
