@@ -76,13 +76,7 @@ func (p *parser) fail(pos int, format string, args ...any) {
 	panic(errorf(pos, fmt.Sprintf(format, args...)))
 }
 
-func (p *parser) advance() {
-	t, err := p.lex.next()
-	if err != nil {
-		panic(err)
-	}
-	p.tok = t
-}
+func (p *parser) advance() { p.tok = p.lex.next() }
 
 func (p *parser) expect(k tokKind) token {
 	t := p.tok
