@@ -56,7 +56,6 @@ type lexer struct {
 	off int
 }
 
-
 var punct = [256]tokKind{'(': tokLParen, ')': tokRParen, ',': tokComma, '/': tokSlash,
 	':': tokColon, ';': tokSemi, '=': tokEquals, '*': tokStar}
 
