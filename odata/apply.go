@@ -46,7 +46,7 @@ func (p *parser) applyList() *applySyntax {
 	a := &applySyntax{}
 	p.list(tokSlash, func() {
 		if a.aggregated() {
-			p.fail(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
+			failf(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
 		}
 		if p.tok.kind != tokIdent {
 			p.unexpected("expected transformation filter, groupby or aggregate")
@@ -76,7 +76,7 @@ func (p *parser) applyList() *applySyntax {
 			a.pos = pos
 			a.aggs = p.aggregateList()
 		default:
-			p.fail(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
+			failf(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
 		}
 		p.leave()
 		p.expect(tokRParen)
@@ -113,7 +113,7 @@ func (p *parser) aggregateList() (items []aggSyntax) {
 			switch it.method {
 			case "sum", "min", "max", "average", "countdistinct":
 			default:
-				p.fail(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
+				failf(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
 			}
 			p.advance()
 		}
@@ -142,7 +142,7 @@ func (p *parser) plainName(expected string) Segment {
 	s := Segment{Name: p.tok.text, Pos: p.tok.pos}
 	p.advance()
 	if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
-		p.fail(p.tok.pos, "only property names of %s can be used here", "the entity")
+		failf(p.tok.pos, "only property names of %s can be used here", "the entity")
 	}
 	return s
 }
@@ -192,14 +192,14 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 	name := func(s Segment) {
 		k := strings.ToLower(s.Name)
 		if names[k] {
-			fail("", s.Pos, "%s is named twice in the result of $apply", s.Name)
+			failf(s.Pos, "%s is named twice in the result of $apply", s.Name)
 		}
 		names[k] = true
 	}
 	prop := func(s Segment) *Property {
 		pr := t.Property(s.Name)
 		if pr == nil {
-			fail("", s.Pos, "unknown property %s on %s", s.Name, t.Name)
+			failf(s.Pos, "unknown property %s on %s", s.Name, t.Name)
 		}
 		return pr
 	}
@@ -220,7 +220,7 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 			switch it.method {
 			case "sum", "average":
 				if !numeric {
-					fail("", it.prop.Pos, "%s of %s: %s is not numeric", it.method, ag.prop.Name, kind)
+					failf(it.prop.Pos, "%s of %s: %s is not numeric", it.method, ag.prop.Name, kind)
 				}
 			case "countdistinct":
 				kind = EdmInt64
@@ -244,11 +244,11 @@ func (g *aggregation) orderRows(items []OrderItem) {
 	for _, it := range items {
 		p, ok := it.Expr.(*Path)
 		if !ok || len(p.Segments) != 1 {
-			fail("", it.Expr.Pos(), "after groupby or aggregate, $orderby takes only names of the result's properties")
+			failf(it.Expr.Pos(), "after groupby or aggregate, $orderby takes only names of the result's properties")
 		}
 		col := slices.IndexFunc(g.cols, func(c column) bool { return strings.EqualFold(c.name, p.Segments[0].Name) })
 		if col < 0 {
-			fail("", it.Expr.Pos(), "%s is not a property of the result of $apply", p.Segments[0].Name)
+			failf(it.Expr.Pos(), "%s is not a property of the result of $apply", p.Segments[0].Name)
 		}
 		g.order = append(g.order, rowKey{col, it.Desc})
 	}

@@ -64,15 +64,11 @@ type rangeVar struct {
 	typ  *EntityType
 }
 
-func (c *checker) fail(pos int, format string, args ...any) {
-	panic(errorf(pos, fmt.Sprintf(format, args...)))
-}
-
 // checkBool checks e and requires a Boolean result, as $filter and lambda
 // bodies do.
 func (c *checker) checkBool(e Expr) {
 	if t := c.check(e); t != TypeBool {
-		c.fail(e.Pos(), "expression must be Boolean, not %v", t)
+		failf(e.Pos(), "expression must be Boolean, not %v", t)
 	}
 }
 
@@ -102,7 +98,7 @@ func (c *checker) check(e Expr) Type {
 		case e.Op == "-" && t.numeric():
 			return setType(e, t)
 		}
-		c.fail(e.pos, "operator %s cannot be applied to %v", e.Op, t)
+		failf(e.pos, "operator %s cannot be applied to %v", e.Op, t)
 	case *Binary:
 		return setType(e, c.binary(e))
 	case *In:
@@ -136,7 +132,7 @@ func (c *checker) binary(e *Binary) Type {
 	case "and", "or":
 		for _, t := range []Type{x, y} {
 			if t != TypeBool && t != TypeNull {
-				c.fail(e.pos, "operator %s requires Boolean operands, not %v and %v", e.Op, x, y)
+				failf(e.pos, "operator %s requires Boolean operands, not %v and %v", e.Op, x, y)
 			}
 		}
 		return TypeBool
@@ -148,24 +144,24 @@ func (c *checker) binary(e *Binary) Type {
 			ok = false
 		}
 		if !ok {
-			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
 		}
 		e.num = t
 		return TypeBool
 	case "gt", "ge", "lt", "le":
 		t, ok := promote(x, y)
 		if !ok || t == TypeEntity || t == TypeBool || t == TypeNull {
-			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
 		}
 		e.num = t
 		return TypeBool
 	case "has":
-		c.fail(e.pos, "operator has requires an enumeration type; this model has none")
+		failf(e.pos, "operator has requires an enumeration type; this model has none")
 	}
 	// Arithmetic.
 	t, ok := promote(x, y)
 	if !ok || !t.numeric() {
-		c.fail(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)
+		failf(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)
 	}
 	if e.Op == "divby" && t == TypeInt {
 		t = TypeDecimal
@@ -177,13 +173,13 @@ func (c *checker) binary(e *Binary) Type {
 func (c *checker) in(e *In) Type {
 	t := c.check(e.X)
 	if t == TypeEntity || t == TypeCollection {
-		c.fail(e.pos, "operator in cannot be applied to %v", t)
+		failf(e.pos, "operator in cannot be applied to %v", t)
 	}
 	for _, item := range e.List {
 		it := c.check(item)
 		u, ok := promote(t, it)
 		if !ok || u == TypeEntity {
-			c.fail(item.Pos(), "list item of type %v cannot be compared with %v", it, t)
+			failf(item.Pos(), "list item of type %v cannot be compared with %v", it, t)
 		}
 		t = u
 	}
@@ -194,7 +190,7 @@ func (c *checker) in(e *In) Type {
 func (c *checker) call(e *Call) Type {
 	fn := functions[e.Name]
 	if fn == nil {
-		c.fail(e.pos, "unknown function %s", e.Name)
+		failf(e.pos, "unknown function %s", e.Name)
 	}
 	args := make([]Type, len(e.Args))
 	for i, a := range e.Args {
@@ -216,13 +212,13 @@ func (c *checker) call(e *Call) Type {
 		for _, s := range fn.sigs {
 			ns = append(ns, fmt.Sprint(len(s.params)))
 		}
-		c.fail(e.pos, "function %s takes %s arguments, not %d", e.Name, strings.Join(ns, " or "), len(args))
+		failf(e.pos, "function %s takes %s arguments, not %d", e.Name, strings.Join(ns, " or "), len(args))
 	}
 	names := make([]string, len(args))
 	for i, a := range args {
 		names[i] = a.String()
 	}
-	c.fail(e.pos, "function %s cannot be applied to (%s)", e.Name, strings.Join(names, ", "))
+	failf(e.pos, "function %s cannot be applied to (%s)", e.Name, strings.Join(names, ", "))
 	return TypeInvalid
 }
 
@@ -259,7 +255,7 @@ func (c *checker) path(p *Path) Type {
 	case first == "$it":
 		segs = segs[1:]
 	case strings.HasPrefix(first, "$"):
-		c.fail(segs[0].Pos, "%s is not supported", first)
+		failf(segs[0].Pos, "%s is not supported", first)
 	}
 	if len(segs) == 0 {
 		return TypeEntity
@@ -267,18 +263,18 @@ func (c *checker) path(p *Path) Type {
 	for i, s := range segs {
 		last := i == len(segs)-1
 		if s.Name == "$count" {
-			c.fail(s.Pos, "$count must follow a collection navigation property")
+			failf(s.Pos, "$count must follow a collection navigation property")
 		}
 		if prop := cur.Property(s.Name); prop != nil {
 			if !last {
-				c.fail(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
+				failf(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
 			}
 			p.Prop = prop
 			return edmTypes[prop.Type].typ
 		}
 		nav := cur.nav(s.Name)
 		if nav == nil {
-			c.fail(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
+			failf(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
 		}
 		p.Navs = append(p.Navs, nav)
 		if nav.Collection {
@@ -293,12 +289,12 @@ func (c *checker) path(p *Path) Type {
 					sub := &checker{root: nav.Target}
 					sub.checkBool(p.CountFilter)
 					if sub.maxv > 0 {
-						c.fail(p.CountFilter.Pos(), "any and all cannot be used in $count($filter=...)")
+						failf(p.CountFilter.Pos(), "any and all cannot be used in $count($filter=...)")
 					}
 				}
 				return TypeInt
 			}
-			c.fail(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)
+			failf(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)
 		}
 		cur = nav.Target
 	}
@@ -316,14 +312,14 @@ func (c *checker) lookupVar(name string) int {
 
 func (c *checker) lambda(l *Lambda) Type {
 	if t := c.path(l.Source); t != TypeCollection || l.Source.Count {
-		c.fail(l.pos, "%s requires a collection navigation property", map[bool]string{true: "all", false: "any"}[l.All])
+		failf(l.pos, "%s requires a collection navigation property", map[bool]string{true: "all", false: "any"}[l.All])
 	}
 	l.Source.typ = TypeCollection
 	if l.Body == nil {
 		return TypeBool
 	}
 	if c.lookupVar(l.Var) >= 0 || l.Var == "$it" {
-		c.fail(l.pos, "lambda variable %s is already defined", l.Var)
+		failf(l.pos, "lambda variable %s is already defined", l.Var)
 	}
 	nav := l.Source.Navs[len(l.Source.Navs)-1]
 	l.Depth = len(c.vars)

@@ -42,16 +42,16 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 	for _, it := range items {
 		name := it.alias.Name
 		if t.Property(name) != nil || t.nav(name) != nil || seen[name] {
-			fail("", it.alias.Pos, "alias %s is already a property of %s or an earlier alias", name, t.Name)
+			failf(it.alias.Pos, "alias %s is already a property of %s or an earlier alias", name, t.Name)
 		}
 		seen[name] = true
 		ck := &checker{root: t}
 		typ := ck.check(it.expr)
 		if ck.maxv > 0 {
-			fail("", it.expr.Pos(), "lambda expressions cannot be used in $compute")
+			failf(it.expr.Pos(), "lambda expressions cannot be used in $compute")
 		}
 		if typ != TypeInt && typ != TypeDecimal {
-			fail("", it.expr.Pos(), "$compute takes arithmetic on Int and Decimal values; %s is %v", name, typ)
+			failf(it.expr.Pos(), "$compute takes arithmetic on Int and Decimal values; %s is %v", name, typ)
 		}
 		kind := EdmInt64
 		if typ == TypeDecimal {

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -44,3 +45,6 @@ func asError(err error) (*Error, bool) {
 }
 
 func errorf(pos int, msg string) *Error { return &Error{Pos: pos, Msg: msg} }
+
+// failf raises a query error at pos, which run turns into a returned one.
+func failf(pos int, format string, args ...any) { panic(errorf(pos, fmt.Sprintf(format, args...))) }

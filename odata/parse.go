@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -72,10 +71,6 @@ func run(f func()) (err error) {
 	return nil
 }
 
-func (p *parser) fail(pos int, format string, args ...any) {
-	panic(errorf(pos, fmt.Sprintf(format, args...)))
-}
-
 func (p *parser) advance() { p.tok = p.lex.next() }
 
 func (p *parser) expect(k tokKind) token {
@@ -89,15 +84,15 @@ func (p *parser) expect(k tokKind) token {
 
 func (p *parser) unexpected(context string) {
 	if p.tok.kind == tokEOF {
-		p.fail(p.tok.pos, "%s, found end of input", context)
+		failf(p.tok.pos, "%s, found end of input", context)
 	}
-	p.fail(p.tok.pos, "%s, found %s", context, p.tok)
+	failf(p.tok.pos, "%s, found %s", context, p.tok)
 }
 
 func (p *parser) enter() {
 	p.depth++
 	if p.depth > p.budget.MaxDepth {
-		p.fail(p.tok.pos, "expression nested too deeply (more than %d levels)", p.budget.MaxDepth)
+		failf(p.tok.pos, "expression nested too deeply (more than %d levels)", p.budget.MaxDepth)
 	}
 }
 
@@ -106,7 +101,7 @@ func (p *parser) enter() {
 func (p *parser) node() {
 	p.budget.nodes++
 	if p.budget.nodes > p.budget.MaxNodes {
-		p.fail(p.tok.pos, "query has more than %d expression nodes", p.budget.MaxNodes)
+		failf(p.tok.pos, "query has more than %d expression nodes", p.budget.MaxNodes)
 	}
 }
 
@@ -120,7 +115,7 @@ func (p *parser) isWord(w string) bool {
 
 func (p *parser) end() {
 	if p.tok.kind == tokSemi {
-		p.fail(p.tok.pos, "';' does not separate query options; use '&'")
+		failf(p.tok.pos, "';' does not separate query options; use '&'")
 	}
 	if p.tok.kind != tokEOF {
 		p.unexpected("expected operator or end of expression")
@@ -163,7 +158,7 @@ func (p *parser) binary(minPrec int) Expr {
 			p.unexpected("expected expression after '" + op + "'")
 		}
 		if !p.tok.space {
-			p.fail(p.tok.pos, "expected whitespace after '%s'", op)
+			failf(p.tok.pos, "expected whitespace after '%s'", op)
 		}
 		if op == "in" {
 			x = p.inList(x, pos)
@@ -183,7 +178,7 @@ func (p *parser) unary() Expr {
 		p.node()
 		p.advance()
 		if !p.tok.space && p.tok.kind != tokLParen {
-			p.fail(p.tok.pos, "expected whitespace after 'not'")
+			failf(p.tok.pos, "expected whitespace after 'not'")
 		}
 		return &Unary{exprBase: exprBase{pos: pos}, Op: "not", X: p.unary()}
 	case p.tok.kind == tokMinus:
@@ -220,7 +215,7 @@ func (p *parser) primary() Expr {
 		}
 		if p.callFollows() {
 			if lower == "any" || lower == "all" {
-				p.fail(t.end, "%s must follow a collection path", lower)
+				failf(t.end, "%s must follow a collection path", lower)
 			}
 			return p.call()
 		}
@@ -293,7 +288,7 @@ func (p *parser) countFilter() Expr {
 
 func (p *parser) lambda(src *Path, all bool) Expr {
 	if p.lambdas == p.budget.MaxLambdaDepth {
-		p.fail(p.tok.pos, "any and all nested more than %d deep", p.budget.MaxLambdaDepth)
+		failf(p.tok.pos, "any and all nested more than %d deep", p.budget.MaxLambdaDepth)
 	}
 	p.node()
 	l := &Lambda{exprBase: exprBase{pos: p.tok.pos}, Source: src, All: all}
@@ -301,7 +296,7 @@ func (p *parser) lambda(src *Path, all bool) Expr {
 	p.expect(tokLParen)
 	if p.tok.kind == tokRParen {
 		if all {
-			p.fail(p.tok.pos, "all requires a lambda expression")
+			failf(p.tok.pos, "all requires a lambda expression")
 		}
 		p.advance()
 		return l
@@ -338,12 +333,12 @@ func (p *parser) inList(x Expr, pos int) Expr {
 	in.List = append(in.List, p.expr())
 	for p.tok.kind == tokComma {
 		if _, ok := in.List[0].(*Literal); !ok {
-			p.fail(p.tok.pos, "a list may contain only literals")
+			failf(p.tok.pos, "a list may contain only literals")
 		}
 		p.advance()
 		e := p.expr()
 		if _, ok := e.(*Literal); !ok {
-			p.fail(e.Pos(), "a list may contain only literals")
+			failf(e.Pos(), "a list may contain only literals")
 		}
 		in.List = append(in.List, e)
 	}
@@ -366,7 +361,7 @@ func (p *parser) list(sep tokKind, item func()) {
 func (p *parser) orderBy() (items []OrderItem) {
 	p.list(tokComma, func() {
 		if len(items) == p.budget.MaxOrderByKeys {
-			p.fail(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
+			failf(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
 		}
 		it := OrderItem{Expr: p.expr()}
 		if (p.isWord("asc") || p.isWord("desc")) && p.tok.space {
@@ -389,7 +384,7 @@ func (p *parser) selectList(o *options) {
 			o.selects = append(o.selects, Segment{Name: p.tok.text, Pos: p.tok.pos})
 			p.advance()
 			if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
-				p.fail(p.tok.pos, "only property names can be selected")
+				failf(p.tok.pos, "only property names can be selected")
 			}
 		default:
 			p.unexpected("expected property name")
@@ -411,7 +406,7 @@ func (p *parser) expandList() (items []*expandItem) {
 			slash := p.tok.pos
 			p.advance()
 			if p.tok.kind != tokIdent || p.tok.text != "$count" || p.tok.space {
-				p.fail(slash, "only navigation property names, or one followed by /$count, can be expanded")
+				failf(slash, "only navigation property names, or one followed by /$count, can be expanded")
 			}
 			it.count = true
 			p.advance()
@@ -445,11 +440,11 @@ func (p *parser) nestedOptions(o *options) {
 		}
 		p.advance()
 		if _, dup := o.present[name]; dup {
-			p.fail(namePos, "duplicate option %s", name)
+			failf(namePos, "duplicate option %s", name)
 		}
 		o.present[name] = p.tok.pos
 		if !p.option(o, name) {
-			p.fail(namePos, "query option %s is not supported in $expand", name)
+			failf(namePos, "query option %s is not supported in $expand", name)
 		}
 	})
 }
@@ -458,7 +453,7 @@ func (p *parser) nestedOptions(o *options) {
 func (p *parser) count() int64 {
 	t := p.tok
 	if t.kind == tokLiteral && (t.lit.Kind != TypeInt || t.lit.Int < 0 || p.lex.src[t.pos] == '+') {
-		p.fail(t.pos, "expected non-negative integer")
+		failf(t.pos, "expected non-negative integer")
 	}
 	if t.kind != tokLiteral {
 		p.unexpected("expected non-negative integer")

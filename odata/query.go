@@ -349,10 +349,10 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 		ck := &checker{root: t}
 		switch typ := ck.check(it.Expr); typ {
 		case TypeNull, TypeEntity, TypeCollection:
-			ck.fail(it.Expr.Pos(), "cannot order by a value of type %v", typ)
+			failf(it.Expr.Pos(), "cannot order by a value of type %v", typ)
 		}
 		if ck.maxv > 0 {
-			ck.fail(it.Expr.Pos(), "lambda expressions cannot be used in $orderby")
+			failf(it.Expr.Pos(), "lambda expressions cannot be used in $orderby")
 		}
 		keys[i] = orderKey{expr: it.Expr, desc: it.Desc, f: c.compile(it.Expr)}
 	}
