@@ -64,23 +64,10 @@ type batchResponse struct {
 	Body    json.RawMessage   `json:"body,omitempty"`
 }
 
-// batchAllow is the Allow header of $batch: a batch is sent by POST only.
-const batchAllow = "POST, OPTIONS"
-
 // ServeHTTP answers a request to $batch: a POST is a batch, OPTIONS is
 // answered 204, any other method 405.
 func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodOptions:
-		w.Header().Set("Allow", batchAllow)
-		w.Header().Set("OData-Version", "4.0")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", batchAllow)
-		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+r.Method+" is not allowed on $batch; allowed: "+batchAllow))
+	if !allowOnly(w, r, "$batch", http.MethodPost) {
 		return
 	}
 	limits := bt.Limits.orDefault()

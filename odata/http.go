@@ -3,6 +3,7 @@ package odata
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,4 +212,22 @@ func write(w http.ResponseWriter, r Response) {
 	}
 	w.WriteHeader(r.Status)
 	w.Write(r.Body)
+}
+
+// allowOnly answers OPTIONS with 204 and a method not among methods with 405,
+// naming the allowed ones; it reports whether r is left for the caller.
+func allowOnly(w http.ResponseWriter, r *http.Request, what string, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
+		return true
+	}
+	allow := strings.Join(methods, ", ") + ", OPTIONS"
+	w.Header().Set("Allow", allow)
+	if r.Method == http.MethodOptions {
+		w.Header().Set("OData-Version", "4.0")
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
+			"method "+r.Method+" is not allowed on "+what+"; allowed: "+allow))
+	}
+	return false
 }

@@ -59,9 +59,6 @@ type SetRoutes struct {
 	Named map[string]*Route
 }
 
-// allowHeader is the Allow header of every resource: the service is read-only.
-const allowHeader = "GET, HEAD, OPTIONS"
-
 // ServeHTTP answers r, whose path is below s.Root.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.Root)
@@ -83,17 +80,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		w.Header().Set("Allow", allowHeader)
-		w.Header().Set("OData-Version", "4.0")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", allowHeader)
-		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allowHeader))
+	if !allowOnly(w, r, r.URL.Path, http.MethodGet, http.MethodHead) {
 		return
 	}
 	if s.RejectPassword && containsPassword(r.URL.RawQuery) {
