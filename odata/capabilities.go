@@ -19,15 +19,6 @@ var limitTerms = [][2]string{
 	{"MaxGroups", "The most groups $apply's groupby may make."},
 }
 
-// terms are the Term elements of limitTerms, in the model's namespace.
-func (s *Service) terms() []string {
-	out := make([]string, len(limitTerms))
-	for i, t := range limitTerms {
-		out[i] = `<Term Name="` + t[0] + `" Type="Edm.Int32" AppliesTo="EntitySet">` + description(t[1]) + `</Term>`
-	}
-	return out
-}
-
 // capabilities are the annotation elements of set, from its routes.
 func (s *Service) capabilities(set *EntitySet) []string {
 	rs, ok := s.Sets[set.Name]

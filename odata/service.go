@@ -155,7 +155,7 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.metadataOnce.Do(func() { s.metadata = s.Model.metadata(s.capabilities, s.terms()) })
+	s.metadataOnce.Do(func() { s.metadata = s.document() })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
