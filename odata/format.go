@@ -3,6 +3,7 @@ package odata
 import (
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -12,51 +13,37 @@ import (
 // JavaScript number cannot hold exactly are strings (IEEE754Compatible). A client
 // asks by $format or, without it, by the Accept header.
 
-// metadataLevel is the odata.metadata parameter: the zero value is the default,
-// minimal.
+// metadataLevel is the odata.metadata parameter; the zero value, minimal, is
+// the default.
 type metadataLevel uint8
 
 const (
 	metadataMinimal metadataLevel = iota
-	metadataNone                  // no control information but counts and next links
+	metadataNone                  // no control information but counts
 	metadataFull                  // and each entity's type, id and edit link
 )
 
-var metadataLevels = map[string]metadataLevel{"minimal": metadataMinimal, "none": metadataNone, "full": metadataFull}
+var metadataNames = [...]string{"minimal", "none", "full"}
 
-func (l metadataLevel) String() string {
-	switch l {
-	case metadataNone:
-		return "none"
-	case metadataFull:
-		return "full"
-	}
-	return "minimal"
-}
-
-// format is the JSON format of one answer. The zero value is the default:
-// minimal metadata, numbers as numbers.
+// format is the JSON format of one answer; the zero value is the default.
 type format struct {
 	metadata metadataLevel
-	// ieee754 writes Edm.Decimal and Edm.Int64 values as JSON strings.
-	ieee754 bool
-	// root is the absolute URL of the service root, for @odata.id in full
-	// metadata ("http://host/api/").
-	root string
-	// explicit is set when $format chose the format, which Accept then does
-	// not change.
-	explicit bool
+	ieee754  bool   // Edm.Decimal and Edm.Int64 values as JSON strings
+	root     string // the absolute URL of the service root, for @odata.id
+	explicit bool   // $format chose the format, which Accept then does not change
 }
 
 // contentType is the Content-Type of a JSON answer in f, echoing the format's
 // parameters as the client must read them.
 func (f format) contentType() string {
-	s := "application/json; odata.metadata=" + f.metadata.String()
+	s := "application/json; odata.metadata=" + metadataNames[f.metadata]
 	if f.ieee754 {
 		s += "; IEEE754Compatible=true"
 	}
 	return s
 }
+
+func notAcceptable(msg string) *Error { return &Error{Status: http.StatusNotAcceptable, Msg: msg} }
 
 // parseFormat reads the value of $format: json, or application/json with
 // format parameters (application/json;odata.metadata=none). Any other format is
@@ -67,8 +54,7 @@ func parseFormat(v string) (format, *Error) {
 	}
 	mt, params, err := mime.ParseMediaType(v)
 	if err != nil || mt != "application/json" {
-		return format{}, &Error{Status: http.StatusNotAcceptable,
-			Msg: "format " + strconv.Quote(v) + " is not served; ask for json or application/json"}
+		return format{}, notAcceptable("format " + strconv.Quote(v) + " is not served; ask for json or application/json")
 	}
 	f, e := formatParams(params)
 	f.explicit = true
@@ -83,21 +69,17 @@ func formatParams(params map[string]string) (format, *Error) {
 	for name, v := range params {
 		switch strings.TrimPrefix(name, "odata.") {
 		case "metadata":
-			l, ok := metadataLevels[strings.ToLower(v)]
-			if !ok {
-				return format{}, &Error{Status: http.StatusNotAcceptable,
-					Msg: "odata.metadata=" + v + " is not served; ask for none, minimal or full"}
+			l := slices.Index(metadataNames[:], strings.ToLower(v))
+			if l < 0 {
+				return format{}, notAcceptable("odata.metadata=" + v + " is not served; ask for none, minimal or full")
 			}
-			f.metadata = l
+			f.metadata = metadataLevel(l)
 		case "ieee754compatible":
-			switch strings.ToLower(v) {
-			case "true":
-				f.ieee754 = true
-			case "false":
-			default:
-				return format{}, &Error{Status: http.StatusNotAcceptable,
-					Msg: "IEEE754Compatible=" + v + " must be true or false"}
+			lv := strings.ToLower(v)
+			if lv != "true" && lv != "false" {
+				return format{}, notAcceptable("IEEE754Compatible=" + v + " must be true or false")
 			}
+			f.ieee754 = lv == "true"
 		}
 	}
 	return f, nil
