@@ -460,13 +460,3 @@ func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 	}
 	return append(b, '}')
 }
-
-// contextFragment is the projection of the rows in the context URL:
-// (category,avgPrice,n).
-func (g *aggregation) contextFragment() string {
-	names := make([]string, len(g.cols))
-	for i, c := range g.cols {
-		names[i] = c.name
-	}
-	return "(" + strings.Join(names, ",") + ")"
-}

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"quartet/internal/jsonstr"
@@ -33,18 +34,8 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 		b = strconv.AppendInt(b, int64(count), 10)
 		b = append(b, ',')
 	}
-	b = append(b, `"value":[`...)
-	for i, x := range page {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '{')
-		b = q.appendFields(b, x, false)
-		if flush != nil && len(b) >= flushSize {
-			b = flush(b)
-		}
-	}
-	return append(b, "]}"...)
+	b = append(b, `"value":`...)
+	return append(q.appendArray(b, page, flush), '}')
 }
 
 // flushSize is how much of a streamed collection is encoded before it is sent.
@@ -69,7 +60,9 @@ func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err e
 	return out, err
 }
 
-func (q *Query) appendArray(b []byte, items []any) []byte {
+// appendArray appends the entities of items as a JSON array, calling flush (if
+// not nil) as appendCollection says.
+func (q *Query) appendArray(b []byte, items []any, flush func([]byte) []byte) []byte {
 	b = append(b, '[')
 	for i, x := range items {
 		if i > 0 {
@@ -77,6 +70,9 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 		}
 		b = append(b, '{')
 		b = q.appendFields(b, x, false)
+		if flush != nil && len(b) >= flushSize {
+			b = flush(b)
+		}
 	}
 	return append(b, ']')
 }
@@ -141,7 +137,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			}
 			b = appendString(b, e.nav.Name)
 			b = append(b, ':')
-			b = e.q.appendArray(b, page)
+			b = e.q.appendArray(b, page, nil)
 			continue
 		}
 		b = appendString(b, e.nav.Name)
@@ -213,15 +209,23 @@ func appendTime(b []byte, t time.Time) []byte {
 func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // contextFragment returns the part of the context URL after the set name:
-// the $select/$expand projection in parentheses, if any.
+// the projection in parentheses, if any.
 func (q *Query) contextFragment() string {
-	if q.agg != nil {
-		return q.agg.contextFragment()
+	if p := q.projection(); p != "" {
+		return "(" + p + ")"
 	}
-	if !q.explicit && len(q.expand) == 0 {
-		return ""
-	}
+	return ""
+}
+
+// projection lists the members of q's answer when they are not the entity's:
+// the rows' columns, or what $select and $expand chose.
+func (q *Query) projection() string {
 	var parts []string
+	if q.agg != nil {
+		for _, c := range q.agg.cols {
+			parts = append(parts, c.name)
+		}
+	}
 	if q.explicit && q.selected == nil {
 		parts = append(parts, "*")
 	}
@@ -232,30 +236,11 @@ func (q *Query) contextFragment() string {
 		parts = append(parts, c.name)
 	}
 	for _, e := range q.expand {
-		if e.count {
-			continue // a count is no projection of the related entities
+		if !e.count { // a count is no projection of the related entities
+			parts = append(parts, e.nav.Name+"("+e.q.projection()+")")
 		}
-		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
 	}
-	if len(parts) == 0 { // only counts were expanded: the whole entity, as without options
-		return ""
-	}
-	s := "("
-	for i, p := range parts {
-		if i > 0 {
-			s += ","
-		}
-		s += p
-	}
-	return s + ")"
-}
-
-func (q *Query) contextFragmentInner() string {
-	f := q.contextFragment()
-	if f == "" {
-		return ""
-	}
-	return f[1 : len(f)-1]
+	return strings.Join(parts, ",")
 }
 
 // contextURL returns the context URL of a collection response for entity
