@@ -152,7 +152,7 @@ func TestEvaluateAgreesWithFullSort(t *testing.T) {
 				raw, len(items), len(page), count, err, len(wantPage), wantCount, ids(page), ids(wantPage))
 		}
 		page, count, err = q.Evaluate(items, restrict, false)
-		if !q.Count() {
+		if !q.count {
 			wantCount = -1
 		}
 		if err != nil || count != wantCount || !slices.Equal(page, wantPage) {

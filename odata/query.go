@@ -98,9 +98,6 @@ type orderKey struct {
 	f    any
 }
 
-// Count reports whether $count=true was requested.
-func (q *Query) Count() bool { return q.count }
-
 // parseQuery parses the raw (still percent-encoded) query string of a
 // request against entity type t and route settings s. The query string as a
 // whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"bytes"
 	"context"
 	"mime"
 	"net/http"
@@ -100,51 +101,43 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routes returns the routes of the entity set named name (in any letter case),
 // or nil.
 func (s *Service) routes(name string) *SetRoutes {
-	set := s.Model.Set(name)
-	if set == nil {
-		return nil
+	if set := s.Model.Set(name); set != nil {
+		if rs, ok := s.Sets[set.Name]; ok {
+			return &rs
+		}
 	}
-	rs, ok := s.Sets[set.Name]
-	if !ok {
-		return nil
-	}
-	return &rs
+	return nil
 }
 
 // serveDocument answers the service document (OData JSON Format, section 5): the
 // entity sets, each with its URL relative to the root.
 func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
-	if !s.checkNoOptions(w, r) {
+	if _, ok := noOptions(w, r); !ok {
 		return
 	}
 	b := []byte(`{"@odata.context":`)
 	b = appendString(b, s.metadataURL())
 	b = append(b, `,"value":[`...)
-	n := 0
 	for _, set := range s.Model.Sets {
-		if _, ok := s.Sets[set.Name]; !ok {
-			continue
+		if _, ok := s.Sets[set.Name]; ok {
+			b = append(b, `{"name":`...)
+			b = appendString(b, set.Name)
+			b = append(b, `,"kind":"EntitySet","url":`...)
+			b = appendString(b, set.Name)
+			b = append(b, "},"...)
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, `{"name":`...)
-		b = appendString(b, set.Name)
-		b = append(b, `,"kind":"EntitySet","url":`...)
-		b = appendString(b, set.Name)
-		b = append(b, '}')
 	}
-	write(w, Response{http.StatusOK, jsonType, append(b, "]}"...)})
+	b = append(bytes.TrimSuffix(b, []byte(",")), "]}"...)
+	write(w, Response{http.StatusOK, jsonType, b})
 }
 
+// serveMetadata answers the CSDL document, as XML only: a $format asking for
+// JSON CSDL is not met with XML that claims to answer it.
 func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	if !s.checkNoOptions(w, r) {
+	params, ok := noOptions(w, r)
+	if !ok {
 		return
 	}
-	// CSDL is served as XML only: a $format asking for JSON CSDL is not met
-	// with XML that claims to answer it.
-	params, _ := splitQuery(r.URL.RawQuery, DefaultLimits) // checked above
 	for _, p := range params {
 		if strings.EqualFold(p.name, "$format") {
 			mt, _, err := mime.ParseMediaType(p.value)
@@ -159,15 +152,15 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
-// checkNoOptions holds the query string of a resource that takes no options to
-// the rules every route's is held to, so that no OData URL answers 200 to a query
-// string the others refuse. It answers the request and reports false if it fails.
-func (s *Service) checkNoOptions(w http.ResponseWriter, r *http.Request) bool {
-	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+// noOptions holds the query string of a resource that takes no options to the
+// rules every route's is held to, so that no OData URL answers 200 to a query
+// string the others refuse. If it fails, it answers the request.
+func noOptions(w http.ResponseWriter, r *http.Request) ([]param, bool) {
+	params, err := splitQuery(r.URL.RawQuery, DefaultLimits)
+	if err != nil {
 		write(w, badRequest(err))
-		return false
 	}
-	return true
+	return params, err == nil
 }
 
 // metadataURL is the URL of $metadata, as context URLs name it.
@@ -191,18 +184,10 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 	}
 	rest := segs[1:]
 	if !hasKey {
-		switch {
-		case len(rest) == 0:
-			rs.List.serveList(w, r)
+		if serveCollection(w, r, rs.List, rest) {
 			return
-		case len(rest) == 1 && rest[0] == "$count":
-			rs.List.serveCount(w, r)
-			return
-		case len(rest) == 1 && rs.Named[rest[0]] != nil:
-			rs.Named[rest[0]].serveList(w, r)
-			return
-		case len(rest) == 2 && rs.Named[rest[0]] != nil && rest[1] == "$count":
-			rs.Named[rest[0]].serveCount(w, r)
+		}
+		if named := rs.Named[rest[0]]; named != nil && serveCollection(w, r, named, rest[1:]) {
 			return
 		}
 		// Key as a segment (/Products/5), the contract's form.
@@ -218,16 +203,16 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 		write(w, notFound(set.Type.Name+" "+strconv.FormatInt(key, 10)+" not found"))
 		return
 	}
+	s.serveEntity(w, r, rs, set, x, key, rest)
+}
+
+// serveEntity answers entity x of set, with key key and routes rs, or the path
+// rest below it: a property (and its $value) or a navigation property.
+func (s *Service) serveEntity(w http.ResponseWriter, r *http.Request, rs *SetRoutes, set *EntitySet, x any, key int64, rest []string) {
 	if len(rest) == 0 {
 		rs.Entity.serveValue(w, r, x)
 		return
 	}
-	s.serveBelow(w, r, set, x, key, rest)
-}
-
-// serveBelow answers the segments rest below entity x, of set, with key key: a
-// property (and its $value) or a navigation property (and a collection's /$count).
-func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, rest []string) {
 	t := set.Type
 	if p := t.Property(rest[0]); p != nil {
 		switch {
@@ -268,14 +253,10 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 			write(w, badRequest(&Error{Pos: len(n.Name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
 			return
 		}
-		y, ok := n.One(x)
-		switch {
-		case !ok:
+		if y, ok := n.One(x); ok {
+			s.serveEntity(w, r, trs, target, y, n.Target.keyProperty().Int(y), rest[1:])
+		} else {
 			write(w, Response{Status: http.StatusNoContent}) // OData: a null single-valued navigation is 204
-		case len(rest) == 1:
-			trs.Entity.serveValue(w, r, y)
-		default:
-			s.serveBelow(w, r, target, y, n.Target.keyProperty().Int(y), rest[1:])
 		}
 		return
 	}
@@ -288,11 +269,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 		id := n.Target.keyProperty().Int
 		for _, y := range n.Many(x) {
 			if id(y) == relKey {
-				if len(rest) == 1 {
-					trs.Entity.serveValue(w, r, y)
-				} else {
-					s.serveBelow(w, r, target, y, relKey, rest[1:])
-				}
+				s.serveEntity(w, r, trs, target, y, relKey, rest[1:])
 				return
 			}
 		}
@@ -302,14 +279,23 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 	nav := *trs.List
 	nav.List = func(context.Context) []any { return n.Many(x) }
 	nav.Restrict, nav.AlwaysCount = nil, false
-	switch {
-	case len(rest) == 1:
-		nav.serveList(w, r)
-	case len(rest) == 2 && rest[1] == "$count":
-		nav.serveCount(w, r)
-	default:
+	if !serveCollection(w, r, &nav, rest[1:]) {
 		write(w, notFound("no resource at "+r.URL.Path))
 	}
+}
+
+// serveCollection answers the collection of rt when rest is empty, its size when
+// rest is /$count, and otherwise reports false.
+func serveCollection(w http.ResponseWriter, r *http.Request, rt *Route, rest []string) bool {
+	switch {
+	case len(rest) == 0:
+		rt.serveList(w, r)
+	case len(rest) == 1 && rest[0] == "$count":
+		rt.serveCount(w, r)
+	default:
+		return false
+	}
+	return true
 }
 
 // serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
@@ -335,8 +321,7 @@ func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *Ent
 
 // servePropertyValue answers a property's raw value ($value) as text/plain.
 func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *Property, x any) {
-	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
-		write(w, badRequest(err))
+	if _, ok := noOptions(w, r); !ok {
 		return
 	}
 	var b []byte

@@ -63,7 +63,7 @@ func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Respo
 	if err != nil {
 		return badRequest(err)
 	}
-	withCount := rt.AlwaysCount || q.Count()
+	withCount := rt.AlwaysCount || q.count
 	page, n, err := q.Evaluate(rt.List(ctx), rt.Restrict, withCount)
 	if err != nil {
 		return badRequest(err)
