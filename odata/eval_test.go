@@ -45,9 +45,7 @@ func reference(q *Query, items []any, restrict func(any) bool) (page []any, coun
 		return 0
 	})
 	count = len(kept)
-	if q.hasSkip {
-		kept = kept[min(int64(len(kept)), q.skip):]
-	}
+	kept = kept[min(int64(len(kept)), q.skip):] // 0 without $skip
 	if q.hasTop && q.top < int64(len(kept)) {
 		kept = kept[:q.top]
 	}
