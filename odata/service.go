@@ -22,42 +22,30 @@ import (
 //	{root}Products(5)/orders/$count the size of a collection navigation
 //	{root}Products(5)/name          a property, and /name/$value its raw value
 //
-// Every answer, errors included, carries OData-Version: 4.0 and every error has
-// the OData JSON error body. The service is read-only: GET and HEAD are served,
-// OPTIONS answers 204, any other method 405.
+// Every answer carries OData-Version: 4.0, every error the OData JSON error body.
+// The service is read-only: GET and HEAD are served, OPTIONS answers 204, any
+// other method 405.
 type Service struct {
 	Model *Model
-	// Root is the path the resources are relative to, ending in "/" ("/api/").
-	Root string
-	// Sets holds the routes of each entity set, keyed by the set's name as in
-	// Model. A set of Model without routes answers 404.
-	Sets map[string]SetRoutes
-	// RejectPassword answers 400 with an empty body when the query string
-	// contains "password" in any letter case, as sent or percent-decoded (valid
-	// escapes decoded even when another escape is invalid), on every path below
-	// Root, the service document and $metadata included, before anything else
-	// about the request is checked (docs/odata.md).
+	Root  string               // the path resources are relative to, ending in "/"
+	Sets  map[string]SetRoutes // by the set's name in Model; a set without routes is 404
+	// RejectPassword answers 400 with an empty body, before any other check,
+	// when the query string contains "password" as containsPassword reads it.
 	RejectPassword bool
-	// Metadata is the URL of $metadata that context URLs name, as
-	// Route.Metadata; empty: Root + "$metadata".
-	Metadata string
+	Metadata       string // the URL of $metadata, as Route.Metadata; empty: Root + "$metadata"
 
 	metadataOnce sync.Once
 	metadata     []byte // built once: the model does not change
 }
 
-// SetRoutes are the routes of one entity set. List and Entity must both be set.
+// SetRoutes are the routes of one entity set. List serves the collection (and a
+// collection navigation into it), Entity one entity (and a single-valued
+// navigation to it); both must be set. Named are further collections, addressed
+// by one exact segment below the set (/Products/search), never taken for a key.
 type SetRoutes struct {
-	// List serves the collection and its /$count; its Settings also apply to
-	// a collection navigation into this set.
-	List *Route
-	// Entity serves one entity by key, and its properties; its Settings also
-	// apply to a single-valued navigation to this set.
+	List   *Route
 	Entity *Route
-	// Named are further collections addressed by one fixed segment below the
-	// set (e.g. "search" for /Products/search, and /Products/search/$count),
-	// matched exactly; such a segment is then never taken for a key.
-	Named map[string]*Route
+	Named  map[string]*Route
 }
 
 // ServeHTTP answers r, whose path is below s.Root.
@@ -72,8 +60,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest = strings.TrimSuffix(rest, "/") // /Products/ is /Products, as clients that join paths write it
 	segs := strings.Split(rest, "/")
-	// An unknown entity set is 404 whatever the method: there is no resource to
-	// allow methods on.
+	// An unknown entity set is 404 whatever the method.
 	if rest != "" && rest != "$metadata" {
 		name, _, _ := strings.Cut(segs[0], "(")
 		if s.routes(name) == nil {
@@ -98,8 +85,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// routes returns the routes of the entity set named name (in any letter case),
-// or nil.
+// routes returns the routes of the entity set named name in any letter case, or nil.
 func (s *Service) routes(name string) *SetRoutes {
 	if set := s.Model.Set(name); set != nil {
 		if rs, ok := s.Sets[set.Name]; ok {
@@ -153,8 +139,7 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 }
 
 // noOptions holds the query string of a resource that takes no options to the
-// rules every route's is held to, so that no OData URL answers 200 to a query
-// string the others refuse. If it fails, it answers the request.
+// rules of every other, answering r if it fails them.
 func noOptions(w http.ResponseWriter, r *http.Request) ([]param, bool) {
 	params, err := splitQuery(r.URL.RawQuery, DefaultLimits)
 	if err != nil {
@@ -171,8 +156,7 @@ func (s *Service) metadataURL() string {
 	return s.Root + "$metadata"
 }
 
-// serveResource answers a path that starts with an entity set: segs are the path
-// segments below the root, segs[0] naming the set.
+// serveResource answers the path segments segs below the root, segs[0] naming a set.
 func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []string) {
 	name, _, _ := strings.Cut(segs[0], "(")
 	rs := s.routes(name)
@@ -235,8 +219,7 @@ func (s *Service) serveEntity(w http.ResponseWriter, r *http.Request, rs *SetRou
 }
 
 // serveNav answers navigation property n of entity x (of set, with key key),
-// rest[0] naming n, perhaps with a key: the related entity or collection, one
-// entity of the collection by key, and what lies below either.
+// which rest[0] names, perhaps with a key, and what lies below it.
 func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, n *NavProperty, rest []string) {
 	t := set.Type
 	target := s.Model.setOf(n.Target)
@@ -337,9 +320,8 @@ func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *
 	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", b})
 }
 
-// parseKey parses the key of a first segment "Products(5)" or "Products(id=5)"
-// for entity type t: ok is false when the segment has no parenthesized key, err
-// is set when it has a malformed one. Positions count from the segment's start.
+// parseKey parses the key of a segment "Products(5)" or "Products(id=5)" of type
+// t: ok is false without a key. Error positions count from the segment's start.
 func parseKey(seg string, t *EntityType) (key int64, ok bool, err error) {
 	i := strings.IndexByte(seg, '(')
 	if i < 0 {
