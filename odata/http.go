@@ -96,7 +96,7 @@ func badRequest(err error) Response {
 	if e, ok := asError(err); ok && e.Status == http.StatusNotAcceptable {
 		return errorResponse(e.Status, "NotAcceptable", e.Error())
 	}
-	return Response{http.StatusBadRequest, "application/json", errorBody(err)}
+	return errorResponse(http.StatusBadRequest, "BadRequest", err.Error())
 }
 
 func notFound(msg string) Response { return errorResponse(http.StatusNotFound, "NotFound", msg) }

@@ -8,17 +8,10 @@ import (
 	"quartet/internal/jsonstr"
 )
 
-// JSON output. Properties are written in model order whether or not $select
-// lists them in another order; expanded navigation properties follow, in
-// $expand order, each preceded by its "@odata.count" when the nested $count
-// is true. A missing single-valued navigation is written as null.
-
 // appendCollection appends {"@odata.context":...,"@odata.count":N,"count":N,
-// "value":[...]} for a page of entities; the two counts appear only when withCount
-// is set. When flush is set, it is called with what is
-// encoded so far whenever that passes flushSize, and encoding goes on in the buffer
-// it returns, so a long collection is never in memory whole. It panics with an
-// *Error past Limits.MaxVisits or Limits.MaxStringBytes.
+// "value":[...]}, the counts only withCount. flush, if set, is called with what
+// is encoded whenever it passes flushSize, and encoding goes on in the buffer it
+// returns, so a long collection is never in memory whole. It panics as evaluate.
 func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
 	b = append(b, '{')
 	if q.out.metadata != metadataNone {
@@ -29,7 +22,7 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 	if withCount { // counts stay in odata.metadata=none: they are data the client asked for
 		b = append(b, `"@odata.count":`...)
 		b = q.out.appendNumber(b, int64(count), EdmInt64)
-		// The contract's own member is a JSON number in every format.
+		// The contract's own member, a JSON number in every format.
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(count), 10)
 		b = append(b, ',')
@@ -41,8 +34,8 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 // flushSize is how much of a streamed collection is encoded before it is sent.
 const flushSize = 32 << 10
 
-// appendEntity appends a single entity with its "@odata.context". It fails
-// as Evaluate does: $expand applies its nested options to each related entity.
+// appendEntity appends a single entity; it fails as Evaluate does, as $expand
+// evaluates its nested options.
 func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err error) {
 	err = run(func() {
 		b = append(b, '{')
@@ -77,9 +70,9 @@ func (q *Query) appendArray(b []byte, items []any, flush func([]byte) []byte) []
 	return append(b, ']')
 }
 
-// appendFields writes the members of an entity object and its closing brace;
-// the opening brace (and any leading members) are already written. It panics
-// with an *Error past Limits.MaxVisits or Limits.MaxStringBytes.
+// appendFields writes the members of an entity object, in model order, then its
+// expansions in $expand order, and its closing brace (the opening one is
+// written); a missing single-valued navigation is null. It panics as evaluate.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	if q.agg != nil {
 		if comma {
@@ -153,8 +146,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	return append(b, '}')
 }
 
-// appendValue writes the value of property p of x in format f: with
-// IEEE754Compatible, decimals and Int64 values are strings.
+// appendValue writes the value of property p of x in format f.
 func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	if f.ieee754 && (p.Type == EdmDecimal || p.Type == EdmInt64) {
 		b = append(b, '"')
@@ -196,16 +188,14 @@ func appendValue(b []byte, p *Property, x any) []byte {
 	return appendTime(b, p.Time(x))
 }
 
-// appendTime writes RFC 3339 in UTC with a Z, fractional seconds only when
-// present.
+// appendTime writes RFC 3339 in UTC, fractional seconds only when present.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"')
 }
 
-// appendString appends s as a JSON string (see jsonstr.Append: as encoding/json
-// writes it, with <, > and & left as they are).
+// appendString appends s as a JSON string, as encoding/json writes it but for <, > and &.
 func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // contextFragment returns the part of the context URL after the set name:
@@ -243,13 +233,12 @@ func (q *Query) projection() string {
 	return strings.Join(parts, ",")
 }
 
-// contextURL returns the context URL of a collection response for entity
-// set set, given the URL of the $metadata document.
+// contextURL returns the context URL of a collection of set.
 func (q *Query) contextURL(metadata string, set *EntitySet) string {
 	return metadata + "#" + set.Name + q.contextFragment()
 }
 
-// entityContextURL returns the context URL of a single-entity response.
+// entityContextURL returns the context URL of one entity of set.
 func (q *Query) entityContextURL(metadata string, set *EntitySet) string {
 	return q.contextURL(metadata, set) + "/$entity"
 }

@@ -20,8 +20,7 @@ const (
 )
 
 // edmTypes gives each EdmType its CSDL name, its expression type and the
-// annotation full metadata adds to its values, when JSON alone does not tell
-// the type (OData JSON Format, section 4.5.3).
+// annotation full metadata adds when JSON does not tell the type (JSON Format 4.5.3).
 var edmTypes = [...]struct {
 	name       string
 	typ        Type
@@ -43,20 +42,17 @@ func (t EdmType) String() string {
 	return fmt.Sprintf("EdmType(%d)", int(t))
 }
 
-// decimalScale is the number of units per 1 of a decimal value: decimals are
-// carried as int64 counts of 1/10,000, so 19.99 is 199900.
+// decimalScale is the units per 1 of a decimal, carried as an int64: 19.99 is 199900.
 const decimalScale = 10000
 
-// Property is a structural (primitive-valued) property of an entity type.
-// Exactly one getter, the one matching Type, must be set: Int for Int32 and
-// Int64, Decimal for Decimal (in units of 1/decimalScale), String, Bool or
-// Time. Getters receive the entity value as stored by the caller.
+// Property is a structural property of an entity type. The getter matching Type
+// must be set (Int for Int32 and Int64, Decimal in units of 1/decimalScale); it
+// receives the entity value as stored by the caller.
 type Property struct {
-	Name     string // JSON name, e.g. "createdDate"
-	Type     EdmType
-	Nullable bool // only reported in $metadata; getters cannot return null
-	// Description, if set, is the property's Core.Description in $metadata.
-	Description string
+	Name        string // JSON name, e.g. "createdDate"
+	Type        EdmType
+	Nullable    bool   // only reported in $metadata; getters cannot return null
+	Description string // Core.Description in $metadata, if set
 
 	Int     func(any) int64
 	Decimal func(any) int64
@@ -65,9 +61,8 @@ type Property struct {
 	Time    func(any) time.Time
 }
 
-// NavProperty is a navigation property. A collection navigation sets Many,
-// a single-valued one sets One, which reports false when the related entity
-// does not exist (it then serializes as null).
+// NavProperty is a navigation property: a collection sets Many, a single-valued
+// one sets One, which reports false when there is no related entity.
 type NavProperty struct {
 	Name       string // JSON name, e.g. "orders"
 	Target     *EntityType
@@ -78,8 +73,7 @@ type NavProperty struct {
 	One  func(any) (any, bool)
 }
 
-// EntityType describes one kind of entity. Properties are serialized in the
-// order given here.
+// EntityType describes one kind of entity; Properties are written in their order.
 type EntityType struct {
 	Name        string // unqualified, e.g. "Product"
 	Description string // Core.Description in $metadata, if set
@@ -95,14 +89,11 @@ type EntityType struct {
 	set       *EntitySet // the first set of this type, for @odata.id; nil if none
 }
 
-// Property returns the structural property named name, matched
-// case-insensitively.
+// Property returns the structural property named name, in any letter case.
 func (t *EntityType) Property(name string) *Property { return t.props[strings.ToLower(name)] }
 
-// nav returns the navigation property named name, matched case-insensitively.
 func (t *EntityType) nav(name string) *NavProperty { return t.navs[strings.ToLower(name)] }
 
-// keyProperty returns the key property.
 func (t *EntityType) keyProperty() *Property { return t.Property(t.Key) }
 
 // EntitySet is a named, addressable collection of entities of one type.
@@ -112,8 +103,7 @@ type EntitySet struct {
 	Description string // Core.Description in $metadata, if set
 }
 
-// Model is a set of entity types and entity sets in one CSDL namespace.
-// Build it with NewModel, which validates and indexes the types.
+// Model is the entity types and sets of one CSDL namespace, built by NewModel.
 type Model struct {
 	Namespace string
 	Container string
@@ -121,10 +111,8 @@ type Model struct {
 	Sets      []*EntitySet
 }
 
-// NewModel validates the entity sets (and every type reachable from them by
-// navigation) and returns the model. It reports the first inconsistency: a
-// missing getter, a duplicate name, a key that is not an integer property, a
-// navigation without target or a Partner that does not exist.
+// NewModel validates and indexes the entity sets and every type reachable from
+// them by navigation, reporting the first inconsistency.
 func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 	m := &Model{Namespace: namespace, Container: "Container", Sets: sets}
 	seen := map[*EntityType]bool{}

@@ -168,7 +168,7 @@ func TestErrorBody(t *testing.T) {
 	var v struct {
 		Error struct{ Code, Message string }
 	}
-	if e := json.Unmarshal(errorBody(err), &v); e != nil {
+	if e := json.Unmarshal(badRequest(err).Body, &v); e != nil {
 		t.Fatal(e)
 	}
 	if v.Error.Code != "BadRequest" || v.Error.Message != `$filter: bad "quote" \ here at position 7` {
