@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// function describes a built-in function: its overloads and how to compile
-// a call.
+// function is a built-in function: its overloads and how to compile a call.
 type function struct {
 	name  string
 	sigs  []signature
@@ -51,8 +50,8 @@ func init() {
 	add("now", buildNow, sig(TypeDateTimeOffset))
 }
 
-// checker resolves names and computes types. vars holds the lambda range
-// variables in scope, innermost last.
+// checker resolves names and computes types; vars are the lambda variables in
+// scope, innermost last.
 type checker struct {
 	root *EntityType
 	vars []rangeVar
@@ -64,8 +63,7 @@ type rangeVar struct {
 	typ  *EntityType
 }
 
-// checkBool checks e and requires a Boolean result, as $filter and lambda
-// bodies do.
+// checkBool checks e and requires a Boolean result.
 func (c *checker) checkBool(e Expr) {
 	if t := c.check(e); t != TypeBool {
 		failf(e.Pos(), "expression must be Boolean, not %v", t)
@@ -107,9 +105,8 @@ func (c *checker) check(e Expr) Type {
 	panic(fmt.Sprintf("odata: unexpected node %T", e))
 }
 
-// promote returns the common type two operands are compared or combined
-// in: numeric types widen Int -> Decimal -> Double, a Date widens to a
-// DateTimeOffset, and null takes the other operand's type.
+// promote returns the common type of two operands: Int -> Decimal -> Double,
+// Date -> DateTimeOffset, and null takes the other operand's type.
 func promote(a, b Type) (Type, bool) {
 	switch {
 	case a == TypeNull:
@@ -222,16 +219,14 @@ func (c *checker) call(e *Call) Type {
 	return TypeInvalid
 }
 
-// matches reports whether arguments of types args can be passed to params,
-// allowing numeric widening and null.
+// matches reports whether arguments of types args can be passed to params.
 func matches(params, args []Type) bool {
 	for i, p := range params {
 		a := args[i]
 		if a == p || a == TypeNull {
 			continue
 		}
-		// Only numeric widening applies to arguments: hour(2024-01-01) is
-		// an error, not midnight.
+		// Only numeric widening: hour(2024-01-01) is an error, not midnight.
 		if a.numeric() && p.numeric() && a < p {
 			continue
 		}
@@ -240,8 +235,7 @@ func matches(params, args []Type) bool {
 	return true
 }
 
-// path resolves a member path against the current entity type or a range
-// variable.
+// path resolves a member path from the current entity or a lambda variable.
 func (c *checker) path(p *Path) Type {
 	segs := p.Segments
 	cur := c.root
@@ -284,8 +278,7 @@ func (c *checker) path(p *Path) Type {
 			case segs[i+1].Name == "$count" && i+1 == len(segs)-1:
 				p.Count = true
 				if p.CountFilter != nil {
-					// The condition is on the related entities alone: a checker of
-					// its own, whose $it and names are theirs.
+					// The condition is on the related entities alone: their own checker.
 					sub := &checker{root: nav.Target}
 					sub.checkBool(p.CountFilter)
 					if sub.maxv > 0 {

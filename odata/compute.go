@@ -1,14 +1,10 @@
 package odata
 
-// $compute (OData 4.01 Protocol, section 11.2.5.3): arithmetic over an entity's
-// numeric properties, each named by an alias that $select, $filter and $orderby
-// then use as if it were a property, as ASP.NET Core OData allows:
-//
-//	$compute=price mul quantity as total,price div 2 as half&$select=id,total&$orderby=total desc
-//
-// An alias in $filter or $orderby stands for its expression (so null, from a
-// division by zero, compares as null does); in the answer it is written only
-// when $select names it (or is *).
+// $compute (OData 4.01 Protocol, 11.2.5.3): arithmetic on numbers, each named by
+// an alias that $select, $filter and $orderby use as a property, as in
+// "$compute=price mul quantity as total&$select=id,total". In $filter and
+// $orderby an alias stands for its expression; it is written only when $select
+// names it (or is *).
 
 // computeSyntax is one "expression as alias" of $compute, parsed.
 type computeSyntax struct {
@@ -33,9 +29,8 @@ func (p *parser) computeList() (items []computeSyntax) {
 	return items
 }
 
-// resolveCompute checks each item against entity type t: an alias new to t and
-// to the items before it, an expression without lambda whose type is a number
-// the model can write (Int or Decimal).
+// resolveCompute checks each item against entity type t: a new alias, and an
+// expression without lambda of type Int or Decimal.
 func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*computed {
 	var out []*computed
 	seen := map[string]bool{}
@@ -62,7 +57,7 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 	return out
 }
 
-// alias returns the computed item named name, or nil.
+// aliasNamed returns the computed item named name, or nil.
 func aliasNamed(cs []*computed, name string) *computed {
 	for _, c := range cs {
 		if c.name == name {
@@ -72,8 +67,7 @@ func aliasNamed(cs []*computed, name string) *computed {
 	return nil
 }
 
-// substitute replaces, in e, each path that is exactly an alias of cs by the
-// alias's expression, so that $filter and $orderby compute it as $compute does.
+// substitute replaces, in e, each path that is exactly an alias of cs by its expression.
 func substitute(e Expr, cs []*computed) Expr {
 	if len(cs) == 0 || e == nil {
 		return e
@@ -104,8 +98,7 @@ func substitute(e Expr, cs []*computed) Expr {
 	return e
 }
 
-// appendComputed writes the selected computed values of x, each preceded by a
-// comma when comma is set (and then always).
+// appendComputed writes the selected computed values of x, after a comma if comma is set.
 func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
 	for _, c := range q.computedSel {
 		if comma {

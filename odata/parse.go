@@ -10,8 +10,7 @@ type OrderItem struct {
 	Desc bool
 }
 
-// options is the syntax of a set of query options, at the top level or
-// nested in an $expand item. Names are not resolved yet.
+// options is the syntax of a set of query options, at the top level or in $expand.
 type options struct {
 	present map[string]int // option name ("$filter") -> position of its value
 
@@ -30,16 +29,13 @@ type options struct {
 func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
 
 type expandItem struct {
-	nav  Segment
-	opts *options
-	// count is set for nav/$count: only the number of related entities
-	// (that pass the nested $filter) is expanded.
-	count bool
+	nav   Segment
+	opts  *options
+	count bool // nav/$count: only the number of related entities is expanded
 }
 
-// parser is a recursive-descent parser over one option value. Errors are
-// raised with panic(*Error) and recovered at the entry points, as
-// text/template/parse does.
+// parser is a recursive-descent parser over one option value. Errors are raised
+// with panic(*Error) and recovered by run, as text/template/parse does.
 type parser struct {
 	lex     lexer
 	tok     token
@@ -48,8 +44,7 @@ type parser struct {
 	budget  *budget
 }
 
-// newParser returns a parser over src drawing on b, which the parsers of the other
-// options of the same query string share.
+// newParser returns a parser over src drawing on b, the query string's budget.
 func newParser(src string, b *budget) *parser {
 	p := &parser{lex: lexer{src: src}, budget: b}
 	p.advance()
@@ -96,8 +91,7 @@ func (p *parser) enter() {
 	}
 }
 
-// node counts one expression node against the query's budget; it is called before the
-// node is built.
+// node counts one expression node against the budget, before it is built.
 func (p *parser) node() {
 	p.budget.nodes++
 	if p.budget.nodes > p.budget.MaxNodes {
@@ -107,8 +101,7 @@ func (p *parser) node() {
 
 func (p *parser) leave() { p.depth-- }
 
-// isWord reports whether the current token is the identifier w (ASCII
-// case-insensitively: OData 4.01 keywords are case-insensitive).
+// isWord reports whether the current token is the identifier w, in any letter case.
 func (p *parser) isWord(w string) bool {
 	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
 }
@@ -132,8 +125,7 @@ var binaryPrec = map[string]int{
 	"mul": 6, "div": 6, "divby": 6, "mod": 6,
 }
 
-// binop returns the binary operator at the current token, if any. Word
-// operators must be preceded by whitespace.
+// binop returns the binary operator at the current token, which whitespace must precede.
 func (p *parser) binop() (string, int) {
 	if p.tok.kind != tokIdent || !p.tok.space || len(p.tok.text) > 5 {
 		return "", 0
@@ -142,8 +134,7 @@ func (p *parser) binop() (string, int) {
 	return op, binaryPrec[op]
 }
 
-// binary parses operators of precedence minPrec and higher by precedence
-// climbing; all binary operators are left-associative.
+// binary parses left-associative operators of precedence minPrec and higher.
 func (p *parser) binary(minPrec int) Expr {
 	x := p.unary()
 	for {
@@ -225,8 +216,7 @@ func (p *parser) primary() Expr {
 	return nil
 }
 
-// callFollows reports whether the identifier token is immediately followed
-// by '(' (a function call or lambda; no whitespace is allowed in between).
+// callFollows reports whether '(' follows the identifier token without space.
 func (p *parser) callFollows() bool {
 	return p.tok.end < len(p.lex.src) && p.lex.src[p.tok.end] == '('
 }
@@ -270,8 +260,7 @@ func (p *parser) path() Expr {
 	return path
 }
 
-// countFilter parses the options of /$count(...) in an expression: $filter, the
-// one that changes what is counted.
+// countFilter parses the $filter of /$count($filter=...) in an expression.
 func (p *parser) countFilter() Expr {
 	p.enter()
 	defer p.leave()
@@ -316,8 +305,7 @@ func (p *parser) lambda(src *Path, all bool) Expr {
 	return l
 }
 
-// inList parses the right operand of in: a parenthesized list of literals,
-// or a single parenthesized expression.
+// inList parses the right operand of in: a list of literals, or one expression.
 func (p *parser) inList(x Expr, pos int) Expr {
 	in := &In{exprBase: exprBase{pos: pos}, X: x}
 	if p.tok.kind != tokLParen {
@@ -421,8 +409,8 @@ func (p *parser) expandList() (items []*expandItem) {
 	return items
 }
 
-// nestedOptions parses name=value {; name=value} inside $expand(...). The
-// leading $ is optional there, as OData 4.01 allows.
+// nestedOptions parses name=value {; name=value} inside $expand(...), where the
+// leading $ is optional.
 func (p *parser) nestedOptions(o *options) {
 	o.present = map[string]int{}
 	p.list(tokSemi, func() {
@@ -472,8 +460,8 @@ func (p *parser) boolean() bool {
 	return v
 }
 
-// option parses the value of the system query option name into o, at top level or
-// inside $expand; it reports false for an option it does not know.
+// option parses the value of the system query option name into o; it reports
+// false for an option it does not know.
 func (p *parser) option(o *options, name string) bool {
 	switch name {
 	case "$filter":
