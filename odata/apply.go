@@ -22,7 +22,6 @@ type applySyntax struct {
 	grouped bool      // groupby was given
 	group   []Segment // its properties
 	aggs    []aggSyntax
-	pos     int // of the groupby or aggregate, for errors about it
 }
 
 // aggSyntax is one item of aggregate(); prop is empty for $count.
@@ -54,7 +53,7 @@ func (p *parser) applyList() *applySyntax {
 		case "filter":
 			a.filters = append(a.filters, p.expr())
 		case "groupby":
-			a.grouped, a.pos = true, pos
+			a.grouped = true
 			a.group = p.groupProperties()
 			if p.tok.kind == tokComma {
 				p.advance()
@@ -67,7 +66,6 @@ func (p *parser) applyList() *applySyntax {
 				p.expect(tokRParen)
 			}
 		case "aggregate":
-			a.pos = pos
 			a.aggs = p.aggregateList()
 		default:
 			failf(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
@@ -136,7 +134,7 @@ func (p *parser) plainName(expected string) Segment {
 	s := Segment{Name: p.tok.text, Pos: p.tok.pos}
 	p.advance()
 	if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
-		failf(p.tok.pos, "only property names of %s can be used here", "the entity")
+		failf(p.tok.pos, "only property names of the entity can be used here")
 	}
 	return s
 }
