@@ -81,9 +81,8 @@ type EntityType struct {
 	Properties  []*Property
 	Navigation  []*NavProperty
 
-	props map[string]*Property // lower-cased name -> property
+	props map[string]*Property // by lower-cased name
 	navs  map[string]*NavProperty
-	index map[*Property]int
 
 	namespace string     // the model's, for @odata.type
 	set       *EntitySet // the first set of this type, for @odata.id; nil if none
@@ -183,8 +182,7 @@ func (t *EntityType) init() error {
 	}
 	t.props = map[string]*Property{}
 	t.navs = map[string]*NavProperty{}
-	t.index = map[*Property]int{}
-	for i, p := range t.Properties {
+	for _, p := range t.Properties {
 		if p == nil || p.Name == "" {
 			return fmt.Errorf("odata: %s: property without name", t.Name)
 		}
@@ -196,7 +194,6 @@ func (t *EntityType) init() error {
 			return fmt.Errorf("odata: %s.%s: %v", t.Name, p.Name, err)
 		}
 		t.props[k] = p
-		t.index[p] = i
 	}
 	for _, n := range t.Navigation {
 		if n == nil || n.Name == "" || n.Target == nil {
