@@ -113,19 +113,16 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
-		if e.count {
-			_, n := e.q.evaluate(e.nav.Many(x), nil, true)
-			b = appendString(b, e.nav.Name+"@odata.count")
-			b = append(b, ':')
-			b = q.out.appendNumber(b, int64(n), EdmInt64)
-			continue
-		}
-		if e.nav.Collection {
-			page, n := e.q.evaluate(e.nav.Many(x), nil, e.q.count) // n only when counted
-			if e.q.count {
+		if e.nav.Collection { // nav/$count is one too, and writes only the count
+			counted := e.count || e.q.count
+			page, n := e.q.evaluate(e.nav.Many(x), nil, counted) // n only when counted
+			if counted {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')
 				b = q.out.appendNumber(b, int64(n), EdmInt64)
+				if e.count {
+					continue
+				}
 				b = append(b, ',')
 			}
 			b = appendString(b, e.nav.Name)
