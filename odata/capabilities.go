@@ -2,11 +2,9 @@ package odata
 
 import "strconv"
 
-// The capability annotations of a Service's $metadata: what each entity set's
-// collection route allows (Org.OData.Capabilities.V1, Org.OData.Aggregation.V1)
-// and the limits it enforces, read from the route's Settings and Limits so that
-// the document cannot drift from what the service does. Limits no standard
-// term states are terms of the model's own namespace, defined in the document.
+// The capability annotations of $metadata, read from each set's collection route
+// so that the document cannot drift from what the service does. Limits no
+// standard term states are terms of the model's own namespace.
 
 // limitTerms are the model's own terms: name, then description.
 var limitTerms = [][2]string{

@@ -7,9 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Compiled calls of the built-in functions $filter allows: string predicates
-// and transforms, date parts, rounding and now(), with the case-insensitive
-// helpers the string functions use.
+// Compiled calls of the built-in functions.
 
 func strArg(c *compiler, call *Call, i int) fn[string] {
 	return c.as(call.Args[i], TypeString).(fn[string])
@@ -152,8 +150,7 @@ func buildNow(c *compiler, _ *Call) any {
 	return fn[time.Time](func(any, []any) (time.Time, bool) { return now, true })
 }
 
-// Case-insensitive search for a lower-case needle, for the folded form of
-// contains/startswith/endswith over tolower(x).
+// Case-insensitive search for a lower-case needle, for contains(tolower(x),...).
 
 func isLower(s string) bool { return strings.ToLower(s) == s }
 

@@ -105,8 +105,7 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 			return op.nulls(!ok), true
 		})
 	case t == TypeDecimal && (xt == TypeInt || yt == TypeInt) && xt != TypeNull && yt != TypeNull:
-		// Compare integers with decimals exactly, without scaling the
-		// integer (which could overflow).
+		// Integers compare with decimals exactly, unscaled (which could overflow).
 		if xt == TypeInt {
 			x, y, op = y, x, op.flip()
 		}
@@ -212,8 +211,7 @@ func (c *compiler) arith(b *Binary) any {
 	return arith(c.as(b.X, t).(fn[float64]), c.as(b.Y, t).(fn[float64]), floatOps[b.Op])
 }
 
-// Built-in functions. Arguments are converted to the parameter types of the
-// overload the checker picked; a null argument yields null.
+// map1 and map2 apply f to non-null arguments; a null argument yields null.
 
 func map1[A, R any](x fn[A], f func(A) R) fn[R] {
 	return func(it any, v []any) (R, bool) {

@@ -8,13 +8,8 @@ import (
 	"strings"
 )
 
-// The JSON format of an answer (OData JSON Format 4.01, sections 3 and 4.5): how
-// much control information it carries (odata.metadata) and whether the numbers a
-// JavaScript number cannot hold exactly are strings (IEEE754Compatible). A client
-// asks by $format or, without it, by the Accept header.
-
-// metadataLevel is the odata.metadata parameter; the zero value, minimal, is
-// the default.
+// metadataLevel is the odata.metadata parameter of an answer's format (OData
+// JSON Format 4.01, 3 and 4.5), which $format or else Accept choose.
 type metadataLevel uint8
 
 const (
@@ -33,8 +28,7 @@ type format struct {
 	explicit bool   // $format chose the format, which Accept then does not change
 }
 
-// contentType is the Content-Type of a JSON answer in f, echoing the format's
-// parameters as the client must read them.
+// contentType is the Content-Type of an answer in f, echoing its parameters.
 func (f format) contentType() string {
 	s := "application/json; odata.metadata=" + metadataNames[f.metadata]
 	if f.ieee754 {
@@ -45,9 +39,8 @@ func (f format) contentType() string {
 
 func notAcceptable(msg string) *Error { return &Error{Status: http.StatusNotAcceptable, Msg: msg} }
 
-// parseFormat reads the value of $format: json, or application/json with
-// format parameters (application/json;odata.metadata=none). Any other format is
-// not served: the error's Status is 406.
+// parseFormat reads the value of $format: json, or application/json with format
+// parameters; any other format is 406.
 func parseFormat(v string) (format, *Error) {
 	if strings.EqualFold(v, "json") {
 		return format{explicit: true}, nil
@@ -61,9 +54,8 @@ func parseFormat(v string) (format, *Error) {
 	return f, e
 }
 
-// formatParams reads the parameters of application/json that choose the format;
-// others (charset, odata.streaming) do not change it. OData 4.01 allows the
-// names without their "odata." prefix.
+// formatParams reads the parameters of application/json that choose the format,
+// with or without their "odata." prefix; it ignores the others.
 func formatParams(params map[string]string) (format, *Error) {
 	var f format
 	for name, v := range params {
@@ -85,9 +77,8 @@ func formatParams(params map[string]string) (format, *Error) {
 	return f, nil
 }
 
-// acceptFormat reads the format from an Accept header: the parameters of its
-// first application/json range (a client that accepts anything gets the
-// default). A range that cannot be parsed does not choose.
+// acceptFormat reads the format from the first application/json range of an
+// Accept header that parses; without one, the default.
 func acceptFormat(accept string) (format, *Error) {
 	for _, rng := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
@@ -99,8 +90,7 @@ func acceptFormat(accept string) (format, *Error) {
 	return format{}, nil
 }
 
-// negotiate settles the format of q's answer to r: the one $format chose, else
-// Accept's, with the service root for full metadata's links.
+// negotiate settles the format of q's answer to r: $format's, else Accept's.
 func (q *Query) negotiate(r *http.Request, root string) error {
 	f := q.out
 	if !f.explicit {
@@ -114,8 +104,7 @@ func (q *Query) negotiate(r *http.Request, root string) error {
 	return nil
 }
 
-// setFormat sets the format of q and of its expansions, which write into the
-// same answer.
+// setFormat sets the format of q and of its expansions.
 func (q *Query) setFormat(f format) {
 	q.out = f
 	for _, e := range q.expand {
@@ -123,8 +112,8 @@ func (q *Query) setFormat(f format) {
 	}
 }
 
-// appendControl writes the control information that opens an entity in full
-// metadata: its type, id and edit link. comma says whether members precede it.
+// appendControl writes what opens an entity in full metadata: its type, id and
+// edit link, after a comma if comma is set.
 func (q *Query) appendControl(b []byte, x any, comma bool) []byte {
 	t := q.Type
 	if comma {

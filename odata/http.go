@@ -17,21 +17,15 @@ type Route struct {
 	Set      *EntitySet
 	Settings Settings
 
-	// List returns the whole entity set, in key order, for collection routes;
-	// Get the entity with the given key, for entity routes.
-	List func(ctx context.Context) []any
-	Get  func(ctx context.Context, key int64) (any, bool)
-
-	// Restrict, if set, keeps only entities for which it is true; it runs
-	// after $filter and before $orderby.
-	Restrict func(any) bool
-	// AlwaysCount includes the counts in every collection answer.
-	AlwaysCount bool
+	List        func(ctx context.Context) []any                  // the whole set, in key order
+	Get         func(ctx context.Context, key int64) (any, bool) // one entity by key
+	Restrict    func(any) bool                                   // if set, applied after $filter
+	AlwaysCount bool                                             // counts in every collection answer
 	// ETag sends each single entity's strong ETag, as the ETag header and
 	// @odata.etag, and answers 304 to an If-None-Match that names it.
 	ETag bool
-	// Metadata is the URL of $metadata that context URLs name: absolute, or a
-	// path a client resolves against the request's URL; empty means "$metadata".
+	// Metadata is the URL of $metadata that context URLs name, absolute or a
+	// path; empty means "$metadata".
 	Metadata string
 }
 
@@ -71,8 +65,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 	write(w, Response{http.StatusOK, q.out.contentType(), body})
 }
 
-// serviceRoot is the service root of a $metadata URL: the URL the resource
-// paths of @odata.id are relative to.
+// serviceRoot is the service root of a $metadata URL, which @odata.id starts from.
 func serviceRoot(metadata string) string { return strings.TrimSuffix(metadata, "$metadata") }
 
 // serveCount answers the collection's /$count as text/plain: the number of its
@@ -110,12 +103,9 @@ func errorResponse(status int, code, msg string) Response {
 	return Response{status, "application/json", append(b, "}}"...)}
 }
 
-// serveList answers a collection request. Without a count wanted, a $top page
-// stops at its end, and $orderby with $top keeps only the page's worth.
-//
-// A long collection is sent as it is encoded, a piece at a time; a short one in
-// one write with its Content-Length. An error while encoding (a bound reached
-// by $expand's nested options) is a 400 if nothing is sent yet; otherwise the
+// serveList answers a collection request. A long collection is sent as it is
+// encoded, a short one with its Content-Length. An error while encoding (a bound
+// reached by $expand's options) is a 400 if nothing is sent yet; otherwise the
 // connection is cut, so that the client cannot take the part for the whole.
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	metadata := rt.metadataURL()
@@ -161,9 +151,8 @@ func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// metadataURL is the URL of $metadata as context URLs name it: never built from
-// the request's Host header, which a client chooses (OData JSON Format, 4.5.1:
-// the context URL may be relative).
+// metadataURL is the URL of $metadata as context URLs name it, never built from
+// the Host header, which a client chooses.
 func (rt *Route) metadataURL() string {
 	if rt.Metadata == "" {
 		return "$metadata"

@@ -28,8 +28,7 @@ const (
 
 var tokNames = [...]string{"end of input", "identifier", "literal", "'('", "')'", "','", "'/'", "':'", "';'", "'='", "'*'", "'-'"}
 
-// token is one lexeme of an option value. space reports whitespace right
-// before it, which OData requires around word operators.
+// token is one lexeme of an option value; space reports whitespace before it.
 type token struct {
 	kind  tokKind
 	pos   int
@@ -49,8 +48,7 @@ func (t token) String() string {
 	return tokNames[t.kind]
 }
 
-// lexer scans an option value. Whitespace is SP or HTAB (after percent-
-// decoding, %20 and + have become SP).
+// lexer scans a percent-decoded option value, whose whitespace is SP or HTAB.
 type lexer struct {
 	src string
 	off int
@@ -218,9 +216,8 @@ func (l *lexer) number(pos int) *Literal {
 	return lit
 }
 
-// dateTime scans date ["T" time ("Z" / sign hh:mm)] after the year digits.
-// Errors point at the first character that breaks the grammar, as the ABNF
-// test cases do.
+// dateTime scans date ["T" time ("Z" / sign hh:mm)] after the year digits;
+// errors point at the first character that breaks the grammar.
 func (l *lexer) dateTime(pos, start int) *Literal {
 	s := l.src
 	year, _ := strconv.Atoi(s[start:l.off])

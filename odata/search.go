@@ -5,18 +5,14 @@ import (
 	"strings"
 )
 
-// $search (OData 4.01 URL conventions, section 5.1.7): terms matched, without
-// regard to letter case, as substrings of any string property of the entity. A
-// term is a word (a run of characters other than space, parentheses and '"') or
-// a "quoted phrase" (\" and \\ escape a quote and a backslash in it). Terms
-// combine with NOT, AND and OR, tightest first, and parentheses; two terms side
-// by side mean AND. The operators are upper case, as the ABNF spells them.
+// $search (OData 4.01 URL conventions, 5.1.7): words or "phrases" matched in any
+// letter case in any string property, combined with NOT, AND (or side by side)
+// and OR, tightest first, and parentheses.
 
 // searchExpr tests one entity against a compiled $search.
 type searchExpr func(x any) bool
 
-// searchParser is a recursive-descent parser of a $search value that compiles
-// it as it goes, drawing on the query's budget as the expression parser does.
+// searchParser parses a $search value and compiles it as it goes.
 type searchParser struct {
 	src    string
 	off    int
