@@ -1,6 +1,9 @@
 package odata
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The capability annotations of $metadata, read from each set's collection route
 // so that the document cannot drift from what the service does. Limits no
@@ -28,11 +31,7 @@ func (s *Service) capabilities(set *EntitySet) []string {
 	has := func(o QueryOption) string { return strconv.FormatBool(st.Allowed&o != 0) }
 	const capNS = "Org.OData.Capabilities.V1."
 	record := func(term string, props ...string) string {
-		b := `<Annotation Term="` + term + `"><Record>`
-		for _, p := range props {
-			b += p
-		}
-		return b + `</Record></Annotation>`
+		return `<Annotation Term="` + term + `"><Record>` + strings.Join(props, "") + `</Record></Annotation>`
 	}
 	pv := func(name, kind, v string) string {
 		return `<PropertyValue Property="` + name + `" ` + kind + `="` + v + `"/>`

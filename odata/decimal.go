@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"strconv"
@@ -50,16 +51,9 @@ func appendDecimal(b []byte, v int64) []byte {
 	b = strconv.AppendUint(b, u/decimalScale, 10)
 	if f := u % decimalScale; f != 0 {
 		var d [5]byte
-		d[0] = '.'
-		for i := 4; i >= 1; i-- {
-			d[i] = byte('0' + f%10)
-			f /= 10
-		}
-		n := 5
-		for d[n-1] == '0' {
-			n--
-		}
-		b = append(b, d[:n]...)
+		frac := strconv.AppendUint(d[:0], f+decimalScale, 10) // "1" and four digits
+		frac[0] = '.'
+		b = append(b, bytes.TrimRight(frac, "0")...)
 	}
 	return b
 }
