@@ -75,6 +75,14 @@ type budget struct {
 
 func newBudget(l Limits) *budget { return &budget{Limits: l.orDefault()} }
 
+// node counts one expression node at pos against the budget, before it is built.
+func (b *budget) node(pos int) {
+	b.nodes++
+	if b.nodes > b.MaxNodes {
+		failf(pos, "query has more than %d expression nodes", b.MaxNodes)
+	}
+}
+
 // evaluation counts what one request's evaluation has used of MaxVisits and
 // MaxStringBytes; atomically, as evaluations of one Query may run at once. A nil
 // *evaluation counts nothing.

@@ -68,13 +68,11 @@ func run(f func()) (err error) {
 
 func (p *parser) advance() { p.tok = p.lex.next() }
 
-func (p *parser) expect(k tokKind) token {
-	t := p.tok
-	if t.kind != k {
+func (p *parser) expect(k tokKind) {
+	if p.tok.kind != k {
 		p.unexpected("expected " + tokNames[k])
 	}
 	p.advance()
-	return t
 }
 
 func (p *parser) unexpected(context string) {
@@ -91,13 +89,7 @@ func (p *parser) enter() {
 	}
 }
 
-// node counts one expression node against the budget, before it is built.
-func (p *parser) node() {
-	p.budget.nodes++
-	if p.budget.nodes > p.budget.MaxNodes {
-		failf(p.tok.pos, "query has more than %d expression nodes", p.budget.MaxNodes)
-	}
-}
+func (p *parser) node() { p.budget.node(p.tok.pos) }
 
 func (p *parser) leave() { p.depth-- }
 

@@ -45,13 +45,7 @@ func (p *searchParser) skipSpace() {
 	}
 }
 
-// node counts one term or operator against the budget.
-func (p *searchParser) node() {
-	p.budget.nodes++
-	if p.budget.nodes > p.budget.MaxNodes {
-		p.fail("query has more than " + strconv.Itoa(p.budget.MaxNodes) + " expression nodes")
-	}
-}
+func (p *searchParser) node() { p.budget.node(p.off) }
 
 // keyword reports whether the operator kw comes next, as a whole word.
 func (p *searchParser) keyword(kw string) bool {
