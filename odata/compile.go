@@ -58,17 +58,9 @@ func (c *compiler) as(e Expr, t Type) any {
 			return decFromInt(x)
 		})
 	case from == TypeInt && t == TypeDouble:
-		g := f.(fn[int64])
-		return fn[float64](func(it any, v []any) (float64, bool) {
-			x, ok := g(it, v)
-			return float64(x), ok
-		})
+		return map1(f.(fn[int64]), func(x int64) float64 { return float64(x) })
 	case from == TypeDecimal && t == TypeDouble:
-		g := f.(fn[int64])
-		return fn[float64](func(it any, v []any) (float64, bool) {
-			x, ok := g(it, v)
-			return decToFloat(x), ok
-		})
+		return map1(f.(fn[int64]), decToFloat)
 	}
 	panic("odata: bad conversion " + from.String() + " to " + t.String())
 }
