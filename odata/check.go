@@ -70,39 +70,35 @@ func (c *checker) checkBool(e Expr) {
 	}
 }
 
-func setType(e Expr, t Type) Type {
-	if n, ok := e.(interface{ setTyp(Type) }); ok { // every node embeds exprBase
-		n.setTyp(t)
-	}
-	return t
-}
-
 // check computes and records the type of e.
 func (c *checker) check(e Expr) Type {
+	var t Type
 	switch e := e.(type) {
 	case *Literal:
-		return setType(e, e.Kind)
+		t = e.Kind
 	case *Path:
-		return setType(e, c.path(e))
+		t = c.path(e)
 	case *Lambda:
-		return setType(e, c.lambda(e))
+		t = c.lambda(e)
 	case *Call:
-		return setType(e, c.call(e))
+		t = c.call(e)
 	case *Unary:
-		t := c.check(e.X)
+		t = c.check(e.X)
 		switch {
 		case e.Op == "not" && (t == TypeBool || t == TypeNull):
-			return setType(e, TypeBool)
-		case e.Op == "-" && t.numeric():
-			return setType(e, t)
+			t = TypeBool
+		case e.Op != "-" || !t.numeric():
+			failf(e.pos, "operator %s cannot be applied to %v", e.Op, t)
 		}
-		failf(e.pos, "operator %s cannot be applied to %v", e.Op, t)
 	case *Binary:
-		return setType(e, c.binary(e))
+		t = c.binary(e)
 	case *In:
-		return setType(e, c.in(e))
+		t = c.in(e)
+	default:
+		panic(fmt.Sprintf("odata: unexpected node %T", e))
 	}
-	panic(fmt.Sprintf("odata: unexpected node %T", e))
+	e.(interface{ setTyp(Type) }).setTyp(t) // every node embeds exprBase
+	return t
 }
 
 // promote returns the common type of two operands: Int -> Decimal -> Double,
