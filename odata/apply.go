@@ -8,18 +8,13 @@ import (
 	"time"
 )
 
-// $apply (OData Data Aggregation Extension 4.0), the subset a dashboard over one
-// entity set asks for: a sequence of transformations separated by '/', made of
-// any number of filter(expr), then at most one groupby((p,...)[,aggregate(...)])
-// or aggregate(...), which must come last. An aggregate item is
-// "prop with sum|min|max|average|countdistinct as alias" or "$count as alias".
-//
-// filter() alone keeps the answer a collection of entities, and the other
-// options apply to it as usual. groupby and aggregate turn the entities into
-// rows of the grouping properties and the aliases; $orderby (by those names),
-// $top, $skip and $count then apply to the rows, and $filter, $select,
-// $expand and $search are refused with them (the specification evaluates them
-// after $apply, on the rows; put the condition in filter() instead).
+// $apply (OData Data Aggregation Extension 4.0), the subset a dashboard asks
+// for: any number of filter(expr), then at most one groupby((p,...)[,aggregate(...)])
+// or aggregate(...), separated by '/'. An aggregate item is "prop with
+// sum|min|max|average|countdistinct as alias" or "$count as alias". groupby and
+// aggregate turn the entities into rows, to which $orderby (by the rows' names),
+// $top, $skip and $count apply; $filter, $select, $expand and $search are
+// refused with them (put the condition in filter()).
 
 // applySyntax is a parsed, unresolved $apply.
 type applySyntax struct {
@@ -27,11 +22,9 @@ type applySyntax struct {
 	grouped bool      // groupby was given
 	group   []Segment // its properties
 	aggs    []aggSyntax
-	pos     int // of the groupby or aggregate, for errors about it
 }
 
-// aggSyntax is one item of aggregate(): prop with method as alias, or
-// $count as alias (prop is then empty).
+// aggSyntax is one item of aggregate(); prop is empty for $count.
 type aggSyntax struct {
 	prop   Segment
 	method string // lower case; "$count" for $count
@@ -44,9 +37,9 @@ func (a *applySyntax) aggregated() bool { return a.grouped || len(a.aggs) > 0 }
 // applyList parses the transformations of $apply.
 func (p *parser) applyList() *applySyntax {
 	a := &applySyntax{}
-	for {
+	p.list(tokSlash, func() {
 		if a.aggregated() {
-			p.fail(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
+			failf(p.tok.pos, "groupby and aggregate must be the last transformation of $apply")
 		}
 		if p.tok.kind != tokIdent {
 			p.unexpected("expected transformation filter, groupby or aggregate")
@@ -60,7 +53,7 @@ func (p *parser) applyList() *applySyntax {
 		case "filter":
 			a.filters = append(a.filters, p.expr())
 		case "groupby":
-			a.grouped, a.pos = true, pos
+			a.grouped = true
 			a.group = p.groupProperties()
 			if p.tok.kind == tokComma {
 				p.advance()
@@ -73,39 +66,27 @@ func (p *parser) applyList() *applySyntax {
 				p.expect(tokRParen)
 			}
 		case "aggregate":
-			a.pos = pos
 			a.aggs = p.aggregateList()
 		default:
-			p.fail(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
+			failf(pos, "transformation %s is not supported; use filter, groupby or aggregate", name)
 		}
 		p.leave()
 		p.expect(tokRParen)
-		if p.tok.kind != tokSlash {
-			return a
-		}
-		p.advance()
-	}
+	})
+	return a
 }
 
 // groupProperties parses (name {, name}).
-func (p *parser) groupProperties() []Segment {
+func (p *parser) groupProperties() (names []Segment) {
 	p.expect(tokLParen)
-	var names []Segment
-	for {
-		names = append(names, p.plainName("expected property name"))
-		if p.tok.kind != tokComma {
-			break
-		}
-		p.advance()
-	}
+	p.list(tokComma, func() { names = append(names, p.plainName("expected property name")) })
 	p.expect(tokRParen)
 	return names
 }
 
 // aggregateList parses item {, item} of aggregate().
-func (p *parser) aggregateList() []aggSyntax {
-	var items []aggSyntax
-	for {
+func (p *parser) aggregateList() (items []aggSyntax) {
+	p.list(tokComma, func() {
 		var it aggSyntax
 		if p.isWord("$count") {
 			p.node()
@@ -124,17 +105,14 @@ func (p *parser) aggregateList() []aggSyntax {
 			switch it.method {
 			case "sum", "min", "max", "average", "countdistinct":
 			default:
-				p.fail(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
+				failf(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
 			}
 			p.advance()
 		}
 		it.alias = p.asAlias()
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
 // asAlias parses "as name", the alias that ends an item of $compute or of aggregate.
@@ -147,7 +125,7 @@ func (p *parser) asAlias() Segment {
 }
 
 // plainName parses one identifier that is not a $-keyword nor followed by a
-// path or call: $apply here names properties of the entity only.
+// path or call.
 func (p *parser) plainName(expected string) Segment {
 	if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
 		p.unexpected(expected)
@@ -156,7 +134,7 @@ func (p *parser) plainName(expected string) Segment {
 	s := Segment{Name: p.tok.text, Pos: p.tok.pos}
 	p.advance()
 	if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
-		p.fail(p.tok.pos, "only property names of %s can be used here", "the entity")
+		failf(p.tok.pos, "only property names of the entity can be used here")
 	}
 	return s
 }
@@ -186,13 +164,12 @@ type rowKey struct {
 	desc bool
 }
 
-// row is one result of an aggregation. A cell is an int64 (Int32, Int64 and,
-// in units of 1/decimalScale, Decimal), a string, a bool or a time.Time; nil
-// is null.
+// row is one result of an aggregation: a cell is an int64 (decimals in units of
+// 1/decimalScale), a string, a bool, a time.Time, or nil for null.
 type row []any
 
-// resolveApply binds a $apply to entity type t: its filters compiled, its
-// aggregation (nil without groupby or aggregate) resolved.
+// resolveApply binds a $apply to entity type t: its filters, and its aggregation
+// (nil without groupby or aggregate).
 func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]*Filter, *aggregation) {
 	var filters []*Filter
 	for _, e := range a.filters {
@@ -206,14 +183,14 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 	name := func(s Segment) {
 		k := strings.ToLower(s.Name)
 		if names[k] {
-			fail("", s.Pos, "%s is named twice in the result of $apply", s.Name)
+			failf(s.Pos, "%s is named twice in the result of $apply", s.Name)
 		}
 		names[k] = true
 	}
 	prop := func(s Segment) *Property {
 		pr := t.Property(s.Name)
 		if pr == nil {
-			fail("", s.Pos, "unknown property %s on %s", s.Name, t.Name)
+			failf(s.Pos, "unknown property %s on %s", s.Name, t.Name)
 		}
 		return pr
 	}
@@ -226,24 +203,19 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 	for _, it := range a.aggs {
 		name(it.alias)
 		ag := aggregate{method: it.method}
-		kind := EdmInt64 // $count and countdistinct
+		kind := EdmInt64 // $count, countdistinct, and the sum of Int32 values
 		if it.method != "$count" {
 			ag.prop = prop(it.prop)
-			kind = ag.prop.Type
-			numeric := kind == EdmInt32 || kind == EdmInt64 || kind == EdmDecimal
-			switch it.method {
-			case "sum", "average":
-				if !numeric {
-					fail("", it.prop.Pos, "%s of %s: %s is not numeric", it.method, ag.prop.Name, kind)
-				}
-			case "countdistinct":
-				kind = EdmInt64
+			pk := ag.prop.Type
+			summed := it.method == "sum" || it.method == "average"
+			if summed && pk != EdmInt32 && pk != EdmInt64 && pk != EdmDecimal {
+				failf(it.prop.Pos, "%s of %s: %s is not numeric", it.method, ag.prop.Name, pk)
 			}
 			switch {
-			case it.method == "sum" && kind == EdmInt32:
-				kind = EdmInt64
 			case it.method == "average":
 				kind = EdmDecimal // exact to four digits, as every decimal here
+			case it.method == "min" || it.method == "max" || it.method == "sum" && pk != EdmInt32:
+				kind = pk
 			}
 		}
 		g.aggs = append(g.aggs, ag)
@@ -252,17 +224,16 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 	return filters, g
 }
 
-// orderRows resolves $orderby against the columns of the rows: each key must
-// be one of their names.
+// orderRows resolves $orderby against the names of the rows' columns.
 func (g *aggregation) orderRows(items []OrderItem) {
 	for _, it := range items {
 		p, ok := it.Expr.(*Path)
 		if !ok || len(p.Segments) != 1 {
-			fail("", it.Expr.Pos(), "after groupby or aggregate, $orderby takes only names of the result's properties")
+			failf(it.Expr.Pos(), "after groupby or aggregate, $orderby takes only names of the result's properties")
 		}
 		col := slices.IndexFunc(g.cols, func(c column) bool { return strings.EqualFold(c.name, p.Segments[0].Name) })
 		if col < 0 {
-			fail("", it.Expr.Pos(), "%s is not a property of the result of $apply", p.Segments[0].Name)
+			failf(it.Expr.Pos(), "%s is not a property of the result of $apply", p.Segments[0].Name)
 		}
 		g.order = append(g.order, rowKey{col, it.Desc})
 	}
@@ -279,8 +250,7 @@ type accumulator struct {
 }
 
 // rows groups the entities of items that pass and aggregates each group, in
-// ascending order of the grouping properties. Past Limits.MaxGroups groups it
-// panics with an *Error.
+// ascending order of the grouping properties; past Limits.MaxGroups it panics.
 func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	groups := map[string]*accumulator{}
 	var order []*accumulator
@@ -318,32 +288,28 @@ func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	if len(order) == 0 && len(g.group) == 0 {
 		order = append(order, newAcc(nil)) // aggregate over nothing is one row
 	}
-	slices.SortFunc(order, func(a, b *accumulator) int {
-		for i := range a.key {
-			if c := compareCells(a.key[i], b.key[i]); c != 0 {
+	out := make([]any, len(order))
+	for i, a := range order {
+		out[i] = a.row(g)
+	}
+	// By $orderby, then by the grouping properties, which no two groups share.
+	slices.SortFunc(out, func(a, b any) int {
+		for _, k := range g.order {
+			c := compareCells(a.(row)[k.col], b.(row)[k.col])
+			if k.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		for i := range g.group {
+			if c := compareCells(a.(row)[i], b.(row)[i]); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
-	out := make([]any, len(order))
-	for i, a := range order {
-		out[i] = a.row(g)
-	}
-	if len(g.order) > 0 {
-		slices.SortStableFunc(out, func(a, b any) int {
-			for _, k := range g.order {
-				c := compareCells(a.(row)[k.col], b.(row)[k.col])
-				if k.desc {
-					c = -c
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
-	}
 	return out
 }
 
@@ -436,22 +402,15 @@ func compareCells(a, b any) int {
 	case string:
 		return strings.Compare(a, b.(string))
 	case bool:
-		return cmp.Compare(boolInt(a), boolInt(b.(bool)))
+		return cmpBool(a, b.(bool))
 	case time.Time:
 		return a.Compare(b.(time.Time))
 	}
 	return 0
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// appendRow writes the members of a row and its closing brace, in format f.
-// Rows are no entities: full metadata adds no id or type to them.
+// appendRow writes the members of a row and its closing brace, in format f
+// (rows are no entities: full metadata adds nothing to them).
 func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 	for i, c := range g.cols {
 		if i > 0 {
@@ -463,18 +422,7 @@ func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 		case nil:
 			b = append(b, "null"...)
 		case int64:
-			quote := f.ieee754 && (c.kind == EdmDecimal || c.kind == EdmInt64)
-			if quote {
-				b = append(b, '"')
-			}
-			if c.kind == EdmDecimal {
-				b = appendDecimal(b, v)
-			} else {
-				b = strconv.AppendInt(b, v, 10)
-			}
-			if quote {
-				b = append(b, '"')
-			}
+			b = f.appendNumber(b, v, c.kind)
 		case string:
 			b = appendString(b, v)
 		case bool:
@@ -484,14 +432,4 @@ func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 		}
 	}
 	return append(b, '}')
-}
-
-// contextFragment is the projection of the rows in the context URL:
-// (category,avgPrice,n).
-func (g *aggregation) contextFragment() string {
-	names := make([]string, len(g.cols))
-	for i, c := range g.cols {
-		names[i] = c.name
-	}
-	return "(" + strings.Join(names, ",") + ")"
 }

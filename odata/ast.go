@@ -5,9 +5,8 @@ import "time"
 // Type is the type of an expression as computed by the type checker.
 type Type int
 
-// Expression types. Int covers Edm.Int32 and Edm.Int64 (carried as int64),
-// Decimal is an int64 count of 1/decimalScale, Date is a calendar date
-// carried as midnight UTC.
+// Expression types. Int is Edm.Int32 or Edm.Int64; Decimal is an int64 count of
+// 1/decimalScale; Date is carried as midnight UTC.
 const (
 	TypeInvalid Type = iota
 	TypeNull
@@ -25,7 +24,7 @@ const (
 var typeNames = [...]string{"invalid", "null", "Edm.Boolean", "Edm.Int64", "Edm.Decimal", "Edm.Double",
 	"Edm.String", "Edm.Date", "Edm.DateTimeOffset", "entity", "collection"}
 
-// String returns the type's name, for messages.
+// String returns the type's name.
 func (t Type) String() string {
 	if t >= 0 && int(t) < len(typeNames) {
 		return typeNames[t]
@@ -35,16 +34,14 @@ func (t Type) String() string {
 
 func (t Type) numeric() bool { return t == TypeInt || t == TypeDecimal || t == TypeDouble }
 
-// Expr is a node of the expression tree. The parser builds it untyped; the
-// type checker (Check) fills in Type and resolves names.
+// Expr is a node of the expression tree: Pos is its byte offset in the option
+// value, Type its type once the checker has set it.
 type Expr interface {
-	// Pos is the byte offset of the node in the option value.
 	Pos() int
-	// Type is the checked type, TypeInvalid before checking.
 	Type() Type
 }
 
-type exprBase struct {
+type exprBase struct { // every node embeds it
 	pos int
 	typ Type
 }
@@ -54,10 +51,8 @@ func (e *exprBase) Type() Type { return e.typ }
 
 func (e *exprBase) setTyp(t Type) { e.typ = t }
 
-// Literal is a constant. Which value field is meaningful depends on Kind:
-// Int (TypeInt, and TypeDecimal in units of 1/decimalScale), Float
-// (TypeDouble), Str (TypeString), Bool (TypeBool), Time (TypeDate,
-// TypeDateTimeOffset). TypeNull has no value.
+// Literal is a constant; Kind says which value field holds it (Int also for
+// decimals, in units of 1/decimalScale).
 type Literal struct {
 	exprBase
 	Kind  Type
@@ -75,25 +70,21 @@ type Segment struct {
 }
 
 // Path is a member expression such as name, product/name, o/quantity or
-// orders/$count. After checking, Var is the lambda variable the path starts
-// from (-1 for the current entity), Navs the navigation properties followed,
-// and Prop the final structural property (nil when the path ends in a
-// navigation). Count is set for a trailing /$count.
+// orders/$count($filter=...). The checker sets Var (the lambda variable it
+// starts from, -1 for the current entity), Navs, Prop (nil when it ends in a
+// navigation) and Count.
 type Path struct {
 	exprBase
-	Segments []Segment
-	Var      int
-	Navs     []*NavProperty
-	Prop     *Property
-	Count    bool
-	// CountFilter is the condition of a trailing /$count($filter=...): only
-	// the related entities it holds for are counted. nil counts them all.
-	CountFilter Expr
+	Segments    []Segment
+	Var         int
+	Navs        []*NavProperty
+	Prop        *Property
+	Count       bool
+	CountFilter Expr // the related entities /$count counts; nil for all
 }
 
-// Lambda is source/any(v: body) or source/all(v: body). Body is nil for
-// any(). Source is a path ending in a collection navigation; Depth is the
-// index of the range variable in the evaluation scope.
+// Lambda is source/any(v: body) or source/all(v: body); Body is nil for any().
+// Depth is the index of the range variable in the evaluation scope.
 type Lambda struct {
 	exprBase
 	Source *Path
@@ -118,13 +109,12 @@ type Unary struct {
 	X  Expr
 }
 
-// Binary is a binary operator: and, or, eq, ne, gt, ge, lt, le, has, add,
-// sub, mul, div, divby, mod.
+// Binary is a binary operator.
 type Binary struct {
 	exprBase
 	Op   string // lower-cased operator keyword
 	X, Y Expr
-	num  Type // operand type after promotion, set by the checker
+	num  Type // the operands' type after promotion
 }
 
 // In is "x in (a, b, ...)".

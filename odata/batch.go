@@ -18,37 +18,21 @@ import (
 	"quartet/internal/jsonkeys"
 )
 
-// Batch serves POST {Root}$batch in the JSON batch format of OData 4.01 (JSON
-// Format, section 19):
-//
-//	{"requests":[{"id":"1","method":"GET","url":"Products?$top=2"}, ...]}
-//
-// answered, in the order sent, by
-//
-//	{"responses":[{"id":"1","status":200,"headers":{...},"body":{...}}, ...]}
-//
-// The service is read-only, so only GET requests are served; any other method
-// is answered 405 in its own response, and the rest of the batch still runs.
-// Each request goes through Handler as if it had been sent alone, with the
-// batch's own headers (its credentials among them) under its own, so the
-// same authentication and limits apply to it. The multipart/mixed format of
-// OData 4.0 is served too (serveMultipart); any other body is refused with 415.
+// Batch serves POST {Root}$batch, in the JSON batch format of OData 4.01 (JSON
+// Format, section 19) or the multipart/mixed one of OData 4.0. The service is
+// read-only: only GET requests are served, any other is answered 405 in its own
+// response. Each request goes through Handler as if it had been sent alone, with
+// the batch's headers (its credentials among them) under its own.
 type Batch struct {
-	// Handler serves each request of the batch: the server's routes.
-	Handler http.Handler
-	// Root is the service root ("/api/"); a request URL not starting with "/"
-	// and not absolute is relative to it.
-	Root string
-	// Serves reports whether path is a resource of the service; a batch may
-	// address nothing else (not the REST routes beside it, nor $batch itself).
+	Handler http.Handler // serves each request: the server's routes
+	Root    string       // the service root ("/api/"), which relative URLs start from
+	// Serves reports whether path is a resource of the service, the only paths
+	// a batch may address.
 	Serves func(path string) bool
-	// Limits bound the batch: MaxBatchRequests and MaxBatchBytes.
-	Limits Limits
+	Limits Limits // MaxBatchRequests, MaxBatchBytes, MaxBatchAnswerBytes
 }
 
-// batchRequest is one request of a JSON batch. Fields the format defines for
-// writes (body, atomicityGroup, dependsOn, if) are accepted and unused: no
-// request here writes.
+// batchRequest is one request of a JSON batch; the fields for writes are ignored.
 type batchRequest struct {
 	ID      string            `json:"id"`
 	Method  string            `json:"method"`
@@ -64,23 +48,9 @@ type batchResponse struct {
 	Body    json.RawMessage   `json:"body,omitempty"`
 }
 
-// batchAllow is the Allow header of $batch: a batch is sent by POST only.
-const batchAllow = "POST, OPTIONS"
-
-// ServeHTTP answers a request to $batch: a POST is a batch, OPTIONS is
-// answered 204, any other method 405.
+// ServeHTTP answers a request to $batch.
 func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodOptions:
-		w.Header().Set("Allow", batchAllow)
-		w.Header().Set("OData-Version", "4.0")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", batchAllow)
-		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+r.Method+" is not allowed on $batch; allowed: "+batchAllow))
+	if !allowOnly(w, r, "$batch", http.MethodPost) {
 		return
 	}
 	limits := bt.Limits.orDefault()
@@ -108,10 +78,8 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var batch struct {
 		Requests []batchRequest `json:"requests"`
 	}
-	// Checked as every request body of the service is (package jsonkeys): nested
-	// past jsonkeys.MaxDepth, an unpaired surrogate escape (which encoding/json
-	// would read as U+FFFD in a URL), or a repeated key (two "requests", two
-	// "url"s, which parsers read differently) is refused before decoding.
+	// Checked as every request body of the service is: too deep, an unpaired
+	// surrogate escape or a repeated key is refused before decoding.
 	if err := jsonkeys.Check(body); jsonkeys.Refused(err) {
 		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is refused: "+err.Error()))
 		return
@@ -140,8 +108,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	write(w, Response{http.StatusOK, "application/json", b})
 }
 
-// readBatch reads the body of the batch r, within MaxBatchBytes. If it
-// cannot, it answers r and reports false.
+// readBatch reads the body of r within MaxBatchBytes; if it cannot, it answers r.
 func readBatch(w http.ResponseWriter, r *http.Request, limits Limits) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limits.MaxBatchBytes)))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
@@ -184,8 +151,7 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 		p.header.Set("Allow", http.MethodGet)
 		return p
 	}
-	// Clients write the URL as they would type it; a space is the one character
-	// they leave unescaped that url.Parse and the query parser would refuse.
+	// Clients leave spaces unescaped, which url.Parse and the query parser refuse.
 	u, err := url.Parse(strings.ReplaceAll(req.URL, " ", "%20"))
 	if err != nil {
 		return fail(http.StatusBadRequest, "BadRequest", "invalid url "+strconv.Quote(req.URL))
@@ -194,8 +160,8 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 	if !u.IsAbs() && !strings.HasPrefix(path, "/") {
 		path = bt.Root + path
 	}
-	// A path with dot segments would be redirected by the mux to a clean one,
-	// perhaps outside the service: it is no resource of the service as sent.
+	// A path with dot segments would be redirected by the mux, perhaps outside
+	// the service: it is no resource of the service as sent.
 	clean := pathpkg.Clean(path) == strings.TrimSuffix(path, "/")
 	if !clean || u.IsAbs() && u.Host != r.Host || bt.Serves != nil && !bt.Serves(path) || path == bt.Root+"$batch" {
 		return fail(http.StatusNotFound, "NotFound", "no resource of this service at "+strconv.Quote(req.URL))
@@ -227,8 +193,7 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 	return rec
 }
 
-// failedPart is the answer to a request of a batch that is not served, with
-// the OData error body.
+// failedPart answers a request of a batch that is not served.
 func failedPart(status int, code, msg string) *partRecorder {
 	e := errorResponse(status, code, msg)
 	p := &partRecorder{header: http.Header{"Content-Type": {e.ContentType}, "Odata-Version": {"4.0"}}, status: status}
@@ -236,8 +201,8 @@ func failedPart(status int, code, msg string) *partRecorder {
 	return p
 }
 
-// partRecorder is the http.ResponseWriter of one request of a batch. It holds
-// at most room bytes of body; past them it refuses to write and is full.
+// partRecorder is the http.ResponseWriter of one request of a batch, holding at
+// most room bytes of body; past them it refuses to write and is full.
 type partRecorder struct {
 	header http.Header
 	status int
@@ -266,8 +231,8 @@ func (p *partRecorder) Write(b []byte) (int, error) {
 	return p.body.Write(b)
 }
 
-// run serves req into p. It reports false if the handler gave up half-way
-// (http.ErrAbortHandler, which would otherwise cut the whole batch's connection).
+// run serves req into p; it reports false if the handler gave up half-way
+// (http.ErrAbortHandler, which would otherwise cut the batch's connection).
 func (p *partRecorder) run(h http.Handler, req *http.Request) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -281,8 +246,8 @@ func (p *partRecorder) run(h http.Handler, req *http.Request) (ok bool) {
 	return true
 }
 
-// response is what was recorded, as the batch answers it: headers by lower-case
-// name, a JSON body as JSON, any other text as a string, anything else in base64url.
+// response is what was recorded, as JSON batches answer it: headers by lower-case
+// name, a JSON body as JSON, other text as a string, anything else in base64url.
 func (p *partRecorder) response(id string) batchResponse {
 	resp := batchResponse{ID: id, Status: p.status, Headers: map[string]string{}}
 	for k, v := range p.header {

@@ -174,7 +174,7 @@ func BenchmarkQueryAtSize(b *testing.B) {
 					b.Fatal(err)
 				}
 				if bm.encode {
-					if _, err := q.AppendCollection(nil, "c", page, n, q.Count()); err != nil {
+					if _, err := q.AppendCollection(nil, "c", page, n, q.count); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,12 +1,13 @@
 package odata
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
-// The capability annotations of a Service's $metadata: what each entity set's
-// collection route allows (Org.OData.Capabilities.V1, Org.OData.Aggregation.V1)
-// and the limits it enforces, read from the route's Settings and Limits so that
-// the document cannot drift from what the service does. Limits no standard
-// term states are terms of the model's own namespace, defined in the document.
+// The capability annotations of $metadata, read from each set's collection route
+// so that the document cannot drift from what the service does. Limits no
+// standard term states are terms of the model's own namespace.
 
 // limitTerms are the model's own terms: name, then description.
 var limitTerms = [][2]string{
@@ -17,15 +18,6 @@ var limitTerms = [][2]string{
 	{"MaxQueryBytes", "The longest query string, in bytes as sent (percent-encoded)."},
 	{"MaxLambdaDepth", "How deeply any and all may nest."},
 	{"MaxGroups", "The most groups $apply's groupby may make."},
-}
-
-// terms are the Term elements of limitTerms, in the model's namespace.
-func (s *Service) terms() []string {
-	out := make([]string, len(limitTerms))
-	for i, t := range limitTerms {
-		out[i] = `<Term Name="` + t[0] + `" Type="Edm.Int32" AppliesTo="EntitySet">` + description(t[1]) + `</Term>`
-	}
-	return out
 }
 
 // capabilities are the annotation elements of set, from its routes.
@@ -39,11 +31,7 @@ func (s *Service) capabilities(set *EntitySet) []string {
 	has := func(o QueryOption) string { return strconv.FormatBool(st.Allowed&o != 0) }
 	const capNS = "Org.OData.Capabilities.V1."
 	record := func(term string, props ...string) string {
-		b := `<Annotation Term="` + term + `"><Record>`
-		for _, p := range props {
-			b += p
-		}
-		return b + `</Record></Annotation>`
+		return `<Annotation Term="` + term + `"><Record>` + strings.Join(props, "") + `</Record></Annotation>`
 	}
 	pv := func(name, kind, v string) string {
 		return `<PropertyValue Property="` + name + `" ` + kind + `="` + v + `"/>`

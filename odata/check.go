@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// function describes a built-in function: its overloads and how to compile
-// a call.
+// function is a built-in function: its overloads and how to compile a call.
 type function struct {
 	name  string
 	sigs  []signature
@@ -51,8 +50,8 @@ func init() {
 	add("now", buildNow, sig(TypeDateTimeOffset))
 }
 
-// checker resolves names and computes types. vars holds the lambda range
-// variables in scope, innermost last.
+// checker resolves names and computes types; vars are the lambda variables in
+// scope, innermost last.
 type checker struct {
 	root *EntityType
 	vars []rangeVar
@@ -64,56 +63,46 @@ type rangeVar struct {
 	typ  *EntityType
 }
 
-func (c *checker) fail(pos int, format string, args ...any) {
-	panic(errorf(pos, fmt.Sprintf(format, args...)))
-}
-
-// checkBool checks e and requires a Boolean result, as $filter and lambda
-// bodies do.
+// checkBool checks e and requires a Boolean result.
 func (c *checker) checkBool(e Expr) {
 	if t := c.check(e); t != TypeBool {
-		c.fail(e.Pos(), "expression must be Boolean, not %v", t)
+		failf(e.Pos(), "expression must be Boolean, not %v", t)
 	}
-}
-
-func setType(e Expr, t Type) Type {
-	if n, ok := e.(interface{ setTyp(Type) }); ok { // every node embeds exprBase
-		n.setTyp(t)
-	}
-	return t
 }
 
 // check computes and records the type of e.
 func (c *checker) check(e Expr) Type {
+	var t Type
 	switch e := e.(type) {
 	case *Literal:
-		return setType(e, e.Kind)
+		t = e.Kind
 	case *Path:
-		return setType(e, c.path(e))
+		t = c.path(e)
 	case *Lambda:
-		return setType(e, c.lambda(e))
+		t = c.lambda(e)
 	case *Call:
-		return setType(e, c.call(e))
+		t = c.call(e)
 	case *Unary:
-		t := c.check(e.X)
+		t = c.check(e.X)
 		switch {
 		case e.Op == "not" && (t == TypeBool || t == TypeNull):
-			return setType(e, TypeBool)
-		case e.Op == "-" && t.numeric():
-			return setType(e, t)
+			t = TypeBool
+		case e.Op != "-" || !t.numeric():
+			failf(e.pos, "operator %s cannot be applied to %v", e.Op, t)
 		}
-		c.fail(e.pos, "operator %s cannot be applied to %v", e.Op, t)
 	case *Binary:
-		return setType(e, c.binary(e))
+		t = c.binary(e)
 	case *In:
-		return setType(e, c.in(e))
+		t = c.in(e)
+	default:
+		panic(fmt.Sprintf("odata: unexpected node %T", e))
 	}
-	panic(fmt.Sprintf("odata: unexpected node %T", e))
+	e.(interface{ setTyp(Type) }).setTyp(t) // every node embeds exprBase
+	return t
 }
 
-// promote returns the common type two operands are compared or combined
-// in: numeric types widen Int -> Decimal -> Double, a Date widens to a
-// DateTimeOffset, and null takes the other operand's type.
+// promote returns the common type of two operands: Int -> Decimal -> Double,
+// Date -> DateTimeOffset, and null takes the other operand's type.
 func promote(a, b Type) (Type, bool) {
 	switch {
 	case a == TypeNull:
@@ -136,7 +125,7 @@ func (c *checker) binary(e *Binary) Type {
 	case "and", "or":
 		for _, t := range []Type{x, y} {
 			if t != TypeBool && t != TypeNull {
-				c.fail(e.pos, "operator %s requires Boolean operands, not %v and %v", e.Op, x, y)
+				failf(e.pos, "operator %s requires Boolean operands, not %v and %v", e.Op, x, y)
 			}
 		}
 		return TypeBool
@@ -148,24 +137,24 @@ func (c *checker) binary(e *Binary) Type {
 			ok = false
 		}
 		if !ok {
-			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
 		}
 		e.num = t
 		return TypeBool
 	case "gt", "ge", "lt", "le":
 		t, ok := promote(x, y)
 		if !ok || t == TypeEntity || t == TypeBool || t == TypeNull {
-			c.fail(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
+			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
 		}
 		e.num = t
 		return TypeBool
 	case "has":
-		c.fail(e.pos, "operator has requires an enumeration type; this model has none")
+		failf(e.pos, "operator has requires an enumeration type; this model has none")
 	}
 	// Arithmetic.
 	t, ok := promote(x, y)
 	if !ok || !t.numeric() {
-		c.fail(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)
+		failf(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)
 	}
 	if e.Op == "divby" && t == TypeInt {
 		t = TypeDecimal
@@ -177,13 +166,13 @@ func (c *checker) binary(e *Binary) Type {
 func (c *checker) in(e *In) Type {
 	t := c.check(e.X)
 	if t == TypeEntity || t == TypeCollection {
-		c.fail(e.pos, "operator in cannot be applied to %v", t)
+		failf(e.pos, "operator in cannot be applied to %v", t)
 	}
 	for _, item := range e.List {
 		it := c.check(item)
 		u, ok := promote(t, it)
 		if !ok || u == TypeEntity {
-			c.fail(item.Pos(), "list item of type %v cannot be compared with %v", it, t)
+			failf(item.Pos(), "list item of type %v cannot be compared with %v", it, t)
 		}
 		t = u
 	}
@@ -194,7 +183,7 @@ func (c *checker) in(e *In) Type {
 func (c *checker) call(e *Call) Type {
 	fn := functions[e.Name]
 	if fn == nil {
-		c.fail(e.pos, "unknown function %s", e.Name)
+		failf(e.pos, "unknown function %s", e.Name)
 	}
 	args := make([]Type, len(e.Args))
 	for i, a := range e.Args {
@@ -216,26 +205,24 @@ func (c *checker) call(e *Call) Type {
 		for _, s := range fn.sigs {
 			ns = append(ns, fmt.Sprint(len(s.params)))
 		}
-		c.fail(e.pos, "function %s takes %s arguments, not %d", e.Name, strings.Join(ns, " or "), len(args))
+		failf(e.pos, "function %s takes %s arguments, not %d", e.Name, strings.Join(ns, " or "), len(args))
 	}
 	names := make([]string, len(args))
 	for i, a := range args {
 		names[i] = a.String()
 	}
-	c.fail(e.pos, "function %s cannot be applied to (%s)", e.Name, strings.Join(names, ", "))
+	failf(e.pos, "function %s cannot be applied to (%s)", e.Name, strings.Join(names, ", "))
 	return TypeInvalid
 }
 
-// matches reports whether arguments of types args can be passed to params,
-// allowing numeric widening and null.
+// matches reports whether arguments of types args can be passed to params.
 func matches(params, args []Type) bool {
 	for i, p := range params {
 		a := args[i]
 		if a == p || a == TypeNull {
 			continue
 		}
-		// Only numeric widening applies to arguments: hour(2024-01-01) is
-		// an error, not midnight.
+		// Only numeric widening: hour(2024-01-01) is an error, not midnight.
 		if a.numeric() && p.numeric() && a < p {
 			continue
 		}
@@ -244,8 +231,7 @@ func matches(params, args []Type) bool {
 	return true
 }
 
-// path resolves a member path against the current entity type or a range
-// variable.
+// path resolves a member path from the current entity or a lambda variable.
 func (c *checker) path(p *Path) Type {
 	segs := p.Segments
 	cur := c.root
@@ -259,7 +245,7 @@ func (c *checker) path(p *Path) Type {
 	case first == "$it":
 		segs = segs[1:]
 	case strings.HasPrefix(first, "$"):
-		c.fail(segs[0].Pos, "%s is not supported", first)
+		failf(segs[0].Pos, "%s is not supported", first)
 	}
 	if len(segs) == 0 {
 		return TypeEntity
@@ -267,18 +253,18 @@ func (c *checker) path(p *Path) Type {
 	for i, s := range segs {
 		last := i == len(segs)-1
 		if s.Name == "$count" {
-			c.fail(s.Pos, "$count must follow a collection navigation property")
+			failf(s.Pos, "$count must follow a collection navigation property")
 		}
 		if prop := cur.Property(s.Name); prop != nil {
 			if !last {
-				c.fail(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
+				failf(segs[i+1].Pos, "cannot navigate from primitive property %s", prop.Name)
 			}
 			p.Prop = prop
-			return edmToType(prop.Type)
+			return edmTypes[prop.Type].typ
 		}
 		nav := cur.nav(s.Name)
 		if nav == nil {
-			c.fail(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
+			failf(s.Pos, "unknown property %s on %s", s.Name, cur.Name)
 		}
 		p.Navs = append(p.Navs, nav)
 		if nav.Collection {
@@ -288,17 +274,16 @@ func (c *checker) path(p *Path) Type {
 			case segs[i+1].Name == "$count" && i+1 == len(segs)-1:
 				p.Count = true
 				if p.CountFilter != nil {
-					// The condition is on the related entities alone: a checker of
-					// its own, whose $it and names are theirs.
+					// The condition is on the related entities alone: their own checker.
 					sub := &checker{root: nav.Target}
 					sub.checkBool(p.CountFilter)
 					if sub.maxv > 0 {
-						c.fail(p.CountFilter.Pos(), "any and all cannot be used in $count($filter=...)")
+						failf(p.CountFilter.Pos(), "any and all cannot be used in $count($filter=...)")
 					}
 				}
 				return TypeInt
 			}
-			c.fail(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)
+			failf(segs[i+1].Pos, "collection %s must be followed by any, all or $count", nav.Name)
 		}
 		cur = nav.Target
 	}
@@ -316,14 +301,14 @@ func (c *checker) lookupVar(name string) int {
 
 func (c *checker) lambda(l *Lambda) Type {
 	if t := c.path(l.Source); t != TypeCollection || l.Source.Count {
-		c.fail(l.pos, "%s requires a collection navigation property", map[bool]string{true: "all", false: "any"}[l.All])
+		failf(l.pos, "%s requires a collection navigation property", map[bool]string{true: "all", false: "any"}[l.All])
 	}
 	l.Source.typ = TypeCollection
 	if l.Body == nil {
 		return TypeBool
 	}
 	if c.lookupVar(l.Var) >= 0 || l.Var == "$it" {
-		c.fail(l.pos, "lambda variable %s is already defined", l.Var)
+		failf(l.pos, "lambda variable %s is already defined", l.Var)
 	}
 	nav := l.Source.Navs[len(l.Source.Navs)-1]
 	l.Depth = len(c.vars)
@@ -332,20 +317,4 @@ func (c *checker) lambda(l *Lambda) Type {
 	c.checkBool(l.Body)
 	c.vars = c.vars[:len(c.vars)-1]
 	return TypeBool
-}
-
-func edmToType(t EdmType) Type {
-	switch t {
-	case EdmInt32, EdmInt64:
-		return TypeInt
-	case EdmDecimal:
-		return TypeDecimal
-	case EdmString:
-		return TypeString
-	case EdmBoolean:
-		return TypeBool
-	case EdmDateTimeOffset:
-		return TypeDateTimeOffset
-	}
-	return TypeInvalid
 }

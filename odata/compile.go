@@ -5,16 +5,14 @@ import (
 	"time"
 )
 
-// fn is a compiled expression of Go type T. vars holds the current values of
-// the lambda range variables. The second result is false when the value is
-// null (a missing single navigation, a null literal, division by zero).
+// fn is a compiled expression of Go type T over entity it, vars holding the
+// values of the lambda variables; the second result is false for null.
 type fn[T any] func(it any, vars []any) (T, bool)
 
 // compiler turns a checked expression tree into closures over the model's
-// typed getters. The Go type of a compiled expression follows its Type:
-// Bool fn[bool]; Int and Decimal fn[int64]; Double fn[float64]; String
-// fn[string]; Date and DateTimeOffset fn[time.Time]; Entity fn[any];
-// Collection fn[[]any].
+// typed getters: Bool is fn[bool], Int and Decimal fn[int64], Double
+// fn[float64], String fn[string], Date and DateTimeOffset fn[time.Time], Entity
+// fn[any], Collection fn[[]any].
 type compiler struct {
 	now  time.Time
 	eval *evaluation // where fetched collections and built strings are counted; nil counts nothing
@@ -40,8 +38,7 @@ func (c *compiler) compile(e Expr) any {
 	panic("odata: unexpected node")
 }
 
-// as compiles e converted to type t (numeric widening, Date to
-// DateTimeOffset, null to any type).
+// as compiles e converted to type t (numeric widening, Date to DateTimeOffset).
 func (c *compiler) as(e Expr, t Type) any {
 	from := e.Type()
 	if l, ok := e.(*Literal); ok {
@@ -61,23 +58,15 @@ func (c *compiler) as(e Expr, t Type) any {
 			return decFromInt(x)
 		})
 	case from == TypeInt && t == TypeDouble:
-		g := f.(fn[int64])
-		return fn[float64](func(it any, v []any) (float64, bool) {
-			x, ok := g(it, v)
-			return float64(x), ok
-		})
+		return map1(f.(fn[int64]), func(x int64) float64 { return float64(x) })
 	case from == TypeDecimal && t == TypeDouble:
-		g := f.(fn[int64])
-		return fn[float64](func(it any, v []any) (float64, bool) {
-			x, ok := g(it, v)
-			return decToFloat(x), ok
-		})
+		return map1(f.(fn[int64]), decToFloat)
 	}
 	panic("odata: bad conversion " + from.String() + " to " + t.String())
 }
 
-// constant returns the value of a literal converted to type t; ok is false
-// for null or when the value does not fit t.
+// constant returns the value of a literal converted to type t; ok is false for
+// null or a value that does not fit t.
 func constant(l *Literal, t Type) (v any, ok bool) {
 	switch {
 	case l.Kind == TypeNull:
@@ -110,13 +99,9 @@ func constFn[T any](v any, ok bool) fn[T] {
 	return func(any, []any) (T, bool) { return x, ok }
 }
 
+// literal compiles l as a constant of type t.
 func (c *compiler) literal(l *Literal, t Type) any {
 	v, ok := constant(l, t)
-	return zeroFn(t, v, ok)
-}
-
-// zeroFn returns a constant function of the Go type for t.
-func zeroFn(t Type, v any, ok bool) any {
 	switch t {
 	case TypeBool:
 		return constFn[bool](v, ok)
@@ -134,8 +119,8 @@ func zeroFn(t Type, v any, ok bool) any {
 	return constFn[[]any](nil, false)
 }
 
-// direct reports whether p reads a structural property of the current
-// entity without navigation, so its getter can be called directly.
+// direct reports whether p is a property of the current entity, whose getter
+// can be called directly.
 func direct(p *Path) bool { return p.Var < 0 && len(p.Navs) == 0 && p.Prop != nil }
 
 // entity compiles the entity a path's navigations lead to.
@@ -164,7 +149,7 @@ func (c *compiler) entity(p *Path, navs []*NavProperty) fn[any] {
 
 func (c *compiler) path(p *Path) any {
 	if direct(p) {
-		return propFn(p.Prop)
+		return propFn(p.Prop, nil)
 	}
 	navs := p.Navs
 	var coll *NavProperty
@@ -175,7 +160,7 @@ func (c *compiler) path(p *Path) any {
 	ent := c.entity(p, navs)
 	switch {
 	case p.Prop != nil:
-		return viaEntity(ent, p.Prop)
+		return propFn(p.Prop, ent)
 	case p.Count:
 		many, eval := coll.Many, c.eval
 		var keep fn[bool]
@@ -215,36 +200,9 @@ func (c *compiler) path(p *Path) any {
 	return ent
 }
 
-func getter[T any](get func(any) T) fn[T] {
-	return func(it any, _ []any) (T, bool) { return get(it), true }
-}
-
-func propFn(p *Property) any {
-	switch p.Type {
-	case EdmInt32, EdmInt64:
-		return getter(p.Int)
-	case EdmDecimal:
-		return getter(p.Decimal)
-	case EdmString:
-		return getter(p.String)
-	case EdmBoolean:
-		return getter(p.Bool)
-	}
-	return getter(p.Time)
-}
-
-func through[T any](ent fn[any], get func(any) T) fn[T] {
-	return func(it any, v []any) (T, bool) {
-		x, ok := ent(it, v)
-		if !ok {
-			var zero T
-			return zero, false
-		}
-		return get(x), true
-	}
-}
-
-func viaEntity(ent fn[any], p *Property) any {
+// propFn compiles property p of the entity ent leads to; with ent nil, of the
+// current entity, calling the getter directly.
+func propFn(p *Property, ent fn[any]) any {
 	switch p.Type {
 	case EdmInt32, EdmInt64:
 		return through(ent, p.Int)
@@ -258,6 +216,20 @@ func viaEntity(ent fn[any], p *Property) any {
 	return through(ent, p.Time)
 }
 
+func through[T any](ent fn[any], get func(any) T) fn[T] {
+	if ent == nil {
+		return func(it any, _ []any) (T, bool) { return get(it), true }
+	}
+	return func(it any, v []any) (T, bool) {
+		x, ok := ent(it, v)
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		return get(x), true
+	}
+}
+
 func (c *compiler) lambda(l *Lambda) any {
 	src := c.compile(l.Source).(fn[[]any])
 	if l.Body == nil {
@@ -268,8 +240,7 @@ func (c *compiler) lambda(l *Lambda) any {
 	}
 	body := c.compile(l.Body).(fn[bool])
 	d, all := l.Depth, l.All
-	// OData: any is true if the body is true for some member; all is true
-	// unless the body is false (or null) for some member.
+	// any: the body is true for some member; all: false or null for none.
 	return fn[bool](func(it any, v []any) (bool, bool) {
 		items, _ := src(it, v)
 		for _, x := range items {
@@ -319,8 +290,7 @@ func (c *compiler) binary(b *Binary) any {
 	return c.arith(b)
 }
 
-// logical implements OData's three-valued and/or: null and false is false,
-// null or true is true, otherwise null propagates.
+// logical implements OData's three-valued and/or.
 func (c *compiler) logical(b *Binary) any {
 	x := c.as(b.X, TypeBool).(fn[bool])
 	y := c.as(b.Y, TypeBool).(fn[bool])

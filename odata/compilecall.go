@@ -7,40 +7,35 @@ import (
 	"unicode/utf8"
 )
 
-// Compiled calls of the built-in functions $filter allows: string predicates
-// and transforms, date parts, rounding and now(), with the case-insensitive
-// helpers the string functions use.
+// Compiled calls of the built-in functions.
 
 func strArg(c *compiler, call *Call, i int) fn[string] {
 	return c.as(call.Args[i], TypeString).(fn[string])
 }
 
 func buildStrPred(c *compiler, call *Call) any {
-	f := map[string]func(string, string) bool{
+	preds := map[string]func(string, string) bool{
 		"contains": strings.Contains, "startswith": strings.HasPrefix, "endswith": strings.HasSuffix,
-	}[call.Name]
-	x := strArg(c, call, 0)
-	if l, ok := call.Args[1].(*Literal); ok && l.Kind == TypeString {
-		k := l.Str
-		if inner, ok := call.Args[0].(*Call); ok && inner.Name == "tolower" && isLower(k) {
-			// contains(tolower(x),'lit'): fold case while searching instead
-			// of building a lower-cased copy of every value.
-			g := map[string]func(string, string) bool{
-				"contains": containsFold, "startswith": hasPrefixFold, "endswith": hasSuffixFold,
-			}[call.Name]
-			if p, ok := inner.Args[0].(*Path); ok && direct(p) {
-				get := p.Prop.String
-				return fn[bool](func(it any, _ []any) (bool, bool) { return g(get(it), k), true })
-			}
-			return map1(strArg(c, inner, 0), func(a string) bool { return g(a, k) })
-		}
-		if p, ok := call.Args[0].(*Path); ok && direct(p) {
-			get := p.Prop.String
-			return fn[bool](func(it any, _ []any) (bool, bool) { return f(get(it), k), true })
-		}
-		return map1(x, func(a string) bool { return f(a, k) })
 	}
-	return map2(x, strArg(c, call, 1), f)
+	l, ok := call.Args[1].(*Literal)
+	if !ok || l.Kind != TypeString {
+		return map2(strArg(c, call, 0), strArg(c, call, 1), preds[call.Name])
+	}
+	k, arg := l.Str, call.Args[0]
+	if inner, ok := arg.(*Call); ok && inner.Name == "tolower" && isLower(k) {
+		// contains(tolower(x),'lit'): fold case while searching instead of
+		// building a lower-cased copy of every value.
+		arg = inner.Args[0]
+		preds = map[string]func(string, string) bool{
+			"contains": containsFold, "startswith": hasPrefixFold, "endswith": hasSuffixFold,
+		}
+	}
+	f := preds[call.Name]
+	if p, ok := arg.(*Path); ok && direct(p) {
+		get := p.Prop.String
+		return fn[bool](func(it any, _ []any) (bool, bool) { return f(get(it), k), true })
+	}
+	return map1(c.as(arg, TypeString).(fn[string]), func(a string) bool { return f(a, k) })
 }
 
 func buildLength(c *compiler, call *Call) any {
@@ -152,8 +147,7 @@ func buildNow(c *compiler, _ *Call) any {
 	return fn[time.Time](func(any, []any) (time.Time, bool) { return now, true })
 }
 
-// Case-insensitive search for a lower-case needle, for the folded form of
-// contains/startswith/endswith over tolower(x).
+// Case-insensitive search for a lower-case needle, for contains(tolower(x),...).
 
 func isLower(s string) bool { return strings.ToLower(s) == s }
 

@@ -7,52 +7,29 @@ import (
 	"time"
 )
 
-// Compiled comparisons and arithmetic: the relational operators with OData's
-// null rules, typed for each comparable Go type, and the arithmetic operators
-// with overflow and division by zero giving null.
+// Compiled comparisons (with OData's null rules) and arithmetic (overflow and
+// division by zero give null).
 
-// relOp is one of the relational operators eq, ne, gt, ge, lt and le.
-type relOp int
+// relOp is a relational operator: which outcomes of a comparison (less,
+// equal, greater) satisfy it.
+type relOp [3]bool
 
-const (
-	opEq relOp = iota
-	opNe
-	opGt
-	opGe
-	opLt
-	opLe
-)
-
-var relOps = map[string]relOp{"eq": opEq, "ne": opNe, "gt": opGt, "ge": opGe, "lt": opLt, "le": opLe}
-
-// holds reports whether the comparison result c (-1, 0, 1) satisfies op.
-func (op relOp) holds(c int) bool {
-	switch op {
-	case opEq:
-		return c == 0
-	case opNe:
-		return c != 0
-	case opGt:
-		return c > 0
-	case opGe:
-		return c >= 0
-	case opLt:
-		return c < 0
-	}
-	return c <= 0
+var relOps = map[string]relOp{
+	"eq": {false, true, false}, "ne": {true, false, true},
+	"gt": {false, false, true}, "ge": {false, true, true},
+	"lt": {true, false, false}, "le": {true, true, false},
 }
 
-// nulls is the result of a comparison with a null operand: null eq null is
-// true, null ne x is true, ordering comparisons with null are false.
-func (op relOp) nulls(bothNull bool) bool {
-	switch op {
-	case opEq:
-		return bothNull
-	case opNe:
-		return !bothNull
-	}
-	return false
-}
+// holds reports whether the comparison result c (-1, 0 or 1, as every cmpf
+// here returns) satisfies op.
+func (op relOp) holds(c int) bool { return op[c+1] }
+
+// flip mirrors an operator so that "k lt x" becomes "x gt k".
+func (op relOp) flip() relOp { return relOp{op[2], op[1], op[0]} }
+
+// nulls is the result of a comparison with a null operand: null eq null and
+// null ne x are true, ordering comparisons with null false.
+func (op relOp) nulls(bothNull bool) bool { return op[0] == op[2] && op[1] == bothNull }
 
 // compareFn compares two compiled operands of the same Go type.
 func compareFn[T any](op relOp, x, y fn[T], cmpf func(a, b T) int) fn[bool] {
@@ -81,21 +58,6 @@ func compareConst[T any](op relOp, x fn[T], get func(any) T, k T, cmpf func(a, b
 	}
 }
 
-// flip mirrors an ordering operator so that "k lt x" becomes "x gt k".
-func (op relOp) flip() relOp {
-	switch op {
-	case opGt:
-		return opLt
-	case opGe:
-		return opLe
-	case opLt:
-		return opGt
-	case opLe:
-		return opGe
-	}
-	return op
-}
-
 func compareTyped[T any](c *compiler, op relOp, x, y Expr, t Type, cmpf func(a, b T) int, get func(*Property) func(any) T) fn[bool] {
 	if _, ok := x.(*Literal); ok {
 		if _, ok := y.(*Literal); !ok {
@@ -105,7 +67,7 @@ func compareTyped[T any](c *compiler, op relOp, x, y Expr, t Type, cmpf func(a, 
 	if l, ok := y.(*Literal); ok {
 		if k, ok := constant(l, t); ok {
 			var g func(any) T
-			if p, ok := x.(*Path); ok && direct(p) && edmToType(p.Prop.Type) == t {
+			if p, ok := x.(*Path); ok && direct(p) && edmTypes[p.Prop.Type].typ == t {
 				g = get(p.Prop)
 			}
 			return compareConst(op, c.as(x, t).(fn[T]), g, k.(T), cmpf)
@@ -143,8 +105,7 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 			return op.nulls(!ok), true
 		})
 	case t == TypeDecimal && (xt == TypeInt || yt == TypeInt) && xt != TypeNull && yt != TypeNull:
-		// Compare integers with decimals exactly, without scaling the
-		// integer (which could overflow).
+		// Integers compare with decimals exactly, unscaled (which could overflow).
 		if xt == TypeInt {
 			x, y, op = y, x, op.flip()
 		}
@@ -210,8 +171,7 @@ func arith[T any](x, y fn[T], op func(a, b T) (T, bool)) fn[T] {
 }
 
 var intOps = map[string]func(a, b int64) (int64, bool){
-	"add": func(a, b int64) (int64, bool) { return decAdd(a, b) },
-	"sub": func(a, b int64) (int64, bool) { return decSub(a, b) },
+	"add": decAdd, "sub": decSub, "mod": decMod,
 	"mul": func(a, b int64) (int64, bool) {
 		if a == 0 || b == 0 {
 			return 0, true
@@ -224,15 +184,6 @@ var intOps = map[string]func(a, b int64) (int64, bool){
 			return 0, false
 		}
 		return a / b, true
-	},
-	"mod": func(a, b int64) (int64, bool) {
-		if b == 0 {
-			return 0, false
-		}
-		if b == -1 {
-			return 0, true
-		}
-		return a % b, true
 	},
 }
 
@@ -260,8 +211,7 @@ func (c *compiler) arith(b *Binary) any {
 	return arith(c.as(b.X, t).(fn[float64]), c.as(b.Y, t).(fn[float64]), floatOps[b.Op])
 }
 
-// Built-in functions. Arguments are converted to the parameter types of the
-// overload the checker picked; a null argument yields null.
+// map1 and map2 apply f to non-null arguments; a null argument yields null.
 
 func map1[A, R any](x fn[A], f func(A) R) fn[R] {
 	return func(it any, v []any) (R, bool) {

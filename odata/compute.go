@@ -1,18 +1,10 @@
 package odata
 
-import (
-	"strconv"
-)
-
-// $compute (OData 4.01 Protocol, section 11.2.5.3): arithmetic over an entity's
-// numeric properties, each named by an alias that $select, $filter and $orderby
-// then use as if it were a property, as ASP.NET Core OData allows:
-//
-//	$compute=price mul quantity as total,price div 2 as half&$select=id,total&$orderby=total desc
-//
-// An alias in $filter or $orderby stands for its expression (so null, from a
-// division by zero, compares as null does); in the answer it is written only
-// when $select names it (or is *).
+// $compute (OData 4.01 Protocol, 11.2.5.3): arithmetic on numbers, each named by
+// an alias that $select, $filter and $orderby use as a property, as in
+// "$compute=price mul quantity as total&$select=id,total". In $filter and
+// $orderby an alias stands for its expression; it is written only when $select
+// names it (or is *).
 
 // computeSyntax is one "expression as alias" of $compute, parsed.
 type computeSyntax struct {
@@ -24,51 +16,48 @@ type computeSyntax struct {
 type computed struct {
 	name string
 	expr Expr
-	typ  Type      // TypeInt or TypeDecimal
-	f    fn[int64] // the value, in units of 1/decimalScale for TypeDecimal
+	kind EdmType   // EdmInt64 or EdmDecimal
+	f    fn[int64] // the value, in units of 1/decimalScale for EdmDecimal
 }
 
 // computeList parses item {, item} of $compute.
-func (p *parser) computeList() []computeSyntax {
-	var items []computeSyntax
-	for {
-		var it computeSyntax
-		it.expr = p.expr()
-		it.alias = p.asAlias()
-		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+func (p *parser) computeList() (items []computeSyntax) {
+	p.list(tokComma, func() {
+		e := p.expr()
+		items = append(items, computeSyntax{e, p.asAlias()})
+	})
+	return items
 }
 
-// resolveCompute checks each item against entity type t: an alias new to t and
-// to the items before it, an expression without lambda whose type is a number
-// the model can write (Int or Decimal).
+// resolveCompute checks each item against entity type t: a new alias, and an
+// expression without lambda of type Int or Decimal.
 func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*computed {
 	var out []*computed
 	seen := map[string]bool{}
 	for _, it := range items {
 		name := it.alias.Name
 		if t.Property(name) != nil || t.nav(name) != nil || seen[name] {
-			fail("", it.alias.Pos, "alias %s is already a property of %s or an earlier alias", name, t.Name)
+			failf(it.alias.Pos, "alias %s is already a property of %s or an earlier alias", name, t.Name)
 		}
 		seen[name] = true
 		ck := &checker{root: t}
 		typ := ck.check(it.expr)
 		if ck.maxv > 0 {
-			fail("", it.expr.Pos(), "lambda expressions cannot be used in $compute")
+			failf(it.expr.Pos(), "lambda expressions cannot be used in $compute")
 		}
 		if typ != TypeInt && typ != TypeDecimal {
-			fail("", it.expr.Pos(), "$compute takes arithmetic on Int and Decimal values; %s is %v", name, typ)
+			failf(it.expr.Pos(), "$compute takes arithmetic on Int and Decimal values; %s is %v", name, typ)
 		}
-		out = append(out, &computed{name: name, expr: it.expr, typ: typ, f: c.compile(it.expr).(fn[int64])})
+		kind := EdmInt64
+		if typ == TypeDecimal {
+			kind = EdmDecimal
+		}
+		out = append(out, &computed{name: name, expr: it.expr, kind: kind, f: c.compile(it.expr).(fn[int64])})
 	}
 	return out
 }
 
-// alias returns the computed item named name, or nil.
+// aliasNamed returns the computed item named name, or nil.
 func aliasNamed(cs []*computed, name string) *computed {
 	for _, c := range cs {
 		if c.name == name {
@@ -78,8 +67,7 @@ func aliasNamed(cs []*computed, name string) *computed {
 	return nil
 }
 
-// substitute replaces, in e, each path that is exactly an alias of cs by the
-// alias's expression, so that $filter and $orderby compute it as $compute does.
+// substitute replaces, in e, each path that is exactly an alias of cs by its expression.
 func substitute(e Expr, cs []*computed) Expr {
 	if len(cs) == 0 || e == nil {
 		return e
@@ -110,8 +98,7 @@ func substitute(e Expr, cs []*computed) Expr {
 	return e
 }
 
-// appendComputed writes the selected computed values of x, each preceded by a
-// comma when comma is set (and then always).
+// appendComputed writes the selected computed values of x, after a comma if comma is set.
 func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
 	for _, c := range q.computedSel {
 		if comma {
@@ -120,24 +107,11 @@ func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
 		comma = true
 		b = appendString(b, c.name)
 		b = append(b, ':')
-		v, ok := c.f(x, nil)
-		switch {
-		case !ok:
+		if v, ok := c.f(x, nil); ok {
+			b = q.out.appendNumber(b, v, c.kind)
+		} else {
 			b = append(b, "null"...)
-		case q.out.ieee754: // both are Edm.Decimal or Edm.Int64 to a client
-			b = append(b, '"')
-			b = appendNumber(b, v, c.typ)
-			b = append(b, '"')
-		default:
-			b = appendNumber(b, v, c.typ)
 		}
 	}
 	return b
-}
-
-func appendNumber(b []byte, v int64, t Type) []byte {
-	if t == TypeDecimal {
-		return appendDecimal(b, v)
-	}
-	return strconv.AppendInt(b, v, 10)
 }

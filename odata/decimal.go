@@ -1,25 +1,21 @@
 package odata
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"strconv"
 	"strings"
 )
 
-// Decimals are int64 counts of 1/decimalScale (four fractional digits).
-// Addition, subtraction, comparison and mod are exact; multiplication is exact
-// when the product has at most four fractional digits and is otherwise
-// rounded half away from zero to four; division is the exact quotient
-// rounded the same way. A result outside the int64 range is null, as is a
-// division or modulo by zero. Decimal literals with more than four
-// fractional digits, or too large for the scale, are carried as doubles.
+// Decimals are int64 counts of 1/decimalScale. Addition, subtraction, comparison
+// and mod are exact; mul and div round the exact result half away from zero to
+// four digits. A result out of range, or a division by zero, is null (false).
 
 const maxDecInt = math.MaxInt64 / decimalScale
 
-// parseDecimal parses [sign] digits [. digits] into units of 1/decimalScale.
-// It reports false for an exponent, more than four fractional digits or a
-// value out of range.
+// parseDecimal parses [sign] digits [. digits] into units of 1/decimalScale; it
+// reports false for an exponent, more than four fractional digits or too large a value.
 func parseDecimal(s string) (int64, bool) {
 	neg := false
 	if s != "" && (s[0] == '-' || s[0] == '+') {
@@ -55,16 +51,9 @@ func appendDecimal(b []byte, v int64) []byte {
 	b = strconv.AppendUint(b, u/decimalScale, 10)
 	if f := u % decimalScale; f != 0 {
 		var d [5]byte
-		d[0] = '.'
-		for i := 4; i >= 1; i-- {
-			d[i] = byte('0' + f%10)
-			f /= 10
-		}
-		n := 5
-		for d[n-1] == '0' {
-			n--
-		}
-		b = append(b, d[:n]...)
+		frac := strconv.AppendUint(d[:0], f+decimalScale, 10) // "1" and four digits
+		frac[0] = '.'
+		b = append(b, bytes.TrimRight(frac, "0")...)
 	}
 	return b
 }
@@ -162,8 +151,7 @@ func signed(q uint64, neg bool) (int64, bool) {
 	return int64(q), true
 }
 
-// decRound rounds half away from zero to an integral decimal; floor and
-// ceiling round toward -inf and +inf.
+// decRound rounds half away from zero to an integral decimal.
 func decRound(d int64) int64 {
 	r := d % decimalScale
 	d -= r

@@ -9,18 +9,15 @@ import (
 	"time"
 )
 
-// Evaluation of a query over a list: only as much of it as the answer needs.
-// A page of $top without $orderby stops at its last entity unless the count is
-// wanted; $orderby with $top keeps the best $skip+$top entities in a bounded
-// heap instead of sorting them all; a count never holds the entities it counts.
+// Evaluation does only as much as the answer needs: a page of $top without
+// $orderby stops at its last entity unless the count is wanted; $orderby with
+// $top keeps the best $skip+$top entities in a bounded heap; a count never holds
+// the entities it counts.
 
-// Evaluate runs the query over items in the order OData prescribes: $filter,
-// then restrict (if not nil), $orderby, count, $skip, $top. It returns the page,
-// and the number of entities before $skip and $top when withCount is true or
-// $count=true was requested; otherwise count is -1, and a query with $top and no
-// $orderby stops evaluating at the end of its page. It only reads items, which
-// the caller may share between requests. The error is an *Error: the evaluation
-// went past Limits.MaxVisits or Limits.MaxStringBytes.
+// Evaluate runs the query over items, which it only reads: $filter, restrict (if
+// not nil), $orderby, count, $skip, $top. It returns the page and, when withCount
+// or $count=true, the number of entities before $skip and $top (else -1). The
+// error is an *Error: the evaluation went past Limits.MaxVisits or MaxStringBytes.
 func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (page []any, count int, err error) {
 	counted := withCount || q.count
 	err = run(func() { page, count = q.evaluate(items, restrict, counted) })
@@ -31,8 +28,7 @@ func (q *Query) Evaluate(items []any, restrict func(any) bool, withCount bool) (
 }
 
 // matches returns the number of entities of items that pass $filter and
-// restrict (if not nil), as /$count answers, without keeping them. The error
-// is Evaluate's.
+// restrict (if not nil), as /$count answers; the error is Evaluate's.
 func (q *Query) matches(items []any, restrict func(any) bool) (count int, err error) {
 	err = run(func() {
 		pass := q.matcher(restrict)
@@ -49,9 +45,8 @@ func (q *Query) matches(items []any, restrict func(any) bool) (count int, err er
 	return count, err
 }
 
-// evaluate is Evaluate; it panics with an *Error past Limits.MaxVisits or
-// Limits.MaxStringBytes. Unless counted is true, the
-// count it returns may stop at the end of the page.
+// evaluate is Evaluate, raising its error; unless counted, the count it returns
+// may stop at the end of the page.
 func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (page []any, count int) {
 	start, end := q.window()
 	pass := q.matcher(restrict)
@@ -83,9 +78,8 @@ func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (pa
 	return page, count
 }
 
-// window returns the positions, among the entities that pass, of the first
-// and one past the last entity of the page. Without $top the page runs to the
-// end: end is math.MaxInt.
+// window returns the positions, among the entities that pass, of the first and
+// one past the last entity of the page (math.MaxInt without $top).
 func (q *Query) window() (start, end int) {
 	start = int(min(q.skip, math.MaxInt))
 	end = math.MaxInt
@@ -95,9 +89,8 @@ func (q *Query) window() (start, end int) {
 	return start, end
 }
 
-// matcher returns the test an entity must pass, $filter then restrict, or nil
-// when every entity passes. It is for one evaluation: the lambda variables of
-// the filter are its own.
+// matcher returns the test an entity must pass, or nil when every entity passes.
+// It is for one evaluation, which owns its lambda variables.
 func (q *Query) matcher(restrict func(any) bool) func(any) bool {
 	filters := q.applied
 	if q.filter != nil {
@@ -125,9 +118,8 @@ func (q *Query) matcher(restrict func(any) bool) func(any) bool {
 	}
 }
 
-// ordered returns entities start to end (exclusive) of those in items that
-// pass, in the order of keys, and how many pass. Entities whose keys are equal
-// keep their order in items, as a stable sort leaves them.
+// ordered returns entities start to end (exclusive) of those in items that pass,
+// in the order of keys (equal keys keep their order in items), and how many pass.
 func ordered(items []any, pass func(any) bool, keys []orderKey, start, end int) (page []any, count int) {
 	var best []any
 	if end < len(items) {
@@ -157,8 +149,7 @@ func sortAll(items []any, pass func(any) bool, keys []orderKey) ([]any, int) {
 	for i := range slots {
 		slots[i] = i
 	}
-	// The position breaks ties, so no two slots are equal and an unstable
-	// sort gives the stable order.
+	// The position breaks ties, so an unstable sort gives the stable order.
 	slices.SortFunc(slots, r.compare)
 	out := make([]any, len(items))
 	for i, s := range slots {
@@ -167,9 +158,9 @@ func sortAll(items []any, pass func(any) bool, keys []orderKey) ([]any, int) {
 	return out, len(items)
 }
 
-// topK returns the first k of the entities of items that pass, sorted, and
-// how many pass: a max-heap holds the best k seen so far, its worst at the
-// root, which each later entity has only to beat.
+// topK returns the first k of the entities of items that pass, sorted, and how
+// many pass: a max-heap holds the best k so far, its worst at the root, which
+// each later entity has only to beat.
 func topK(items []any, pass func(any) bool, keys []orderKey, k int) ([]any, int) {
 	r := newRanking(keys, k+1)
 	r.pos = make([]int, k+1)
@@ -227,9 +218,7 @@ func (h *bestK) Pop() any {
 // entities, computed once per entity, and orders the slots by them.
 type ranking struct {
 	keys []sortKey
-	// pos is the position in the input of the entity in each slot, which
-	// breaks ties; nil when the slot numbers are the positions.
-	pos []int
+	pos  []int // each slot's entity's position in items, which breaks ties; nil: the slot's number
 }
 
 func newRanking(order []orderKey, slots int) *ranking {

@@ -45,9 +45,7 @@ func reference(q *Query, items []any, restrict func(any) bool) (page []any, coun
 		return 0
 	})
 	count = len(kept)
-	if q.hasSkip {
-		kept = kept[min(int64(len(kept)), q.skip):]
-	}
+	kept = kept[min(int64(len(kept)), q.skip):] // 0 without $skip
 	if q.hasTop && q.top < int64(len(kept)) {
 		kept = kept[:q.top]
 	}
@@ -152,7 +150,7 @@ func TestEvaluateAgreesWithFullSort(t *testing.T) {
 				raw, len(items), len(page), count, err, len(wantPage), wantCount, ids(page), ids(wantPage))
 		}
 		page, count, err = q.Evaluate(items, restrict, false)
-		if !q.Count() {
+		if !q.count {
 			wantCount = -1
 		}
 		if err != nil || count != wantCount || !slices.Equal(page, wantPage) {

@@ -3,109 +3,82 @@ package odata
 import (
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// The JSON format of an answer (OData JSON Format 4.01, sections 3 and 4.5): how
-// much control information it carries (odata.metadata) and whether the numbers a
-// JavaScript number cannot hold exactly are strings (IEEE754Compatible). A client
-// asks by $format or, without it, by the Accept header.
-
-// metadataLevel is the odata.metadata parameter: the zero value is the default,
-// minimal.
+// metadataLevel is the odata.metadata parameter of an answer's format (OData
+// JSON Format 4.01, 3 and 4.5), which $format or else Accept choose.
 type metadataLevel uint8
 
 const (
 	metadataMinimal metadataLevel = iota
-	metadataNone                  // no control information but counts and next links
+	metadataNone                  // no control information but counts
 	metadataFull                  // and each entity's type, id and edit link
 )
 
-var metadataLevels = map[string]metadataLevel{"minimal": metadataMinimal, "none": metadataNone, "full": metadataFull}
+var metadataNames = [...]string{"minimal", "none", "full"}
 
-func (l metadataLevel) String() string {
-	switch l {
-	case metadataNone:
-		return "none"
-	case metadataFull:
-		return "full"
-	}
-	return "minimal"
-}
-
-// format is the JSON format of one answer. The zero value is the default:
-// minimal metadata, numbers as numbers.
+// format is the JSON format of one answer; the zero value is the default.
 type format struct {
 	metadata metadataLevel
-	// ieee754 writes Edm.Decimal and Edm.Int64 values as JSON strings.
-	ieee754 bool
-	// root is the absolute URL of the service root, for @odata.id in full
-	// metadata ("http://host/api/").
-	root string
-	// explicit is set when $format chose the format, which Accept then does
-	// not change.
-	explicit bool
+	ieee754  bool   // Edm.Decimal and Edm.Int64 values as JSON strings
+	root     string // the absolute URL of the service root, for @odata.id
+	explicit bool   // $format chose the format, which Accept then does not change
 }
 
-// contentType is the Content-Type of a JSON answer in f, echoing the format's
-// parameters as the client must read them.
+// contentType is the Content-Type of an answer in f, echoing its parameters.
 func (f format) contentType() string {
-	s := "application/json; odata.metadata=" + f.metadata.String()
+	s := "application/json; odata.metadata=" + metadataNames[f.metadata]
 	if f.ieee754 {
 		s += "; IEEE754Compatible=true"
 	}
 	return s
 }
 
-// parseFormat reads the value of $format: json, or application/json with
-// format parameters (application/json;odata.metadata=none). Any other format is
-// not served: the error's Status is 406.
+func notAcceptable(msg string) *Error { return &Error{Status: http.StatusNotAcceptable, Msg: msg} }
+
+// parseFormat reads the value of $format: json, or application/json with format
+// parameters; any other format is 406.
 func parseFormat(v string) (format, *Error) {
 	if strings.EqualFold(v, "json") {
 		return format{explicit: true}, nil
 	}
 	mt, params, err := mime.ParseMediaType(v)
 	if err != nil || mt != "application/json" {
-		return format{}, &Error{Status: http.StatusNotAcceptable,
-			Msg: "format " + strconv.Quote(v) + " is not served; ask for json or application/json"}
+		return format{}, notAcceptable("format " + strconv.Quote(v) + " is not served; ask for json or application/json")
 	}
 	f, e := formatParams(params)
 	f.explicit = true
 	return f, e
 }
 
-// formatParams reads the parameters of application/json that choose the format;
-// others (charset, odata.streaming) do not change it. OData 4.01 allows the
-// names without their "odata." prefix.
+// formatParams reads the parameters of application/json that choose the format,
+// with or without their "odata." prefix; it ignores the others.
 func formatParams(params map[string]string) (format, *Error) {
 	var f format
 	for name, v := range params {
 		switch strings.TrimPrefix(name, "odata.") {
 		case "metadata":
-			l, ok := metadataLevels[strings.ToLower(v)]
-			if !ok {
-				return format{}, &Error{Status: http.StatusNotAcceptable,
-					Msg: "odata.metadata=" + v + " is not served; ask for none, minimal or full"}
+			l := slices.Index(metadataNames[:], strings.ToLower(v))
+			if l < 0 {
+				return format{}, notAcceptable("odata.metadata=" + v + " is not served; ask for none, minimal or full")
 			}
-			f.metadata = l
+			f.metadata = metadataLevel(l)
 		case "ieee754compatible":
-			switch strings.ToLower(v) {
-			case "true":
-				f.ieee754 = true
-			case "false":
-			default:
-				return format{}, &Error{Status: http.StatusNotAcceptable,
-					Msg: "IEEE754Compatible=" + v + " must be true or false"}
+			lv := strings.ToLower(v)
+			if lv != "true" && lv != "false" {
+				return format{}, notAcceptable("IEEE754Compatible=" + v + " must be true or false")
 			}
+			f.ieee754 = lv == "true"
 		}
 	}
 	return f, nil
 }
 
-// acceptFormat reads the format from an Accept header: the parameters of its
-// first application/json range (a client that accepts anything gets the
-// default). A range that cannot be parsed does not choose.
+// acceptFormat reads the format from the first application/json range of an
+// Accept header that parses; without one, the default.
 func acceptFormat(accept string) (format, *Error) {
 	for _, rng := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
@@ -117,8 +90,7 @@ func acceptFormat(accept string) (format, *Error) {
 	return format{}, nil
 }
 
-// negotiate settles the format of q's answer to r: the one $format chose, else
-// Accept's, with the service root for full metadata's links.
+// negotiate settles the format of q's answer to r: $format's, else Accept's.
 func (q *Query) negotiate(r *http.Request, root string) error {
 	f := q.out
 	if !f.explicit {
@@ -132,8 +104,7 @@ func (q *Query) negotiate(r *http.Request, root string) error {
 	return nil
 }
 
-// setFormat sets the format of q and of its expansions, which write into the
-// same answer.
+// setFormat sets the format of q and of its expansions.
 func (q *Query) setFormat(f format) {
 	q.out = f
 	for _, e := range q.expand {
@@ -141,8 +112,8 @@ func (q *Query) setFormat(f format) {
 	}
 }
 
-// appendControl writes the control information that opens an entity in full
-// metadata: its type, id and edit link. comma says whether members precede it.
+// appendControl writes what opens an entity in full metadata: its type, id and
+// edit link, after a comma if comma is set.
 func (q *Query) appendControl(b []byte, x any, comma bool) []byte {
 	t := q.Type
 	if comma {
@@ -158,19 +129,4 @@ func (q *Query) appendControl(b []byte, x any, comma bool) []byte {
 		b = appendString(b, link)
 	}
 	return b
-}
-
-// typeAnnotation is the short name full metadata annotates a property's value
-// with when JSON alone does not tell its type (OData JSON Format, section 4.5.3),
-// or "".
-func typeAnnotation(t EdmType) string {
-	switch t {
-	case EdmDecimal:
-		return "#Decimal"
-	case EdmInt64:
-		return "#Int64"
-	case EdmDateTimeOffset:
-		return "#DateTimeOffset"
-	}
-	return ""
 }

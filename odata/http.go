@@ -3,38 +3,29 @@ package odata
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"quartet/internal/etag"
 )
 
-// Route serves GET requests for one entity set: a collection (serveList) or a
-// single entity (through a Service, which resolves paths to
-// Routes). The service fills one Route per endpoint with that endpoint's
-// Settings.
+// Route serves GET requests for one entity set, with one endpoint's Settings: a
+// collection (serveList) or a single entity (serveValue, through a Service,
+// which resolves paths to Routes).
 type Route struct {
 	Set      *EntitySet
 	Settings Settings
 
-	// List returns the whole entity set, in key order, for collection
-	// routes. Get returns the entity with the given key for entity routes.
-	List func(ctx context.Context) []any
-	Get  func(ctx context.Context, key int64) (any, bool)
-
-	// Restrict, if set, keeps only entities for which it is true; it runs
-	// after $filter and before $orderby (the search endpoint's active-only
-	// rule).
-	Restrict func(any) bool
-	// AlwaysCount includes the counts in every collection response, as if
-	// $count=true were given.
-	AlwaysCount bool
+	List        func(ctx context.Context) []any                  // the whole set, in key order
+	Get         func(ctx context.Context, key int64) (any, bool) // one entity by key
+	Restrict    func(any) bool                                   // if set, applied after $filter
+	AlwaysCount bool                                             // counts in every collection answer
 	// ETag sends each single entity's strong ETag, as the ETag header and
 	// @odata.etag, and answers 304 to an If-None-Match that names it.
 	ETag bool
-	// Metadata is the URL of the $metadata document used in context URLs:
-	// absolute, or a path ("/api/$metadata") that a client resolves against
-	// the request's URL; empty means "$metadata".
+	// Metadata is the URL of $metadata that context URLs name, absolute or a
+	// path; empty means "$metadata".
 	Metadata string
 }
 
@@ -47,42 +38,14 @@ type Response struct {
 
 const jsonType = "application/json; odata.metadata=minimal"
 
-// listAnswer is a collection request's answer, decided but not yet encoded.
-type listAnswer struct {
-	q         *Query
-	context   string
-	page      []any
-	count     int
-	withCount bool
-}
-
-// list evaluates a collection request, or returns the error answer.
-func (rt *Route) list(ctx context.Context, rawQuery, metadata string) (listAnswer, *Response) {
-	q, err := parseQuery(rawQuery, rt.Set.Type, rt.Settings)
-	if err != nil {
-		r := badRequest(err)
-		return listAnswer{}, &r
-	}
-	// Without a count wanted, a $top page stops at its end, and $orderby with
-	// $top keeps only the page's worth.
-	withCount := rt.AlwaysCount || q.Count()
-	page, n, err := q.Evaluate(rt.List(ctx), rt.Restrict, withCount)
-	if err != nil {
-		r := badRequest(err)
-		return listAnswer{}, &r
-	}
-	return listAnswer{q, q.contextURL(metadata, rt.Set), page, n, withCount}, nil
-}
-
 // serveValue answers one entity, x, found by the caller (by key or by navigation).
 func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
-	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
-	if err != nil {
-		write(w, badRequest(err))
-		return
-	}
 	metadata := rt.metadataURL()
-	if err := q.negotiate(r, serviceRoot(metadata)); err != nil {
+	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
+	if err == nil {
+		err = q.negotiate(r, serviceRoot(metadata))
+	}
+	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
@@ -102,22 +65,19 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 	write(w, Response{http.StatusOK, q.out.contentType(), body})
 }
 
-// serviceRoot is the service root of a $metadata URL: the URL the resource
-// paths of @odata.id are relative to.
+// serviceRoot is the service root of a $metadata URL, which @odata.id starts from.
 func serviceRoot(metadata string) string { return strings.TrimSuffix(metadata, "$metadata") }
 
-// serveCount answers the collection's /$count: the number of its entities that
-// pass $filter and $search (the only options it takes, when the route allows
-// them) and Restrict, as text/plain.
+// serveCount answers the collection's /$count as text/plain: the number of its
+// entities that pass $filter and $search (the only options it takes) and Restrict.
 func (rt *Route) serveCount(w http.ResponseWriter, r *http.Request) {
 	s := rt.Settings
 	s.Allowed &= OptFilter | OptSearch
 	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, s)
-	if err != nil {
-		write(w, badRequest(err))
-		return
+	n := 0
+	if err == nil {
+		n, err = q.matches(rt.List(r.Context()), rt.Restrict)
 	}
-	n, err := q.matches(rt.List(r.Context()), rt.Restrict)
 	if err != nil {
 		write(w, badRequest(err))
 		return
@@ -129,7 +89,7 @@ func badRequest(err error) Response {
 	if e, ok := asError(err); ok && e.Status == http.StatusNotAcceptable {
 		return errorResponse(e.Status, "NotAcceptable", e.Error())
 	}
-	return Response{http.StatusBadRequest, "application/json", errorBody(err)}
+	return errorResponse(http.StatusBadRequest, "BadRequest", err.Error())
 }
 
 func notFound(msg string) Response { return errorResponse(http.StatusNotFound, "NotFound", msg) }
@@ -143,25 +103,27 @@ func errorResponse(status int, code, msg string) Response {
 	return Response{status, "application/json", append(b, "}}"...)}
 }
 
-// serveList answers a collection request.
-//
-// A long collection (a list without $top can hold every entity) is sent as it is
-// encoded, a piece at a time; a short one in one write with its Content-Length.
-// An error while encoding (a bound of evaluation reached by $expand's nested options)
-// is a 400 if nothing is sent yet; otherwise the connection is cut, so that the
-// client cannot take the part for the whole.
+// serveList answers a collection request. A long collection is sent as it is
+// encoded, a short one with its Content-Length. An error while encoding (a bound
+// reached by $expand's options) is a 400 if nothing is sent yet; otherwise the
+// connection is cut, so that the client cannot take the part for the whole.
 func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 	metadata := rt.metadataURL()
-	l, failed := rt.list(r.Context(), r.URL.RawQuery, metadata)
-	if failed != nil {
-		write(w, *failed)
-		return
+	q, err := parseQuery(r.URL.RawQuery, rt.Set.Type, rt.Settings)
+	var page []any
+	var n int
+	withCount := rt.AlwaysCount || err == nil && q.count
+	if err == nil {
+		page, n, err = q.Evaluate(rt.List(r.Context()), rt.Restrict, withCount)
 	}
-	if err := l.q.negotiate(r, serviceRoot(metadata)); err != nil {
+	if err == nil {
+		err = q.negotiate(r, serviceRoot(metadata))
+	}
+	if err != nil {
 		write(w, badRequest(err))
 		return
 	}
-	contentType := l.q.out.contentType()
+	contentType := q.out.contentType()
 	streaming := false
 	flush := func(b []byte) []byte {
 		if !streaming {
@@ -174,25 +136,23 @@ func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 		return b[:0]
 	}
 	var body []byte
-	err := run(func() {
-		body = l.q.appendCollection(make([]byte, 0, flushSize+4<<10), l.context, l.page, l.count, l.withCount, flush)
+	err = run(func() {
+		body = q.appendCollection(make([]byte, 0, flushSize+4<<10), q.contextURL(metadata, rt.Set), page, n, withCount, flush)
 	})
 	switch {
 	case err != nil && streaming:
 		panic(http.ErrAbortHandler)
 	case err != nil:
 		write(w, badRequest(err))
-		return
 	case streaming:
 		w.Write(body)
-		return
+	default:
+		write(w, Response{http.StatusOK, contentType, body})
 	}
-	write(w, Response{http.StatusOK, contentType, body})
 }
 
-// metadataURL is the URL of $metadata as context URLs name it: Metadata as it is,
-// never built from the request's Host header, which a client chooses (OData JSON
-// Format, section 4.5.1: the context URL may be relative).
+// metadataURL is the URL of $metadata as context URLs name it, never built from
+// the Host header, which a client chooses.
 func (rt *Route) metadataURL() string {
 	if rt.Metadata == "" {
 		return "$metadata"
@@ -211,4 +171,22 @@ func write(w http.ResponseWriter, r Response) {
 	}
 	w.WriteHeader(r.Status)
 	w.Write(r.Body)
+}
+
+// allowOnly answers OPTIONS with 204 and a method not among methods with 405,
+// naming the allowed ones; it reports whether r is left for the caller.
+func allowOnly(w http.ResponseWriter, r *http.Request, what string, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
+		return true
+	}
+	allow := strings.Join(methods, ", ") + ", OPTIONS"
+	w.Header().Set("Allow", allow)
+	if r.Method == http.MethodOptions {
+		w.Header().Set("OData-Version", "4.0")
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
+			"method "+r.Method+" is not allowed on "+what+"; allowed: "+allow))
+	}
+	return false
 }

@@ -2,22 +2,16 @@ package odata
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"quartet/internal/jsonstr"
 )
 
-// JSON output. Properties are written in model order whether or not $select
-// lists them in another order; expanded navigation properties follow, in
-// $expand order, each preceded by its "@odata.count" when the nested $count
-// is true. A missing single-valued navigation is written as null.
-
 // appendCollection appends {"@odata.context":...,"@odata.count":N,"count":N,
-// "value":[...]} for a page of entities; the two counts appear only when withCount
-// is set. When flush is set, it is called with what is
-// encoded so far whenever that passes flushSize, and encoding goes on in the buffer
-// it returns, so a long collection is never in memory whole. It panics with an
-// *Error past Limits.MaxVisits or Limits.MaxStringBytes.
+// "value":[...]}, the counts only withCount. flush, if set, is called with what
+// is encoded whenever it passes flushSize, and encoding goes on in the buffer it
+// returns, so a long collection is never in memory whole. It panics as evaluate.
 func (q *Query) appendCollection(b []byte, context string, page []any, count int, withCount bool, flush func([]byte) []byte) []byte {
 	b = append(b, '{')
 	if q.out.metadata != metadataNone {
@@ -27,31 +21,21 @@ func (q *Query) appendCollection(b []byte, context string, page []any, count int
 	}
 	if withCount { // counts stay in odata.metadata=none: they are data the client asked for
 		b = append(b, `"@odata.count":`...)
-		b = q.appendInt(b, int64(count))
-		// The contract's own member is a JSON number in every format.
+		b = q.out.appendNumber(b, int64(count), EdmInt64)
+		// The contract's own member, a JSON number in every format.
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(count), 10)
 		b = append(b, ',')
 	}
-	b = append(b, `"value":[`...)
-	for i, x := range page {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '{')
-		b = q.appendFields(b, x, false)
-		if flush != nil && len(b) >= flushSize {
-			b = flush(b)
-		}
-	}
-	return append(b, "]}"...)
+	b = append(b, `"value":`...)
+	return append(q.appendArray(b, page, flush), '}')
 }
 
 // flushSize is how much of a streamed collection is encoded before it is sent.
 const flushSize = 32 << 10
 
-// appendEntity appends a single entity with its "@odata.context". It fails
-// as Evaluate does: $expand applies its nested options to each related entity.
+// appendEntity appends a single entity; it fails as Evaluate does, as $expand
+// evaluates its nested options.
 func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err error) {
 	err = run(func() {
 		b = append(b, '{')
@@ -69,7 +53,9 @@ func (q *Query) appendEntity(b []byte, context string, x any) (out []byte, err e
 	return out, err
 }
 
-func (q *Query) appendArray(b []byte, items []any) []byte {
+// appendArray appends the entities of items as a JSON array, calling flush (if
+// not nil) as appendCollection says.
+func (q *Query) appendArray(b []byte, items []any, flush func([]byte) []byte) []byte {
 	b = append(b, '[')
 	for i, x := range items {
 		if i > 0 {
@@ -77,13 +63,16 @@ func (q *Query) appendArray(b []byte, items []any) []byte {
 		}
 		b = append(b, '{')
 		b = q.appendFields(b, x, false)
+		if flush != nil && len(b) >= flushSize {
+			b = flush(b)
+		}
 	}
 	return append(b, ']')
 }
 
-// appendFields writes the members of an entity object and its closing brace;
-// the opening brace (and any leading members) are already written. It panics
-// with an *Error past Limits.MaxVisits or Limits.MaxStringBytes.
+// appendFields writes the members of an entity object, in model order, then its
+// expansions in $expand order, and its closing brace (the opening one is
+// written); a missing single-valued navigation is null. It panics as evaluate.
 func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	if q.agg != nil {
 		if comma {
@@ -105,7 +94,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
-		if a := typeAnnotation(p.Type); full && a != "" {
+		if a := edmTypes[p.Type].annotation; full && a != "" {
 			b = appendString(b, p.Name+"@odata.type")
 			b = append(b, ':')
 			b = appendString(b, a)
@@ -124,24 +113,21 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 			b = append(b, ',')
 		}
 		comma = true
-		if e.count {
-			_, n := e.q.evaluate(e.nav.Many(x), nil, true)
-			b = appendString(b, e.nav.Name+"@odata.count")
-			b = append(b, ':')
-			b = q.appendInt(b, int64(n))
-			continue
-		}
-		if e.nav.Collection {
-			page, n := e.q.evaluate(e.nav.Many(x), nil, e.q.count) // n only when counted
-			if e.q.count {
+		if e.nav.Collection { // nav/$count is one too, and writes only the count
+			counted := e.count || e.q.count
+			page, n := e.q.evaluate(e.nav.Many(x), nil, counted) // n only when counted
+			if counted {
 				b = appendString(b, e.nav.Name+"@odata.count")
 				b = append(b, ':')
-				b = q.appendInt(b, int64(n))
+				b = q.out.appendNumber(b, int64(n), EdmInt64)
+				if e.count {
+					continue
+				}
 				b = append(b, ',')
 			}
 			b = appendString(b, e.nav.Name)
 			b = append(b, ':')
-			b = e.q.appendArray(b, page)
+			b = e.q.appendArray(b, page, nil)
 			continue
 		}
 		b = appendString(b, e.nav.Name)
@@ -157,8 +143,7 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 	return append(b, '}')
 }
 
-// appendValue writes the value of property p of x in format f: with
-// IEEE754Compatible, decimals and Int64 values are strings.
+// appendValue writes the value of property p of x in format f.
 func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	if f.ieee754 && (p.Type == EdmDecimal || p.Type == EdmInt64) {
 		b = append(b, '"')
@@ -168,14 +153,22 @@ func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	return appendValue(b, p, x)
 }
 
-// appendInt writes a count, an Edm.Int64: a string with IEEE754Compatible.
-func (q *Query) appendInt(b []byte, n int64) []byte {
-	if q.out.ieee754 {
+// appendNumber writes v, an integer or (kind EdmDecimal) a decimal; with
+// IEEE754Compatible, Edm.Decimal and Edm.Int64 values are strings.
+func (f format) appendNumber(b []byte, v int64, kind EdmType) []byte {
+	quote := f.ieee754 && (kind == EdmDecimal || kind == EdmInt64)
+	if quote {
 		b = append(b, '"')
-		b = strconv.AppendInt(b, n, 10)
-		return append(b, '"')
 	}
-	return strconv.AppendInt(b, n, 10)
+	if kind == EdmDecimal {
+		b = appendDecimal(b, v)
+	} else {
+		b = strconv.AppendInt(b, v, 10)
+	}
+	if quote {
+		b = append(b, '"')
+	}
+	return b
 }
 
 func appendValue(b []byte, p *Property, x any) []byte {
@@ -192,28 +185,34 @@ func appendValue(b []byte, p *Property, x any) []byte {
 	return appendTime(b, p.Time(x))
 }
 
-// appendTime writes RFC 3339 in UTC with a Z, fractional seconds only when
-// present.
+// appendTime writes RFC 3339 in UTC, fractional seconds only when present.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"')
 }
 
-// appendString appends s as a JSON string (see jsonstr.Append: as encoding/json
-// writes it, with <, > and & left as they are).
+// appendString appends s as a JSON string, as encoding/json writes it but for <, > and &.
 func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // contextFragment returns the part of the context URL after the set name:
-// the $select/$expand projection in parentheses, if any.
+// the projection in parentheses, if any.
 func (q *Query) contextFragment() string {
-	if q.agg != nil {
-		return q.agg.contextFragment()
+	if p := q.projection(); p != "" {
+		return "(" + p + ")"
 	}
-	if !q.explicit && len(q.expand) == 0 {
-		return ""
-	}
+	return ""
+}
+
+// projection lists the members of q's answer when they are not the entity's:
+// the rows' columns, or what $select and $expand chose.
+func (q *Query) projection() string {
 	var parts []string
+	if q.agg != nil {
+		for _, c := range q.agg.cols {
+			parts = append(parts, c.name)
+		}
+	}
 	if q.explicit && q.selected == nil {
 		parts = append(parts, "*")
 	}
@@ -224,39 +223,19 @@ func (q *Query) contextFragment() string {
 		parts = append(parts, c.name)
 	}
 	for _, e := range q.expand {
-		if e.count {
-			continue // a count is no projection of the related entities
+		if !e.count { // a count is no projection of the related entities
+			parts = append(parts, e.nav.Name+"("+e.q.projection()+")")
 		}
-		parts = append(parts, e.nav.Name+"("+e.q.contextFragmentInner()+")")
 	}
-	if len(parts) == 0 { // only counts were expanded: the whole entity, as without options
-		return ""
-	}
-	s := "("
-	for i, p := range parts {
-		if i > 0 {
-			s += ","
-		}
-		s += p
-	}
-	return s + ")"
+	return strings.Join(parts, ",")
 }
 
-func (q *Query) contextFragmentInner() string {
-	f := q.contextFragment()
-	if f == "" {
-		return ""
-	}
-	return f[1 : len(f)-1]
-}
-
-// contextURL returns the context URL of a collection response for entity
-// set set, given the URL of the $metadata document.
+// contextURL returns the context URL of a collection of set.
 func (q *Query) contextURL(metadata string, set *EntitySet) string {
 	return metadata + "#" + set.Name + q.contextFragment()
 }
 
-// entityContextURL returns the context URL of a single-entity response.
+// entityContextURL returns the context URL of one entity of set.
 func (q *Query) entityContextURL(metadata string, set *EntitySet) string {
 	return q.contextURL(metadata, set) + "/$entity"
 }

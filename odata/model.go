@@ -19,39 +19,40 @@ const (
 	EdmDateTimeOffset
 )
 
+// edmTypes gives each EdmType its CSDL name, its expression type and the
+// annotation full metadata adds when JSON does not tell the type (JSON Format 4.5.3).
+var edmTypes = [...]struct {
+	name       string
+	typ        Type
+	annotation string
+}{
+	EdmInt32:          {"Edm.Int32", TypeInt, ""},
+	EdmInt64:          {"Edm.Int64", TypeInt, "#Int64"},
+	EdmDecimal:        {"Edm.Decimal", TypeDecimal, "#Decimal"},
+	EdmString:         {"Edm.String", TypeString, ""},
+	EdmBoolean:        {"Edm.Boolean", TypeBool, ""},
+	EdmDateTimeOffset: {"Edm.DateTimeOffset", TypeDateTimeOffset, "#DateTimeOffset"},
+}
+
 // String returns the qualified CSDL name, e.g. "Edm.Int32".
 func (t EdmType) String() string {
-	switch t {
-	case EdmInt32:
-		return "Edm.Int32"
-	case EdmInt64:
-		return "Edm.Int64"
-	case EdmDecimal:
-		return "Edm.Decimal"
-	case EdmString:
-		return "Edm.String"
-	case EdmBoolean:
-		return "Edm.Boolean"
-	case EdmDateTimeOffset:
-		return "Edm.DateTimeOffset"
+	if t > 0 && int(t) < len(edmTypes) {
+		return edmTypes[t].name
 	}
 	return fmt.Sprintf("EdmType(%d)", int(t))
 }
 
-// decimalScale is the number of units per 1 of a decimal value: decimals are
-// carried as int64 counts of 1/10,000, so 19.99 is 199900.
+// decimalScale is the units per 1 of a decimal, carried as an int64: 19.99 is 199900.
 const decimalScale = 10000
 
-// Property is a structural (primitive-valued) property of an entity type.
-// Exactly one getter, the one matching Type, must be set: Int for Int32 and
-// Int64, Decimal for Decimal (in units of 1/decimalScale), String, Bool or
-// Time. Getters receive the entity value as stored by the caller.
+// Property is a structural property of an entity type. The getter matching Type
+// must be set (Int for Int32 and Int64, Decimal in units of 1/decimalScale); it
+// receives the entity value as stored by the caller.
 type Property struct {
-	Name     string // JSON name, e.g. "createdDate"
-	Type     EdmType
-	Nullable bool // only reported in $metadata; getters cannot return null
-	// Description, if set, is the property's Core.Description in $metadata.
-	Description string
+	Name        string // JSON name, e.g. "createdDate"
+	Type        EdmType
+	Nullable    bool   // only reported in $metadata; getters cannot return null
+	Description string // Core.Description in $metadata, if set
 
 	Int     func(any) int64
 	Decimal func(any) int64
@@ -60,9 +61,8 @@ type Property struct {
 	Time    func(any) time.Time
 }
 
-// NavProperty is a navigation property. A collection navigation sets Many,
-// a single-valued one sets One, which reports false when the related entity
-// does not exist (it then serializes as null).
+// NavProperty is a navigation property: a collection sets Many, a single-valued
+// one sets One, which reports false when there is no related entity.
 type NavProperty struct {
 	Name       string // JSON name, e.g. "orders"
 	Target     *EntityType
@@ -73,8 +73,7 @@ type NavProperty struct {
 	One  func(any) (any, bool)
 }
 
-// EntityType describes one kind of entity. Properties are serialized in the
-// order given here.
+// EntityType describes one kind of entity; Properties are written in their order.
 type EntityType struct {
 	Name        string // unqualified, e.g. "Product"
 	Description string // Core.Description in $metadata, if set
@@ -82,22 +81,18 @@ type EntityType struct {
 	Properties  []*Property
 	Navigation  []*NavProperty
 
-	props map[string]*Property // lower-cased name -> property
+	props map[string]*Property // by lower-cased name
 	navs  map[string]*NavProperty
-	index map[*Property]int
 
 	namespace string     // the model's, for @odata.type
 	set       *EntitySet // the first set of this type, for @odata.id; nil if none
 }
 
-// Property returns the structural property named name, matched
-// case-insensitively.
+// Property returns the structural property named name, in any letter case.
 func (t *EntityType) Property(name string) *Property { return t.props[strings.ToLower(name)] }
 
-// nav returns the navigation property named name, matched case-insensitively.
 func (t *EntityType) nav(name string) *NavProperty { return t.navs[strings.ToLower(name)] }
 
-// keyProperty returns the key property.
 func (t *EntityType) keyProperty() *Property { return t.Property(t.Key) }
 
 // EntitySet is a named, addressable collection of entities of one type.
@@ -107,8 +102,7 @@ type EntitySet struct {
 	Description string // Core.Description in $metadata, if set
 }
 
-// Model is a set of entity types and entity sets in one CSDL namespace.
-// Build it with NewModel, which validates and indexes the types.
+// Model is the entity types and sets of one CSDL namespace, built by NewModel.
 type Model struct {
 	Namespace string
 	Container string
@@ -116,10 +110,8 @@ type Model struct {
 	Sets      []*EntitySet
 }
 
-// NewModel validates the entity sets (and every type reachable from them by
-// navigation) and returns the model. It reports the first inconsistency: a
-// missing getter, a duplicate name, a key that is not an integer property, a
-// navigation without target or a Partner that does not exist.
+// NewModel validates and indexes the entity sets and every type reachable from
+// them by navigation, reporting the first inconsistency.
 func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 	m := &Model{Namespace: namespace, Container: "Container", Sets: sets}
 	seen := map[*EntityType]bool{}
@@ -190,8 +182,7 @@ func (t *EntityType) init() error {
 	}
 	t.props = map[string]*Property{}
 	t.navs = map[string]*NavProperty{}
-	t.index = map[*Property]int{}
-	for i, p := range t.Properties {
+	for _, p := range t.Properties {
 		if p == nil || p.Name == "" {
 			return fmt.Errorf("odata: %s: property without name", t.Name)
 		}
@@ -203,7 +194,6 @@ func (t *EntityType) init() error {
 			return fmt.Errorf("odata: %s.%s: %v", t.Name, p.Name, err)
 		}
 		t.props[k] = p
-		t.index[p] = i
 	}
 	for _, n := range t.Navigation {
 		if n == nil || n.Name == "" || n.Target == nil {
@@ -226,22 +216,14 @@ func (t *EntityType) init() error {
 }
 
 func (p *Property) check() error {
-	var ok bool
-	switch p.Type {
-	case EdmInt32, EdmInt64:
-		ok = p.Int != nil
-	case EdmDecimal:
-		ok = p.Decimal != nil
-	case EdmString:
-		ok = p.String != nil
-	case EdmBoolean:
-		ok = p.Bool != nil
-	case EdmDateTimeOffset:
-		ok = p.Time != nil
-	default:
+	hasGetter, known := map[EdmType]bool{
+		EdmInt32: p.Int != nil, EdmInt64: p.Int != nil, EdmDecimal: p.Decimal != nil,
+		EdmString: p.String != nil, EdmBoolean: p.Bool != nil, EdmDateTimeOffset: p.Time != nil,
+	}[p.Type]
+	switch {
+	case !known:
 		return fmt.Errorf("unknown type %v", p.Type)
-	}
-	if !ok {
+	case !hasGetter:
 		return fmt.Errorf("missing getter for %v", p.Type)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -68,8 +67,12 @@ func TestDecimal(t *testing.T) {
 }
 
 func TestMetadataWellFormed(t *testing.T) {
-	m, _, _ := newTestModel()
-	doc := m.Metadata()
+	rec := httptest.NewRecorder()
+	testMux().ServeHTTP(rec, httptest.NewRequest("GET", "/api/$metadata", nil))
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/xml") {
+		t.Errorf("GET /api/$metadata: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	doc := rec.Body.Bytes()
 	type edmxDoc struct {
 		XMLName xml.Name `xml:"Edmx"`
 		Version string   `xml:"Version,attr"`
@@ -129,17 +132,6 @@ func TestMetadataWellFormed(t *testing.T) {
 		set.Bindings[0].Path != "orders" || set.Bindings[0].Target != "Orders" {
 		t.Errorf("Products set: %+v", set)
 	}
-	rec := httptest.NewRecorder()
-	testMux().ServeHTTP(rec, httptest.NewRequest("GET", "/api/$metadata", nil))
-	// The service's document is the model's with annotations added: the same
-	// types, keys, properties and sets.
-	var served edmxDoc
-	if err := xml.Unmarshal(rec.Body.Bytes(), &served); err != nil || !reflect.DeepEqual(served, edmx) {
-		t.Errorf("GET /api/$metadata describes another model (%v):\n%s", err, rec.Body)
-	}
-	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/xml") {
-		t.Errorf("GET /api/$metadata: %d %q", rec.Code, rec.Header().Get("Content-Type"))
-	}
 }
 
 func TestNewModelErrors(t *testing.T) {
@@ -176,7 +168,7 @@ func TestErrorBody(t *testing.T) {
 	var v struct {
 		Error struct{ Code, Message string }
 	}
-	if e := json.Unmarshal(errorBody(err), &v); e != nil {
+	if e := json.Unmarshal(badRequest(err).Body, &v); e != nil {
 		t.Fatal(e)
 	}
 	if v.Error.Code != "BadRequest" || v.Error.Message != `$filter: bad "quote" \ here at position 7` {

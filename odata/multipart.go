@@ -16,11 +16,9 @@ import (
 )
 
 // serveMultipart answers a batch in the multipart/mixed format of OData 4.0
-// (Protocol, section 11.7): each part an application/http request, answered in
-// the same order by an application/http response carrying the part's
-// Content-ID. A change set (a nested multipart part) holds writes, which the
-// service does not take, so it is answered 405 as a whole. The bounds are
-// those of the JSON format.
+// (Protocol, section 11.7): each application/http part is answered, in order,
+// by an application/http part with its Content-ID. A change set holds writes,
+// so it is answered 405 as a whole.
 func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary string, limits Limits) {
 	if boundary == "" {
 		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "a multipart/mixed batch needs a boundary"))
@@ -77,8 +75,8 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "a batch needs at least one request"))
 		return
 	}
-	// A boundary taken from a hash of the answers cannot occur in them, and the
-	// same batch is answered with the same bytes.
+	// A boundary from a hash of the answers cannot occur in them, and the same
+	// batch gets the same bytes.
 	h := sha256.New()
 	for _, a := range answers {
 		h.Write(a.body.Bytes())
@@ -101,12 +99,10 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 	write(w, Response{http.StatusOK, "multipart/mixed; boundary=" + mw.Boundary(), out.Bytes()})
 }
 
-// readPartRequest reads the request of an application/http part: a request
-// line "GET Products?$top=2 HTTP/1.1", whose target may be relative to the
-// service root (which http.ReadRequest refuses), then headers. The target runs
-// from the first space to the last, as ODataLib's batch reader takes it:
-// @odata/client writes query options unescaped ("$filter=id eq 1"), and the
-// JSON format takes such a URL too.
+// readPartRequest reads the request of an application/http part: a request line
+// "GET Products?$top=2 HTTP/1.1" whose target may be relative (which
+// http.ReadRequest refuses) and runs from the first space to the last, as
+// ODataLib reads it (clients leave spaces in query options), then headers.
 func readPartRequest(part io.Reader) (batchRequest, error) {
 	tp := textproto.NewReader(bufio.NewReader(part))
 	line, err := tp.ReadLine()

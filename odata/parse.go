@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -11,8 +10,7 @@ type OrderItem struct {
 	Desc bool
 }
 
-// options is the syntax of a set of query options, at the top level or
-// nested in an $expand item. Names are not resolved yet.
+// options is the syntax of a set of query options, at the top level or in $expand.
 type options struct {
 	present map[string]int // option name ("$filter") -> position of its value
 
@@ -24,23 +22,20 @@ type options struct {
 	top, skip  int64
 	count      bool
 	apply      *applySyntax    // top level only
-	search     searchNode      // top level only
+	search     searchExpr      // top level only
 	compute    []computeSyntax // top level only
 }
 
 func (o *options) has(name string) bool { _, ok := o.present[name]; return ok }
 
 type expandItem struct {
-	nav  Segment
-	opts *options
-	// count is set for nav/$count: only the number of related entities
-	// (that pass the nested $filter) is expanded.
-	count bool
+	nav   Segment
+	opts  *options
+	count bool // nav/$count: only the number of related entities is expanded
 }
 
-// parser is a recursive-descent parser over one option value. Errors are
-// raised with panic(*Error) and recovered at the entry points, as
-// text/template/parse does.
+// parser is a recursive-descent parser over one option value. Errors are raised
+// with panic(*Error) and recovered by run, as text/template/parse does.
 type parser struct {
 	lex     lexer
 	tok     token
@@ -49,8 +44,7 @@ type parser struct {
 	budget  *budget
 }
 
-// newParser returns a parser over src drawing on b, which the parsers of the other
-// options of the same query string share.
+// newParser returns a parser over src drawing on b, the query string's budget.
 func newParser(src string, b *budget) *parser {
 	p := &parser{lex: lexer{src: src}, budget: b}
 	p.advance()
@@ -72,61 +66,41 @@ func run(f func()) (err error) {
 	return nil
 }
 
-func (p *parser) fail(pos int, format string, args ...any) {
-	panic(errorf(pos, fmt.Sprintf(format, args...)))
-}
+func (p *parser) advance() { p.tok = p.lex.next() }
 
-func (p *parser) advance() {
-	t, err := p.lex.next()
-	if err != nil {
-		panic(err)
-	}
-	p.tok = t
-}
-
-func (p *parser) expect(k tokKind) token {
-	t := p.tok
-	if t.kind != k {
+func (p *parser) expect(k tokKind) {
+	if p.tok.kind != k {
 		p.unexpected("expected " + tokNames[k])
 	}
 	p.advance()
-	return t
 }
 
 func (p *parser) unexpected(context string) {
 	if p.tok.kind == tokEOF {
-		p.fail(p.tok.pos, "%s, found end of input", context)
+		failf(p.tok.pos, "%s, found end of input", context)
 	}
-	p.fail(p.tok.pos, "%s, found %s", context, p.tok)
+	failf(p.tok.pos, "%s, found %s", context, p.tok)
 }
 
 func (p *parser) enter() {
 	p.depth++
 	if p.depth > p.budget.MaxDepth {
-		p.fail(p.tok.pos, "expression nested too deeply (more than %d levels)", p.budget.MaxDepth)
+		failf(p.tok.pos, "expression nested too deeply (more than %d levels)", p.budget.MaxDepth)
 	}
 }
 
-// node counts one expression node against the query's budget; it is called before the
-// node is built.
-func (p *parser) node() {
-	p.budget.nodes++
-	if p.budget.nodes > p.budget.MaxNodes {
-		p.fail(p.tok.pos, "query has more than %d expression nodes", p.budget.MaxNodes)
-	}
-}
+func (p *parser) node() { p.budget.node(p.tok.pos) }
 
 func (p *parser) leave() { p.depth-- }
 
-// isWord reports whether the current token is the identifier w (ASCII
-// case-insensitively: OData 4.01 keywords are case-insensitive).
+// isWord reports whether the current token is the identifier w, in any letter case.
 func (p *parser) isWord(w string) bool {
 	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
 }
 
 func (p *parser) end() {
 	if p.tok.kind == tokSemi {
-		p.fail(p.tok.pos, "';' does not separate query options; use '&'")
+		failf(p.tok.pos, "';' does not separate query options; use '&'")
 	}
 	if p.tok.kind != tokEOF {
 		p.unexpected("expected operator or end of expression")
@@ -143,8 +117,7 @@ var binaryPrec = map[string]int{
 	"mul": 6, "div": 6, "divby": 6, "mod": 6,
 }
 
-// binop returns the binary operator at the current token, if any. Word
-// operators must be preceded by whitespace.
+// binop returns the binary operator at the current token, which whitespace must precede.
 func (p *parser) binop() (string, int) {
 	if p.tok.kind != tokIdent || !p.tok.space || len(p.tok.text) > 5 {
 		return "", 0
@@ -153,8 +126,7 @@ func (p *parser) binop() (string, int) {
 	return op, binaryPrec[op]
 }
 
-// binary parses operators of precedence minPrec and higher by precedence
-// climbing; all binary operators are left-associative.
+// binary parses left-associative operators of precedence minPrec and higher.
 func (p *parser) binary(minPrec int) Expr {
 	x := p.unary()
 	for {
@@ -169,7 +141,7 @@ func (p *parser) binary(minPrec int) Expr {
 			p.unexpected("expected expression after '" + op + "'")
 		}
 		if !p.tok.space {
-			p.fail(p.tok.pos, "expected whitespace after '%s'", op)
+			failf(p.tok.pos, "expected whitespace after '%s'", op)
 		}
 		if op == "in" {
 			x = p.inList(x, pos)
@@ -189,7 +161,7 @@ func (p *parser) unary() Expr {
 		p.node()
 		p.advance()
 		if !p.tok.space && p.tok.kind != tokLParen {
-			p.fail(p.tok.pos, "expected whitespace after 'not'")
+			failf(p.tok.pos, "expected whitespace after 'not'")
 		}
 		return &Unary{exprBase: exprBase{pos: pos}, Op: "not", X: p.unary()}
 	case p.tok.kind == tokMinus:
@@ -226,7 +198,7 @@ func (p *parser) primary() Expr {
 		}
 		if p.callFollows() {
 			if lower == "any" || lower == "all" {
-				p.fail(t.end, "%s must follow a collection path", lower)
+				failf(t.end, "%s must follow a collection path", lower)
 			}
 			return p.call()
 		}
@@ -236,8 +208,7 @@ func (p *parser) primary() Expr {
 	return nil
 }
 
-// callFollows reports whether the identifier token is immediately followed
-// by '(' (a function call or lambda; no whitespace is allowed in between).
+// callFollows reports whether '(' follows the identifier token without space.
 func (p *parser) callFollows() bool {
 	return p.tok.end < len(p.lex.src) && p.lex.src[p.tok.end] == '('
 }
@@ -252,13 +223,7 @@ func (p *parser) call() Expr {
 	}
 	p.enter()
 	defer p.leave()
-	for {
-		c.Args = append(c.Args, p.expr())
-		if p.tok.kind != tokComma {
-			break
-		}
-		p.advance()
-	}
+	p.list(tokComma, func() { c.Args = append(c.Args, p.expr()) })
 	p.expect(tokRParen)
 	return c
 }
@@ -287,8 +252,7 @@ func (p *parser) path() Expr {
 	return path
 }
 
-// countFilter parses the options of /$count(...) in an expression: $filter, the
-// one that changes what is counted.
+// countFilter parses the $filter of /$count($filter=...) in an expression.
 func (p *parser) countFilter() Expr {
 	p.enter()
 	defer p.leave()
@@ -305,7 +269,7 @@ func (p *parser) countFilter() Expr {
 
 func (p *parser) lambda(src *Path, all bool) Expr {
 	if p.lambdas == p.budget.MaxLambdaDepth {
-		p.fail(p.tok.pos, "any and all nested more than %d deep", p.budget.MaxLambdaDepth)
+		failf(p.tok.pos, "any and all nested more than %d deep", p.budget.MaxLambdaDepth)
 	}
 	p.node()
 	l := &Lambda{exprBase: exprBase{pos: p.tok.pos}, Source: src, All: all}
@@ -313,7 +277,7 @@ func (p *parser) lambda(src *Path, all bool) Expr {
 	p.expect(tokLParen)
 	if p.tok.kind == tokRParen {
 		if all {
-			p.fail(p.tok.pos, "all requires a lambda expression")
+			failf(p.tok.pos, "all requires a lambda expression")
 		}
 		p.advance()
 		return l
@@ -333,8 +297,7 @@ func (p *parser) lambda(src *Path, all bool) Expr {
 	return l
 }
 
-// inList parses the right operand of in: a parenthesized list of literals,
-// or a single parenthesized expression.
+// inList parses the right operand of in: a list of literals, or one expression.
 func (p *parser) inList(x Expr, pos int) Expr {
 	in := &In{exprBase: exprBase{pos: pos}, X: x}
 	if p.tok.kind != tokLParen {
@@ -350,12 +313,12 @@ func (p *parser) inList(x Expr, pos int) Expr {
 	in.List = append(in.List, p.expr())
 	for p.tok.kind == tokComma {
 		if _, ok := in.List[0].(*Literal); !ok {
-			p.fail(p.tok.pos, "a list may contain only literals")
+			failf(p.tok.pos, "a list may contain only literals")
 		}
 		p.advance()
 		e := p.expr()
 		if _, ok := e.(*Literal); !ok {
-			p.fail(e.Pos(), "a list may contain only literals")
+			failf(e.Pos(), "a list may contain only literals")
 		}
 		in.List = append(in.List, e)
 	}
@@ -363,12 +326,22 @@ func (p *parser) inList(x Expr, pos int) Expr {
 	return in
 }
 
-// orderBy parses key [asc|desc] {, key [asc|desc]}.
-func (p *parser) orderBy() []OrderItem {
-	var items []OrderItem
+// list parses item {sep item}.
+func (p *parser) list(sep tokKind, item func()) {
 	for {
+		item()
+		if p.tok.kind != sep {
+			return
+		}
+		p.advance()
+	}
+}
+
+// orderBy parses key [asc|desc] {, key [asc|desc]}.
+func (p *parser) orderBy() (items []OrderItem) {
+	p.list(tokComma, func() {
 		if len(items) == p.budget.MaxOrderByKeys {
-			p.fail(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
+			failf(p.tok.pos, "$orderby has more than %d keys", p.budget.MaxOrderByKeys)
 		}
 		it := OrderItem{Expr: p.expr()}
 		if (p.isWord("asc") || p.isWord("desc")) && p.tok.space {
@@ -376,16 +349,13 @@ func (p *parser) orderBy() []OrderItem {
 			p.advance()
 		}
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
 // selectList parses name {, name} or *.
 func (p *parser) selectList(o *options) {
-	for {
+	p.list(tokComma, func() {
 		switch {
 		case p.tok.kind == tokStar:
 			o.selectStar = true
@@ -394,24 +364,19 @@ func (p *parser) selectList(o *options) {
 			o.selects = append(o.selects, Segment{Name: p.tok.text, Pos: p.tok.pos})
 			p.advance()
 			if p.tok.kind == tokSlash || p.tok.kind == tokLParen {
-				p.fail(p.tok.pos, "only property names can be selected")
+				failf(p.tok.pos, "only property names can be selected")
 			}
 		default:
 			p.unexpected("expected property name")
 		}
-		if p.tok.kind != tokComma {
-			return
-		}
-		p.advance()
-	}
+	})
 }
 
 // expandList parses item {, item} where item is nav [( options )].
-func (p *parser) expandList() []*expandItem {
+func (p *parser) expandList() (items []*expandItem) {
 	p.enter()
 	defer p.leave()
-	var items []*expandItem
-	for {
+	p.list(tokComma, func() {
 		if p.tok.kind != tokIdent || strings.HasPrefix(p.tok.text, "$") {
 			p.unexpected("expected navigation property")
 		}
@@ -421,7 +386,7 @@ func (p *parser) expandList() []*expandItem {
 			slash := p.tok.pos
 			p.advance()
 			if p.tok.kind != tokIdent || p.tok.text != "$count" || p.tok.space {
-				p.fail(slash, "only navigation property names, or one followed by /$count, can be expanded")
+				failf(slash, "only navigation property names, or one followed by /$count, can be expanded")
 			}
 			it.count = true
 			p.advance()
@@ -432,18 +397,15 @@ func (p *parser) expandList() []*expandItem {
 			p.expect(tokRParen)
 		}
 		items = append(items, it)
-		if p.tok.kind != tokComma {
-			return items
-		}
-		p.advance()
-	}
+	})
+	return items
 }
 
-// nestedOptions parses name=value {; name=value} inside $expand(...). The
-// leading $ is optional there, as OData 4.01 allows.
+// nestedOptions parses name=value {; name=value} inside $expand(...), where the
+// leading $ is optional.
 func (p *parser) nestedOptions(o *options) {
 	o.present = map[string]int{}
-	for {
+	p.list(tokSemi, func() {
 		if p.tok.kind != tokIdent {
 			p.unexpected("expected query option")
 		}
@@ -458,24 +420,20 @@ func (p *parser) nestedOptions(o *options) {
 		}
 		p.advance()
 		if _, dup := o.present[name]; dup {
-			p.fail(namePos, "duplicate option %s", name)
+			failf(namePos, "duplicate option %s", name)
 		}
 		o.present[name] = p.tok.pos
 		if !p.option(o, name) {
-			p.fail(namePos, "query option %s is not supported in $expand", name)
+			failf(namePos, "query option %s is not supported in $expand", name)
 		}
-		if p.tok.kind != tokSemi {
-			return
-		}
-		p.advance()
-	}
+	})
 }
 
 // count parses a non-negative integer ($top, $skip).
 func (p *parser) count() int64 {
 	t := p.tok
 	if t.kind == tokLiteral && (t.lit.Kind != TypeInt || t.lit.Int < 0 || p.lex.src[t.pos] == '+') {
-		p.fail(t.pos, "expected non-negative integer")
+		failf(t.pos, "expected non-negative integer")
 	}
 	if t.kind != tokLiteral {
 		p.unexpected("expected non-negative integer")
@@ -494,8 +452,8 @@ func (p *parser) boolean() bool {
 	return v
 }
 
-// option parses the value of the system query option name into o, at top level or
-// inside $expand; it reports false for an option it does not know.
+// option parses the value of the system query option name into o; it reports
+// false for an option it does not know.
 func (p *parser) option(o *options, name string) bool {
 	switch name {
 	case "$filter":

@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// QueryOption is a set of system query options, used to say which options
-// a route allows.
+// QueryOption is a set of system query options, those a route allows.
 type QueryOption uint
 
 // The supported system query options.
@@ -23,8 +22,7 @@ const (
 	OptSearch  // $search over the entity type's string properties
 	OptCompute // $compute: arithmetic aliases for $select, $filter and $orderby
 
-	// optAll is every option of OData's core; $apply and $search, which change
-	// what a route costs, are allowed one by one.
+	// optAll is every option of OData's core.
 	optAll = OptFilter | OptOrderBy | OptSelect | OptExpand | OptTop | OptSkip | OptCount
 )
 
@@ -34,33 +32,27 @@ var optionBits = map[string]QueryOption{
 	"$compute": OptCompute,
 }
 
-// Options OData defines that this package does not implement; they are
-// reported as unsupported rather than unknown.
+// Options OData defines and this package does not implement: unsupported, not unknown.
 var unsupportedOptions = map[string]bool{
 	"$levels":    true,
 	"$skiptoken": true, "$deltatoken": true, "$index": true, "$schemaversion": true, "$id": true,
 }
 
-// Settings are the per-route query settings, in the manner of ASP.NET's
-// [EnableQuery]: the options allowed and the limits. A zero MaxTop, MaxSkip
-// or MaxExpansionDepth means no limit (expansion depth is still capped by
-// Limits.MaxDepth).
+// Settings are a route's query settings, as ASP.NET's [EnableQuery] has them: the
+// options allowed and the limits. A zero MaxTop, MaxSkip or MaxExpansionDepth
+// means no limit.
 type Settings struct {
 	Allowed           QueryOption
 	MaxTop            int64
 	MaxSkip           int64
 	MaxExpansionDepth int
-	// Limits bound the work of any one query string; zero fields take
-	// DefaultLimits.
-	Limits Limits
-	// Now supplies the value of now(); nil means time.Now.
-	Now func() time.Time
+	Limits            Limits
+	Now               func() time.Time // the value of now(); nil means time.Now
 }
 
-// Query is a parsed, checked and compiled set of query options for one
-// entity type. It is safe for concurrent use. It is meant for one request:
-// all its evaluations share one count against Limits.MaxVisits and
-// Limits.MaxStringBytes.
+// Query is a parsed, checked and compiled set of query options for one entity
+// type, for one request: its evaluations, which may run at once, share one count
+// against Limits.MaxVisits and Limits.MaxStringBytes.
 type Query struct {
 	Type *EntityType
 
@@ -72,7 +64,6 @@ type Query struct {
 	top      int64
 	skip     int64
 	hasTop   bool
-	hasSkip  bool
 	count    bool
 
 	applied []*Filter    // $apply's filter() transformations, before $filter
@@ -82,8 +73,8 @@ type Query struct {
 	computed    []*computed // $compute's aliases
 	computedSel []*computed // those $select names, written after the properties
 
-	out  format // the JSON format of the answer: $format's, then negotiate's
-	etag string // the entity's ETag, written as @odata.etag by AppendEntity; "" for none
+	out  format // the answer's: $format's, then negotiate's
+	etag string // the entity's ETag, written as @odata.etag; "" for none
 }
 
 type expansion struct {
@@ -93,21 +84,14 @@ type expansion struct {
 }
 
 type orderKey struct {
-	expr Expr
 	desc bool
-	f    any
+	f    any // the compiled key
 }
 
-// Count reports whether $count=true was requested.
-func (q *Query) Count() bool { return q.count }
-
-// parseQuery parses the raw (still percent-encoded) query string of a
-// request against entity type t and route settings s. The query string as a
-// whole must be well-formed: within s.Limits.MaxQueryBytes, '&' its only
-// separator, every percent-escape valid, no system query option given twice.
-// Parameters whose names do not start with $ are then ignored. The error is
-// an *Error whose position is an offset into the decoded value of the
-// offending option, or into the raw query string when Option is empty.
+// parseQuery parses the raw (percent-encoded) query string of a request for
+// entity type t and route settings s; once the query string is well-formed as
+// splitQuery requires, parameters not starting with $ are ignored. The error is
+// an *Error.
 func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 	b := newBudget(s.Limits)
 	params, err := splitQuery(raw, b.Limits)
@@ -143,7 +127,7 @@ func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 		}
 		o.present[lname] = 0
 		labels[lname] = name
-		if err := parseOption(o, lname, prm.value, b); err != nil {
+		if err := parseOption(o, lname, prm.value, b, t); err != nil {
 			e := err.(*Error)
 			e.Option = name
 			return nil, e
@@ -163,38 +147,34 @@ func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 }
 
 // parseOption parses the value of one top-level system query option.
-func parseOption(o *options, name, value string, b *budget) error {
+func parseOption(o *options, name, value string, b *budget, t *EntityType) error {
 	return run(func() {
-		switch name {
-		case "$search": // its own grammar: words, not expressions
-			o.search = parseSearch(value, b)
-			return
-		case "$apply": // top level only, so not among the options $expand takes
-			p := newParser(value, b)
-			o.apply = p.applyList()
-			p.end()
-			return
-		case "$compute": // top level only, as $apply
-			p := newParser(value, b)
-			o.compute = p.computeList()
-			p.end()
+		if name == "$search" { // its own grammar: words, not expressions
+			o.search = parseSearch(value, b, t)
 			return
 		}
 		p := newParser(value, b)
-		p.option(o, name)
+		switch name { // $apply and $compute are top level only: not options $expand takes
+		case "$apply":
+			o.apply = p.applyList()
+		case "$compute":
+			o.compute = p.computeList()
+		default:
+			p.option(o, name)
+		}
 		p.end()
 	})
 }
 
-// resolver binds parsed options to the model. Errors are raised as panics
-// of *Error; label names the option an error position refers to.
+// resolver binds parsed options to the model, raising its errors as panics.
 type resolver struct {
 	settings Settings
 	limits   Limits // with the defaults filled in
 	now      func() time.Time
-	eval     *evaluation // shared by the whole query, $expand's nested options included
+	eval     *evaluation // shared by the whole query, $expand's options included
 }
 
+// guard runs f, naming option in an error it raises without one.
 func (r *resolver) guard(option string, f func()) {
 	defer func() {
 		if x := recover(); x != nil {
@@ -211,9 +191,11 @@ func fail(option string, pos int, format string, args ...any) {
 	panic(&Error{Option: option, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
+// query resolves o for t at $expand depth depth; label names an option as the
+// query string spells it.
 func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
 	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
-	q.hasTop, q.hasSkip = o.has("$top"), o.has("$skip")
+	q.hasTop = o.has("$top")
 	c := &compiler{now: r.now(), eval: r.eval}
 	if o.apply != nil {
 		r.guard(label("$apply"), func() { q.applied, q.agg = resolveApply(o.apply, t, c, r.limits) })
@@ -225,9 +207,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 			}
 		}
 	}
-	if o.search != nil {
-		q.search = compileSearch(o.search, t)
-	}
+	q.search = o.search
 	if o.compute != nil {
 		if q.agg != nil {
 			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
@@ -279,10 +259,10 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 		}
 	}
 	s := r.settings
-	if q.hasTop && s.MaxTop > 0 && q.top > s.MaxTop {
+	if s.MaxTop > 0 && q.top > s.MaxTop {
 		fail(label("$top"), o.present["$top"], "$top %d exceeds the maximum of %d", q.top, s.MaxTop)
 	}
-	if q.hasSkip && s.MaxSkip > 0 && q.skip > s.MaxSkip {
+	if s.MaxSkip > 0 && q.skip > s.MaxSkip {
 		fail(label("$skip"), o.present["$skip"], "$skip %d exceeds the maximum of %d", q.skip, s.MaxSkip)
 	}
 	seen := map[*NavProperty]bool{}
@@ -351,12 +331,12 @@ func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 		ck := &checker{root: t}
 		switch typ := ck.check(it.Expr); typ {
 		case TypeNull, TypeEntity, TypeCollection:
-			ck.fail(it.Expr.Pos(), "cannot order by a value of type %v", typ)
+			failf(it.Expr.Pos(), "cannot order by a value of type %v", typ)
 		}
 		if ck.maxv > 0 {
-			ck.fail(it.Expr.Pos(), "lambda expressions cannot be used in $orderby")
+			failf(it.Expr.Pos(), "lambda expressions cannot be used in $orderby")
 		}
-		keys[i] = orderKey{expr: it.Expr, desc: it.Desc, f: c.compile(it.Expr)}
+		keys[i] = orderKey{desc: it.Desc, f: c.compile(it.Expr)}
 	}
 	return keys
 }

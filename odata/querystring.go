@@ -13,19 +13,11 @@ type param struct {
 }
 
 // splitQuery checks the raw query string as a whole and splits it into its
-// parameters. url.ParseQuery does not fit: it refuses every ';', which $expand
-// needs, and a caller that goes on past its error sees the query without the
-// pairs it could not decode. Here every parameter, system option or not, must
-// decode, and a refusal says where the query string went wrong.
-//
-// The rules: the query string is at most l.MaxQueryBytes long; '&' is the only
-// separator, so a raw ';' is refused in a parameter name and anywhere in a
-// parameter that is not a system option (inside a system option the option's own
-// grammar decides, as $expand uses ';' between nested options); every
-// percent-escape is valid, and what they decode to is UTF-8 (RFC 3986 section 2.5;
-// a name compared with bytes that are no text would only ever match nothing); no
-// system option is given twice, in any letter case.
-// Errors carry no Option and a position in raw.
+// parameters (url.ParseQuery refuses every ';', which $expand needs). It must be
+// at most l.MaxQueryBytes long; '&' is the only separator, so a ';' is refused in
+// a name and in the value of a parameter that is not a system option; every
+// percent-escape is valid and decodes to UTF-8; no system option is given twice,
+// in any letter case. Errors carry no Option and a position in raw.
 func splitQuery(raw string, l Limits) ([]param, error) {
 	if len(raw) > l.MaxQueryBytes {
 		return nil, &Error{Msg: "query string of " + strconv.Itoa(len(raw)) + " bytes exceeds the maximum of " + strconv.Itoa(l.MaxQueryBytes)}
@@ -77,8 +69,8 @@ func semicolon(pos int) *Error {
 	return &Error{Pos: pos, Msg: "';' does not separate query parameters; use '&'"}
 }
 
-// badEscape returns the error for the first malformed %-escape in s, which starts at
-// offset base of the query string; where says what s is.
+// badEscape returns the error for the first malformed %-escape in s, which
+// starts at offset base of the query string.
 func badEscape(s string, base int, where string) *Error {
 	i := 0
 	for ; i < len(s); i++ {
@@ -104,17 +96,10 @@ func unhex(c byte) int {
 }
 
 // containsPassword reports whether raw contains "password" in any ASCII letter
-// case, either as it is or with its valid percent-escapes decoded and '+' read as
-// a space. An invalid escape is kept as it is rather than failing the whole
-// decoding, so that one bad escape cannot hide a well-encoded word elsewhere.
-// Nothing is allocated: the query string may be long.
-//
-// Only the places where a 'p' may start are tried: a 'p' or 'P', or a '%' whose
-// escape decodes to one. No valid escape holds any of these bytes, so decoding from
-// such a place reads what decoding from the start reads there; and jumping between
-// them keeps a long query string that holds few of them cheap (a 10,000-term
-// $filter was read byte by byte, twice, per request). Each place is read decoded
-// only: the word as it is holds no '%' or '+', so it reads the same decoded.
+// case, as it is or with its valid percent-escapes decoded and '+' read as a
+// space (an invalid escape is kept as it is, so that it cannot hide a word
+// elsewhere). Only the places where a 'p' may start are tried: a 'p', a 'P' or
+// a '%', so a long query string costs little, and nothing is allocated.
 func containsPassword(raw string) bool {
 	for i := 0; i < len(raw); i++ {
 		k := strings.IndexAny(raw[i:], "pP%")
@@ -129,8 +114,7 @@ func containsPassword(raw string) bool {
 	return false
 }
 
-// passwordAt reports whether raw starts with "password" in any ASCII letter case,
-// read with valid percent-escapes decoded and '+' read as a space.
+// passwordAt reports whether raw starts with "password", read as containsPassword reads.
 func passwordAt(raw string) bool {
 	const word = "password"
 	i := 0

@@ -5,48 +5,36 @@ import (
 	"strings"
 )
 
-// $search (OData 4.01 URL conventions, section 5.1.7): terms matched, without
-// regard to letter case, as substrings of any string property of the entity
-// (for products, name and category). A term is a word (a run of characters
-// other than space, parentheses and '"') or a "quoted phrase" (\" and \\
-// escape a quote and a backslash in it). Terms combine with NOT, AND and OR,
-// tightest first, and parentheses; two terms side by side mean AND. The
-// operators are upper case, as the ABNF spells them: "and" is a word.
-
-// searchNode is a parsed $search: a searchTerm, searchNot or searchBinary.
-type searchNode interface{ searchNode() }
-
-type searchTerm struct{ text string } // lower case
-type searchNot struct{ x searchNode }
-type searchBinary struct {
-	or   bool
-	l, r searchNode
-}
-
-func (searchTerm) searchNode()   {}
-func (searchNot) searchNode()    {}
-func (searchBinary) searchNode() {}
+// $search (OData 4.01 URL conventions, 5.1.7): words or "phrases" matched in any
+// letter case in any string property, combined with NOT, AND (or side by side)
+// and OR, tightest first, and parentheses.
 
 // searchExpr tests one entity against a compiled $search.
 type searchExpr func(x any) bool
 
-// searchParser is a recursive-descent parser of a $search value, drawing on
-// the query's budget as the expression parser does.
+// searchParser parses a $search value and compiles it as it goes.
 type searchParser struct {
 	src    string
 	off    int
 	depth  int
 	budget *budget
+	props  []*Property // the string properties a term is looked for in
 }
 
-// parseSearch parses the decoded value of $search; it panics with an *Error.
-func parseSearch(src string, b *budget) searchNode {
+// parseSearch compiles the decoded value of $search over the string
+// properties of t; it panics with an *Error.
+func parseSearch(src string, b *budget, t *EntityType) searchExpr {
 	p := &searchParser{src: src, budget: b}
-	n := p.or()
+	for _, pr := range t.Properties {
+		if pr.Type == EdmString {
+			p.props = append(p.props, pr)
+		}
+	}
+	x := p.or()
 	if p.skipSpace(); p.off < len(p.src) {
 		p.fail("unexpected ')'")
 	}
-	return n
+	return x
 }
 
 func (p *searchParser) fail(msg string) { panic(errorf(p.off, msg)) }
@@ -57,13 +45,7 @@ func (p *searchParser) skipSpace() {
 	}
 }
 
-// node counts one term or operator against the budget.
-func (p *searchParser) node() {
-	p.budget.nodes++
-	if p.budget.nodes > p.budget.MaxNodes {
-		p.fail("query has more than " + strconv.Itoa(p.budget.MaxNodes) + " expression nodes")
-	}
-}
+func (p *searchParser) node() { p.budget.node(p.off) }
 
 // keyword reports whether the operator kw comes next, as a whole word.
 func (p *searchParser) keyword(kw string) bool {
@@ -75,17 +57,18 @@ func (p *searchParser) keyword(kw string) bool {
 	return len(rest) == len(kw) || isSpace(rest[len(kw)]) || rest[len(kw)] == '(' || rest[len(kw)] == '"'
 }
 
-func (p *searchParser) or() searchNode {
+func (p *searchParser) or() searchExpr {
 	l := p.and()
 	for p.keyword("OR") {
 		p.node()
 		p.off += len("OR")
-		l = searchBinary{or: true, l: l, r: p.and()}
+		x, y := l, p.and()
+		l = func(e any) bool { return x(e) || y(e) }
 	}
 	return l
 }
 
-func (p *searchParser) and() searchNode {
+func (p *searchParser) and() searchExpr {
 	l := p.not()
 	for {
 		switch {
@@ -95,11 +78,12 @@ func (p *searchParser) and() searchNode {
 			return l
 		}
 		p.node()
-		l = searchBinary{l: l, r: p.not()} // side by side: implicit AND
+		x, y := l, p.not() // side by side: implicit AND
+		l = func(e any) bool { return x(e) && y(e) }
 	}
 }
 
-func (p *searchParser) not() searchNode {
+func (p *searchParser) not() searchExpr {
 	if !p.keyword("NOT") {
 		return p.primary()
 	}
@@ -107,7 +91,8 @@ func (p *searchParser) not() searchNode {
 	p.off += len("NOT")
 	p.enter()
 	defer p.leave()
-	return searchNot{p.not()}
+	x := p.not()
+	return func(e any) bool { return !x(e) }
 }
 
 func (p *searchParser) enter() {
@@ -120,7 +105,7 @@ func (p *searchParser) enter() {
 func (p *searchParser) leave() { p.depth-- }
 
 // primary parses ( expr ), a phrase or a word.
-func (p *searchParser) primary() searchNode {
+func (p *searchParser) primary() searchExpr {
 	p.skipSpace()
 	if p.off == len(p.src) {
 		p.fail("expected a search term")
@@ -129,13 +114,13 @@ func (p *searchParser) primary() searchNode {
 	case '(':
 		p.enter()
 		p.off++
-		n := p.or()
+		x := p.or()
 		if p.skipSpace(); p.off == len(p.src) || p.src[p.off] != ')' {
 			p.fail("expected ')'")
 		}
 		p.off++
 		p.leave()
-		return n
+		return x
 	case ')':
 		p.fail("expected a search term")
 	case '"':
@@ -146,11 +131,11 @@ func (p *searchParser) primary() searchNode {
 	for p.off < len(p.src) && !isSpace(p.src[p.off]) && !strings.ContainsRune(`()"`, rune(p.src[p.off])) {
 		p.off++
 	}
-	return searchTerm{strings.ToLower(p.src[start:p.off])}
+	return p.term(p.src[start:p.off])
 }
 
 // phrase parses "..." with \" and \\ escapes.
-func (p *searchParser) phrase() searchNode {
+func (p *searchParser) phrase() searchExpr {
 	p.node()
 	p.off++ // the opening quote
 	var b strings.Builder
@@ -162,7 +147,7 @@ func (p *searchParser) phrase() searchNode {
 			if b.Len() == 0 {
 				p.fail("empty search phrase")
 			}
-			return searchTerm{strings.ToLower(b.String())}
+			return p.term(b.String())
 		case c == '\\' && p.off+1 < len(p.src) && (p.src[p.off+1] == '"' || p.src[p.off+1] == '\\'):
 			b.WriteByte(p.src[p.off+1])
 			p.off += 2
@@ -177,30 +162,12 @@ func (p *searchParser) phrase() searchNode {
 	return nil
 }
 
-// compile returns the test of n over the string properties of t.
-func compileSearch(n searchNode, t *EntityType) searchExpr {
-	switch n := n.(type) {
-	case searchNot:
-		x := compileSearch(n.x, t)
-		return func(e any) bool { return !x(e) }
-	case searchBinary:
-		l, r := compileSearch(n.l, t), compileSearch(n.r, t)
-		if n.or {
-			return func(e any) bool { return l(e) || r(e) }
-		}
-		return func(e any) bool { return l(e) && r(e) }
-	}
-	term := n.(searchTerm).text
-	var props []*Property
-	for _, p := range t.Properties {
-		if p.Type == EdmString {
-			props = append(props, p)
-		}
-	}
+// term tests whether text is in any string property, as contains(tolower(...)) does.
+func (p *searchParser) term(text string) searchExpr {
+	term, props := strings.ToLower(text), p.props
 	return func(e any) bool {
-		for _, p := range props {
-			if containsFold(p.String(e), term) { // as contains(tolower(...)) does
-
+		for _, pr := range props {
+			if containsFold(pr.String(e), term) {
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"bytes"
 	"context"
 	"mime"
 	"net/http"
@@ -21,46 +22,31 @@ import (
 //	{root}Products(5)/orders/$count the size of a collection navigation
 //	{root}Products(5)/name          a property, and /name/$value its raw value
 //
-// Every answer, errors included, carries OData-Version: 4.0 and every error has
-// the OData JSON error body. The service is read-only: GET and HEAD are served,
-// OPTIONS answers 204, any other method 405.
+// Every answer carries OData-Version: 4.0, every error the OData JSON error body.
+// The service is read-only: GET and HEAD are served, OPTIONS answers 204, any
+// other method 405.
 type Service struct {
 	Model *Model
-	// Root is the path the resources are relative to, ending in "/" ("/api/").
-	Root string
-	// Sets holds the routes of each entity set, keyed by the set's name as in
-	// Model. A set of Model without routes answers 404.
-	Sets map[string]SetRoutes
-	// RejectPassword answers 400 with an empty body when the query string
-	// contains "password" in any letter case, as sent or percent-decoded (valid
-	// escapes decoded even when another escape is invalid), on every path below
-	// Root, the service document and $metadata included, before anything else
-	// about the request is checked (docs/odata.md).
+	Root  string               // the path resources are relative to, ending in "/"
+	Sets  map[string]SetRoutes // by the set's name in Model; a set without routes is 404
+	// RejectPassword answers 400 with an empty body, before any other check,
+	// when the query string contains "password" as containsPassword reads it.
 	RejectPassword bool
-	// Metadata is the URL of $metadata that context URLs name, as
-	// Route.Metadata; empty: Root + "$metadata".
-	Metadata string
+	Metadata       string // the URL of $metadata, as Route.Metadata; empty: Root + "$metadata"
 
 	metadataOnce sync.Once
 	metadata     []byte // built once: the model does not change
 }
 
-// SetRoutes are the routes of one entity set. List and Entity must both be set.
+// SetRoutes are the routes of one entity set. List serves the collection (and a
+// collection navigation into it), Entity one entity (and a single-valued
+// navigation to it); both must be set. Named are further collections, addressed
+// by one exact segment below the set (/Products/search), never taken for a key.
 type SetRoutes struct {
-	// List serves the collection and its /$count; its Settings also apply to
-	// a collection navigation into this set.
-	List *Route
-	// Entity serves one entity by key, and its properties; its Settings also
-	// apply to a single-valued navigation to this set.
+	List   *Route
 	Entity *Route
-	// Named are further collections addressed by one fixed segment below the
-	// set (e.g. "search" for /Products/search, and /Products/search/$count),
-	// matched exactly; such a segment is then never taken for a key.
-	Named map[string]*Route
+	Named  map[string]*Route
 }
-
-// allowHeader is the Allow header of every resource: the service is read-only.
-const allowHeader = "GET, HEAD, OPTIONS"
 
 // ServeHTTP answers r, whose path is below s.Root.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,8 +60,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest = strings.TrimSuffix(rest, "/") // /Products/ is /Products, as clients that join paths write it
 	segs := strings.Split(rest, "/")
-	// An unknown entity set is 404 whatever the method: there is no resource to
-	// allow methods on.
+	// An unknown entity set is 404 whatever the method.
 	if rest != "" && rest != "$metadata" {
 		name, _, _ := strings.Cut(segs[0], "(")
 		if s.routes(name) == nil {
@@ -83,17 +68,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		w.Header().Set("Allow", allowHeader)
-		w.Header().Set("OData-Version", "4.0")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", allowHeader)
-		write(w, errorResponse(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allowHeader))
+	if !allowOnly(w, r, r.URL.Path, http.MethodGet, http.MethodHead) {
 		return
 	}
 	if s.RejectPassword && containsPassword(r.URL.RawQuery) {
@@ -110,54 +85,45 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// routes returns the routes of the entity set named name (in any letter case),
-// or nil.
+// routes returns the routes of the entity set named name in any letter case, or nil.
 func (s *Service) routes(name string) *SetRoutes {
-	set := s.Model.Set(name)
-	if set == nil {
-		return nil
+	if set := s.Model.Set(name); set != nil {
+		if rs, ok := s.Sets[set.Name]; ok {
+			return &rs
+		}
 	}
-	rs, ok := s.Sets[set.Name]
-	if !ok {
-		return nil
-	}
-	return &rs
+	return nil
 }
 
 // serveDocument answers the service document (OData JSON Format, section 5): the
 // entity sets, each with its URL relative to the root.
 func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
-	if !s.checkNoOptions(w, r) {
+	if _, ok := noOptions(w, r); !ok {
 		return
 	}
 	b := []byte(`{"@odata.context":`)
 	b = appendString(b, s.metadataURL())
 	b = append(b, `,"value":[`...)
-	n := 0
 	for _, set := range s.Model.Sets {
-		if _, ok := s.Sets[set.Name]; !ok {
-			continue
+		if _, ok := s.Sets[set.Name]; ok {
+			b = append(b, `{"name":`...)
+			b = appendString(b, set.Name)
+			b = append(b, `,"kind":"EntitySet","url":`...)
+			b = appendString(b, set.Name)
+			b = append(b, "},"...)
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, `{"name":`...)
-		b = appendString(b, set.Name)
-		b = append(b, `,"kind":"EntitySet","url":`...)
-		b = appendString(b, set.Name)
-		b = append(b, '}')
 	}
-	write(w, Response{http.StatusOK, jsonType, append(b, "]}"...)})
+	b = append(bytes.TrimSuffix(b, []byte(",")), "]}"...)
+	write(w, Response{http.StatusOK, jsonType, b})
 }
 
+// serveMetadata answers the CSDL document, as XML only: a $format asking for
+// JSON CSDL is not met with XML that claims to answer it.
 func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	if !s.checkNoOptions(w, r) {
+	params, ok := noOptions(w, r)
+	if !ok {
 		return
 	}
-	// CSDL is served as XML only: a $format asking for JSON CSDL is not met
-	// with XML that claims to answer it.
-	params, _ := splitQuery(r.URL.RawQuery, DefaultLimits) // checked above
 	for _, p := range params {
 		if strings.EqualFold(p.name, "$format") {
 			mt, _, err := mime.ParseMediaType(p.value)
@@ -168,19 +134,18 @@ func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.metadataOnce.Do(func() { s.metadata = s.Model.metadata(s.capabilities, s.terms()) })
+	s.metadataOnce.Do(func() { s.metadata = s.document() })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
-// checkNoOptions holds the query string of a resource that takes no options to
-// the rules every route's is held to, so that no OData URL answers 200 to a query
-// string the others refuse. It answers the request and reports false if it fails.
-func (s *Service) checkNoOptions(w http.ResponseWriter, r *http.Request) bool {
-	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
+// noOptions holds the query string of a resource that takes no options to the
+// rules of every other, answering r if it fails them.
+func noOptions(w http.ResponseWriter, r *http.Request) ([]param, bool) {
+	params, err := splitQuery(r.URL.RawQuery, DefaultLimits)
+	if err != nil {
 		write(w, badRequest(err))
-		return false
 	}
-	return true
+	return params, err == nil
 }
 
 // metadataURL is the URL of $metadata, as context URLs name it.
@@ -191,8 +156,7 @@ func (s *Service) metadataURL() string {
 	return s.Root + "$metadata"
 }
 
-// serveResource answers a path that starts with an entity set: segs are the path
-// segments below the root, segs[0] naming the set.
+// serveResource answers the path segments segs below the root, segs[0] naming a set.
 func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []string) {
 	name, _, _ := strings.Cut(segs[0], "(")
 	rs := s.routes(name)
@@ -204,18 +168,10 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 	}
 	rest := segs[1:]
 	if !hasKey {
-		switch {
-		case len(rest) == 0:
-			rs.List.serveList(w, r)
+		if serveCollection(w, r, rs.List, rest) {
 			return
-		case len(rest) == 1 && rest[0] == "$count":
-			rs.List.serveCount(w, r)
-			return
-		case len(rest) == 1 && rs.Named[rest[0]] != nil:
-			rs.Named[rest[0]].serveList(w, r)
-			return
-		case len(rest) == 2 && rs.Named[rest[0]] != nil && rest[1] == "$count":
-			rs.Named[rest[0]].serveCount(w, r)
+		}
+		if named := rs.Named[rest[0]]; named != nil && serveCollection(w, r, named, rest[1:]) {
 			return
 		}
 		// Key as a segment (/Products/5), the contract's form.
@@ -231,16 +187,16 @@ func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 		write(w, notFound(set.Type.Name+" "+strconv.FormatInt(key, 10)+" not found"))
 		return
 	}
+	s.serveEntity(w, r, rs, set, x, key, rest)
+}
+
+// serveEntity answers entity x of set, with key key and routes rs, or the path
+// rest below it: a property (and its $value) or a navigation property.
+func (s *Service) serveEntity(w http.ResponseWriter, r *http.Request, rs *SetRoutes, set *EntitySet, x any, key int64, rest []string) {
 	if len(rest) == 0 {
 		rs.Entity.serveValue(w, r, x)
 		return
 	}
-	s.serveBelow(w, r, set, x, key, rest)
-}
-
-// serveBelow answers the segments rest below entity x, of set, with key key: a
-// property (and its $value) or a navigation property (and a collection's /$count).
-func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, rest []string) {
 	t := set.Type
 	if p := t.Property(rest[0]); p != nil {
 		switch {
@@ -263,8 +219,7 @@ func (s *Service) serveBelow(w http.ResponseWriter, r *http.Request, set *Entity
 }
 
 // serveNav answers navigation property n of entity x (of set, with key key),
-// rest[0] naming n, perhaps with a key: the related entity or collection, one
-// entity of the collection by key, and what lies below either.
+// which rest[0] names, perhaps with a key, and what lies below it.
 func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySet, x any, key int64, n *NavProperty, rest []string) {
 	t := set.Type
 	target := s.Model.setOf(n.Target)
@@ -281,14 +236,10 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 			write(w, badRequest(&Error{Pos: len(n.Name), Msg: "a key follows only a collection; " + t.Name + "." + n.Name + " is one entity"}))
 			return
 		}
-		y, ok := n.One(x)
-		switch {
-		case !ok:
+		if y, ok := n.One(x); ok {
+			s.serveEntity(w, r, trs, target, y, n.Target.keyProperty().Int(y), rest[1:])
+		} else {
 			write(w, Response{Status: http.StatusNoContent}) // OData: a null single-valued navigation is 204
-		case len(rest) == 1:
-			trs.Entity.serveValue(w, r, y)
-		default:
-			s.serveBelow(w, r, target, y, n.Target.keyProperty().Int(y), rest[1:])
 		}
 		return
 	}
@@ -301,11 +252,7 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 		id := n.Target.keyProperty().Int
 		for _, y := range n.Many(x) {
 			if id(y) == relKey {
-				if len(rest) == 1 {
-					trs.Entity.serveValue(w, r, y)
-				} else {
-					s.serveBelow(w, r, target, y, relKey, rest[1:])
-				}
+				s.serveEntity(w, r, trs, target, y, relKey, rest[1:])
 				return
 			}
 		}
@@ -315,14 +262,23 @@ func (s *Service) serveNav(w http.ResponseWriter, r *http.Request, set *EntitySe
 	nav := *trs.List
 	nav.List = func(context.Context) []any { return n.Many(x) }
 	nav.Restrict, nav.AlwaysCount = nil, false
-	switch {
-	case len(rest) == 1:
-		nav.serveList(w, r)
-	case len(rest) == 2 && rest[1] == "$count":
-		nav.serveCount(w, r)
-	default:
+	if !serveCollection(w, r, &nav, rest[1:]) {
 		write(w, notFound("no resource at "+r.URL.Path))
 	}
+}
+
+// serveCollection answers the collection of rt when rest is empty, its size when
+// rest is /$count, and otherwise reports false.
+func serveCollection(w http.ResponseWriter, r *http.Request, rt *Route, rest []string) bool {
+	switch {
+	case len(rest) == 0:
+		rt.serveList(w, r)
+	case len(rest) == 1 && rest[0] == "$count":
+		rt.serveCount(w, r)
+	default:
+		return false
+	}
+	return true
 }
 
 // serveProperty answers one property of an entity as {"@odata.context":...,"value":...}.
@@ -348,8 +304,7 @@ func (s *Service) serveProperty(w http.ResponseWriter, r *http.Request, set *Ent
 
 // servePropertyValue answers a property's raw value ($value) as text/plain.
 func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *Property, x any) {
-	if _, err := splitQuery(r.URL.RawQuery, DefaultLimits); err != nil {
-		write(w, badRequest(err))
+	if _, ok := noOptions(w, r); !ok {
 		return
 	}
 	var b []byte
@@ -365,9 +320,8 @@ func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *
 	write(w, Response{http.StatusOK, "text/plain; charset=utf-8", b})
 }
 
-// parseKey parses the key of a first segment "Products(5)" or "Products(id=5)"
-// for entity type t: ok is false when the segment has no parenthesized key, err
-// is set when it has a malformed one. Positions count from the segment's start.
+// parseKey parses the key of a segment "Products(5)" or "Products(id=5)" of type
+// t: ok is false without a key. Error positions count from the segment's start.
 func parseKey(seg string, t *EntityType) (key int64, ok bool, err error) {
 	i := strings.IndexByte(seg, '(')
 	if i < 0 {

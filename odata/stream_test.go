@@ -59,11 +59,16 @@ func TestLongListIsStreamed(t *testing.T) {
 // ServeList answers a collection request with the given raw query string, whole: what
 // the streamed answer of serveList must add up to.
 func (rt *Route) ServeList(ctx context.Context, rawQuery, metadata string) Response {
-	l, failed := rt.list(ctx, rawQuery, metadata)
-	if failed != nil {
-		return *failed
+	q, err := parseQuery(rawQuery, rt.Set.Type, rt.Settings)
+	if err != nil {
+		return badRequest(err)
 	}
-	body, err := l.q.AppendCollection(nil, l.context, l.page, l.count, l.withCount)
+	withCount := rt.AlwaysCount || q.count
+	page, n, err := q.Evaluate(rt.List(ctx), rt.Restrict, withCount)
+	if err != nil {
+		return badRequest(err)
+	}
+	body, err := q.AppendCollection(nil, q.contextURL(metadata, rt.Set), page, n, withCount)
 	if err != nil {
 		return badRequest(err)
 	}
