@@ -21,11 +21,9 @@ func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error)
 	if lim.MaxDocumentBytes > 0 && len(src) > lim.MaxDocumentBytes {
 		return nil, 0, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
 	}
-	// A document can hold no more tokens than bytes. One that may hold more than
-	// MaxTokens is counted first and refused before any of it is parsed: its
-	// syntax tree, up to the limit, would cost a few hundred bytes a token, all
-	// garbage once the limit is met. So a document too long in tokens gets that
-	// error even when it has an earlier syntax error.
+	// A document that may hold more than MaxTokens tokens (one a byte at most)
+	// is counted first, and refused before a syntax tree of garbage is built:
+	// so it gets that error even when it has an earlier syntax error.
 	if lim.MaxTokens > 0 && len(src) > lim.MaxTokens {
 		if err := tooManyTokens(src, lim.MaxTokens); err != nil {
 			return nil, 0, err
@@ -81,9 +79,8 @@ func (p *parser) count(n *int, max int, what string) {
 	}
 }
 
-// errorf records the first error; later calls are ignored so that the error
-// reported is the one closest to the cause. After an error the current token
-// is EOF, which ends every loop of the parser.
+// errorf records the first error, the one closest to the cause. After an
+// error the current token is EOF, which ends every loop of the parser.
 func (p *parser) errorf(pos Position, format string, args ...any) {
 	if p.err == nil {
 		p.err = &SyntaxError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
@@ -139,6 +136,33 @@ func (p *parser) closes(k tokenKind) bool {
 	return false
 }
 
+// many reads the items of a list between open and close, or nothing when the
+// next token is not open.
+func many[T any](p *parser, open, close tokenKind, item func() T) []T {
+	if !p.skip(open) {
+		return nil
+	}
+	var items []T
+	for {
+		items = append(items, item())
+		if p.closes(close) {
+			return items
+		}
+	}
+}
+
+// separated reads items separated by sep, which may also come first.
+func separated[T any](p *parser, sep tokenKind, item func() T) []T {
+	p.skip(sep)
+	var items []T
+	for {
+		items = append(items, item())
+		if !p.skip(sep) {
+			return items
+		}
+	}
+}
+
 func (p *parser) expect(k tokenKind) token {
 	t := p.tok
 	if t.Kind != k {
@@ -180,13 +204,9 @@ func (p *parser) definition() Definition {
 	if p.peek(tokBraceL) {
 		return p.operation()
 	}
-	var desc string
-	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
 	start := p.tok.Pos
-	if hasDesc {
-		desc = p.tok.Value
-		p.advance()
-	}
+	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
+	desc := p.description()
 	if !p.peek(tokName) {
 		p.unexpected()
 		return nil
@@ -222,44 +242,29 @@ func (p *parser) operation() *OperationDefinition {
 		op.SelectionSet = p.selectionSet()
 		return op
 	}
-	switch p.tok.Value {
-	case "mutation":
-		op.Operation = Mutation
-	case "subscription":
-		op.Operation = Subscription
-	}
+	op.Operation = operationTypes[p.tok.Value]
 	p.advance()
 	if p.peek(tokName) {
 		op.Name, op.NamePos = p.name()
 	}
-	op.Variables = p.variableDefinitions()
+	op.Variables = many(p, tokParenL, tokParenR, p.variableDefinition)
 	op.Directives = p.directives(false)
 	op.SelectionSet = p.selectionSet()
 	return op
 }
 
-func (p *parser) variableDefinitions() []*VariableDefinition {
-	if !p.skip(tokParenL) {
-		return nil
+func (p *parser) variableDefinition() *VariableDefinition {
+	p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
+	v := &VariableDefinition{Pos: p.tok.Pos}
+	p.expect(tokDollar)
+	v.Name, v.NamePos = p.name()
+	p.expect(tokColon)
+	v.Type = p.typeRef()
+	if p.skip(tokEquals) {
+		v.DefaultValue = p.value(true)
 	}
-	var defs []*VariableDefinition
-	for {
-		p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
-		v := &VariableDefinition{Pos: p.tok.Pos}
-		p.expect(tokDollar)
-		v.Name, v.NamePos = p.name()
-		p.expect(tokColon)
-		v.Type = p.typeRef()
-		if p.skip(tokEquals) {
-			v.DefaultValue = p.value(true)
-		}
-		v.Directives = p.directives(true)
-		defs = append(defs, v)
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return defs
+	v.Directives = p.directives(true)
+	return v
 }
 
 func (p *parser) selectionSet() *SelectionSet {
@@ -318,21 +323,13 @@ func (p *parser) field() *Field {
 }
 
 func (p *parser) arguments(isConst bool) []*Argument {
-	if !p.skip(tokParenL) {
-		return nil
-	}
-	var args []*Argument
-	for {
+	return many(p, tokParenL, tokParenR, func() *Argument {
 		a := &Argument{Pos: p.tok.Pos}
 		a.Name, _ = p.name()
 		p.expect(tokColon)
 		a.Value = p.value(isConst)
-		args = append(args, a)
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return args
+		return a
+	})
 }
 
 func (p *parser) directives(isConst bool) []*Directive {
@@ -367,27 +364,21 @@ func (p *parser) value(isConst bool) *Value {
 	t := p.tok
 	v := &Value{Pos: t.Pos}
 	switch t.Kind {
-	case tokBracketL:
+	case tokBracketL, tokBraceL:
+		closing := tokBracketR
 		v.Kind = ListValue
+		if t.Kind == tokBraceL {
+			v.Kind, closing = ObjectValue, tokBraceR
+		}
 		p.advance()
 		if !p.enter() {
 			return v
 		}
-		for !p.skip(tokBracketR) && !p.peek(tokEOF) {
-			v.List = append(v.List, p.value(isConst))
-		}
-		p.leave()
-		if p.peek(tokEOF) && p.err == nil {
-			p.unexpected()
-		}
-		return v
-	case tokBraceL:
-		v.Kind = ObjectValue
-		p.advance()
-		if !p.enter() {
-			return v
-		}
-		for !p.skip(tokBraceR) && !p.peek(tokEOF) {
+		for !p.skip(closing) && !p.peek(tokEOF) {
+			if v.Kind == ListValue {
+				v.List = append(v.List, p.value(isConst))
+				continue
+			}
 			f := &ObjectField{Pos: p.tok.Pos}
 			f.Name, _ = p.name()
 			p.expect(tokColon)
@@ -418,16 +409,12 @@ func (p *parser) value(isConst bool) *Value {
 			v.Kind = EnumValue
 		}
 	case tokDollar:
-		if isConst {
-			p.advance()
-			if p.peek(tokName) {
-				p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
-			} else {
-				p.unexpected()
-			}
-			return v
-		}
 		p.advance()
+		if isConst && p.peek(tokName) {
+			p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
+		} else if isConst {
+			p.unexpected()
+		}
 		v.Kind = VariableValue
 		v.Raw, _ = p.name()
 		return v
@@ -498,18 +485,12 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 	}
 	p.expect(tokBraceL)
 	for {
-		r := &RootOperationType{Pos: p.tok.Pos}
-		switch {
-		case p.peekName("query"):
-			r.Operation = Query
-		case p.peekName("mutation"):
-			r.Operation = Mutation
-		case p.peekName("subscription"):
-			r.Operation = Subscription
-		default:
+		op, ok := operationTypes[p.tok.Value]
+		if !ok || !p.peek(tokName) {
 			p.unexpected()
 			return s
 		}
+		r := &RootOperationType{Pos: p.tok.Pos, Operation: op}
 		p.advance()
 		p.expect(tokColon)
 		r.Type = p.namedType()
@@ -521,6 +502,8 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 	return s
 }
 
+var operationTypes = map[string]OperationType{"query": Query, "mutation": Mutation, "subscription": Subscription}
+
 var typeKeywords = map[string]TypeKind{
 	"scalar": Scalar, "type": Object, "interface": Interface,
 	"union": Union, "enum": Enum, "input": InputObject,
@@ -530,68 +513,31 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 	d := &TypeDefinition{Pos: start, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
 	p.advance()
 	d.Name, d.NamePos = p.name()
+	if (d.Kind == Object || d.Kind == Interface) && p.peekName("implements") {
+		p.advance()
+		d.Interfaces = separated(p, tokAmp, p.namedType)
+	}
+	d.Directives = p.directives(true)
 	switch d.Kind {
 	case Object, Interface:
-		if p.peekName("implements") {
-			p.advance()
-			p.skip(tokAmp)
-			for {
-				d.Interfaces = append(d.Interfaces, p.namedType())
-				if !p.skip(tokAmp) {
-					break
-				}
-			}
-		}
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				d.Fields = append(d.Fields, p.fieldDefinition())
-				if p.closes(tokBraceR) {
-					break
-				}
-			}
-		}
+		d.Fields = many(p, tokBraceL, tokBraceR, p.fieldDefinition)
 	case Union:
-		d.Directives = p.directives(true)
 		if p.skip(tokEquals) {
-			p.skip(tokPipe)
-			for {
-				d.Types = append(d.Types, p.namedType())
-				if !p.skip(tokPipe) {
-					break
-				}
-			}
+			d.Types = separated(p, tokPipe, p.namedType)
 		}
 	case Enum:
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				e := &EnumValueDefinition{Pos: p.tok.Pos}
-				e.Description = p.description()
-				if p.peekName("true") || p.peekName("false") || p.peekName("null") {
-					p.errorf(p.tok.Pos, "%s is reserved and cannot be used for an enum value.", p.tok.Value)
-					return d
-				}
-				e.Name, _ = p.name()
-				e.Directives = p.directives(true)
-				d.EnumValues = append(d.EnumValues, e)
-				if p.closes(tokBraceR) {
-					break
-				}
+		d.EnumValues = many(p, tokBraceL, tokBraceR, func() *EnumValueDefinition {
+			e := &EnumValueDefinition{Pos: p.tok.Pos}
+			e.Description = p.description()
+			if p.peekName("true") || p.peekName("false") || p.peekName("null") {
+				p.errorf(p.tok.Pos, "%s is reserved and cannot be used for an enum value.", p.tok.Value)
 			}
-		}
+			e.Name, _ = p.name()
+			e.Directives = p.directives(true)
+			return e
+		})
 	case InputObject:
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				d.InputFields = append(d.InputFields, p.inputValueDefinition())
-				if p.closes(tokBraceR) {
-					break
-				}
-			}
-		}
-	default:
-		d.Directives = p.directives(true)
+		d.InputFields = many(p, tokBraceL, tokBraceR, p.inputValueDefinition)
 	}
 	if extend && len(d.Interfaces) == 0 && len(d.Directives) == 0 && len(d.Fields) == 0 &&
 		len(d.InputFields) == 0 && len(d.Types) == 0 && len(d.EnumValues) == 0 {
@@ -613,25 +559,11 @@ func (p *parser) fieldDefinition() *FieldDefinition {
 	f := &FieldDefinition{Pos: p.tok.Pos}
 	f.Description = p.description()
 	f.Name, _ = p.name()
-	f.Args = p.argumentDefinitions()
+	f.Args = many(p, tokParenL, tokParenR, p.inputValueDefinition)
 	p.expect(tokColon)
 	f.Type = p.typeRef()
 	f.Directives = p.directives(true)
 	return f
-}
-
-func (p *parser) argumentDefinitions() []*InputValueDefinition {
-	if !p.skip(tokParenL) {
-		return nil
-	}
-	var args []*InputValueDefinition
-	for {
-		args = append(args, p.inputValueDefinition())
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return args
 }
 
 func (p *parser) inputValueDefinition() *InputValueDefinition {
@@ -652,23 +584,19 @@ func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefi
 	p.advance()
 	p.expect(tokAt)
 	d.Name, _ = p.name()
-	d.Args = p.argumentDefinitions()
+	d.Args = many(p, tokParenL, tokParenR, p.inputValueDefinition)
 	if p.peekName("repeatable") {
 		d.Repeatable = true
 		p.advance()
 	}
 	p.expectKeyword("on")
-	p.skip(tokPipe)
-	for {
+	d.Locations = separated(p, tokPipe, func() string {
 		name, pos := p.name()
-		if p.err == nil && !isDirectiveLocation(name) {
+		if p.err == nil && !directiveLocations[name] {
 			p.errorf(pos, "Unexpected Name \"%s\".", name)
 		}
-		d.Locations = append(d.Locations, name)
 		d.LocationPos = append(d.LocationPos, pos)
-		if !p.skip(tokPipe) {
-			break
-		}
-	}
+		return name
+	})
 	return d
 }

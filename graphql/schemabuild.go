@@ -452,8 +452,6 @@ var directiveLocations = map[string]bool{
 	"INPUT_FIELD_DEFINITION": true, "DIRECTIVE_DEFINITION": true,
 }
 
-func isDirectiveLocation(s string) bool { return directiveLocations[s] }
-
 // builtinDirectivesSDL declares the built-in directives exactly as graphql-js 16.15
 // does (specifiedDirectives: order, descriptions, arguments, defaults, locations),
 // so a schema rebuilt from introspection prints as graphql-js's own; TestBuiltinDirectivesMatchGraphQLJS
