@@ -237,7 +237,7 @@ func (p *parser) definition() Definition {
 
 func (p *parser) operation() *OperationDefinition {
 	p.count(&p.operations, p.lim.MaxOperations, "operations")
-	op := &OperationDefinition{Pos: p.tok.Pos}
+	op := &OperationDefinition{node: node{p.tok.Pos}}
 	if p.peek(tokBraceL) {
 		op.SelectionSet = p.selectionSet()
 		return op
@@ -290,12 +290,12 @@ func (p *parser) selection() Selection {
 		start := p.tok.Pos
 		p.advance()
 		if p.peek(tokName) && p.tok.Value != "on" {
-			s := &FragmentSpread{Pos: start}
+			s := &FragmentSpread{node: node{start}}
 			s.Name, s.NamePos = p.name()
 			s.Directives = p.directives(false)
 			return s
 		}
-		f := &InlineFragment{Pos: start}
+		f := &InlineFragment{node: node{start}}
 		if p.peekName("on") {
 			p.advance()
 			f.TypeCondition = p.namedType()
@@ -308,7 +308,7 @@ func (p *parser) selection() Selection {
 }
 
 func (p *parser) field() *Field {
-	f := &Field{Pos: p.tok.Pos}
+	f := &Field{node: node{p.tok.Pos}}
 	f.Name, f.NamePos = p.name()
 	if p.skip(tokColon) {
 		f.Alias = f.Name
@@ -346,7 +346,7 @@ func (p *parser) directives(isConst bool) []*Directive {
 }
 
 func (p *parser) fragmentDefinition() *FragmentDefinition {
-	f := &FragmentDefinition{Pos: p.tok.Pos}
+	f := &FragmentDefinition{node: node{p.tok.Pos}}
 	p.advance()
 	if p.peekName("on") {
 		p.unexpected()
@@ -474,7 +474,7 @@ func (p *parser) extension() Definition {
 }
 
 func (p *parser) schemaDefinition(start Position, desc string, extend bool) *SchemaDefinition {
-	s := &SchemaDefinition{Pos: start, Extend: extend, Description: desc}
+	s := &SchemaDefinition{node: node{start}, Extend: extend, Description: desc}
 	p.advance()
 	s.Directives = p.directives(true)
 	if extend && !p.peek(tokBraceL) {
@@ -510,7 +510,7 @@ var typeKeywords = map[string]TypeKind{
 }
 
 func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeDefinition {
-	d := &TypeDefinition{Pos: start, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
+	d := &TypeDefinition{node: node{start}, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
 	p.advance()
 	d.Name, d.NamePos = p.name()
 	if (d.Kind == Object || d.Kind == Interface) && p.peekName("implements") {
@@ -580,7 +580,7 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 }
 
 func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefinition {
-	d := &DirectiveDefinition{Pos: start, Description: desc}
+	d := &DirectiveDefinition{node: node{start}, Description: desc}
 	p.advance()
 	p.expect(tokAt)
 	d.Name, _ = p.name()
