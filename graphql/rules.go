@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,17 +25,41 @@ func executableDefinitionsRule(c *vctx) *visitor {
 	}}
 }
 
+// unique remembers where name was first seen in seen, and reports it there
+// and at pos when it was seen before; format gets the name.
+func (c *vctx) unique(seen map[string]Position, name string, pos Position, format string) {
+	if first, ok := seen[name]; ok {
+		c.report(fmt.Sprintf(format, name), first, pos)
+	} else {
+		seen[name] = pos
+	}
+}
+
+// reportDuplicates reports each name that more than one of items has, with
+// the positions of all of them, in order of first appearance.
+func reportDuplicates[T any](c *vctx, items []T, name func(T) (string, Position), format string) {
+	var order []string
+	groups := map[string][]Position{}
+	for _, it := range items {
+		n, pos := name(it)
+		if _, ok := groups[n]; !ok {
+			order = append(order, n)
+		}
+		groups[n] = append(groups[n], pos)
+	}
+	for _, n := range order {
+		if len(groups[n]) > 1 {
+			c.report(fmt.Sprintf(format, n), groups[n]...)
+		}
+	}
+}
+
 func uniqueOperationNamesRule(c *vctx) *visitor {
 	known := map[string]Position{}
 	return &visitor{operation: func(op *OperationDefinition) {
-		if op.Name == "" {
-			return
+		if op.Name != "" {
+			c.unique(known, op.Name, op.NamePos, "There can be only one operation named %q.")
 		}
-		if p, ok := known[op.Name]; ok {
-			c.report(fmt.Sprintf("There can be only one operation named %q.", op.Name), p, op.NamePos)
-			return
-		}
-		known[op.Name] = op.NamePos
 	}}
 }
 
@@ -62,34 +87,32 @@ func singleFieldSubscriptionsRule(c *vctx) *visitor {
 		if op.Operation != Subscription || root == nil {
 			return
 		}
+		subscription := "Anonymous Subscription"
+		if op.Name != "" {
+			subscription = fmt.Sprintf("Subscription %q", op.Name)
+		}
 		groups := collectFieldsStatic(c, root, op.SelectionSet)
 		if len(groups) > 1 {
 			var locs []Position
 			for _, g := range groups[1:] {
-				for _, f := range g.fields {
-					locs = append(locs, f.Pos)
-				}
+				locs = append(locs, fieldPositions(g.fields)...)
 			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Subscription %q must select only one top level field.", op.Name), locs...)
-			} else {
-				c.report("Anonymous Subscription must select only one top level field.", locs...)
-			}
+			c.report(subscription+" must select only one top level field.", locs...)
 		}
 		for _, g := range groups {
 			if strings.HasPrefix(g.fields[0].Name, "__") {
-				var locs []Position
-				for _, f := range g.fields {
-					locs = append(locs, f.Pos)
-				}
-				if op.Name != "" {
-					c.report(fmt.Sprintf("Subscription %q must not select an introspection top level field.", op.Name), locs...)
-				} else {
-					c.report("Anonymous Subscription must not select an introspection top level field.", locs...)
-				}
+				c.report(subscription+" must not select an introspection top level field.", fieldPositions(g.fields)...)
 			}
 		}
 	}}
+}
+
+func fieldPositions(fs []*Field) []Position {
+	locs := make([]Position, len(fs))
+	for i, f := range fs {
+		locs[i] = f.Pos
+	}
+	return locs
 }
 
 type fieldGroup struct {
@@ -247,11 +270,7 @@ func fieldsOnCorrectTypeRule(c *vctx) *visitor {
 func uniqueFragmentNamesRule(c *vctx) *visitor {
 	known := map[string]Position{}
 	return &visitor{fragment: func(f *FragmentDefinition) {
-		if p, ok := known[f.Name]; ok {
-			c.report(fmt.Sprintf("There can be only one fragment named %q.", f.Name), p, f.NamePos)
-			return
-		}
-		known[f.Name] = f.NamePos
+		c.unique(known, f.Name, f.NamePos, "There can be only one fragment named %q.")
 	}}
 }
 
@@ -378,19 +397,8 @@ func noFragmentCyclesRule(c *vctx) *visitor {
 
 func uniqueVariableNamesRule(c *vctx) *visitor {
 	return &visitor{operation: func(op *OperationDefinition) {
-		var order []string
-		groups := map[string][]Position{}
-		for _, v := range op.Variables {
-			if _, ok := groups[v.Name]; !ok {
-				order = append(order, v.Name)
-			}
-			groups[v.Name] = append(groups[v.Name], v.NamePos)
-		}
-		for _, name := range order {
-			if len(groups[name]) > 1 {
-				c.report(fmt.Sprintf("There can be only one variable named \"$%s\".", name), groups[name]...)
-			}
-		}
+		reportDuplicates(c, op.Variables, func(v *VariableDefinition) (string, Position) { return v.Name, v.NamePos },
+			"There can be only one variable named \"$%s\".")
 	}}
 }
 
@@ -400,14 +408,13 @@ func noUndefinedVariablesRule(c *vctx) *visitor {
 		for _, v := range op.Variables {
 			defined[v.Name] = true
 		}
+		by := "."
+		if op.Name != "" {
+			by = fmt.Sprintf(" by operation %q.", op.Name)
+		}
 		for _, u := range c.recursiveVariableUsages(op) {
-			if defined[u.node.Raw] {
-				continue
-			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Variable \"$%s\" is not defined by operation %q.", u.node.Raw, op.Name), u.node.Pos, op.Pos)
-			} else {
-				c.report(fmt.Sprintf("Variable \"$%s\" is not defined.", u.node.Raw), u.node.Pos, op.Pos)
+			if !defined[u.node.Raw] {
+				c.report(fmt.Sprintf("Variable \"$%s\" is not defined", u.node.Raw)+by, u.node.Pos, op.Pos)
 			}
 		}
 	}}
@@ -419,14 +426,13 @@ func noUnusedVariablesRule(c *vctx) *visitor {
 		for _, u := range c.recursiveVariableUsages(op) {
 			used[u.node.Raw] = true
 		}
+		in := "."
+		if op.Name != "" {
+			in = fmt.Sprintf(" in operation %q.", op.Name)
+		}
 		for _, v := range op.Variables {
-			if used[v.Name] {
-				continue
-			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Variable \"$%s\" is never used in operation %q.", v.Name, op.Name), v.Pos)
-			} else {
-				c.report(fmt.Sprintf("Variable \"$%s\" is never used.", v.Name), v.Pos)
+			if !used[v.Name] {
+				c.report(fmt.Sprintf("Variable \"$%s\" is never used", v.Name)+in, v.Pos)
 			}
 		}
 	}}
@@ -436,14 +442,9 @@ func knownDirectivesRule(c *vctx) *visitor {
 	return &visitor{directive: func(d *Directive, loc string, def *DirectiveDef) {
 		if def == nil {
 			c.report(fmt.Sprintf("Unknown directive \"@%s\".", d.Name), d.Pos)
-			return
+		} else if !slices.Contains(def.Locations, loc) {
+			c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
 		}
-		for _, l := range def.Locations {
-			if l == loc {
-				return
-			}
-		}
-		c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
 	}}
 }
 
@@ -451,15 +452,9 @@ func uniqueDirectivesPerLocationRule(c *vctx) *visitor {
 	return &visitor{directives: func(ds []*Directive, _ string) {
 		seen := map[string]Position{}
 		for _, d := range ds {
-			def := c.schema.directives[d.Name]
-			if def == nil || def.IsRepeatable {
-				continue
+			if def := c.schema.directives[d.Name]; def != nil && !def.IsRepeatable {
+				c.unique(seen, d.Name, d.Pos, "The directive \"@%s\" can only be used once at this location.")
 			}
-			if p, ok := seen[d.Name]; ok {
-				c.report(fmt.Sprintf("The directive \"@%s\" can only be used once at this location.", d.Name), p, d.Pos)
-				continue
-			}
-			seen[d.Name] = d.Pos
 		}
 	}}
 }
@@ -482,21 +477,9 @@ func knownArgumentNamesRule(c *vctx) *visitor {
 
 func uniqueArgumentNamesRule(c *vctx) *visitor {
 	return &visitor{arguments: func(args []*Argument) {
-		if len(args) < 2 {
-			return
-		}
-		var order []string
-		groups := map[string][]Position{}
-		for _, a := range args {
-			if _, ok := groups[a.Name]; !ok {
-				order = append(order, a.Name)
-			}
-			groups[a.Name] = append(groups[a.Name], a.Pos)
-		}
-		for _, name := range order {
-			if len(groups[name]) > 1 {
-				c.report(fmt.Sprintf("There can be only one argument named %q.", name), groups[name]...)
-			}
+		if len(args) > 1 {
+			reportDuplicates(c, args, func(a *Argument) (string, Position) { return a.Name, a.Pos },
+				"There can be only one argument named %q.")
 		}
 	}}
 }
@@ -581,35 +564,26 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 func providedRequiredArgumentsRule(c *vctx) *visitor {
 	return &visitor{
 		leaveField: func(f *Field, _ *Type, def *FieldDef) {
-			if def == nil {
-				return
-			}
-			for _, a := range def.Args {
-				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(f.Arguments, a.Name) {
-					c.report(fmt.Sprintf("Field %q argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), f.Pos)
-				}
+			if def != nil {
+				c.requireArguments(fmt.Sprintf("Field %q", def.Name), def.Args, f.Arguments, f.Pos)
 			}
 		},
 		leaveDirective: func(d *Directive, def *DirectiveDef) {
-			if def == nil {
-				return
-			}
-			for _, a := range def.Args {
-				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(d.Arguments, a.Name) {
-					c.report(fmt.Sprintf("Directive \"@%s\" argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), d.Pos)
-				}
+			if def != nil {
+				c.requireArguments(fmt.Sprintf("Directive \"@%s\"", def.Name), def.Args, d.Arguments, d.Pos)
 			}
 		},
 	}
 }
 
-func hasArgument(args []*Argument, name string) bool {
-	for _, a := range args {
-		if a.Name == name {
-			return true
+// requireArguments reports each required argument of defs missing from args.
+func (c *vctx) requireArguments(owner string, defs []*InputValue, args []*Argument, pos Position) {
+	for _, a := range defs {
+		given := slices.ContainsFunc(args, func(g *Argument) bool { return g.Name == a.Name })
+		if a.Type.Kind == NonNull && a.DefaultValue == nil && !given {
+			c.report(fmt.Sprintf("%s argument %q of type %q is required, but it was not provided.", owner, a.Name, a.Type), pos)
 		}
 	}
-	return false
 }
 
 func variablesInAllowedPositionRule(c *vctx) *visitor {
@@ -643,29 +617,9 @@ func allowedVariableUsage(varType *Type, varDefault *Value, locType *Type, locHa
 		if !hasNonNullDefault && !locHasDefault {
 			return false
 		}
-		return isInputSubType(varType, locType.OfType)
+		return isSubType(varType, locType.OfType)
 	}
-	return isInputSubType(varType, locType)
-}
-
-// isInputSubType is graphql-js's isTypeSubTypeOf for input positions.
-func isInputSubType(sub, super *Type) bool {
-	if sameType(sub, super) {
-		return true
-	}
-	if super.Kind == NonNull {
-		return sub.Kind == NonNull && isInputSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == NonNull {
-		return isInputSubType(sub.OfType, super)
-	}
-	if super.Kind == List {
-		return sub.Kind == List && isInputSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == List {
-		return false
-	}
-	return super.isAbstract() && isSubTypeOf(super, sub)
+	return isSubType(varType, locType)
 }
 
 func uniqueInputFieldNamesRule(c *vctx) *visitor {
@@ -675,11 +629,7 @@ func uniqueInputFieldNamesRule(c *vctx) *visitor {
 		}
 		known := map[string]Position{}
 		for _, f := range v.Fields {
-			if p, ok := known[f.Name]; ok {
-				c.report(fmt.Sprintf("There can be only one input field named %q.", f.Name), p, f.Pos)
-				continue
-			}
-			known[f.Name] = f.Pos
+			c.unique(known, f.Name, f.Pos, "There can be only one input field named %q.")
 		}
 		return true
 	}}
