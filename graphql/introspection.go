@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -329,13 +330,16 @@ func bindIntrospection(s *Schema) {
 
 // printLiteral prints a literal in the canonical GraphQL form used for
 // __InputValue.defaultValue, and in error messages.
-func printLiteral(v *Value) string {
+func printLiteral(v *Value) string { return printValue(v, false) }
+
+// printValue prints a literal, its object fields sorted by name if sorted.
+func printValue(v *Value, sorted bool) string {
 	var b strings.Builder
-	writeLiteral(&b, v)
+	writeLiteral(&b, v, sorted)
 	return b.String()
 }
 
-func writeLiteral(b *strings.Builder, v *Value) {
+func writeLiteral(b *strings.Builder, v *Value, sorted bool) {
 	switch v.Kind {
 	case StringValue:
 		writeGraphQLString(b, v.Raw)
@@ -345,18 +349,23 @@ func writeLiteral(b *strings.Builder, v *Value) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeLiteral(b, e)
+			writeLiteral(b, e, sorted)
 		}
 		b.WriteByte(']')
 	case ObjectValue:
+		fields := v.Fields
+		if sorted {
+			fields = slices.Clone(fields)
+			slices.SortStableFunc(fields, func(a, b *ObjectField) int { return strings.Compare(a.Name, b.Name) })
+		}
 		b.WriteByte('{')
-		for i, f := range v.Fields {
+		for i, f := range fields {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString(f.Name)
 			b.WriteString(": ")
-			writeLiteral(b, f.Value)
+			writeLiteral(b, f.Value, sorted)
 		}
 		b.WriteByte('}')
 	case VariableValue:

@@ -4,29 +4,21 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 )
 
-// OverlappingFieldsCanBeMerged (spec 5.3.2). This follows graphql-js's
-// algorithm: fields and fragment names of each selection set are collected
-// once and cached, and pairs of fragments already compared are remembered,
-// so that the work stays polynomial even with many fragments.
+// OverlappingFieldsCanBeMerged (spec 5.3.2), by graphql-js's algorithm: the
+// fields and fragment names of each selection set are collected once, and
+// pairs of fragments already compared are remembered.
 //
-// Polynomial is still too much for a hostile document: 300 fields with one
-// response name are 44,850 pairs, each a conflict when their arguments
-// differ. So the work is metered (Limits.MaxFieldComparisons: every pair of
-// fields compared, every response name looked up in another selection set,
-// every fragment pair entered) and the rule stops once the conflicts found
-// would already fill the error list (Limits.MaxErrors); either way
-// validation ends with an error that says so.
-//
-// So that the meter does not refuse what clients really write, such as one
-// field repeated in many fragments, the fields of one response name are
-// grouped into classes of fields written alike (see shape): one pair decides
-// for two classes, and only classes that conflict are compared pair by pair,
-// to report each conflict as graphql-js does.
+// That is still too much work for a hostile document (300 fields of one
+// response name are 44,850 pairs), so the work is metered
+// (Limits.MaxFieldComparisons) and the rule stops once the conflicts found
+// would fill the error list (Limits.MaxErrors); validation then ends with an
+// error that says so. So that the meter does not refuse one field repeated in
+// many fragments, as clients write, fields written alike form a class (see
+// shape): one pair decides for two classes.
 
 type fieldAndDef struct {
 	parent *Type
@@ -53,15 +45,17 @@ type conflict struct {
 	fields2 []*Field
 }
 
-type pairKey struct{ a, b string }
+// comparison names two fragments compared, or a field map (which stops
+// recursion through self-referencing fragments) and a fragment.
+type comparison struct {
+	fields *fieldMap
+	a, b   string
+}
 
 type overlapChecker struct {
 	c        *vctx
 	cache    map[*SelectionSet]*fieldsAndFragments
-	compared map[pairKey]bool // value: whether compared as mutually exclusive
-	// comparedFields remembers which field maps were compared with which
-	// fragments, which stops recursion through self-referencing fragments.
-	comparedFields map[fieldsFragmentKey]bool
+	compared map[comparison]bool // value: whether compared as mutually exclusive
 	// canonical holds each argument value printed once, since a field may
 	// be compared with many others.
 	canonical map[*Value]string
@@ -74,15 +68,10 @@ type overlapChecker struct {
 	stopped   bool
 }
 
-type fieldsFragmentKey struct {
-	fields   *fieldMap
-	fragment string
-}
-
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
-	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
-		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{},
-		shapes: map[*Field]int{}, shapeOf: map[string]int{}}
+	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[comparison]bool{},
+		canonical: map[*Value]string{},
+		shapes:    map[*Field]int{}, shapeOf: map[string]int{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
 		if o.stopped {
 			return
@@ -94,13 +83,7 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 			defer o.stop()
 		}
 		for _, cf := range conflicts {
-			locs := make([]Position, 0, len(cf.fields1)+len(cf.fields2))
-			for _, f := range cf.fields1 {
-				locs = append(locs, f.Pos)
-			}
-			for _, f := range cf.fields2 {
-				locs = append(locs, f.Pos)
-			}
+			locs := append(fieldPositions(cf.fields1), fieldPositions(cf.fields2)...)
 			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
 		}
 	}}
@@ -137,23 +120,18 @@ func (o *overlapChecker) stop() {
 	o.c.abort(tooManyErrors)
 }
 
-func (o *overlapChecker) pairSeen(a, b string, exclusive bool) bool {
-	if a > b {
-		a, b = b, a
-	}
-	was, ok := o.compared[pairKey{a, b}]
-	if !ok {
-		return false
+// firstComparison reports whether k is yet to be compared as exclusive (or
+// not), and records that it now is.
+func (o *overlapChecker) firstComparison(k comparison, exclusive bool) bool {
+	if k.a > k.b {
+		k.a, k.b = k.b, k.a
 	}
 	// Comparing as not exclusive covers comparing as exclusive.
-	return exclusive || was == exclusive
-}
-
-func (o *overlapChecker) addPair(a, b string, exclusive bool) {
-	if a > b {
-		a, b = b, a
+	if was, ok := o.compared[k]; ok && (exclusive || !was) {
+		return false
 	}
-	o.compared[pairKey{a, b}] = exclusive
+	o.compared[k] = exclusive
+	return true
 }
 
 func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []conflict {
@@ -170,14 +148,9 @@ func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []c
 }
 
 func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive bool, fm *fieldMap, fragName string) {
-	if !o.step() {
+	if !o.step() || !o.firstComparison(comparison{fields: fm, a: fragName}, exclusive) {
 		return
 	}
-	k := fieldsFragmentKey{fm, fragName}
-	if was, ok := o.comparedFields[k]; ok && (exclusive || !was) {
-		return
-	}
-	o.comparedFields[k] = exclusive
 	f := o.c.fragments[fragName]
 	if f == nil {
 		return
@@ -193,10 +166,9 @@ func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive boo
 }
 
 func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1, name2 string) {
-	if !o.step() || name1 == name2 || o.pairSeen(name1, name2, exclusive) {
+	if !o.step() || name1 == name2 || !o.firstComparison(comparison{a: name1, b: name2}, exclusive) {
 		return
 	}
-	o.addPair(name1, name2, exclusive)
 	f1, f2 := o.c.fragments[name1], o.c.fragments[name2]
 	if f1 == nil || f2 == nil {
 		return
@@ -433,15 +405,14 @@ func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1
 func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
 	exclusive := parentExclusive || (f1.parent != f2.parent && f1.parent != nil && f2.parent != nil &&
 		f1.parent.Kind == Object && f2.parent.Kind == Object)
-	if !exclusive {
-		if f1.node.Name != f2.node.Name {
-			return &conflict{key: key, reason: fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name),
-				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
-		}
-		if !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
-			return &conflict{key: key, reason: "they have differing arguments",
-				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
-		}
+	because := func(reason string) *conflict {
+		return &conflict{key: key, reason: reason, fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+	}
+	if !exclusive && f1.node.Name != f2.node.Name {
+		return because(fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name))
+	}
+	if !exclusive && !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
+		return because("they have differing arguments")
 	}
 	var t1, t2 *Type
 	if f1.def != nil {
@@ -451,8 +422,7 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 		t2 = f2.def.Type
 	}
 	if t1 != nil && t2 != nil && doTypesConflict(t1, t2) {
-		return &conflict{key: key, reason: fmt.Sprintf("they return conflicting types %q and %q", t1, t2),
-			fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		return because(fmt.Sprintf("they return conflicting types %q and %q", t1, t2))
 	}
 	s1, s2 := f1.node.SelectionSet, f2.node.SelectionSet
 	if s1 != nil && s2 != nil {
@@ -467,7 +437,7 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 		if len(subs) == 0 {
 			return nil
 		}
-		cf := &conflict{key: key, fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		cf := because("")
 		var reasons []string
 		for _, s := range subs {
 			reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
@@ -481,28 +451,10 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 }
 
 func doTypesConflict(t1, t2 *Type) bool {
-	if t1.Kind == List {
-		if t2.Kind == List {
-			return doTypesConflict(t1.OfType, t2.OfType)
-		}
-		return true
+	if t1.OfType != nil || t2.OfType != nil {
+		return t1.Kind != t2.Kind || doTypesConflict(t1.OfType, t2.OfType)
 	}
-	if t2.Kind == List {
-		return true
-	}
-	if t1.Kind == NonNull {
-		if t2.Kind == NonNull {
-			return doTypesConflict(t1.OfType, t2.OfType)
-		}
-		return true
-	}
-	if t2.Kind == NonNull {
-		return true
-	}
-	if t1.isLeaf() || t2.isLeaf() {
-		return t1 != t2
-	}
-	return false
+	return (t1.isLeaf() || t2.isLeaf()) && t1 != t2
 }
 
 // sameArguments reports whether each argument of a1 has the same value as the
@@ -539,51 +491,15 @@ func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	return true
 }
 
-// canonicalValue is canonicalValue(v), printed once per value.
+// canonicalValue prints a value once, with object fields sorted, so that
+// equal values print equally.
 func (o *overlapChecker) canonicalValue(v *Value) string {
 	s, ok := o.canonical[v]
 	if !ok {
-		s = canonicalValue(v)
+		s = printValue(v, true)
 		o.canonical[v] = s
 	}
 	return s
-}
-
-// canonicalValue prints a value with object fields sorted, so that equal
-// values print equally.
-func canonicalValue(v *Value) string {
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String()
-}
-
-func writeCanonical(b *strings.Builder, v *Value) {
-	switch v.Kind {
-	case ListValue:
-		b.WriteByte('[')
-		for i, e := range v.List {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
-	case ObjectValue:
-		fs := append([]*ObjectField(nil), v.Fields...)
-		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
-		b.WriteByte('{')
-		for i, f := range fs {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(f.Name)
-			b.WriteByte(':')
-			writeCanonical(b, f.Value)
-		}
-		b.WriteByte('}')
-	default:
-		writeLiteral(b, v)
-	}
 }
 
 func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldsAndFragments {
@@ -598,9 +514,6 @@ func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet)
 }
 
 func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldsAndFragments {
-	if ff, ok := o.cache[f.SelectionSet]; ok {
-		return ff
-	}
 	return o.fieldsAndFragmentNames(o.c.typeFromRef(f.TypeCondition), f.SelectionSet)
 }
 
