@@ -124,15 +124,18 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 			found = op
 		}
 	}
+	var msg string
 	switch {
 	case name == "" && count > 1:
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide operation name if query contains multiple operations.")}}
+		msg = "Must provide operation name if query contains multiple operations."
 	case found == nil && name != "":
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, fmt.Sprintf("Unknown operation named %q.", name))}}
+		msg = fmt.Sprintf("Unknown operation named %q.", name)
 	case found == nil:
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide an operation.")}}
+		msg = "Must provide an operation."
+	default:
+		return found, nil
 	}
-	return found, nil
+	return nil, &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}
 }
 
 func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
@@ -220,7 +223,7 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if e.skipped(s.Directives) {
+				if skippedBy(s.Directives, e.vars) {
 					continue
 				}
 				k := s.responseKey()
@@ -240,7 +243,7 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || e.skipped(s.Directives) {
+				if visited[s.Name] || skippedBy(s.Directives, e.vars) {
 					continue
 				}
 				if visited == nil {
@@ -256,7 +259,7 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 				}
 				walk(f.SelectionSet)
 			case *InlineFragment:
-				if e.skipped(s.Directives) {
+				if skippedBy(s.Directives, e.vars) {
 					continue
 				}
 				if s.TypeCondition != nil {
@@ -273,9 +276,6 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 	}
 	return groups
 }
-
-// skipped evaluates @skip and @include.
-func (e *executor) skipped(ds []*Directive) bool { return skippedBy(ds, e.vars) }
 
 // skippedBy evaluates @skip and @include with the coerced variables vars.
 func skippedBy(ds []*Directive, vars map[string]any) bool {
@@ -560,23 +560,11 @@ func asList(v any) ([]any, bool) {
 	case []any:
 		return l, true
 	case []map[string]any:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	case []string:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	case []int:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
@@ -587,6 +575,14 @@ func asList(v any) ([]any, bool) {
 		out[i] = rv.Index(i).Interface()
 	}
 	return out, true
+}
+
+func anys[T any](l []T) []any {
+	out := make([]any, len(l))
+	for i, x := range l {
+		out[i] = x
+	}
+	return out
 }
 
 // isNil reports whether v is nil or a nil pointer, map, func or channel.
@@ -622,11 +618,25 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return appendString(buf, s), nil
 	}
+	if !t.builtin {
+		if t.scalar.Serialize != nil {
+			out, err := t.scalar.Serialize(v)
+			if err != nil {
+				return buf, err
+			}
+			v = out
+		}
+		if m, ok := v.(json.Marshaler); ok {
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return buf, err
+			}
+			return append(buf, b...), nil
+		}
+		return appendValue(buf, v), nil
+	}
 	switch t.Name {
 	case "Int":
-		if !t.builtin {
-			break
-		}
 		n, ok := toInt64(v)
 		if !ok {
 			return buf, fmt.Errorf("Int cannot represent non-integer value: %s", jsonText(v))
@@ -636,44 +646,15 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return strconv.AppendInt(buf, n, 10), nil
 	case "Float":
-		if !t.builtin {
-			break
+		f, ok := toFloat64(v)
+		if !ok {
+			return buf, fmt.Errorf("Float cannot represent non numeric value: %s", jsonText(v))
 		}
-		if f, ok := toFloat64(v); ok {
-			if _, isF32 := v.(float32); isF32 {
-				return appendFloat(buf, f, 32), nil
-			}
-			return appendFloat(buf, f, 64), nil
+		if _, isF32 := v.(float32); isF32 {
+			return appendFloat(buf, f, 32), nil
 		}
-		return buf, fmt.Errorf("Float cannot represent non numeric value: %s", jsonText(v))
-	case "String", "ID":
-		if !t.builtin {
-			break
-		}
-		switch s := v.(type) {
-		case string:
-			return appendString(buf, s), nil
-		case *string:
-			return appendString(buf, *s), nil
-		case []byte:
-			return appendString(buf, string(s)), nil
-		case bool:
-			if t.Name == "String" {
-				return append(strconv.AppendBool(append(buf, '"'), s), '"'), nil
-			}
-		case fmt.Stringer:
-			return appendString(buf, s.String()), nil
-		}
-		if n, ok := toInt64(v); ok {
-			buf = append(buf, '"')
-			buf = strconv.AppendInt(buf, n, 10)
-			return append(buf, '"'), nil
-		}
-		return buf, fmt.Errorf("%s cannot represent value: %s", t.Name, jsonText(v))
+		return appendFloat(buf, f, 64), nil
 	case "Boolean":
-		if !t.builtin {
-			break
-		}
 		switch b := v.(type) {
 		case bool:
 			return strconv.AppendBool(buf, b), nil
@@ -682,19 +663,24 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return buf, fmt.Errorf("Boolean cannot represent a non boolean value: %s", jsonText(v))
 	}
-	if t.scalar.Serialize != nil {
-		out, err := t.scalar.Serialize(v)
-		if err != nil {
-			return buf, err
+	switch s := v.(type) { // String and ID
+	case string:
+		return appendString(buf, s), nil
+	case *string:
+		return appendString(buf, *s), nil
+	case []byte:
+		return appendString(buf, string(s)), nil
+	case bool:
+		if t.Name == "String" {
+			return append(strconv.AppendBool(append(buf, '"'), s), '"'), nil
 		}
-		v = out
+	case fmt.Stringer:
+		return appendString(buf, s.String()), nil
 	}
-	if m, ok := v.(json.Marshaler); ok {
-		b, err := m.MarshalJSON()
-		if err != nil {
-			return buf, err
-		}
-		return append(buf, b...), nil
+	if n, ok := toInt64(v); ok {
+		buf = append(buf, '"')
+		buf = strconv.AppendInt(buf, n, 10)
+		return append(buf, '"'), nil
 	}
-	return appendValue(buf, v), nil
+	return buf, fmt.Errorf("%s cannot represent value: %s", t.Name, jsonText(v))
 }
