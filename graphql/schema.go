@@ -63,9 +63,6 @@ func (t *Type) String() string {
 	return t.Name
 }
 
-// Field returns the field called name of an object or interface type, or nil.
-func (t *Type) Field(name string) *FieldDef { return t.fieldMap[name] }
-
 // Named returns the named type inside any List and NonNull wrappers.
 func (t *Type) Named() *Type {
 	for t.OfType != nil {
@@ -107,12 +104,7 @@ func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union
 
 // isPossibleType reports whether object type o may be the runtime type of a
 // value of abstract type t.
-func (t *Type) isPossibleType(o *Type) bool {
-	if t == o {
-		return true
-	}
-	return t.possible[o]
-}
+func (t *Type) isPossibleType(o *Type) bool { return t == o || t.possible[o] }
 
 // FieldDef is a field of an object or interface type.
 type FieldDef struct {
@@ -228,17 +220,12 @@ type Schema struct {
 	// resolver panic; the panic becomes an "internal server error".
 	OnPanic PanicHook
 
-	// ShareEventResults lets the subscribers of one subscription (the same
-	// query text, operation name and variables) share a single execution,
-	// and its JSON, per event: with thousands of subscribers, an event then
-	// costs one execution instead of thousands. Set it only when the
-	// resolvers reached from Subscription do not depend on the request's
-	// context (the caller's identity, say), since every subscriber gets the
-	// first one's result.
-	// Events are told apart with ==, so a source should send a fresh value
-	// (a pointer, say) per event: an event equal to one of the last few
-	// gets that one's result. Shared responses must be treated as
-	// read-only.
+	// ShareEventResults lets the subscribers of one subscription (same query,
+	// operation and variables) share one execution, and its JSON, per event.
+	// Set it only when the resolvers under Subscription do not depend on the
+	// request's context: every subscriber gets the first one's result. Events
+	// are told apart with ==, so send a fresh value (a pointer) per event.
+	// Shared responses are read-only.
 	ShareEventResults bool
 
 	types      map[string]*Type

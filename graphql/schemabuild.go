@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -111,7 +112,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 		d.EnumValues = append(d.EnumValues, e.EnumValues...)
 	}
 	if withIntrospection {
-		for _, d := range builtinDirectiveDefs() {
+		for _, d := range builtinDirectives() {
 			b.addDirective(d)
 		}
 	}
@@ -130,8 +131,6 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 			s.types[t.Name] = t
 			s.typeList = append(s.typeList, t)
 		}
-	}
-	if withIntrospection {
 		b.roots(schemaDefs)
 	}
 	if b.err != nil {
@@ -303,6 +302,7 @@ func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
 		s.Mutation = s.types["Mutation"]
 		s.Subscription = s.types["Subscription"]
 	}
+	root := [...]**Type{Query: &s.Query, Mutation: &s.Mutation, Subscription: &s.Subscription}
 	for _, d := range defs {
 		if !d.Extend {
 			s.Description = d.Description
@@ -313,14 +313,7 @@ func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
 				b.errorf(r.Type.Pos, "root %s type %q must be a defined object type", r.Operation, r.Type.Name)
 				continue
 			}
-			switch r.Operation {
-			case Query:
-				s.Query = t
-			case Mutation:
-				s.Mutation = t
-			case Subscription:
-				s.Subscription = t
-			}
+			*root[r.Operation] = t
 		}
 	}
 	if s.Query == nil {
@@ -413,35 +406,20 @@ func sameType(a, b *Type) bool {
 // isSubType reports whether a value of type sub can be used where super is
 // expected (covariant output types, spec 3.6.1 IsValidImplementationFieldType).
 func isSubType(sub, super *Type) bool {
-	if sameType(sub, super) {
+	switch {
+	case sameType(sub, super):
 		return true
-	}
-	if super.Kind == NonNull {
-		if sub.Kind == NonNull {
-			return isSubType(sub.OfType, super.OfType)
-		}
-		return false
-	}
-	if sub.Kind == NonNull {
+	case super.Kind == NonNull:
+		return sub.Kind == NonNull && isSubType(sub.OfType, super.OfType)
+	case sub.Kind == NonNull:
 		return isSubType(sub.OfType, super)
-	}
-	if super.Kind == List {
-		return sub.Kind == List && isSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == List {
-		return false
+	case super.Kind == List || sub.Kind == List:
+		return sub.Kind == super.Kind && isSubType(sub.OfType, super.OfType)
 	}
 	return super.isAbstract() && super.isPossibleType(sub) || (super.Kind == Interface && implements(sub, super))
 }
 
-func implements(t, it *Type) bool {
-	for _, i := range t.Interfaces {
-		if i == it {
-			return true
-		}
-	}
-	return false
-}
+func implements(t, it *Type) bool { return slices.Contains(t.Interfaces, it) }
 
 var directiveLocations = map[string]bool{
 	"QUERY": true, "MUTATION": true, "SUBSCRIPTION": true, "FIELD": true,
@@ -476,7 +454,7 @@ directive @specifiedBy("The URL that specifies the behavior of this scalar." url
 directive @oneOf on INPUT_OBJECT
 `
 
-var builtinDirectivesOnce = sync.OnceValue(func() []*DirectiveDefinition {
+var builtinDirectives = sync.OnceValue(func() []*DirectiveDefinition {
 	doc, err := parse(builtinDirectivesSDL, 0)
 	if err != nil {
 		panic(err)
@@ -487,8 +465,6 @@ var builtinDirectivesOnce = sync.OnceValue(func() []*DirectiveDefinition {
 	}
 	return out
 })
-
-func builtinDirectiveDefs() []*DirectiveDefinition { return builtinDirectivesOnce() }
 
 // builtinScalars are shared by every schema; they are never modified.
 var builtinScalars = map[string]*Type{

@@ -23,30 +23,27 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 	c := &vctx{schema: s}
 	for _, vd := range op.Variables {
 		t := c.typeFromRef(vd.Type)
-		if t == nil || !t.isInput() {
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
-			continue
-		}
 		v, has := given[vd.Name]
+		var err error
+		var problem string // after "Variable "$name" "
 		switch {
+		case t == nil || !t.isInput():
+			problem = fmt.Sprintf("expected value of unknown type %q.", vd.Type)
 		case !has && vd.DefaultValue != nil:
-			dv, err := coerceLiteral(vd.DefaultValue, t, nil)
-			if err != nil {
-				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
-				continue
+			if out[vd.Name], err = coerceLiteral(vd.DefaultValue, t, nil); err != nil {
+				problem = fmt.Sprintf("has an invalid default value: %v", err)
 			}
-			out[vd.Name] = dv
 		case t.Kind == NonNull && !has:
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
+			problem = fmt.Sprintf("of required type %q was not provided.", t)
 		case t.Kind == NonNull && v == nil:
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
+			problem = fmt.Sprintf("of non-null type %q must not be null.", t)
 		case has:
-			cv, err := coerceInput(v, t)
-			if err != nil {
-				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
-				continue
+			if out[vd.Name], err = coerceInput(v, t); err != nil {
+				problem = fmt.Sprintf("got invalid value %s; %v", jsonText(v), err)
 			}
-			out[vd.Name] = cv
+		}
+		if problem != "" {
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" %s", vd.Name, problem), vd.Pos))
 		}
 	}
 	return out, errs
@@ -238,7 +235,7 @@ func toFloat64(v any) (float64, bool) {
 	return 0, false
 }
 
-// errAbsent marks a variable reference whose variable has no value, so that
+// absentError marks a variable reference whose variable has no value, so that
 // the enclosing input field or argument is treated as not given.
 type absentError struct{}
 
