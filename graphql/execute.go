@@ -214,8 +214,15 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 }
 
 // collect implements CollectFields (spec 6.3.2) for the selection sets sets
-// on object type t. The result for a field group is cached per execution.
+// on object type t.
 func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
+	return collectFields(e.s, e.fragments, t, sets, e.vars, false)
+}
+
+// collectFields groups the fields of sets on object type t by response key,
+// @skip and @include evaluated with vars (see skippedBy). The fields t lacks
+// are left out, unless keepUnknown.
+func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, keepUnknown bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
 	var walk func(set *SelectionSet)
@@ -223,7 +230,7 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if skippedBy(s.Directives, e.vars) {
+				if skippedBy(s.Directives, vars) {
 					continue
 				}
 				k := s.responseKey()
@@ -236,34 +243,34 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 					}
 				}
 				if !found {
-					def := fieldDef(e.s, t, s.Name)
-					if def == nil {
+					def := fieldDef(schema, t, s.Name)
+					if def == nil && !keepUnknown {
 						continue // not on this type; validation reports it
 					}
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || skippedBy(s.Directives, e.vars) {
+				if visited[s.Name] || skippedBy(s.Directives, vars) {
 					continue
 				}
 				if visited == nil {
 					visited = make(map[string]bool)
 				}
 				visited[s.Name] = true
-				f := e.fragments[s.Name]
+				f := fragments[s.Name]
 				if f == nil {
 					continue
 				}
-				if ft := e.s.types[f.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
+				if ft := schema.types[f.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
 					continue
 				}
 				walk(f.SelectionSet)
 			case *InlineFragment:
-				if skippedBy(s.Directives, e.vars) {
+				if skippedBy(s.Directives, vars) {
 					continue
 				}
 				if s.TypeCondition != nil {
-					if ft := e.s.types[s.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
+					if ft := schema.types[s.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
 						continue
 					}
 				}
@@ -278,24 +285,26 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 }
 
 // skippedBy evaluates @skip and @include with the coerced variables vars.
+// Without them (nil: validation, or an operation without variables, which a
+// valid one then does not use) only a literal condition counts.
 func skippedBy(ds []*Directive, vars map[string]any) bool {
 	for _, d := range ds {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
 		}
-		var cond bool
+		cond, known := false, vars != nil
 		for _, a := range d.Arguments {
 			if a.Name != "if" {
 				continue
 			}
 			switch a.Value.Kind {
 			case BooleanValue:
-				cond = a.Value.Raw == "true"
+				cond, known = a.Value.Raw == "true", true
 			case VariableValue:
 				cond, _ = vars[a.Value.Raw].(bool)
 			}
 		}
-		if cond == (d.Name == "skip") {
+		if known && cond == (d.Name == "skip") {
 			return true
 		}
 	}

@@ -91,7 +91,7 @@ func singleFieldSubscriptionsRule(c *vctx) *visitor {
 		if op.Name != "" {
 			subscription = fmt.Sprintf("Subscription %q", op.Name)
 		}
-		groups := collectFieldsStatic(c, root, op.SelectionSet)
+		groups := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true)
 		if len(groups) > 1 {
 			var locs []Position
 			for _, g := range groups[1:] {
@@ -113,79 +113,6 @@ func fieldPositions(fs []*Field) []Position {
 		locs[i] = f.Pos
 	}
 	return locs
-}
-
-type fieldGroup struct {
-	key    string
-	fields []*Field
-}
-
-// collectFieldsStatic is CollectFields (spec 6.3.2) without variable values:
-// @skip and @include with a literal condition apply, those with a variable
-// are taken to include.
-func collectFieldsStatic(c *vctx, t *Type, set *SelectionSet) []fieldGroup {
-	var groups []fieldGroup
-	index := map[string]int{}
-	visited := map[string]bool{}
-	var collect func(set *SelectionSet)
-	collect = func(set *SelectionSet) {
-		for _, sel := range set.Selections {
-			switch s := sel.(type) {
-			case *Field:
-				if staticSkip(s.Directives) {
-					continue
-				}
-				k := s.responseKey()
-				if i, ok := index[k]; ok {
-					groups[i].fields = append(groups[i].fields, s)
-				} else {
-					index[k] = len(groups)
-					groups = append(groups, fieldGroup{key: k, fields: []*Field{s}})
-				}
-			case *FragmentSpread:
-				if staticSkip(s.Directives) || visited[s.Name] {
-					continue
-				}
-				visited[s.Name] = true
-				f := c.fragments[s.Name]
-				if f == nil {
-					continue
-				}
-				if ft := c.typeFromRef(f.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
-					continue
-				}
-				collect(f.SelectionSet)
-			case *InlineFragment:
-				if staticSkip(s.Directives) {
-					continue
-				}
-				if s.TypeCondition != nil {
-					if ft := c.typeFromRef(s.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
-						continue
-					}
-				}
-				collect(s.SelectionSet)
-			}
-		}
-	}
-	collect(set)
-	return groups
-}
-
-func staticSkip(ds []*Directive) bool {
-	for _, d := range ds {
-		if d.Name != "skip" && d.Name != "include" {
-			continue
-		}
-		for _, a := range d.Arguments {
-			if a.Name == "if" && a.Value.Kind == BooleanValue {
-				if (a.Value.Raw == "true") == (d.Name == "skip") {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // doesFragmentTypeApply reports whether a fragment on type ft applies to
