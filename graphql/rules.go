@@ -9,20 +9,21 @@ import (
 
 // The validation rules of spec section 5, named after graphql-js's.
 
+// The rules that need the whole document first read it when they are made,
+// before the walk.
+
 func executableDefinitionsRule(c *vctx) *visitor {
-	return &visitor{document: func(doc *Document) {
-		for _, d := range doc.Definitions {
-			switch d := d.(type) {
-			case *OperationDefinition, *FragmentDefinition:
-			case *SchemaDefinition:
-				c.report("The schema definition is not executable.", d.Pos)
-			case *TypeDefinition:
-				c.report(fmt.Sprintf("The %q definition is not executable.", d.Name), d.Pos)
-			case *DirectiveDefinition:
-				c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
-			}
+	for _, d := range c.doc.Definitions {
+		switch d := d.(type) {
+		case *SchemaDefinition:
+			c.report("The schema definition is not executable.", d.Pos)
+		case *TypeDefinition:
+			c.report(fmt.Sprintf("The %q definition is not executable.", d.Name), d.Pos)
+		case *DirectiveDefinition:
+			c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
 		}
-	}}
+	}
+	return &visitor{}
 }
 
 // unique remembers where name was first seen in seen, and reports it there
@@ -65,20 +66,16 @@ func uniqueOperationNamesRule(c *vctx) *visitor {
 
 func loneAnonymousOperationRule(c *vctx) *visitor {
 	count := 0
-	return &visitor{
-		document: func(doc *Document) {
-			for _, d := range doc.Definitions {
-				if _, ok := d.(*OperationDefinition); ok {
-					count++
-				}
-			}
-		},
-		operation: func(op *OperationDefinition) {
-			if op.Name == "" && count > 1 {
-				c.report("This anonymous operation must be the only defined operation.", op.Pos)
-			}
-		},
+	for _, d := range c.doc.Definitions {
+		if _, ok := d.(*OperationDefinition); ok {
+			count++
+		}
 	}
+	return &visitor{operation: func(op *OperationDefinition) {
+		if op.Name == "" && count > 1 {
+			c.report("This anonymous operation must be the only defined operation.", op.Pos)
+		}
+	}}
 }
 
 func singleFieldSubscriptionsRule(c *vctx) *visitor {
@@ -129,20 +126,16 @@ func doesFragmentTypeApply(t, ft *Type) bool {
 
 func knownTypeNamesRule(c *vctx) *visitor {
 	defined := map[string]bool{}
-	return &visitor{
-		document: func(doc *Document) {
-			for _, d := range doc.Definitions {
-				if t, ok := d.(*TypeDefinition); ok && !t.Extend {
-					defined[t.Name] = true
-				}
-			}
-		},
-		typeRef: func(r *TypeRef) {
-			if c.schema.types[r.Name] == nil && !defined[r.Name] {
-				c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
-			}
-		},
+	for _, d := range c.doc.Definitions {
+		if t, ok := d.(*TypeDefinition); ok && !t.Extend {
+			defined[t.Name] = true
+		}
 	}
+	return &visitor{typeRef: func(r *TypeRef) {
+		if c.schema.types[r.Name] == nil && !defined[r.Name] {
+			c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
+		}
+	}}
 }
 
 func fragmentsOnCompositeTypesRule(c *vctx) *visitor {

@@ -157,11 +157,8 @@ func (b *schemaBuilder) addDirective(d *DirectiveDefinition) {
 // typeOf resolves a type reference. Built-in scalars resolve to shared
 // singletons, which are added to the schema later when something uses them.
 func (b *schemaBuilder) typeOf(r *TypeRef) *Type {
-	switch r.Kind {
-	case ListTypeRef:
-		return &Type{Kind: List, OfType: b.typeOf(r.Elem)}
-	case NonNullTypeRef:
-		return &Type{Kind: NonNull, OfType: b.typeOf(r.Elem)}
+	if r.Kind != NamedTypeRef {
+		return &Type{Kind: wrapperKinds[r.Kind], OfType: b.typeOf(r.Elem)}
 	}
 	if t := b.s.types[r.Name]; t != nil {
 		return t
