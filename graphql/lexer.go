@@ -19,10 +19,9 @@ type Position struct {
 // String returns the position as line:column.
 func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 
-// tokenKind identifies the lexical class of a token.
+// tokenKind is the lexical class of a token (spec section 2.1).
 type tokenKind uint8
 
-// The token kinds of GraphQL (spec section 2.1).
 const (
 	tokEOF tokenKind = iota
 	tokBang
@@ -61,12 +60,7 @@ var punctuators = [utf8.RuneSelf]tokenKind{
 }
 
 // String returns the token kind's name, as syntax errors print it.
-func (k tokenKind) String() string {
-	if int(k) < len(tokenKindNames) {
-		return tokenKindNames[k]
-	}
-	return "tokenKind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k tokenKind) String() string { return tokenKindNames[k] }
 
 // token is one lexical token. Value holds the text of names and numbers and
 // the decoded value of strings; it is empty for punctuators.
@@ -98,8 +92,7 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("Syntax Error: %s (line %d, column %d)", e.Msg, e.Pos.Line, e.Pos.Column)
 }
 
-// lexer turns a source text into tokens. It tracks line and column as it goes
-// so that positions cost nothing extra to compute.
+// lexer turns a source text into tokens, tracking line and column as it goes.
 type lexer struct {
 	src       string
 	off       int // byte offset of the next unread byte
@@ -142,10 +135,8 @@ func (l *lexer) newline(next int) {
 	l.colOff, l.col = next, 1
 }
 
-// next returns the next significant token, skipping ignored tokens. After an
-// error it keeps returning EOF; the error is in l.err. Past maxTokens tokens
-// it fails, so a long document costs no more than its first maxTokens tokens
-// (graphql-js's maxTokens).
+// next returns the next significant token. After an error (in l.err) it
+// keeps returning EOF. Past maxTokens tokens it fails, as graphql-js does.
 func (l *lexer) next() token {
 	t := l.scan()
 	if t.Kind == tokEOF || l.err != nil {
@@ -164,7 +155,6 @@ func (l *lexer) next() token {
 	return t
 }
 
-// scan reads the next significant token.
 func (l *lexer) scan() token {
 	if l.err != nil {
 		return token{Kind: tokEOF, Pos: l.err.Pos}

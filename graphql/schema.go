@@ -1,8 +1,6 @@
 package graphql
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // TypeKind is the kind of a schema type, as __TypeKind names it.
 type TypeKind uint8
@@ -22,12 +20,7 @@ const (
 var typeKindNames = [...]string{"SCALAR", "OBJECT", "INTERFACE", "UNION", "ENUM", "INPUT_OBJECT", "LIST", "NON_NULL"}
 
 // String returns the kind as __TypeKind names it, e.g. INPUT_OBJECT.
-func (k TypeKind) String() string {
-	if int(k) < len(typeKindNames) {
-		return typeKindNames[k]
-	}
-	return fmt.Sprintf("TypeKind(%d)", k)
-}
+func (k TypeKind) String() string { return typeKindNames[k] }
 
 // Type is a schema type. Named types have a Name; List and NonNull types
 // wrap OfType. Which other fields are set depends on Kind.
@@ -81,11 +74,8 @@ func (t *Type) Nullable() *Type {
 
 // isInput reports whether t may be the type of an argument or variable.
 func (t *Type) isInput() bool {
-	switch t.Named().Kind {
-	case Scalar, Enum, InputObject:
-		return true
-	}
-	return false
+	k := t.Named().Kind
+	return k == Scalar || k == Enum || k == InputObject
 }
 
 // isOutput reports whether t may be the type of a field.
@@ -95,9 +85,7 @@ func (t *Type) isOutput() bool { return t.Named().Kind != InputObject }
 func (t *Type) isLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
 
 // isComposite reports whether t is an object, interface or union.
-func (t *Type) isComposite() bool {
-	return t.Kind == Object || t.Kind == Interface || t.Kind == Union
-}
+func (t *Type) isComposite() bool { return t.Kind == Object || t.Kind == Interface || t.Kind == Union }
 
 // isAbstract reports whether t is an interface or union.
 func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union }
