@@ -20,21 +20,18 @@ import (
 // many fragments, as clients write, fields written alike form a class (see
 // shape): one pair decides for two classes.
 
-type fieldAndDef struct {
+type fieldAndType struct {
 	parent *Type
 	node   *Field
-	def    *FieldDef
+	typ    *Type // nil when the field is unknown
 }
 
-// fieldMap groups fields by response name, keeping first-seen order.
+// fieldMap holds the fields of a selection set by response name, in order
+// of first appearance, and the names of the fragments it spreads.
 type fieldMap struct {
-	keys    []string
-	fields  map[string][]fieldAndDef
-	classes map[string][][]int // see overlapChecker.classes
-}
-
-type fieldsAndFragments struct {
-	fields    *fieldMap
+	keys      []string
+	fields    map[string][]fieldAndType
+	classes   map[string][][]int // see overlapChecker.classes
 	fragments []string
 }
 
@@ -54,7 +51,7 @@ type comparison struct {
 
 type overlapChecker struct {
 	c        *vctx
-	cache    map[*SelectionSet]*fieldsAndFragments
+	cache    map[*SelectionSet]*fieldMap
 	compared map[comparison]bool // value: whether compared as mutually exclusive
 	// canonical holds each argument value printed once, since a field may
 	// be compared with many others.
@@ -69,7 +66,7 @@ type overlapChecker struct {
 }
 
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
-	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[comparison]bool{},
+	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldMap{}, compared: map[comparison]bool{},
 		canonical: map[*Value]string{},
 		shapes:    map[*Field]int{}, shapeOf: map[string]int{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
@@ -137,9 +134,9 @@ func (o *overlapChecker) firstComparison(k comparison, exclusive bool) bool {
 func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []conflict {
 	var out []conflict
 	ff := o.fieldsAndFragmentNames(parent, set)
-	o.collectWithin(&out, ff.fields)
+	o.collectWithin(&out, ff)
 	for i, name := range ff.fragments {
-		o.betweenFieldsAndFragment(&out, false, ff.fields, name)
+		o.betweenFieldsAndFragment(&out, false, ff, name)
 		for _, other := range ff.fragments[i+1:] {
 			o.betweenFragments(&out, false, name, other)
 		}
@@ -156,10 +153,10 @@ func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive boo
 		return
 	}
 	ff2 := o.referencedFieldsAndFragmentNames(f)
-	if fm == ff2.fields {
+	if fm == ff2 {
 		return
 	}
-	o.collectBetween(out, exclusive, fm, ff2.fields)
+	o.collectBetween(out, exclusive, fm, ff2)
 	for _, ref := range ff2.fragments {
 		o.betweenFieldsAndFragment(out, exclusive, fm, ref)
 	}
@@ -175,7 +172,7 @@ func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1
 	}
 	ff1 := o.referencedFieldsAndFragmentNames(f1)
 	ff2 := o.referencedFieldsAndFragmentNames(f2)
-	o.collectBetween(out, exclusive, ff1.fields, ff2.fields)
+	o.collectBetween(out, exclusive, ff1, ff2)
 	for _, ref := range ff2.fragments {
 		o.betweenFragments(out, exclusive, name1, ref)
 	}
@@ -188,12 +185,12 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 	var out []conflict
 	ff1 := o.fieldsAndFragmentNames(p1, s1)
 	ff2 := o.fieldsAndFragmentNames(p2, s2)
-	o.collectBetween(&out, exclusive, ff1.fields, ff2.fields)
+	o.collectBetween(&out, exclusive, ff1, ff2)
 	for _, n2 := range ff2.fragments {
-		o.betweenFieldsAndFragment(&out, exclusive, ff1.fields, n2)
+		o.betweenFieldsAndFragment(&out, exclusive, ff1, n2)
 	}
 	for _, n1 := range ff1.fragments {
-		o.betweenFieldsAndFragment(&out, exclusive, ff2.fields, n1)
+		o.betweenFieldsAndFragment(&out, exclusive, ff2, n1)
 	}
 	for _, n1 := range ff1.fragments {
 		for _, n2 := range ff2.fragments {
@@ -214,11 +211,11 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 		}
 		cs := o.classes(fm, k)
 		for a, c := range cs {
-			if !o.comparePairs(out, false, k, fs, fs, pairsWithin(c)) {
+			if !o.comparePairs(out, false, k, fs, fs, pairs(c, nil, true)) {
 				return
 			}
 			for _, later := range cs[a+1:] {
-				if !o.comparePairs(out, false, k, fs, fs, pairsAcross(c, later, true)) {
+				if !o.comparePairs(out, false, k, fs, fs, pairs(c, later, true)) {
 					return
 				}
 			}
@@ -238,7 +235,7 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 		fs1 := fm1.fields[k]
 		for _, c1 := range o.classes(fm1, k) {
 			for _, c2 := range o.classes(fm2, k) {
-				if !o.comparePairs(out, exclusive, k, fs1, fs2, pairsAcross(c1, c2, false)) {
+				if !o.comparePairs(out, exclusive, k, fs1, fs2, pairs(c1, c2, false)) {
 					return
 				}
 			}
@@ -248,12 +245,9 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 
 // comparePairs compares fs1[i] with fs2[j] for each pair (i, j) of two
 // classes, and reports whether the rule may go on. The fields of a class are
-// written alike, so the first pair decides for all: when it does not
-// conflict, no pair does; when it does, the other pairs are compared too, to
-// report each one as graphql-js does. This is what keeps a field repeated a
-// thousand times, as clients do write, from costing half a million
-// comparisons.
-func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key string, fs1, fs2 []fieldAndDef, pairs iter.Seq2[int, int]) bool {
+// written alike, so the first pair decides for all; only when it conflicts
+// are the others compared, to report each one as graphql-js does.
+func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key string, fs1, fs2 []fieldAndType, pairs iter.Seq2[int, int]) bool {
 	first := true
 	for i, j := range pairs {
 		n := len(*out)
@@ -268,26 +262,18 @@ func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key strin
 	return true
 }
 
-// pairsWithin yields the pairs of distinct members of class c, earlier first.
-func pairsWithin(c []int) iter.Seq2[int, int] {
+// pairs yields the pairs of a member of class c1 and one of c2, or with c2
+// nil, of two members of c1. ordered, for classes of one list, puts the
+// earlier field first, as graphql-js compares them (the order of an error's
+// locations).
+func pairs(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
-		for x, i := range c {
-			for _, j := range c[x+1:] {
-				if !yield(i, j) {
-					return
-				}
+		for x, i := range c1 {
+			others := c2
+			if c2 == nil {
+				others = c1[x+1:]
 			}
-		}
-	}
-}
-
-// pairsAcross yields the pairs of a member of c1 and one of c2; ordered, for
-// classes of one list, puts the earlier field first, as graphql-js compares
-// them (the order of an error's locations).
-func pairsAcross(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
-	return func(yield func(int, int) bool) {
-		for _, i := range c1 {
-			for _, j := range c2 {
+			for _, j := range others {
 				a, b := i, j
 				if ordered && a > b {
 					a, b = b, a
@@ -391,7 +377,7 @@ func (o *overlapChecker) writeShape(b *strings.Builder, set *SelectionSet) {
 
 // compare adds the conflict between f1 and f2, if any, to out, and reports
 // whether the rule may go on.
-func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndDef) bool {
+func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndType) bool {
 	if !o.step() {
 		return false
 	}
@@ -402,7 +388,7 @@ func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1
 	return !o.stopped
 }
 
-func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
+func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndType) *conflict {
 	exclusive := parentExclusive || (f1.parent != f2.parent && f1.parent != nil && f2.parent != nil &&
 		f1.parent.Kind == Object && f2.parent.Kind == Object)
 	because := func(reason string) *conflict {
@@ -414,40 +400,27 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 	if !exclusive && !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
 		return because("they have differing arguments")
 	}
-	var t1, t2 *Type
-	if f1.def != nil {
-		t1 = f1.def.Type
-	}
-	if f2.def != nil {
-		t2 = f2.def.Type
-	}
+	t1, t2 := f1.typ, f2.typ
 	if t1 != nil && t2 != nil && doTypesConflict(t1, t2) {
 		return because(fmt.Sprintf("they return conflicting types %q and %q", t1, t2))
 	}
 	s1, s2 := f1.node.SelectionSet, f2.node.SelectionSet
-	if s1 != nil && s2 != nil {
-		var n1, n2 *Type
-		if t1 != nil {
-			n1 = t1.Named()
-		}
-		if t2 != nil {
-			n2 = t2.Named()
-		}
-		subs := o.betweenSubSelectionSets(exclusive, n1, s1, n2, s2)
-		if len(subs) == 0 {
-			return nil
-		}
-		cf := because("")
-		var reasons []string
-		for _, s := range subs {
-			reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
-			cf.fields1 = append(cf.fields1, s.fields1...)
-			cf.fields2 = append(cf.fields2, s.fields2...)
-		}
-		cf.reason = strings.Join(reasons, " and ")
-		return cf
+	if s1 == nil || s2 == nil {
+		return nil
 	}
-	return nil
+	subs := o.betweenSubSelectionSets(exclusive, t1.Named(), s1, t2.Named(), s2)
+	if len(subs) == 0 {
+		return nil
+	}
+	cf := because("")
+	var reasons []string
+	for _, s := range subs {
+		reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
+		cf.fields1 = append(cf.fields1, s.fields1...)
+		cf.fields2 = append(cf.fields2, s.fields2...)
+	}
+	cf.reason = strings.Join(reasons, " and ")
+	return cf
 }
 
 func doTypesConflict(t1, t2 *Type) bool {
@@ -502,45 +475,44 @@ func (o *overlapChecker) canonicalValue(v *Value) string {
 	return s
 }
 
-func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldsAndFragments {
+func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldMap {
 	if ff, ok := o.cache[set]; ok {
 		return ff
 	}
-	ff := &fieldsAndFragments{fields: &fieldMap{fields: map[string][]fieldAndDef{}}}
-	seen := map[string]bool{}
-	o.collectFieldsAndFragmentNames(parent, set, ff, seen)
-	o.cache[set] = ff
-	return ff
+	fm := &fieldMap{fields: map[string][]fieldAndType{}}
+	o.collectFieldsAndFragmentNames(parent, set, fm, map[string]bool{})
+	o.cache[set] = fm
+	return fm
 }
 
-func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldsAndFragments {
+func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldMap {
 	return o.fieldsAndFragmentNames(o.c.typeFromRef(f.TypeCondition), f.SelectionSet)
 }
 
-func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *SelectionSet, ff *fieldsAndFragments, seen map[string]bool) {
+func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *SelectionSet, fm *fieldMap, seen map[string]bool) {
 	for _, sel := range set.Selections {
 		switch s := sel.(type) {
 		case *Field:
-			var def *FieldDef
-			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) {
-				def = parent.fieldMap[s.Name]
+			var typ *Type
+			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) && parent.fieldMap[s.Name] != nil {
+				typ = parent.fieldMap[s.Name].Type
 			}
 			k := s.responseKey()
-			if _, ok := ff.fields.fields[k]; !ok {
-				ff.fields.keys = append(ff.fields.keys, k)
+			if _, ok := fm.fields[k]; !ok {
+				fm.keys = append(fm.keys, k)
 			}
-			ff.fields.fields[k] = append(ff.fields.fields[k], fieldAndDef{parent: parent, node: s, def: def})
+			fm.fields[k] = append(fm.fields[k], fieldAndType{parent: parent, node: s, typ: typ})
 		case *FragmentSpread:
 			if !seen[s.Name] {
 				seen[s.Name] = true
-				ff.fragments = append(ff.fragments, s.Name)
+				fm.fragments = append(fm.fragments, s.Name)
 			}
 		case *InlineFragment:
 			t := parent
 			if s.TypeCondition != nil {
 				t = o.c.typeFromRef(s.TypeCondition)
 			}
-			o.collectFieldsAndFragmentNames(t, s.SelectionSet, ff, seen)
+			o.collectFieldsAndFragmentNames(t, s.SelectionSet, fm, seen)
 		}
 	}
 }

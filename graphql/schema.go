@@ -56,9 +56,10 @@ func (t *Type) String() string {
 	return t.Name
 }
 
-// Named returns the named type inside any List and NonNull wrappers.
+// Named returns the named type inside any List and NonNull wrappers (nil
+// for nil).
 func (t *Type) Named() *Type {
-	for t.OfType != nil {
+	for t != nil && t.OfType != nil {
 		t = t.OfType
 	}
 	return t
