@@ -203,10 +203,8 @@ func (l *lexer) scan() token {
 		return token{Kind: tokSpread, Pos: l.pos(start)}
 	case c == '.':
 		return l.fail(start, "Unexpected \".\"; did you mean \"...\"?")
-	case strings.HasPrefix(src[start:], `"""`):
-		return l.blockString(start)
 	case c == '"':
-		return l.string(start)
+		return l.string(start, strings.HasPrefix(src[start:], `"""`))
 	case isNameStart(c):
 		l.off++
 		for l.off < len(src) && isNameContinue(src[l.off]) {
@@ -295,36 +293,58 @@ func (l *lexer) describeAt(off int) string {
 	return describeRune(r)
 }
 
-// string lexes a quoted StringValue and decodes its escape sequences.
-func (l *lexer) string(start int) token {
+// string lexes a StringValue, or when block a """block string""" (spec
+// 2.9.4): the first with its escape sequences decoded, the second with its
+// indentation removed.
+func (l *lexer) string(start int, block bool) token {
 	src := l.src
-	i := start + 1
+	quote, kind := `"`, tokString
+	if block {
+		quote, kind = `"""`, tokBlockString
+	}
+	i := start + len(quote)
 	var b *strings.Builder // allocated only when an escape needs decoding
 	chunk := i
+	// Lines inside a block string move the lexer's line counter, but the
+	// token's position is its start.
+	pos := l.pos(start)
 	for i < len(src) {
 		c := src[i]
 		switch {
-		case c == '"':
+		case c == '"' && strings.HasPrefix(src[i:], quote):
 			v := src[chunk:i]
 			if b != nil {
 				b.WriteString(v)
 				v = b.String()
 			}
-			l.off = i + 1
-			return token{Kind: tokString, Value: v, Pos: l.pos(start)}
-		case c == '\n' || c == '\r':
-			return l.fail(i, "Unterminated string.")
+			if block {
+				v = blockStringValue(v)
+			}
+			l.off = i + len(quote)
+			return token{Kind: kind, Value: v, Pos: pos}
+		case c == '\\' && block && !strings.HasPrefix(src[i:], `\"""`):
+			i++
 		case c == '\\':
 			if b == nil {
 				b = new(strings.Builder)
 			}
 			b.WriteString(src[chunk:i])
-			n, ok := l.escape(i, b)
-			if !ok {
+			n, ok := 4, true
+			if block {
+				b.WriteString(`"""`)
+			} else if n, ok = l.escape(i, b); !ok {
 				return token{Kind: tokEOF}
 			}
 			i += n
 			chunk = i
+		case (c == '\n' || c == '\r') && !block:
+			return l.fail(i, "Unterminated string.")
+		case c == '\n' || c == '\r':
+			i++
+			if c == '\r' && i < len(src) && src[i] == '\n' {
+				i++
+			}
+			l.newline(i)
 		default:
 			size, bad, ok := l.stringChar(i)
 			if !ok {
@@ -428,45 +448,6 @@ func (l *lexer) stringChar(i int) (size int, bad token, ok bool) {
 		return 0, l.fail(i, "Invalid UTF-8 byte 0x%02X within String", c), false
 	}
 	return size, token{}, true
-}
-
-// blockString lexes a """block string""" and returns its value after the
-// indentation removal of BlockStringValue (spec 2.9.4).
-func (l *lexer) blockString(start int) token {
-	src := l.src
-	i := start + 3
-	var raw strings.Builder
-	chunk := i
-	// Lines inside the block string move the lexer's line counter, but the
-	// token's position is its start.
-	startPos := l.pos(start)
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '"' && strings.HasPrefix(src[i:], `"""`):
-			raw.WriteString(src[chunk:i])
-			l.off = i + 3
-			return token{Kind: tokBlockString, Value: blockStringValue(raw.String()), Pos: startPos}
-		case c == '\\' && strings.HasPrefix(src[i:], `\"""`):
-			raw.WriteString(src[chunk:i])
-			raw.WriteString(`"""`)
-			i += 4
-			chunk = i
-		case c == '\n' || c == '\r':
-			i++
-			if c == '\r' && i < len(src) && src[i] == '\n' {
-				i++
-			}
-			l.newline(i)
-		default:
-			size, bad, ok := l.stringChar(i)
-			if !ok {
-				return bad
-			}
-			i += size
-		}
-	}
-	return l.fail(i, "Unterminated string.")
 }
 
 var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
