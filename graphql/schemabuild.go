@@ -247,9 +247,6 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			}
 			t.Interfaces = append(t.Interfaces, it)
 		}
-		if len(t.Fields) == 0 {
-			b.errorf(d.NamePos, "type %s must define one or more fields", t.Name)
-		}
 	case Union:
 		t.possible = make(map[*Type]bool)
 		for _, r := range d.Types {
@@ -263,9 +260,6 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 				t.PossibleTypes = append(t.PossibleTypes, m)
 			}
 		}
-		if len(t.PossibleTypes) == 0 {
-			b.errorf(d.NamePos, "union %s must have one or more member types", t.Name)
-		}
 	case Enum:
 		t.enumMap = make(map[string]*EnumValueDef, len(d.EnumValues))
 		for _, ed := range d.EnumValues {
@@ -277,19 +271,22 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			t.EnumValues = append(t.EnumValues, e)
 			t.enumMap[ed.Name] = e
 		}
-		if len(t.EnumValues) == 0 {
-			b.errorf(d.NamePos, "enum %s must define one or more values", t.Name)
-		}
 	case InputObject:
 		t.InputFields = b.inputValues(d.InputFields)
 		t.inputFieldMap = make(map[string]*InputValue, len(t.InputFields))
 		for _, f := range t.InputFields {
 			t.inputFieldMap[f.Name] = f
 		}
-		if len(t.InputFields) == 0 {
-			b.errorf(d.NamePos, "input %s must define one or more fields", t.Name)
-		}
 	}
+	if t.Kind != Scalar && len(t.Fields)+len(t.PossibleTypes)+len(t.EnumValues)+len(t.InputFields) == 0 {
+		b.errorf(d.NamePos, emptyTypeErrors[t.Kind], t.Name)
+	}
+}
+
+var emptyTypeErrors = [...]string{
+	Object: "type %s must define one or more fields", Interface: "type %s must define one or more fields",
+	Union: "union %s must have one or more member types", Enum: "enum %s must define one or more values",
+	InputObject: "input %s must define one or more fields",
 }
 
 func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
