@@ -19,25 +19,13 @@ type Position struct {
 // String returns the position as line:column.
 func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 
-// tokenKind is the lexical class of a token (spec section 2.1).
-type tokenKind uint8
+// tokenKind is the lexical class of a token (spec section 2.1): a
+// punctuator's own character, or one of the kinds below.
+type tokenKind byte
 
 const (
 	tokEOF tokenKind = iota
-	tokBang
-	tokDollar
-	tokAmp
-	tokParenL
-	tokParenR
 	tokSpread
-	tokColon
-	tokEquals
-	tokAt
-	tokBracketL
-	tokBracketR
-	tokBraceL
-	tokPipe
-	tokBraceR
 	tokName
 	tokInt
 	tokFloat
@@ -45,22 +33,16 @@ const (
 	tokBlockString
 )
 
-var tokenKindNames = [...]string{
-	tokEOF: "<EOF>", tokBang: "\"!\"", tokDollar: "\"$\"", tokAmp: "\"&\"",
-	tokParenL: "\"(\"", tokParenR: "\")\"", tokSpread: "\"...\"", tokColon: "\":\"",
-	tokEquals: "\"=\"", tokAt: "\"@\"", tokBracketL: "\"[\"", tokBracketR: "\"]\"",
-	tokBraceL: "\"{\"", tokPipe: "\"|\"", tokBraceR: "\"}\"", tokName: "Name",
-	tokInt: "Int", tokFloat: "Float", tokString: "String", tokBlockString: "BlockString",
-}
-
-// punctuators maps each one-character punctuator to its kind.
-var punctuators = [utf8.RuneSelf]tokenKind{
-	'!': tokBang, '$': tokDollar, '&': tokAmp, '(': tokParenL, ')': tokParenR, ':': tokColon, '=': tokEquals,
-	'@': tokAt, '[': tokBracketL, ']': tokBracketR, '{': tokBraceL, '|': tokPipe, '}': tokBraceR,
-}
+// punctuators are the one-character punctuators.
+const punctuators = "!$&():=@[]{|}"
 
 // String returns the token kind's name, as syntax errors print it.
-func (k tokenKind) String() string { return tokenKindNames[k] }
+func (k tokenKind) String() string {
+	if k > tokBlockString {
+		return `"` + string(rune(k)) + `"`
+	}
+	return [...]string{"<EOF>", `"..."`, "Name", "Int", "Float", "String", "BlockString"}[k]
+}
 
 // token is one lexical token. Value holds the text of names and numbers and
 // the decoded value of strings; it is empty for punctuators.
@@ -195,9 +177,9 @@ func (l *lexer) scan() token {
 		return token{Kind: tokEOF, Pos: l.pos(start)}
 	}
 	switch c := src[start]; {
-	case c < utf8.RuneSelf && punctuators[c] != tokEOF:
+	case strings.IndexByte(punctuators, c) >= 0:
 		l.off++
-		return token{Kind: punctuators[c], Pos: l.pos(start)}
+		return token{Kind: tokenKind(c), Pos: l.pos(start)}
 	case strings.HasPrefix(src[start:], "..."):
 		l.off += 3
 		return token{Kind: tokSpread, Pos: l.pos(start)}

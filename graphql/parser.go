@@ -201,7 +201,7 @@ func (p *parser) document() *Document {
 }
 
 func (p *parser) definition() Definition {
-	if p.peek(tokBraceL) {
+	if p.peek('{') {
 		return p.operation()
 	}
 	start := p.tok.Pos
@@ -238,7 +238,7 @@ func (p *parser) definition() Definition {
 func (p *parser) operation() *OperationDefinition {
 	p.count(&p.operations, p.lim.MaxOperations, "operations")
 	op := &OperationDefinition{node: node{p.tok.Pos}}
-	if p.peek(tokBraceL) {
+	if p.peek('{') {
 		op.SelectionSet = p.selectionSet()
 		return op
 	}
@@ -247,7 +247,7 @@ func (p *parser) operation() *OperationDefinition {
 	if p.peek(tokName) {
 		op.Name, op.NamePos = p.name()
 	}
-	op.Variables = many(p, tokParenL, tokParenR, p.variableDefinition)
+	op.Variables = many(p, '(', ')', p.variableDefinition)
 	op.Directives = p.directives(false)
 	op.SelectionSet = p.selectionSet()
 	return op
@@ -256,11 +256,11 @@ func (p *parser) operation() *OperationDefinition {
 func (p *parser) variableDefinition() *VariableDefinition {
 	p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
 	v := &VariableDefinition{Pos: p.tok.Pos}
-	p.expect(tokDollar)
+	p.expect('$')
 	v.Name, v.NamePos = p.name()
-	p.expect(tokColon)
+	p.expect(':')
 	v.Type = p.typeRef()
-	if p.skip(tokEquals) {
+	if p.skip('=') {
 		v.DefaultValue = p.value(true)
 	}
 	v.Directives = p.directives(true)
@@ -269,7 +269,7 @@ func (p *parser) variableDefinition() *VariableDefinition {
 
 func (p *parser) selectionSet() *SelectionSet {
 	set := &SelectionSet{Pos: p.tok.Pos}
-	p.expect(tokBraceL)
+	p.expect('{')
 	if !p.enter() {
 		return set
 	}
@@ -278,7 +278,7 @@ func (p *parser) selectionSet() *SelectionSet {
 		if s := p.selection(); s != nil {
 			set.Selections = append(set.Selections, s)
 		}
-		if p.closes(tokBraceR) {
+		if p.closes('}') {
 			break
 		}
 	}
@@ -310,23 +310,23 @@ func (p *parser) selection() Selection {
 func (p *parser) field() *Field {
 	f := &Field{node: node{p.tok.Pos}}
 	f.Name, f.NamePos = p.name()
-	if p.skip(tokColon) {
+	if p.skip(':') {
 		f.Alias = f.Name
 		f.Name, f.NamePos = p.name()
 	}
 	f.Arguments = p.arguments(false)
 	f.Directives = p.directives(false)
-	if p.peek(tokBraceL) {
+	if p.peek('{') {
 		f.SelectionSet = p.selectionSet()
 	}
 	return f
 }
 
 func (p *parser) arguments(isConst bool) []*Argument {
-	return many(p, tokParenL, tokParenR, func() *Argument {
+	return many(p, '(', ')', func() *Argument {
 		a := &Argument{Pos: p.tok.Pos}
 		a.Name, _ = p.name()
-		p.expect(tokColon)
+		p.expect(':')
 		a.Value = p.value(isConst)
 		return a
 	})
@@ -334,7 +334,7 @@ func (p *parser) arguments(isConst bool) []*Argument {
 
 func (p *parser) directives(isConst bool) []*Directive {
 	var ds []*Directive
-	for p.peek(tokAt) {
+	for p.peek('@') {
 		p.count(&p.directiveCount, p.lim.MaxDirectives, "directives")
 		d := &Directive{Pos: p.tok.Pos}
 		p.advance()
@@ -364,11 +364,11 @@ func (p *parser) value(isConst bool) *Value {
 	t := p.tok
 	v := &Value{Pos: t.Pos}
 	switch t.Kind {
-	case tokBracketL, tokBraceL:
-		closing := tokBracketR
+	case '[', '{':
+		closing := tokenKind(']')
 		v.Kind = ListValue
-		if t.Kind == tokBraceL {
-			v.Kind, closing = ObjectValue, tokBraceR
+		if t.Kind == '{' {
+			v.Kind, closing = ObjectValue, '}'
 		}
 		p.advance()
 		if !p.enter() {
@@ -381,7 +381,7 @@ func (p *parser) value(isConst bool) *Value {
 			}
 			f := &ObjectField{Pos: p.tok.Pos}
 			f.Name, _ = p.name()
-			p.expect(tokColon)
+			p.expect(':')
 			f.Value = p.value(isConst)
 			v.Fields = append(v.Fields, f)
 		}
@@ -408,7 +408,7 @@ func (p *parser) value(isConst bool) *Value {
 		default:
 			v.Kind = EnumValue
 		}
-	case tokDollar:
+	case '$':
 		p.advance()
 		if isConst && p.peek(tokName) {
 			p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
@@ -429,7 +429,7 @@ func (p *parser) value(isConst bool) *Value {
 
 func (p *parser) typeRef() *TypeRef {
 	var t *TypeRef
-	if p.peek(tokBracketL) {
+	if p.peek('[') {
 		t = &TypeRef{Pos: p.tok.Pos, Kind: ListTypeRef}
 		p.advance()
 		if !p.enter() {
@@ -437,11 +437,11 @@ func (p *parser) typeRef() *TypeRef {
 		}
 		t.Elem = p.typeRef()
 		p.leave()
-		p.expect(tokBracketR)
+		p.expect(']')
 	} else {
 		t = p.namedType()
 	}
-	if p.peek(tokBang) {
+	if p.peek('!') {
 		p.advance()
 		return &TypeRef{Pos: t.Pos, Kind: NonNullTypeRef, Elem: t}
 	}
@@ -477,13 +477,13 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 	s := &SchemaDefinition{node: node{start}, Extend: extend, Description: desc}
 	p.advance()
 	s.Directives = p.directives(true)
-	if extend && !p.peek(tokBraceL) {
+	if extend && !p.peek('{') {
 		if len(s.Directives) == 0 {
 			p.unexpected()
 		}
 		return s
 	}
-	p.expect(tokBraceL)
+	p.expect('{')
 	for {
 		op, ok := operationTypes[p.tok.Value]
 		if !ok || !p.peek(tokName) {
@@ -492,10 +492,10 @@ func (p *parser) schemaDefinition(start Position, desc string, extend bool) *Sch
 		}
 		r := &RootOperationType{Pos: p.tok.Pos, Operation: op}
 		p.advance()
-		p.expect(tokColon)
+		p.expect(':')
 		r.Type = p.namedType()
 		s.Operations = append(s.Operations, r)
-		if p.closes(tokBraceR) {
+		if p.closes('}') {
 			break
 		}
 	}
@@ -515,18 +515,18 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 	d.Name, d.NamePos = p.name()
 	if (d.Kind == Object || d.Kind == Interface) && p.peekName("implements") {
 		p.advance()
-		d.Interfaces = separated(p, tokAmp, p.namedType)
+		d.Interfaces = separated(p, '&', p.namedType)
 	}
 	d.Directives = p.directives(true)
 	switch d.Kind {
 	case Object, Interface:
-		d.Fields = many(p, tokBraceL, tokBraceR, p.fieldDefinition)
+		d.Fields = many(p, '{', '}', p.fieldDefinition)
 	case Union:
-		if p.skip(tokEquals) {
-			d.Types = separated(p, tokPipe, p.namedType)
+		if p.skip('=') {
+			d.Types = separated(p, '|', p.namedType)
 		}
 	case Enum:
-		d.EnumValues = many(p, tokBraceL, tokBraceR, func() *EnumValueDefinition {
+		d.EnumValues = many(p, '{', '}', func() *EnumValueDefinition {
 			e := &EnumValueDefinition{Pos: p.tok.Pos}
 			e.Description = p.description()
 			if p.peekName("true") || p.peekName("false") || p.peekName("null") {
@@ -537,7 +537,7 @@ func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeD
 			return e
 		})
 	case InputObject:
-		d.InputFields = many(p, tokBraceL, tokBraceR, p.inputValueDefinition)
+		d.InputFields = many(p, '{', '}', p.inputValueDefinition)
 	}
 	if extend && len(d.Interfaces) == 0 && len(d.Directives) == 0 && len(d.Fields) == 0 &&
 		len(d.InputFields) == 0 && len(d.Types) == 0 && len(d.EnumValues) == 0 {
@@ -559,8 +559,8 @@ func (p *parser) fieldDefinition() *FieldDefinition {
 	f := &FieldDefinition{Pos: p.tok.Pos}
 	f.Description = p.description()
 	f.Name, _ = p.name()
-	f.Args = many(p, tokParenL, tokParenR, p.inputValueDefinition)
-	p.expect(tokColon)
+	f.Args = many(p, '(', ')', p.inputValueDefinition)
+	p.expect(':')
 	f.Type = p.typeRef()
 	f.Directives = p.directives(true)
 	return f
@@ -570,9 +570,9 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 	v := &InputValueDefinition{Pos: p.tok.Pos}
 	v.Description = p.description()
 	v.Name, _ = p.name()
-	p.expect(tokColon)
+	p.expect(':')
 	v.Type = p.typeRef()
-	if p.skip(tokEquals) {
+	if p.skip('=') {
 		v.DefaultValue = p.value(true)
 	}
 	v.Directives = p.directives(true)
@@ -582,15 +582,15 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefinition {
 	d := &DirectiveDefinition{node: node{start}, Description: desc}
 	p.advance()
-	p.expect(tokAt)
+	p.expect('@')
 	d.Name, _ = p.name()
-	d.Args = many(p, tokParenL, tokParenR, p.inputValueDefinition)
+	d.Args = many(p, '(', ')', p.inputValueDefinition)
 	if p.peekName("repeatable") {
 		d.Repeatable = true
 		p.advance()
 	}
 	p.expectKeyword("on")
-	d.Locations = separated(p, tokPipe, func() string {
+	d.Locations = separated(p, '|', func() string {
 		name, pos := p.name()
 		if p.err == nil && !directiveLocations[name] {
 			p.errorf(pos, "Unexpected Name \"%s\".", name)
