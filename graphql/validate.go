@@ -113,7 +113,13 @@ func (c *vctx) abort(msg string) {
 }
 
 func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
-	c := newVctx(s, doc)
+	c := &vctx{schema: s, doc: doc, fragments: map[string]*FragmentDefinition{},
+		usages: map[any][]varUsage{}, referenced: map[*OperationDefinition][]*FragmentDefinition{}}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*FragmentDefinition); ok && c.fragments[f.Name] == nil {
+			c.fragments[f.Name] = f
+		}
+	}
 	vs := make([]*visitor, len(rules))
 	for i, r := range rules {
 		vs[i] = r(c)
@@ -121,18 +127,6 @@ func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
 	w := &walker{c: c, vs: vs, skip: make([]*Value, len(vs))}
 	w.document(doc)
 	return c.errors
-}
-
-func newVctx(s *Schema, doc *Document) *vctx {
-	c := &vctx{schema: s, doc: doc, fragments: make(map[string]*FragmentDefinition)}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok {
-			if _, dup := c.fragments[f.Name]; !dup {
-				c.fragments[f.Name] = f
-			}
-		}
-	}
-	return c
 }
 
 // typeFromRef resolves a type reference against the schema; nil when the
@@ -217,9 +211,6 @@ func (c *vctx) referencedFragments(op *OperationDefinition) []*FragmentDefinitio
 			}
 		}
 	}
-	if c.referenced == nil {
-		c.referenced = make(map[*OperationDefinition][]*FragmentDefinition)
-	}
 	c.referenced[op] = frags
 	return frags
 }
@@ -251,9 +242,6 @@ func (c *vctx) variableUsages(def Definition) []varUsage {
 		w.operation(d)
 	case *FragmentDefinition:
 		w.fragment(d)
-	}
-	if c.usages == nil {
-		c.usages = make(map[any][]varUsage)
 	}
 	c.usages[def] = us
 	return us
