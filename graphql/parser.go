@@ -88,13 +88,7 @@ func (p *parser) errorf(pos Position, format string, args ...any) {
 	p.tok = token{Kind: tokEOF, Pos: pos}
 }
 
-func (p *parser) unexpected() {
-	if p.tok.Kind == tokEOF {
-		p.errorf(p.tok.Pos, "Unexpected <EOF>.")
-		return
-	}
-	p.errorf(p.tok.Pos, "Unexpected %s.", p.tok)
-}
+func (p *parser) unexpected() { p.errorf(p.tok.Pos, "Unexpected %s.", p.tok) }
 
 func (p *parser) enter() bool {
 	p.depth++
@@ -109,9 +103,7 @@ func (p *parser) leave() { p.depth-- }
 
 func (p *parser) peek(k tokenKind) bool { return p.tok.Kind == k }
 
-func (p *parser) peekName(name string) bool {
-	return p.tok.Kind == tokName && p.tok.Value == name
-}
+func (p *parser) peekName(name string) bool { return p.tok.Kind == tokName && p.tok.Value == name }
 
 func (p *parser) skip(k tokenKind) bool {
 	if p.tok.Kind == k {
@@ -128,9 +120,7 @@ func (p *parser) closes(k tokenKind) bool {
 		return true
 	}
 	if p.tok.Kind == tokEOF {
-		if p.err == nil {
-			p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
-		}
+		p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
 		return true
 	}
 	return false
@@ -167,18 +157,18 @@ func (p *parser) expect(k tokenKind) token {
 	t := p.tok
 	if t.Kind != k {
 		p.errorf(t.Pos, "Expected %s, found %s.", k, t)
-		return t
+	} else {
+		p.advance()
 	}
-	p.advance()
 	return t
 }
 
 func (p *parser) expectKeyword(name string) {
 	if !p.peekName(name) {
 		p.errorf(p.tok.Pos, "Expected \"%s\", found %s.", name, p.tok)
-		return
+	} else {
+		p.advance()
 	}
-	p.advance()
 }
 
 func (p *parser) name() (string, Position) {
@@ -188,16 +178,14 @@ func (p *parser) name() (string, Position) {
 
 func (p *parser) document() *Document {
 	doc := &Document{}
-	if p.peek(tokEOF) {
-		p.unexpected()
-		return doc
-	}
-	for !p.peek(tokEOF) {
+	for { // at least one definition: at once at EOF, definition fails
 		if d := p.definition(); d != nil {
 			doc.Definitions = append(doc.Definitions, d)
 		}
+		if p.peek(tokEOF) {
+			return doc
+		}
 	}
-	return doc
 }
 
 func (p *parser) definition() Definition {
