@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 )
 
@@ -225,6 +226,15 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, keepUnknown bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
+	// applies reports whether a fragment on the type tc names (nil: any)
+	// applies to t (DoesFragmentTypeApply).
+	applies := func(tc *TypeRef) bool {
+		if tc == nil {
+			return true
+		}
+		ft := schema.types[tc.Name]
+		return ft != nil && ft.isPossibleType(t)
+	}
 	var walk func(set *SelectionSet)
 	walk = func(set *SelectionSet) {
 		for _, sel := range set.Selections {
@@ -234,19 +244,9 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					continue
 				}
 				k := s.responseKey()
-				found := false
-				for _, g := range groups {
-					if g.key == k {
-						g.fields = append(g.fields, s)
-						found = true
-						break
-					}
-				}
-				if !found {
-					def := fieldDef(schema, t, s.Name)
-					if def == nil && !keepUnknown {
-						continue // not on this type; validation reports it
-					}
+				if i := slices.IndexFunc(groups, func(g *execGroup) bool { return g.key == k }); i >= 0 {
+					groups[i].fields = append(groups[i].fields, s)
+				} else if def := fieldDef(schema, t, s.Name); def != nil || keepUnknown {
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
@@ -257,24 +257,13 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					visited = make(map[string]bool)
 				}
 				visited[s.Name] = true
-				f := fragments[s.Name]
-				if f == nil {
-					continue
+				if f := fragments[s.Name]; f != nil && applies(f.TypeCondition) {
+					walk(f.SelectionSet)
 				}
-				if ft := schema.types[f.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
-					continue
-				}
-				walk(f.SelectionSet)
 			case *InlineFragment:
-				if skippedBy(s.Directives, vars) {
-					continue
+				if !skippedBy(s.Directives, vars) && applies(s.TypeCondition) {
+					walk(s.SelectionSet)
 				}
-				if s.TypeCondition != nil {
-					if ft := schema.types[s.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
-						continue
-					}
-				}
-				walk(s.SelectionSet)
 			}
 		}
 	}

@@ -112,18 +112,6 @@ func fieldPositions(fs []*Field) []Position {
 	return locs
 }
 
-// doesFragmentTypeApply reports whether a fragment on type ft applies to
-// objects of type t (spec 6.3.2 DoesFragmentTypeApply).
-func doesFragmentTypeApply(t, ft *Type) bool {
-	switch ft.Kind {
-	case Object:
-		return t == ft
-	case Interface, Union:
-		return ft.isPossibleType(t)
-	}
-	return false
-}
-
 func knownTypeNamesRule(c *vctx) *visitor {
 	defined := map[string]bool{}
 	for _, d := range c.doc.Definitions {
