@@ -211,28 +211,18 @@ func noUnusedFragmentsRule(c *vctx) *visitor {
 // isSubTypeOf reports whether t is a possible type of the abstract type a,
 // or an interface implementing a.
 func isSubTypeOf(a, t *Type) bool {
-	if a.isPossibleType(t) {
-		return true
-	}
-	return a.Kind == Interface && t.Kind == Interface && implements(t, a)
+	return a.isPossibleType(t) || (a.Kind == Interface && t.Kind == Interface && implements(t, a))
 }
 
 func doTypesOverlap(a, b *Type) bool {
-	if a == b {
+	switch {
+	case a == b:
 		return true
-	}
-	if a.isAbstract() {
-		if b.isAbstract() {
-			for _, t := range a.PossibleTypes {
-				if isSubTypeOf(b, t) {
-					return true
-				}
-			}
-			return false
-		}
+	case a.isAbstract() && b.isAbstract():
+		return slices.ContainsFunc(a.PossibleTypes, func(t *Type) bool { return isSubTypeOf(b, t) })
+	case a.isAbstract():
 		return isSubTypeOf(a, b)
-	}
-	if b.isAbstract() {
+	case b.isAbstract():
 		return isSubTypeOf(b, a)
 	}
 	return false
