@@ -268,29 +268,17 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	}
 	switch t.Kind {
 	case List:
+		items := v.List
 		if v.Kind != ListValue {
-			c, err := coerceLiteral(v, t.OfType, vars)
-			if _, absent := err.(absentError); absent {
-				return []any{nil}, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			return []any{c}, nil
+			items = []*Value{v} // a single item stands for a list of one
 		}
-		out := make([]any, len(v.List))
-		for i, e := range v.List {
+		out := make([]any, len(items))
+		for i, e := range items {
 			c, err := coerceLiteral(e, t.OfType, vars)
-			if _, absent := err.(absentError); absent {
-				if t.OfType.Kind == NonNull {
-					return nil, fmt.Errorf("Variable \"$%s\" of required type %q was not provided.", e.Raw, t.OfType)
-				}
-				c, err = nil, nil
-			}
-			if err != nil {
+			if _, absent := err.(absentError); !absent && err != nil {
 				return nil, err
 			}
-			out[i] = c
+			out[i] = c // null for an absent variable
 		}
 		return out, nil
 	case InputObject:
