@@ -198,9 +198,8 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 }
 
 // overBudget reports whether the answer written so far is over maxBytes, and
-// then marks the execution as stopped. The loops writing objects and lists
-// ask before each entry, so an execution stops within one value of the
-// bound, and every enclosing loop unwinds without resolving anything more.
+// then marks the execution as stopped: the loops writing objects and lists
+// ask before each entry, and unwind without resolving anything more.
 func (e *executor) overBudget() bool {
 	if !e.tooLarge && e.maxBytes > 0 && len(e.buf)+e.errBytes > e.maxBytes {
 		e.tooLarge = true
@@ -362,9 +361,8 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	e.errBytes += len(err.Message) + 8*len(err.Path) + 64
 }
 
-// executeFields writes the object {key: value, ...} for source of object
-// type t. It returns false when a non-null field came out null, in which case
-// the object itself is null.
+// executeFields writes the object of source, of object type t; false when a
+// non-null field came out null, making the object null.
 func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool {
 	e.buf = append(e.buf, '{')
 	for i, g := range groups {
@@ -457,9 +455,7 @@ func (e *executor) resolve(t *Type, source any, g *execGroup) (v any, err error)
 }
 
 // complete implements CompleteValue (spec 6.4.3), writing the JSON of value.
-// It returns false when the value is null because of an error and the
-// position's type does not allow null; the caller then nulls its own
-// position or propagates further.
+// It returns false when an error made the value null where t allows none.
 func (e *executor) complete(t *Type, g *execGroup, value any) bool {
 	if t.Kind == NonNull {
 		if isNil(value) {

@@ -8,17 +8,12 @@ import (
 	"strings"
 )
 
-// OverlappingFieldsCanBeMerged (spec 5.3.2), by graphql-js's algorithm: the
-// fields and fragment names of each selection set are collected once, and
-// pairs of fragments already compared are remembered.
-//
-// That is still too much work for a hostile document (300 fields of one
-// response name are 44,850 pairs), so the work is metered
-// (Limits.MaxFieldComparisons) and the rule stops once the conflicts found
-// would fill the error list (Limits.MaxErrors); validation then ends with an
-// error that says so. So that the meter does not refuse one field repeated in
-// many fragments, as clients write, fields written alike form a class (see
-// shape): one pair decides for two classes.
+// OverlappingFieldsCanBeMerged (spec 5.3.2), by graphql-js's algorithm. A
+// hostile document can still ask for millions of comparisons, so the work is
+// metered (Limits.MaxFieldComparisons) and the rule stops once its conflicts
+// would fill the error list (Limits.MaxErrors), with an error that says so.
+// Fields written alike form a class (see shape), one pair deciding for two
+// classes, so that one field repeated in many fragments passes the meter.
 
 type fieldAndType struct {
 	parent *Type
@@ -200,9 +195,8 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 	return out
 }
 
-// collectWithin compares the fields of fm that share a response name. The
-// fields are grouped into classes of fields written alike (see classes), and
-// a class is compared with itself and with each later class.
+// collectWithin compares the fields of fm that share a response name: each
+// class (see classes) with itself and with each later class.
 func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 	for _, k := range fm.keys {
 		fs := fm.fields[k]
@@ -322,11 +316,9 @@ func (o *overlapChecker) classes(fm *fieldMap, key string) [][]int {
 	return cs
 }
 
-// shape returns a number shared by exactly the fields written alike: the
-// same alias, name and arguments (in the same order) and selections of the
-// same shapes, directives aside, which do not matter to merging. Each field
-// is numbered once, from its children's numbers, so numbering every field
-// costs time linear in the document.
+// shape returns a number shared by exactly the fields written alike (alias,
+// name, arguments in order and selections' shapes; directives do not matter
+// to merging). Each field is numbered once, from its children's numbers.
 func (o *overlapChecker) shape(f *Field) int {
 	if n, ok := o.shapes[f]; ok {
 		return n

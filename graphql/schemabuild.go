@@ -7,10 +7,8 @@ import (
 	"sync"
 )
 
-// Building a Schema from SDL (spec 3): the types and directives a document
-// defines, completed with the built-in scalars and directives and the
-// introspection types, then checked as the specification's type validation
-// asks (fields, interfaces, unions, input objects, root types).
+// Building a Schema from SDL (spec 3), with the built-in scalars, directives
+// and introspection types, checked as the specification's type validation asks.
 
 // SchemaError reports a problem in an SDL document.
 type SchemaError struct {
@@ -424,10 +422,8 @@ var directiveLocations = map[string]bool{
 	"INPUT_FIELD_DEFINITION": true, "DIRECTIVE_DEFINITION": true,
 }
 
-// builtinDirectivesSDL declares the built-in directives exactly as graphql-js 16.15
-// does (specifiedDirectives: order, descriptions, arguments, defaults, locations),
-// so a schema rebuilt from introspection prints as graphql-js's own; TestBuiltinDirectivesMatchGraphQLJS
-// compares them.
+// builtinDirectivesSDL declares the built-in directives exactly as graphql-js
+// 16.15's specifiedDirectives (TestBuiltinDirectivesMatchGraphQLJS).
 const builtinDirectivesSDL = `
 "Directs the executor to include this field or fragment only when the ` + "`if`" + ` argument is true."
 directive @include("Included when true." if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
