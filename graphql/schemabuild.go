@@ -32,11 +32,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &schemaBuilder{s: &Schema{
-		types:      make(map[string]*Type),
-		directives: make(map[string]*DirectiveDef),
-		Limits:     DefaultLimits,
-	}}
+	b := &schemaBuilder{s: &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, Limits: DefaultLimits}}
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
