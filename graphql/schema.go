@@ -228,6 +228,9 @@ type Schema struct {
 	fanout      fanout                  // see ShareEventResults
 }
 
+// Type returns the named type called name, or nil.
+func (s *Schema) Type(name string) *Type { return s.types[name] }
+
 // Types returns every named type of the schema, introspection types included.
 func (s *Schema) Types() []*Type { return s.typeList }
 
