@@ -56,6 +56,9 @@ func (t *Type) String() string {
 	return t.Name
 }
 
+// Field returns the field called name of an object or interface type, or nil.
+func (t *Type) Field(name string) *FieldDef { return t.fieldMap[name] }
+
 // Named returns the named type inside any List and NonNull wrappers (nil
 // for nil).
 func (t *Type) Named() *Type {
