@@ -331,10 +331,7 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		}
 		return out, nil
 	}
-	if v.Kind == ListValue || v.Kind == ObjectValue {
-		if t.Kind == Scalar && !t.builtin {
-			return parseLiteral(v, t, vars)
-		}
+	if (v.Kind == ListValue || v.Kind == ObjectValue) && (t.Kind != Scalar || t.builtin) {
 		return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printLiteral(v))
 	}
 	return parseLiteral(v, t, vars)
