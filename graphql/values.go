@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -292,15 +293,8 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 			}
 		}
 		for _, def := range t.InputFields {
-			var fv *Value
-			for _, f := range v.Fields {
-				if f.Name == def.Name {
-					fv = f.Value
-					break
-				}
-			}
-			if fv != nil {
-				c, err := coerceLiteral(fv, def.Type, vars)
+			if i := slices.IndexFunc(v.Fields, func(f *ObjectField) bool { return f.Name == def.Name }); i >= 0 {
+				c, err := coerceLiteral(v.Fields[i].Value, def.Type, vars)
 				if _, absent := err.(absentError); !absent {
 					if err != nil {
 						return nil, err
@@ -345,14 +339,8 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 	}
 	out := make(map[string]any, len(defs))
 	for _, def := range defs {
-		var node *Argument
-		for _, a := range args {
-			if a.Name == def.Name {
-				node = a
-				break
-			}
-		}
-		if node != nil {
+		if i := slices.IndexFunc(args, func(a *Argument) bool { return a.Name == def.Name }); i >= 0 {
+			node := args[i]
 			c, err := coerceLiteral(node.Value, def.Type, vars)
 			if _, absent := err.(absentError); !absent {
 				if err != nil {
