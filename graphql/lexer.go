@@ -148,13 +148,9 @@ func (l *lexer) scan() token {
 		case ' ', '\t', ',':
 			l.off++
 			continue
-		case '\n':
+		case '\n', '\r':
 			l.off++
-			l.newline(l.off)
-			continue
-		case '\r':
-			l.off++
-			if l.off < len(src) && src[l.off] == '\n' {
+			if c == '\r' && l.off < len(src) && src[l.off] == '\n' {
 				l.off++
 			}
 			l.newline(l.off)
