@@ -378,15 +378,9 @@ func (p *parser) value(isConst bool) *Value {
 			p.unexpected()
 		}
 		return v
-	case tokInt:
-		v.Kind = IntValue
-	case tokFloat:
-		v.Kind = FloatValue
-	case tokString:
-		v.Kind = StringValue
-	case tokBlockString:
-		v.Kind = StringValue
-		v.Block = true
+	case tokInt, tokFloat, tokString, tokBlockString:
+		v.Kind = [...]ValueKind{tokInt: IntValue, tokFloat: FloatValue, tokString: StringValue, tokBlockString: StringValue}[t.Kind]
+		v.Block = t.Kind == tokBlockString
 	case tokName:
 		switch t.Value {
 		case "true", "false":
