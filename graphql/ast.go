@@ -3,6 +3,13 @@ package graphql
 // This file holds the syntax tree the parser produces. Every node records the
 // position of its first token, which is what GraphQL error locations name.
 
+// node is what the definitions and selections share: the position of their
+// first token.
+type node struct{ Pos Position }
+
+// Position returns the position of the node's first token.
+func (n *node) Position() Position { return n.Pos }
+
 // Document is a parsed GraphQL document: executable definitions, type-system
 // definitions, or both.
 type Document struct {
@@ -35,20 +42,12 @@ const (
 )
 
 // String returns the operation type as the document writes it: query, mutation or subscription.
-func (o OperationType) String() string {
-	switch o {
-	case Mutation:
-		return "mutation"
-	case Subscription:
-		return "subscription"
-	}
-	return "query"
-}
+func (o OperationType) String() string { return [...]string{"query", "mutation", "subscription"}[o] }
 
 // OperationDefinition is a query, mutation or subscription. Name is empty for
 // an anonymous operation.
 type OperationDefinition struct {
-	Pos          Position
+	node
 	Operation    OperationType
 	Name         string
 	NamePos      Position
@@ -75,7 +74,7 @@ type SelectionSet struct {
 
 // Field selects a field, optionally under an alias.
 type Field struct {
-	Pos          Position // the alias, or the name when there is no alias
+	node
 	Alias        string
 	Name         string
 	NamePos      Position
@@ -101,7 +100,7 @@ type Argument struct {
 
 // FragmentSpread is ...Name.
 type FragmentSpread struct {
-	Pos        Position // the "..."
+	node
 	Name       string
 	NamePos    Position
 	Directives []*Directive
@@ -109,7 +108,7 @@ type FragmentSpread struct {
 
 // InlineFragment is ... on Type { ... }; TypeCondition is nil when omitted.
 type InlineFragment struct {
-	Pos           Position
+	node
 	TypeCondition *TypeRef
 	Directives    []*Directive
 	SelectionSet  *SelectionSet
@@ -117,7 +116,7 @@ type InlineFragment struct {
 
 // FragmentDefinition is fragment Name on Type { ... }.
 type FragmentDefinition struct {
-	Pos           Position
+	node
 	Name          string
 	NamePos       Position
 	TypeCondition *TypeRef
@@ -198,7 +197,7 @@ type ObjectField struct {
 
 // SchemaDefinition is schema { query: Q ... } or its extension.
 type SchemaDefinition struct {
-	Pos         Position
+	node
 	Extend      bool
 	Description string
 	Directives  []*Directive
@@ -215,7 +214,7 @@ type RootOperationType struct {
 // TypeDefinition is any named type definition or extension. Which fields are
 // used depends on Kind.
 type TypeDefinition struct {
-	Pos         Position
+	node
 	Extend      bool
 	Kind        TypeKind
 	Description string
@@ -259,7 +258,7 @@ type EnumValueDefinition struct {
 
 // DirectiveDefinition is directive @Name(args) repeatable on LOCATIONS.
 type DirectiveDefinition struct {
-	Pos         Position
+	node
 	Description string
 	Name        string
 	Args        []*InputValueDefinition
@@ -267,30 +266,6 @@ type DirectiveDefinition struct {
 	Locations   []string
 	LocationPos []Position
 }
-
-// Position returns the position of the definition's first token.
-func (d *OperationDefinition) Position() Position { return d.Pos }
-
-// Position returns the position of the definition's first token.
-func (d *FragmentDefinition) Position() Position { return d.Pos }
-
-// Position returns the position of the definition's first token.
-func (d *SchemaDefinition) Position() Position { return d.Pos }
-
-// Position returns the position of the definition's first token.
-func (d *TypeDefinition) Position() Position { return d.Pos }
-
-// Position returns the position of the definition's first token.
-func (d *DirectiveDefinition) Position() Position { return d.Pos }
-
-// Position returns the position of the selection's first token.
-func (f *Field) Position() Position { return f.Pos }
-
-// Position returns the position of the selection's first token.
-func (f *FragmentSpread) Position() Position { return f.Pos }
-
-// Position returns the position of the selection's first token.
-func (f *InlineFragment) Position() Position { return f.Pos }
 
 func (*OperationDefinition) definition() {}
 func (*FragmentDefinition) definition()  {}

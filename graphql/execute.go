@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 )
 
@@ -124,15 +125,18 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 			found = op
 		}
 	}
+	var msg string
 	switch {
 	case name == "" && count > 1:
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide operation name if query contains multiple operations.")}}
+		msg = "Must provide operation name if query contains multiple operations."
 	case found == nil && name != "":
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, fmt.Sprintf("Unknown operation named %q.", name))}}
+		msg = fmt.Sprintf("Unknown operation named %q.", name)
 	case found == nil:
-		return nil, &Response{Errors: []*Error{newError(codeBadUserInput, "Must provide an operation.")}}
+		msg = "Must provide an operation."
+	default:
+		return found, nil
 	}
-	return found, nil
+	return nil, &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}
 }
 
 func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
@@ -194,9 +198,8 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 }
 
 // overBudget reports whether the answer written so far is over maxBytes, and
-// then marks the execution as stopped. The loops writing objects and lists
-// ask before each entry, so an execution stops within one value of the
-// bound, and every enclosing loop unwinds without resolving anything more.
+// then marks the execution as stopped: the loops writing objects and lists
+// ask before each entry, and unwind without resolving anything more.
 func (e *executor) overBudget() bool {
 	if !e.tooLarge && e.maxBytes > 0 && len(e.buf)+e.errBytes > e.maxBytes {
 		e.tooLarge = true
@@ -211,60 +214,55 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 }
 
 // collect implements CollectFields (spec 6.3.2) for the selection sets sets
-// on object type t. The result for a field group is cached per execution.
+// on object type t.
 func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
+	return collectFields(e.s, e.fragments, t, sets, e.vars, false)
+}
+
+// collectFields groups the fields of sets on object type t by response key,
+// @skip and @include evaluated with vars (see skippedBy). The fields t lacks
+// are left out, unless keepUnknown.
+func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, keepUnknown bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
+	// applies reports whether a fragment on the type tc names (nil: any)
+	// applies to t (DoesFragmentTypeApply).
+	applies := func(tc *TypeRef) bool {
+		if tc == nil {
+			return true
+		}
+		ft := schema.types[tc.Name]
+		return ft != nil && ft.isPossibleType(t)
+	}
 	var walk func(set *SelectionSet)
 	walk = func(set *SelectionSet) {
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if e.skipped(s.Directives) {
+				if skippedBy(s.Directives, vars) {
 					continue
 				}
 				k := s.responseKey()
-				found := false
-				for _, g := range groups {
-					if g.key == k {
-						g.fields = append(g.fields, s)
-						found = true
-						break
-					}
-				}
-				if !found {
-					def := fieldDef(e.s, t, s.Name)
-					if def == nil {
-						continue // not on this type; validation reports it
-					}
+				if i := slices.IndexFunc(groups, func(g *execGroup) bool { return g.key == k }); i >= 0 {
+					groups[i].fields = append(groups[i].fields, s)
+				} else if def := fieldDef(schema, t, s.Name); def != nil || keepUnknown {
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || e.skipped(s.Directives) {
+				if visited[s.Name] || skippedBy(s.Directives, vars) {
 					continue
 				}
 				if visited == nil {
 					visited = make(map[string]bool)
 				}
 				visited[s.Name] = true
-				f := e.fragments[s.Name]
-				if f == nil {
-					continue
+				if f := fragments[s.Name]; f != nil && applies(f.TypeCondition) {
+					walk(f.SelectionSet)
 				}
-				if ft := e.s.types[f.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
-					continue
-				}
-				walk(f.SelectionSet)
 			case *InlineFragment:
-				if e.skipped(s.Directives) {
-					continue
+				if !skippedBy(s.Directives, vars) && applies(s.TypeCondition) {
+					walk(s.SelectionSet)
 				}
-				if s.TypeCondition != nil {
-					if ft := e.s.types[s.TypeCondition.Name]; ft == nil || !doesFragmentTypeApply(t, ft) {
-						continue
-					}
-				}
-				walk(s.SelectionSet)
 			}
 		}
 	}
@@ -274,28 +272,27 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 	return groups
 }
 
-// skipped evaluates @skip and @include.
-func (e *executor) skipped(ds []*Directive) bool { return skippedBy(ds, e.vars) }
-
 // skippedBy evaluates @skip and @include with the coerced variables vars.
+// Without them (nil: validation, or an operation without variables, which a
+// valid one then does not use) only a literal condition counts.
 func skippedBy(ds []*Directive, vars map[string]any) bool {
 	for _, d := range ds {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
 		}
-		var cond bool
+		cond, known := false, vars != nil
 		for _, a := range d.Arguments {
 			if a.Name != "if" {
 				continue
 			}
 			switch a.Value.Kind {
 			case BooleanValue:
-				cond = a.Value.Raw == "true"
+				cond, known = a.Value.Raw == "true", true
 			case VariableValue:
 				cond, _ = vars[a.Value.Raw].(bool)
 			}
 		}
-		if cond == (d.Name == "skip") {
+		if known && cond == (d.Name == "skip") {
 			return true
 		}
 	}
@@ -364,9 +361,8 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	e.errBytes += len(err.Message) + 8*len(err.Path) + 64
 }
 
-// executeFields writes the object {key: value, ...} for source of object
-// type t. It returns false when a non-null field came out null, in which case
-// the object itself is null.
+// executeFields writes the object of source, of object type t; false when a
+// non-null field came out null, making the object null.
 func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool {
 	e.buf = append(e.buf, '{')
 	for i, g := range groups {
@@ -459,9 +455,7 @@ func (e *executor) resolve(t *Type, source any, g *execGroup) (v any, err error)
 }
 
 // complete implements CompleteValue (spec 6.4.3), writing the JSON of value.
-// It returns false when the value is null because of an error and the
-// position's type does not allow null; the caller then nulls its own
-// position or propagates further.
+// It returns false when an error made the value null where t allows none.
 func (e *executor) complete(t *Type, g *execGroup, value any) bool {
 	if t.Kind == NonNull {
 		if isNil(value) {
@@ -560,23 +554,11 @@ func asList(v any) ([]any, bool) {
 	case []any:
 		return l, true
 	case []map[string]any:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	case []string:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	case []int:
-		out := make([]any, len(l))
-		for i, x := range l {
-			out[i] = x
-		}
-		return out, true
+		return anys(l), true
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
@@ -587,6 +569,14 @@ func asList(v any) ([]any, bool) {
 		out[i] = rv.Index(i).Interface()
 	}
 	return out, true
+}
+
+func anys[T any](l []T) []any {
+	out := make([]any, len(l))
+	for i, x := range l {
+		out[i] = x
+	}
+	return out
 }
 
 // isNil reports whether v is nil or a nil pointer, map, func or channel.
@@ -622,11 +612,25 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return appendString(buf, s), nil
 	}
+	if !t.builtin {
+		if t.scalar.Serialize != nil {
+			out, err := t.scalar.Serialize(v)
+			if err != nil {
+				return buf, err
+			}
+			v = out
+		}
+		if m, ok := v.(json.Marshaler); ok {
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return buf, err
+			}
+			return append(buf, b...), nil
+		}
+		return appendValue(buf, v), nil
+	}
 	switch t.Name {
 	case "Int":
-		if !t.builtin {
-			break
-		}
 		n, ok := toInt64(v)
 		if !ok {
 			return buf, fmt.Errorf("Int cannot represent non-integer value: %s", jsonText(v))
@@ -636,44 +640,15 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return strconv.AppendInt(buf, n, 10), nil
 	case "Float":
-		if !t.builtin {
-			break
+		f, ok := toFloat64(v)
+		if !ok {
+			return buf, fmt.Errorf("Float cannot represent non numeric value: %s", jsonText(v))
 		}
-		if f, ok := toFloat64(v); ok {
-			if _, isF32 := v.(float32); isF32 {
-				return appendFloat(buf, f, 32), nil
-			}
-			return appendFloat(buf, f, 64), nil
+		if _, isF32 := v.(float32); isF32 {
+			return appendFloat(buf, f, 32), nil
 		}
-		return buf, fmt.Errorf("Float cannot represent non numeric value: %s", jsonText(v))
-	case "String", "ID":
-		if !t.builtin {
-			break
-		}
-		switch s := v.(type) {
-		case string:
-			return appendString(buf, s), nil
-		case *string:
-			return appendString(buf, *s), nil
-		case []byte:
-			return appendString(buf, string(s)), nil
-		case bool:
-			if t.Name == "String" {
-				return append(strconv.AppendBool(append(buf, '"'), s), '"'), nil
-			}
-		case fmt.Stringer:
-			return appendString(buf, s.String()), nil
-		}
-		if n, ok := toInt64(v); ok {
-			buf = append(buf, '"')
-			buf = strconv.AppendInt(buf, n, 10)
-			return append(buf, '"'), nil
-		}
-		return buf, fmt.Errorf("%s cannot represent value: %s", t.Name, jsonText(v))
+		return appendFloat(buf, f, 64), nil
 	case "Boolean":
-		if !t.builtin {
-			break
-		}
 		switch b := v.(type) {
 		case bool:
 			return strconv.AppendBool(buf, b), nil
@@ -682,19 +657,24 @@ func serialize(buf []byte, t *Type, v any) ([]byte, error) {
 		}
 		return buf, fmt.Errorf("Boolean cannot represent a non boolean value: %s", jsonText(v))
 	}
-	if t.scalar.Serialize != nil {
-		out, err := t.scalar.Serialize(v)
-		if err != nil {
-			return buf, err
+	switch s := v.(type) { // String and ID
+	case string:
+		return appendString(buf, s), nil
+	case *string:
+		return appendString(buf, *s), nil
+	case []byte:
+		return appendString(buf, string(s)), nil
+	case bool:
+		if t.Name == "String" {
+			return append(strconv.AppendBool(append(buf, '"'), s), '"'), nil
 		}
-		v = out
+	case fmt.Stringer:
+		return appendString(buf, s.String()), nil
 	}
-	if m, ok := v.(json.Marshaler); ok {
-		b, err := m.MarshalJSON()
-		if err != nil {
-			return buf, err
-		}
-		return append(buf, b...), nil
+	if n, ok := toInt64(v); ok {
+		buf = append(buf, '"')
+		buf = strconv.AppendInt(buf, n, 10)
+		return append(buf, '"'), nil
 	}
-	return appendValue(buf, v), nil
+	return buf, fmt.Errorf("%s cannot represent value: %s", t.Name, jsonText(v))
 }

@@ -1,7 +1,8 @@
 package graphql
 
 import (
-	"strconv"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -34,16 +35,7 @@ type __Type {
   isOneOf: Boolean
 }
 
-enum __TypeKind {
-  SCALAR
-  OBJECT
-  INTERFACE
-  UNION
-  ENUM
-  INPUT_OBJECT
-  LIST
-  NON_NULL
-}
+enum __TypeKind { SCALAR OBJECT INTERFACE UNION ENUM INPUT_OBJECT LIST NON_NULL }
 
 type __Field {
   name: String!
@@ -79,26 +71,9 @@ type __Directive {
 }
 
 enum __DirectiveLocation {
-  QUERY
-  MUTATION
-  SUBSCRIPTION
-  FIELD
-  FRAGMENT_DEFINITION
-  FRAGMENT_SPREAD
-  INLINE_FRAGMENT
-  VARIABLE_DEFINITION
-  SCHEMA
-  SCALAR
-  OBJECT
-  FIELD_DEFINITION
-  ARGUMENT_DEFINITION
-  INTERFACE
-  UNION
-  ENUM
-  ENUM_VALUE
-  INPUT_OBJECT
-  INPUT_FIELD_DEFINITION
-  DIRECTIVE_DEFINITION
+  QUERY MUTATION SUBSCRIPTION FIELD FRAGMENT_DEFINITION FRAGMENT_SPREAD INLINE_FRAGMENT VARIABLE_DEFINITION
+  SCHEMA SCALAR OBJECT FIELD_DEFINITION ARGUMENT_DEFINITION INTERFACE UNION ENUM ENUM_VALUE INPUT_OBJECT
+  INPUT_FIELD_DEFINITION DIRECTIVE_DEFINITION
 }
 `
 
@@ -146,11 +121,42 @@ func init() {
 	typeField.Args = []*InputValue{{Name: "name", Type: &Type{Kind: NonNull, OfType: builtinScalars["String"]}}}
 	typeField.resolve = func(p ResolveParams) (any, error) {
 		name, _ := p.Args["name"].(string)
-		if t := p.Info.Schema.types[name]; t != nil {
-			return t, nil
-		}
-		return nil, nil
+		return p.Info.Schema.types[name], nil // a nil *Type is null
 	}
+}
+
+// on binds fn, given the source as a T, as the resolver of typ.field.
+func on[T any](s *Schema, typ, field string, fn func(src T, p ResolveParams) any) {
+	s.mustField(typ, field).resolve = func(p ResolveParams) (any, error) { return fn(p.Source.(T), p), nil }
+}
+
+// listed returns items as a list, without the deprecated ones unless the
+// field's includeDeprecated argument is true; or null when the field does not
+// apply (!applies).
+func listed[T any](applies bool, items []T, p ResolveParams) any {
+	if !applies {
+		return nil
+	}
+	all, _ := p.Args["includeDeprecated"].(bool)
+	out := make([]any, 0, len(items))
+	for _, it := range items {
+		if all || !isDeprecated(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func isDeprecated(v any) bool {
+	switch v := v.(type) {
+	case *FieldDef:
+		return v.IsDeprecated
+	case *InputValue:
+		return v.IsDeprecated
+	case *EnumValueDef:
+		return v.IsDeprecated
+	}
+	return false
 }
 
 func optString(s string) any {
@@ -160,182 +166,82 @@ func optString(s string) any {
 	return s
 }
 
-func optType(t *Type) any {
-	if t == nil {
+func reason(deprecated bool, reason string) any {
+	if !deprecated {
 		return nil
 	}
-	return t
-}
-
-func includeDeprecated(p ResolveParams) bool {
-	b, _ := p.Args["includeDeprecated"].(bool)
-	return b
-}
-
-func inputValueList(vs []*InputValue, p ResolveParams) []any {
-	all := includeDeprecated(p)
-	out := make([]any, 0, len(vs))
-	for _, v := range vs {
-		if all || !v.IsDeprecated {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func typeList(ts []*Type) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		out[i] = t
-	}
-	return out
+	return reason
 }
 
 func bindIntrospection(s *Schema) {
-	r := func(typ, field string, fn ResolveFunc) { s.mustField(typ, field).resolve = fn }
+	on(s, "__Schema", "description", func(x *Schema, _ ResolveParams) any { return optString(x.Description) })
+	on(s, "__Schema", "types", func(x *Schema, p ResolveParams) any { return listed(true, x.typeList, p) })
+	on(s, "__Schema", "queryType", func(x *Schema, _ ResolveParams) any { return x.Query })
+	on(s, "__Schema", "mutationType", func(x *Schema, _ ResolveParams) any { return x.Mutation })
+	on(s, "__Schema", "subscriptionType", func(x *Schema, _ ResolveParams) any { return x.Subscription })
+	on(s, "__Schema", "directives", func(x *Schema, p ResolveParams) any { return listed(true, x.dirList, p) })
 
-	r("__Schema", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*Schema).Description), nil })
-	r("__Schema", "types", func(p ResolveParams) (any, error) { return typeList(p.Source.(*Schema).typeList), nil })
-	r("__Schema", "queryType", func(p ResolveParams) (any, error) { return optType(p.Source.(*Schema).Query), nil })
-	r("__Schema", "mutationType", func(p ResolveParams) (any, error) { return optType(p.Source.(*Schema).Mutation), nil })
-	r("__Schema", "subscriptionType", func(p ResolveParams) (any, error) { return optType(p.Source.(*Schema).Subscription), nil })
-	r("__Schema", "directives", func(p ResolveParams) (any, error) {
-		ds := p.Source.(*Schema).dirList
-		out := make([]any, len(ds))
-		for i, d := range ds {
-			out[i] = d
-		}
-		return out, nil
-	})
-
-	r("__Type", "kind", func(p ResolveParams) (any, error) { return p.Source.(*Type).Kind.String(), nil })
-	r("__Type", "name", func(p ResolveParams) (any, error) { return optString(p.Source.(*Type).Name), nil })
-	r("__Type", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*Type).Description), nil })
-	r("__Type", "specifiedByURL", func(p ResolveParams) (any, error) { return optString(p.Source.(*Type).SpecifiedByURL), nil })
-	r("__Type", "fields", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
-		if t.Kind != Object && t.Kind != Interface {
-			return nil, nil
-		}
-		all := includeDeprecated(p)
-		out := make([]any, 0, len(t.Fields))
-		for _, f := range t.Fields {
-			if all || !f.IsDeprecated {
-				out = append(out, f)
-			}
-		}
-		return out, nil
-	})
-	r("__Type", "interfaces", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
-		if t.Kind != Object && t.Kind != Interface {
-			return nil, nil
-		}
-		return typeList(t.Interfaces), nil
-	})
-	r("__Type", "possibleTypes", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
-		if !t.isAbstract() {
-			return nil, nil
-		}
-		return typeList(t.PossibleTypes), nil
-	})
-	r("__Type", "enumValues", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
-		if t.Kind != Enum {
-			return nil, nil
-		}
-		all := includeDeprecated(p)
-		out := make([]any, 0, len(t.EnumValues))
-		for _, e := range t.EnumValues {
-			if all || !e.IsDeprecated {
-				out = append(out, e)
-			}
-		}
-		return out, nil
-	})
-	r("__Type", "inputFields", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
+	hasFields := func(t *Type) bool { return t.Kind == Object || t.Kind == Interface }
+	on(s, "__Type", "kind", func(t *Type, _ ResolveParams) any { return t.Kind.String() })
+	on(s, "__Type", "name", func(t *Type, _ ResolveParams) any { return optString(t.Name) })
+	on(s, "__Type", "description", func(t *Type, _ ResolveParams) any { return optString(t.Description) })
+	on(s, "__Type", "specifiedByURL", func(t *Type, _ ResolveParams) any { return optString(t.SpecifiedByURL) })
+	on(s, "__Type", "fields", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Fields, p) })
+	on(s, "__Type", "interfaces", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Interfaces, p) })
+	on(s, "__Type", "possibleTypes", func(t *Type, p ResolveParams) any { return listed(t.isAbstract(), t.PossibleTypes, p) })
+	on(s, "__Type", "enumValues", func(t *Type, p ResolveParams) any { return listed(t.Kind == Enum, t.EnumValues, p) })
+	on(s, "__Type", "inputFields", func(t *Type, p ResolveParams) any { return listed(t.Kind == InputObject, t.InputFields, p) })
+	on(s, "__Type", "ofType", func(t *Type, _ ResolveParams) any { return t.OfType })
+	on(s, "__Type", "isOneOf", func(t *Type, _ ResolveParams) any {
 		if t.Kind != InputObject {
-			return nil, nil
+			return nil
 		}
-		return inputValueList(t.InputFields, p), nil
-	})
-	r("__Type", "ofType", func(p ResolveParams) (any, error) { return optType(p.Source.(*Type).OfType), nil })
-	r("__Type", "isOneOf", func(p ResolveParams) (any, error) {
-		t := p.Source.(*Type)
-		if t.Kind != InputObject {
-			return nil, nil
-		}
-		return t.OneOf, nil
+		return t.OneOf
 	})
 
-	r("__Field", "name", func(p ResolveParams) (any, error) { return p.Source.(*FieldDef).Name, nil })
-	r("__Field", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*FieldDef).Description), nil })
-	r("__Field", "args", func(p ResolveParams) (any, error) { return inputValueList(p.Source.(*FieldDef).Args, p), nil })
-	r("__Field", "type", func(p ResolveParams) (any, error) { return p.Source.(*FieldDef).Type, nil })
-	r("__Field", "isDeprecated", func(p ResolveParams) (any, error) { return p.Source.(*FieldDef).IsDeprecated, nil })
-	r("__Field", "deprecationReason", func(p ResolveParams) (any, error) {
-		f := p.Source.(*FieldDef)
-		if !f.IsDeprecated {
-			return nil, nil
-		}
-		return f.DeprecationReason, nil
-	})
+	on(s, "__Field", "name", func(f *FieldDef, _ ResolveParams) any { return f.Name })
+	on(s, "__Field", "description", func(f *FieldDef, _ ResolveParams) any { return optString(f.Description) })
+	on(s, "__Field", "args", func(f *FieldDef, p ResolveParams) any { return listed(true, f.Args, p) })
+	on(s, "__Field", "type", func(f *FieldDef, _ ResolveParams) any { return f.Type })
+	on(s, "__Field", "isDeprecated", func(f *FieldDef, _ ResolveParams) any { return f.IsDeprecated })
+	on(s, "__Field", "deprecationReason", func(f *FieldDef, _ ResolveParams) any { return reason(f.IsDeprecated, f.DeprecationReason) })
 
-	r("__InputValue", "name", func(p ResolveParams) (any, error) { return p.Source.(*InputValue).Name, nil })
-	r("__InputValue", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*InputValue).Description), nil })
-	r("__InputValue", "type", func(p ResolveParams) (any, error) { return p.Source.(*InputValue).Type, nil })
-	r("__InputValue", "defaultValue", func(p ResolveParams) (any, error) {
-		v := p.Source.(*InputValue)
+	on(s, "__InputValue", "name", func(v *InputValue, _ ResolveParams) any { return v.Name })
+	on(s, "__InputValue", "description", func(v *InputValue, _ ResolveParams) any { return optString(v.Description) })
+	on(s, "__InputValue", "type", func(v *InputValue, _ ResolveParams) any { return v.Type })
+	on(s, "__InputValue", "defaultValue", func(v *InputValue, _ ResolveParams) any {
 		if v.DefaultValue == nil {
-			return nil, nil
+			return nil
 		}
-		return printLiteral(v.DefaultValue), nil
+		return printLiteral(v.DefaultValue)
 	})
-	r("__InputValue", "isDeprecated", func(p ResolveParams) (any, error) { return p.Source.(*InputValue).IsDeprecated, nil })
-	r("__InputValue", "deprecationReason", func(p ResolveParams) (any, error) {
-		v := p.Source.(*InputValue)
-		if !v.IsDeprecated {
-			return nil, nil
-		}
-		return v.DeprecationReason, nil
-	})
+	on(s, "__InputValue", "isDeprecated", func(v *InputValue, _ ResolveParams) any { return v.IsDeprecated })
+	on(s, "__InputValue", "deprecationReason", func(v *InputValue, _ ResolveParams) any { return reason(v.IsDeprecated, v.DeprecationReason) })
 
-	r("__EnumValue", "name", func(p ResolveParams) (any, error) { return p.Source.(*EnumValueDef).Name, nil })
-	r("__EnumValue", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*EnumValueDef).Description), nil })
-	r("__EnumValue", "isDeprecated", func(p ResolveParams) (any, error) { return p.Source.(*EnumValueDef).IsDeprecated, nil })
-	r("__EnumValue", "deprecationReason", func(p ResolveParams) (any, error) {
-		e := p.Source.(*EnumValueDef)
-		if !e.IsDeprecated {
-			return nil, nil
-		}
-		return e.DeprecationReason, nil
-	})
+	on(s, "__EnumValue", "name", func(e *EnumValueDef, _ ResolveParams) any { return e.Name })
+	on(s, "__EnumValue", "description", func(e *EnumValueDef, _ ResolveParams) any { return optString(e.Description) })
+	on(s, "__EnumValue", "isDeprecated", func(e *EnumValueDef, _ ResolveParams) any { return e.IsDeprecated })
+	on(s, "__EnumValue", "deprecationReason", func(e *EnumValueDef, _ ResolveParams) any { return reason(e.IsDeprecated, e.DeprecationReason) })
 
-	r("__Directive", "name", func(p ResolveParams) (any, error) { return p.Source.(*DirectiveDef).Name, nil })
-	r("__Directive", "description", func(p ResolveParams) (any, error) { return optString(p.Source.(*DirectiveDef).Description), nil })
-	r("__Directive", "isRepeatable", func(p ResolveParams) (any, error) { return p.Source.(*DirectiveDef).IsRepeatable, nil })
-	r("__Directive", "locations", func(p ResolveParams) (any, error) {
-		ls := p.Source.(*DirectiveDef).Locations
-		out := make([]any, len(ls))
-		for i, l := range ls {
-			out[i] = l
-		}
-		return out, nil
-	})
-	r("__Directive", "args", func(p ResolveParams) (any, error) { return inputValueList(p.Source.(*DirectiveDef).Args, p), nil })
+	on(s, "__Directive", "name", func(d *DirectiveDef, _ ResolveParams) any { return d.Name })
+	on(s, "__Directive", "description", func(d *DirectiveDef, _ ResolveParams) any { return optString(d.Description) })
+	on(s, "__Directive", "isRepeatable", func(d *DirectiveDef, _ ResolveParams) any { return d.IsRepeatable })
+	on(s, "__Directive", "locations", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Locations, p) })
+	on(s, "__Directive", "args", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Args, p) })
 }
 
 // printLiteral prints a literal in the canonical GraphQL form used for
 // __InputValue.defaultValue, and in error messages.
-func printLiteral(v *Value) string {
+func printLiteral(v *Value) string { return printValue(v, false) }
+
+// printValue prints a literal, its object fields sorted by name if sorted.
+func printValue(v *Value, sorted bool) string {
 	var b strings.Builder
-	writeLiteral(&b, v)
+	writeLiteral(&b, v, sorted)
 	return b.String()
 }
 
-func writeLiteral(b *strings.Builder, v *Value) {
+func writeLiteral(b *strings.Builder, v *Value, sorted bool) {
 	switch v.Kind {
 	case StringValue:
 		writeGraphQLString(b, v.Raw)
@@ -345,18 +251,23 @@ func writeLiteral(b *strings.Builder, v *Value) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeLiteral(b, e)
+			writeLiteral(b, e, sorted)
 		}
 		b.WriteByte(']')
 	case ObjectValue:
+		fields := v.Fields
+		if sorted {
+			fields = slices.Clone(fields)
+			slices.SortStableFunc(fields, func(a, b *ObjectField) int { return strings.Compare(a.Name, b.Name) })
+		}
 		b.WriteByte('{')
-		for i, f := range v.Fields {
+		for i, f := range fields {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString(f.Name)
 			b.WriteString(": ")
-			writeLiteral(b, f.Value)
+			writeLiteral(b, f.Value, sorted)
 		}
 		b.WriteByte('}')
 	case VariableValue:
@@ -372,28 +283,13 @@ func writeLiteral(b *strings.Builder, v *Value) {
 func writeGraphQLString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
+		switch k := strings.IndexRune(escapedChars, r); {
+		case k >= 0 && r != '/':
+			b.WriteByte('\\')
+			b.WriteByte(escapeLetters[k])
+		case r < 0x20 || r == 0x7F:
+			fmt.Fprintf(b, "\\u%04x", r)
 		default:
-			if r < 0x20 || r == 0x7F {
-				b.WriteString(`\u00`)
-				b.WriteString(strconv.FormatInt(int64(r)>>4&0xF, 16))
-				b.WriteString(strconv.FormatInt(int64(r)&0xF, 16))
-				continue
-			}
 			b.WriteRune(r)
 		}
 	}

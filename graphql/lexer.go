@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -18,26 +19,13 @@ type Position struct {
 // String returns the position as line:column.
 func (p Position) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 
-// tokenKind identifies the lexical class of a token.
-type tokenKind uint8
+// tokenKind is the lexical class of a token (spec section 2.1): a
+// punctuator's own character, or one of the kinds below.
+type tokenKind byte
 
-// The token kinds of GraphQL (spec section 2.1).
 const (
 	tokEOF tokenKind = iota
-	tokBang
-	tokDollar
-	tokAmp
-	tokParenL
-	tokParenR
 	tokSpread
-	tokColon
-	tokEquals
-	tokAt
-	tokBracketL
-	tokBracketR
-	tokBraceL
-	tokPipe
-	tokBraceR
 	tokName
 	tokInt
 	tokFloat
@@ -45,20 +33,15 @@ const (
 	tokBlockString
 )
 
-var tokenKindNames = [...]string{
-	tokEOF: "<EOF>", tokBang: "\"!\"", tokDollar: "\"$\"", tokAmp: "\"&\"",
-	tokParenL: "\"(\"", tokParenR: "\")\"", tokSpread: "\"...\"", tokColon: "\":\"",
-	tokEquals: "\"=\"", tokAt: "\"@\"", tokBracketL: "\"[\"", tokBracketR: "\"]\"",
-	tokBraceL: "\"{\"", tokPipe: "\"|\"", tokBraceR: "\"}\"", tokName: "Name",
-	tokInt: "Int", tokFloat: "Float", tokString: "String", tokBlockString: "BlockString",
-}
+// punctuators are the one-character punctuators.
+const punctuators = "!$&():=@[]{|}"
 
 // String returns the token kind's name, as syntax errors print it.
 func (k tokenKind) String() string {
-	if int(k) < len(tokenKindNames) {
-		return tokenKindNames[k]
+	if k > tokBlockString {
+		return `"` + string(rune(k)) + `"`
 	}
-	return "tokenKind(" + strconv.Itoa(int(k)) + ")"
+	return [...]string{"<EOF>", `"..."`, "Name", "Int", "Float", "String", "BlockString"}[k]
 }
 
 // token is one lexical token. Value holds the text of names and numbers and
@@ -91,8 +74,7 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("Syntax Error: %s (line %d, column %d)", e.Msg, e.Pos.Line, e.Pos.Column)
 }
 
-// lexer turns a source text into tokens. It tracks line and column as it goes
-// so that positions cost nothing extra to compute.
+// lexer turns a source text into tokens, tracking line and column as it goes.
 type lexer struct {
 	src       string
 	off       int // byte offset of the next unread byte
@@ -135,10 +117,8 @@ func (l *lexer) newline(next int) {
 	l.colOff, l.col = next, 1
 }
 
-// next returns the next significant token, skipping ignored tokens. After an
-// error it keeps returning EOF; the error is in l.err. Past maxTokens tokens
-// it fails, so a long document costs no more than its first maxTokens tokens
-// (graphql-js's maxTokens).
+// next returns the next significant token. After an error (in l.err) it
+// keeps returning EOF. Past maxTokens tokens it fails, as graphql-js does.
 func (l *lexer) next() token {
 	t := l.scan()
 	if t.Kind == tokEOF || l.err != nil {
@@ -157,7 +137,6 @@ func (l *lexer) next() token {
 	return t
 }
 
-// scan reads the next significant token.
 func (l *lexer) scan() token {
 	if l.err != nil {
 		return token{Kind: tokEOF, Pos: l.err.Pos}
@@ -169,13 +148,9 @@ func (l *lexer) scan() token {
 		case ' ', '\t', ',':
 			l.off++
 			continue
-		case '\n':
+		case '\n', '\r':
 			l.off++
-			l.newline(l.off)
-			continue
-		case '\r':
-			l.off++
-			if l.off < len(src) && src[l.off] == '\n' {
+			if c == '\r' && l.off < len(src) && src[l.off] == '\n' {
 				l.off++
 			}
 			l.newline(l.off)
@@ -197,65 +172,31 @@ func (l *lexer) scan() token {
 	if start >= len(src) {
 		return token{Kind: tokEOF, Pos: l.pos(start)}
 	}
-	c := src[start]
-	var kind tokenKind
-	switch c {
-	case '!':
-		kind = tokBang
-	case '$':
-		kind = tokDollar
-	case '&':
-		kind = tokAmp
-	case '(':
-		kind = tokParenL
-	case ')':
-		kind = tokParenR
-	case ':':
-		kind = tokColon
-	case '=':
-		kind = tokEquals
-	case '@':
-		kind = tokAt
-	case '[':
-		kind = tokBracketL
-	case ']':
-		kind = tokBracketR
-	case '{':
-		kind = tokBraceL
-	case '|':
-		kind = tokPipe
-	case '}':
-		kind = tokBraceR
-	case '.':
-		if strings.HasPrefix(src[start:], "...") {
-			l.off += 3
-			return token{Kind: tokSpread, Pos: l.pos(start)}
-		}
+	switch c := src[start]; {
+	case strings.IndexByte(punctuators, c) >= 0:
+		l.off++
+		return token{Kind: tokenKind(c), Pos: l.pos(start)}
+	case strings.HasPrefix(src[start:], "..."):
+		l.off += 3
+		return token{Kind: tokSpread, Pos: l.pos(start)}
+	case c == '.':
 		return l.fail(start, "Unexpected \".\"; did you mean \"...\"?")
-	case '"':
-		if strings.HasPrefix(src[start:], `"""`) {
-			return l.blockString(start)
-		}
-		return l.string(start)
-	default:
-		if isNameStart(c) {
+	case c == '"':
+		return l.string(start, strings.HasPrefix(src[start:], `"""`))
+	case isNameStart(c):
+		l.off++
+		for l.off < len(src) && isNameContinue(src[l.off]) {
 			l.off++
-			for l.off < len(src) && isNameContinue(src[l.off]) {
-				l.off++
-			}
-			return token{Kind: tokName, Value: src[start:l.off], Pos: l.pos(start)}
 		}
-		if c == '-' || isDigit(c) {
-			return l.number(start)
-		}
-		r, _ := utf8.DecodeRuneInString(src[start:])
-		if r == utf8.RuneError {
-			return l.fail(start, "Invalid UTF-8 byte 0x%02X", c)
-		}
-		return l.fail(start, "Unexpected character %s", describeRune(r))
+		return token{Kind: tokName, Value: src[start:l.off], Pos: l.pos(start)}
+	case c == '-' || isDigit(c):
+		return l.number(start)
 	}
-	l.off++
-	return token{Kind: kind, Pos: l.pos(start)}
+	r, _ := utf8.DecodeRuneInString(src[start:])
+	if r == utf8.RuneError {
+		return l.fail(start, "Invalid UTF-8 byte 0x%02X", src[start])
+	}
+	return l.fail(start, "Unexpected character %s", describeRune(r))
 }
 
 func describeRune(r rune) string {
@@ -279,47 +220,43 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func (l *lexer) number(start int) token {
 	src := l.src
 	i := start
+	// digits skips the digits at i, of which there must be at least one.
+	digits := func() bool {
+		if i >= len(src) || !isDigit(src[i]) {
+			return false
+		}
+		for i < len(src) && isDigit(src[i]) {
+			i++
+		}
+		return true
+	}
 	if src[i] == '-' {
 		i++
 	}
-	if i >= len(src) || !isDigit(src[i]) {
-		return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
-	}
-	if src[i] == '0' {
+	kind := tokInt
+	ok := true
+	if i < len(src) && src[i] == '0' {
 		i++
 		if i < len(src) && isDigit(src[i]) {
 			return l.fail(i, "Invalid number, unexpected digit after 0: %s", l.describeAt(i))
 		}
 	} else {
-		for i < len(src) && isDigit(src[i]) {
-			i++
-		}
+		ok = digits()
 	}
-	kind := tokInt
-	if i < len(src) && src[i] == '.' {
+	if ok && i < len(src) && src[i] == '.' {
 		kind = tokFloat
 		i++
-		if i >= len(src) || !isDigit(src[i]) {
-			return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
-		}
-		for i < len(src) && isDigit(src[i]) {
-			i++
-		}
+		ok = digits()
 	}
-	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+	if ok && i < len(src) && (src[i] == 'e' || src[i] == 'E') {
 		kind = tokFloat
 		i++
 		if i < len(src) && (src[i] == '+' || src[i] == '-') {
 			i++
 		}
-		if i >= len(src) || !isDigit(src[i]) {
-			return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
-		}
-		for i < len(src) && isDigit(src[i]) {
-			i++
-		}
+		ok = digits()
 	}
-	if i < len(src) && (src[i] == '.' || isNameStart(src[i])) {
+	if !ok || i < len(src) && (src[i] == '.' || isNameStart(src[i])) {
 		return l.fail(i, "Invalid number, expected digit but got %s", l.describeAt(i))
 	}
 	l.off = i
@@ -334,38 +271,58 @@ func (l *lexer) describeAt(off int) string {
 	return describeRune(r)
 }
 
-// string lexes a quoted StringValue and decodes its escape sequences.
-func (l *lexer) string(start int) token {
+// string lexes a StringValue, or when block a """block string""" (spec
+// 2.9.4): the first with its escape sequences decoded, the second with its
+// indentation removed.
+func (l *lexer) string(start int, block bool) token {
 	src := l.src
-	i := start + 1
+	quote, kind := `"`, tokString
+	if block {
+		quote, kind = `"""`, tokBlockString
+	}
+	i := start + len(quote)
 	var b *strings.Builder // allocated only when an escape needs decoding
 	chunk := i
+	// Lines inside a block string move the lexer's line counter, but the
+	// token's position is its start.
+	pos := l.pos(start)
 	for i < len(src) {
 		c := src[i]
 		switch {
-		case c == '"':
-			var v string
-			if b == nil {
-				v = src[chunk:i]
-			} else {
-				b.WriteString(src[chunk:i])
+		case c == '"' && strings.HasPrefix(src[i:], quote):
+			v := src[chunk:i]
+			if b != nil {
+				b.WriteString(v)
 				v = b.String()
 			}
-			l.off = i + 1
-			return token{Kind: tokString, Value: v, Pos: l.pos(start)}
-		case c == '\n' || c == '\r':
-			return l.fail(i, "Unterminated string.")
+			if block {
+				v = blockStringValue(v)
+			}
+			l.off = i + len(quote)
+			return token{Kind: kind, Value: v, Pos: pos}
+		case c == '\\' && block && !strings.HasPrefix(src[i:], `\"""`):
+			i++
 		case c == '\\':
 			if b == nil {
 				b = new(strings.Builder)
 			}
 			b.WriteString(src[chunk:i])
-			n, ok := l.escape(i, b)
-			if !ok {
+			n, ok := 4, true
+			if block {
+				b.WriteString(`"""`)
+			} else if n, ok = l.escape(i, b); !ok {
 				return token{Kind: tokEOF}
 			}
 			i += n
 			chunk = i
+		case (c == '\n' || c == '\r') && !block:
+			return l.fail(i, "Unterminated string.")
+		case c == '\n' || c == '\r':
+			i++
+			if c == '\r' && i < len(src) && src[i] == '\n' {
+				i++
+			}
+			l.newline(i)
 		default:
 			size, bad, ok := l.stringChar(i)
 			if !ok {
@@ -377,37 +334,27 @@ func (l *lexer) string(start int) token {
 	return l.fail(i, "Unterminated string.")
 }
 
+// escapedChars are the characters a one-letter escape stands for, and
+// escapeLetters those letters, in the same order.
+const escapedChars, escapeLetters = "\"\\/\b\f\n\r\t", `"\/bfnrt`
+
 // escape decodes the escape sequence at src[i] (a backslash) into b and
 // returns its length in bytes.
 func (l *lexer) escape(i int, b *strings.Builder) (int, bool) {
 	src := l.src
-	if i+1 >= len(src) {
+	switch {
+	case i+1 >= len(src):
 		l.fail(i, "Unterminated string.")
 		return 0, false
-	}
-	switch src[i+1] {
-	case '"':
-		b.WriteByte('"')
-	case '\\':
-		b.WriteByte('\\')
-	case '/':
-		b.WriteByte('/')
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
+	case src[i+1] == 'u':
 		return l.unicodeEscape(i, b)
-	default:
+	}
+	k := strings.IndexByte(escapeLetters, src[i+1])
+	if k < 0 {
 		l.fail(i, "Invalid character escape sequence: %q", src[i:i+2])
 		return 0, false
 	}
+	b.WriteByte(escapedChars[k])
 	return 2, true
 }
 
@@ -415,69 +362,40 @@ func (l *lexer) escape(i int, b *strings.Builder) (int, bool) {
 // consecutive fixed-width escapes (spec 2.9.4, October 2021).
 func (l *lexer) unicodeEscape(i int, b *strings.Builder) (int, bool) {
 	src := l.src
+	var r rune
+	var ok bool
+	end := i + 6 // of the escape, or of the text an error quotes
 	if i+2 < len(src) && src[i+2] == '{' {
 		j := i + 3
-		var r rune
-		for j < len(src) && src[j] != '}' {
-			h := hexVal(src[j])
-			if h < 0 || r > 0x10FFFF {
-				l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, j+1))
-				return 0, false
-			}
-			r = r<<4 | rune(h)
+		for j < len(src) && src[j] != '}' && hexVal(src[j]) >= 0 && r <= 0x10FFFF {
+			r = r<<4 | rune(hexVal(src[j]))
 			j++
 		}
-		if j >= len(src) || j == i+3 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF) {
-			l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, j+1))
-			return 0, false
+		end = j + 1
+		ok = j < len(src) && src[j] == '}' && j > i+3 && r <= 0x10FFFF && !utf16.IsSurrogate(r)
+	} else if r, ok = hex4(src, i+2); ok && utf16.IsSurrogate(r) {
+		// A surrogate is valid only as the first half of a pair.
+		lo, okLo := hex4(src, i+8)
+		r = utf16.DecodeRune(r, lo)
+		ok = okLo && src[i+6:i+8] == `\u` && r != utf8.RuneError
+		if ok {
+			end = i + 12
 		}
-		b.WriteRune(r)
-		return j + 1 - i, true
 	}
-	r, ok := hex4(src, i+2)
 	if !ok {
-		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
-		return 0, false
-	}
-	if r >= 0xD800 && r <= 0xDBFF {
-		// A leading surrogate is valid only as the first half of a pair.
-		if i+7 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
-			if lo, ok := hex4(src, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-				b.WriteRune(0x10000 + (r-0xD800)<<10 + (lo - 0xDC00))
-				return 12, true
-			}
-		}
-		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
-		return 0, false
-	}
-	if r >= 0xDC00 && r <= 0xDFFF {
-		l.fail(i, "Invalid Unicode escape sequence: %q", l.escapeText(i, i+6))
+		l.fail(i, "Invalid Unicode escape sequence: %q", src[i:min(end, len(src))])
 		return 0, false
 	}
 	b.WriteRune(r)
-	return 6, true
-}
-
-func (l *lexer) escapeText(from, to int) string {
-	if to > len(l.src) {
-		to = len(l.src)
-	}
-	return l.src[from:to]
+	return end - i, true
 }
 
 func hex4(s string, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
-	var r rune
-	for k := i; k < i+4; k++ {
-		h := hexVal(s[k])
-		if h < 0 {
-			return 0, false
-		}
-		r = r<<4 | rune(h)
-	}
-	return r, true
+	n, err := strconv.ParseUint(s[i:i+4], 16, 32)
+	return rune(n), err == nil
 }
 
 func hexVal(c byte) int {
@@ -510,106 +428,28 @@ func (l *lexer) stringChar(i int) (size int, bad token, ok bool) {
 	return size, token{}, true
 }
 
-// blockString lexes a """block string""" and returns its value after the
-// indentation removal of BlockStringValue (spec 2.9.4).
-func (l *lexer) blockString(start int) token {
-	src := l.src
-	i := start + 3
-	var raw strings.Builder
-	chunk := i
-	// Lines inside the block string move the lexer's line counter, but the
-	// token's position is its start.
-	startPos := l.pos(start)
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '"' && strings.HasPrefix(src[i:], `"""`):
-			raw.WriteString(src[chunk:i])
-			l.off = i + 3
-			return token{Kind: tokBlockString, Value: blockStringValue(raw.String()), Pos: startPos}
-		case c == '\\' && strings.HasPrefix(src[i:], `\"""`):
-			raw.WriteString(src[chunk:i])
-			raw.WriteString(`"""`)
-			i += 4
-			chunk = i
-		case c == '\n':
-			i++
-			l.newline(i)
-		case c == '\r':
-			i++
-			if i < len(src) && src[i] == '\n' {
-				i++
-			}
-			l.newline(i)
-		default:
-			size, bad, ok := l.stringChar(i)
-			if !ok {
-				return bad
-			}
-			i += size
-		}
-	}
-	return l.fail(i, "Unterminated string.")
-}
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // blockStringValue removes the common indentation and the leading and
 // trailing blank lines of a raw block string.
 func blockStringValue(raw string) string {
-	lines := splitLines(raw)
+	lines := strings.Split(lineBreaks.Replace(raw), "\n")
+	blank := func(s string) bool { return strings.TrimLeft(s, " \t") == "" }
 	common := -1
-	for i, line := range lines {
-		if i == 0 {
-			continue
-		}
-		indent := leadingWhitespace(line)
-		if indent == len(line) {
-			continue
-		}
-		if common < 0 || indent < common {
+	for _, line := range lines[1:] {
+		indent := len(line) - len(strings.TrimLeft(line, " \t"))
+		if indent < len(line) && (common < 0 || indent < common) {
 			common = indent
 		}
 	}
-	if common > 0 {
-		for i := 1; i < len(lines); i++ {
-			if len(lines[i]) >= common {
-				lines[i] = lines[i][common:]
-			} else {
-				lines[i] = ""
-			}
-		}
+	for i := 1; common > 0 && i < len(lines); i++ {
+		lines[i] = lines[i][min(common, len(lines[i])):]
 	}
-	for len(lines) > 0 && leadingWhitespace(lines[0]) == len(lines[0]) {
+	for len(lines) > 0 && blank(lines[0]) {
 		lines = lines[1:]
 	}
-	for len(lines) > 0 && leadingWhitespace(lines[len(lines)-1]) == len(lines[len(lines)-1]) {
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
 		lines = lines[:len(lines)-1]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func splitLines(s string) []string {
-	var lines []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\n':
-			lines = append(lines, s[start:i])
-			start = i + 1
-		case '\r':
-			lines = append(lines, s[start:i])
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-			}
-			start = i + 1
-		}
-	}
-	return append(lines, s[start:])
-}
-
-func leadingWhitespace(s string) int {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return i
 }

@@ -4,45 +4,29 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 )
 
-// OverlappingFieldsCanBeMerged (spec 5.3.2). This follows graphql-js's
-// algorithm: fields and fragment names of each selection set are collected
-// once and cached, and pairs of fragments already compared are remembered,
-// so that the work stays polynomial even with many fragments.
-//
-// Polynomial is still too much for a hostile document: 300 fields with one
-// response name are 44,850 pairs, each a conflict when their arguments
-// differ. So the work is metered (Limits.MaxFieldComparisons: every pair of
-// fields compared, every response name looked up in another selection set,
-// every fragment pair entered) and the rule stops once the conflicts found
-// would already fill the error list (Limits.MaxErrors); either way
-// validation ends with an error that says so.
-//
-// So that the meter does not refuse what clients really write, such as one
-// field repeated in many fragments, the fields of one response name are
-// grouped into classes of fields written alike (see shape): one pair decides
-// for two classes, and only classes that conflict are compared pair by pair,
-// to report each conflict as graphql-js does.
+// OverlappingFieldsCanBeMerged (spec 5.3.2), by graphql-js's algorithm. A
+// hostile document can still ask for millions of comparisons, so the work is
+// metered (Limits.MaxFieldComparisons) and the rule stops once its conflicts
+// would fill the error list (Limits.MaxErrors), with an error that says so.
+// Fields written alike form a class (see shape), one pair deciding for two
+// classes, so that one field repeated in many fragments passes the meter.
 
-type fieldAndDef struct {
+type fieldAndType struct {
 	parent *Type
 	node   *Field
-	def    *FieldDef
+	typ    *Type // nil when the field is unknown
 }
 
-// fieldMap groups fields by response name, keeping first-seen order.
+// fieldMap holds the fields of a selection set by response name, in order
+// of first appearance, and the names of the fragments it spreads.
 type fieldMap struct {
-	keys    []string
-	fields  map[string][]fieldAndDef
-	classes map[string][][]int // see overlapChecker.classes
-}
-
-type fieldsAndFragments struct {
-	fields    *fieldMap
+	keys      []string
+	fields    map[string][]fieldAndType
+	classes   map[string][][]int // see overlapChecker.classes
 	fragments []string
 }
 
@@ -53,15 +37,17 @@ type conflict struct {
 	fields2 []*Field
 }
 
-type pairKey struct{ a, b string }
+// comparison names two fragments compared, or a field map (which stops
+// recursion through self-referencing fragments) and a fragment.
+type comparison struct {
+	fields *fieldMap
+	a, b   string
+}
 
 type overlapChecker struct {
 	c        *vctx
-	cache    map[*SelectionSet]*fieldsAndFragments
-	compared map[pairKey]bool // value: whether compared as mutually exclusive
-	// comparedFields remembers which field maps were compared with which
-	// fragments, which stops recursion through self-referencing fragments.
-	comparedFields map[fieldsFragmentKey]bool
+	cache    map[*SelectionSet]*fieldMap
+	compared map[comparison]bool // value: whether compared as mutually exclusive
 	// canonical holds each argument value printed once, since a field may
 	// be compared with many others.
 	canonical map[*Value]string
@@ -74,15 +60,10 @@ type overlapChecker struct {
 	stopped   bool
 }
 
-type fieldsFragmentKey struct {
-	fields   *fieldMap
-	fragment string
-}
-
 func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
-	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldsAndFragments{}, compared: map[pairKey]bool{},
-		comparedFields: map[fieldsFragmentKey]bool{}, canonical: map[*Value]string{},
-		shapes: map[*Field]int{}, shapeOf: map[string]int{}}
+	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldMap{}, compared: map[comparison]bool{},
+		canonical: map[*Value]string{},
+		shapes:    map[*Field]int{}, shapeOf: map[string]int{}}
 	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
 		if o.stopped {
 			return
@@ -94,13 +75,7 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 			defer o.stop()
 		}
 		for _, cf := range conflicts {
-			locs := make([]Position, 0, len(cf.fields1)+len(cf.fields2))
-			for _, f := range cf.fields1 {
-				locs = append(locs, f.Pos)
-			}
-			for _, f := range cf.fields2 {
-				locs = append(locs, f.Pos)
-			}
+			locs := append(fieldPositions(cf.fields1), fieldPositions(cf.fields2)...)
 			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
 		}
 	}}
@@ -137,31 +112,26 @@ func (o *overlapChecker) stop() {
 	o.c.abort(tooManyErrors)
 }
 
-func (o *overlapChecker) pairSeen(a, b string, exclusive bool) bool {
-	if a > b {
-		a, b = b, a
-	}
-	was, ok := o.compared[pairKey{a, b}]
-	if !ok {
-		return false
+// firstComparison reports whether k is yet to be compared as exclusive (or
+// not), and records that it now is.
+func (o *overlapChecker) firstComparison(k comparison, exclusive bool) bool {
+	if k.a > k.b {
+		k.a, k.b = k.b, k.a
 	}
 	// Comparing as not exclusive covers comparing as exclusive.
-	return exclusive || was == exclusive
-}
-
-func (o *overlapChecker) addPair(a, b string, exclusive bool) {
-	if a > b {
-		a, b = b, a
+	if was, ok := o.compared[k]; ok && (exclusive || !was) {
+		return false
 	}
-	o.compared[pairKey{a, b}] = exclusive
+	o.compared[k] = exclusive
+	return true
 }
 
 func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []conflict {
 	var out []conflict
 	ff := o.fieldsAndFragmentNames(parent, set)
-	o.collectWithin(&out, ff.fields)
+	o.collectWithin(&out, ff)
 	for i, name := range ff.fragments {
-		o.betweenFieldsAndFragment(&out, false, ff.fields, name)
+		o.betweenFieldsAndFragment(&out, false, ff, name)
 		for _, other := range ff.fragments[i+1:] {
 			o.betweenFragments(&out, false, name, other)
 		}
@@ -170,40 +140,34 @@ func (o *overlapChecker) withinSelectionSet(parent *Type, set *SelectionSet) []c
 }
 
 func (o *overlapChecker) betweenFieldsAndFragment(out *[]conflict, exclusive bool, fm *fieldMap, fragName string) {
-	if !o.step() {
+	if !o.step() || !o.firstComparison(comparison{fields: fm, a: fragName}, exclusive) {
 		return
 	}
-	k := fieldsFragmentKey{fm, fragName}
-	if was, ok := o.comparedFields[k]; ok && (exclusive || !was) {
-		return
-	}
-	o.comparedFields[k] = exclusive
 	f := o.c.fragments[fragName]
 	if f == nil {
 		return
 	}
 	ff2 := o.referencedFieldsAndFragmentNames(f)
-	if fm == ff2.fields {
+	if fm == ff2 {
 		return
 	}
-	o.collectBetween(out, exclusive, fm, ff2.fields)
+	o.collectBetween(out, exclusive, fm, ff2)
 	for _, ref := range ff2.fragments {
 		o.betweenFieldsAndFragment(out, exclusive, fm, ref)
 	}
 }
 
 func (o *overlapChecker) betweenFragments(out *[]conflict, exclusive bool, name1, name2 string) {
-	if !o.step() || name1 == name2 || o.pairSeen(name1, name2, exclusive) {
+	if !o.step() || name1 == name2 || !o.firstComparison(comparison{a: name1, b: name2}, exclusive) {
 		return
 	}
-	o.addPair(name1, name2, exclusive)
 	f1, f2 := o.c.fragments[name1], o.c.fragments[name2]
 	if f1 == nil || f2 == nil {
 		return
 	}
 	ff1 := o.referencedFieldsAndFragmentNames(f1)
 	ff2 := o.referencedFieldsAndFragmentNames(f2)
-	o.collectBetween(out, exclusive, ff1.fields, ff2.fields)
+	o.collectBetween(out, exclusive, ff1, ff2)
 	for _, ref := range ff2.fragments {
 		o.betweenFragments(out, exclusive, name1, ref)
 	}
@@ -216,12 +180,12 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 	var out []conflict
 	ff1 := o.fieldsAndFragmentNames(p1, s1)
 	ff2 := o.fieldsAndFragmentNames(p2, s2)
-	o.collectBetween(&out, exclusive, ff1.fields, ff2.fields)
+	o.collectBetween(&out, exclusive, ff1, ff2)
 	for _, n2 := range ff2.fragments {
-		o.betweenFieldsAndFragment(&out, exclusive, ff1.fields, n2)
+		o.betweenFieldsAndFragment(&out, exclusive, ff1, n2)
 	}
 	for _, n1 := range ff1.fragments {
-		o.betweenFieldsAndFragment(&out, exclusive, ff2.fields, n1)
+		o.betweenFieldsAndFragment(&out, exclusive, ff2, n1)
 	}
 	for _, n1 := range ff1.fragments {
 		for _, n2 := range ff2.fragments {
@@ -231,9 +195,8 @@ func (o *overlapChecker) betweenSubSelectionSets(exclusive bool, p1 *Type, s1 *S
 	return out
 }
 
-// collectWithin compares the fields of fm that share a response name. The
-// fields are grouped into classes of fields written alike (see classes), and
-// a class is compared with itself and with each later class.
+// collectWithin compares the fields of fm that share a response name: each
+// class (see classes) with itself and with each later class.
 func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 	for _, k := range fm.keys {
 		fs := fm.fields[k]
@@ -242,11 +205,11 @@ func (o *overlapChecker) collectWithin(out *[]conflict, fm *fieldMap) {
 		}
 		cs := o.classes(fm, k)
 		for a, c := range cs {
-			if !o.comparePairs(out, false, k, fs, fs, pairsWithin(c)) {
+			if !o.comparePairs(out, false, k, fs, fs, pairs(c, nil, true)) {
 				return
 			}
 			for _, later := range cs[a+1:] {
-				if !o.comparePairs(out, false, k, fs, fs, pairsAcross(c, later, true)) {
+				if !o.comparePairs(out, false, k, fs, fs, pairs(c, later, true)) {
 					return
 				}
 			}
@@ -266,7 +229,7 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 		fs1 := fm1.fields[k]
 		for _, c1 := range o.classes(fm1, k) {
 			for _, c2 := range o.classes(fm2, k) {
-				if !o.comparePairs(out, exclusive, k, fs1, fs2, pairsAcross(c1, c2, false)) {
+				if !o.comparePairs(out, exclusive, k, fs1, fs2, pairs(c1, c2, false)) {
 					return
 				}
 			}
@@ -276,12 +239,9 @@ func (o *overlapChecker) collectBetween(out *[]conflict, exclusive bool, fm1, fm
 
 // comparePairs compares fs1[i] with fs2[j] for each pair (i, j) of two
 // classes, and reports whether the rule may go on. The fields of a class are
-// written alike, so the first pair decides for all: when it does not
-// conflict, no pair does; when it does, the other pairs are compared too, to
-// report each one as graphql-js does. This is what keeps a field repeated a
-// thousand times, as clients do write, from costing half a million
-// comparisons.
-func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key string, fs1, fs2 []fieldAndDef, pairs iter.Seq2[int, int]) bool {
+// written alike, so the first pair decides for all; only when it conflicts
+// are the others compared, to report each one as graphql-js does.
+func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key string, fs1, fs2 []fieldAndType, pairs iter.Seq2[int, int]) bool {
 	first := true
 	for i, j := range pairs {
 		n := len(*out)
@@ -296,26 +256,18 @@ func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key strin
 	return true
 }
 
-// pairsWithin yields the pairs of distinct members of class c, earlier first.
-func pairsWithin(c []int) iter.Seq2[int, int] {
+// pairs yields the pairs of a member of class c1 and one of c2, or with c2
+// nil, of two members of c1. ordered, for classes of one list, puts the
+// earlier field first, as graphql-js compares them (the order of an error's
+// locations).
+func pairs(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
-		for x, i := range c {
-			for _, j := range c[x+1:] {
-				if !yield(i, j) {
-					return
-				}
+		for x, i := range c1 {
+			others := c2
+			if c2 == nil {
+				others = c1[x+1:]
 			}
-		}
-	}
-}
-
-// pairsAcross yields the pairs of a member of c1 and one of c2; ordered, for
-// classes of one list, puts the earlier field first, as graphql-js compares
-// them (the order of an error's locations).
-func pairsAcross(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
-	return func(yield func(int, int) bool) {
-		for _, i := range c1 {
-			for _, j := range c2 {
+			for _, j := range others {
 				a, b := i, j
 				if ordered && a > b {
 					a, b = b, a
@@ -364,11 +316,9 @@ func (o *overlapChecker) classes(fm *fieldMap, key string) [][]int {
 	return cs
 }
 
-// shape returns a number shared by exactly the fields written alike: the
-// same alias, name and arguments (in the same order) and selections of the
-// same shapes, directives aside, which do not matter to merging. Each field
-// is numbered once, from its children's numbers, so numbering every field
-// costs time linear in the document.
+// shape returns a number shared by exactly the fields written alike (alias,
+// name, arguments in order and selections' shapes; directives do not matter
+// to merging). Each field is numbered once, from its children's numbers.
 func (o *overlapChecker) shape(f *Field) int {
 	if n, ok := o.shapes[f]; ok {
 		return n
@@ -419,7 +369,7 @@ func (o *overlapChecker) writeShape(b *strings.Builder, set *SelectionSet) {
 
 // compare adds the conflict between f1 and f2, if any, to out, and reports
 // whether the rule may go on.
-func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndDef) bool {
+func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1, f2 fieldAndType) bool {
 	if !o.step() {
 		return false
 	}
@@ -430,79 +380,46 @@ func (o *overlapChecker) compare(out *[]conflict, exclusive bool, key string, f1
 	return !o.stopped
 }
 
-func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndDef) *conflict {
+func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 fieldAndType) *conflict {
 	exclusive := parentExclusive || (f1.parent != f2.parent && f1.parent != nil && f2.parent != nil &&
 		f1.parent.Kind == Object && f2.parent.Kind == Object)
-	if !exclusive {
-		if f1.node.Name != f2.node.Name {
-			return &conflict{key: key, reason: fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name),
-				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
-		}
-		if !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
-			return &conflict{key: key, reason: "they have differing arguments",
-				fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
-		}
+	because := func(reason string) *conflict {
+		return &conflict{key: key, reason: reason, fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
 	}
-	var t1, t2 *Type
-	if f1.def != nil {
-		t1 = f1.def.Type
+	if !exclusive && f1.node.Name != f2.node.Name {
+		return because(fmt.Sprintf("%q and %q are different fields", f1.node.Name, f2.node.Name))
 	}
-	if f2.def != nil {
-		t2 = f2.def.Type
+	if !exclusive && !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
+		return because("they have differing arguments")
 	}
+	t1, t2 := f1.typ, f2.typ
 	if t1 != nil && t2 != nil && doTypesConflict(t1, t2) {
-		return &conflict{key: key, reason: fmt.Sprintf("they return conflicting types %q and %q", t1, t2),
-			fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
+		return because(fmt.Sprintf("they return conflicting types %q and %q", t1, t2))
 	}
 	s1, s2 := f1.node.SelectionSet, f2.node.SelectionSet
-	if s1 != nil && s2 != nil {
-		var n1, n2 *Type
-		if t1 != nil {
-			n1 = t1.Named()
-		}
-		if t2 != nil {
-			n2 = t2.Named()
-		}
-		subs := o.betweenSubSelectionSets(exclusive, n1, s1, n2, s2)
-		if len(subs) == 0 {
-			return nil
-		}
-		cf := &conflict{key: key, fields1: []*Field{f1.node}, fields2: []*Field{f2.node}}
-		var reasons []string
-		for _, s := range subs {
-			reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
-			cf.fields1 = append(cf.fields1, s.fields1...)
-			cf.fields2 = append(cf.fields2, s.fields2...)
-		}
-		cf.reason = strings.Join(reasons, " and ")
-		return cf
+	if s1 == nil || s2 == nil {
+		return nil
 	}
-	return nil
+	subs := o.betweenSubSelectionSets(exclusive, t1.Named(), s1, t2.Named(), s2)
+	if len(subs) == 0 {
+		return nil
+	}
+	cf := because("")
+	var reasons []string
+	for _, s := range subs {
+		reasons = append(reasons, fmt.Sprintf("subfields %q conflict because %s", s.key, s.reason))
+		cf.fields1 = append(cf.fields1, s.fields1...)
+		cf.fields2 = append(cf.fields2, s.fields2...)
+	}
+	cf.reason = strings.Join(reasons, " and ")
+	return cf
 }
 
 func doTypesConflict(t1, t2 *Type) bool {
-	if t1.Kind == List {
-		if t2.Kind == List {
-			return doTypesConflict(t1.OfType, t2.OfType)
-		}
-		return true
+	if t1.OfType != nil || t2.OfType != nil {
+		return t1.Kind != t2.Kind || doTypesConflict(t1.OfType, t2.OfType)
 	}
-	if t2.Kind == List {
-		return true
-	}
-	if t1.Kind == NonNull {
-		if t2.Kind == NonNull {
-			return doTypesConflict(t1.OfType, t2.OfType)
-		}
-		return true
-	}
-	if t2.Kind == NonNull {
-		return true
-	}
-	if t1.isLeaf() || t2.isLeaf() {
-		return t1 != t2
-	}
-	return false
+	return (t1.isLeaf() || t2.isLeaf()) && t1 != t2
 }
 
 // sameArguments reports whether each argument of a1 has the same value as the
@@ -539,95 +456,55 @@ func (o *overlapChecker) sameArguments(a1, a2 []*Argument) bool {
 	return true
 }
 
-// canonicalValue is canonicalValue(v), printed once per value.
+// canonicalValue prints a value once, with object fields sorted, so that
+// equal values print equally.
 func (o *overlapChecker) canonicalValue(v *Value) string {
 	s, ok := o.canonical[v]
 	if !ok {
-		s = canonicalValue(v)
+		s = printValue(v, true)
 		o.canonical[v] = s
 	}
 	return s
 }
 
-// canonicalValue prints a value with object fields sorted, so that equal
-// values print equally.
-func canonicalValue(v *Value) string {
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String()
-}
-
-func writeCanonical(b *strings.Builder, v *Value) {
-	switch v.Kind {
-	case ListValue:
-		b.WriteByte('[')
-		for i, e := range v.List {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
-	case ObjectValue:
-		fs := append([]*ObjectField(nil), v.Fields...)
-		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
-		b.WriteByte('{')
-		for i, f := range fs {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(f.Name)
-			b.WriteByte(':')
-			writeCanonical(b, f.Value)
-		}
-		b.WriteByte('}')
-	default:
-		writeLiteral(b, v)
-	}
-}
-
-func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldsAndFragments {
+func (o *overlapChecker) fieldsAndFragmentNames(parent *Type, set *SelectionSet) *fieldMap {
 	if ff, ok := o.cache[set]; ok {
 		return ff
 	}
-	ff := &fieldsAndFragments{fields: &fieldMap{fields: map[string][]fieldAndDef{}}}
-	seen := map[string]bool{}
-	o.collectFieldsAndFragmentNames(parent, set, ff, seen)
-	o.cache[set] = ff
-	return ff
+	fm := &fieldMap{fields: map[string][]fieldAndType{}}
+	o.collectFieldsAndFragmentNames(parent, set, fm, map[string]bool{})
+	o.cache[set] = fm
+	return fm
 }
 
-func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldsAndFragments {
-	if ff, ok := o.cache[f.SelectionSet]; ok {
-		return ff
-	}
+func (o *overlapChecker) referencedFieldsAndFragmentNames(f *FragmentDefinition) *fieldMap {
 	return o.fieldsAndFragmentNames(o.c.typeFromRef(f.TypeCondition), f.SelectionSet)
 }
 
-func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *SelectionSet, ff *fieldsAndFragments, seen map[string]bool) {
+func (o *overlapChecker) collectFieldsAndFragmentNames(parent *Type, set *SelectionSet, fm *fieldMap, seen map[string]bool) {
 	for _, sel := range set.Selections {
 		switch s := sel.(type) {
 		case *Field:
-			var def *FieldDef
-			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) {
-				def = parent.fieldMap[s.Name]
+			var typ *Type
+			if parent != nil && (parent.Kind == Object || parent.Kind == Interface) && parent.fieldMap[s.Name] != nil {
+				typ = parent.fieldMap[s.Name].Type
 			}
 			k := s.responseKey()
-			if _, ok := ff.fields.fields[k]; !ok {
-				ff.fields.keys = append(ff.fields.keys, k)
+			if _, ok := fm.fields[k]; !ok {
+				fm.keys = append(fm.keys, k)
 			}
-			ff.fields.fields[k] = append(ff.fields.fields[k], fieldAndDef{parent: parent, node: s, def: def})
+			fm.fields[k] = append(fm.fields[k], fieldAndType{parent: parent, node: s, typ: typ})
 		case *FragmentSpread:
 			if !seen[s.Name] {
 				seen[s.Name] = true
-				ff.fragments = append(ff.fragments, s.Name)
+				fm.fragments = append(fm.fragments, s.Name)
 			}
 		case *InlineFragment:
 			t := parent
 			if s.TypeCondition != nil {
 				t = o.c.typeFromRef(s.TypeCondition)
 			}
-			o.collectFieldsAndFragmentNames(t, s.SelectionSet, ff, seen)
+			o.collectFieldsAndFragmentNames(t, s.SelectionSet, fm, seen)
 		}
 	}
 }

@@ -21,11 +21,9 @@ func parseLimited(src string, lim Limits) (doc *Document, tokens int, err error)
 	if lim.MaxDocumentBytes > 0 && len(src) > lim.MaxDocumentBytes {
 		return nil, 0, &SyntaxError{Pos: Position{Line: 1, Column: 1}, Msg: fmt.Sprintf("Document is larger than %d bytes.", lim.MaxDocumentBytes)}
 	}
-	// A document can hold no more tokens than bytes. One that may hold more than
-	// MaxTokens is counted first and refused before any of it is parsed: its
-	// syntax tree, up to the limit, would cost a few hundred bytes a token, all
-	// garbage once the limit is met. So a document too long in tokens gets that
-	// error even when it has an earlier syntax error.
+	// A document that may hold more than MaxTokens tokens (one a byte at most)
+	// is counted first, and refused before a syntax tree of garbage is built:
+	// so it gets that error even when it has an earlier syntax error.
 	if lim.MaxTokens > 0 && len(src) > lim.MaxTokens {
 		if err := tooManyTokens(src, lim.MaxTokens); err != nil {
 			return nil, 0, err
@@ -81,9 +79,8 @@ func (p *parser) count(n *int, max int, what string) {
 	}
 }
 
-// errorf records the first error; later calls are ignored so that the error
-// reported is the one closest to the cause. After an error the current token
-// is EOF, which ends every loop of the parser.
+// errorf records the first error, the one closest to the cause. After an
+// error the current token is EOF, which ends every loop of the parser.
 func (p *parser) errorf(pos Position, format string, args ...any) {
 	if p.err == nil {
 		p.err = &SyntaxError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
@@ -91,13 +88,7 @@ func (p *parser) errorf(pos Position, format string, args ...any) {
 	p.tok = token{Kind: tokEOF, Pos: pos}
 }
 
-func (p *parser) unexpected() {
-	if p.tok.Kind == tokEOF {
-		p.errorf(p.tok.Pos, "Unexpected <EOF>.")
-		return
-	}
-	p.errorf(p.tok.Pos, "Unexpected %s.", p.tok)
-}
+func (p *parser) unexpected() { p.errorf(p.tok.Pos, "Unexpected %s.", p.tok) }
 
 func (p *parser) enter() bool {
 	p.depth++
@@ -112,9 +103,7 @@ func (p *parser) leave() { p.depth-- }
 
 func (p *parser) peek(k tokenKind) bool { return p.tok.Kind == k }
 
-func (p *parser) peekName(name string) bool {
-	return p.tok.Kind == tokName && p.tok.Value == name
-}
+func (p *parser) peekName(name string) bool { return p.tok.Kind == tokName && p.tok.Value == name }
 
 func (p *parser) skip(k tokenKind) bool {
 	if p.tok.Kind == k {
@@ -131,30 +120,55 @@ func (p *parser) closes(k tokenKind) bool {
 		return true
 	}
 	if p.tok.Kind == tokEOF {
-		if p.err == nil {
-			p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
-		}
+		p.errorf(p.tok.Pos, "Expected %s, found <EOF>.", k)
 		return true
 	}
 	return false
+}
+
+// many reads the items of a list between open and close, or nothing when the
+// next token is not open.
+func many[T any](p *parser, open, close tokenKind, item func() T) []T {
+	if !p.skip(open) {
+		return nil
+	}
+	var items []T
+	for {
+		items = append(items, item())
+		if p.closes(close) {
+			return items
+		}
+	}
+}
+
+// separated reads items separated by sep, which may also come first.
+func separated[T any](p *parser, sep tokenKind, item func() T) []T {
+	p.skip(sep)
+	var items []T
+	for {
+		items = append(items, item())
+		if !p.skip(sep) {
+			return items
+		}
+	}
 }
 
 func (p *parser) expect(k tokenKind) token {
 	t := p.tok
 	if t.Kind != k {
 		p.errorf(t.Pos, "Expected %s, found %s.", k, t)
-		return t
+	} else {
+		p.advance()
 	}
-	p.advance()
 	return t
 }
 
 func (p *parser) expectKeyword(name string) {
 	if !p.peekName(name) {
 		p.errorf(p.tok.Pos, "Expected \"%s\", found %s.", name, p.tok)
-		return
+	} else {
+		p.advance()
 	}
-	p.advance()
 }
 
 func (p *parser) name() (string, Position) {
@@ -164,29 +178,23 @@ func (p *parser) name() (string, Position) {
 
 func (p *parser) document() *Document {
 	doc := &Document{}
-	if p.peek(tokEOF) {
-		p.unexpected()
-		return doc
-	}
-	for !p.peek(tokEOF) {
+	for { // at least one definition: at once at EOF, definition fails
 		if d := p.definition(); d != nil {
 			doc.Definitions = append(doc.Definitions, d)
 		}
+		if p.peek(tokEOF) {
+			return doc
+		}
 	}
-	return doc
 }
 
 func (p *parser) definition() Definition {
-	if p.peek(tokBraceL) {
+	if p.peek('{') {
 		return p.operation()
 	}
-	var desc string
-	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
 	start := p.tok.Pos
-	if hasDesc {
-		desc = p.tok.Value
-		p.advance()
-	}
+	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
+	desc := p.description()
 	if !p.peek(tokName) {
 		p.unexpected()
 		return nil
@@ -217,54 +225,39 @@ func (p *parser) definition() Definition {
 
 func (p *parser) operation() *OperationDefinition {
 	p.count(&p.operations, p.lim.MaxOperations, "operations")
-	op := &OperationDefinition{Pos: p.tok.Pos}
-	if p.peek(tokBraceL) {
+	op := &OperationDefinition{node: node{p.tok.Pos}}
+	if p.peek('{') {
 		op.SelectionSet = p.selectionSet()
 		return op
 	}
-	switch p.tok.Value {
-	case "mutation":
-		op.Operation = Mutation
-	case "subscription":
-		op.Operation = Subscription
-	}
+	op.Operation = operationTypes[p.tok.Value]
 	p.advance()
 	if p.peek(tokName) {
 		op.Name, op.NamePos = p.name()
 	}
-	op.Variables = p.variableDefinitions()
+	op.Variables = many(p, '(', ')', p.variableDefinition)
 	op.Directives = p.directives(false)
 	op.SelectionSet = p.selectionSet()
 	return op
 }
 
-func (p *parser) variableDefinitions() []*VariableDefinition {
-	if !p.skip(tokParenL) {
-		return nil
+func (p *parser) variableDefinition() *VariableDefinition {
+	p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
+	v := &VariableDefinition{Pos: p.tok.Pos}
+	p.expect('$')
+	v.Name, v.NamePos = p.name()
+	p.expect(':')
+	v.Type = p.typeRef()
+	if p.skip('=') {
+		v.DefaultValue = p.value(true)
 	}
-	var defs []*VariableDefinition
-	for {
-		p.count(&p.varDefs, p.lim.MaxVariables, "variable definitions")
-		v := &VariableDefinition{Pos: p.tok.Pos}
-		p.expect(tokDollar)
-		v.Name, v.NamePos = p.name()
-		p.expect(tokColon)
-		v.Type = p.typeRef()
-		if p.skip(tokEquals) {
-			v.DefaultValue = p.value(true)
-		}
-		v.Directives = p.directives(true)
-		defs = append(defs, v)
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return defs
+	v.Directives = p.directives(true)
+	return v
 }
 
 func (p *parser) selectionSet() *SelectionSet {
 	set := &SelectionSet{Pos: p.tok.Pos}
-	p.expect(tokBraceL)
+	p.expect('{')
 	if !p.enter() {
 		return set
 	}
@@ -273,7 +266,7 @@ func (p *parser) selectionSet() *SelectionSet {
 		if s := p.selection(); s != nil {
 			set.Selections = append(set.Selections, s)
 		}
-		if p.closes(tokBraceR) {
+		if p.closes('}') {
 			break
 		}
 	}
@@ -285,12 +278,12 @@ func (p *parser) selection() Selection {
 		start := p.tok.Pos
 		p.advance()
 		if p.peek(tokName) && p.tok.Value != "on" {
-			s := &FragmentSpread{Pos: start}
+			s := &FragmentSpread{node: node{start}}
 			s.Name, s.NamePos = p.name()
 			s.Directives = p.directives(false)
 			return s
 		}
-		f := &InlineFragment{Pos: start}
+		f := &InlineFragment{node: node{start}}
 		if p.peekName("on") {
 			p.advance()
 			f.TypeCondition = p.namedType()
@@ -303,41 +296,33 @@ func (p *parser) selection() Selection {
 }
 
 func (p *parser) field() *Field {
-	f := &Field{Pos: p.tok.Pos}
+	f := &Field{node: node{p.tok.Pos}}
 	f.Name, f.NamePos = p.name()
-	if p.skip(tokColon) {
+	if p.skip(':') {
 		f.Alias = f.Name
 		f.Name, f.NamePos = p.name()
 	}
 	f.Arguments = p.arguments(false)
 	f.Directives = p.directives(false)
-	if p.peek(tokBraceL) {
+	if p.peek('{') {
 		f.SelectionSet = p.selectionSet()
 	}
 	return f
 }
 
 func (p *parser) arguments(isConst bool) []*Argument {
-	if !p.skip(tokParenL) {
-		return nil
-	}
-	var args []*Argument
-	for {
+	return many(p, '(', ')', func() *Argument {
 		a := &Argument{Pos: p.tok.Pos}
 		a.Name, _ = p.name()
-		p.expect(tokColon)
+		p.expect(':')
 		a.Value = p.value(isConst)
-		args = append(args, a)
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return args
+		return a
+	})
 }
 
 func (p *parser) directives(isConst bool) []*Directive {
 	var ds []*Directive
-	for p.peek(tokAt) {
+	for p.peek('@') {
 		p.count(&p.directiveCount, p.lim.MaxDirectives, "directives")
 		d := &Directive{Pos: p.tok.Pos}
 		p.advance()
@@ -349,7 +334,7 @@ func (p *parser) directives(isConst bool) []*Directive {
 }
 
 func (p *parser) fragmentDefinition() *FragmentDefinition {
-	f := &FragmentDefinition{Pos: p.tok.Pos}
+	f := &FragmentDefinition{node: node{p.tok.Pos}}
 	p.advance()
 	if p.peekName("on") {
 		p.unexpected()
@@ -367,30 +352,24 @@ func (p *parser) value(isConst bool) *Value {
 	t := p.tok
 	v := &Value{Pos: t.Pos}
 	switch t.Kind {
-	case tokBracketL:
+	case '[', '{':
+		closing := tokenKind(']')
 		v.Kind = ListValue
+		if t.Kind == '{' {
+			v.Kind, closing = ObjectValue, '}'
+		}
 		p.advance()
 		if !p.enter() {
 			return v
 		}
-		for !p.skip(tokBracketR) && !p.peek(tokEOF) {
-			v.List = append(v.List, p.value(isConst))
-		}
-		p.leave()
-		if p.peek(tokEOF) && p.err == nil {
-			p.unexpected()
-		}
-		return v
-	case tokBraceL:
-		v.Kind = ObjectValue
-		p.advance()
-		if !p.enter() {
-			return v
-		}
-		for !p.skip(tokBraceR) && !p.peek(tokEOF) {
+		for !p.skip(closing) && !p.peek(tokEOF) {
+			if v.Kind == ListValue {
+				v.List = append(v.List, p.value(isConst))
+				continue
+			}
 			f := &ObjectField{Pos: p.tok.Pos}
 			f.Name, _ = p.name()
-			p.expect(tokColon)
+			p.expect(':')
 			f.Value = p.value(isConst)
 			v.Fields = append(v.Fields, f)
 		}
@@ -399,15 +378,9 @@ func (p *parser) value(isConst bool) *Value {
 			p.unexpected()
 		}
 		return v
-	case tokInt:
-		v.Kind = IntValue
-	case tokFloat:
-		v.Kind = FloatValue
-	case tokString:
-		v.Kind = StringValue
-	case tokBlockString:
-		v.Kind = StringValue
-		v.Block = true
+	case tokInt, tokFloat, tokString, tokBlockString:
+		v.Kind = [...]ValueKind{tokInt: IntValue, tokFloat: FloatValue, tokString: StringValue, tokBlockString: StringValue}[t.Kind]
+		v.Block = t.Kind == tokBlockString
 	case tokName:
 		switch t.Value {
 		case "true", "false":
@@ -417,17 +390,13 @@ func (p *parser) value(isConst bool) *Value {
 		default:
 			v.Kind = EnumValue
 		}
-	case tokDollar:
-		if isConst {
-			p.advance()
-			if p.peek(tokName) {
-				p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
-			} else {
-				p.unexpected()
-			}
-			return v
-		}
+	case '$':
 		p.advance()
+		if isConst && p.peek(tokName) {
+			p.errorf(t.Pos, "Unexpected variable \"$%s\" in constant value.", p.tok.Value)
+		} else if isConst {
+			p.unexpected()
+		}
 		v.Kind = VariableValue
 		v.Raw, _ = p.name()
 		return v
@@ -442,7 +411,7 @@ func (p *parser) value(isConst bool) *Value {
 
 func (p *parser) typeRef() *TypeRef {
 	var t *TypeRef
-	if p.peek(tokBracketL) {
+	if p.peek('[') {
 		t = &TypeRef{Pos: p.tok.Pos, Kind: ListTypeRef}
 		p.advance()
 		if !p.enter() {
@@ -450,11 +419,11 @@ func (p *parser) typeRef() *TypeRef {
 		}
 		t.Elem = p.typeRef()
 		p.leave()
-		p.expect(tokBracketR)
+		p.expect(']')
 	} else {
 		t = p.namedType()
 	}
-	if p.peek(tokBang) {
+	if p.peek('!') {
 		p.advance()
 		return &TypeRef{Pos: t.Pos, Kind: NonNullTypeRef, Elem: t}
 	}
@@ -487,39 +456,35 @@ func (p *parser) extension() Definition {
 }
 
 func (p *parser) schemaDefinition(start Position, desc string, extend bool) *SchemaDefinition {
-	s := &SchemaDefinition{Pos: start, Extend: extend, Description: desc}
+	s := &SchemaDefinition{node: node{start}, Extend: extend, Description: desc}
 	p.advance()
 	s.Directives = p.directives(true)
-	if extend && !p.peek(tokBraceL) {
+	if extend && !p.peek('{') {
 		if len(s.Directives) == 0 {
 			p.unexpected()
 		}
 		return s
 	}
-	p.expect(tokBraceL)
+	p.expect('{')
 	for {
-		r := &RootOperationType{Pos: p.tok.Pos}
-		switch {
-		case p.peekName("query"):
-			r.Operation = Query
-		case p.peekName("mutation"):
-			r.Operation = Mutation
-		case p.peekName("subscription"):
-			r.Operation = Subscription
-		default:
+		op, ok := operationTypes[p.tok.Value]
+		if !ok || !p.peek(tokName) {
 			p.unexpected()
 			return s
 		}
+		r := &RootOperationType{Pos: p.tok.Pos, Operation: op}
 		p.advance()
-		p.expect(tokColon)
+		p.expect(':')
 		r.Type = p.namedType()
 		s.Operations = append(s.Operations, r)
-		if p.closes(tokBraceR) {
+		if p.closes('}') {
 			break
 		}
 	}
 	return s
 }
+
+var operationTypes = map[string]OperationType{"query": Query, "mutation": Mutation, "subscription": Subscription}
 
 var typeKeywords = map[string]TypeKind{
 	"scalar": Scalar, "type": Object, "interface": Interface,
@@ -527,71 +492,34 @@ var typeKeywords = map[string]TypeKind{
 }
 
 func (p *parser) typeDefinition(start Position, desc string, extend bool) *TypeDefinition {
-	d := &TypeDefinition{Pos: start, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
+	d := &TypeDefinition{node: node{start}, Extend: extend, Kind: typeKeywords[p.tok.Value], Description: desc}
 	p.advance()
 	d.Name, d.NamePos = p.name()
+	if (d.Kind == Object || d.Kind == Interface) && p.peekName("implements") {
+		p.advance()
+		d.Interfaces = separated(p, '&', p.namedType)
+	}
+	d.Directives = p.directives(true)
 	switch d.Kind {
 	case Object, Interface:
-		if p.peekName("implements") {
-			p.advance()
-			p.skip(tokAmp)
-			for {
-				d.Interfaces = append(d.Interfaces, p.namedType())
-				if !p.skip(tokAmp) {
-					break
-				}
-			}
-		}
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				d.Fields = append(d.Fields, p.fieldDefinition())
-				if p.closes(tokBraceR) {
-					break
-				}
-			}
-		}
+		d.Fields = many(p, '{', '}', p.fieldDefinition)
 	case Union:
-		d.Directives = p.directives(true)
-		if p.skip(tokEquals) {
-			p.skip(tokPipe)
-			for {
-				d.Types = append(d.Types, p.namedType())
-				if !p.skip(tokPipe) {
-					break
-				}
-			}
+		if p.skip('=') {
+			d.Types = separated(p, '|', p.namedType)
 		}
 	case Enum:
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				e := &EnumValueDefinition{Pos: p.tok.Pos}
-				e.Description = p.description()
-				if p.peekName("true") || p.peekName("false") || p.peekName("null") {
-					p.errorf(p.tok.Pos, "%s is reserved and cannot be used for an enum value.", p.tok.Value)
-					return d
-				}
-				e.Name, _ = p.name()
-				e.Directives = p.directives(true)
-				d.EnumValues = append(d.EnumValues, e)
-				if p.closes(tokBraceR) {
-					break
-				}
+		d.EnumValues = many(p, '{', '}', func() *EnumValueDefinition {
+			e := &EnumValueDefinition{Pos: p.tok.Pos}
+			e.Description = p.description()
+			if p.peekName("true") || p.peekName("false") || p.peekName("null") {
+				p.errorf(p.tok.Pos, "%s is reserved and cannot be used for an enum value.", p.tok.Value)
 			}
-		}
+			e.Name, _ = p.name()
+			e.Directives = p.directives(true)
+			return e
+		})
 	case InputObject:
-		d.Directives = p.directives(true)
-		if p.skip(tokBraceL) {
-			for {
-				d.InputFields = append(d.InputFields, p.inputValueDefinition())
-				if p.closes(tokBraceR) {
-					break
-				}
-			}
-		}
-	default:
-		d.Directives = p.directives(true)
+		d.InputFields = many(p, '{', '}', p.inputValueDefinition)
 	}
 	if extend && len(d.Interfaces) == 0 && len(d.Directives) == 0 && len(d.Fields) == 0 &&
 		len(d.InputFields) == 0 && len(d.Types) == 0 && len(d.EnumValues) == 0 {
@@ -613,34 +541,20 @@ func (p *parser) fieldDefinition() *FieldDefinition {
 	f := &FieldDefinition{Pos: p.tok.Pos}
 	f.Description = p.description()
 	f.Name, _ = p.name()
-	f.Args = p.argumentDefinitions()
-	p.expect(tokColon)
+	f.Args = many(p, '(', ')', p.inputValueDefinition)
+	p.expect(':')
 	f.Type = p.typeRef()
 	f.Directives = p.directives(true)
 	return f
-}
-
-func (p *parser) argumentDefinitions() []*InputValueDefinition {
-	if !p.skip(tokParenL) {
-		return nil
-	}
-	var args []*InputValueDefinition
-	for {
-		args = append(args, p.inputValueDefinition())
-		if p.closes(tokParenR) {
-			break
-		}
-	}
-	return args
 }
 
 func (p *parser) inputValueDefinition() *InputValueDefinition {
 	v := &InputValueDefinition{Pos: p.tok.Pos}
 	v.Description = p.description()
 	v.Name, _ = p.name()
-	p.expect(tokColon)
+	p.expect(':')
 	v.Type = p.typeRef()
-	if p.skip(tokEquals) {
+	if p.skip('=') {
 		v.DefaultValue = p.value(true)
 	}
 	v.Directives = p.directives(true)
@@ -648,27 +562,23 @@ func (p *parser) inputValueDefinition() *InputValueDefinition {
 }
 
 func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefinition {
-	d := &DirectiveDefinition{Pos: start, Description: desc}
+	d := &DirectiveDefinition{node: node{start}, Description: desc}
 	p.advance()
-	p.expect(tokAt)
+	p.expect('@')
 	d.Name, _ = p.name()
-	d.Args = p.argumentDefinitions()
+	d.Args = many(p, '(', ')', p.inputValueDefinition)
 	if p.peekName("repeatable") {
 		d.Repeatable = true
 		p.advance()
 	}
 	p.expectKeyword("on")
-	p.skip(tokPipe)
-	for {
+	d.Locations = separated(p, '|', func() string {
 		name, pos := p.name()
-		if p.err == nil && !isDirectiveLocation(name) {
+		if p.err == nil && !directiveLocations[name] {
 			p.errorf(pos, "Unexpected Name \"%s\".", name)
 		}
-		d.Locations = append(d.Locations, name)
 		d.LocationPos = append(d.LocationPos, pos)
-		if !p.skip(tokPipe) {
-			break
-		}
-	}
+		return name
+	})
 	return d
 }

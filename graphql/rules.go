@@ -2,58 +2,80 @@ package graphql
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // The validation rules of spec section 5, named after graphql-js's.
 
+// The rules that need the whole document first read it when they are made,
+// before the walk.
+
 func executableDefinitionsRule(c *vctx) *visitor {
-	return &visitor{document: func(doc *Document) {
-		for _, d := range doc.Definitions {
-			switch d := d.(type) {
-			case *OperationDefinition, *FragmentDefinition:
-			case *SchemaDefinition:
-				c.report("The schema definition is not executable.", d.Pos)
-			case *TypeDefinition:
-				c.report(fmt.Sprintf("The %q definition is not executable.", d.Name), d.Pos)
-			case *DirectiveDefinition:
-				c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
-			}
+	for _, d := range c.doc.Definitions {
+		switch d := d.(type) {
+		case *SchemaDefinition:
+			c.report("The schema definition is not executable.", d.Pos)
+		case *TypeDefinition:
+			c.report(fmt.Sprintf("The %q definition is not executable.", d.Name), d.Pos)
+		case *DirectiveDefinition:
+			c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
 		}
-	}}
+	}
+	return &visitor{}
+}
+
+// unique remembers where name was first seen in seen, and reports it there
+// and at pos when it was seen before; format gets the name.
+func (c *vctx) unique(seen map[string]Position, name string, pos Position, format string) {
+	if first, ok := seen[name]; ok {
+		c.report(fmt.Sprintf(format, name), first, pos)
+	} else {
+		seen[name] = pos
+	}
+}
+
+// reportDuplicates reports each name that more than one of items has, with
+// the positions of all of them, in order of first appearance.
+func reportDuplicates[T any](c *vctx, items []T, name func(T) (string, Position), format string) {
+	var order []string
+	groups := map[string][]Position{}
+	for _, it := range items {
+		n, pos := name(it)
+		if _, ok := groups[n]; !ok {
+			order = append(order, n)
+		}
+		groups[n] = append(groups[n], pos)
+	}
+	for _, n := range order {
+		if len(groups[n]) > 1 {
+			c.report(fmt.Sprintf(format, n), groups[n]...)
+		}
+	}
 }
 
 func uniqueOperationNamesRule(c *vctx) *visitor {
 	known := map[string]Position{}
 	return &visitor{operation: func(op *OperationDefinition) {
-		if op.Name == "" {
-			return
+		if op.Name != "" {
+			c.unique(known, op.Name, op.NamePos, "There can be only one operation named %q.")
 		}
-		if p, ok := known[op.Name]; ok {
-			c.report(fmt.Sprintf("There can be only one operation named %q.", op.Name), p, op.NamePos)
-			return
-		}
-		known[op.Name] = op.NamePos
 	}}
 }
 
 func loneAnonymousOperationRule(c *vctx) *visitor {
 	count := 0
-	return &visitor{
-		document: func(doc *Document) {
-			for _, d := range doc.Definitions {
-				if _, ok := d.(*OperationDefinition); ok {
-					count++
-				}
-			}
-		},
-		operation: func(op *OperationDefinition) {
-			if op.Name == "" && count > 1 {
-				c.report("This anonymous operation must be the only defined operation.", op.Pos)
-			}
-		},
+	for _, d := range c.doc.Definitions {
+		if _, ok := d.(*OperationDefinition); ok {
+			count++
+		}
 	}
+	return &visitor{operation: func(op *OperationDefinition) {
+		if op.Name == "" && count > 1 {
+			c.report("This anonymous operation must be the only defined operation.", op.Pos)
+		}
+	}}
 }
 
 func singleFieldSubscriptionsRule(c *vctx) *visitor {
@@ -62,137 +84,46 @@ func singleFieldSubscriptionsRule(c *vctx) *visitor {
 		if op.Operation != Subscription || root == nil {
 			return
 		}
-		groups := collectFieldsStatic(c, root, op.SelectionSet)
+		subscription := "Anonymous Subscription"
+		if op.Name != "" {
+			subscription = fmt.Sprintf("Subscription %q", op.Name)
+		}
+		groups := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true)
 		if len(groups) > 1 {
 			var locs []Position
 			for _, g := range groups[1:] {
-				for _, f := range g.fields {
-					locs = append(locs, f.Pos)
-				}
+				locs = append(locs, fieldPositions(g.fields)...)
 			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Subscription %q must select only one top level field.", op.Name), locs...)
-			} else {
-				c.report("Anonymous Subscription must select only one top level field.", locs...)
-			}
+			c.report(subscription+" must select only one top level field.", locs...)
 		}
 		for _, g := range groups {
 			if strings.HasPrefix(g.fields[0].Name, "__") {
-				var locs []Position
-				for _, f := range g.fields {
-					locs = append(locs, f.Pos)
-				}
-				if op.Name != "" {
-					c.report(fmt.Sprintf("Subscription %q must not select an introspection top level field.", op.Name), locs...)
-				} else {
-					c.report("Anonymous Subscription must not select an introspection top level field.", locs...)
-				}
+				c.report(subscription+" must not select an introspection top level field.", fieldPositions(g.fields)...)
 			}
 		}
 	}}
 }
 
-type fieldGroup struct {
-	key    string
-	fields []*Field
-}
-
-// collectFieldsStatic is CollectFields (spec 6.3.2) without variable values:
-// @skip and @include with a literal condition apply, those with a variable
-// are taken to include.
-func collectFieldsStatic(c *vctx, t *Type, set *SelectionSet) []fieldGroup {
-	var groups []fieldGroup
-	index := map[string]int{}
-	visited := map[string]bool{}
-	var collect func(set *SelectionSet)
-	collect = func(set *SelectionSet) {
-		for _, sel := range set.Selections {
-			switch s := sel.(type) {
-			case *Field:
-				if staticSkip(s.Directives) {
-					continue
-				}
-				k := s.responseKey()
-				if i, ok := index[k]; ok {
-					groups[i].fields = append(groups[i].fields, s)
-				} else {
-					index[k] = len(groups)
-					groups = append(groups, fieldGroup{key: k, fields: []*Field{s}})
-				}
-			case *FragmentSpread:
-				if staticSkip(s.Directives) || visited[s.Name] {
-					continue
-				}
-				visited[s.Name] = true
-				f := c.fragments[s.Name]
-				if f == nil {
-					continue
-				}
-				if ft := c.typeFromRef(f.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
-					continue
-				}
-				collect(f.SelectionSet)
-			case *InlineFragment:
-				if staticSkip(s.Directives) {
-					continue
-				}
-				if s.TypeCondition != nil {
-					if ft := c.typeFromRef(s.TypeCondition); ft == nil || !doesFragmentTypeApply(t, ft) {
-						continue
-					}
-				}
-				collect(s.SelectionSet)
-			}
-		}
+func fieldPositions(fs []*Field) []Position {
+	locs := make([]Position, len(fs))
+	for i, f := range fs {
+		locs[i] = f.Pos
 	}
-	collect(set)
-	return groups
-}
-
-func staticSkip(ds []*Directive) bool {
-	for _, d := range ds {
-		if d.Name != "skip" && d.Name != "include" {
-			continue
-		}
-		for _, a := range d.Arguments {
-			if a.Name == "if" && a.Value.Kind == BooleanValue {
-				if (a.Value.Raw == "true") == (d.Name == "skip") {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// doesFragmentTypeApply reports whether a fragment on type ft applies to
-// objects of type t (spec 6.3.2 DoesFragmentTypeApply).
-func doesFragmentTypeApply(t, ft *Type) bool {
-	switch ft.Kind {
-	case Object:
-		return t == ft
-	case Interface, Union:
-		return ft.isPossibleType(t)
-	}
-	return false
+	return locs
 }
 
 func knownTypeNamesRule(c *vctx) *visitor {
 	defined := map[string]bool{}
-	return &visitor{
-		document: func(doc *Document) {
-			for _, d := range doc.Definitions {
-				if t, ok := d.(*TypeDefinition); ok && !t.Extend {
-					defined[t.Name] = true
-				}
-			}
-		},
-		typeRef: func(r *TypeRef) {
-			if c.schema.types[r.Name] == nil && !defined[r.Name] {
-				c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
-			}
-		},
+	for _, d := range c.doc.Definitions {
+		if t, ok := d.(*TypeDefinition); ok && !t.Extend {
+			defined[t.Name] = true
+		}
 	}
+	return &visitor{typeRef: func(r *TypeRef) {
+		if c.schema.types[r.Name] == nil && !defined[r.Name] {
+			c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
+		}
+	}}
 }
 
 func fragmentsOnCompositeTypesRule(c *vctx) *visitor {
@@ -247,11 +178,7 @@ func fieldsOnCorrectTypeRule(c *vctx) *visitor {
 func uniqueFragmentNamesRule(c *vctx) *visitor {
 	known := map[string]Position{}
 	return &visitor{fragment: func(f *FragmentDefinition) {
-		if p, ok := known[f.Name]; ok {
-			c.report(fmt.Sprintf("There can be only one fragment named %q.", f.Name), p, f.NamePos)
-			return
-		}
-		known[f.Name] = f.NamePos
+		c.unique(known, f.Name, f.NamePos, "There can be only one fragment named %q.")
 	}}
 }
 
@@ -284,28 +211,18 @@ func noUnusedFragmentsRule(c *vctx) *visitor {
 // isSubTypeOf reports whether t is a possible type of the abstract type a,
 // or an interface implementing a.
 func isSubTypeOf(a, t *Type) bool {
-	if a.isPossibleType(t) {
-		return true
-	}
-	return a.Kind == Interface && t.Kind == Interface && implements(t, a)
+	return a.isPossibleType(t) || (a.Kind == Interface && t.Kind == Interface && implements(t, a))
 }
 
 func doTypesOverlap(a, b *Type) bool {
-	if a == b {
+	switch {
+	case a == b:
 		return true
-	}
-	if a.isAbstract() {
-		if b.isAbstract() {
-			for _, t := range a.PossibleTypes {
-				if isSubTypeOf(b, t) {
-					return true
-				}
-			}
-			return false
-		}
+	case a.isAbstract() && b.isAbstract():
+		return slices.ContainsFunc(a.PossibleTypes, func(t *Type) bool { return isSubTypeOf(b, t) })
+	case a.isAbstract():
 		return isSubTypeOf(a, b)
-	}
-	if b.isAbstract() {
+	case b.isAbstract():
 		return isSubTypeOf(b, a)
 	}
 	return false
@@ -378,19 +295,8 @@ func noFragmentCyclesRule(c *vctx) *visitor {
 
 func uniqueVariableNamesRule(c *vctx) *visitor {
 	return &visitor{operation: func(op *OperationDefinition) {
-		var order []string
-		groups := map[string][]Position{}
-		for _, v := range op.Variables {
-			if _, ok := groups[v.Name]; !ok {
-				order = append(order, v.Name)
-			}
-			groups[v.Name] = append(groups[v.Name], v.NamePos)
-		}
-		for _, name := range order {
-			if len(groups[name]) > 1 {
-				c.report(fmt.Sprintf("There can be only one variable named \"$%s\".", name), groups[name]...)
-			}
-		}
+		reportDuplicates(c, op.Variables, func(v *VariableDefinition) (string, Position) { return v.Name, v.NamePos },
+			"There can be only one variable named \"$%s\".")
 	}}
 }
 
@@ -400,14 +306,13 @@ func noUndefinedVariablesRule(c *vctx) *visitor {
 		for _, v := range op.Variables {
 			defined[v.Name] = true
 		}
+		by := "."
+		if op.Name != "" {
+			by = fmt.Sprintf(" by operation %q.", op.Name)
+		}
 		for _, u := range c.recursiveVariableUsages(op) {
-			if defined[u.node.Raw] {
-				continue
-			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Variable \"$%s\" is not defined by operation %q.", u.node.Raw, op.Name), u.node.Pos, op.Pos)
-			} else {
-				c.report(fmt.Sprintf("Variable \"$%s\" is not defined.", u.node.Raw), u.node.Pos, op.Pos)
+			if !defined[u.node.Raw] {
+				c.report(fmt.Sprintf("Variable \"$%s\" is not defined", u.node.Raw)+by, u.node.Pos, op.Pos)
 			}
 		}
 	}}
@@ -419,14 +324,13 @@ func noUnusedVariablesRule(c *vctx) *visitor {
 		for _, u := range c.recursiveVariableUsages(op) {
 			used[u.node.Raw] = true
 		}
+		in := "."
+		if op.Name != "" {
+			in = fmt.Sprintf(" in operation %q.", op.Name)
+		}
 		for _, v := range op.Variables {
-			if used[v.Name] {
-				continue
-			}
-			if op.Name != "" {
-				c.report(fmt.Sprintf("Variable \"$%s\" is never used in operation %q.", v.Name, op.Name), v.Pos)
-			} else {
-				c.report(fmt.Sprintf("Variable \"$%s\" is never used.", v.Name), v.Pos)
+			if !used[v.Name] {
+				c.report(fmt.Sprintf("Variable \"$%s\" is never used", v.Name)+in, v.Pos)
 			}
 		}
 	}}
@@ -436,14 +340,9 @@ func knownDirectivesRule(c *vctx) *visitor {
 	return &visitor{directive: func(d *Directive, loc string, def *DirectiveDef) {
 		if def == nil {
 			c.report(fmt.Sprintf("Unknown directive \"@%s\".", d.Name), d.Pos)
-			return
+		} else if !slices.Contains(def.Locations, loc) {
+			c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
 		}
-		for _, l := range def.Locations {
-			if l == loc {
-				return
-			}
-		}
-		c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
 	}}
 }
 
@@ -451,15 +350,9 @@ func uniqueDirectivesPerLocationRule(c *vctx) *visitor {
 	return &visitor{directives: func(ds []*Directive, _ string) {
 		seen := map[string]Position{}
 		for _, d := range ds {
-			def := c.schema.directives[d.Name]
-			if def == nil || def.IsRepeatable {
-				continue
+			if def := c.schema.directives[d.Name]; def != nil && !def.IsRepeatable {
+				c.unique(seen, d.Name, d.Pos, "The directive \"@%s\" can only be used once at this location.")
 			}
-			if p, ok := seen[d.Name]; ok {
-				c.report(fmt.Sprintf("The directive \"@%s\" can only be used once at this location.", d.Name), p, d.Pos)
-				continue
-			}
-			seen[d.Name] = d.Pos
 		}
 	}}
 }
@@ -482,21 +375,9 @@ func knownArgumentNamesRule(c *vctx) *visitor {
 
 func uniqueArgumentNamesRule(c *vctx) *visitor {
 	return &visitor{arguments: func(args []*Argument) {
-		if len(args) < 2 {
-			return
-		}
-		var order []string
-		groups := map[string][]Position{}
-		for _, a := range args {
-			if _, ok := groups[a.Name]; !ok {
-				order = append(order, a.Name)
-			}
-			groups[a.Name] = append(groups[a.Name], a.Pos)
-		}
-		for _, name := range order {
-			if len(groups[name]) > 1 {
-				c.report(fmt.Sprintf("There can be only one argument named %q.", name), groups[name]...)
-			}
+		if len(args) > 1 {
+			reportDuplicates(c, args, func(a *Argument) (string, Position) { return a.Name, a.Pos },
+				"There can be only one argument named %q.")
 		}
 	}}
 }
@@ -581,35 +462,26 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 func providedRequiredArgumentsRule(c *vctx) *visitor {
 	return &visitor{
 		leaveField: func(f *Field, _ *Type, def *FieldDef) {
-			if def == nil {
-				return
-			}
-			for _, a := range def.Args {
-				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(f.Arguments, a.Name) {
-					c.report(fmt.Sprintf("Field %q argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), f.Pos)
-				}
+			if def != nil {
+				c.requireArguments(fmt.Sprintf("Field %q", def.Name), def.Args, f.Arguments, f.Pos)
 			}
 		},
 		leaveDirective: func(d *Directive, def *DirectiveDef) {
-			if def == nil {
-				return
-			}
-			for _, a := range def.Args {
-				if a.Type.Kind == NonNull && a.DefaultValue == nil && !hasArgument(d.Arguments, a.Name) {
-					c.report(fmt.Sprintf("Directive \"@%s\" argument %q of type %q is required, but it was not provided.", def.Name, a.Name, a.Type), d.Pos)
-				}
+			if def != nil {
+				c.requireArguments(fmt.Sprintf("Directive \"@%s\"", def.Name), def.Args, d.Arguments, d.Pos)
 			}
 		},
 	}
 }
 
-func hasArgument(args []*Argument, name string) bool {
-	for _, a := range args {
-		if a.Name == name {
-			return true
+// requireArguments reports each required argument of defs missing from args.
+func (c *vctx) requireArguments(owner string, defs []*InputValue, args []*Argument, pos Position) {
+	for _, a := range defs {
+		given := slices.ContainsFunc(args, func(g *Argument) bool { return g.Name == a.Name })
+		if a.Type.Kind == NonNull && a.DefaultValue == nil && !given {
+			c.report(fmt.Sprintf("%s argument %q of type %q is required, but it was not provided.", owner, a.Name, a.Type), pos)
 		}
 	}
-	return false
 }
 
 func variablesInAllowedPositionRule(c *vctx) *visitor {
@@ -643,29 +515,9 @@ func allowedVariableUsage(varType *Type, varDefault *Value, locType *Type, locHa
 		if !hasNonNullDefault && !locHasDefault {
 			return false
 		}
-		return isInputSubType(varType, locType.OfType)
+		return isSubType(varType, locType.OfType)
 	}
-	return isInputSubType(varType, locType)
-}
-
-// isInputSubType is graphql-js's isTypeSubTypeOf for input positions.
-func isInputSubType(sub, super *Type) bool {
-	if sameType(sub, super) {
-		return true
-	}
-	if super.Kind == NonNull {
-		return sub.Kind == NonNull && isInputSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == NonNull {
-		return isInputSubType(sub.OfType, super)
-	}
-	if super.Kind == List {
-		return sub.Kind == List && isInputSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == List {
-		return false
-	}
-	return super.isAbstract() && isSubTypeOf(super, sub)
+	return isSubType(varType, locType)
 }
 
 func uniqueInputFieldNamesRule(c *vctx) *visitor {
@@ -675,11 +527,7 @@ func uniqueInputFieldNamesRule(c *vctx) *visitor {
 		}
 		known := map[string]Position{}
 		for _, f := range v.Fields {
-			if p, ok := known[f.Name]; ok {
-				c.report(fmt.Sprintf("There can be only one input field named %q.", f.Name), p, f.Pos)
-				continue
-			}
-			known[f.Name] = f.Pos
+			c.unique(known, f.Name, f.Pos, "There can be only one input field named %q.")
 		}
 		return true
 	}}

@@ -1,8 +1,6 @@
 package graphql
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // TypeKind is the kind of a schema type, as __TypeKind names it.
 type TypeKind uint8
@@ -22,12 +20,7 @@ const (
 var typeKindNames = [...]string{"SCALAR", "OBJECT", "INTERFACE", "UNION", "ENUM", "INPUT_OBJECT", "LIST", "NON_NULL"}
 
 // String returns the kind as __TypeKind names it, e.g. INPUT_OBJECT.
-func (k TypeKind) String() string {
-	if int(k) < len(typeKindNames) {
-		return typeKindNames[k]
-	}
-	return fmt.Sprintf("TypeKind(%d)", k)
-}
+func (k TypeKind) String() string { return typeKindNames[k] }
 
 // Type is a schema type. Named types have a Name; List and NonNull types
 // wrap OfType. Which other fields are set depends on Kind.
@@ -66,9 +59,10 @@ func (t *Type) String() string {
 // Field returns the field called name of an object or interface type, or nil.
 func (t *Type) Field(name string) *FieldDef { return t.fieldMap[name] }
 
-// Named returns the named type inside any List and NonNull wrappers.
+// Named returns the named type inside any List and NonNull wrappers (nil
+// for nil).
 func (t *Type) Named() *Type {
-	for t.OfType != nil {
+	for t != nil && t.OfType != nil {
 		t = t.OfType
 	}
 	return t
@@ -84,11 +78,8 @@ func (t *Type) Nullable() *Type {
 
 // isInput reports whether t may be the type of an argument or variable.
 func (t *Type) isInput() bool {
-	switch t.Named().Kind {
-	case Scalar, Enum, InputObject:
-		return true
-	}
-	return false
+	k := t.Named().Kind
+	return k == Scalar || k == Enum || k == InputObject
 }
 
 // isOutput reports whether t may be the type of a field.
@@ -98,21 +89,14 @@ func (t *Type) isOutput() bool { return t.Named().Kind != InputObject }
 func (t *Type) isLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
 
 // isComposite reports whether t is an object, interface or union.
-func (t *Type) isComposite() bool {
-	return t.Kind == Object || t.Kind == Interface || t.Kind == Union
-}
+func (t *Type) isComposite() bool { return t.Kind == Object || t.Kind == Interface || t.Kind == Union }
 
 // isAbstract reports whether t is an interface or union.
 func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union }
 
 // isPossibleType reports whether object type o may be the runtime type of a
 // value of abstract type t.
-func (t *Type) isPossibleType(o *Type) bool {
-	if t == o {
-		return true
-	}
-	return t.possible[o]
-}
+func (t *Type) isPossibleType(o *Type) bool { return t == o || t.possible[o] }
 
 // FieldDef is a field of an object or interface type.
 type FieldDef struct {
@@ -222,17 +206,12 @@ type Schema struct {
 	// resolver panic; the panic becomes an "internal server error".
 	OnPanic PanicHook
 
-	// ShareEventResults lets the subscribers of one subscription (the same
-	// query text, operation name and variables) share a single execution,
-	// and its JSON, per event: with thousands of subscribers, an event then
-	// costs one execution instead of thousands. Set it only when the
-	// resolvers reached from Subscription do not depend on the request's
-	// context (the caller's identity, say), since every subscriber gets the
-	// first one's result.
-	// Events are told apart with ==, so a source should send a fresh value
-	// (a pointer, say) per event: an event equal to one of the last few
-	// gets that one's result. Shared responses must be treated as
-	// read-only.
+	// ShareEventResults lets the subscribers of one subscription (same query,
+	// operation and variables) share one execution, and its JSON, per event.
+	// Set it only when the resolvers under Subscription do not depend on the
+	// request's context: every subscriber gets the first one's result. Events
+	// are told apart with ==, so send a fresh value (a pointer) per event.
+	// Shared responses are read-only.
 	ShareEventResults bool
 
 	types      map[string]*Type

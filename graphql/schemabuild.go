@@ -2,14 +2,13 @@ package graphql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// Building a Schema from SDL (spec 3): the types and directives a document
-// defines, completed with the built-in scalars and directives and the
-// introspection types, then checked as the specification's type validation
-// asks (fields, interfaces, unions, input objects, root types).
+// Building a Schema from SDL (spec 3), with the built-in scalars, directives
+// and introspection types, checked as the specification's type validation asks.
 
 // SchemaError reports a problem in an SDL document.
 type SchemaError struct {
@@ -33,11 +32,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &schemaBuilder{s: &Schema{
-		types:      make(map[string]*Type),
-		directives: make(map[string]*DirectiveDef),
-		Limits:     DefaultLimits,
-	}}
+	b := &schemaBuilder{s: &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, Limits: DefaultLimits}}
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
@@ -111,7 +106,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 		d.EnumValues = append(d.EnumValues, e.EnumValues...)
 	}
 	if withIntrospection {
-		for _, d := range builtinDirectiveDefs() {
+		for _, d := range builtinDirectives() {
 			b.addDirective(d)
 		}
 	}
@@ -130,8 +125,6 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 			s.types[t.Name] = t
 			s.typeList = append(s.typeList, t)
 		}
-	}
-	if withIntrospection {
 		b.roots(schemaDefs)
 	}
 	if b.err != nil {
@@ -158,11 +151,8 @@ func (b *schemaBuilder) addDirective(d *DirectiveDefinition) {
 // typeOf resolves a type reference. Built-in scalars resolve to shared
 // singletons, which are added to the schema later when something uses them.
 func (b *schemaBuilder) typeOf(r *TypeRef) *Type {
-	switch r.Kind {
-	case ListTypeRef:
-		return &Type{Kind: List, OfType: b.typeOf(r.Elem)}
-	case NonNullTypeRef:
-		return &Type{Kind: NonNull, OfType: b.typeOf(r.Elem)}
+	if r.Kind != NamedTypeRef {
+		return &Type{Kind: wrapperKinds[r.Kind], OfType: b.typeOf(r.Elem)}
 	}
 	if t := b.s.types[r.Name]; t != nil {
 		return t
@@ -251,9 +241,6 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			}
 			t.Interfaces = append(t.Interfaces, it)
 		}
-		if len(t.Fields) == 0 {
-			b.errorf(d.NamePos, "type %s must define one or more fields", t.Name)
-		}
 	case Union:
 		t.possible = make(map[*Type]bool)
 		for _, r := range d.Types {
@@ -267,9 +254,6 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 				t.PossibleTypes = append(t.PossibleTypes, m)
 			}
 		}
-		if len(t.PossibleTypes) == 0 {
-			b.errorf(d.NamePos, "union %s must have one or more member types", t.Name)
-		}
 	case Enum:
 		t.enumMap = make(map[string]*EnumValueDef, len(d.EnumValues))
 		for _, ed := range d.EnumValues {
@@ -281,19 +265,22 @@ func (b *schemaBuilder) complete(t *Type, d *TypeDefinition) {
 			t.EnumValues = append(t.EnumValues, e)
 			t.enumMap[ed.Name] = e
 		}
-		if len(t.EnumValues) == 0 {
-			b.errorf(d.NamePos, "enum %s must define one or more values", t.Name)
-		}
 	case InputObject:
 		t.InputFields = b.inputValues(d.InputFields)
 		t.inputFieldMap = make(map[string]*InputValue, len(t.InputFields))
 		for _, f := range t.InputFields {
 			t.inputFieldMap[f.Name] = f
 		}
-		if len(t.InputFields) == 0 {
-			b.errorf(d.NamePos, "input %s must define one or more fields", t.Name)
-		}
 	}
+	if t.Kind != Scalar && len(t.Fields)+len(t.PossibleTypes)+len(t.EnumValues)+len(t.InputFields) == 0 {
+		b.errorf(d.NamePos, emptyTypeErrors[t.Kind], t.Name)
+	}
+}
+
+var emptyTypeErrors = [...]string{
+	Object: "type %s must define one or more fields", Interface: "type %s must define one or more fields",
+	Union: "union %s must have one or more member types", Enum: "enum %s must define one or more values",
+	InputObject: "input %s must define one or more fields",
 }
 
 func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
@@ -303,6 +290,7 @@ func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
 		s.Mutation = s.types["Mutation"]
 		s.Subscription = s.types["Subscription"]
 	}
+	root := [...]**Type{Query: &s.Query, Mutation: &s.Mutation, Subscription: &s.Subscription}
 	for _, d := range defs {
 		if !d.Extend {
 			s.Description = d.Description
@@ -313,14 +301,7 @@ func (b *schemaBuilder) roots(defs []*SchemaDefinition) {
 				b.errorf(r.Type.Pos, "root %s type %q must be a defined object type", r.Operation, r.Type.Name)
 				continue
 			}
-			switch r.Operation {
-			case Query:
-				s.Query = t
-			case Mutation:
-				s.Mutation = t
-			case Subscription:
-				s.Subscription = t
-			}
+			*root[r.Operation] = t
 		}
 	}
 	if s.Query == nil {
@@ -413,35 +394,20 @@ func sameType(a, b *Type) bool {
 // isSubType reports whether a value of type sub can be used where super is
 // expected (covariant output types, spec 3.6.1 IsValidImplementationFieldType).
 func isSubType(sub, super *Type) bool {
-	if sameType(sub, super) {
+	switch {
+	case sameType(sub, super):
 		return true
-	}
-	if super.Kind == NonNull {
-		if sub.Kind == NonNull {
-			return isSubType(sub.OfType, super.OfType)
-		}
-		return false
-	}
-	if sub.Kind == NonNull {
+	case super.Kind == NonNull:
+		return sub.Kind == NonNull && isSubType(sub.OfType, super.OfType)
+	case sub.Kind == NonNull:
 		return isSubType(sub.OfType, super)
-	}
-	if super.Kind == List {
-		return sub.Kind == List && isSubType(sub.OfType, super.OfType)
-	}
-	if sub.Kind == List {
-		return false
+	case super.Kind == List || sub.Kind == List:
+		return sub.Kind == super.Kind && isSubType(sub.OfType, super.OfType)
 	}
 	return super.isAbstract() && super.isPossibleType(sub) || (super.Kind == Interface && implements(sub, super))
 }
 
-func implements(t, it *Type) bool {
-	for _, i := range t.Interfaces {
-		if i == it {
-			return true
-		}
-	}
-	return false
-}
+func implements(t, it *Type) bool { return slices.Contains(t.Interfaces, it) }
 
 var directiveLocations = map[string]bool{
 	"QUERY": true, "MUTATION": true, "SUBSCRIPTION": true, "FIELD": true,
@@ -452,12 +418,8 @@ var directiveLocations = map[string]bool{
 	"INPUT_FIELD_DEFINITION": true, "DIRECTIVE_DEFINITION": true,
 }
 
-func isDirectiveLocation(s string) bool { return directiveLocations[s] }
-
-// builtinDirectivesSDL declares the built-in directives exactly as graphql-js 16.15
-// does (specifiedDirectives: order, descriptions, arguments, defaults, locations),
-// so a schema rebuilt from introspection prints as graphql-js's own; TestBuiltinDirectivesMatchGraphQLJS
-// compares them.
+// builtinDirectivesSDL declares the built-in directives exactly as graphql-js
+// 16.15's specifiedDirectives (TestBuiltinDirectivesMatchGraphQLJS).
 const builtinDirectivesSDL = `
 "Directs the executor to include this field or fragment only when the ` + "`if`" + ` argument is true."
 directive @include("Included when true." if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
@@ -478,7 +440,7 @@ directive @specifiedBy("The URL that specifies the behavior of this scalar." url
 directive @oneOf on INPUT_OBJECT
 `
 
-var builtinDirectivesOnce = sync.OnceValue(func() []*DirectiveDefinition {
+var builtinDirectives = sync.OnceValue(func() []*DirectiveDefinition {
 	doc, err := parse(builtinDirectivesSDL, 0)
 	if err != nil {
 		panic(err)
@@ -489,8 +451,6 @@ var builtinDirectivesOnce = sync.OnceValue(func() []*DirectiveDefinition {
 	}
 	return out
 })
-
-func builtinDirectiveDefs() []*DirectiveDefinition { return builtinDirectivesOnce() }
 
 // builtinScalars are shared by every schema; they are never modified.
 var builtinScalars = map[string]*Type{

@@ -1,15 +1,12 @@
 package graphql
 
-// Validation (spec section 5). A walker traverses the document once while
-// tracking types, and calls the hooks of every rule; each rule is a small
-// function that sets the hooks it needs. The rule names are those of
-// graphql-js so the shared conformance cases can name the rule they test.
+// Validation (spec section 5): a walker traverses the document once, tracking
+// types, and calls the hooks each rule sets. The rules are named as
+// graphql-js's, which the shared conformance cases name.
 
-// validate checks an executable document against the schema with every
-// validation rule of the specification and returns the errors found, each
-// with extensions.code GRAPHQL_VALIDATION_FAILED. As graphql-js does, it
-// stops after Limits.MaxErrors errors with a last one saying so, and the
-// overlapping-fields rule stops after Limits.MaxFieldComparisons steps.
+// validate checks an executable document with every rule of the
+// specification. As graphql-js, it stops after Limits.MaxErrors errors with a
+// last one saying so.
 func (s *Schema) validate(doc *Document) []*Error {
 	return validate(s, doc, specifiedRules)
 }
@@ -58,7 +55,6 @@ type argOwner struct {
 // visitor holds the hooks of one rule. Nil hooks are skipped. A value hook
 // returning false stops that rule from seeing the value's children.
 type visitor struct {
-	document       func(doc *Document)
 	leaveDocument  func()
 	operation      func(op *OperationDefinition)
 	leaveOperation func(op *OperationDefinition)
@@ -79,7 +75,7 @@ type visitor struct {
 	objectField    func(f *ObjectField, parent *Type, def *InputValue)
 }
 
-// vctx is the state shared by the rules while validating one document.
+// vctx is the state the rules share while validating one document.
 type vctx struct {
 	schema    *Schema
 	doc       *Document
@@ -117,7 +113,13 @@ func (c *vctx) abort(msg string) {
 }
 
 func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
-	c := newVctx(s, doc)
+	c := &vctx{schema: s, doc: doc, fragments: map[string]*FragmentDefinition{},
+		usages: map[any][]varUsage{}, referenced: map[*OperationDefinition][]*FragmentDefinition{}}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*FragmentDefinition); ok && c.fragments[f.Name] == nil {
+			c.fragments[f.Name] = f
+		}
+	}
 	vs := make([]*visitor, len(rules))
 	for i, r := range rules {
 		vs[i] = r(c)
@@ -127,35 +129,21 @@ func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
 	return c.errors
 }
 
-func newVctx(s *Schema, doc *Document) *vctx {
-	c := &vctx{schema: s, doc: doc, fragments: make(map[string]*FragmentDefinition)}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok {
-			if _, dup := c.fragments[f.Name]; !dup {
-				c.fragments[f.Name] = f
-			}
-		}
-	}
-	return c
-}
-
 // typeFromRef resolves a type reference against the schema; nil when the
 // named type is unknown.
 func (c *vctx) typeFromRef(r *TypeRef) *Type {
-	switch r.Kind {
-	case ListTypeRef:
-		if e := c.typeFromRef(r.Elem); e != nil {
-			return &Type{Kind: List, OfType: e}
-		}
-		return nil
-	case NonNullTypeRef:
-		if e := c.typeFromRef(r.Elem); e != nil {
-			return &Type{Kind: NonNull, OfType: e}
-		}
+	if r.Kind == NamedTypeRef {
+		return c.schema.types[r.Name]
+	}
+	e := c.typeFromRef(r.Elem)
+	if e == nil {
 		return nil
 	}
-	return c.schema.types[r.Name]
+	return &Type{Kind: wrapperKinds[r.Kind], OfType: e}
 }
+
+// wrapperKinds are the kinds of the types that list and non-null references name.
+var wrapperKinds = [...]TypeKind{ListTypeRef: List, NonNullTypeRef: NonNull}
 
 // fieldDef finds a field of a composite type, including the meta fields
 // __typename, __schema and __type.
@@ -223,9 +211,6 @@ func (c *vctx) referencedFragments(op *OperationDefinition) []*FragmentDefinitio
 			}
 		}
 	}
-	if c.referenced == nil {
-		c.referenced = make(map[*OperationDefinition][]*FragmentDefinition)
-	}
 	c.referenced[op] = frags
 	return frags
 }
@@ -258,9 +243,6 @@ func (c *vctx) variableUsages(def Definition) []varUsage {
 	case *FragmentDefinition:
 		w.fragment(d)
 	}
-	if c.usages == nil {
-		c.usages = make(map[any][]varUsage)
-	}
 	c.usages[def] = us
 	return us
 }
@@ -285,11 +267,6 @@ type walker struct {
 }
 
 func (w *walker) document(doc *Document) {
-	for _, v := range w.vs {
-		if v.document != nil {
-			v.document(doc)
-		}
-	}
 	for _, d := range doc.Definitions {
 		if w.c.aborted {
 			return

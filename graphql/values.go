@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -23,30 +24,27 @@ func coerceVariables(s *Schema, op *OperationDefinition, given map[string]any) (
 	c := &vctx{schema: s}
 	for _, vd := range op.Variables {
 		t := c.typeFromRef(vd.Type)
-		if t == nil || !t.isInput() {
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" expected value of unknown type %q.", vd.Name, vd.Type), vd.Pos))
-			continue
-		}
 		v, has := given[vd.Name]
+		var err error
+		var problem string // after "Variable "$name" "
 		switch {
+		case t == nil || !t.isInput():
+			problem = fmt.Sprintf("expected value of unknown type %q.", vd.Type)
 		case !has && vd.DefaultValue != nil:
-			dv, err := coerceLiteral(vd.DefaultValue, t, nil)
-			if err != nil {
-				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" has an invalid default value: %v", vd.Name, err), vd.Pos))
-				continue
+			if out[vd.Name], err = coerceLiteral(vd.DefaultValue, t, nil); err != nil {
+				problem = fmt.Sprintf("has an invalid default value: %v", err)
 			}
-			out[vd.Name] = dv
 		case t.Kind == NonNull && !has:
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of required type %q was not provided.", vd.Name, t), vd.Pos))
+			problem = fmt.Sprintf("of required type %q was not provided.", t)
 		case t.Kind == NonNull && v == nil:
-			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" of non-null type %q must not be null.", vd.Name, t), vd.Pos))
+			problem = fmt.Sprintf("of non-null type %q must not be null.", t)
 		case has:
-			cv, err := coerceInput(v, t)
-			if err != nil {
-				errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" got invalid value %s; %v", vd.Name, jsonText(v), err), vd.Pos))
-				continue
+			if out[vd.Name], err = coerceInput(v, t); err != nil {
+				problem = fmt.Sprintf("got invalid value %s; %v", jsonText(v), err)
 			}
-			out[vd.Name] = cv
+		}
+		if problem != "" {
+			errs = append(errs, newError(codeBadUserInput, fmt.Sprintf("Variable \"$%s\" %s", vd.Name, problem), vd.Pos))
 		}
 	}
 	return out, errs
@@ -238,7 +236,7 @@ func toFloat64(v any) (float64, bool) {
 	return 0, false
 }
 
-// errAbsent marks a variable reference whose variable has no value, so that
+// absentError marks a variable reference whose variable has no value, so that
 // the enclosing input field or argument is treated as not given.
 type absentError struct{}
 
@@ -271,29 +269,17 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	}
 	switch t.Kind {
 	case List:
+		items := v.List
 		if v.Kind != ListValue {
-			c, err := coerceLiteral(v, t.OfType, vars)
-			if _, absent := err.(absentError); absent {
-				return []any{nil}, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			return []any{c}, nil
+			items = []*Value{v} // a single item stands for a list of one
 		}
-		out := make([]any, len(v.List))
-		for i, e := range v.List {
+		out := make([]any, len(items))
+		for i, e := range items {
 			c, err := coerceLiteral(e, t.OfType, vars)
-			if _, absent := err.(absentError); absent {
-				if t.OfType.Kind == NonNull {
-					return nil, fmt.Errorf("Variable \"$%s\" of required type %q was not provided.", e.Raw, t.OfType)
-				}
-				c, err = nil, nil
-			}
-			if err != nil {
+			if _, absent := err.(absentError); !absent && err != nil {
 				return nil, err
 			}
-			out[i] = c
+			out[i] = c // null for an absent variable
 		}
 		return out, nil
 	case InputObject:
@@ -307,15 +293,8 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 			}
 		}
 		for _, def := range t.InputFields {
-			var fv *Value
-			for _, f := range v.Fields {
-				if f.Name == def.Name {
-					fv = f.Value
-					break
-				}
-			}
-			if fv != nil {
-				c, err := coerceLiteral(fv, def.Type, vars)
+			if i := slices.IndexFunc(v.Fields, func(f *ObjectField) bool { return f.Name == def.Name }); i >= 0 {
+				c, err := coerceLiteral(v.Fields[i].Value, def.Type, vars)
 				if _, absent := err.(absentError); !absent {
 					if err != nil {
 						return nil, err
@@ -346,10 +325,7 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 		}
 		return out, nil
 	}
-	if v.Kind == ListValue || v.Kind == ObjectValue {
-		if t.Kind == Scalar && !t.builtin {
-			return parseLiteral(v, t, vars)
-		}
+	if (v.Kind == ListValue || v.Kind == ObjectValue) && (t.Kind != Scalar || t.builtin) {
 		return nil, fmt.Errorf("Expected value of type %q, found %s.", t, printLiteral(v))
 	}
 	return parseLiteral(v, t, vars)
@@ -363,14 +339,8 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 	}
 	out := make(map[string]any, len(defs))
 	for _, def := range defs {
-		var node *Argument
-		for _, a := range args {
-			if a.Name == def.Name {
-				node = a
-				break
-			}
-		}
-		if node != nil {
+		if i := slices.IndexFunc(args, func(a *Argument) bool { return a.Name == def.Name }); i >= 0 {
+			node := args[i]
 			c, err := coerceLiteral(node.Value, def.Type, vars)
 			if _, absent := err.(absentError); !absent {
 				if err != nil {
