@@ -120,39 +120,22 @@ func challenge(r *http.Request, err error) string {
 	return ""
 }
 
-// requireWrite wraps a REST write handler with the write rule.
-func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(accessWrite, s.writeError, h)
-}
-
-// requireRead wraps a REST read handler with the read rule.
-func (s *Server) requireRead(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(s.auth.readAccess(), s.writeError, h)
-}
-
-// requireODataRead wraps an OData read handler with the read rule; refusals are OData
-// error bodies.
-func (s *Server) requireODataRead(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(s.auth.readAccess(), writeODataError, h)
-}
-
-// require answers a caller without the access need with refuse, and everyone else with h.
-func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Request, error), h http.HandlerFunc) http.HandlerFunc {
+// denied answers a caller without the access need with refuse and reports true; it
+// reports false, having answered nothing, for everyone else.
+func (s *Server) denied(w http.ResponseWriter, r *http.Request, need access, refuse func(http.ResponseWriter, *http.Request, error)) bool {
 	if s.auth == nil || need == accessOpen {
-		return h
+		return false
 	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		authorization, err := authorizationHeader(r)
-		if err == nil {
-			err = s.auth.check(r.Context(), authorization, need)
-		}
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", challenge(r, err))
-			refuse(w, r, err)
-			return
-		}
-		h(w, r)
+	authorization, err := authorizationHeader(r)
+	if err == nil {
+		err = s.auth.check(r.Context(), authorization, need)
 	}
+	if err == nil {
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", challenge(r, err))
+	refuse(w, r, err)
+	return true
 }
 
 // subjectAttrs is the log attribute naming the caller, when authentication found one.

@@ -57,18 +57,6 @@ func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*j
 	return auth.authorize(ctx, a.header, need)
 }
 
-// graphqlCode is each Kind's extensions.code in a GraphQL error.
-var graphqlCode = map[Kind]string{
-	KindInternal:        "INTERNAL_SERVER_ERROR",
-	KindInvalid:         "BAD_USER_INPUT",
-	KindNotFound:        "NOT_FOUND",
-	KindConflict:        "CONFLICT",
-	KindUnauthenticated: "UNAUTHENTICATED",
-	KindForbidden:       "FORBIDDEN",
-	KindPrecondition:    "PRECONDITION_FAILED",
-	KindExhausted:       "TOO_MANY_REQUESTS",
-}
-
 // codedError is a domain error as GraphQL shows it: its message, its kind as
 // extensions.code, and its fields' problems, if any, as extensions.fields.
 type codedError struct{ err *Error }
@@ -78,7 +66,7 @@ func (e codedError) Unwrap() error { return e.err }
 
 // Extensions makes codedError a graphql.ExtendedError.
 func (e codedError) Extensions() map[string]any {
-	ext := map[string]any{"code": graphqlCode[e.err.Kind]}
+	ext := map[string]any{"code": kindCodes[e.err.Kind].graphql}
 	if len(e.err.Fields) > 0 {
 		ext["fields"] = e.err.Fields
 	}

@@ -590,18 +590,6 @@ func grpcError(log *slog.Logger, method string, err error) error {
 	return st
 }
 
-// grpcCode is each Kind's gRPC status code.
-var grpcCode = map[Kind]codes.Code{
-	KindInternal:        codes.Internal,
-	KindInvalid:         codes.InvalidArgument,
-	KindNotFound:        codes.NotFound,
-	KindConflict:        codes.AlreadyExists,
-	KindUnauthenticated: codes.Unauthenticated,
-	KindForbidden:       codes.PermissionDenied,
-	KindPrecondition:    codes.FailedPrecondition,
-	KindExhausted:       codes.ResourceExhausted,
-}
-
 // grpcStatus is grpcError without the log: known is false when err became the
 // generic Internal status, whose detail the caller should log.
 func grpcStatus(err error) (st error, known bool) {
@@ -613,7 +601,7 @@ func grpcStatus(err error) (st error, known bool) {
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Kind != KindInternal {
-		return status.Error(grpcCode[e.Kind], e.Message), true
+		return status.Error(kindCodes[e.Kind].grpc, e.Message), true
 	}
 	return status.Error(codes.Internal, "internal server error"), false
 }

@@ -128,7 +128,6 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 	s.handle("GET "+odataRoot+"{$}", rt.service.ServeHTTP)
 	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
 	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
-	read := s.requireODataRead(rt.service.ServeHTTP)
 	// Each request of a batch goes through the routes as if sent alone (the mux,
 	// not ServeHTTP: the batch is logged once, as the one request it is), so read
 	// access is checked on each, with the batch's credentials.
@@ -138,11 +137,10 @@ func (s *Server) addODataRoutes(rt *odataRoutes) {
 			batch.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			read(w, r)
-			return
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead // else 405 or OPTIONS, before credentials, as on every route
+		if !read || !s.denied(w, r, s.auth.readAccess(), writeODataError) {
+			rt.service.ServeHTTP(w, r)
 		}
-		rt.service.ServeHTTP(w, r) // 405 or OPTIONS, before credentials, as on every route
 	}
 }
 
@@ -156,28 +154,13 @@ func isODataPath(path string) bool {
 	return ok && rest != "users" && !strings.HasPrefix(rest, "users/")
 }
 
-// odataCode is each Kind's code in an OData error body. The OData surface is
-// read-only: besides authentication, its only failures are query errors, missing
-// entities or paths, and methods other than GET, which the odata package answers as
-// 400 BadRequest, 404 NotFound and 405 MethodNotAllowed, the codes this table gives.
-var odataCode = map[Kind]string{
-	KindInternal:        "InternalServerError",
-	KindInvalid:         "BadRequest",
-	KindNotFound:        "NotFound",
-	KindConflict:        "Conflict",
-	KindUnauthenticated: "Unauthorized",
-	KindForbidden:       "Forbidden",
-	KindPrecondition:    "PreconditionFailed",
-	KindExhausted:       "TooManyRequests",
-}
-
 // writeODataError answers a domain error (authentication, in practice) as an OData
-// error body with the status and code of the table in errors.go.
+// error body.
 func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
-	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": odataCode[e.Kind], "message": e.Message}})
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": kindCodes[e.Kind].odata, "message": e.Message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("OData-Version", "4.0")
-	w.WriteHeader(httpStatus[e.Kind])
+	w.WriteHeader(kindCodes[e.Kind].http)
 	w.Write(body)
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,11 +16,11 @@ import (
 
 // The REST surface: /api/users and the orders nested under a user (docs/rest.md).
 
-// rest wraps a REST handler with the check every REST route shares: a query string
-// that does not decode (a bad %-escape, a ';' separator) is refused with 400.
-// url.Values would silently drop the pair it cannot read, and answering as if the
-// client had not asked what it asked is worse than refusing.
-func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
+// rest wraps a REST handler with what every REST route shares: a query string that
+// does not decode (a bad %-escape, a ';' separator) is refused with 400, since
+// url.Values would silently drop the pair it cannot read; the caller must have the
+// access need (auth.go); an error h returns is answered as a problem.
+func (s *Server) rest(need access, h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" { // most requests have none: no map to make
 			if _, err := restQuery(r.URL.RawQuery); err != nil {
@@ -30,7 +28,12 @@ func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		h(w, r)
+		if s.denied(w, r, need, s.writeError) {
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
 	}
 }
 
@@ -141,76 +144,81 @@ func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
 	return uq, true, nil
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	q, err := restQuery(r.URL.RawQuery)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	uq, paged, err := parseUserQuery(q)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !paged {
 		writeJSONList(w, s.store.Users())
-		return
+		return nil
 	}
 	items, total := s.store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
 	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.page, PageSize: uq.pageSize,
 		TotalItems: total, TotalPages: (total + uq.pageSize - 1) / uq.pageSize})
+	return nil
 }
 
-func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	u, ok := s.store.User(id)
 	if !ok {
-		s.writeError(w, r, userNotFound(id))
-		return
+		return userNotFound(id)
 	}
 	writeTaggedJSON(w, r, u.appendJSON(nil))
+	return nil
 }
 
-func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	var body userBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	u, err := s.store.CreateUser(body.Name, body.Email)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/api/users/"+strconv.FormatInt(u.ID, 10))
-	w.Header().Set("ETag", u.ETag()) // a client may update it with If-Match at once
-	writeJSON(w, http.StatusCreated, u)
+	return writeUser(w, http.StatusCreated, u) // a client may update it with If-Match at once
 }
 
-func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
+// writeUser answers with u and its ETag.
+func writeUser(w http.ResponseWriter, status int, u *User) error {
+	w.Header().Set("ETag", u.ETag())
+	writeJSON(w, status, u)
+	return nil
+}
+
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var body userBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	if body.ID != 0 && body.ID != id {
-		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
-		return
+		return invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}})
 	}
-	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: s.ifMatch(r, id)})
+	return s.storeUser(w, r, id, UserPatch{Name: &body.Name, Email: &body.Email})
+}
+
+// storeUser applies p to user id under r's If-Match and answers with the result.
+func (s *Server) storeUser(w http.ResponseWriter, r *http.Request, id int64, p UserPatch) error {
+	p.Require = s.ifMatch(r, id)
+	u, err := s.store.UpdateUser(id, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	w.Header().Set("ETag", u.ETag())
-	writeJSON(w, http.StatusOK, u)
+	return writeUser(w, http.StatusOK, u)
 }
 
 // mergePatchType is the media type of a JSON Merge Patch (RFC 7396), the one body
@@ -223,54 +231,26 @@ const mergePatchType = "application/merge-patch+json"
 // ignored, as PUT ignores it, so a client may patch with a document it read. Any other
 // member is refused: merge patch keys are case-sensitive, and "Name" silently doing
 // nothing would be worse. If-Match is honoured as by PUT.
-func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if refuseContentCoding(w, r) {
-		return
-	}
-	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mergePatchType ||
-		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
-		w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
-		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be "+mergePatchType+" (UTF-8)", nil)
-		return
-	}
-	data, err := readBody(w, r)
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
-		return
-	}
-	if err != nil {
-		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
-		return
+		return err
 	}
 	var raw json.RawMessage
-	if err := decodeBody(data, &raw); err != nil { // one value, valid UTF-8, no repeated key
-		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
-		return
+	if !decodeJSON(w, r, mergePatchType, &raw) {
+		return nil
 	}
 	var members map[string]json.RawMessage
 	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &members) != nil {
 		// RFC 7396 would replace the whole user with a non-object: never a valid user.
 		writeProblem(w, http.StatusBadRequest, "request body: a merge patch of a user must be a JSON object", nil)
-		return
+		return nil
 	}
 	patch, err := userMergePatch(id, members)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	patch.Require = s.ifMatch(r, id)
-	u, err := s.store.UpdateUser(id, patch)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("ETag", u.ETag())
-	writeJSON(w, http.StatusOK, u)
+	return s.storeUser(w, r, id, patch)
 }
 
 // userMergePatch turns the members of a merge patch of user id into a UserPatch.
@@ -308,87 +288,78 @@ func userMergePatch(id int64, members map[string]json.RawMessage) (UserPatch, er
 	return p, nil
 }
 
-func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	existed, err := s.store.DeleteUserIf(id, s.ifMatch(r, id))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !existed {
-		s.writeError(w, r, userNotFound(id))
-		return
+		return userNotFound(id)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) listUserOrders(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listUserOrders(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	orders, ok := s.store.OrdersByUser(userID)
 	if !ok {
-		s.writeError(w, r, userNotFound(userID))
-		return
+		return userNotFound(userID)
 	}
 	writeJSON(w, http.StatusOK, orders)
+	return nil
 }
 
-func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := s.store.User(userID); !ok {
-		s.writeError(w, r, userNotFound(userID)) // before reading the body: the path decides first
-		return
+		return userNotFound(userID) // before reading the body: the path decides first
 	}
 	var body orderBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	o, err := s.store.CreateOrder(userID, NewOrder{ProductID: body.ProductID, Quantity: body.Quantity, CustomerName: body.CustomerName})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", fmt.Sprintf("/api/users/%d/orders/%d", userID, o.ID))
 	writeJSON(w, http.StatusCreated, o)
+	return nil
 }
 
-func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := s.store.User(userID); !ok {
-		s.writeError(w, r, userNotFound(userID))
-		return
+		return userNotFound(userID)
 	}
 	o, ok := s.store.Order(id)
 	if !ok || o.UserID != userID {
-		s.writeError(w, r, notFound("order %d of user %d not found", id, userID))
-		return
+		return notFound("order %d of user %d not found", id, userID)
 	}
 	body, err := json.Marshal(o)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeTaggedJSON(w, r, body)
+	return nil
 }
 
 // pathID reads the integer path parameter name.
