@@ -85,13 +85,6 @@ func (l *wsLimits) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxSubscriptionsPerClient, "ws-max-subscriptions-per-client", graphql.DefaultMaxSubscriptionsPerClient, "most GraphQL WebSocket operations active at once over the sockets of one client IP address (0: no limit)")
 }
 
-func (l wsLimits) validate() error {
-	if min(l.maxSockets, l.maxSocketsPerClient, l.maxSubscriptions, l.maxSubscriptionsPerClient) < 0 {
-		return errors.New("-ws-max-sockets, -ws-max-sockets-per-client, -ws-max-subscriptions and -ws-max-subscriptions-per-client must not be negative (0: no limit)")
-	}
-	return nil
-}
-
 // options sets the caps in o, where 0 is the graphql package's default and a
 // negative value no limit.
 func (l wsLimits) options(o *graphql.WebSocketOptions) {
