@@ -308,7 +308,7 @@ func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *
 	}
 	for i := range users[:min(bad+1, len(users))] {
 		u := &users[i]
-		if u.ID > 0 && !s.users.insertLoaded(u.ID, u) {
+		if u.ID > 0 && s.users.put(u.ID, u, true) != nil {
 			return duplicateError("users", i, u.ID)
 		}
 		if i == bad {
@@ -388,7 +388,7 @@ func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
 		switch {
 		case p.ID <= 0 || p.ID > maxID:
 			return idError("posts", i, p.ID)
-		case !s.posts.insertLoaded(p.ID, p):
+		case s.posts.put(p.ID, p, true) != nil:
 			return duplicateError("posts", i, p.ID)
 		}
 		if _, ok := s.users.get(p.UserID); !ok {
@@ -411,7 +411,7 @@ func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time
 		switch {
 		case c.ID <= 0 || c.ID > maxID:
 			return idError("comments", i, c.ID)
-		case !s.comments.insertLoaded(c.ID, c):
+		case s.comments.put(c.ID, c, true) != nil:
 			return duplicateError("comments", i, c.ID)
 		}
 		if _, ok := s.posts.get(c.PostID); !ok {
@@ -438,7 +438,7 @@ func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time
 		switch {
 		case p.ID <= 0 || p.ID > maxID:
 			return idError("products", i, p.ID)
-		case !s.products.insertLoaded(p.ID, p):
+		case s.products.put(p.ID, p, true) != nil:
 			return duplicateError("products", i, p.ID)
 		}
 		name, category, err := validateProduct(p.Name, p.Category, p.Price)
@@ -457,7 +457,7 @@ func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) erro
 		switch {
 		case o.ID <= 0 || o.ID > maxID:
 			return idError("orders", i, o.ID)
-		case !s.orders.insertLoaded(o.ID, o):
+		case s.orders.put(o.ID, o, true) != nil:
 			return duplicateError("orders", i, o.ID)
 		}
 		if _, ok := s.products.get(o.ProductID); !ok {
@@ -511,53 +511,6 @@ func (s *Store) endLoad() {
 	}
 	wg.Wait()
 	s.replacedInLoad = false
-}
-
-// The put methods of a bulk load (the caller is in one): a record with a new id is
-// appended with one lookup and one insert, a record that replaces another goes the
-// usual way. A user's keys must be set (see setKeys).
-
-func (s *Store) putLoadedUser(u *User) {
-	if !s.users.insertLoaded(u.ID, u) {
-		s.putUser(u)
-		return
-	}
-	s.usersByName.loaded = append(s.usersByName.loaded, u)
-	s.usersByEmail.loaded = append(s.usersByEmail.loaded, u)
-}
-
-func (s *Store) putLoadedPost(p *Post) {
-	if !s.posts.insertLoaded(p.ID, p) {
-		s.putPost(p)
-		return
-	}
-	s.postsByUser.add(p.UserID, p.ID, true)
-}
-
-func (s *Store) putLoadedComment(c *Comment) {
-	if !s.comments.insertLoaded(c.ID, c) {
-		s.putComment(c)
-		return
-	}
-	s.commentsByPost.add(c.PostID, c.ID, true)
-	s.commentsByAuthor.add(c.AuthorID, c.ID, true)
-}
-
-func (s *Store) putLoadedProduct(p *Product) {
-	if !s.products.insertLoaded(p.ID, p) {
-		s.products.put(p.ID, p, true)
-	}
-}
-
-func (s *Store) putLoadedOrder(o *Order) {
-	if !s.orders.insertLoaded(o.ID, o) {
-		s.putOrder(o)
-		return
-	}
-	if o.UserID != 0 {
-		s.ordersByUser.add(o.UserID, o.ID, true)
-	}
-	s.ordersByProduct.add(o.ProductID, o.ID, true)
 }
 
 // setKeys sets the users' case-folded keys, on every processor at once.

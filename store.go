@@ -93,6 +93,7 @@ func (s *Store) apply(c *change) {
 	switch c.Op {
 	case opPutUsers:
 		for _, u := range c.Users {
+			u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
 			s.putUser(u)
 		}
 	case opDeleteUser:
@@ -110,19 +111,26 @@ func (s *Store) apply(c *change) {
 	}
 }
 
+// The put methods store a record in its table and its indexes, replacing the record
+// with its id, if any. A user's keys must be set.
+
 func (s *Store) putUser(u *User) {
-	if old, ok := s.users.get(u.ID); ok {
-		if s.loading {
-			s.replacedInLoad = true
-		} else {
-			s.usersByName.remove(old)
-			s.usersByEmail.remove(old)
-		}
-	}
-	u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
-	s.users.put(u.ID, u, s.loading)
+	s.unsortUser(s.users.put(u.ID, u, s.loading))
 	s.usersByName.add(u, s.loading)
 	s.usersByEmail.add(u, s.loading)
+}
+
+// unsortUser takes u (nil: none) out of the sorted indexes, or during a bulk load
+// notes that endLoad must rebuild them.
+func (s *Store) unsortUser(u *User) {
+	switch {
+	case u == nil:
+	case s.loading:
+		s.replacedInLoad = true
+	default:
+		s.usersByName.remove(u)
+		s.usersByEmail.remove(u)
+	}
 }
 
 // deleteUser removes user id, the user's posts, every comment on those posts and every
@@ -141,12 +149,7 @@ func (s *Store) deleteUser(id int64) {
 		s.removeComment(commentID)
 	}
 	if u, ok := s.users.get(id); ok {
-		if s.loading {
-			s.replacedInLoad = true
-		} else {
-			s.usersByName.remove(u)
-			s.usersByEmail.remove(u)
-		}
+		s.unsortUser(u)
 		s.users.remove(id)
 	}
 }
@@ -160,29 +163,26 @@ func (s *Store) removeComment(id int64) {
 }
 
 func (s *Store) putPost(p *Post) {
-	if old, ok := s.posts.get(p.ID); ok {
+	if old := s.posts.put(p.ID, p, s.loading); old != nil {
 		s.postsByUser.remove(old.UserID, old.ID)
 	}
-	s.posts.put(p.ID, p, s.loading)
 	s.postsByUser.add(p.UserID, p.ID, s.loading)
 }
 
 func (s *Store) putComment(c *Comment) {
-	if old, ok := s.comments.get(c.ID); ok {
+	if old := s.comments.put(c.ID, c, s.loading); old != nil {
 		s.commentsByPost.remove(old.PostID, old.ID)
 		s.commentsByAuthor.remove(old.AuthorID, old.ID)
 	}
-	s.comments.put(c.ID, c, s.loading)
 	s.commentsByPost.add(c.PostID, c.ID, s.loading)
 	s.commentsByAuthor.add(c.AuthorID, c.ID, s.loading)
 }
 
 func (s *Store) putOrder(o *Order) {
-	if old, ok := s.orders.get(o.ID); ok {
+	if old := s.orders.put(o.ID, o, s.loading); old != nil {
 		s.ordersByUser.remove(old.UserID, old.ID)
 		s.ordersByProduct.remove(old.ProductID, old.ID)
 	}
-	s.orders.put(o.ID, o, s.loading)
 	if o.UserID != 0 {
 		s.ordersByUser.add(o.UserID, o.ID, s.loading)
 	}
@@ -360,8 +360,7 @@ func (s *Store) rollback(c *change, u *undo) {
 	switch c.Op {
 	case opPutUsers:
 		for _, nu := range c.Users {
-			s.usersByName.remove(nu)
-			s.usersByEmail.remove(nu)
+			s.unsortUser(nu)
 			s.users.remove(nu.ID)
 		}
 	case opPutPost:

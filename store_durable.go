@@ -185,19 +185,19 @@ func (s *Store) restore(st *snapshotState) {
 	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
 	setKeys(st.Users)
 	for _, u := range st.Users {
-		s.putLoadedUser(u)
+		s.putUser(u)
 	}
 	for _, p := range st.Posts {
-		s.putLoadedPost(p)
+		s.putPost(p)
 	}
 	for _, c := range st.Comments {
-		s.putLoadedComment(c)
+		s.putComment(c)
 	}
 	for _, p := range st.Products {
-		s.putLoadedProduct(p)
+		s.products.put(p.ID, p, true)
 	}
 	for _, o := range st.Orders {
-		s.putLoadedOrder(o)
+		s.putOrder(o)
 	}
 	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
 	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])
