@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -114,94 +115,40 @@ var (
 )
 
 func decodeUser(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
-	return d.Object(at, userFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &u.ID)
-		case "name":
-			return d.String(at.With("name"), &u.Name)
-		case "email":
-			return d.String(at.With("email"), &u.Email)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &u.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
 }
 
 func decodePost(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
-	return d.Object(at, postFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &p.ID)
-		case "userId":
-			return d.Int64(at.With("userId"), &p.UserID)
-		case "title":
-			return d.String(at.With("title"), &p.Title)
-		case "content":
-			return d.String(at.With("content"), &p.Content)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &p.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
 }
 
 func decodeComment(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
-	return d.Object(at, commentFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &c.ID)
-		case "postId":
-			return d.Int64(at.With("postId"), &c.PostID)
-		case "authorId":
-			return d.Int64(at.With("authorId"), &c.AuthorID)
-		case "text":
-			return d.String(at.With("text"), &c.Text)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &c.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
 }
 
 func decodeProduct(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
-	return d.Object(at, productFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &p.ID)
-		case "name":
-			return d.String(at.With("name"), &p.Name)
-		case "price":
-			return d.Unmarshal(at.With("price"), &p.Price)
-		case "category":
-			return d.String(at.With("category"), &p.Category)
-		case "createdDate":
-			return d.Unmarshal(at.With("createdDate"), &p.CreatedDate)
-		case "isActive":
-			return d.Bool(at.With("isActive"), &p.IsActive)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
 }
 
 func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
-	return d.Object(at, orderFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &o.ID)
-		case "userId":
-			return d.Int64(at.With("userId"), &o.UserID)
-		case "productId":
-			return d.Int64(at.With("productId"), &o.ProductID)
-		case "customerName":
-			return d.String(at.With("customerName"), &o.CustomerName)
-		case "orderDate":
-			return d.Unmarshal(at.With("orderDate"), &o.OrderDate)
-		case "quantity":
-			return d.Int64(at.With("quantity"), &o.Quantity)
+	return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
+}
+
+// decodeRecord decodes an object whose keys are fields into dsts, each field's
+// destination in the same order: an *int64, *string, *bool or json.Unmarshaler.
+func decodeRecord(d *jsonscan.Scanner, at jsonscan.Loc, fields []string, dsts ...any) error {
+	return d.Object(at, fields, func(name string) error {
+		at := at.With(name)
+		switch dst := dsts[slices.Index(fields, name)].(type) {
+		case *int64:
+			return d.Int64(at, dst)
+		case *string:
+			return d.String(at, dst)
+		case *bool:
+			return d.Bool(at, dst)
+		default:
+			return d.Unmarshal(at, dst.(json.Unmarshaler))
 		}
-		return nil // not reached: Object passes only the names in fields
 	})
 }
 
