@@ -599,15 +599,11 @@ func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
 	if a == nil || need == accessOpen {
 		return nil
 	}
-	var authorization string
-	switch v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) {
-	case 0:
-	case 1:
-		authorization = v[0]
-	default: // which one would count is anybody's guess: refuse rather than pick
-		return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
+	authorization, err := oneAuthorization(metadata.ValueFromIncomingContext(ctx, "authorization"), "more than one authorization value")
+	if err == nil {
+		_, err = a.authorize(ctx, authorization, need)
 	}
-	return a.check(ctx, authorization, need)
+	return err
 }
 
 func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
