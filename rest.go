@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -59,8 +60,7 @@ type userBody struct {
 	Email string `json:"email"`
 }
 
-// orderBody is the JSON body of POST /api/users/{userId}/orders. The user comes from
-// the path and the date from the clock, so the body cannot set them.
+// orderBody is the JSON body of POST /api/users/{userId}/orders.
 type orderBody struct {
 	ProductID    int64  `json:"productId"`
 	Quantity     int64  `json:"quantity"`
@@ -76,13 +76,6 @@ type pagedResult[T any] struct {
 	TotalPages int `json:"totalPages"`
 }
 
-// userQuery is the paged form's parameters, parsed and checked.
-type userQuery struct {
-	page, pageSize int
-	search         string
-	sortBy         string // "name", "email" or "" for id
-}
-
 const (
 	defaultPageSize = 10
 	maxPageSize     = 100
@@ -91,25 +84,21 @@ const (
 // parseUserQuery reads the user list's query parameters. paged is false when none of
 // them is given: the plain list. Names match case-insensitively, as the ASP.NET
 // services this interface comes from bind them; a repeated parameter is an error.
-func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
-	uq = userQuery{page: 1, pageSize: defaultPageSize}
+func parseUserQuery(q url.Values) (uq UserQuery, paged bool, err error) {
+	uq = UserQuery{Page: 1, PageSize: defaultPageSize}
 	fields := map[string][]string{}
 	params := map[string]string{}
+	names := []string{"page", "pageSize", "search", "sortBy"}
 	for key, vals := range q {
-		canon := ""
-		for _, name := range []string{"page", "pageSize", "search", "sortBy"} {
-			if strings.EqualFold(key, name) {
-				canon = name
-			}
-		}
-		if canon == "" {
+		i := slices.IndexFunc(names, func(name string) bool { return strings.EqualFold(key, name) })
+		if i < 0 {
 			continue
 		}
-		if _, dup := params[canon]; dup || len(vals) > 1 {
-			fields[canon] = append(fields[canon], "must be given at most once")
+		if _, dup := params[names[i]]; dup || len(vals) > 1 {
+			fields[names[i]] = append(fields[names[i]], "must be given at most once")
 			continue
 		}
-		params[canon] = vals[0]
+		params[names[i]] = vals[0]
 	}
 	if s, ok := params["search"]; ok && s == "" {
 		delete(params, "search") // an empty search is no search
@@ -118,28 +107,21 @@ func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
 		return uq, false, nil
 	}
 	if v, ok := params["page"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		if uq.Page, err = strconv.Atoi(v); err != nil || uq.Page < 1 {
 			fields["page"] = append(fields["page"], "must be an integer >= 1")
 		}
-		uq.page = n
 	}
 	if v, ok := params["pageSize"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPageSize {
+		if uq.PageSize, err = strconv.Atoi(v); err != nil || uq.PageSize < 1 || uq.PageSize > maxPageSize {
 			fields["pageSize"] = append(fields["pageSize"], fmt.Sprintf("must be an integer from 1 to %d", maxPageSize))
 		}
-		uq.pageSize = n
 	}
 	if len(fields) > 0 {
 		return uq, true, invalidFields(fields)
 	}
-	uq.search = params["search"]
-	switch strings.ToLower(params["sortBy"]) {
-	case "name":
-		uq.sortBy = "name"
-	case "email":
-		uq.sortBy = "email"
+	uq.Search = params["search"]
+	if sortBy := strings.ToLower(params["sortBy"]); sortBy == "name" || sortBy == "email" {
+		uq.SortBy = sortBy
 	}
 	return uq, true, nil
 }
@@ -157,9 +139,9 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 		writeJSONList(w, s.store.Users())
 		return nil
 	}
-	items, total := s.store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
-	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.page, PageSize: uq.pageSize,
-		TotalItems: total, TotalPages: (total + uq.pageSize - 1) / uq.pageSize})
+	items, total := s.store.UserPage(uq)
+	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.Page, PageSize: uq.PageSize,
+		TotalItems: total, TotalPages: (total + uq.PageSize - 1) / uq.PageSize})
 	return nil
 }
 
@@ -225,12 +207,10 @@ func (s *Server) storeUser(w http.ResponseWriter, r *http.Request, id int64, p U
 // PATCH /api/users/{id} takes.
 const mergePatchType = "application/merge-patch+json"
 
-// patchUser applies a JSON Merge Patch to user id: a member present sets that field, a
-// member absent leaves it. name and email are required, so null (which would remove
-// them) is refused. id may be given if it is the path's; createdAt is read-only and
-// ignored, as PUT ignores it, so a client may patch with a document it read. Any other
-// member is refused: merge patch keys are case-sensitive, and "Name" silently doing
-// nothing would be worse. If-Match is honoured as by PUT.
+// patchUser applies a JSON Merge Patch to user id. name and email are required, so
+// null is refused; id may be given if it is the path's; createdAt is read-only and
+// ignored, as PUT ignores it. Any other member is refused: merge patch keys are
+// case-sensitive, and "Name" silently doing nothing would be worse.
 func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -372,11 +352,8 @@ func pathID(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
-// Conditional requests (RFC 9110 section 13) on single users and orders: the ETag is
-// the record's entityTag (model.go).
-
-// writeTaggedJSON answers a GET of one record whose JSON is body: 200 with its ETag,
-// or 304 with no body when If-None-Match names that ETag (or is "*").
+// writeTaggedJSON answers a GET of one record whose JSON is body (RFC 9110 section
+// 13): 200 with its ETag, or 304 when If-None-Match names that ETag (or is "*").
 func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	tag := entityTag(body)
 	w.Header().Set("ETag", tag)
@@ -390,12 +367,10 @@ func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // ifMatch is the store-side check of r's If-Match header for user id, nil when there
-// is none: the current user's ETag must be one the header names (strongly: a weak tag
-// never matches), or the header must be "*". The check runs under the store's write
-// lock, where hashing the record would hold up every reader, so the tag is compared
-// here, against the record current now; under the lock it is enough that this record
-// is still the current one, as records never change. Only when another write came
-// between is the tag computed under the lock.
+// is none: the current user's ETag must be one it names strongly, or it must be "*".
+// The check runs under the store's write lock, where hashing would hold up every
+// reader, so the tag is compared here against the record current now; under the lock
+// it is enough that the record is still current, as records never change.
 func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	im := r.Header.Values("If-Match")
 	if len(im) == 0 {
@@ -411,13 +386,9 @@ func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	}
 }
 
-// openapi.json, the REST surface's contract (GraphQL's is /graphql/schema.graphql,
-// OData's /api/$metadata), is written by hand, once, and embedded. It cannot drift unnoticed:
-// TestOpenAPIRoutes holds its operations to the route table (addRoutes), and
-// TestOpenAPIAgainstAnswers (e2e/openapi.test.mjs) validates every REST golden answer
-// and live answers, errors included, against the schema of their route and status.
-// Generating it from the route table instead would still need the parameters, bodies
-// and answers written somewhere by hand: the route table knows methods and paths only.
+// openapi.json, the REST surface's contract, is written by hand and embedded;
+// TestOpenAPIRoutes holds it to the route table, and e2e/openapi.test.mjs validates
+// every REST golden answer against it.
 
 //go:embed openapi.json
 var openAPIDocument []byte

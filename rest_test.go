@@ -68,8 +68,8 @@ func TestUserPage(t *testing.T) {
 		if err != nil || !paged {
 			t.Fatalf("%s: parse: paged=%v err=%v", tt.query, paged, err)
 		}
-		items, total := store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
-		pages := (total + uq.pageSize - 1) / uq.pageSize
+		items, total := store.UserPage(uq)
+		pages := (total + uq.PageSize - 1) / uq.PageSize
 		if !slices.Equal(ids(items), tt.wantIDs) || total != tt.wantTotal || pages != tt.wantTotalPages {
 			t.Errorf("%s: got ids %v total %d pages %d; want %v %d %d", tt.query, ids(items), total, pages, tt.wantIDs, tt.wantTotal, tt.wantTotalPages)
 		}
@@ -221,8 +221,8 @@ func checkUserQuery(t *testing.T, raw string) {
 			t.Fatalf("%q: repeated parameter %s was accepted", raw, name)
 		}
 	}
-	if paged && (uq.page < 1 || uq.pageSize < 1 || uq.pageSize > maxPageSize) {
-		t.Fatalf("%q: accepted out-of-bounds page %d size %d", raw, uq.page, uq.pageSize)
+	if paged && (uq.Page < 1 || uq.PageSize < 1 || uq.PageSize > maxPageSize) {
+		t.Fatalf("%q: accepted out-of-bounds page %d size %d", raw, uq.Page, uq.PageSize)
 	}
 }
 
