@@ -51,40 +51,30 @@ func main() {
 
 // config is the service's configuration (docs/configuration.md).
 type config struct {
-	httpAddr, grpcAddr string
-	load               string
-	demo               bool
-	dataDir            string
-	snapshotBytes      int64
-	repair             bool
-	graphqlMaxDepth    int
-	graphqlMaxCost     int
-	graphqlMaxBytes    int
-	graphqlBatchMax    int    // 0: arrays of operations refused
-	graphqlPQFile      string // the Apollo manifest to pin
-	graphqlPQOnly      bool
-	httpMaxConns       int // 0: the default, or what the open-file limit leaves (httpConnLimit)
-	httpPerClient      int // 0: no limit
-	workSlots          int
-	clientSlots        int // 0: -work-slots
-	clientWaiting      int
-	trustedProxies     string
-	proxies            clientaddr.Proxies // trustedProxies, parsed
-	corsOrigins        string
-	wsOrigins          string // deprecated alias of corsOrigins; the two lists are merged
-	ws                 wsLimits
-	env                string
-	pprof              string // auto, on or off
-	publicURL          string // without a trailing slash
-	streamDelay        time.Duration
-	grpcLimits         grpcLimits
-	shutdownTimeout    time.Duration
-	jwt                jwtFlags
-	authReads          bool             // every read needs a valid token, not only writes
-	clock, jwtClock    func() time.Time // tests fix the store's and the token verifier's clocks; nil is the real one
+	httpAddr, grpcAddr, load, dataDir string
+	demo, repair                      bool
+	snapshotBytes                     int64
+	graphqlMaxDepth, graphqlMaxCost   int
+	graphqlMaxBytes, graphqlBatchMax  int    // batch 0: arrays of operations refused
+	graphqlPQFile                     string // the Apollo manifest to pin
+	graphqlPQOnly                     bool
+	httpMaxConns                      int // 0: the default, or what the open-file limit leaves (httpConnLimit)
+	httpPerClient                     int // 0: no limit
+	workSlots, clientSlots            int // clientSlots 0: workSlots
+	clientWaiting                     int
+	trustedProxies                    string
+	proxies                           clientaddr.Proxies // trustedProxies, parsed
+	corsOrigins, wsOrigins            string             // wsOrigins: a deprecated alias, merged
+	ws                                wsLimits
+	env, pprof, publicURL             string // publicURL without a trailing slash
+	streamDelay, shutdownTimeout      time.Duration
+	grpcLimits                        grpcLimits
+	jwt                               jwtFlags
+	authReads                         bool             // every read needs a valid token, not only writes
+	clock, jwtClock                   func() time.Time // tests fix the store's and the token verifier's clocks; nil is the real one
 }
 
-// jwtFlags configure bearer-token authentication; it is off when no key is given.
+// jwtFlags configure bearer-token authentication, off when no key is given.
 type jwtFlags struct {
 	secret, secretFile, publicKeyFile, issuer, audience string
 }
@@ -116,10 +106,8 @@ func (j *jwtFlags) verifierConfig() (cfg jwt.Config, on bool, err error) {
 		if err != nil {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %w", unwrapPathError(err))
 		}
-		if trimmed, ok := bytes.CutSuffix(secret, []byte("\r\n")); ok {
-			secret = trimmed
-		} else {
-			secret = bytes.TrimSuffix(secret, []byte("\n"))
+		if trimmed, ok := bytes.CutSuffix(secret, []byte("\n")); ok { // as editors and echo end a file
+			secret = bytes.TrimSuffix(trimmed, []byte("\r"))
 		}
 		if len(secret) == 0 {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %s is empty", j.secretFile)

@@ -198,20 +198,17 @@ func (s *Store) write(decide func() (*change, error)) error {
 		pending = s.journal.Append(&journaled{s, c, s.undoFor(c)})
 	}
 	s.apply(c)
-	if pending == nil {
-		// Queued under the lock, so in commit order; told after it, so that no reader
-		// or writer waits while a thousand subscribers are told.
-		if !c.created {
-			s.mu.Unlock()
-			return nil
-		}
+	// Queued under the lock, so in commit order; told after it, so that no reader or
+	// writer waits while a thousand subscribers are told.
+	publish := pending == nil && c.created
+	if publish {
 		s.published.add(c)
-		s.mu.Unlock()
-		s.published.drain(s.publish)
-		return nil
 	}
 	s.mu.Unlock()
-	if pending.Wait() != nil {
+	if publish {
+		s.published.drain(s.publish)
+	}
+	if pending != nil && pending.Wait() != nil {
 		return errNotStored() // the journal logged why
 	}
 	return nil
@@ -299,14 +296,10 @@ func (s *Store) undoFor(c *change) undo {
 	switch c.Op {
 	case opPutUsers:
 		for _, nu := range c.Users {
-			if old, ok := s.users.get(nu.ID); ok {
-				u.users = append(u.users, old)
-			}
+			u.users = appendOld(u.users, &s.users, nu.ID)
 		}
 	case opDeleteUser:
-		if old, ok := s.users.get(c.DeleteID); ok {
-			u.users = append(u.users, old)
-		}
+		u.users = appendOld(u.users, &s.users, c.DeleteID)
 		// What the cascade removes (deleteUser); a comment listed twice is put back twice.
 		u.posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
 		for _, p := range u.posts {
@@ -314,23 +307,23 @@ func (s *Store) undoFor(c *change) undo {
 		}
 		u.comments = append(u.comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
 	case opPutPost:
-		if old, ok := s.posts.get(c.Post.ID); ok {
-			u.posts = append(u.posts, old)
-		}
+		u.posts = appendOld(u.posts, &s.posts, c.Post.ID)
 	case opPutComment:
-		if old, ok := s.comments.get(c.Comment.ID); ok {
-			u.comments = append(u.comments, old)
-		}
+		u.comments = appendOld(u.comments, &s.comments, c.Comment.ID)
 	case opPutOrder:
-		if old, ok := s.orders.get(c.Order.ID); ok {
-			u.orders = append(u.orders, old)
-		}
+		u.orders = appendOld(u.orders, &s.orders, c.Order.ID)
 	case opPutProduct:
-		if old, ok := s.products.get(c.Product.ID); ok {
-			u.products = append(u.products, old)
-		}
+		u.products = appendOld(u.products, &s.products, c.Product.ID)
 	}
 	return u
+}
+
+// appendOld appends record id of t to olds, if there is one.
+func appendOld[T any](olds []*T, t *table[T], id int64) []*T {
+	if old, ok := t.get(id); ok {
+		return append(olds, old)
+	}
+	return olds
 }
 
 // rollback undoes c, the latest change applied: the records c put are removed, those
