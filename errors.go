@@ -3,8 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -74,14 +75,10 @@ func invalid(format string, args ...any) *Error {
 // invalidFields reports validation problems per field; the message lists them all, so
 // surfaces without a structured form (gRPC, GraphQL messages) still say everything.
 func invalidFields(fields map[string][]string) *Error {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		parts = append(parts, name+" "+strings.Join(fields[name], ", "))
+	names := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + " " + strings.Join(fields[name], ", ")
 	}
 	return &Error{Kind: KindInvalid, Message: "invalid input: " + strings.Join(parts, "; "), Fields: fields}
 }

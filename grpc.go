@@ -15,9 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
-	// Registers the gzip compressor: grpc-go answers a call compressed with one it
-	// does not know UNIMPLEMENTED, and @grpc/grpc-js and others offer gzip.
-	// The decompressed message is still held to maxMessageBytes.
+	// The gzip compressor, which @grpc/grpc-js and others offer; the decompressed
+	// message is still held to maxMessageBytes.
 	_ "google.golang.org/grpc/encoding/gzip"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
@@ -38,9 +37,9 @@ import (
 
 // The gRPC surface: user.UserService (docs/grpc.md) over the shared store.
 
-// grpcLimits bounds what gRPC clients may claim of the service. What clients have sent and the service has not
-// handled yet is at worst maxConns × maxStreams × (streamWindowBytes +
-// maxMessageBytes): 250 MiB with the defaults, plus the CreateUsers budget.
+// grpcLimits bounds what gRPC clients may claim of the service. What clients have
+// sent and the service has not handled yet is at worst maxConns × maxStreams ×
+// (streamWindowBytes + maxMessageBytes): 250 MiB with the defaults.
 type grpcLimits struct {
 	maxConns          int           // connections open at once; more wait to be accepted
 	maxConnsPerClient int           // of one client address; 0: no bound
@@ -48,12 +47,12 @@ type grpcLimits struct {
 	maxStreams        int           // calls at once on one connection
 	maxMessageBytes   int           // one received message; more is ResourceExhausted
 	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
-	streamWindowBytes int32         // data a client may send on one call before the service reads it
-	connWindowBytes   int32         // the same for all calls of one connection
+	streamWindowBytes int32         // data a client may send on one call (connWindowBytes: on all of a connection's) before the service reads it
+	connWindowBytes   int32
 	handshakeTimeout  time.Duration // for the HTTP/2 handshake of a new connection
 	maxIdle           time.Duration // a connection without calls for this long is closed
-	pingAfter         time.Duration // the server pings a connection that was silent this long...
-	pingTimeout       time.Duration // ...and closes it if the answer takes longer than this
+	pingAfter         time.Duration // the server pings a connection silent this long, and closes it
+	pingTimeout       time.Duration // if the answer takes longer than this
 	minClientPing     time.Duration // a client pinging more often is told "too_many_pings" and cut off
 
 	// A CreateUsers call is all or nothing, so its users wait in memory until the

@@ -122,7 +122,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /api/users/{userId}/orders", s.rest(accessWrite, s.createUserOrder))
 	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(read, s.getUserOrder))
 
-	s.addODataRoutes(newODataRoutes(s.store, s.store.clock, s.opts.publicURL))
+	s.addODataRoutes(newODataService(s.store, s.store.clock, s.opts.publicURL))
 
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
