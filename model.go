@@ -242,11 +242,7 @@ func validatePost(title, content string) (string, string, error) {
 	title = strings.TrimSpace(title)
 	var bad fieldProblems
 	bad.add("title", titleRule.check(title))
-	if len(content) > maxContentBytes {
-		bad.add("content", fmt.Sprintf("must be at most %d bytes", maxContentBytes))
-	} else {
-		bad.add("content", contentRule.check(content))
-	}
+	bad.add("content", contentRule.check(content))
 	if err := bad.err(); err != nil {
 		return "", "", err
 	}
@@ -257,11 +253,7 @@ func validatePost(title, content string) (string, string, error) {
 func validateComment(text string) (string, error) {
 	text = strings.TrimSpace(text)
 	var bad fieldProblems
-	if len(text) > maxCommentBytes {
-		bad.add("text", fmt.Sprintf("must be at most %d bytes", maxCommentBytes))
-	} else {
-		bad.add("text", commentRule.check(text))
-	}
+	bad.add("text", commentRule.check(text))
 	return text, bad.err()
 }
 
@@ -308,6 +300,7 @@ type textRule struct {
 	multiline bool // line feeds and tabs allowed
 	required  bool // something visible needed
 	maxRunes  int  // 0: no length rule here
+	maxBytes  int  // 0: none
 }
 
 // The text fields' rules.
@@ -316,12 +309,15 @@ var (
 	emailRule    = textRule{required: true, maxRunes: maxEmailLength} // checked further by isEmailAddress
 	categoryRule = textRule{}
 	titleRule    = textRule{required: true, maxRunes: maxTitleLength}
-	contentRule  = textRule{multiline: true}
-	commentRule  = textRule{multiline: true, required: true}
+	contentRule  = textRule{multiline: true, maxBytes: maxContentBytes}
+	commentRule  = textRule{multiline: true, required: true, maxBytes: maxCommentBytes}
 )
 
 // check says what is wrong with s (trimmed by the caller), "" if nothing.
 func (rule textRule) check(s string) string {
+	if rule.maxBytes > 0 && len(s) > rule.maxBytes {
+		return fmt.Sprintf("must be at most %d bytes", rule.maxBytes)
+	}
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' || c >= 0x7f {

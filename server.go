@@ -637,22 +637,16 @@ func httpRoute(r *http.Request) string {
 }
 
 // httpSurface names the surface an HTTP route belongs to in the metrics: rest,
-// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
+// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and metrics.Unmatched).
 func httpSurface(route string) string {
 	_, path, _ := strings.Cut(route, " ")
 	switch {
-	case route == routeOData:
-		return "odata"
-	case route == metrics.Unmatched:
-		return "other"
 	case strings.HasPrefix(path, "/graphql"):
 		return "graphql"
 	case strings.HasPrefix(path, "/api/users"):
 		return "rest"
-	case isODataPath(path):
+	case route == routeOData || isODataPath(path):
 		return "odata"
-	case strings.HasPrefix(path, "/api/"):
-		return "rest"
 	}
 	return "other"
 }
