@@ -29,7 +29,7 @@ func (s *Server) rest(need access, h func(http.ResponseWriter, *http.Request) er
 				return
 			}
 		}
-		if s.denied(w, r, need, s.writeError) {
+		if need != accessOpen && s.denied(w, r, need, s.writeError) {
 			return
 		}
 		if err := h(w, r); err != nil {
