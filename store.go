@@ -430,8 +430,7 @@ type Subscription struct {
 	want   func(any) bool
 	notify func() // called after each record is queued, and at the end; may be nil
 	feed   *feed
-	limit  int   // records that may wait to be read
-	err    error // set under feed.mu when the subscription ends
+	limit  int // records that may wait to be read
 
 	mu sync.Mutex
 	// The records waiting to be read are queue[head:], the ending error last. It
@@ -489,14 +488,6 @@ func (sub *Subscription) end(err error) {
 		sub.queue = append(sub.queue, err)
 	}
 	sub.ended = true
-}
-
-// Err is why the subscription ended: ErrSlowSubscriber, or nil after Close, after the
-// shutdown, or while it lasts.
-func (sub *Subscription) Err() error {
-	sub.feed.mu.Lock()
-	defer sub.feed.mu.Unlock()
-	return sub.err
 }
 
 // Close ends the subscription; it is safe to call more than once.
@@ -565,7 +556,6 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 		return
 	}
 	delete(f.subs, sub)
-	sub.err = err
 	sub.end(err)
 	if sub.notify != nil {
 		sub.notify()
