@@ -307,9 +307,6 @@ func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
 // Post returns post id.
 func (s *Store) Post(id int64) (*Post, bool) { return readRecord(s, &s.posts, id) }
 
-// Posts returns every post in id order.
-func (s *Store) Posts() []*Post { return readTable(s, &s.posts) }
-
 // PostsByUser returns user userID's posts in id order, at most limit of them
 // (limit < 0: all).
 func (s *Store) PostsByUser(userID int64, limit int) []*Post {
@@ -344,14 +341,8 @@ func (s *Store) AuthoredCommentsOnPost(postID int64) []AuthoredComment {
 	return out
 }
 
-// Comments returns every comment in id order.
-func (s *Store) Comments() []*Comment { return readTable(s, &s.comments) }
-
 // Product returns product id.
 func (s *Store) Product(id int64) (*Product, bool) { return readRecord(s, &s.products, id) }
-
-// Products returns every product in id order.
-func (s *Store) Products() []*Product { return readTable(s, &s.products) }
 
 // UserValues, PostValues, ProductValues and OrderValues are the records in id order
 // as []any, the form the query engines take lists in. The list is shared by every
@@ -378,9 +369,6 @@ func values[T any](recs []*T) []any {
 
 // Order returns order id.
 func (s *Store) Order(id int64) (*Order, bool) { return readRecord(s, &s.orders, id) }
-
-// Orders returns every order in id order.
-func (s *Store) Orders() []*Order { return readTable(s, &s.orders) }
 
 func readRecord[T any](s *Store, t *table[T], id int64) (*T, bool) {
 	s.mu.RLock()
