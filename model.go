@@ -36,13 +36,13 @@ func entityTag(json []byte) string {
 }
 
 // ETag is u's strong entity tag.
-func (u *User) ETag() string { return entityTag(u.appendJSON(nil)) }
+func (u *User) ETag() string { return entityTag(u.marshal()) }
 
-// appendJSON appends u's JSON, as every REST answer and the journal hold it;
-// encoding/json refuses only times outside years 0 to 9999, which no stored user has.
-func (u *User) appendJSON(b []byte) []byte {
+// marshal is u's JSON, as every REST answer and the journal hold it: encoding/json
+// refuses only times outside years 0 to 9999, which no stored user has.
+func (u *User) marshal() []byte {
 	j, _ := json.Marshal(u)
-	return append(b, j...)
+	return j
 }
 
 // Post is a user's post.

@@ -154,7 +154,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return userNotFound(id)
 	}
-	writeTaggedJSON(w, r, u.appendJSON(nil))
+	writeTaggedJSON(w, r, u.marshal())
 	return nil
 }
 
