@@ -180,7 +180,7 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 // The entity rules. Each validate function checks one record's fields by the rules
 // every write shares, on every surface, and the dataset loader too, so a dataset
 // cannot hold what no client could have written. Each returns the fields normalised
-// (one-line texts trimmed) or an *Error naming every bad field.
+// (one-line texts trimmed) and an *Error naming every bad field, if any.
 
 const (
 	maxNameLength  = 100 // characters
@@ -231,10 +231,7 @@ func validateUser(name, email string) (string, string, error) {
 	case emailRule.check(email) != "" || !isEmailAddress(email):
 		bad.add("email", "must be a valid email address")
 	}
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return name, email, nil
+	return name, email, bad.err()
 }
 
 // validatePost checks a post's title and content and returns them, the title trimmed.
@@ -243,10 +240,7 @@ func validatePost(title, content string) (string, string, error) {
 	var bad fieldProblems
 	bad.add("title", titleRule.check(title))
 	bad.add("content", contentRule.check(content))
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return title, content, nil
+	return title, content, bad.err()
 }
 
 // validateComment checks a comment's text and returns it trimmed.
@@ -282,10 +276,7 @@ func validateProduct(name, category string, price Decimal) (string, string, erro
 	if price < 0 {
 		bad.add("price", "must not be negative")
 	}
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return name, category, nil
+	return name, category, bad.err()
 }
 
 // textRule is what a text field may hold. What would mangle a reader's screen,

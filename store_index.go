@@ -90,14 +90,18 @@ func (t *table[T]) remove(id int64) {
 	}
 	t.changed()
 	delete(t.byID, id)
-	i, ok := slices.BinarySearch(t.ids, id)
-	if !ok && t.loaded { // a bulk load may have appended out of order
-		i = slices.Index(t.ids, id)
-		ok = i >= 0
-	}
-	if ok {
+	if i, ok := indexOf(t.ids, id); ok {
 		t.ids, t.recs = slices.Delete(t.ids, i, i+1), slices.Delete(t.recs, i, i+1)
 	}
+}
+
+// indexOf finds id in ids, which are sorted unless a bulk load appended out of order.
+func indexOf(ids []int64, id int64) (int, bool) {
+	if i, ok := slices.BinarySearch(ids, id); ok {
+		return i, true
+	}
+	i := slices.Index(ids, id)
+	return i, i >= 0
 }
 
 // sortLoaded restores id order after a bulk load. Records usually come in id order,
@@ -155,11 +159,7 @@ func (x *ownerIndex) add(owner, id int64, loading bool) {
 
 func (x ownerIndex) remove(owner, id int64) {
 	ids := x[owner]
-	i, found := slices.BinarySearch(ids, id)
-	if !found { // appended out of order during a bulk load
-		i = slices.Index(ids, id)
-		found = i >= 0
-	}
+	i, found := indexOf(ids, id)
 	switch {
 	case !found:
 	case len(ids) == 1:
