@@ -11,12 +11,11 @@ import (
 	"quartet/internal/jwt"
 )
 
-// Who may do what (docs/authentication.md): with a key configured, every write on every
-// surface needs a valid token with the "write" scope, gRPC's user reads (GetUser,
-// GetAllUsers, grpcAccess in grpc.go) need a valid token, and everything else stays
-// open. With -auth-reads, every read of stored data on every surface needs a valid
-// token too; health checks and the schemas ($metadata, GraphQL introspection, gRPC
-// reflection) stay open. Without a key, everything is open.
+// Who may do what (docs/authentication.md): with a key configured, every write on
+// every surface needs a valid token with the "write" scope and gRPC's user reads
+// (grpcAccess) a valid token. With -auth-reads, every read of stored data needs a
+// valid token too; health checks and the schemas stay open. Without a key, everything
+// is open.
 
 // access is what a call needs from its caller.
 type access int
@@ -24,18 +23,16 @@ type access int
 const (
 	accessOpen  access = iota // no token needed
 	accessToken               // any valid token
-	accessWrite               // a valid token whose scope contains "write"
+	accessWrite               // a valid token whose scope contains writeScope
 )
 
-// writeScope is the scope every write needs.
 const writeScope = "write"
 
-// authenticator checks bearer tokens against the configured key. A nil
-// *authenticator means authentication is off; its methods then let everything pass.
+// authenticator checks bearer tokens against the configured key; nil means
+// authentication is off, and its methods let everything pass.
 type authenticator struct {
 	verifier *jwt.Verifier
-	// reads makes every read need a valid token (-auth-reads).
-	reads bool
+	reads    bool // every read needs a valid token (-auth-reads)
 }
 
 // readAccess is what a read of stored data needs.
@@ -47,10 +44,10 @@ func (a *authenticator) readAccess() access {
 }
 
 // caller is who made a request, as far as authentication found out: the token's
-// subject (docs/authentication.md: the caller's identity is the sub claim). The logging layers put an
-// empty one in the context and print what authentication recorded in it.
+// subject. The logging layers put an empty one in the context and log what
+// authentication recorded in it.
 type caller struct {
-	sub atomic.Pointer[string] // set by check, read by the log line after the call
+	sub atomic.Pointer[string]
 }
 
 type callerKey struct{}
@@ -61,26 +58,21 @@ func withCaller(ctx context.Context) (context.Context, *caller) {
 	return context.WithValue(ctx, callerKey{}, c), c
 }
 
-// subject is the authenticated subject, "" when there is none.
-func (c *caller) subject() string {
-	if s := c.sub.Load(); s != nil {
-		return *s
+// subjectAttrs is the log attribute naming the caller, when authentication found one.
+func subjectAttrs(c *caller) []slog.Attr {
+	if c == nil {
+		return nil
 	}
-	return ""
+	if sub := c.sub.Load(); sub != nil && *sub != "" {
+		return []slog.Attr{slog.String("sub", *sub)}
+	}
+	return nil
 }
 
-// check verifies the authorization header value for a call that needs need, and
-// records the token's subject as the caller's. Failures are domain errors:
-// KindUnauthenticated for a missing or invalid token, KindForbidden for a valid token
-// without the scope.
-func (a *authenticator) check(ctx context.Context, authorization string, need access) error {
-	_, err := a.authorize(ctx, authorization, need)
-	return err
-}
-
-// authorize is check for a caller that holds on to what the token allowed (a
-// WebSocket, until the token expires): it returns the token's claims, nil when
-// need asked for no token.
+// authorize checks the authorization value for a call that needs need, records the
+// token's subject as the caller's and returns the token's claims (nil when need asks
+// for no token). A missing or invalid token is KindUnauthenticated, a valid token
+// without the scope KindForbidden.
 func (a *authenticator) authorize(ctx context.Context, authorization string, need access) (*jwt.Claims, error) {
 	if a == nil || need == accessOpen {
 		return nil, nil
@@ -106,10 +98,8 @@ func (a *authenticator) authorize(ctx context.Context, authorization string, nee
 // a bare "Bearer" when no token came, the error code when one did.
 func challenge(r *http.Request, err error) string {
 	var e *Error
-	if !errors.As(err, &e) {
-		return ""
-	}
 	switch {
+	case !errors.As(err, &e):
 	case e.Kind == KindForbidden:
 		return `Bearer error="insufficient_scope", scope="` + writeScope + `"`
 	case e.Kind == KindUnauthenticated && r.Header.Get("Authorization") != "":
@@ -120,58 +110,28 @@ func challenge(r *http.Request, err error) string {
 	return ""
 }
 
-// requireWrite wraps a REST write handler with the write rule.
-func (s *Server) requireWrite(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(accessWrite, s.writeError, h)
-}
-
-// requireRead wraps a REST read handler with the read rule.
-func (s *Server) requireRead(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(s.auth.readAccess(), s.writeError, h)
-}
-
-// requireODataRead wraps an OData read handler with the read rule; refusals are OData
-// error bodies.
-func (s *Server) requireODataRead(h http.HandlerFunc) http.HandlerFunc {
-	return s.require(s.auth.readAccess(), writeODataError, h)
-}
-
-// require answers a caller without the access need with refuse, and everyone else with h.
-func (s *Server) require(need access, refuse func(http.ResponseWriter, *http.Request, error), h http.HandlerFunc) http.HandlerFunc {
+// denied answers a caller without the access need with refuse and reports true; for
+// everyone else it answers nothing and reports false.
+func (s *Server) denied(w http.ResponseWriter, r *http.Request, need access, refuse func(http.ResponseWriter, *http.Request, error)) bool {
 	if s.auth == nil || need == accessOpen {
-		return h
+		return false
 	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		authorization, err := authorizationHeader(r)
-		if err == nil {
-			err = s.auth.check(r.Context(), authorization, need)
-		}
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", challenge(r, err))
-			refuse(w, r, err)
-			return
-		}
-		h(w, r)
+	authorization, err := authorizationHeader(r)
+	if err == nil {
+		_, err = s.auth.authorize(r.Context(), authorization, need)
 	}
+	if err == nil {
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", challenge(r, err))
+	refuse(w, r, err)
+	return true
 }
 
-// subjectAttrs is the log attribute naming the caller, when authentication found one.
-func subjectAttrs(c *caller) []slog.Attr {
-	if c == nil {
-		return nil
-	}
-	if sub := c.subject(); sub != "" {
-		return []slog.Attr{slog.String("sub", sub)}
-	}
-	return nil
-}
-
-// BearerToken extracts the token from an "authorization" HTTP header or gRPC
-// metadata value. The value must be the scheme "Bearer" (any case), one or
-// more spaces, and a non-empty token without whitespace (RFC 6750 section
-// 2.1: "Bearer" 1*SP b64token). An empty value reports jwt.ErrMissing, so
-// that the caller can omit the error code from its challenge (RFC 6750
-// section 3.1); anything else wrong reports jwt.ErrMalformed.
+// BearerToken extracts the token from an "authorization" HTTP header or gRPC metadata
+// value: the scheme "Bearer" (any case), one or more spaces, and a non-empty token
+// without whitespace (RFC 6750 section 2.1). An empty value reports jwt.ErrMissing,
+// so that the challenge can omit the error code; anything else wrong jwt.ErrMalformed.
 func BearerToken(authorization string) (string, error) {
 	if authorization == "" {
 		return "", &jwt.Error{Kind: jwt.ErrMissing}
@@ -192,17 +152,19 @@ func BearerToken(authorization string) (string, error) {
 	return token, nil
 }
 
-// authorizationHeader returns r's Authorization header, "" when there is none. Two
-// or more are refused as KindUnauthenticated: net/http's Header.Get would take the
-// first while a proxy in front may have checked another, and gRPC refuses two
-// "authorization" metadata values too.
+// authorizationHeader returns r's Authorization header, "" when there is none.
 func authorizationHeader(r *http.Request) (string, error) {
-	values := r.Header["Authorization"] // net/http canonicalises the name, in any case
+	return oneAuthorization(r.Header["Authorization"], "more than one Authorization header")
+}
+
+// oneAuthorization is the one value of values, "" for none. Two or more are refused
+// as KindUnauthenticated with message: a proxy in front may have checked another.
+func oneAuthorization(values []string, message string) (string, error) {
 	switch len(values) {
 	case 0:
 		return "", nil
 	case 1:
 		return values[0], nil
 	}
-	return "", &Error{Kind: KindUnauthenticated, Message: "more than one Authorization header"}
+	return "", &Error{Kind: KindUnauthenticated, Message: message}
 }

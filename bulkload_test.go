@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -231,4 +232,16 @@ func FuzzLoadMatchesOnePass(f *testing.F) {
 		}
 		checkIndexes(t, s) // the orders and owner indexes agree with scans
 	})
+}
+
+// recordError names the record a validate function refused, and each bad field with
+// what is wrong with it: "posts[3] (id 4): title is required".
+func recordError(coll string, i int, id int64, err error) error {
+	fields := asError(err).Fields
+	names := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, len(names))
+	for k, name := range names {
+		parts[k] = name + " " + strings.Join(fields[name], ", ")
+	}
+	return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.Join(parts, "; "))
 }

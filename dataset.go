@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -52,10 +53,8 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 	return decodeDataset(data)
 }
 
-// readAll reads r to the end. A file is read into a buffer of its size: io.ReadAll
-// would grow its buffer step by step, clearing and copying a large file several
-// times: start-up on the large dataset took 0.8 s more CPU (bench/README.md, "Tricks
-// measured against the standard library").
+// readAll reads r to the end, a file into a buffer of its size: io.ReadAll would grow
+// its buffer step by step, copying a large file several times (bench/README.md).
 func readAll(r io.Reader) ([]byte, error) {
 	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
 	if !ok {
@@ -70,29 +69,24 @@ func readAll(r io.Reader) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// decodeDataset reads the dataset format with package jsonscan, which accepts what
-// encoding/json would decode into a Dataset with unknown fields disallowed, and
-// refuses a key repeated in one object and a string with an unpaired surrogate escape
-// (TestDecodeDatasetMatchesEncodingJSON). It pays for itself at start-up: with
-// encoding/json the start-up target is missed (bench/README.md, "Tricks measured
-// against the standard library").
+// decodeDataset reads the dataset format with package jsonscan: what encoding/json
+// would decode into a Dataset with unknown fields disallowed, but a repeated key or an
+// unpaired surrogate escape refused. With encoding/json the start-up target is missed.
 func decodeDataset(data []byte) (*Dataset, error) {
 	d := jsonscan.New(data, "dataset")
 	var ds Dataset
 	err := d.Object(jsonscan.Loc{}, datasetFields, func(name string) error {
 		switch name {
 		case "users":
-			return jsonscan.List(d, "users", &ds.Users, decodeUser)
+			return jsonscan.List(d, name, &ds.Users, decodeUser)
 		case "posts":
-			return jsonscan.List(d, "posts", &ds.Posts, decodePost)
+			return jsonscan.List(d, name, &ds.Posts, decodePost)
 		case "comments":
-			return jsonscan.List(d, "comments", &ds.Comments, decodeComment)
+			return jsonscan.List(d, name, &ds.Comments, decodeComment)
 		case "products":
-			return jsonscan.List(d, "products", &ds.Products, decodeProduct)
-		case "orders":
-			return jsonscan.List(d, "orders", &ds.Orders, decodeOrder)
+			return jsonscan.List(d, name, &ds.Products, decodeProduct)
 		}
-		return nil // not reached: Object passes only the names in fields
+		return jsonscan.List(d, name, &ds.Orders, decodeOrder) // Object passes only the names in datasetFields
 	})
 	if err == nil {
 		err = d.End()
@@ -114,94 +108,40 @@ var (
 )
 
 func decodeUser(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
-	return d.Object(at, userFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &u.ID)
-		case "name":
-			return d.String(at.With("name"), &u.Name)
-		case "email":
-			return d.String(at.With("email"), &u.Email)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &u.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
 }
 
 func decodePost(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
-	return d.Object(at, postFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &p.ID)
-		case "userId":
-			return d.Int64(at.With("userId"), &p.UserID)
-		case "title":
-			return d.String(at.With("title"), &p.Title)
-		case "content":
-			return d.String(at.With("content"), &p.Content)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &p.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
 }
 
 func decodeComment(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
-	return d.Object(at, commentFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &c.ID)
-		case "postId":
-			return d.Int64(at.With("postId"), &c.PostID)
-		case "authorId":
-			return d.Int64(at.With("authorId"), &c.AuthorID)
-		case "text":
-			return d.String(at.With("text"), &c.Text)
-		case "createdAt":
-			return d.Unmarshal(at.With("createdAt"), &c.CreatedAt)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
 }
 
 func decodeProduct(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
-	return d.Object(at, productFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &p.ID)
-		case "name":
-			return d.String(at.With("name"), &p.Name)
-		case "price":
-			return d.Unmarshal(at.With("price"), &p.Price)
-		case "category":
-			return d.String(at.With("category"), &p.Category)
-		case "createdDate":
-			return d.Unmarshal(at.With("createdDate"), &p.CreatedDate)
-		case "isActive":
-			return d.Bool(at.With("isActive"), &p.IsActive)
-		}
-		return nil // not reached: Object passes only the names in fields
-	})
+	return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
 }
 
 func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
-	return d.Object(at, orderFields, func(name string) error {
-		switch name {
-		case "id":
-			return d.Int64(at.With("id"), &o.ID)
-		case "userId":
-			return d.Int64(at.With("userId"), &o.UserID)
-		case "productId":
-			return d.Int64(at.With("productId"), &o.ProductID)
-		case "customerName":
-			return d.String(at.With("customerName"), &o.CustomerName)
-		case "orderDate":
-			return d.Unmarshal(at.With("orderDate"), &o.OrderDate)
-		case "quantity":
-			return d.Int64(at.With("quantity"), &o.Quantity)
+	return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
+}
+
+// decodeRecord decodes an object whose keys are fields into dsts, each field's
+// destination in the same order: an *int64, *string, *bool or json.Unmarshaler.
+func decodeRecord(d *jsonscan.Scanner, at jsonscan.Loc, fields []string, dsts ...any) error {
+	return d.Object(at, fields, func(name string) error {
+		at := at.With(name)
+		switch dst := dsts[slices.Index(fields, name)].(type) {
+		case *int64:
+			return d.Int64(at, dst)
+		case *string:
+			return d.String(at, dst)
+		case *bool:
+			return d.Bool(at, dst)
+		default:
+			return d.Unmarshal(at, dst.(json.Unmarshaler))
 		}
-		return nil // not reached: Object passes only the names in fields
 	})
 }
 
@@ -210,24 +150,20 @@ func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
 
 // Load fills the store from ds after checking all of it: ids unique and positive per
 // collection, references resolving within ds, every record valid by the entity rules
-// the create paths apply (model.go), its texts normalised as they would be there. A
-// dataset that breaks a rule is refused whole, with a message naming the record.
-// Missing times default to the time of loading; new ids continue after the largest
-// loaded one.
-//
-// The store takes ds over: its records become the store's (normalised in place), so
-// the caller must not use ds afterwards. A million users are then neither copied nor
-// allocated one by one.
+// (model.go) and normalised as a create would. A dataset that breaks a rule is
+// refused whole, with a message naming the record. Missing times default to the time
+// of loading; new ids continue after the largest loaded one. The store takes ds over:
+// its records become the store's, so a million users are neither copied nor
+// allocated one by one, and the caller must not use ds afterwards.
 func (s *Store) Load(ds *Dataset) error {
-	// The records are checked and indexed in a store of their own, which references
-	// are checked against and which is simply dropped if the dataset is refused.
+	// Checked and indexed in a store of their own, dropped if the dataset is refused.
 	loaded := NewStore()
 	if err := loaded.fill(ds, s.now()); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.hasRecords() {
+	if len(s.users.byID)+len(s.posts.byID)+len(s.comments.byID)+len(s.products.byID)+len(s.orders.byID) == 0 {
 		s.adopt(loaded) // the common case: the store starts empty
 		return nil
 	}
@@ -254,19 +190,101 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	s.orders.reserve(len(ds.Orders))
 	var sorts sync.WaitGroup // the user orders, sorted while the other lists are filled
 	defer sorts.Wait()
-	for _, fill := range []func() error{
-		func() error { return s.fillUsers(ds.Users, stamp, &sorts) },
-		func() error { return s.fillPosts(ds.Posts, stamp) },
-		func() error { return s.fillComments(ds.Comments, stamp) },
-		func() error { return s.fillProducts(ds.Products, stamp) },
-		func() error { return s.fillOrders(ds.Orders, stamp) },
-	} {
-		if err := fill(); err != nil {
+	if err := s.fillUsers(ds.Users, stamp, &sorts); err != nil {
+		return err
+	}
+	err := fillTable(&s.posts, "posts", ds.Posts, func(i int, p *Post) error {
+		if _, ok := s.users.get(p.UserID); !ok {
+			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
+		}
+		title, content, err := validatePost(p.Title, p.Content)
+		if err != nil {
 			return err
 		}
+		p.Title, p.Content, p.CreatedAt = title, content, stamp(p.CreatedAt)
+		s.postsByUser.add(p.UserID, p.ID, true)
+		return nil
+	})
+	if err == nil {
+		err = fillTable(&s.comments, "comments", ds.Comments, func(i int, c *Comment) error {
+			if _, ok := s.posts.get(c.PostID); !ok {
+				return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
+			}
+			if _, ok := s.users.get(c.AuthorID); !ok {
+				return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
+			}
+			text, err := validateComment(c.Text)
+			if err != nil {
+				return err
+			}
+			c.Text, c.CreatedAt = text, stamp(c.CreatedAt)
+			s.commentsByPost.add(c.PostID, c.ID, true)
+			s.commentsByAuthor.add(c.AuthorID, c.ID, true)
+			return nil
+		})
+	}
+	if err == nil {
+		err = fillTable(&s.products, "products", ds.Products, func(i int, p *Product) error {
+			name, category, err := validateProduct(p.Name, p.Category, p.Price)
+			if err != nil {
+				return err
+			}
+			p.Name, p.Category, p.CreatedDate = name, category, stamp(p.CreatedDate)
+			return nil
+		})
+	}
+	if err == nil {
+		err = fillTable(&s.orders, "orders", ds.Orders, func(i int, o *Order) error {
+			if _, ok := s.products.get(o.ProductID); !ok {
+				return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
+			}
+			user, ok := s.users.get(o.UserID)
+			if o.UserID != 0 && !ok {
+				return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
+			}
+			name, err := validateOrder(o.CustomerName, o.Quantity)
+			if err != nil {
+				return err
+			}
+			o.OrderDate, o.CustomerName = stamp(o.OrderDate), name
+			if o.UserID != 0 {
+				o.CustomerName = cmp.Or(name, user.Name)
+				s.ordersByUser.add(o.UserID, o.ID, true)
+			}
+			s.ordersByProduct.add(o.ProductID, o.ID, true)
+			return nil
+		})
+	}
+	if err != nil {
+		return err
 	}
 	sorts.Wait()
 	s.endLoad()
+	return nil
+}
+
+// fillTable puts recs into t, each checked, normalised and indexed by check; a domain
+// error of check names the record and its bad fields.
+func fillTable[T any, P interface {
+	*T
+	recordID() int64
+}](t *table[T], coll string, recs []T, check func(i int, r P) error) error {
+	for i := range recs {
+		r := P(&recs[i])
+		switch id := r.recordID(); {
+		case id <= 0 || id > maxID:
+			return idError(coll, i, id)
+		case t.put(id, &recs[i], true) != nil:
+			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
+		}
+		if err := check(i, r); err != nil {
+			if e, ok := err.(*Error); ok {
+				// "posts[3] (id 4): title is required"
+				return fmt.Errorf("%s[%d] (id %d): %s", coll, i, r.recordID(), strings.TrimPrefix(e.Message, "invalid input: "))
+			}
+			return err
+		}
+	}
 	return nil
 }
 
@@ -274,30 +292,17 @@ func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
 }
 
-// recordError names the record a validate function (model.go) refused, and each bad
-// field with what is wrong with it: "posts[3] (id 4): title is required".
-func recordError(coll string, i int, id int64, err error) error {
-	fields := asError(err).Fields
-	names := slices.Sorted(maps.Keys(fields))
-	parts := make([]string, len(names))
-	for k, name := range names {
-		parts[k] = name + " " + strings.Join(fields[name], ", ")
-	}
-	return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.Join(parts, "; "))
-}
+func (p *Post) recordID() int64    { return p.ID }
+func (c *Comment) recordID() int64 { return c.ID }
+func (p *Product) recordID() int64 { return p.ID }
+func (o *Order) recordID() int64   { return o.ID }
 
-func duplicateError(coll string, i int, id int64) error {
-	return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
-}
-
-// fillUsers adds users. Checking a user on its own (and folding its keys) is done
-// for all users in parallel first; then they go into the table in order, which finds
-// duplicate ids. The error is the first user's by index, and for one user a bad or
-// duplicate id comes before the rest, as if checked one user at a time.
-//
-// Once every user is known to be valid, the sorted user indexes (by name, by email)
-// are sorted in the background, in sorts, while the tables are filled: they need
-// nothing from them, and a duplicate id drops them too.
+// fillUsers adds users. Each user is checked on its own (and its keys folded) in
+// parallel first; then they go into the table in order, which finds duplicate ids.
+// The error is the first user's by index, and for one user a bad or duplicate id
+// comes before the rest, as if checked one user at a time. Once every user is known
+// to be valid, the sorted user indexes are sorted in the background, in sorts, while
+// the tables are filled.
 func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *sync.WaitGroup) error {
 	bad, badErr := prepareUsers(users, stamp)
 	if bad == len(users) {
@@ -308,8 +313,8 @@ func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *
 	}
 	for i := range users[:min(bad+1, len(users))] {
 		u := &users[i]
-		if u.ID > 0 && !s.users.insertLoaded(u.ID, u) {
-			return duplicateError("users", i, u.ID)
+		if u.ID > 0 && s.users.put(u.ID, u, true) != nil {
+			return fmt.Errorf("users[%d] (id %d): duplicate id", i, u.ID)
 		}
 		if i == bad {
 			return badErr
@@ -338,10 +343,12 @@ func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
 					failures[p] = failure{i, idError("users", i, u.ID)}
 					return
 				}
-				if err := prepareUser(u, stamp); err != nil {
+				name, email, err := validateUser(u.Name, u.Email)
+				if err != nil {
 					failures[p] = failure{i, fmt.Errorf("users[%d] (id %d): %v", i, u.ID, err)}
 					return
 				}
+				*u = User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt), nameKey: foldKey(name), emailKey: foldKey(email)}
 			}
 		})
 	}
@@ -355,21 +362,10 @@ func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
 	return first.i, first.err
 }
 
-// prepareUser checks and normalises one user with a valid id.
-func prepareUser(u *User, stamp func(time.Time) time.Time) error {
-	name, email, err := validateUser(u.Name, u.Email)
-	if err != nil {
-		return err
-	}
-	*u = User{ID: u.ID, Name: name, Email: email, CreatedAt: stamp(u.CreatedAt), nameKey: foldKey(name), emailKey: foldKey(email)}
-	return nil
-}
-
 // span is the half-open range [lo, hi) of a slice.
 type span struct{ lo, hi int }
 
-// minSpan is the least work worth a goroutine of its own.
-const minSpan = 4096
+const minSpan = 4096 // the least work worth a goroutine of its own
 
 // splitWork divides n items into one contiguous span per processor (fewer when n is
 // small).
@@ -382,111 +378,8 @@ func splitWork(n int) []span {
 	return spans
 }
 
-func (s *Store) fillPosts(posts []Post, stamp func(time.Time) time.Time) error {
-	for i := range posts {
-		p := &posts[i]
-		switch {
-		case p.ID <= 0 || p.ID > maxID:
-			return idError("posts", i, p.ID)
-		case !s.posts.insertLoaded(p.ID, p):
-			return duplicateError("posts", i, p.ID)
-		}
-		if _, ok := s.users.get(p.UserID); !ok {
-			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
-		}
-		title, content, err := validatePost(p.Title, p.Content)
-		if err != nil {
-			return recordError("posts", i, p.ID, err)
-		}
-		p.Title, p.Content = title, content
-		p.CreatedAt = stamp(p.CreatedAt)
-		s.postsByUser.add(p.UserID, p.ID, true)
-	}
-	return nil
-}
-
-func (s *Store) fillComments(comments []Comment, stamp func(time.Time) time.Time) error {
-	for i := range comments {
-		c := &comments[i]
-		switch {
-		case c.ID <= 0 || c.ID > maxID:
-			return idError("comments", i, c.ID)
-		case !s.comments.insertLoaded(c.ID, c):
-			return duplicateError("comments", i, c.ID)
-		}
-		if _, ok := s.posts.get(c.PostID); !ok {
-			return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
-		}
-		if _, ok := s.users.get(c.AuthorID); !ok {
-			return fmt.Errorf("comments[%d] (id %d): authorId %d names no user", i, c.ID, c.AuthorID)
-		}
-		text, err := validateComment(c.Text)
-		if err != nil {
-			return recordError("comments", i, c.ID, err)
-		}
-		c.Text = text
-		c.CreatedAt = stamp(c.CreatedAt)
-		s.commentsByPost.add(c.PostID, c.ID, true)
-		s.commentsByAuthor.add(c.AuthorID, c.ID, true)
-	}
-	return nil
-}
-
-func (s *Store) fillProducts(products []Product, stamp func(time.Time) time.Time) error {
-	for i := range products {
-		p := &products[i]
-		switch {
-		case p.ID <= 0 || p.ID > maxID:
-			return idError("products", i, p.ID)
-		case !s.products.insertLoaded(p.ID, p):
-			return duplicateError("products", i, p.ID)
-		}
-		name, category, err := validateProduct(p.Name, p.Category, p.Price)
-		if err != nil {
-			return recordError("products", i, p.ID, err)
-		}
-		p.Name, p.Category = name, category
-		p.CreatedDate = stamp(p.CreatedDate)
-	}
-	return nil
-}
-
-func (s *Store) fillOrders(orders []Order, stamp func(time.Time) time.Time) error {
-	for i := range orders {
-		o := &orders[i]
-		switch {
-		case o.ID <= 0 || o.ID > maxID:
-			return idError("orders", i, o.ID)
-		case !s.orders.insertLoaded(o.ID, o):
-			return duplicateError("orders", i, o.ID)
-		}
-		if _, ok := s.products.get(o.ProductID); !ok {
-			return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
-		}
-		user, ok := s.users.get(o.UserID)
-		if o.UserID != 0 && !ok {
-			return fmt.Errorf("orders[%d] (id %d): userId %d names no user", i, o.ID, o.UserID)
-		}
-		name, err := validateOrder(o.CustomerName, o.Quantity)
-		if err != nil {
-			return recordError("orders", i, o.ID, err)
-		}
-		o.OrderDate = stamp(o.OrderDate)
-		o.CustomerName = name
-		if name == "" && o.UserID != 0 {
-			o.CustomerName = user.Name
-		}
-		if o.UserID != 0 {
-			s.ordersByUser.add(o.UserID, o.ID, true)
-		}
-		s.ordersByProduct.add(o.ProductID, o.ID, true)
-	}
-	return nil
-}
-
-// beginLoad and endLoad bracket a bulk load (a dataset, a snapshot, a journal replay):
-// in between, tables and indexes are appended to, and endLoad sorts them once.
-// The caller holds the write lock.
+// beginLoad and endLoad bracket a bulk load: in between, tables and indexes are
+// appended to, and endLoad sorts them once. The caller holds the write lock.
 func (s *Store) beginLoad() { s.loading = true }
 
 func (s *Store) endLoad() {
@@ -499,9 +392,9 @@ func (s *Store) endLoad() {
 	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
-	// A user replaced or deleted during the load left its old record in the sorted indexes:
-	// they are rebuilt from the current users then. The two sorts are the bulk of a
-	// large load; they run side by side.
+	// A user replaced or deleted during the load left its old record in the sorted
+	// indexes: they are rebuilt from the current users. The two sorts, the bulk of a
+	// large load, run side by side.
 	var wg sync.WaitGroup
 	for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
@@ -511,53 +404,6 @@ func (s *Store) endLoad() {
 	}
 	wg.Wait()
 	s.replacedInLoad = false
-}
-
-// The put methods of a bulk load (the caller is in one): a record with a new id is
-// appended with one lookup and one insert, a record that replaces another goes the
-// usual way. A user's keys must be set (see setKeys).
-
-func (s *Store) putLoadedUser(u *User) {
-	if !s.users.insertLoaded(u.ID, u) {
-		s.putUser(u)
-		return
-	}
-	s.usersByName.loaded = append(s.usersByName.loaded, u)
-	s.usersByEmail.loaded = append(s.usersByEmail.loaded, u)
-}
-
-func (s *Store) putLoadedPost(p *Post) {
-	if !s.posts.insertLoaded(p.ID, p) {
-		s.putPost(p)
-		return
-	}
-	s.postsByUser.add(p.UserID, p.ID, true)
-}
-
-func (s *Store) putLoadedComment(c *Comment) {
-	if !s.comments.insertLoaded(c.ID, c) {
-		s.putComment(c)
-		return
-	}
-	s.commentsByPost.add(c.PostID, c.ID, true)
-	s.commentsByAuthor.add(c.AuthorID, c.ID, true)
-}
-
-func (s *Store) putLoadedProduct(p *Product) {
-	if !s.products.insertLoaded(p.ID, p) {
-		s.products.put(p.ID, p, true)
-	}
-}
-
-func (s *Store) putLoadedOrder(o *Order) {
-	if !s.orders.insertLoaded(o.ID, o) {
-		s.putOrder(o)
-		return
-	}
-	if o.UserID != 0 {
-		s.ordersByUser.add(o.UserID, o.ID, true)
-	}
-	s.ordersByProduct.add(o.ProductID, o.ID, true)
 }
 
 // setKeys sets the users' case-folded keys, on every processor at once.
@@ -573,14 +419,8 @@ func setKeys(users []*User) {
 	wg.Wait()
 }
 
-// hasRecords reports whether any collection holds a record.
-func (s *Store) hasRecords() bool {
-	return len(s.users.byID)+len(s.posts.byID)+len(s.comments.byID)+len(s.products.byID)+len(s.orders.byID) > 0
-}
-
 // adopt moves the records and indexes of from, a store just bulk-loaded, into s,
-// which holds no records (and so no index entries either); s keeps its own last ids
-// where they are larger, as a load would.
+// which holds no records; s keeps its own last ids where they are larger.
 func (s *Store) adopt(from *Store) {
 	lastIDs := [...]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}
 	s.users, s.posts, s.comments, s.products, s.orders = from.users, from.posts, from.comments, from.products, from.orders

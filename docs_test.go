@@ -92,7 +92,8 @@ func TestDocsListEveryErrorCode(t *testing.T) {
 		t.Errorf("GraphQL codes in docs/errors.md %q\ncodes the source can send  %q", listed, want)
 	}
 	for kind := KindInternal; kind <= KindExhausted; kind++ {
-		status, grpc, odata, gql := httpStatus[kind], grpcCode[kind], odataCode[kind], graphqlCode[kind]
+		c := kindCodes[kind]
+		status, grpc, odata, gql := c.http, c.grpc, c.odata, c.graphql
 		if status == 0 || grpc == 0 || odata == "" || gql == "" {
 			t.Errorf("kind %d is missing from a surface's table: HTTP %d, gRPC %v, OData %q, GraphQL %q", kind, status, grpc, odata, gql)
 		}

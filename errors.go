@@ -3,13 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"net/http"
+	"slices"
 	"strings"
+
+	"google.golang.org/grpc/codes"
 )
 
-// Kind classifies a domain failure. Each surface has one table from Kind to its own
-// codes (httpStatus in server.go, grpcCode in grpc.go, graphqlCode in graphql.go,
-// odataCode in odata.go); the domain knows none of them.
+// Kind classifies a domain failure; kindCodes names each on every surface.
 type Kind int
 
 // The kinds of domain failure.
@@ -23,6 +25,24 @@ const (
 	KindPrecondition                // the client's If-Match names a version that is no longer current
 	KindExhausted                   // the client has more requests under way than it may; it may retry
 )
+
+// kindCodes is each Kind's code on each surface: the HTTP status (every HTTP
+// surface), the gRPC code, GraphQL's extensions.code and the OData error code.
+var kindCodes = [...]struct {
+	http    int
+	grpc    codes.Code
+	graphql string
+	odata   string
+}{
+	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
+	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
+	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
+	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
+	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
+	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
+	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
+	KindExhausted:       {http.StatusTooManyRequests, codes.ResourceExhausted, "TOO_MANY_REQUESTS", "TooManyRequests"},
+}
 
 // Error is the one error type of the domain. Message is safe to show to a client;
 // Fields, when set, holds per-field validation problems keyed by the field's JSON name.
@@ -55,14 +75,10 @@ func invalid(format string, args ...any) *Error {
 // invalidFields reports validation problems per field; the message lists them all, so
 // surfaces without a structured form (gRPC, GraphQL messages) still say everything.
 func invalidFields(fields map[string][]string) *Error {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		parts = append(parts, name+" "+strings.Join(fields[name], ", "))
+	names := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + " " + strings.Join(fields[name], ", ")
 	}
 	return &Error{Kind: KindInvalid, Message: "invalid input: " + strings.Join(parts, "; "), Fields: fields}
 }

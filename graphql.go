@@ -18,8 +18,8 @@ import (
 	"quartet/internal/jwt"
 )
 
-// The GraphQL surface (docs/graphql.md): schema.graphql bound to the
-// store by the resolvers below.
+// The GraphQL surface (docs/graphql.md): schema.graphql bound to the store by the
+// resolvers below.
 
 //go:embed schema.graphql
 var schemaSDL string
@@ -28,24 +28,17 @@ var schemaSDL string
 // off with an error (the store never waits for a reader).
 const subscriptionBuffer = 256
 
-// authorizationKey carries a GraphQL request's graphqlAuthorization in its context.
+// authorizationKey carries a GraphQL request's graphqlAuthorization in its context:
+// the one Authorization value, or why there was none to use.
 type authorizationKey struct{}
 
-// graphqlAuthorization is what a GraphQL request said about its caller: the one
-// Authorization value, or why there was none to use.
 type graphqlAuthorization struct {
 	header string
 	err    error
 }
 
-// checkGraphQL applies the rule need to the caller of the GraphQL request in ctx.
-func checkGraphQL(ctx context.Context, auth *authenticator, need access) error {
-	_, err := authorizeGraphQL(ctx, auth, need)
-	return err
-}
-
-// authorizeGraphQL is checkGraphQL returning the claims of the token that passed
-// (authenticator.authorize), nil when need asked for none.
+// authorizeGraphQL applies the rule need to the caller of the GraphQL request in ctx
+// and returns the claims of the token that passed (nil when need asked for none).
 func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*jwt.Claims, error) {
 	if auth == nil || need == accessOpen {
 		return nil, nil
@@ -57,28 +50,15 @@ func authorizeGraphQL(ctx context.Context, auth *authenticator, need access) (*j
 	return auth.authorize(ctx, a.header, need)
 }
 
-// graphqlCode is each Kind's extensions.code in a GraphQL error.
-var graphqlCode = map[Kind]string{
-	KindInternal:        "INTERNAL_SERVER_ERROR",
-	KindInvalid:         "BAD_USER_INPUT",
-	KindNotFound:        "NOT_FOUND",
-	KindConflict:        "CONFLICT",
-	KindUnauthenticated: "UNAUTHENTICATED",
-	KindForbidden:       "FORBIDDEN",
-	KindPrecondition:    "PRECONDITION_FAILED",
-	KindExhausted:       "TOO_MANY_REQUESTS",
-}
-
-// codedError is a domain error as GraphQL shows it: its message, its kind as
-// extensions.code, and its fields' problems, if any, as extensions.fields.
+// codedError is a domain error as GraphQL shows it (a graphql.ExtendedError): its
+// message, its kind as extensions.code, and its fields' problems as extensions.fields.
 type codedError struct{ err *Error }
 
 func (e codedError) Error() string { return e.err.Message }
 func (e codedError) Unwrap() error { return e.err }
 
-// Extensions makes codedError a graphql.ExtendedError.
 func (e codedError) Extensions() map[string]any {
-	ext := map[string]any{"code": graphqlCode[e.err.Kind]}
+	ext := map[string]any{"code": kindCodes[e.err.Kind].graphql}
 	if len(e.err.Fields) > 0 {
 		ext["fields"] = e.err.Fields
 	}
@@ -102,17 +82,14 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	}
 	schema := resolverGuard{parsed, log}
 	schema.Limits.MaxDepth = maxDepth
-	// A created user or post reads the same to every subscriber: nothing under
-	// Subscription depends on who asks, so one execution per event serves them all.
-	schema.ShareEventResults = true
+	schema.ShareEventResults = true // nothing under Subscription depends on who asks
 	schema.OnPanic = func(ctx context.Context, v any) {
 		log.Error("panic in a graphql resolver", "panic", v)
 	}
 	schema.SetScalar("DateTime", graphql.ScalarFuncs{
 		Serialize: func(v any) (any, error) {
 			t, ok := v.(time.Time)
-			if !ok {
-				// The value's Go type would mean nothing to a client.
+			if !ok { // the value's Go type would mean nothing to a client
 				return nil, errors.New("DateTime cannot represent a value that is not a time")
 			}
 			return t.UTC().Format(time.RFC3339Nano), nil
@@ -139,18 +116,16 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 			return fn
 		}
 		return func(p graphql.ResolveParams) (any, error) {
-			if err := checkGraphQL(p.Context, auth, need); err != nil {
+			if _, err := authorizeGraphQL(p.Context, auth, need); err != nil {
 				return nil, err
 			}
 			return fn(p)
 		}
 	}
 	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(accessWrite, fn) }
-	// read guards a root query field: with -auth-reads it needs a valid token. The
-	// fields below the root need nothing more, since only a root field leads to them.
+	// read guards a root query field; only a root field leads to the fields below.
 	read := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth.readAccess(), fn) }
-	// found turns a lookup into a nullable result.
-	found := func(v any, ok bool) (any, error) {
+	found := func(v any, ok bool) (any, error) { // a lookup as a nullable result
 		if !ok {
 			return nil, nil
 		}
@@ -168,9 +143,7 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	schema.SetResolver("Mutation", "updateUser", write(func(p graphql.ResolveParams) (any, error) {
 		return store.UpdateUser(id(p, "id"), UserPatch{Name: optional(p, "name"), Email: optional(p, "email")})
 	}))
-	schema.SetResolver("Mutation", "deleteUser", write(func(p graphql.ResolveParams) (any, error) {
-		return store.DeleteUser(id(p, "id"))
-	}))
+	schema.SetResolver("Mutation", "deleteUser", write(func(p graphql.ResolveParams) (any, error) { return store.DeleteUser(id(p, "id")) }))
 	schema.SetResolver("Mutation", "createPost", write(func(p graphql.ResolveParams) (any, error) {
 		return store.CreatePost(id(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
 	}))
@@ -242,16 +215,13 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 	return schema.Schema
 }
 
-// resolverGuard binds resolvers so that an error other than a domain *Error (a
-// defect, whose text may hold internals) is logged and answered as a generic
-// "internal server error" with code INTERNAL_SERVER_ERROR: a client never reads
-// internal text, and the operator reads all of it.
+// resolverGuard binds resolvers so that an error other than a domain *Error (a defect,
+// whose text may hold internals) is logged and answered as "internal server error".
 type resolverGuard struct {
 	*graphql.Schema
 	log *slog.Logger
 }
 
-// SetResolver binds fn, guarded, to typeName.fieldName.
 func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.ResolveFunc) {
 	g.Schema.SetResolver(typeName, fieldName, func(p graphql.ResolveParams) (any, error) {
 		v, err := fn(p)
@@ -264,12 +234,10 @@ func (g resolverGuard) SetResolver(typeName, fieldName string, fn graphql.Resolv
 }
 
 // subscribe gives a subscription field its source stream: the store's created records
-// that want accepts, delivered straight from the store's feed, which calls notify
-// after each. A subscriber that falls behind gets an error as its last event; one that
-// unsubscribes is removed from the feed.
+// that want accepts, straight from the store's feed, which calls notify after each.
 func subscribe(store *Store, auth *authenticator, want func(any) bool) graphql.NotifyingSubscribeFunc {
 	return func(p graphql.ResolveParams, notify func()) (graphql.EventQueue, error) {
-		if err := checkGraphQL(p.Context, auth, auth.readAccess()); err != nil {
+		if _, err := authorizeGraphQL(p.Context, auth, auth.readAccess()); err != nil {
 			return nil, graphqlError(err)
 		}
 		sub := store.Subscribe(subscriptionBuffer, want, notify)
@@ -290,13 +258,11 @@ func parseDateTime(v any) (any, error) {
 	return t.UTC(), nil
 }
 
-// newGraphQLHandler serves /graphql: GraphQL over HTTP, and subscriptions (and any
-// operation) over WebSocket. Both pass the caller's Authorization on to the guarded
-// resolvers; over WebSocket it may also come in the connection_init payload, since
-// browsers cannot set headers on a WebSocket. With -auth-reads, a connection_init
-// without a valid token is refused (close 4403), and the socket is closed with 4403
-// when its token expires (exp plus the leeway). origins decides which pages may open
-// a socket; limits caps the sockets; refusals are logged to log.
+// newGraphQLHandler serves /graphql over HTTP and WebSocket; both pass the caller's
+// Authorization on to the guarded resolvers. Over WebSocket it may also come in the
+// connection_init payload, since browsers cannot set headers there; with -auth-reads,
+// a connection_init without a valid token is refused (close 4403), and the socket is
+// closed with 4403 when its token expires.
 func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
@@ -323,11 +289,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 			if err != nil {
 				return nil, graphqlError(err)
 			}
-			if claims != nil {
-				// The token admitted the socket, and each subscription's events
-				// are reads it alone allows: they stop when it would be refused.
-				// Without -auth-reads no token was needed, so none expires the
-				// socket; a write on it checks its token when it runs.
+			if claims != nil { // the token admitted the socket: its events stop when it would be refused
 				ctx = graphql.AuthorizedUntil(ctx, auth.verifier.ValidUntil(claims))
 			}
 			return ctx, nil
@@ -336,9 +298,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	if auth != nil {
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
-	if entrance != nil {
-		// A WebSocket operation's set-up takes a slot in the queue, as the client's
-		// HTTP requests and gRPC messages do.
+	if entrance != nil { // an operation's set-up takes a slot, as HTTP requests do
 		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
 			err := entrance.Work(ctx, client, work)
 			if busy, ok := err.(*door.Busy); ok {
@@ -356,17 +316,15 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	return h, ws
 }
 
-// maxGraphQLBatch bounds -graphql-batch-max: a batch runs its operations in turn
-// on one request's goroutine, so its answer takes as long as all of them together.
+// maxGraphQLBatch bounds -graphql-batch-max: a batch runs its operations in turn on
+// one request's goroutine.
 const maxGraphQLBatch = 100
 
 // maxManifestBytes bounds the persisted query manifest read at start-up.
 const maxManifestBytes = 16 << 20
 
-// pinPersistedQueries pins the operations of the Apollo persisted query manifest
-// in file (-graphql-persisted-queries) in the GraphQL handler, so they are known
-// by hash from the first request and, with -graphql-persisted-only, are the only
-// ones that run.
+// pinPersistedQueries pins the operations of the Apollo persisted query manifest in
+// file (-graphql-persisted-queries), known by hash from the first request.
 func (s *Server) pinPersistedQueries(file string, log *slog.Logger) error {
 	f, err := os.Open(file)
 	if err != nil {

@@ -67,8 +67,8 @@ func TestGraphQLCodesAllListed(t *testing.T) {
 	if len(found) < 10 {
 		t.Fatalf("only %d Code constants found in graphql/: %q", len(found), found)
 	}
-	for _, code := range graphqlCode {
-		found = append(found, code)
+	for _, c := range kindCodes {
+		found = append(found, c.graphql)
 	}
 	// Resolvers name NOT_FOUND through graphql.NewError as well as through the kinds.
 	slices.Sort(found)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,9 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
-	// Registers the gzip compressor: grpc-go answers a call compressed with one it
-	// does not know UNIMPLEMENTED, and @grpc/grpc-js and others offer gzip.
-	// The decompressed message is still held to maxMessageBytes.
+	// The gzip compressor, which @grpc/grpc-js and others offer; the decompressed
+	// message is still held to maxMessageBytes.
 	_ "google.golang.org/grpc/encoding/gzip"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
@@ -39,32 +37,26 @@ import (
 
 // The gRPC surface: user.UserService (docs/grpc.md) over the shared store.
 
-// grpcLimits bounds what gRPC clients may claim of the service; every number
-// of the gRPC surface is here. A zero field takes its default (defaultGRPCLimits), so
-// a configuration that names none gets them all.
-//
-// What clients have sent and the service has not handled yet is bounded by the
-// streams' flow-control windows and the message bound: at worst maxConns × maxStreams ×
-// (streamWindowBytes + maxMessageBytes), with the defaults 100 × 32 × 80 KiB = 250 MiB
-// (grpc-go gives back the connection's window as data arrives, so connWindowBytes does
-// not bound it), plus one header block per connection and the CreateUsers budget.
+// grpcLimits bounds what gRPC clients may claim of the service. What clients have
+// sent and the service has not handled yet is at worst maxConns × maxStreams ×
+// (streamWindowBytes + maxMessageBytes): 250 MiB with the defaults.
 type grpcLimits struct {
-	maxConns          int           // connections open at once; more wait to be accepted (-grpc-max-conns)
-	maxConnsPerClient int           // connections of one client address open at once; negative: no bound (-grpc-max-conns-per-client)
-	firstCallTimeout  time.Duration // a connection without a call this long after it is accepted is closed (-grpc-first-call-timeout)
-	maxStreams        int           // calls at once on one connection (-grpc-max-streams)
+	maxConns          int           // connections open at once; more wait to be accepted
+	maxConnsPerClient int           // of one client address; 0: no bound
+	firstCallTimeout  time.Duration // a connection without a call this long after it is accepted is closed
+	maxStreams        int           // calls at once on one connection
 	maxMessageBytes   int           // one received message; more is ResourceExhausted
 	maxHeaderBytes    int           // a call's metadata (HTTP/2 header list)
-	streamWindowBytes int32         // data a client may send on one call before the service reads it
-	connWindowBytes   int32         // the same for all calls of one connection
-	handshakeTimeout  time.Duration // a new connection must finish the HTTP/2 handshake within it
-	maxIdle           time.Duration // a connection without calls for this long is closed (-grpc-max-idle)
-	pingAfter         time.Duration // the server pings a connection that was silent this long...
-	pingTimeout       time.Duration // ...and closes it if the answer takes longer than this
+	streamWindowBytes int32         // data a client may send on one call (connWindowBytes: on all of a connection's) before the service reads it
+	connWindowBytes   int32
+	handshakeTimeout  time.Duration // for the HTTP/2 handshake of a new connection
+	maxIdle           time.Duration // a connection without calls for this long is closed
+	pingAfter         time.Duration // the server pings a connection silent this long, and closes it
+	pingTimeout       time.Duration // if the answer takes longer than this
 	minClientPing     time.Duration // a client pinging more often is told "too_many_pings" and cut off
 
-	// A CreateUsers call is all or nothing, so its users wait in memory until the client
-	// has sent them all; these bound that wait (see userCost for how bytes are counted).
+	// A CreateUsers call is all or nothing, so its users wait in memory until the
+	// client has sent them all (userCost counts their bytes).
 	createUsersMax      int           // users in one call
 	createUsersMaxBytes int64         // bytes of users in one call
 	createUsersTime     time.Duration // from the call's start to its last message
@@ -73,26 +65,20 @@ type grpcLimits struct {
 	allUsersPage int // users a GetAllUsers call reads from the store at a time
 }
 
-// defaultGRPCLimits are the bounds a configuration gets unless it sets its own.
-//
-// A user is under 1 KiB on the wire and a chat line has no use for more than 16 KiB, so
-// maxMessageBytes stays far below grpc-go's 4 MiB; the windows are fixed (grpc-go would
-// grow them up to 16 MiB per connection) because no call here needs bulk throughput
-// from the client.
+// defaultGRPCLimits are the bounds a configuration gets unless it sets its own. A user
+// is under 1 KiB on the wire, so maxMessageBytes stays far below grpc-go's 4 MiB; the
+// windows are fixed because no call here needs bulk throughput from the client.
 func defaultGRPCLimits() grpcLimits {
 	return grpcLimits{
 		maxConns: 100,
-		// A client needs few connections (a channel multiplexes its calls over one),
-		// so one address may hold a quarter of them and never all: the rest stay
-		// for at least three others.
+		// A channel multiplexes its calls over one connection: a quarter for one
+		// address leaves room for at least three others.
 		maxConnsPerClient: 25,
-		// A client connects to call: grpc-go and grpc-js connect on the first call
-		// and make it at once. As long as the handshake's own bound, so that a
-		// connection made in advance is kept a while, yet one that makes no call
-		// holds its slot seconds, not the minutes of maxIdle.
+		// Clients connect to call, and call at once; a connection made in advance
+		// is kept a while, yet one that makes no call holds its slot seconds.
 		firstCallTimeout: 10 * time.Second,
-		// Fewer than the 100 HTTP/2 recommends (RFC 9113 section 6.5.2), since each call
-		// may hold 80 KiB of what the client sent; a client past it waits, not fails.
+		// Fewer than HTTP/2's 100, since each call may hold 80 KiB of what the
+		// client sent; a client past it waits, not fails.
 		maxStreams:        32,
 		maxMessageBytes:   16 << 10,
 		maxHeaderBytes:    64 << 10, // as the HTTP server's; grpc-go's own is 16 MiB
@@ -104,9 +90,7 @@ func defaultGRPCLimits() grpcLimits {
 		pingTimeout:       20 * time.Second,
 		minClientPing:     5 * time.Second, // half the 10 s grpc-go clients may ping at: their timers wobble
 
-		// 10,000 users take about 2 MB of names and addresses; at most, 4 MiB (about
-		// 5,800 users of the longest name and address) wait per call, and four such
-		// calls fill the budget. A larger import is several calls.
+		// 10,000 users take about 2 MB; four calls at 4 MiB fill the budget.
 		createUsersMax:      10_000,
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
@@ -114,30 +98,6 @@ func defaultGRPCLimits() grpcLimits {
 
 		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
 	}
-}
-
-// withDefaults returns l with every zero field set to its default.
-func (l grpcLimits) withDefaults() grpcLimits {
-	d := defaultGRPCLimits()
-	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
-	l.maxConnsPerClient = cmp.Or(l.maxConnsPerClient, d.maxConnsPerClient)
-	l.firstCallTimeout = cmp.Or(l.firstCallTimeout, d.firstCallTimeout)
-	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
-	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
-	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
-	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
-	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
-	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
-	l.maxIdle = cmp.Or(l.maxIdle, d.maxIdle)
-	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
-	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
-	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
-	l.createUsersMax = cmp.Or(l.createUsersMax, d.createUsersMax)
-	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
-	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
-	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
-	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
-	return l
 }
 
 // serverOptions are the grpc-go settings that enforce l.
@@ -149,13 +109,9 @@ func (l grpcLimits) serverOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(l.streamWindowBytes),
 		grpc.InitialConnWindowSize(l.connWindowBytes),
 		grpc.ConnectionTimeout(l.handshakeTimeout),
-		grpc.KeepaliveParams(keepalive.ServerParameters{
-			MaxConnectionIdle: l.maxIdle,
-			Time:              l.pingAfter,
-			Timeout:           l.pingTimeout,
-		}),
-		// Idle connections are closed by maxIdle whatever their pings, so a client that
-		// keeps one alive between calls is tolerated rather than cut off.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.maxIdle, Time: l.pingAfter, Timeout: l.pingTimeout}),
+		// maxIdle closes idle connections whatever their pings, so pings between
+		// calls are tolerated.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.minClientPing, PermitWithoutStream: true}),
 	}
 }
@@ -166,24 +122,21 @@ type userService struct {
 	store       *Store
 	streamDelay time.Duration
 	limits      grpcLimits
-	waiting     *byteBudget // bytes of users that CreateUsers calls hold (limits.createUsersBudget)
+	waiting     *byteBudget // bytes of users that CreateUsers calls hold
 }
 
-// grpcServer is the gRPC server, the user service it serves (whose CreateUsers
-// budget tests read) and its health service, which shutdown turns NOT_SERVING.
+// grpcServer is the gRPC server with its user service and its health service, which
+// shutdown turns NOT_SERVING.
 type grpcServer struct {
 	*grpc.Server
 	users  *userService
 	health *healthService
 }
 
-// newGRPCServer returns a gRPC server with the user service, the standard health
-// service (for the server, "", and for user.UserService) and, when reflect is set
-// (development), server reflection. entrance, when not nil, admits its calls' work
-// through the queue's slots. conns, when not nil, is the listener told of
-// each call's beginning and end (trackCalls).
+// newGRPCServer returns a gRPC server with the user service, the health service and,
+// when reflect is set, server reflection. entrance (nil: none) admits its calls'
+// work through the queue; conns (nil: none) is told of each call (trackCalls).
 func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, entrance *door.Door, conns *connlimit.Listener) *grpcServer {
-	limits = limits.withDefaults()
 	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
 	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, calls)}
 	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, calls)}
@@ -217,12 +170,10 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	return &grpcServer{Server: srv, users: users, health: hs}
 }
 
-// trackCalls wraps a server's first interceptors to tell conns when each call
-// begins and ends, as its first-call deadline and its shedding of idle connections
-// need. In the first interceptor a call costs a map lookup; a stats.Handler would
-// cost an event per step of every call, an interceptor of its own a chain per call.
-// A call is seen once its headers (and a unary call's message) have arrived: a
-// first call still arriving at the deadline fails as UNAVAILABLE.
+// trackCalls wraps a server's first interceptors to tell conns when each call begins
+// and ends, for its first-call deadline and its shedding of idle connections. In the
+// first interceptor this costs a map lookup a call; a stats.Handler would cost an
+// event per step.
 func trackCalls(conns *connlimit.Listener, unary grpc.UnaryServerInterceptor, stream grpc.StreamServerInterceptor) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
 	begin := func(ctx context.Context) (c *connlimit.Conn) { // nil (unknown) does nothing
 		if p, ok := peer.FromContext(ctx); ok {
@@ -240,30 +191,22 @@ func trackCalls(conns *connlimit.Listener, unary grpc.UnaryServerInterceptor, st
 		}
 }
 
-// unknownMethod answers a call to a method the server does not have with
-// Unimplemented, as grpc-go itself would, but after the interceptors: the call is
-// logged and counted like any other, which is what shows a client calling a wrong
-// name.
+// unknownMethod answers Unimplemented as grpc-go would, but after the interceptors,
+// so the call is logged and counted.
 func unknownMethod(_ any, ss grpc.ServerStream) error {
 	method, _ := grpc.MethodFromServerStream(ss)
 	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }
 
-// healthService is grpc.health.v1.Health: "" (the whole server) and each named
-// service are SERVING until shutdown, then NOT_SERVING; nothing here changes them
-// otherwise.
-//
-// Check and List are grpc-go's. Watch is its own because grpc-go's never ends: an
-// open Watch (grpc-go's client-side health checking keeps one per connection) would
-// hold GracefulStop until -shutdown-timeout cut it. Here a Watch sends NOT_SERVING
-// at shutdown and then ends, so the client learns why and the drain is not held.
+// healthService is grpc.health.v1.Health: every service SERVING until shutdown, then
+// NOT_SERVING. Watch is its own because grpc-go's never ends, and an open Watch would
+// hold GracefulStop until -shutdown-timeout; this one ends after telling NOT_SERVING.
 type healthService struct {
 	*health.Server
-	stopping chan struct{} // closed by shutdown, once Check answers NOT_SERVING
+	stopping chan struct{} // closed by shutdown
 	stopOnce sync.Once
 }
 
-// newHealthService returns a health service with "" and services SERVING.
 func newHealthService(services ...string) *healthService {
 	h := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
 	for _, s := range services {
@@ -272,8 +215,8 @@ func newHealthService(services ...string) *healthService {
 	return h
 }
 
-// shutdown turns every service NOT_SERVING for good and ends every Watch. Call it
-// before GracefulStop: a Watch is a call the drain would wait for.
+// shutdown turns every service NOT_SERVING for good and ends every Watch: call it
+// before GracefulStop.
 func (h *healthService) shutdown() {
 	h.stopOnce.Do(func() {
 		h.Server.Shutdown()
@@ -281,9 +224,8 @@ func (h *healthService) shutdown() {
 	})
 }
 
-// Watch sends the service's status, then NOT_SERVING at shutdown, and ends. An
-// unknown service is SERVICE_UNKNOWN and the call stays open until the client ends
-// it or shutdown, as the health protocol says.
+// Watch sends the service's status, then NOT_SERVING at shutdown, and ends; an
+// unknown service's call stays open until the client ends it or shutdown.
 func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
 	ctx := stream.Context()
 	send := func(s healthpb.HealthCheckResponse_ServingStatus) error {
@@ -307,20 +249,17 @@ func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.H
 	return nil
 }
 
-// strictRegistrar registers services whose received messages are checked as
-// strictService says.
+// strictRegistrar registers services made strict (strictService).
 type strictRegistrar struct{ *grpc.Server }
 
-// RegisterService registers impl under desc made strict.
 func (r strictRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	r.Server.RegisterService(strictService(desc), impl)
 }
 
 // strictService returns a copy of desc whose calls answer a request message that does
-// not decode (invalid UTF-8 in a string field, a field cut short) with InvalidArgument:
-// the fault is in what the client sent. grpc-go would answer Internal, and would do
-// so itself before the service saw the error, so the service hands the codec a
-// receiving box, in which strictCodec reports the failure instead.
+// not decode (invalid UTF-8, a field cut short) with InvalidArgument, where grpc-go
+// would answer Internal before the service saw the error: the service hands the codec
+// a receiving box, in which strictCodec reports the failure instead.
 func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 	d := *desc
 	d.Methods = slices.Clone(desc.Methods)
@@ -338,10 +277,8 @@ func strictService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 	return &d
 }
 
-// strictStream is a server stream whose messages are received as strictService says.
 type strictStream struct{ grpc.ServerStream }
 
-// RecvMsg receives the next message into m; see strictService.
 func (s strictStream) RecvMsg(m any) error { return receive(s.ServerStream.RecvMsg, m) }
 
 // receiving is a request message on its way through strictCodec, with the error of
@@ -351,7 +288,7 @@ type receiving struct {
 	err error
 }
 
-// receive reads one message into m with recv; a message that does not decode is
+// receive reads one message into m with recv; one that does not decode is
 // InvalidArgument.
 func receive(recv func(any) error, m any) error {
 	r := &receiving{msg: m}
@@ -364,11 +301,10 @@ func receive(recv func(any) error, m any) error {
 	return nil
 }
 
-// strictCodec is grpc-go's proto codec, except that it decodes a receiving box by
-// decoding its message and keeping the error in the box (see strictService).
+// strictCodec is grpc-go's proto codec, except that it decodes into a receiving box
+// and keeps the error there.
 type strictCodec struct{ encoding.CodecV2 }
 
-// Unmarshal decodes data into v.
 func (c strictCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if r, ok := v.(*receiving); ok {
 		r.err = c.CodecV2.Unmarshal(data, r.msg)
@@ -393,36 +329,28 @@ func (s *userService) GetUser(ctx context.Context, req *userpb.GetUserRequest) (
 // a cancelled call stops at once.
 func (s *userService) GetAllUsers(_ *userpb.Empty, stream grpc.ServerStreamingServer[userpb.UserResponse]) error {
 	ctx := stream.Context()
-	var pause *time.Timer
+	pause := time.NewTimer(0)
+	defer pause.Stop()
 	for u := range s.allUsers() {
 		if err := stream.Send(userMessage(u)); err != nil {
 			return err
 		}
-		if s.streamDelay <= 0 {
-			if ctx.Err() != nil {
-				return status.FromContextError(ctx.Err()).Err()
-			}
-			continue
-		}
-		if pause == nil {
-			pause = time.NewTimer(s.streamDelay)
-			defer pause.Stop()
-		} else {
+		if s.streamDelay > 0 {
 			pause.Reset(s.streamDelay)
+			select {
+			case <-ctx.Done():
+			case <-pause.C:
+			}
 		}
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return status.FromContextError(ctx.Err()).Err()
-		case <-pause.C:
 		}
 	}
 	return nil
 }
 
 // allUsers yields every user in id order, reading the store a page at a time so that
-// many GetAllUsers calls at once do not each hold a copy of the whole list. A user
-// added meanwhile comes if its id is still ahead; one deleted meanwhile, if it had been
-// read already.
+// many calls at once do not each hold a copy of the whole list.
 func (s *userService) allUsers() iter.Seq[*User] {
 	return func(yield func(*User) bool) {
 		for after := int64(0); ; {
@@ -456,33 +384,29 @@ func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.Creat
 }
 
 // receiveUsers receives a CreateUsers call's users until the client has sent them all,
-// within the call's bounds. held is what it claimed of s.waiting, also on failure.
-//
-// A Recv cannot be interrupted, so the users are received in a goroutine of their own
-// while the handler waits for it or for the call's time to run out. When the time runs
-// out first, the handler returns, which ends the stream and so the Recv in progress,
-// and what the receiver held is given back once it has stopped. (Handing each message
-// from a receiving goroutine to a waiting loop instead cost two goroutine switches a
-// message: bench/README.md, "Hostile load".)
-func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
-	type result struct {
-		batch []NewUser
-		held  int64
-		err   error
-	}
-	done := make(chan result, 1)
+// within the call's bounds; held is what it claimed of s.waiting, also on failure. A
+// Recv cannot be interrupted, so the users are received in a goroutine of their own;
+// when the time runs out first, returning ends the stream, and what the receiver held
+// is given back once it has stopped.
+func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) ([]NewUser, int64, error) {
+	var batch []NewUser
+	var held int64
+	var err error
+	done := make(chan struct{})
 	go func() {
-		var r result
-		r.batch, r.held, r.err = s.receiveAll(stream)
-		done <- r
+		batch, held, err = s.receiveAll(stream)
+		close(done)
 	}()
 	deadline := time.NewTimer(s.limits.createUsersTime)
 	defer deadline.Stop()
 	select {
-	case r := <-done:
-		return r.batch, r.held, r.err
+	case <-done:
+		return batch, held, err
 	case <-deadline.C:
-		go func() { s.waiting.release((<-done).held) }()
+		go func() {
+			<-done
+			s.waiting.release(held)
+		}()
 		return nil, 0, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", s.limits.createUsersTime)
 	}
 }
@@ -515,17 +439,16 @@ func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.Create
 	}
 }
 
-// userCost is what one waiting user holds: its name and address, and its slot in the
-// batch (two string headers, 32 bytes, and as much again that append may leave spare).
+// userCost is what one waiting user holds: its texts, and its slot in the batch (two
+// string headers, and as much again that append may leave spare).
 func userCost(req *userpb.CreateUserRequest) int64 {
 	return int64(len(req.GetName()) + len(req.GetEmail()) + 64)
 }
 
 // byteBudget is a number of bytes that concurrent callers claim parts of and release.
 type byteBudget struct {
-	mu   sync.Mutex
-	used int64
-	size int64
+	mu         sync.Mutex
+	used, size int64
 }
 
 // claim takes n bytes, unless that would use more than the budget's size.
@@ -539,11 +462,10 @@ func (b *byteBudget) claim(n int64) bool {
 	return true
 }
 
-// release gives back n claimed bytes.
 func (b *byteBudget) release(n int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.used -= n
+	b.mu.Unlock()
 }
 
 // ChatWithUsers answers each message with an echo from "Server" (docs/grpc.md).
@@ -577,56 +499,30 @@ func userMessage(u *User) *userpb.UserResponse {
 }
 
 // grpcError turns a handler's error into a status: a status error passes unchanged, a
-// domain error takes its code from the one table (errors.go), anything else becomes
-// Internal with a generic message while the detail goes to the log (docs/errors.md).
+// domain error takes its Kind's code, anything else becomes Internal with a generic
+// message while the detail goes to the log.
 func grpcError(log *slog.Logger, method string, err error) error {
-	if err == nil {
-		return nil
-	}
-	st, known := grpcStatus(err)
-	if !known {
-		log.Error("grpc internal error", "method", method, "error", err)
-	}
-	return st
-}
-
-// grpcCode is each Kind's gRPC status code.
-var grpcCode = map[Kind]codes.Code{
-	KindInternal:        codes.Internal,
-	KindInvalid:         codes.InvalidArgument,
-	KindNotFound:        codes.NotFound,
-	KindConflict:        codes.AlreadyExists,
-	KindUnauthenticated: codes.Unauthenticated,
-	KindForbidden:       codes.PermissionDenied,
-	KindPrecondition:    codes.FailedPrecondition,
-	KindExhausted:       codes.ResourceExhausted,
-}
-
-// grpcStatus is grpcError without the log: known is false when err became the
-// generic Internal status, whose detail the caller should log.
-func grpcStatus(err error) (st error, known bool) {
-	if _, ok := status.FromError(err); ok {
-		return err, true
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return status.FromContextError(err).Err(), true
-	}
 	var e *Error
-	if errors.As(err, &e) && e.Kind != KindInternal {
-		return status.Error(grpcCode[e.Kind], e.Message), true
+	if _, ok := status.FromError(err); ok { // nil too
+		return err
 	}
-	return status.Error(codes.Internal, "internal server error"), false
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	case errors.As(err, &e) && e.Kind != KindInternal:
+		return status.Error(kindCodes[e.Kind].grpc, e.Message)
+	}
+	log.Error("grpc internal error", "method", method, "error", err)
+	return status.Error(codes.Internal, "internal server error")
 }
 
-// recovered turns a panic into an Internal status, logging what it was.
 func recovered(log *slog.Logger, method string, v any) error {
 	log.Error("panic in grpc call", "method", method, "panic", v)
 	return status.Error(codes.Internal, "internal server error")
 }
 
-// The logging interceptors write one line per call; with identities (auth on) they
-// give the call a caller for authentication to name in that line.
-
+// unaryLogAndRecover and streamLogAndRecover log a line per call; with identities
+// (auth on) they give the call a caller for authentication to name in that line.
 func unaryLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
@@ -666,10 +562,8 @@ func streamLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) gr
 	}
 }
 
-// logCall writes a finished call's log line and counts it in m; the call no longer
-// counts as in flight.
-//
-// traceparents are the call's traceparent metadata, logged as trace_id when valid.
+// logCall writes a finished call's log line (with the call's traceparent metadata as
+// trace_id when valid) and counts it in m.
 func logCall(log *slog.Logger, m *metrics.Table, ctx context.Context, method string, err error, start time.Time, who *caller, traceparents []string) {
 	d := time.Since(start)
 	m.Done(method, int(status.Code(err)), d)
@@ -678,7 +572,6 @@ func logCall(log *slog.Logger, m *metrics.Table, ctx context.Context, method str
 		append(subjectAttrs(who), accesslog.TraceAttrs(traceparents)...)...)...)
 }
 
-// streamWithContext gives a stream handler a context carrying the caller.
 type streamWithContext struct {
 	grpc.ServerStream
 	ctx context.Context
@@ -686,19 +579,15 @@ type streamWithContext struct {
 
 func (s *streamWithContext) Context() context.Context { return s.ctx }
 
-// Authentication of gRPC calls (docs/authentication.md).
-
-// grpcAccess is what each gRPC method needs; a method not listed is open. GetAllUsers
-// streams every user GetUser would answer with, so it needs what GetUser needs: a
-// guard on one and not the other would guard nothing.
+// grpcAccess is what a user service method needs beyond the read rule; the health and
+// reflection services are open. GetAllUsers streams what GetUser answers, so it
+// needs the same.
 var grpcAccess = map[string]access{
 	userpb.UserService_GetUser_FullMethodName:     accessToken,
 	userpb.UserService_GetAllUsers_FullMethodName: accessToken,
 	userpb.UserService_CreateUsers_FullMethodName: accessWrite,
 }
 
-// userServicePrefix starts the full name of every method that serves stored data; the
-// health and reflection services are not guarded.
 var userServicePrefix = "/" + userpb.UserService_ServiceDesc.ServiceName + "/"
 
 func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
@@ -709,17 +598,11 @@ func (a *authenticator) checkGRPC(ctx context.Context, method string) error {
 	if a == nil || need == accessOpen {
 		return nil
 	}
-	var authorization string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		switch v := md.Get("authorization"); len(v) {
-		case 0:
-		case 1:
-			authorization = v[0]
-		default: // which one would count is anybody's guess: refuse rather than pick
-			return &Error{Kind: KindUnauthenticated, Message: "more than one authorization value"}
-		}
+	authorization, err := oneAuthorization(metadata.ValueFromIncomingContext(ctx, "authorization"), "more than one authorization value")
+	if err == nil {
+		_, err = a.authorize(ctx, authorization, need)
 	}
-	return a.check(ctx, authorization, need)
+	return err
 }
 
 func (a *authenticator) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,32 @@ import (
 // grpcConfig is testConfig with the given gRPC limits (zero fields take the defaults).
 func grpcConfig(l grpcLimits) config {
 	cfg := testConfig()
-	cfg.grpcLimits = l
+	cfg.grpcLimits = l.withDefaults()
 	return cfg
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l grpcLimits) withDefaults() grpcLimits {
+	d := defaultGRPCLimits()
+	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
+	l.maxConnsPerClient = cmp.Or(l.maxConnsPerClient, d.maxConnsPerClient)
+	l.firstCallTimeout = cmp.Or(l.firstCallTimeout, d.firstCallTimeout)
+	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
+	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
+	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
+	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
+	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
+	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
+	l.maxIdle = cmp.Or(l.maxIdle, d.maxIdle)
+	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
+	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
+	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
+	l.createUsersMax = cmp.Or(l.createUsersMax, d.createUsersMax)
+	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
+	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
+	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
+	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
+	return l
 }
 
 // h2Conn is a hand-driven HTTP/2 connection, for what no gRPC client does: pinging in

@@ -49,7 +49,7 @@ func (s *syncBuffer) String() string {
 // fixed clock.
 func testConfig() config {
 	return config{httpAddr: "127.0.0.1:0", grpcAddr: "127.0.0.1:0", demo: true, env: "development",
-		shutdownTimeout: 5 * time.Second, clock: func() time.Time { return fixedTime },
+		shutdownTimeout: 5 * time.Second, clock: func() time.Time { return fixedTime }, grpcLimits: defaultGRPCLimits(),
 		workSlots: defaultWorkSlots(), clientSlots: defaultClientSlots(), clientWaiting: defaultClientWaiting, httpPerClient: defaultHTTPMaxConnsPerClient} // the defaults, as -h shows them
 }
 

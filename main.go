@@ -51,42 +51,30 @@ func main() {
 
 // config is the service's configuration (docs/configuration.md).
 type config struct {
-	httpAddr        string
-	grpcAddr        string
-	load            string
-	demo            bool
-	dataDir         string
-	snapshotBytes   int64
-	repair          bool
-	graphqlMaxDepth int
-	graphqlMaxCost  int
-	graphqlMaxBytes int                // -graphql-max-response-bytes
-	graphqlBatchMax int                // -graphql-batch-max; 0: arrays of operations refused
-	graphqlPQFile   string             // -graphql-persisted-queries: the Apollo manifest to pin
-	graphqlPQOnly   bool               // -graphql-persisted-only
-	httpMaxConns    int                // 0: the default, or what the open-file limit leaves (httpConnLimit)
-	httpPerClient   int                // -http-max-conns-per-client; 0: no limit
-	workSlots       int                // -work-slots
-	clientSlots     int                // -client-slots; 0: -work-slots
-	clientWaiting   int                // -client-waiting
-	trustedProxies  string             // -trusted-proxies
-	proxies         clientaddr.Proxies // -trusted-proxies, parsed
-	corsOrigins     string
-	wsOrigins       string // deprecated alias of corsOrigins; the two lists are merged
-	ws              wsLimits
-	env             string
-	pprof           string // -pprof: auto, on or off
-	publicURL       string // -public-url, without a trailing slash
-	streamDelay     time.Duration
-	grpcLimits      grpcLimits
-	shutdownTimeout time.Duration
-	jwt             jwtFlags
-	authReads       bool             // every read needs a valid token, not only writes
-	clock           func() time.Time // tests fix the store's clock; nil is the real one
-	jwtClock        func() time.Time // tests move the token verifier's clock; nil is the real one
+	httpAddr, grpcAddr, load, dataDir string
+	demo, repair                      bool
+	snapshotBytes                     int64
+	graphqlMaxDepth, graphqlMaxCost   int
+	graphqlMaxBytes, graphqlBatchMax  int    // batch 0: arrays of operations refused
+	graphqlPQFile                     string // the Apollo manifest to pin
+	graphqlPQOnly                     bool
+	httpMaxConns                      int // 0: the default, or what the open-file limit leaves (httpConnLimit)
+	httpPerClient                     int // 0: no limit
+	workSlots, clientSlots            int // clientSlots 0: workSlots
+	clientWaiting                     int
+	trustedProxies                    string
+	proxies                           clientaddr.Proxies // trustedProxies, parsed
+	corsOrigins, wsOrigins            string             // wsOrigins: a deprecated alias, merged
+	ws                                wsLimits
+	env, pprof, publicURL             string // publicURL without a trailing slash
+	streamDelay, shutdownTimeout      time.Duration
+	grpcLimits                        grpcLimits
+	jwt                               jwtFlags
+	authReads                         bool             // every read needs a valid token, not only writes
+	clock, jwtClock                   func() time.Time // tests fix the store's and the token verifier's clocks; nil is the real one
 }
 
-// jwtFlags configure bearer-token authentication; it is off when no key is given.
+// jwtFlags configure bearer-token authentication, off when no key is given.
 type jwtFlags struct {
 	secret, secretFile, publicKeyFile, issuer, audience string
 }
@@ -118,11 +106,8 @@ func (j *jwtFlags) verifierConfig() (cfg jwt.Config, on bool, err error) {
 		if err != nil {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %w", unwrapPathError(err))
 		}
-		// Editors and echo end a file with a newline that is not part of the secret.
-		if trimmed, ok := bytes.CutSuffix(secret, []byte("\r\n")); ok {
-			secret = trimmed
-		} else {
-			secret = bytes.TrimSuffix(secret, []byte("\n"))
+		if trimmed, ok := bytes.CutSuffix(secret, []byte("\n")); ok { // as editors and echo end a file
+			secret = bytes.TrimSuffix(trimmed, []byte("\r"))
 		}
 		if len(secret) == 0 {
 			return cfg, false, fmt.Errorf("-jwt-secret-file: %s is empty", j.secretFile)
@@ -146,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(args[1:], getenv, stdout)
 	}
-	var cfg config
+	cfg := config{grpcLimits: defaultGRPCLimits()}
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
 	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
@@ -165,12 +150,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.publicURL, "public-url", "", "`URL` clients reach the service at (https://api.example.com, with a path prefix if a proxy adds one): OData context URLs start with it; without it they are paths, never built from the request's Host")
 	fs.StringVar(&cfg.pprof, "pprof", "auto", "serve /debug/pprof/ to this machine: on, off, or auto (on in development while authentication is off)")
 	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
-	grpcDefaults := defaultGRPCLimits()
-	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", grpcDefaults.maxConns, "gRPC connections open at once; more wait to be accepted")
-	fs.IntVar(&cfg.grpcLimits.maxConnsPerClient, "grpc-max-conns-per-client", grpcDefaults.maxConnsPerClient, "most gRPC connections of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit but -grpc-max-conns; behind a reverse proxy every client shares the proxy's)")
-	fs.DurationVar(&cfg.grpcLimits.firstCallTimeout, "grpc-first-call-timeout", grpcDefaults.firstCallTimeout, "close a gRPC connection that has made no call this long after it was accepted")
-	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", grpcDefaults.maxStreams, "gRPC calls at once on one connection")
-	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", grpcDefaults.maxIdle, "close a gRPC connection that had no call for this long")
+	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", cfg.grpcLimits.maxConns, "gRPC connections open at once; more wait to be accepted")
+	fs.IntVar(&cfg.grpcLimits.maxConnsPerClient, "grpc-max-conns-per-client", cfg.grpcLimits.maxConnsPerClient, "most gRPC connections of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit but -grpc-max-conns; behind a reverse proxy every client shares the proxy's)")
+	fs.DurationVar(&cfg.grpcLimits.firstCallTimeout, "grpc-first-call-timeout", cfg.grpcLimits.firstCallTimeout, "close a gRPC connection that has made no call this long after it was accepted")
+	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", cfg.grpcLimits.maxStreams, "gRPC calls at once on one connection")
+	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", cfg.grpcLimits.maxIdle, "close a gRPC connection that had no call for this long")
 	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
 	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
 	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
@@ -186,82 +170,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
 		return err
 	}
-	if cfg.env != "development" && cfg.env != "production" {
-		return fmt.Errorf("-env must be development or production, not %q", cfg.env)
-	}
-	if cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off" {
-		return fmt.Errorf("-pprof must be auto, on or off, not %q", cfg.pprof)
-	}
-	if cfg.publicURL != "" {
-		u, err := url.Parse(cfg.publicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-			return fmt.Errorf("-public-url must be an http or https URL with a host and no query, fragment or user, such as https://api.example.com, not %q", cfg.publicURL)
-		}
-		cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
-	}
-	cfg.httpAddr = cmp.Or(cfg.httpAddr, defaultListenHost(cfg.env)+":8080")
-	cfg.grpcAddr = cmp.Or(cfg.grpcAddr, defaultListenHost(cfg.env)+":50051")
-	if cfg.streamDelay < 0 {
-		return errors.New("-stream-delay must not be negative")
-	}
-	if cfg.grpcLimits.maxConns < 1 {
-		return errors.New("-grpc-max-conns must be positive")
-	}
-	switch n := cfg.grpcLimits.maxConnsPerClient; {
-	case n < 0:
-		return errors.New("-grpc-max-conns-per-client must not be negative (0: no limit)")
-	case n == 0:
-		cfg.grpcLimits.maxConnsPerClient = -1 // grpcLimits reads 0 as the default
-	}
-	if cfg.grpcLimits.firstCallTimeout <= 0 {
-		return errors.New("-grpc-first-call-timeout must be positive")
-	}
-	if cfg.grpcLimits.maxStreams < 1 || cfg.grpcLimits.maxStreams > 1_000_000 {
-		return errors.New("-grpc-max-streams must be between 1 and 1000000")
-	}
-	if cfg.grpcLimits.maxIdle <= 0 {
-		return errors.New("-grpc-max-idle must be positive")
-	}
-	if cfg.graphqlMaxDepth < 1 {
-		return errors.New("-graphql-max-depth must be positive")
-	}
-	if cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1 {
-		return errors.New("-graphql-max-cost and -graphql-max-response-bytes must be positive")
-	}
-	if cfg.graphqlBatchMax < 0 || cfg.graphqlBatchMax > maxGraphQLBatch {
-		return fmt.Errorf("-graphql-batch-max must be between 0 (no batching) and %d", maxGraphQLBatch)
-	}
-	if cfg.graphqlPQOnly && cfg.graphqlPQFile == "" {
-		return errors.New("-graphql-persisted-only needs -graphql-persisted-queries, the file of the operations to allow")
-	}
-	if cfg.httpMaxConns < 0 || cfg.httpMaxConns == 0 && given(fs, "http-max-conns") {
-		return errors.New("-http-max-conns must be positive")
-	}
-	if cfg.httpPerClient < 0 {
-		return errors.New("-http-max-conns-per-client must not be negative (0: no limit)")
-	}
-	if cfg.workSlots < 0 || cfg.clientSlots < 0 || cfg.clientWaiting < 0 {
-		return errors.New("-work-slots, -client-slots and -client-waiting must not be negative")
-	}
-	proxies, err := clientaddr.ParseProxies(cfg.trustedProxies)
-	if err != nil {
-		return fmt.Errorf("-trusted-proxies: %w", err)
-	}
-	cfg.proxies = proxies
-	if cfg.snapshotBytes < 1 {
-		return errors.New("-snapshot-bytes must be positive")
-	}
-	if cfg.repair && cfg.dataDir == "" {
-		return errors.New("-repair needs -data: it repairs a data directory's journal")
-	}
-	if err := cfg.ws.validate(); err != nil {
+	if err := cfg.check(fs); err != nil {
 		return err
 	}
-	// The log is slog.TextHandler's key=value lines, batched: one line per HTTP
-	// request (msg=http: method, path, status, bytes, duration, remote, and sub and
-	// trace_id when known) and one per gRPC call (msg=grpc: method, code, duration,
-	// sub, trace_id). slog formats them itself: a hand-written copy of its handler
-	// did not pay for its lines (bench/README.md).
+	// The log is slog.TextHandler's key=value lines, batched (accesslog): one line per
+	// HTTP request (msg=http) and one per gRPC call (msg=grpc).
 	logOut := accesslog.NewWriter(stderr)
 	defer logOut.Close()
 	log := slog.New(slog.NewTextHandler(logOut, nil))
@@ -278,50 +191,72 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return a.shutdown()
 }
 
-// given reports whether the flag name was set, on the command line or from the
-// environment.
-func given(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+// check refuses a configuration that breaks a rule, with the first rule it breaks,
+// and completes the rest: listen addresses, the public URL, the proxies.
+func (cfg *config) check(fs *flag.FlagSet) error {
+	u, urlErr := url.Parse(cfg.publicURL)
+	badURL := cfg.publicURL != "" && (urlErr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "")
+	httpMaxConnsGiven := false
+	fs.Visit(func(f *flag.Flag) { httpMaxConnsGiven = httpMaxConnsGiven || f.Name == "http-max-conns" })
+	proxies, proxiesErr := clientaddr.ParseProxies(cfg.trustedProxies)
+	g, ws := cfg.grpcLimits, cfg.ws
+	for _, rule := range []struct {
+		broken bool
+		msg    string
+	}{
+		{cfg.env != "development" && cfg.env != "production", fmt.Sprintf("-env must be development or production, not %q", cfg.env)},
+		{cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off", fmt.Sprintf("-pprof must be auto, on or off, not %q", cfg.pprof)},
+		{badURL, fmt.Sprintf("-public-url must be an http or https URL with a host and no query, fragment or user, such as https://api.example.com, not %q", cfg.publicURL)},
+		{cfg.streamDelay < 0, "-stream-delay must not be negative"},
+		{g.maxConns < 1, "-grpc-max-conns must be positive"},
+		{g.maxConnsPerClient < 0, "-grpc-max-conns-per-client must not be negative (0: no limit)"},
+		{g.firstCallTimeout <= 0, "-grpc-first-call-timeout must be positive"},
+		{g.maxStreams < 1 || g.maxStreams > 1_000_000, "-grpc-max-streams must be between 1 and 1000000"},
+		{g.maxIdle <= 0, "-grpc-max-idle must be positive"},
+		{cfg.graphqlMaxDepth < 1, "-graphql-max-depth must be positive"},
+		{cfg.graphqlMaxCost < 1 || cfg.graphqlMaxBytes < 1, "-graphql-max-cost and -graphql-max-response-bytes must be positive"},
+		{cfg.graphqlBatchMax < 0 || cfg.graphqlBatchMax > maxGraphQLBatch, fmt.Sprintf("-graphql-batch-max must be between 0 (no batching) and %d", maxGraphQLBatch)},
+		{cfg.graphqlPQOnly && cfg.graphqlPQFile == "", "-graphql-persisted-only needs -graphql-persisted-queries, the file of the operations to allow"},
+		{cfg.httpMaxConns < 0 || cfg.httpMaxConns == 0 && httpMaxConnsGiven, "-http-max-conns must be positive"},
+		{cfg.httpPerClient < 0, "-http-max-conns-per-client must not be negative (0: no limit)"},
+		{min(cfg.workSlots, cfg.clientSlots, cfg.clientWaiting) < 0, "-work-slots, -client-slots and -client-waiting must not be negative"},
+		{proxiesErr != nil, fmt.Sprint("-trusted-proxies: ", proxiesErr)},
+		{cfg.snapshotBytes < 1, "-snapshot-bytes must be positive"},
+		{cfg.repair && cfg.dataDir == "", "-repair needs -data: it repairs a data directory's journal"},
+		{min(ws.maxSockets, ws.maxSocketsPerClient, ws.maxSubscriptions, ws.maxSubscriptionsPerClient) < 0,
+			"-ws-max-sockets, -ws-max-sockets-per-client, -ws-max-subscriptions and -ws-max-subscriptions-per-client must not be negative (0: no limit)"},
+	} {
+		if rule.broken {
+			return errors.New(rule.msg)
+		}
+	}
+	cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
+	cfg.httpAddr = cmp.Or(cfg.httpAddr, defaultListenHost(cfg.env)+":8080")
+	cfg.grpcAddr = cmp.Or(cfg.grpcAddr, defaultListenHost(cfg.env)+":50051")
+	cfg.proxies = proxies
+	return nil
 }
 
-// The HTTP connection caps' defaults.
 const (
-	// defaultHTTPMaxConns is -http-max-conns's default, unless the open-file limit
-	// leaves room for fewer (httpConnLimit): the HTTP connections open at once,
-	// WebSockets included. Each holds a goroutine and some buffers (tens of KiB at
-	// most, bounded by the header and body limits), so 20,000 stay well under a
-	// gigabyte.
+	// defaultHTTPMaxConns is -http-max-conns's default: each connection holds a
+	// goroutine and tens of KiB at most, so 20,000 stay well under a gigabyte.
 	defaultHTTPMaxConns = 20_000
-
-	// defaultHTTPMaxConnsPerClient is -http-max-conns-per-client's default: the HTTP
-	// connections of one client address open at once. Room for the 100 WebSockets
-	// the address may have (-ws-max-sockets-per-client) and as many browsers again
-	// behind one NAT, six connections each; few enough that it takes 79 addresses to
-	// fill the default cap.
+	// defaultHTTPMaxConnsPerClient leaves room for the 100 WebSockets one address may
+	// have and as many browsers again behind one NAT.
 	defaultHTTPMaxConnsPerClient = 256
-
-	// fileReserve is how many of the open-file limit's descriptors are kept out of
-	// the HTTP connections' share, beside gRPC's connections: the standard streams,
-	// the two listening sockets, the runtime's poller, the journal, a snapshot
-	// being written and its directory, the data directory's lock, the one
-	// connection each listener holds while it waits for a slot, the ones it
-	// accepts to close at once, and room to spare.
+	// fileReserve is the open files kept out of the HTTP connections' share beside
+	// gRPC's: standard streams, listeners, the poller, the journal and a snapshot,
+	// the data directory's lock, connections being refused, and room to spare.
 	fileReserve = 128
 )
 
 // httpConnLimit returns the HTTP connection cap: requested, or when that is 0 the
-// default, within what the open-file limit fileLimit leaves after grpcConns gRPC
-// connections and fileReserve. The default is lowered to fit, and lowered says so;
-// an explicit cap the limit cannot hold is refused rather than lowered, so that the
-// operator who asked for it learns at start-up, not from "accept4: too many open
-// files" under load. fileLimit 0 is unknown: no bound.
+// default, within what the open-file limit fileLimit (0: unknown) leaves after
+// grpcConns and fileReserve. The default is lowered to fit, and lowered says so; an
+// explicit cap the limit cannot hold is refused, so that the operator learns at
+// start-up, not from "too many open files" under load.
 func httpConnLimit(requested, grpcConns int, fileLimit uint64) (conns int, lowered bool, err error) {
-	conns = requested
-	if conns == 0 {
-		conns = defaultHTTPMaxConns
-	}
+	conns = cmp.Or(requested, defaultHTTPMaxConns)
 	if fileLimit == 0 || fileLimit >= uint64(conns+grpcConns+fileReserve) {
 		return conns, false, nil
 	}
@@ -338,8 +273,8 @@ func httpConnLimit(requested, grpcConns int, fileLimit uint64) (conns int, lower
 }
 
 // defaultListenHost is where the servers listen unless -http or -grpc says otherwise:
-// a development service, with reflection, profiling and often no authentication, is
-// reachable from this machine only; a production one from everywhere.
+// a development service, often without authentication, is reachable from this
+// machine only.
 func defaultListenHost(env string) string {
 	if env == "production" {
 		return ""
@@ -347,22 +282,15 @@ func defaultListenHost(env string) string {
 	return "localhost"
 }
 
-// profiling says whether /debug/pprof/ is served. Profiles are for a developer at
-// this machine; with authentication on, the service holds something worth guarding,
-// so it takes an explicit -pprof on.
+// profiling says whether /debug/pprof/ is served: with authentication on, the service
+// holds something worth guarding, so auto leaves it off.
 func (c config) profiling(authOn bool) bool {
-	switch c.pprof {
-	case "on":
-		return true
-	case "off":
-		return false
-	}
-	return c.env == "development" && !authOn
+	return c.pprof == "on" || c.pprof == "auto" && c.env == "development" && !authOn
 }
 
-// openInProductionWarning is logged at start-up and shown by /healthz when a production
-// service runs without authentication, which is legitimate behind a gateway that
-// authenticates but is otherwise a mistake.
+// openInProductionWarning is logged and shown by /healthz when a production service
+// runs without authentication: right behind a gateway that authenticates, otherwise
+// a mistake.
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
 // runToken is "quartet token": it prints an HS256 token for the configured secret.
@@ -428,34 +356,26 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 
 // app is a started service.
 type app struct {
-	cfg      config
-	log      *slog.Logger
-	store    *Store
-	auth     *authenticator
-	httpAddr string
-	grpcAddr string
-	http     *http.Server
-	server   *Server
-	grpc     *grpcServer
-	queue    *fairqueue.Queue // the work slots the door admits through; nil: none
-	done     sync.WaitGroup
-	quit     chan struct{} // closed on shutdown, for the background work in done
-
-	// httpLn and grpcLn bound and count the open connections.
-	httpLn, grpcLn *connlimit.Listener
+	cfg                config
+	log                *slog.Logger
+	store              *Store
+	auth               *authenticator
+	httpAddr, grpcAddr string
+	http               *http.Server
+	server             *Server
+	grpc               *grpcServer
+	queue              *fairqueue.Queue // the work slots the door admits through; nil: none
+	done               sync.WaitGroup
+	quit               chan struct{}       // closed on shutdown, for the background work in done
+	httpLn, grpcLn     *connlimit.Listener // bound and count the open connections
 }
-
-// httpMaxHeaderBytes bounds a request's header block (net/http allows 4096 bytes
-// more before it answers 431).
-const httpMaxHeaderBytes = 64 << 10
 
 // start loads the store and starts listening; it returns once the service accepts
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
-	a := &app{cfg: cfg, log: log}
-	grpcLimits := cfg.grpcLimits.withDefaults()
+	a := &app{cfg: cfg, log: log, quit: make(chan struct{})}
 	fileLimit := connlimit.OpenFileLimit()
-	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, grpcLimits.maxConns, fileLimit)
+	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, cfg.grpcLimits.maxConns, fileLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -502,20 +422,24 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		entrance = door.New(a.queue, door.Options{
 			Waiting: cfg.clientWaiting, ClientBodyBytes: clientBodyBytes, TotalBodyBytes: totalBodyBytes, MaxBodyBytes: maxBodyBytes, Proxies: cfg.proxies})
 	}
+	grpcLimits := cfg.grpcLimits
 	a.httpLn = connlimit.New(httpLn, "HTTP", httpMaxConns, log)
 	a.httpLn.PerClient = cfg.httpPerClient
 	a.grpcLn = connlimit.New(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	a.grpcLn.PerClient = max(grpcLimits.maxConnsPerClient, 0)
+	a.grpcLn.PerClient = grpcLimits.maxConnsPerClient
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
 	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
-	// A newcomer takes an idle connection's place, while grpc-go's own idle bound
-	// (MaxConnectionIdle) is one duration that also ends the pauses between calls
-	// clients rely on: trackCalls tells which are idle.
+	// A newcomer takes an idle connection's place (trackCalls tells which are idle):
+	// grpc-go's MaxConnectionIdle would also end the pauses clients rely on.
 	a.grpcLn.Shed = true
+	warning := ""
+	if cfg.env == "production" && a.auth == nil {
+		warning = openInProductionWarning
+	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
-		door: entrance, proxies: cfg.proxies, warning: startWarning(cfg, a.auth != nil), publicURL: cfg.publicURL})
+		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -529,10 +453,9 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
-
-		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: httpMaxHeaderBytes,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
 	a.done.Go(func() {
@@ -545,25 +468,22 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 			log.Error("grpc server", "error", err)
 		}
 	})
-	// The load's garbage is gone now; give its memory back while already serving, and
+	// The load's garbage is gone: give its memory back while already serving, and
 	// after every burst to come.
 	go debug.FreeOSMemory()
-	a.quit = make(chan struct{})
 	a.done.Go(func() { memory.Manage(a.quit) })
 	return a, nil
 }
 
 // shutdown stops accepting, ends every subscription, and lets in-flight calls finish
-// within the configured bound before cutting them off. Cutting them is part of a
-// bounded shutdown, not a failure: it is logged (how many connections were still
-// open) and shutdown still returns nil, so the process exits 0.
+// within -shutdown-timeout before cutting them off. Cutting them is no failure: it is
+// logged, and shutdown still returns nil, so the process exits 0.
 func (a *app) shutdown() error {
 	bound, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
 	close(a.quit)
 	a.store.CloseFeed() // first, so subscribers get their last events before the close frame
-	// HTTP (its WebSockets first) and gRPC drain side by side until they are done or
-	// cut; cut comes when the bound passes, once what is still open has been counted.
+	// HTTP (its WebSockets first) and gRPC drain side by side until done or cut.
 	cut, cutNow := context.WithCancel(context.Background())
 	defer cutNow()
 	httpDone := make(chan error, 1)
@@ -573,9 +493,7 @@ func (a *app) shutdown() error {
 	}()
 	grpcDone := make(chan error, 1)
 	go func() {
-		// Health first: a client or balancer watching it stops sending new calls
-		// while the running ones finish.
-		a.grpc.health.shutdown()
+		a.grpc.health.shutdown() // first: a client watching it stops sending new calls
 		a.grpc.GracefulStop()
 		grpcDone <- nil
 	}()
@@ -601,17 +519,14 @@ func (a *app) shutdown() error {
 		}
 	}
 	a.done.Wait()
-	if serr := a.store.Close(); serr != nil && err == nil {
-		err = serr
-	}
-	if err != nil {
+	if err = cmp.Or(err, a.store.Close()); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
 }
 
-// openStore builds the store the configuration asks for: from DIR when -data names
-// one that holds a store, else from -load, the demo data or nothing.
+// openStore builds the store the configuration asks for: from -data when it holds a
+// store, else from -load, the demo data or nothing.
 func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	seed := func() (*Dataset, error) {
 		switch {
@@ -631,56 +546,49 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 		}
 		return &Dataset{}, nil
 	}
+	seedName := "empty"
+	if cfg.demo {
+		seedName = "demo"
+	}
+	seedName = cmp.Or(cfg.load, seedName)
 	withClock := func(s *Store) *Store {
 		if cfg.clock != nil {
 			s.clock = cfg.clock
 		}
 		return s
 	}
-	if cfg.dataDir != "" {
-		if cfg.load != "" {
-			// Loading over a stored state would silently drop one or the other.
-			if has, err := HasStore(cfg.dataDir); err != nil {
-				return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
-			} else if has {
-				return nil, fmt.Errorf("-load %s: -data %s already holds a store; drop -load, or use an empty directory", cfg.load, cfg.dataDir)
-			}
-		}
-		s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
-			ds, err := seed()
-			if err == nil {
-				log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cfg.seedName())
-			}
-			return ds, err
-		}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes, Repair: cfg.repair})
+	if cfg.dataDir == "" {
+		ds, err := seed()
 		if err != nil {
+			return nil, err
+		}
+		store := withClock(NewStore())
+		if err := store.Load(ds); err != nil {
+			if cfg.load != "" { // named as the decoding's errors name it
+				return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
+			}
+			return nil, fmt.Errorf("dataset %s: %w", seedName, err)
+		}
+		return store, nil
+	}
+	if cfg.load != "" { // loading over a stored state would silently drop one or the other
+		if has, err := HasStore(cfg.dataDir); err != nil {
 			return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
+		} else if has {
+			return nil, fmt.Errorf("-load %s: -data %s already holds a store; drop -load, or use an empty directory", cfg.load, cfg.dataDir)
 		}
-		return withClock(s), nil
 	}
-	ds, err := seed()
+	s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
+		ds, err := seed()
+		if err == nil {
+			log.Info("initialising the data directory", "dir", cfg.dataDir, "from", seedName)
+		}
+		return ds, err
+	}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes, Repair: cfg.repair})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-data %s: %w", cfg.dataDir, err)
 	}
-	store := withClock(NewStore())
-	if err := store.Load(ds); err != nil {
-		if cfg.load != "" { // named as the decoding's errors name it
-			return nil, fmt.Errorf("-load %s: %w", cfg.load, err)
-		}
-		return nil, fmt.Errorf("dataset %s: %w", cfg.seedName(), err)
-	}
-	return store, nil
-}
-
-// seedName says where a new store's data comes from.
-func (cfg config) seedName() string {
-	switch {
-	case cfg.load != "":
-		return cfg.load
-	case cfg.demo:
-		return "demo"
-	}
-	return "empty"
+	return withClock(s), nil
 }
 
 // unwrapOpError drops the "listen tcp" prefix that would repeat what the caller says.
@@ -699,12 +607,4 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
-}
-
-// startWarning is what the service warns about for as long as it runs; "" is nothing.
-func startWarning(cfg config, authOn bool) string {
-	if cfg.env == "production" && !authOn {
-		return openInProductionWarning
-	}
-	return ""
 }

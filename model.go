@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -28,31 +27,22 @@ type User struct {
 	nameKey, emailKey string // case-folded Name and Email, set when stored
 }
 
-// Entity tags. A record's strong ETag is a hash of the JSON the REST surface answers
-// for it, not a version counter kept in the record: a counter would have to be
-// journaled and snapshotted to survive a restart, and one that restarted from zero
-// (a memory-only store, a reload) would hand an old tag to a different record. The
-// hash depends on nothing but the bytes a client sees, so it cannot drift from them:
-// it is the same after a restart or a replay, and changes exactly when they do. (An
-// update that puts back earlier values puts back the earlier tag, which is right for a
-// strong validator: the representation is byte for byte the same.)
-
 // entityTag is the strong ETag, quoted, of a representation's JSON: 128 bits of its
-// SHA-256, enough that two different answers never share one.
+// SHA-256. A hash of the bytes a client sees, unlike a version counter, survives a
+// restart or a replay without being stored, and changes exactly when they do.
 func entityTag(json []byte) string {
 	sum := sha256.Sum256(json)
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// ETag is u's strong entity tag (see entityTag).
-func (u *User) ETag() string { return entityTag(u.appendJSON(nil)) }
+// ETag is u's strong entity tag.
+func (u *User) ETag() string { return entityTag(u.marshal()) }
 
-// appendJSON appends u's JSON, as every REST answer and the journal hold it.
-// encoding/json refuses only a time outside years 0 to 9999, which no stored user has
-// (the clock, or a dataset time that encoding/json itself decoded).
-func (u *User) appendJSON(b []byte) []byte {
+// marshal is u's JSON, as every REST answer and the journal hold it: encoding/json
+// refuses only times outside years 0 to 9999, which no stored user has.
+func (u *User) marshal() []byte {
 	j, _ := json.Marshal(u)
-	return append(b, j...)
+	return j
 }
 
 // Post is a user's post.
@@ -83,8 +73,8 @@ type Product struct {
 	IsActive    bool      `json:"isActive"`
 }
 
-// Order is a sales record: a quantity of one product, optionally placed by a registered
-// user (UserID 0 means none). Orders outlive the user who placed them.
+// Order is a sales record of one product, optionally placed by a registered user
+// (UserID 0: none). Orders outlive the user who placed them.
 type Order struct {
 	ID           int64     `json:"id"`
 	UserID       int64     `json:"userId"`
@@ -94,16 +84,15 @@ type Order struct {
 	Quantity     int64     `json:"quantity"`
 }
 
-// Decimal is an exact decimal number with four fractional digits, held as a count of
-// 1/10,000 units: 19.99 is Decimal(199900). Prices must round-trip exactly, which
-// float64 cannot promise.
+// Decimal is an exact decimal number in units of 1/10,000 (19.99 is Decimal(199900)):
+// prices must round-trip exactly, which float64 cannot promise.
 type Decimal int64
 
 // DecimalScale is the number of Decimal units in 1.
 const DecimalScale = 10000
 
-// ParseDecimal parses a decimal literal such as "19.99", "-3" or "1e2".
-// More than four fractional digits is an error rather than a silent rounding.
+// ParseDecimal parses a decimal literal such as "19.99", "-3" or "1e2"; more than four
+// fractional digits is an error rather than a silent rounding.
 func ParseDecimal(s string) (Decimal, error) {
 	if s == "" {
 		return 0, errors.New("empty number")
@@ -156,9 +145,7 @@ func ParseDecimal(s string) (Decimal, error) {
 }
 
 // String formats d with as few fractional digits as its value needs: "19.99", "5".
-func (d Decimal) String() string {
-	return string(d.appendText(nil))
-}
+func (d Decimal) String() string { return string(d.appendText(nil)) }
 
 func (d Decimal) appendText(b []byte) []byte {
 	u := uint64(d)
@@ -168,9 +155,8 @@ func (d Decimal) appendText(b []byte) []byte {
 	}
 	b = strconv.AppendUint(b, u/DecimalScale, 10)
 	if frac := u % DecimalScale; frac != 0 {
-		digits := []byte(fmt.Sprintf("%04d", frac))
 		b = append(b, '.')
-		b = append(b, bytes.TrimRight(digits, "0")...)
+		b = append(b, strings.TrimRight(fmt.Sprintf("%04d", frac), "0")...)
 	}
 	return b
 }
@@ -191,33 +177,27 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Lengths of the one-line text fields, in characters.
+// The entity rules. Each validate function checks one record's fields by the rules
+// every write shares, on every surface, and the dataset loader too, so a dataset
+// cannot hold what no client could have written. Each returns the fields normalised
+// (one-line texts trimmed) and an *Error naming every bad field, if any.
+
 const (
-	maxNameLength  = 100
+	maxNameLength  = 100 // characters
 	maxEmailLength = 254
 	maxTitleLength = 200
-)
-
-// The entity rules. Each validate function checks one record's fields by the rules
-// every write shares, on every surface, and the dataset loader too: one set of rules,
-// so a dataset cannot hold what no client could have written. Each returns the
-// fields normalised (one-line texts trimmed) or an *Error naming every bad field.
-
-// Sizes of the free texts, in bytes: a limit in characters would let a text of 4-byte
-// characters through at four times the size.
-const (
+	// The free texts' sizes are in bytes: a limit in characters would let a text of
+	// 4-byte characters through at four times the size.
 	maxContentBytes = 100_000
 	maxCommentBytes = 10_000
+	maxQuantity     = 1<<31 - 1 // within the 32-bit integers every surface can carry
+	// maxID is the largest id a record can have: ids are 32-bit on gRPC, in GraphQL
+	// and in OData's CSDL.
+	maxID = 1<<31 - 1
 )
 
-// maxQuantity keeps quantities within the 32-bit integers every surface can carry.
-const maxQuantity = 1<<31 - 1
-
-// maxID is the largest id a record can have: ids are 32-bit on gRPC (int32), in
-// GraphQL (Int) and in OData's CSDL (Edm.Int32), so the store never holds a larger one.
-const maxID = 1<<31 - 1
-
-// fieldProblems collects what is wrong with a record, field by field.
+// fieldProblems collects what is wrong with a record, field by field; nil until the
+// first problem, as most records are valid.
 type fieldProblems map[string][]string
 
 func (p *fieldProblems) add(field, msg string) {
@@ -225,7 +205,7 @@ func (p *fieldProblems) add(field, msg string) {
 		return
 	}
 	if *p == nil {
-		*p = fieldProblems{} // made only for a failure: most records are valid
+		*p = fieldProblems{}
 	}
 	(*p)[field] = append((*p)[field], msg)
 }
@@ -251,10 +231,7 @@ func validateUser(name, email string) (string, string, error) {
 	case emailRule.check(email) != "" || !isEmailAddress(email):
 		bad.add("email", "must be a valid email address")
 	}
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return name, email, nil
+	return name, email, bad.err()
 }
 
 // validatePost checks a post's title and content and returns them, the title trimmed.
@@ -262,26 +239,15 @@ func validatePost(title, content string) (string, string, error) {
 	title = strings.TrimSpace(title)
 	var bad fieldProblems
 	bad.add("title", titleRule.check(title))
-	if len(content) > maxContentBytes {
-		bad.add("content", fmt.Sprintf("must be at most %d bytes", maxContentBytes))
-	} else {
-		bad.add("content", contentRule.check(content))
-	}
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return title, content, nil
+	bad.add("content", contentRule.check(content))
+	return title, content, bad.err()
 }
 
 // validateComment checks a comment's text and returns it trimmed.
 func validateComment(text string) (string, error) {
 	text = strings.TrimSpace(text)
 	var bad fieldProblems
-	if len(text) > maxCommentBytes {
-		bad.add("text", fmt.Sprintf("must be at most %d bytes", maxCommentBytes))
-	} else {
-		bad.add("text", commentRule.check(text))
-	}
+	bad.add("text", commentRule.check(text))
 	return text, bad.err()
 }
 
@@ -310,38 +276,22 @@ func validateProduct(name, category string, price Decimal) (string, string, erro
 	if price < 0 {
 		bad.add("price", "must not be negative")
 	}
-	if err := bad.err(); err != nil {
-		return "", "", err
-	}
-	return name, category, nil
+	return name, category, bad.err()
 }
 
-// textRule is what a text field may hold. Every surface stores and serves what it is
-// given, so what would mangle a reader's screen, terminal or log, or hide text from
-// the people reading it, is refused here, once, for all of them:
-//
-//   - invalid UTF-8;
-//   - control characters (C0, DEL, C1), which terminals and logs interpret; free text
-//     keeps line feed and tab, a one-line field keeps neither, nor U+2028 and U+2029;
-//   - bidirectional embeddings, overrides and isolates (U+202A to U+202E, U+2066 to
-//     U+2069), which reorder the text around them ("Trojan Source"). The marks U+200E,
-//     U+200F and U+061C stay allowed: right-to-left names need them, and they move
-//     nothing but the neutral characters next to them;
-//   - noncharacters (U+FDD0 to U+FDEF, and the last two code points of every plane,
-//     U+FFFE and U+FFFF among them): Unicode keeps them for a program's own use, and
-//     software that meets one in text may drop it, replace it or stop;
-//   - tag characters (U+E0000 to U+E007F): drawn as nothing, they carry ASCII that a
-//     reader cannot see but a program, or a language model, reads. A one-line field
-//     refuses them all; free text keeps them only in an emoji tag sequence (a black
-//     flag U+1F3F4, tags U+E0020 to U+E007E, then the cancel tag U+E007F: the flags
-//     of England, Scotland and Wales), the one use Unicode recommends;
-//   - for a required field, a value with nothing visible in it: only white space,
-//     invisible characters (see isInvisible) and combining marks, such as a lone
-//     zero-width space or an accent with no letter to sit on.
+// textRule is what a text field may hold. What would mangle a reader's screen,
+// terminal or log, or hide text from its readers, is refused here, once, for every
+// surface: invalid UTF-8; control characters (free text keeps line feed and tab, a
+// one-line field neither, nor U+2028 and U+2029); bidirectional embeddings, overrides
+// and isolates ("Trojan Source"; the marks U+200E, U+200F and U+061C stay allowed);
+// noncharacters; tag characters, which carry text a reader cannot see, except in
+// free text the emoji tag sequences of a black flag (England, Scotland, Wales); and
+// for a required field, a value with nothing visible in it.
 type textRule struct {
 	multiline bool // line feeds and tabs allowed
 	required  bool // something visible needed
 	maxRunes  int  // 0: no length rule here
+	maxBytes  int  // 0: none
 }
 
 // The text fields' rules.
@@ -350,13 +300,15 @@ var (
 	emailRule    = textRule{required: true, maxRunes: maxEmailLength} // checked further by isEmailAddress
 	categoryRule = textRule{}
 	titleRule    = textRule{required: true, maxRunes: maxTitleLength}
-	contentRule  = textRule{multiline: true}
-	commentRule  = textRule{multiline: true, required: true}
+	contentRule  = textRule{multiline: true, maxBytes: maxContentBytes}
+	commentRule  = textRule{multiline: true, required: true, maxBytes: maxCommentBytes}
 )
 
-// check says what is wrong with s, "" if nothing; s is trimmed of white space by the
-// caller.
+// check says what is wrong with s (trimmed by the caller), "" if nothing.
 func (rule textRule) check(s string) string {
+	if rule.maxBytes > 0 && len(s) > rule.maxBytes {
+		return fmt.Sprintf("must be at most %d bytes", rule.maxBytes)
+	}
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' || c >= 0x7f {
@@ -440,10 +392,9 @@ func tagMessage(rule textRule) string {
 	return "must not contain tag characters"
 }
 
-// isInvisible reports whether r is drawn as nothing: a format character (category
-// Cf: the zero-width space and joiners U+200B to U+200D, the word joiner U+2060, the
-// byte order mark U+FEFF, the soft hyphen U+00AD, ...), the combining grapheme joiner,
-// a variation selector, or a Hangul filler.
+// isInvisible reports whether r is drawn as nothing: a format character (category Cf,
+// such as the zero-width space), the combining grapheme joiner, a variation selector,
+// or a Hangul filler.
 func isInvisible(r rune) bool {
 	switch {
 	case unicode.Is(unicode.Cf, r), r == '\u034f', 0xfe00 <= r && r <= 0xfe0f, 0xe0100 <= r && r <= 0xe01ef:
@@ -455,10 +406,9 @@ func isInvisible(r rune) bool {
 }
 
 // isEmailAddress reports whether s is one bare address, local@domain, with nothing
-// around it: no display name, no angle brackets, no list. net/mail decides what an
-// address is (RFC 5322's addr-spec, quoted local parts and domain literals included);
-// the plain address nearly everyone has is recognised without it, which was a quarter
-// of a large load's time (bench/README.md, "Start-up and memory").
+// around it, as net/mail reads RFC 5322's addr-spec. The plain dot-atom address
+// nearly everyone has is recognised without net/mail, which was a quarter of a large
+// load's time (bench/README.md).
 func isEmailAddress(s string) bool {
 	return isPlainAddress(s) || readsAsBareAddress(s)
 }
@@ -473,9 +423,8 @@ func readsAsBareAddress(s string) bool {
 	return ok && local != "" && domain != "" && !strings.ContainsAny(s, " \t\r\n")
 }
 
-// isPlainAddress reports whether s is local@domain with both parts dot-atoms of
-// printable ASCII (RFC 5322 3.2.3: atext, and dots, none first, last or twice in a
-// row), which net/mail reads as that very address.
+// isPlainAddress reports whether s is local@domain with both parts dot-atoms (RFC 5322
+// 3.2.3), which net/mail reads as that very address.
 func isPlainAddress(s string) bool {
 	local, domain, ok := strings.Cut(s, "@")
 	return ok && isDotAtom(local) && isDotAtom(domain)

@@ -10,32 +10,21 @@ import (
 	"quartet/odata"
 )
 
-// The OData surface: products and orders (docs/odata.md), served by
-// the odata package over the shared store. Each route's allowed options and limits are
-// declared here, once, in the manner of ASP.NET's [EnableQuery(...)].
+// The OData surface: products and orders (docs/odata.md), served by the odata package
+// over the shared store. Each route's allowed options and limits are declared here,
+// once, in the manner of ASP.NET's [EnableQuery(...)].
 
-// odataRoot is the OData service root; its resources, $metadata among them, are
-// relative to it.
+// odataRoot is the OData service root; its resources are relative to it.
 const (
 	odataRoot         = "/api/"
 	odataMetadataPath = odataRoot + "$metadata"
 	odataBatchPath    = odataRoot + "$batch"
 )
 
-// odataRoutes are the OData endpoints and their settings.
-type odataRoutes struct {
-	model                *odata.Model
-	products, productOne *odata.Route
-	search               *odata.Route
-	orders, orderOne     *odata.Route
-	service              *odata.Service // every OData path, resolved from $metadata's names
-}
-
-// newODataRoutes describes Product and Order to the odata package, with getters over
-// the store's records and navigation through the store. publicURL ("" or
-// https://host[/prefix], -public-url) starts the context URLs of every answer; without
-// it they are paths, which a client resolves against the URL it asked.
-func newODataRoutes(store *Store, clock func() time.Time, publicURL string) *odataRoutes {
+// newODataService describes Product and Order to the odata package, with getters over
+// the store's records and navigation through the store. publicURL (-public-url) starts
+// the context URLs of every answer; without it they are paths.
+func newODataService(store *Store, clock func() time.Time, publicURL string) *odata.Service {
 	metadataURL := publicURL + odataMetadataPath
 	product := &odata.EntityType{Name: "Product", Key: "id"}
 	order := &odata.EntityType{Name: "Order", Key: "id"}
@@ -75,7 +64,6 @@ func newODataRoutes(store *Store, clock func() time.Time, publicURL string) *oda
 	if err != nil {
 		panic("odata model: " + err.Error()) // a defect in the declarations above
 	}
-	rt := &odataRoutes{model: model}
 
 	// Settings.Limits is left zero: every route has odata.DefaultLimits.
 	all := odata.OptSelect | odata.OptFilter | odata.OptOrderBy | odata.OptCount | odata.OptExpand | odata.OptTop | odata.OptSkip | odata.OptCompute
@@ -87,9 +75,7 @@ func newODataRoutes(store *Store, clock func() time.Time, publicURL string) *oda
 	orderList.Allowed |= odata.OptApply
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand | odata.OptCompute, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
-
 	products := func(context.Context) []any { return store.ProductValues() }
-	orders := func(context.Context) []any { return store.OrderValues() }
 	getProduct := func(_ context.Context, id int64) (any, bool) {
 		pr, ok := store.Product(id)
 		return pr, ok
@@ -98,51 +84,41 @@ func newODataRoutes(store *Store, clock func() time.Time, publicURL string) *oda
 		or, ok := store.Order(id)
 		return or, ok
 	}
-	route := func(set *odata.EntitySet, s odata.Settings) *odata.Route {
-		return &odata.Route{Set: set, Settings: s, Metadata: metadataURL}
-	}
-	rt.products = route(productSet, productList)
-	rt.products.List = products
-	rt.productOne = route(productSet, one)
-	rt.productOne.Get, rt.productOne.ETag = getProduct, true
-	rt.search = route(productSet, searchSettings)
-	rt.search.List, rt.search.AlwaysCount = products, true
-	rt.search.Restrict = func(x any) bool { return p(x).IsActive } // docs/odata.md: active products only
-	rt.orders = route(orderSet, orderList)
-	rt.orders.List = orders
-	rt.orderOne = route(orderSet, one)
-	rt.orderOne.Get, rt.orderOne.ETag = getOrder, true
-	rt.service = &odata.Service{Model: model, Root: odataRoot, Metadata: metadataURL, RejectPassword: true, Sets: map[string]odata.SetRoutes{
-		productSet.Name: {List: rt.products, Entity: rt.productOne, Named: map[string]*odata.Route{"search": rt.search}},
-		orderSet.Name:   {List: rt.orders, Entity: rt.orderOne},
+	return &odata.Service{Model: model, Root: odataRoot, Metadata: metadataURL, RejectPassword: true, Sets: map[string]odata.SetRoutes{
+		productSet.Name: {
+			List:   &odata.Route{Set: productSet, Settings: productList, Metadata: metadataURL, List: products},
+			Entity: &odata.Route{Set: productSet, Settings: one, Metadata: metadataURL, Get: getProduct, ETag: true},
+			Named: map[string]*odata.Route{"search": {Set: productSet, Settings: searchSettings, Metadata: metadataURL, List: products, AlwaysCount: true,
+				Restrict: func(x any) bool { return p(x).IsActive }}}, // docs/odata.md: active products only
+		},
+		orderSet.Name: {
+			List:   &odata.Route{Set: orderSet, Settings: orderList, Metadata: metadataURL, List: func(context.Context) []any { return store.OrderValues() }},
+			Entity: &odata.Route{Set: orderSet, Settings: one, Metadata: metadataURL, Get: getOrder, ETag: true},
+		},
 	}}
-	return rt
 }
 
-// addODataRoutes registers the OData endpoints. ServeMux patterns cannot match
-// inside a segment (/api/Products(5)) nor ignore letter case (/api/Products), so the
-// odata package resolves every OData path itself: the catch-all of addFallbacks hands
-// it each path isODataPath claims. The service document and $metadata describe only
-// names and types, so they are open to all, as before; the data needs read access.
-func (s *Server) addODataRoutes(rt *odataRoutes) {
-	s.handle("GET "+odataRoot+"{$}", rt.service.ServeHTTP)
-	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), rt.service.ServeHTTP)
-	s.handle("GET "+odataMetadataPath, rt.service.ServeHTTP)
-	read := s.requireODataRead(rt.service.ServeHTTP)
-	// Each request of a batch goes through the routes as if sent alone (the mux,
-	// not ServeHTTP: the batch is logged once, as the one request it is), so read
-	// access is checked on each, with the batch's credentials.
+// addODataRoutes registers the OData endpoints. ServeMux patterns cannot match inside
+// a segment (/api/Products(5)) nor ignore letter case, so the odata package resolves
+// every OData path itself, handed each path isODataPath claims by the catch-all of
+// addFallbacks. The service document and $metadata are open to all; the data needs
+// read access.
+func (s *Server) addODataRoutes(service *odata.Service) {
+	s.handle("GET "+odataRoot+"{$}", service.ServeHTTP)
+	s.handle("GET "+strings.TrimSuffix(odataRoot, "/"), service.ServeHTTP)
+	s.handle("GET "+odataMetadataPath, service.ServeHTTP)
+	// Each request of a batch goes through the mux as if sent alone (logged once, as
+	// the batch), so read access is checked on each, with the batch's credentials.
 	batch := &odata.Batch{Handler: s.mux, Root: odataRoot, Serves: isODataPath}
 	s.odata = func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == odataBatchPath { // every method: it answers 405 and OPTIONS itself
 			batch.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			read(w, r)
-			return
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead // else 405 or OPTIONS, before credentials
+		if !read || !s.denied(w, r, s.auth.readAccess(), writeODataError) {
+			service.ServeHTTP(w, r)
 		}
-		rt.service.ServeHTTP(w, r) // 405 or OPTIONS, before credentials, as on every route
 	}
 }
 
@@ -156,28 +132,13 @@ func isODataPath(path string) bool {
 	return ok && rest != "users" && !strings.HasPrefix(rest, "users/")
 }
 
-// odataCode is each Kind's code in an OData error body. The OData surface is
-// read-only: besides authentication, its only failures are query errors, missing
-// entities or paths, and methods other than GET, which the odata package answers as
-// 400 BadRequest, 404 NotFound and 405 MethodNotAllowed, the codes this table gives.
-var odataCode = map[Kind]string{
-	KindInternal:        "InternalServerError",
-	KindInvalid:         "BadRequest",
-	KindNotFound:        "NotFound",
-	KindConflict:        "Conflict",
-	KindUnauthenticated: "Unauthorized",
-	KindForbidden:       "Forbidden",
-	KindPrecondition:    "PreconditionFailed",
-	KindExhausted:       "TooManyRequests",
-}
-
 // writeODataError answers a domain error (authentication, in practice) as an OData
-// error body with the status and code of the table in errors.go.
+// error body.
 func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
-	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": odataCode[e.Kind], "message": e.Message}})
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": kindCodes[e.Kind].odata, "message": e.Message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("OData-Version", "4.0")
-	w.WriteHeader(httpStatus[e.Kind])
+	w.WriteHeader(kindCodes[e.Kind].http)
 	w.Write(body)
 }

@@ -51,13 +51,13 @@ func TestODataCapabilities(t *testing.T) {
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	rt := newODataRoutes(NewStore(), time.Now, "")
-	if len(doc.Sets) != len(rt.service.Sets) {
-		t.Fatalf("$metadata has %d entity sets, the service %d", len(doc.Sets), len(rt.service.Sets))
+	service := newODataService(NewStore(), time.Now, "")
+	if len(doc.Sets) != len(service.Sets) {
+		t.Fatalf("$metadata has %d entity sets, the service %d", len(doc.Sets), len(service.Sets))
 	}
 	const capNS = "Org.OData.Capabilities.V1."
 	for _, set := range doc.Sets {
-		routes, ok := rt.service.Sets[set.Name]
+		routes, ok := service.Sets[set.Name]
 		if !ok {
 			t.Fatalf("$metadata names set %s, which the service does not serve", set.Name)
 		}

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,11 +17,11 @@ import (
 
 // The REST surface: /api/users and the orders nested under a user (docs/rest.md).
 
-// rest wraps a REST handler with the check every REST route shares: a query string
-// that does not decode (a bad %-escape, a ';' separator) is refused with 400.
-// url.Values would silently drop the pair it cannot read, and answering as if the
-// client had not asked what it asked is worse than refusing.
-func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
+// rest wraps a REST handler with what every REST route shares: a query string that
+// does not decode (a bad %-escape, a ';' separator) is refused with 400, since
+// url.Values would silently drop the pair it cannot read; the caller must have the
+// access need (auth.go); an error h returns is answered as a problem.
+func (s *Server) rest(need access, h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" { // most requests have none: no map to make
 			if _, err := restQuery(r.URL.RawQuery); err != nil {
@@ -30,7 +29,12 @@ func (s *Server) rest(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		h(w, r)
+		if need != accessOpen && s.denied(w, r, need, s.writeError) {
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
 	}
 }
 
@@ -56,8 +60,7 @@ type userBody struct {
 	Email string `json:"email"`
 }
 
-// orderBody is the JSON body of POST /api/users/{userId}/orders. The user comes from
-// the path and the date from the clock, so the body cannot set them.
+// orderBody is the JSON body of POST /api/users/{userId}/orders.
 type orderBody struct {
 	ProductID    int64  `json:"productId"`
 	Quantity     int64  `json:"quantity"`
@@ -73,13 +76,6 @@ type pagedResult[T any] struct {
 	TotalPages int `json:"totalPages"`
 }
 
-// userQuery is the paged form's parameters, parsed and checked.
-type userQuery struct {
-	page, pageSize int
-	search         string
-	sortBy         string // "name", "email" or "" for id
-}
-
 const (
 	defaultPageSize = 10
 	maxPageSize     = 100
@@ -88,25 +84,21 @@ const (
 // parseUserQuery reads the user list's query parameters. paged is false when none of
 // them is given: the plain list. Names match case-insensitively, as the ASP.NET
 // services this interface comes from bind them; a repeated parameter is an error.
-func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
-	uq = userQuery{page: 1, pageSize: defaultPageSize}
+func parseUserQuery(q url.Values) (uq UserQuery, paged bool, err error) {
+	uq = UserQuery{Page: 1, PageSize: defaultPageSize}
 	fields := map[string][]string{}
 	params := map[string]string{}
+	names := []string{"page", "pageSize", "search", "sortBy"}
 	for key, vals := range q {
-		canon := ""
-		for _, name := range []string{"page", "pageSize", "search", "sortBy"} {
-			if strings.EqualFold(key, name) {
-				canon = name
-			}
-		}
-		if canon == "" {
+		i := slices.IndexFunc(names, func(name string) bool { return strings.EqualFold(key, name) })
+		if i < 0 {
 			continue
 		}
-		if _, dup := params[canon]; dup || len(vals) > 1 {
-			fields[canon] = append(fields[canon], "must be given at most once")
+		if _, dup := params[names[i]]; dup || len(vals) > 1 {
+			fields[names[i]] = append(fields[names[i]], "must be given at most once")
 			continue
 		}
-		params[canon] = vals[0]
+		params[names[i]] = vals[0]
 	}
 	if s, ok := params["search"]; ok && s == "" {
 		delete(params, "search") // an empty search is no search
@@ -115,162 +107,130 @@ func parseUserQuery(q url.Values) (uq userQuery, paged bool, err error) {
 		return uq, false, nil
 	}
 	if v, ok := params["page"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		if uq.Page, err = strconv.Atoi(v); err != nil || uq.Page < 1 {
 			fields["page"] = append(fields["page"], "must be an integer >= 1")
 		}
-		uq.page = n
 	}
 	if v, ok := params["pageSize"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPageSize {
+		if uq.PageSize, err = strconv.Atoi(v); err != nil || uq.PageSize < 1 || uq.PageSize > maxPageSize {
 			fields["pageSize"] = append(fields["pageSize"], fmt.Sprintf("must be an integer from 1 to %d", maxPageSize))
 		}
-		uq.pageSize = n
 	}
 	if len(fields) > 0 {
 		return uq, true, invalidFields(fields)
 	}
-	uq.search = params["search"]
-	switch strings.ToLower(params["sortBy"]) {
-	case "name":
-		uq.sortBy = "name"
-	case "email":
-		uq.sortBy = "email"
+	uq.Search = params["search"]
+	if sortBy := strings.ToLower(params["sortBy"]); sortBy == "name" || sortBy == "email" {
+		uq.SortBy = sortBy
 	}
 	return uq, true, nil
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	q, err := restQuery(r.URL.RawQuery)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	uq, paged, err := parseUserQuery(q)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !paged {
 		writeJSONList(w, s.store.Users())
-		return
+		return nil
 	}
-	items, total := s.store.UserPage(UserQuery{Search: uq.search, SortBy: uq.sortBy, Page: uq.page, PageSize: uq.pageSize})
-	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.page, PageSize: uq.pageSize,
-		TotalItems: total, TotalPages: (total + uq.pageSize - 1) / uq.pageSize})
+	items, total := s.store.UserPage(uq)
+	writeJSON(w, http.StatusOK, pagedResult[*User]{Items: items, Page: uq.Page, PageSize: uq.PageSize,
+		TotalItems: total, TotalPages: (total + uq.PageSize - 1) / uq.PageSize})
+	return nil
 }
 
-func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	u, ok := s.store.User(id)
 	if !ok {
-		s.writeError(w, r, userNotFound(id))
-		return
+		return userNotFound(id)
 	}
-	writeTaggedJSON(w, r, u.appendJSON(nil))
+	writeTaggedJSON(w, r, u.marshal())
+	return nil
 }
 
-func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	var body userBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	u, err := s.store.CreateUser(body.Name, body.Email)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/api/users/"+strconv.FormatInt(u.ID, 10))
-	w.Header().Set("ETag", u.ETag()) // a client may update it with If-Match at once
-	writeJSON(w, http.StatusCreated, u)
+	return writeUser(w, http.StatusCreated, u) // a client may update it with If-Match at once
 }
 
-func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
+// writeUser answers with u and its ETag.
+func writeUser(w http.ResponseWriter, status int, u *User) error {
+	w.Header().Set("ETag", u.ETag())
+	writeJSON(w, status, u)
+	return nil
+}
+
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var body userBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	if body.ID != 0 && body.ID != id {
-		s.writeError(w, r, invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}}))
-		return
+		return invalidFields(map[string][]string{"id": {fmt.Sprintf("must match the id in the path (%d)", id)}})
 	}
-	u, err := s.store.UpdateUser(id, UserPatch{Name: &body.Name, Email: &body.Email, Require: s.ifMatch(r, id)})
+	return s.storeUser(w, r, id, UserPatch{Name: &body.Name, Email: &body.Email})
+}
+
+// storeUser applies p to user id under r's If-Match and answers with the result.
+func (s *Server) storeUser(w http.ResponseWriter, r *http.Request, id int64, p UserPatch) error {
+	p.Require = s.ifMatch(r, id)
+	u, err := s.store.UpdateUser(id, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	w.Header().Set("ETag", u.ETag())
-	writeJSON(w, http.StatusOK, u)
+	return writeUser(w, http.StatusOK, u)
 }
 
 // mergePatchType is the media type of a JSON Merge Patch (RFC 7396), the one body
 // PATCH /api/users/{id} takes.
 const mergePatchType = "application/merge-patch+json"
 
-// patchUser applies a JSON Merge Patch to user id: a member present sets that field, a
-// member absent leaves it. name and email are required, so null (which would remove
-// them) is refused. id may be given if it is the path's; createdAt is read-only and
-// ignored, as PUT ignores it, so a client may patch with a document it read. Any other
-// member is refused: merge patch keys are case-sensitive, and "Name" silently doing
-// nothing would be worse. If-Match is honoured as by PUT.
-func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) {
+// patchUser applies a JSON Merge Patch to user id. name and email are required, so
+// null is refused; id may be given if it is the path's; createdAt is read-only and
+// ignored, as PUT ignores it. Any other member is refused: merge patch keys are
+// case-sensitive, and "Name" silently doing nothing would be worse.
+func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if refuseContentCoding(w, r) {
-		return
-	}
-	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mergePatchType ||
-		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
-		w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
-		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must be "+mergePatchType+" (UTF-8)", nil)
-		return
-	}
-	data, err := readBody(w, r)
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
-		return
-	}
-	if err != nil {
-		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
-		return
+		return err
 	}
 	var raw json.RawMessage
-	if err := decodeBody(data, &raw); err != nil { // one value, valid UTF-8, no repeated key
-		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
-		return
+	if !decodeJSON(w, r, mergePatchType, &raw) {
+		return nil
 	}
 	var members map[string]json.RawMessage
 	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &members) != nil {
 		// RFC 7396 would replace the whole user with a non-object: never a valid user.
 		writeProblem(w, http.StatusBadRequest, "request body: a merge patch of a user must be a JSON object", nil)
-		return
+		return nil
 	}
 	patch, err := userMergePatch(id, members)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	patch.Require = s.ifMatch(r, id)
-	u, err := s.store.UpdateUser(id, patch)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("ETag", u.ETag())
-	writeJSON(w, http.StatusOK, u)
+	return s.storeUser(w, r, id, patch)
 }
 
 // userMergePatch turns the members of a merge patch of user id into a UserPatch.
@@ -308,87 +268,78 @@ func userMergePatch(id int64, members map[string]json.RawMessage) (UserPatch, er
 	return p, nil
 }
 
-func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	existed, err := s.store.DeleteUserIf(id, s.ifMatch(r, id))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !existed {
-		s.writeError(w, r, userNotFound(id))
-		return
+		return userNotFound(id)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) listUserOrders(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listUserOrders(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	orders, ok := s.store.OrdersByUser(userID)
 	if !ok {
-		s.writeError(w, r, userNotFound(userID))
-		return
+		return userNotFound(userID)
 	}
 	writeJSON(w, http.StatusOK, orders)
+	return nil
 }
 
-func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := s.store.User(userID); !ok {
-		s.writeError(w, r, userNotFound(userID)) // before reading the body: the path decides first
-		return
+		return userNotFound(userID) // before reading the body: the path decides first
 	}
 	var body orderBody
-	if decodeJSON(w, r, &body) != nil {
-		return
+	if !decodeJSON(w, r, "application/json", &body) {
+		return nil
 	}
 	o, err := s.store.CreateOrder(userID, NewOrder{ProductID: body.ProductID, Quantity: body.Quantity, CustomerName: body.CustomerName})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", fmt.Sprintf("/api/users/%d/orders/%d", userID, o.ID))
 	writeJSON(w, http.StatusCreated, o)
+	return nil
 }
 
-func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) error {
 	userID, err := pathID(r, "userId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := s.store.User(userID); !ok {
-		s.writeError(w, r, userNotFound(userID))
-		return
+		return userNotFound(userID)
 	}
 	o, ok := s.store.Order(id)
 	if !ok || o.UserID != userID {
-		s.writeError(w, r, notFound("order %d of user %d not found", id, userID))
-		return
+		return notFound("order %d of user %d not found", id, userID)
 	}
 	body, err := json.Marshal(o)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeTaggedJSON(w, r, body)
+	return nil
 }
 
 // pathID reads the integer path parameter name.
@@ -401,11 +352,8 @@ func pathID(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
-// Conditional requests (RFC 9110 section 13) on single users and orders: the ETag is
-// the record's entityTag (model.go).
-
-// writeTaggedJSON answers a GET of one record whose JSON is body: 200 with its ETag,
-// or 304 with no body when If-None-Match names that ETag (or is "*").
+// writeTaggedJSON answers a GET of one record whose JSON is body (RFC 9110 section
+// 13): 200 with its ETag, or 304 when If-None-Match names that ETag (or is "*").
 func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	tag := entityTag(body)
 	w.Header().Set("ETag", tag)
@@ -419,12 +367,10 @@ func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // ifMatch is the store-side check of r's If-Match header for user id, nil when there
-// is none: the current user's ETag must be one the header names (strongly: a weak tag
-// never matches), or the header must be "*". The check runs under the store's write
-// lock, where hashing the record would hold up every reader, so the tag is compared
-// here, against the record current now; under the lock it is enough that this record
-// is still the current one, as records never change. Only when another write came
-// between is the tag computed under the lock.
+// is none: the current user's ETag must be one it names strongly, or it must be "*".
+// The check runs under the store's write lock, where hashing would hold up every
+// reader, so the tag is compared here against the record current now; under the lock
+// it is enough that the record is still current, as records never change.
 func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	im := r.Header.Values("If-Match")
 	if len(im) == 0 {
@@ -440,13 +386,9 @@ func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	}
 }
 
-// openapi.json, the REST surface's contract (GraphQL's is /graphql/schema.graphql,
-// OData's /api/$metadata), is written by hand, once, and embedded. It cannot drift unnoticed:
-// TestOpenAPIRoutes holds its operations to the route table (addRoutes), and
-// TestOpenAPIAgainstAnswers (e2e/openapi.test.mjs) validates every REST golden answer
-// and live answers, errors included, against the schema of their route and status.
-// Generating it from the route table instead would still need the parameters, bodies
-// and answers written somewhere by hand: the route table knows methods and paths only.
+// openapi.json, the REST surface's contract, is written by hand and embedded;
+// TestOpenAPIRoutes holds it to the route table, and e2e/openapi.test.mjs validates
+// every REST golden answer against it.
 
 //go:embed openapi.json
 var openAPIDocument []byte

@@ -39,51 +39,43 @@ const maxBodyBytes = 1 << 20
 // Server is the HTTP side of quartet: REST, GraphQL and OData on one ServeMux, all over
 // the one store.
 type Server struct {
-	store *Store
-	log   *slog.Logger
-	auth  *authenticator // nil: authentication off
-	opts  serverOptions
-	mux   *http.ServeMux
-	// websockets are the live GraphQL sockets, which http.Server.Shutdown does not see.
-	websockets *graphql.WebSocketHandler
+	store      *Store
+	log        *slog.Logger
+	auth       *authenticator // nil: authentication off
+	opts       serverOptions
+	mux        *http.ServeMux
+	websockets *graphql.WebSocketHandler // the live sockets, which http.Server.Shutdown does not see
 	metrics    *metrics.Set
-	requests   *metrics.Table // the HTTP requests' counts, in metrics
-	// odata serves the paths isODataPath claims that no pattern matched.
-	odata http.HandlerFunc
-	// graphql serves GraphQL over HTTP; start pins its persisted queries.
-	graphql *graphql.Handler
-	// methods lists, per registered path pattern, the methods it answers, so a request
-	// with another method gets 405 and an accurate Allow header.
-	methods map[string][]string
-	// door admits each request through the work slots clients share; nil: no queue.
-	door *door.Door
+	requests   *metrics.Table   // the HTTP requests' counts, in metrics
+	odata      http.HandlerFunc // the paths isODataPath claims that no pattern matched
+	graphql    *graphql.Handler
+	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
+	door       *door.Door          // nil: no queue
 }
 
-// serverOptions are the HTTP side's settings.
+// serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
 type serverOptions struct {
-	auth            *authenticator     // nil: authentication off
-	graphqlMaxDepth int                // 0: graphql.DefaultLimits
-	graphqlMaxCost  int                // 0: graphql.DefaultLimits
-	graphqlMaxBytes int                // answer size; 0: graphql.DefaultLimits
+	auth            *authenticator // nil: authentication off
+	graphqlMaxDepth int
+	graphqlMaxCost  int
+	graphqlMaxBytes int                // answer size
 	graphqlBatchMax int                // operations in one POST array; 0: arrays refused
 	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
-	origins         cors.Policy        // the pages of other origins allowed to open WebSockets
+	origins         cors.Policy        // the pages of other origins allowed in
 	ws              wsLimits           // the zero value sets no caps
 	metrics         *metrics.Set       // shared with gRPC; nil: the server keeps its own
-	pprof           bool               // serve net/http/pprof under /debug/pprof/ (-pprof)
+	pprof           bool               // serve /debug/pprof/ (-pprof)
 	door            *door.Door         // the work slots, shared with gRPC and WebSockets; nil: none
 	proxies         clientaddr.Proxies // trusted to name their clients (-trusted-proxies)
-	warning         string             // shown by /healthz for as long as the service runs; "": none
-	publicURL       string             // how clients reach the service (-public-url), no trailing slash; "": unknown
+	warning         string             // shown by /healthz for as long as the service runs
+	publicURL       string             // -public-url, no trailing slash; "": unknown
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
-// limit. The defaults are the graphql package's.
+// limit.
 type wsLimits struct {
-	maxSockets                int // open at once
-	maxSocketsPerClient       int // open at once from one client IP address
-	maxSubscriptions          int // operations active at once over all sockets
-	maxSubscriptionsPerClient int // operations active at once from one client IP address
+	maxSockets, maxSocketsPerClient             int
+	maxSubscriptions, maxSubscriptionsPerClient int // operations active at once
 }
 
 func (l *wsLimits) register(fs *flag.FlagSet) {
@@ -93,36 +85,23 @@ func (l *wsLimits) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxSubscriptionsPerClient, "ws-max-subscriptions-per-client", graphql.DefaultMaxSubscriptionsPerClient, "most GraphQL WebSocket operations active at once over the sockets of one client IP address (0: no limit)")
 }
 
-func (l wsLimits) validate() error {
-	if l.maxSockets < 0 || l.maxSocketsPerClient < 0 || l.maxSubscriptions < 0 || l.maxSubscriptionsPerClient < 0 {
-		return errors.New("-ws-max-sockets, -ws-max-sockets-per-client, -ws-max-subscriptions and -ws-max-subscriptions-per-client must not be negative (0: no limit)")
-	}
-	return nil
-}
-
-// options sets the caps in o: the graphql package reads 0 as its default and a
-// negative value as no limit.
+// options sets the caps in o, where 0 is the graphql package's default and a
+// negative value no limit.
 func (l wsLimits) options(o *graphql.WebSocketOptions) {
-	noLimitIfZero := func(n int) int {
+	for dst, n := range map[*int]int{&o.MaxSockets: l.maxSockets, &o.MaxSocketsPerClient: l.maxSocketsPerClient,
+		&o.MaxTotalSubscriptions: l.maxSubscriptions, &o.MaxSubscriptionsPerClient: l.maxSubscriptionsPerClient} {
+		*dst = n
 		if n == 0 {
-			return -1
+			*dst = -1
 		}
-		return n
 	}
-	o.MaxSockets = noLimitIfZero(l.maxSockets)
-	o.MaxSocketsPerClient = noLimitIfZero(l.maxSocketsPerClient)
-	o.MaxTotalSubscriptions = noLimitIfZero(l.maxSubscriptions)
-	o.MaxSubscriptionsPerClient = noLimitIfZero(l.maxSubscriptionsPerClient)
 }
 
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
-	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, metrics: opts.metrics}
-	if s.metrics == nil {
-		s.metrics = newMetrics()
-	}
+	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{},
+		metrics: cmp.Or(opts.metrics, newMetrics()), door: opts.door}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
-	s.door = opts.door
 	s.addRoutes()
 	return s
 }
@@ -132,17 +111,18 @@ func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /openapi.json", s.openAPI)
 
-	s.handle("GET /api/users", s.rest(s.requireRead(s.listUsers)))
-	s.handle("POST /api/users", s.rest(s.requireWrite(s.createUser)))
-	s.handle("GET /api/users/{id}", s.rest(s.requireRead(s.getUser)))
-	s.handle("PUT /api/users/{id}", s.rest(s.requireWrite(s.updateUser)))
-	s.handle("PATCH /api/users/{id}", s.rest(s.requireWrite(s.patchUser)))
-	s.handle("DELETE /api/users/{id}", s.rest(s.requireWrite(s.deleteUser)))
-	s.handle("GET /api/users/{userId}/orders", s.rest(s.requireRead(s.listUserOrders)))
-	s.handle("POST /api/users/{userId}/orders", s.rest(s.requireWrite(s.createUserOrder)))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(s.requireRead(s.getUserOrder)))
+	read := s.auth.readAccess()
+	s.handle("GET /api/users", s.rest(read, s.listUsers))
+	s.handle("POST /api/users", s.rest(accessWrite, s.createUser))
+	s.handle("GET /api/users/{id}", s.rest(read, s.getUser))
+	s.handle("PUT /api/users/{id}", s.rest(accessWrite, s.updateUser))
+	s.handle("PATCH /api/users/{id}", s.rest(accessWrite, s.patchUser))
+	s.handle("DELETE /api/users/{id}", s.rest(accessWrite, s.deleteUser))
+	s.handle("GET /api/users/{userId}/orders", s.rest(read, s.listUserOrders))
+	s.handle("POST /api/users/{userId}/orders", s.rest(accessWrite, s.createUserOrder))
+	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(read, s.getUserOrder))
 
-	s.addODataRoutes(newODataRoutes(s.store, s.store.clock, s.opts.publicURL))
+	s.addODataRoutes(newODataService(s.store, s.store.clock, s.opts.publicURL))
 
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
@@ -163,12 +143,9 @@ func (s *Server) addRoutes() {
 	s.addFallbacks()
 }
 
-// addProfiling serves net/http/pprof under /debug/pprof/: the index and the named
-// profiles (heap, goroutine, ...) below it, and CPU profile and execution trace for
-// ?seconds=N. Profiles show the program's internals and a CPU profile or trace costs
-// the service while it runs, so they are served only where -pprof says (by default in
-// development without authentication), only to this machine, and never the command
-// line, which may hold -jwt-secret.
+// addProfiling serves net/http/pprof under /debug/pprof/. Profiles show the program's
+// internals and cost the service while they run, so they are served only where -pprof
+// says, only to this machine, and never the command line, which may hold -jwt-secret.
 func (s *Server) addProfiling() {
 	s.handle("GET /debug/pprof/", loopbackOnly(pprof.Index))
 	s.handle("GET /debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request) {
@@ -180,37 +157,25 @@ func (s *Server) addProfiling() {
 	s.handle("GET /debug/pprof/trace", loopbackOnly(pprof.Trace))
 }
 
-// loopbackOnly serves h to a request that came from this machine and names it in its
-// Host header. The Host check is what stops DNS rebinding: a web page on any site can
-// make a browser send requests to 127.0.0.1, but only under its own host name.
+// loopbackOnly serves h to a request from this machine that names it in its Host
+// header: the Host check stops DNS rebinding, as a web page can make a browser send
+// requests to 127.0.0.1, but only under its own host name.
 func loopbackOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !isLoopbackHost(r.Host) || !isLoopbackAddr(r.RemoteAddr) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		hostIP, _ := netip.ParseAddr(host)           // the zero Addr is no loopback
+		peer, _ := netip.ParseAddrPort(r.RemoteAddr) // nor is the zero AddrPort's
+		local := strings.EqualFold(host, "localhost") || hostIP.IsLoopback()
+		if !local || !peer.Addr().Unmap().IsLoopback() {
 			writeProblem(w, http.StatusForbidden, "profiling answers only on this machine, at localhost, 127.0.0.1 or [::1]", nil)
 			return
 		}
 		h(w, r)
 	}
-}
-
-// isLoopbackHost reports whether a Host header names this machine: localhost or a
-// loopback address, with or without a port.
-func isLoopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// isLoopbackAddr reports whether a peer address (ip:port) is a loopback address.
-func isLoopbackAddr(addr string) bool {
-	ap, err := netip.ParseAddrPort(addr)
-	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // handle registers h for pattern ("METHOD /path") and remembers the method for the
@@ -221,12 +186,10 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, h)
 }
 
-// addFallbacks answers what ServeMux would answer in plain text: 405 with Allow for a
-// known path and an unknown method, and 404 for an unknown path, both as problem+json.
-// The 405 answers live in a mux of their own, keyed by path alone, so they can never
-// conflict with the real routes; the catch-all consults it. OData paths go to the
-// OData service instead, which answers them, errors included, as OData clients read
-// them.
+// addFallbacks answers as problem+json what ServeMux would answer in plain text: 405
+// with Allow for a known path and another method (from a mux keyed by path alone, so
+// it never conflicts with the real routes), 404 for an unknown path. OData paths go
+// to the OData service instead, which answers them as OData clients read them.
 func (s *Server) addFallbacks() {
 	byPath := http.NewServeMux()
 	for path, methods := range s.methods {
@@ -235,13 +198,11 @@ func (s *Server) addFallbacks() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if s.odata != nil && isODataPath(r.URL.Path) {
 			s.odata(w, r)
-			return
-		}
-		if _, pattern := byPath.Handler(r); pattern != "" {
+		} else if _, pattern := byPath.Handler(r); pattern != "" {
 			byPath.ServeHTTP(w, r)
-			return
+		} else {
+			writeProblem(w, http.StatusNotFound, fmt.Sprintf("no resource at %s", r.URL.Path), nil)
 		}
-		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no resource at %s", r.URL.Path), nil)
 	})
 }
 
@@ -319,9 +280,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		extra = append(extra, subjectAttrs(who)...)
 		end := time.Now()
 		took = end.Sub(start)
-		// The handler itself, with typed attributes: the one log line per request
-		// costs no boxing, and no caller's program counter, which Logger looks up
-		// for every line although the text handler prints no source.
+		// The handler itself, with typed attributes: no boxing, and no caller's
+		// program counter, which Logger looks up although no source is printed.
 		if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
 			line := slog.NewRecord(end, slog.LevelInfo, "http", 0)
 			line.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
@@ -333,12 +293,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if len(r.TransferEncoding) > 0 || !r.ProtoAtLeast(1, 1) {
-		// RFC 9112 section 6.1: a request with Transfer-Encoding may also carry a
-		// Content-Length that a proxy in front read instead (net/http honours
-		// Transfer-Encoding and drops the other), and an HTTP/1.0 request's
-		// Transfer-Encoding is ignored; either way the two may disagree on where the
-		// next request starts. Closing the connection after the answer leaves no
-		// next request to smuggle.
+		// RFC 9112 section 6.1: a proxy in front may have read the Content-Length
+		// net/http drops, or an HTTP/1.0 request's Transfer-Encoding, and so may
+		// disagree on where the next request starts: there is no next request.
 		rec.Header().Set("Connection", "close")
 	}
 	// A profile or trace under /debug/pprof/ waits for seconds without computing,
@@ -357,21 +314,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(out, r)
 }
 
-// The queue's defaults (internal/fairqueue). One client may hold a slot per CPU, so
-// that alone (or behind one proxy) it keeps every CPU busy, and no more, since more
-// work at once than CPUs only takes turns on them. The service has four times as
-// many slots, so that another client's request finds one at once and shares the
-// CPUs with the first client's work, rather than waiting for it to end (Go gives a
-// busy CPU to a waiting goroutine within milliseconds, a costly request would take
-// tens); only when several clients each hold their CPUs' worth does work wait, and
-// then the client served least lately goes first.
-const (
-	// defaultClientWaiting is -client-waiting's default: the requests of one client
-	// address that may wait for a slot. Past them the client is answered 429 at
-	// once. Each waiting request holds a connection and a goroutine, both bounded
-	// overall by -http-max-conns, and no body beyond clientBodyBytes.
-	defaultClientWaiting = 256
-)
+// The queue's defaults (internal/fairqueue). One client may hold a slot per CPU,
+// which keeps every CPU busy; the service has four times as many, so that another
+// client's request finds one at once and shares the CPUs rather than waiting. When
+// work waits, the client served least lately goes first.
+
+// defaultClientWaiting is -client-waiting's default. Each waiting request holds a
+// connection and a goroutine, both bounded by -http-max-conns, and no body beyond
+// clientBodyBytes.
+const defaultClientWaiting = 256
 
 // defaultClientSlots is -client-slots' default: the CPUs the service may use.
 func defaultClientSlots() int { return runtime.GOMAXPROCS(0) }
@@ -380,28 +331,22 @@ func defaultClientSlots() int { return runtime.GOMAXPROCS(0) }
 func defaultWorkSlots() int { return 4 * defaultClientSlots() }
 
 // Request bodies are read before their request waits for a slot (package door), so
-// that a client that sends slowly holds none, within these bounds on what waiting
-// requests hold.
+// that a client that sends slowly holds none, within these bounds.
 const (
-	// clientBodyBytes bounds the bodies one client address has read ahead: two of
-	// the largest, or a few thousand ordinary ones. Past it the client gets 429.
-	clientBodyBytes = 2 * (maxBodyBytes + 1)
-	// totalBodyBytes bounds the bodies all clients have read ahead together.
-	totalBodyBytes = 64 << 20
+	clientBodyBytes = 2 * (maxBodyBytes + 1) // one client address: two of the largest; past it, 429
+	totalBodyBytes  = 64 << 20               // all clients together
 )
 
-// exhausted is the domain's form of a refusal at the door: 429, gRPC's
-// ResourceExhausted, GraphQL's TOO_MANY_REQUESTS.
+// exhausted is the domain's form of a refusal at the door.
 func exhausted(b *door.Busy) *Error { return &Error{Kind: KindExhausted, Message: b.Error()} }
 
-// refuseBusy answers a request the queue or the body budget refused, in the format
-// of the surface it was meant for.
+// refuseBusy answers a request the door refused in the format of its surface.
 func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, busy *door.Busy) {
 	w.Header().Set("Retry-After", "1")
 	err := exhausted(busy)
 	switch {
 	case r.URL.Path == "/graphql":
-		graphql.WriteError(w, httpStatus[asError(err).Kind], graphqlError(err))
+		graphql.WriteError(w, kindCodes[KindExhausted].http, graphqlError(err))
 	case isODataPath(r.URL.Path):
 		writeODataError(w, r, err)
 	default:
@@ -414,24 +359,21 @@ func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, busy *door.B
 func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
 
 // healthz answers 200 {"status":"ok"} while the service works, and 503 with a reason
-// once the store refuses writes (its journal failed), so an orchestrator restarts it.
-// A warning about the configuration (authentication off in production) rides along.
+// once the store refuses writes (its journal failed), so an orchestrator restarts it;
+// with a warning about the configuration, if any.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	body := map[string]string{"status": "ok"}
+	body, status := map[string]string{"status": "ok"}, http.StatusOK
 	if s.opts.warning != "" {
 		body["warning"] = s.opts.warning
 	}
 	if reason := s.store.Unavailable(); reason != "" {
-		body["status"], body["reason"] = "unavailable", reason
-		writeJSON(w, http.StatusServiceUnavailable, body)
-		return
+		body["status"], body["reason"], status = "unavailable", reason, http.StatusServiceUnavailable
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, status, body)
 }
 
-// statusRecorder remembers the status and size of a response for the log line. It
-// keeps Flush and Hijack working (streaming, WebSocket) and unwraps for
-// http.ResponseController.
+// statusRecorder remembers the status and size of a response for the log line; it
+// keeps Flush and Hijack working and unwraps for http.ResponseController.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -497,8 +439,8 @@ var contentTypeJSON = []string{"application/json"}
 // responseChunk is how much of a list's JSON is sent at a time.
 const responseChunk = 32 << 10
 
-// writeJSONList answers 200 with the JSON array of items, encoded and sent a chunk at
-// a time: the whole answer for a million users (about 100 MB) is never in memory.
+// writeJSONList answers 200 with the JSON array of items, a chunk at a time: the
+// whole answer for a million users (about 100 MB) is never in memory.
 func writeJSONList[T any](w http.ResponseWriter, items []T) {
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(http.StatusOK)
@@ -541,20 +483,8 @@ func writeProblem(w http.ResponseWriter, status int, detail string, fields map[s
 	w.Write(append(body, '\n'))
 }
 
-// writeError answers with the problem for a domain error (see the table in errors.go);
-// anything that is not a domain error is logged and answered as a bare 500.
-// httpStatus is each Kind's HTTP status, on every HTTP surface.
-var httpStatus = map[Kind]int{
-	KindInternal:        http.StatusInternalServerError,
-	KindInvalid:         http.StatusBadRequest,
-	KindNotFound:        http.StatusNotFound,
-	KindConflict:        http.StatusConflict,
-	KindUnauthenticated: http.StatusUnauthorized,
-	KindForbidden:       http.StatusForbidden,
-	KindPrecondition:    http.StatusPreconditionFailed,
-	KindExhausted:       http.StatusTooManyRequests,
-}
-
+// writeError answers with the problem for a domain error; anything else is logged and
+// answered as a bare 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asError(err)
 	if e.Kind == KindInternal {
@@ -563,19 +493,21 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Kind == KindUnauthenticated && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	writeProblem(w, httpStatus[e.Kind], e.Message, e.Fields)
+	writeProblem(w, kindCodes[e.Kind].http, e.Message, e.Fields)
 }
 
-// checkJSONMediaType says what is wrong with a request body's Content-Type, "" if
-// nothing: it must be application/json (RFC 8259 section 11), in any letter case,
-// with no charset or charset=utf-8. Structured "+json" types are refused: a body
-// labelled application/evil+json is not the JSON this API defines, and a charset
-// other than UTF-8 would be decoded as UTF-8 regardless. This is
+// bodyMediaType says what is wrong with a request body's Content-Type, "" if nothing:
+// it must be want (application/json or merge-patch+json), in any letter case, with no
+// charset or charset=utf-8 (RFC 8259 section 11). Other "+json" types are refused: a
+// body labelled application/evil+json is not the JSON this API defines. This is
 // GraphQL's rule too.
-func checkJSONMediaType(ct string) string {
+func bodyMediaType(ct, want string) string {
+	if ct == want { // the usual header needs no parsing
+		return ""
+	}
 	mediaType, params, err := mime.ParseMediaType(ct)
-	if err != nil || mediaType != "application/json" {
-		return "the request body must be application/json"
+	if err != nil || mediaType != want {
+		return "the request body must be " + want
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		return "the request body must be encoded in UTF-8"
@@ -600,63 +532,49 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 	return errors.New("unexpected data after the JSON value")
 }
 
-// errBodyHandled marks a request body problem that decodeJSON has already answered.
-var errBodyHandled = errors.New("request body rejected")
-
-// decodeJSON reads r's body into v: it must be application/json, at most
-// maxBodyBytes, and exactly one JSON value with no repeated key (see decodeBody). On
-// failure it answers the request itself (415, 413 or 400) and returns errBodyHandled.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	if refuseContentCoding(w, r) {
-		return errBodyHandled
+// decodeJSON reads r's body into v: it must be of mediaType (bodyMediaType), not
+// content-encoded, at most maxBodyBytes, and exactly one JSON value with no repeated
+// key (decodeBody). On failure it answers the request itself (415, 413 or 400) and
+// reports false.
+func decodeJSON(w http.ResponseWriter, r *http.Request, mediaType string, v any) bool {
+	if contentcoding.Encoded(r.Header) {
+		w.Header().Set("Accept-Encoding", "identity")
+		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must not be content-encoded (Content-Encoding)", nil)
+		return false
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
-		if detail := checkJSONMediaType(ct); detail != "" {
-			writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
-			return errBodyHandled
+	if detail := bodyMediaType(r.Header.Get("Content-Type"), mediaType); detail != "" {
+		if mediaType == mergePatchType {
+			w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
+			detail = "the request body must be " + mergePatchType + " (UTF-8)"
 		}
+		writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
+		return false
 	}
 	data, err := readBody(w, r)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
-		return errBodyHandled
+		return false
 	}
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, "the request body could not be read", nil)
-		return errBodyHandled
+		return false
 	}
 	if err := decodeBody(data, v); err != nil {
 		writeProblem(w, http.StatusBadRequest, "request body: "+err.Error(), nil)
-		return errBodyHandled
-	}
-	return nil
-}
-
-// refuseContentCoding answers 415 to a body with a content coding (package
-// contentcoding) and reports true; false lets the request on.
-func refuseContentCoding(w http.ResponseWriter, r *http.Request) bool {
-	if !contentcoding.Encoded(r.Header) {
 		return false
 	}
-	w.Header().Set("Accept-Encoding", "identity")
-	writeProblem(w, http.StatusUnsupportedMediaType, "the request body must not be content-encoded (Content-Encoding)", nil)
 	return true
 }
 
-// readAhead is a body the door read ahead of the request's slot (internal/door): a
-// handler takes its bytes as they are rather than copying them again.
-type readAhead interface {
-	Bytes() (data []byte, whole bool, err error)
-}
-
 // readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check
-// needs all of it, and the bound keeps that cheap. A larger body is reported as an
-// *http.MaxBytesError, before any of it is read when its length is declared.
+// needs all of it. A larger body is an *http.MaxBytesError, found before any of it is
+// read when its length is declared. A body the door read ahead (internal/door) is
+// taken as it is rather than copied again.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
 	}
-	if b, ok := r.Body.(readAhead); ok {
+	if b, ok := r.Body.(interface{ Bytes() ([]byte, bool, error) }); ok {
 		if data, whole, err := b.Bytes(); whole {
 			if err == nil && len(data) > maxBodyBytes {
 				err = &http.MaxBytesError{Limit: maxBodyBytes}
@@ -673,16 +591,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(body)
 }
 
-// decodeBody decodes data into v as encoding/json would, except that what
-// encoding/json accepts without a word is refused: invalid UTF-8 (which it would
-// replace), and what package jsonkeys refuses: a key repeated in an object (in the
-// outermost object also in another letter case, which encoding/json would match to
-// the same field), nesting deeper than jsonkeys.MaxDepth, an unpaired surrogate
-// escape. Errors are worded for the client.
+// decodeBody decodes data into v as encoding/json would, but refuses invalid UTF-8
+// (which encoding/json would replace with U+FFFD) and what package jsonkeys refuses:
+// a repeated key (in the outermost object also in another letter case, which
+// encoding/json would match to the same field), too deep a nesting, an unpaired
+// surrogate escape. Errors are worded for the client.
 func decodeBody(data []byte, v any) error {
-	if !utf8.Valid(data) {
-		// encoding/json would store U+FFFD in place of the bad bytes (RFC 8259 section
-		// 8.1: JSON text exchanged between systems is UTF-8).
+	if !utf8.Valid(data) { // RFC 8259 section 8.1
 		return errors.New("not valid UTF-8")
 	}
 	if err := jsonkeys.Check(data); jsonkeys.Refused(err) {
@@ -722,62 +637,50 @@ func httpRoute(r *http.Request) string {
 }
 
 // httpSurface names the surface an HTTP route belongs to in the metrics: rest,
-// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and unknown paths).
+// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and metrics.Unmatched).
 func httpSurface(route string) string {
 	_, path, _ := strings.Cut(route, " ")
 	switch {
-	case route == routeOData:
-		return "odata"
-	case route == metrics.Unmatched:
-		return "other"
 	case strings.HasPrefix(path, "/graphql"):
 		return "graphql"
 	case strings.HasPrefix(path, "/api/users"):
 		return "rest"
-	case isODataPath(path):
+	case route == routeOData || isODataPath(path):
 		return "odata"
-	case strings.HasPrefix(path, "/api/"):
-		return "rest"
 	}
 	return "other"
 }
 
 // serviceGauges adds to a scrape the levels read at scrape time rather than
-// counted: the GraphQL WebSockets (websockets nil: none) and the store's.
+// counted: the queue's, the GraphQL WebSockets' and the store's (nil: none).
 func serviceGauges(store *Store, websockets *graphql.WebSocketHandler, entrance *door.Door) func(*metrics.Text) {
 	return func(x *metrics.Text) {
+		one := func(name, kind, help string, v int64) {
+			x.Family(name, kind, help)
+			x.Sample(name, float64(v))
+		}
 		if entrance != nil {
 			st := entrance.Stats()
-			x.Family("quartet_queue_slots_busy", "gauge", "Work slots held (HTTP requests, gRPC messages, WebSocket operations at work).")
-			x.Sample("quartet_queue_slots_busy", float64(st.Running))
-			x.Family("quartet_queue_waiting", "gauge", "Work waiting for a slot.")
-			x.Sample("quartet_queue_waiting", float64(st.Waiting))
-			x.Family("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.")
-			x.Sample("quartet_queue_body_bytes", float64(st.BodyBytes))
+			one("quartet_queue_slots_busy", "gauge", "Work slots held (HTTP requests, gRPC messages, WebSocket operations at work).", int64(st.Running))
+			one("quartet_queue_waiting", "gauge", "Work waiting for a slot.", int64(st.Waiting))
+			one("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.", int64(st.BodyBytes))
 		}
 		if websockets != nil {
 			sockets, operations := websockets.Counts()
-			x.Family("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.")
-			x.Sample("quartet_websocket_connections", float64(sockets))
-			x.Family("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.")
-			x.Sample("quartet_websocket_subscriptions", float64(operations))
+			one("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.", int64(sockets))
+			one("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.", int64(operations))
 		}
 		if store == nil {
 			return
 		}
 		st := store.Stats()
 		x.Family("quartet_store_records", "gauge", "Records in the store, by table.")
-		for _, t := range []struct {
-			name string
-			n    int
-		}{{"comments", st.Comments}, {"orders", st.Orders}, {"posts", st.Posts}, {"products", st.Products}, {"users", st.Users}} {
-			x.Sample("quartet_store_records", float64(t.n), "table", t.name)
+		for i, n := range []int{st.Comments, st.Orders, st.Posts, st.Products, st.Users} {
+			x.Sample("quartet_store_records", float64(n), "table", []string{"comments", "orders", "posts", "products", "users"}[i])
 		}
 		if st.Durable {
-			x.Family("quartet_journal_writes_total", "counter", "Changes written to the journal.")
-			x.Sample("quartet_journal_writes_total", float64(st.JournalWrites))
-			x.Family("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.")
-			x.Sample("quartet_journal_fsyncs_total", float64(st.JournalFsyncs))
+			one("quartet_journal_writes_total", "counter", "Changes written to the journal.", st.JournalWrites)
+			one("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.", st.JournalFsyncs)
 		}
 	}
 }

@@ -10,14 +10,10 @@ import (
 )
 
 // Store is the one store behind all four surfaces: five collections of immutable
-// records behind a single RWMutex. Every mutation is first validated against the current
-// state, then turned into a change with its ids and times filled in, and only then
-// applied; apply cannot fail, so a reader never sees half a write, and a journal of
-// changes replays to the same state.
-//
-// Beside the collections the store keeps the indexes its readers need, updated by apply:
-// who owns which posts, comments and orders, and the users in name and email order, so
-// no read sorts or scans more than its answer needs.
+// records, and the indexes their readers need, behind a single RWMutex. A mutation is
+// validated against the current state, then turned into a change with its ids and
+// times filled in, and only then applied; apply cannot fail, so a reader never sees
+// half a write, and a journal of changes replays to the same state.
 type Store struct {
 	mu       sync.RWMutex
 	users    table[User]
@@ -34,23 +30,19 @@ type Store struct {
 	usersByName      sortedUsers
 	usersByEmail     sortedUsers
 
-	// loading defers keeping the sorted indexes sorted until endLoad, so a bulk load sorts once
-	// instead of inserting a million times; replacedInLoad notes that a load replaced
-	// a user, leaving a stale entry in the sorted indexes for endLoad to drop.
+	// loading defers sorting to endLoad, so a bulk load sorts once; replacedInLoad
+	// notes that the sorted user indexes hold a replaced user, for endLoad to rebuild.
 	loading, replacedInLoad bool
 
 	feed      feed
-	published publishQueue // the in-memory store's changes on their way to the feed
-
-	// clock is the source of creation times; tests replace it.
-	clock func() time.Time
-
-	journal *journal.Journal // nil: memory only
-	broken  error            // set when the journal failed: writes are refused, and this is why
+	published publishQueue     // the in-memory store's changes on their way to the feed
+	clock     func() time.Time // the source of creation times; tests replace it
+	journal   *journal.Journal // nil: memory only
+	broken    error            // why writes are refused (the journal failed), nil while they are not
 }
 
-// change is one committed mutation, with everything decided: ids, times, normalised
-// values. Applying a change is deterministic and cannot fail.
+// change is one committed mutation with everything decided: ids, times, normalised
+// values.
 type change struct {
 	Op       string   `json:"op"`
 	Users    []*User  `json:"users,omitempty"`
@@ -60,8 +52,7 @@ type change struct {
 	Product  *Product `json:"product,omitempty"`
 	DeleteID int64    `json:"deleteId,omitempty"`
 
-	// created marks a change that creates records subscribers hear of.
-	created bool
+	created bool // it creates records subscribers hear of
 }
 
 // The change operations.
@@ -76,10 +67,7 @@ const (
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	s := &Store{
-		clock:        time.Now,
-		usersByEmail: sortedUsers{byEmail: true},
-	}
+	s := &Store{clock: time.Now, usersByEmail: sortedUsers{byEmail: true}}
 	s.published.published.L = &s.published.mu
 	return s
 }
@@ -93,6 +81,7 @@ func (s *Store) apply(c *change) {
 	switch c.Op {
 	case opPutUsers:
 		for _, u := range c.Users {
+			u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
 			s.putUser(u)
 		}
 	case opDeleteUser:
@@ -110,19 +99,26 @@ func (s *Store) apply(c *change) {
 	}
 }
 
+// The put methods store a record in its table and its indexes, replacing the record
+// with its id, if any. A user's keys must be set.
+
 func (s *Store) putUser(u *User) {
-	if old, ok := s.users.get(u.ID); ok {
-		if s.loading {
-			s.replacedInLoad = true
-		} else {
-			s.usersByName.remove(old)
-			s.usersByEmail.remove(old)
-		}
-	}
-	u.nameKey, u.emailKey = foldKey(u.Name), foldKey(u.Email)
-	s.users.put(u.ID, u, s.loading)
+	s.unsortUser(s.users.put(u.ID, u, s.loading))
 	s.usersByName.add(u, s.loading)
 	s.usersByEmail.add(u, s.loading)
+}
+
+// unsortUser takes u (nil: none) out of the sorted indexes, or during a bulk load
+// notes that endLoad must rebuild them.
+func (s *Store) unsortUser(u *User) {
+	switch {
+	case u == nil:
+	case s.loading:
+		s.replacedInLoad = true
+	default:
+		s.usersByName.remove(u)
+		s.usersByEmail.remove(u)
+	}
 }
 
 // deleteUser removes user id, the user's posts, every comment on those posts and every
@@ -141,12 +137,7 @@ func (s *Store) deleteUser(id int64) {
 		s.removeComment(commentID)
 	}
 	if u, ok := s.users.get(id); ok {
-		if s.loading {
-			s.replacedInLoad = true
-		} else {
-			s.usersByName.remove(u)
-			s.usersByEmail.remove(u)
-		}
+		s.unsortUser(u)
 		s.users.remove(id)
 	}
 }
@@ -160,29 +151,26 @@ func (s *Store) removeComment(id int64) {
 }
 
 func (s *Store) putPost(p *Post) {
-	if old, ok := s.posts.get(p.ID); ok {
+	if old := s.posts.put(p.ID, p, s.loading); old != nil {
 		s.postsByUser.remove(old.UserID, old.ID)
 	}
-	s.posts.put(p.ID, p, s.loading)
 	s.postsByUser.add(p.UserID, p.ID, s.loading)
 }
 
 func (s *Store) putComment(c *Comment) {
-	if old, ok := s.comments.get(c.ID); ok {
+	if old := s.comments.put(c.ID, c, s.loading); old != nil {
 		s.commentsByPost.remove(old.PostID, old.ID)
 		s.commentsByAuthor.remove(old.AuthorID, old.ID)
 	}
-	s.comments.put(c.ID, c, s.loading)
 	s.commentsByPost.add(c.PostID, c.ID, s.loading)
 	s.commentsByAuthor.add(c.AuthorID, c.ID, s.loading)
 }
 
 func (s *Store) putOrder(o *Order) {
-	if old, ok := s.orders.get(o.ID); ok {
+	if old := s.orders.put(o.ID, o, s.loading); old != nil {
 		s.ordersByUser.remove(old.UserID, old.ID)
 		s.ordersByProduct.remove(old.ProductID, old.ID)
 	}
-	s.orders.put(o.ID, o, s.loading)
 	if o.UserID != 0 {
 		s.ordersByUser.add(o.UserID, o.ID, s.loading)
 	}
@@ -190,10 +178,9 @@ func (s *Store) putOrder(o *Order) {
 }
 
 // write makes one change: decide runs under the write lock, checks the input against
-// the current state and returns the change (or an error, and nothing happens). The
-// change is applied and, with a journal, written to disk before write returns, so a
-// caller acknowledges only what survives a crash. A change the journal fails to store
-// is rolled back (see durableHost.Failed) before its writer is answered.
+// the current state and returns the change (or an error, and nothing happens). With a
+// journal, the change is on disk before write returns, so a caller acknowledges only
+// what survives a crash; one the journal fails to store is rolled back first.
 func (s *Store) write(decide func() (*change, error)) error {
 	s.mu.Lock()
 	if s.broken != nil {
@@ -207,37 +194,31 @@ func (s *Store) write(decide func() (*change, error)) error {
 	}
 	var pending *journal.Pending
 	if s.journal != nil {
-		// In apply order, as the lock is held; with what undoes c, taken before
-		// apply changes what it would record.
+		// In apply order, as the lock is held; undoFor before apply changes what it sees.
 		pending = s.journal.Append(&journaled{s, c, s.undoFor(c)})
 	}
 	s.apply(c)
-	if pending == nil {
-		// Queued under the lock, so in commit order; told after it, so that neither
-		// readers nor the next writer wait while a thousand subscribers are told.
-		if !c.created {
-			s.mu.Unlock()
-			return nil
-		}
+	// Queued under the lock, so in commit order; told after it, so that no reader or
+	// writer waits while a thousand subscribers are told.
+	publish := pending == nil && c.created
+	if publish {
 		s.published.add(c)
-		s.mu.Unlock()
-		s.published.drain(s.publish)
-		return nil
 	}
 	s.mu.Unlock()
-	if pending.Wait() != nil {
+	if publish {
+		s.published.drain(s.publish)
+	}
+	if pending != nil && pending.Wait() != nil {
 		return errNotStored() // the journal logged why
 	}
 	return nil
 }
 
-// publishQueue hands changes to the feed in the order they were queued, outside the
-// store's lock. Whichever writer finds no one publishing publishes everything queued
-// until the queue is empty, its own change and those that arrive meanwhile, so one
-// goroutine at a time publishes and the order holds without a goroutine of its own.
-// A writer whose change finds maxPendingPublish waiting waits for the publisher, so
-// writers cannot outrun a slow fan-out without bound. (The durable store needs none of
-// this: its flusher publishes, in order, after the fsync.)
+// publishQueue hands changes to the feed in commit order, outside the store's lock.
+// Whichever writer finds no one publishing publishes everything queued until the queue
+// is empty, so one goroutine at a time publishes; a writer that finds maxPendingPublish
+// waiting waits for the publisher, so writers cannot outrun a slow fan-out. (The
+// durable store's flusher publishes, in order, after the fsync.)
 type publishQueue struct {
 	mu         sync.Mutex
 	published  sync.Cond // signalled, with mu, after each batch is published
@@ -245,8 +226,6 @@ type publishQueue struct {
 	publishing bool
 }
 
-// maxPendingPublish bounds the changes waiting to be published while writers go on:
-// past it, each writer waits for the publisher after queuing its own.
 const maxPendingPublish = 1024
 
 // add queues c; the caller holds the store's lock, so the order is commit order.
@@ -256,8 +235,8 @@ func (q *publishQueue) add(c *change) {
 	q.mu.Unlock()
 }
 
-// drain publishes what is queued, unless another goroutine already is: that one will
-// publish what this one queued too, and this one waits only while the queue is full.
+// drain publishes what is queued, unless another goroutine already is: that one
+// publishes this one's change too, and this one waits only while the queue is full.
 func (q *publishQueue) drain(publish func(*change)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -283,8 +262,8 @@ func (q *publishQueue) drain(publish func(*change)) {
 	q.published.Broadcast()
 }
 
-// errNotStored answers a write the store could not make durable. What went wrong
-// (a path, an OS error) is logged once, by the journal, and never shown to a client.
+// errNotStored answers a write the store could not make durable; the journal logged
+// why, once, and no client sees it.
 func errNotStored() *Error {
 	return &Error{Kind: KindInternal, Message: "internal server error"}
 }
@@ -310,58 +289,50 @@ type undo struct {
 	products []*Product
 }
 
-// undoFor records what applying c will replace or remove. The caller holds the write
-// lock. A change that only creates records (most writes) records nothing but the
-// last ids, and allocates nothing.
+// undoFor records what applying c will replace or remove; for a change that only
+// creates records (most writes), only the last ids. The caller holds the write lock.
 func (s *Store) undoFor(c *change) undo {
 	u := undo{lastIDs: [5]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}}
 	switch c.Op {
 	case opPutUsers:
 		for _, nu := range c.Users {
-			if old, ok := s.users.get(nu.ID); ok {
-				u.users = append(u.users, old)
-			}
+			u.users = appendOld(u.users, &s.users, nu.ID)
 		}
 	case opDeleteUser:
-		if old, ok := s.users.get(c.DeleteID); ok {
-			u.users = append(u.users, old)
-		}
-		// What the cascade removes (see deleteUser); a comment may be listed twice,
-		// and putting it back twice is harmless.
+		u.users = appendOld(u.users, &s.users, c.DeleteID)
+		// What the cascade removes (deleteUser); a comment listed twice is put back twice.
 		u.posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
 		for _, p := range u.posts {
 			u.comments = append(u.comments, lookup(&s.comments, s.commentsByPost[p.ID])...)
 		}
 		u.comments = append(u.comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
 	case opPutPost:
-		if old, ok := s.posts.get(c.Post.ID); ok {
-			u.posts = append(u.posts, old)
-		}
+		u.posts = appendOld(u.posts, &s.posts, c.Post.ID)
 	case opPutComment:
-		if old, ok := s.comments.get(c.Comment.ID); ok {
-			u.comments = append(u.comments, old)
-		}
+		u.comments = appendOld(u.comments, &s.comments, c.Comment.ID)
 	case opPutOrder:
-		if old, ok := s.orders.get(c.Order.ID); ok {
-			u.orders = append(u.orders, old)
-		}
+		u.orders = appendOld(u.orders, &s.orders, c.Order.ID)
 	case opPutProduct:
-		if old, ok := s.products.get(c.Product.ID); ok {
-			u.products = append(u.products, old)
-		}
+		u.products = appendOld(u.products, &s.products, c.Product.ID)
 	}
 	return u
 }
 
-// rollback undoes c, which must be the latest change applied and not undone: the
-// records c put are removed, then those it replaced or removed are put back. The
-// caller holds the write lock.
+// appendOld appends record id of t to olds, if there is one.
+func appendOld[T any](olds []*T, t *table[T], id int64) []*T {
+	if old, ok := t.get(id); ok {
+		return append(olds, old)
+	}
+	return olds
+}
+
+// rollback undoes c, the latest change applied: the records c put are removed, those
+// it replaced or removed put back. The caller holds the write lock.
 func (s *Store) rollback(c *change, u *undo) {
 	switch c.Op {
 	case opPutUsers:
 		for _, nu := range c.Users {
-			s.usersByName.remove(nu)
-			s.usersByEmail.remove(nu)
+			s.unsortUser(nu)
 			s.users.remove(nu.ID)
 		}
 	case opPutPost:
@@ -396,28 +367,20 @@ func (s *Store) rollback(c *change, u *undo) {
 
 // publish tells subscribers about the records c created.
 func (s *Store) publish(c *change) {
-	s.feed.mu.Lock()
-	defer s.feed.mu.Unlock()
-	s.publishLocked(c)
-}
-
-// publishLocked is publish for a caller holding s.feed.mu.
-func (s *Store) publishLocked(c *change) {
 	if !c.created {
 		return
 	}
-	switch c.Op {
-	case opPutUsers:
-		for _, u := range c.Users {
-			s.feed.publishLocked(u)
-		}
-	case opPutPost:
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	for _, u := range c.Users {
+		s.feed.publishLocked(u)
+	}
+	if c.Post != nil {
 		s.feed.publishLocked(c.Post)
 	}
 }
 
-// errStoreClosed refuses the writes that come after Close (a call a bounded shutdown
-// cut, still running): with the journal closed, nothing would ever answer them.
+// errStoreClosed refuses the writes after Close (calls a bounded shutdown cut).
 var errStoreClosed = errors.New("the store is closed")
 
 // Close flushes and closes the journal, if any; writes after it are refused.
@@ -460,22 +423,18 @@ func (s *Store) Stats() StoreStats {
 // for a reader, so one that falls behind is cut off rather than silently skipped.
 var ErrSlowSubscriber = errors.New("subscriber fell behind and was disconnected")
 
-// Subscription receives created records (*User, *Post), read with Next. When the
-// store cuts a slow subscriber off, the reason (ErrSlowSubscriber) is the last record
-// read; a shutdown ends every subscription plainly, as Close does, since it is no
-// failure of the subscription: a GraphQL subscriber gets complete, then the
-// WebSocket's going-away close.
+// Subscription receives created records (*User, *Post), read with Next. A slow
+// subscriber's last record is ErrSlowSubscriber; a shutdown ends every subscription
+// plainly, as Close does.
 type Subscription struct {
 	want   func(any) bool
 	notify func() // called after each record is queued, and at the end; may be nil
 	feed   *feed
-	limit  int   // records that may wait to be read
-	err    error // set under feed.mu when the subscription ends
+	limit  int // records that may wait to be read
 
 	mu sync.Mutex
-	// The records waiting to be read are queue[head:], the ending error
-	// last. The queue grows as records wait, not before: most subscribers
-	// read each record as it comes, and a server holds thousands of them.
+	// The records waiting to be read are queue[head:], the ending error last. It
+	// grows as records wait, not before: most subscribers read each as it comes.
 	queue []any
 	head  int
 	ended bool // nothing more will be queued
@@ -505,8 +464,7 @@ func (sub *Subscription) Next() (v any, ok, ended bool) {
 const smallQueue = 8
 
 // put queues v unless sub.limit records are waiting already, and reports whether it
-// did. Room for v is made by moving what waits to the front before the queue
-// grows, so a reader that keeps up slowly does not grow it past its limit.
+// did; what waits moves to the front before the queue grows.
 func (sub *Subscription) put(v any) bool {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -532,14 +490,6 @@ func (sub *Subscription) end(err error) {
 	sub.ended = true
 }
 
-// Err is why the subscription ended: ErrSlowSubscriber, or nil after Close, after the
-// shutdown, or while it lasts.
-func (sub *Subscription) Err() error {
-	sub.feed.mu.Lock()
-	defer sub.feed.mu.Unlock()
-	return sub.err
-}
-
 // Close ends the subscription; it is safe to call more than once.
 func (sub *Subscription) Close() { sub.feed.drop(sub, nil) }
 
@@ -549,15 +499,12 @@ type feed struct {
 	closed bool
 }
 
-// Subscribe starts a subscription to the created records want accepts (nil: all),
-// of which at most buffer may wait to be read: one more ends the subscription with
-// ErrSlowSubscriber. Records are queued straight from the store: no goroutine
-// stands between the store and a reader. notify, when not nil, is called after
-// each record is queued and after the subscription ends, so that a reader can wait
-// for notify instead of polling; a subscription that starts after CloseFeed has
-// ended at once, without it. want and notify run while the feed is held, between
-// one write and the next one's publication: they must be quick and must not call
-// the store.
+// Subscribe starts a subscription to the created records want accepts (nil: all), of
+// which at most buffer may wait to be read: one more ends it with ErrSlowSubscriber.
+// Records are queued straight from the store; notify, when not nil, is called after
+// each and after the end, so a reader can wait for it instead of polling. A
+// subscription that starts after CloseFeed has ended at once. want and notify run
+// while the feed is held: they must be quick and must not call the store.
 func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subscription {
 	sub := &Subscription{want: want, notify: notify, feed: &s.feed, limit: max(buffer, 1)}
 	s.feed.mu.Lock()
@@ -609,7 +556,6 @@ func (f *feed) dropLocked(sub *Subscription, err error) {
 		return
 	}
 	delete(f.subs, sub)
-	sub.err = err
 	sub.end(err)
 	if sub.notify != nil {
 		sub.notify()

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// The store's records, their writes and reads: users, posts, comments, products and
-// orders. (The Store, its write path and its change feed are in store.go.)
+// The store's writes and reads of its records. (The Store, its write path and its
+// change feed are in store.go.)
 
 // NewUser is the input to CreateUsers.
 type NewUser struct {
@@ -17,8 +17,8 @@ type NewUser struct {
 	Email string
 }
 
-// CreateUsers validates every input and then stores them all at once, or none: the
-// error of the first invalid input names its 0-based position when there is more than one.
+// CreateUsers validates every input and then stores them all at once, or none; with
+// more than one, the error of the first invalid input names its 0-based position.
 func (s *Store) CreateUsers(in []NewUser) ([]*User, error) {
 	if len(in) == 0 {
 		return nil, nil
@@ -63,8 +63,7 @@ func (s *Store) CreateUser(name, email string) (*User, error) {
 
 // UserPatch names the fields of a user to change; a nil field stays as it is.
 type UserPatch struct {
-	Name  *string
-	Email *string
+	Name, Email *string
 	// Require, when set, is checked against the current record inside the write (an
 	// If-Match): no other write can come between the check and the change.
 	Require func(current *User) error
@@ -74,14 +73,9 @@ type UserPatch struct {
 func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 	var u User
 	err := s.write(func() (*change, error) {
-		old, ok := s.users.get(id)
-		if !ok {
-			return nil, userNotFound(id)
-		}
-		if p.Require != nil {
-			if err := p.Require(old); err != nil {
-				return nil, err
-			}
+		old, err := s.requireUser(id, p.Require)
+		if err != nil {
+			return nil, err
 		}
 		u = *old
 		if p.Name != nil {
@@ -90,17 +84,29 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 		if p.Email != nil {
 			u.Email = *p.Email
 		}
-		name, email, err := validateUser(u.Name, u.Email)
-		if err != nil {
+		if u.Name, u.Email, err = validateUser(u.Name, u.Email); err != nil {
 			return nil, err
 		}
-		u.Name, u.Email = name, email
 		return &change{Op: opPutUsers, Users: []*User{&u}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &u, nil
+}
+
+// requireUser returns user id if it exists and passes require (nil: nothing to pass).
+func (s *Store) requireUser(id int64, require func(*User) error) (*User, error) {
+	old, ok := s.users.get(id)
+	if !ok {
+		return nil, userNotFound(id)
+	}
+	if require != nil {
+		if err := require(old); err != nil {
+			return nil, err
+		}
+	}
+	return old, nil
 }
 
 // DeleteUser removes user id with its posts and comments (see cascade). It reports
@@ -112,14 +118,8 @@ func (s *Store) DeleteUser(id int64) (bool, error) { return s.DeleteUserIf(id, n
 // returned as it is.
 func (s *Store) DeleteUserIf(id int64, require func(current *User) error) (bool, error) {
 	err := s.write(func() (*change, error) {
-		old, ok := s.users.get(id)
-		if !ok {
-			return nil, userNotFound(id)
-		}
-		if require != nil {
-			if err := require(old); err != nil {
-				return nil, err
-			}
+		if _, err := s.requireUser(id, require); err != nil {
+			return nil, err
 		}
 		return &change{Op: opDeleteUser, DeleteID: id}, nil
 	})
@@ -141,11 +141,7 @@ func (s *Store) User(id int64) (*User, bool) {
 }
 
 // Users returns every user in id order.
-func (s *Store) Users() []*User {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.users.all()
-}
+func (s *Store) Users() []*User { return readTable(s, &s.users) }
 
 // UsersAfter returns up to n users with ids above after, in id order: a list read a
 // page at a time, which users deleted or added meanwhile do not shift.
@@ -309,18 +305,7 @@ func (s *Store) CreateOrder(userID int64, in NewOrder) (*Order, error) {
 }
 
 // Post returns post id.
-func (s *Store) Post(id int64) (*Post, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.posts.get(id)
-}
-
-// Posts returns every post in id order.
-func (s *Store) Posts() []*Post {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.posts.all()
-}
+func (s *Store) Post(id int64) (*Post, bool) { return readRecord(s, &s.posts, id) }
 
 // PostsByUser returns user userID's posts in id order, at most limit of them
 // (limit < 0: all).
@@ -356,38 +341,16 @@ func (s *Store) AuthoredCommentsOnPost(postID int64) []AuthoredComment {
 	return out
 }
 
-// Comments returns every comment in id order.
-func (s *Store) Comments() []*Comment {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.comments.all()
-}
-
 // Product returns product id.
-func (s *Store) Product(id int64) (*Product, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.products.get(id)
-}
-
-// Products returns every product in id order.
-func (s *Store) Products() []*Product {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.products.all()
-}
+func (s *Store) Product(id int64) (*Product, bool) { return readRecord(s, &s.products, id) }
 
 // UserValues, PostValues, ProductValues and OrderValues are the records in id order
-// as []any, the form the query engines (GraphQL's, OData's) take lists in. The list
-// is shared by every caller until the collection next changes: callers must not
-// modify it.
-func (s *Store) UserValues() []any { return tableValues(s, &s.users) }
-
-func (s *Store) PostValues() []any { return tableValues(s, &s.posts) }
-
+// as []any, the form the query engines take lists in. The list is shared by every
+// caller until the collection next changes: callers must not modify it.
+func (s *Store) UserValues() []any    { return tableValues(s, &s.users) }
+func (s *Store) PostValues() []any    { return tableValues(s, &s.posts) }
 func (s *Store) ProductValues() []any { return tableValues(s, &s.products) }
-
-func (s *Store) OrderValues() []any { return tableValues(s, &s.orders) }
+func (s *Store) OrderValues() []any   { return tableValues(s, &s.orders) }
 
 func tableValues[T any](s *Store, t *table[T]) []any {
 	s.mu.RLock()
@@ -395,8 +358,7 @@ func tableValues[T any](s *Store, t *table[T]) []any {
 	return t.sharedValues()
 }
 
-// values converts records to []any, the form the query engines (GraphQL's, OData's)
-// take lists in.
+// values converts records to []any, the form the query engines take lists in.
 func values[T any](recs []*T) []any {
 	out := make([]any, len(recs))
 	for i, r := range recs {
@@ -406,17 +368,18 @@ func values[T any](recs []*T) []any {
 }
 
 // Order returns order id.
-func (s *Store) Order(id int64) (*Order, bool) {
+func (s *Store) Order(id int64) (*Order, bool) { return readRecord(s, &s.orders, id) }
+
+func readRecord[T any](s *Store, t *table[T], id int64) (*T, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.orders.get(id)
+	return t.get(id)
 }
 
-// Orders returns every order in id order.
-func (s *Store) Orders() []*Order {
+func readTable[T any](s *Store, t *table[T]) []*T {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.orders.all()
+	return t.all()
 }
 
 // OrdersByUser returns the orders placed by user userID in id order; ok is false when

@@ -11,26 +11,21 @@ import (
 )
 
 // The durable store (-data DIR): every acknowledged write survives kill -9 and a power
-// cut. internal/journal keeps DIR, its files and their guarantees; this file is what
-// of it knows the store: a change as a record's payload and back, the store as a
-// snapshot and back, the undo of a change the journal could not store, and the events
-// told once a change is stored.
-//
-// A write is applied in memory under the store lock and appended in the same order;
-// the journal's flusher writes everything queued with a single fsync (group commit)
-// and only then releases the writers, so a client is answered only for what is on
-// disk. When the disk fails, every change not yet on disk is rolled back before anyone
-// is answered, and the store refuses writes until a restart.
+// cut. internal/journal keeps DIR and its guarantees; this file is what of it knows
+// the store: a change as a journal record and back, the store as a snapshot and back,
+// the undo of a change the journal could not store, and the events told once a change
+// is stored. A write is applied under the store lock and appended in the same order;
+// the journal's flusher fsyncs what is queued at once and only then releases the
+// writers. When the disk fails, every change not yet on disk is rolled back before
+// anyone is answered, and the store refuses writes until a restart.
 
 // DurableOptions tune OpenDurableStore.
 type DurableOptions = journal.Options
 
-// defaultSnapshotBytes is the journal size past which a snapshot is taken.
 const defaultSnapshotBytes = journal.DefaultSnapshotBytes
 
-// OpenDurableStore opens the store kept in dir. An empty (or new) dir is initialised
-// from seed; a dir that already holds a store is recovered from its snapshot and
-// journals, and seed is not called.
+// OpenDurableStore opens the store kept in dir: one that holds a store is recovered
+// from its snapshot and journals, an empty or new one initialised from seed.
 func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions) (*Store, error) {
 	h := &durableHost{s: NewStore(), seed: seed}
 	j, err := journal.Open(dir, log, opts, h)
@@ -63,7 +58,7 @@ func (h *durableHost) Seed() error {
 }
 
 // snapshotMeta is the store's part of a snapshot's header; the records are its body,
-// in the dataset format, so a restart reads them with the dataset decoder.
+// in the dataset format.
 type snapshotMeta struct {
 	LastIDs map[string]int64 `json:"lastIds"`
 }
@@ -132,8 +127,8 @@ func (r *journaled) Payload() ([]byte, error) { return json.Marshal(r.c) }
 func (r *journaled) Stored()                  { r.s.publish(r.c) }
 func (r *journaled) Undo()                    { r.s.rollback(r.c, &r.u) }
 
-// valid reports whether c can be applied: replay must never panic on a record
-// that passed its checksum but does not make sense.
+// valid reports whether c can be applied: replay must not panic on a record that
+// passed its checksum but makes no sense.
 func (c *change) valid() bool {
 	switch c.Op {
 	case opPutUsers:
@@ -152,8 +147,8 @@ func (c *change) valid() bool {
 	return false
 }
 
-// snapshotState is the store at one moment: its records, written as a snapshot's
-// body, and its last ids, in the snapshot's header.
+// snapshotState is the store at one moment: its records (a snapshot's body) and its
+// last ids (in the header).
 type snapshotState struct {
 	LastIDs  map[string]int64 `json:"-"`
 	Users    []*User          `json:"users"`
@@ -163,8 +158,8 @@ type snapshotState struct {
 	Orders   []*Order         `json:"orders"`
 }
 
-// captureLocked copies the store's current state; records are immutable, so copying
-// the pointers is enough. The caller holds at least the read lock.
+// captureLocked copies the store's current state; records are immutable, so the
+// pointers are enough. The caller holds at least the read lock.
 func (s *Store) captureLocked() *snapshotState {
 	return &snapshotState{
 		LastIDs: map[string]int64{"users": s.users.lastID, "posts": s.posts.lastID, "comments": s.comments.lastID,
@@ -185,19 +180,19 @@ func (s *Store) restore(st *snapshotState) {
 	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
 	setKeys(st.Users)
 	for _, u := range st.Users {
-		s.putLoadedUser(u)
+		s.putUser(u)
 	}
 	for _, p := range st.Posts {
-		s.putLoadedPost(p)
+		s.putPost(p)
 	}
 	for _, c := range st.Comments {
-		s.putLoadedComment(c)
+		s.putComment(c)
 	}
 	for _, p := range st.Products {
-		s.putLoadedProduct(p)
+		s.products.put(p.ID, p, true)
 	}
 	for _, o := range st.Orders {
-		s.putLoadedOrder(o)
+		s.putOrder(o)
 	}
 	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
 	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])

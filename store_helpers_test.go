@@ -14,3 +14,9 @@ func (s *Store) CommentsOnPost(postID int64) []*Comment {
 	defer s.mu.RUnlock()
 	return lookup(&s.comments, s.commentsByPost[postID])
 }
+
+// Posts, Comments, Products and Orders return every record of their kind in id order.
+func (s *Store) Posts() []*Post       { return readTable(s, &s.posts) }
+func (s *Store) Comments() []*Comment { return readTable(s, &s.comments) }
+func (s *Store) Products() []*Product { return readTable(s, &s.products) }
+func (s *Store) Orders() []*Order     { return readTable(s, &s.orders) }
