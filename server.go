@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -496,25 +495,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, kindCodes[e.Kind].http, e.Message, e.Fields)
 }
 
-// bodyMediaType says what is wrong with a request body's Content-Type, "" if nothing:
-// it must be want (application/json or merge-patch+json), in any letter case, with no
-// charset or charset=utf-8 (RFC 8259 section 11). Other "+json" types are refused: a
-// body labelled application/evil+json is not the JSON this API defines. This is
-// GraphQL's rule too.
-func bodyMediaType(ct, want string) string {
-	if ct == want { // the usual header needs no parsing
-		return ""
-	}
-	mediaType, params, err := mime.ParseMediaType(ct)
-	if err != nil || mediaType != want {
-		return "the request body must be " + want
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return "the request body must be encoded in UTF-8"
-	}
-	return ""
-}
-
 // decodeOneJSONValue decodes src into v with encoding/json: one value, then nothing
 // but white space. A body over its limit is reported as the http.MaxBytesError it is.
 func decodeOneJSONValue(src io.Reader, v any) error {
@@ -532,20 +512,22 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 	return errors.New("unexpected data after the JSON value")
 }
 
-// decodeJSON reads r's body into v: it must be of mediaType (bodyMediaType), not
-// content-encoded, at most maxBodyBytes, and exactly one JSON value with no repeated
-// key (decodeBody). On failure it answers the request itself (415, 413 or 400) and
+// decodeJSON reads r's body into v: its headers must pass contentcoding.CheckJSON
+// for mediaType, and it must be at most maxBodyBytes and exactly one JSON value with
+// no repeated key (decodeBody). On failure it answers the request itself (415, 413 or 400) and
 // reports false.
 func decodeJSON(w http.ResponseWriter, r *http.Request, mediaType string, v any) bool {
-	if contentcoding.Encoded(r.Header) {
-		w.Header().Set("Accept-Encoding", "identity")
-		writeProblem(w, http.StatusUnsupportedMediaType, "the request body must not be content-encoded (Content-Encoding)", nil)
-		return false
-	}
-	if detail := bodyMediaType(r.Header.Get("Content-Type"), mediaType); detail != "" {
-		if mediaType == mergePatchType {
+	if err := contentcoding.CheckJSON(r.Header, mediaType); err != nil {
+		detail := "the request body must be " + mediaType
+		switch {
+		case err == contentcoding.ErrEncoded:
+			w.Header().Set("Accept-Encoding", "identity")
+			detail = "the request body must not be content-encoded (Content-Encoding)"
+		case mediaType == mergePatchType:
 			w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
 			detail = "the request body must be " + mergePatchType + " (UTF-8)"
+		case err == contentcoding.ErrCharset:
+			detail = "the request body must be encoded in UTF-8"
 		}
 		writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
 		return false

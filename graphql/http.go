@@ -196,18 +196,14 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		}
 		return params, nil, 0, ""
 	}
-	if contentcoding.Encoded(r.Header) {
+	switch err := contentcoding.CheckJSON(r.Header, mediaJSON); err {
+	case contentcoding.ErrEncoded:
 		w.Header().Set("Accept-Encoding", "identity")
 		return params, nil, http.StatusUnsupportedMediaType, "The request body must not be content-encoded (Content-Encoding)."
-	}
-	if ct := r.Header.Get("Content-Type"); ct != mediaJSON { // the common header needs no parsing
-		mt, mp, err := mime.ParseMediaType(ct)
-		if err != nil || mt != mediaJSON {
-			return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
-		}
-		if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-			return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
-		}
+	case contentcoding.ErrMediaType:
+		return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
+	case contentcoding.ErrCharset:
+		return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 	}
 	body, release, err := readBody(w, r, h.maxBytes())
 	defer release()
