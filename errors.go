@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
-
-	"google.golang.org/grpc/codes"
 )
 
-// Kind classifies a domain failure; kindCodes names each on every surface.
+// Kind classifies a domain failure; each surface names it in its own code (kindCodes).
 type Kind int
 
 // The kinds of domain failure.
@@ -25,24 +22,6 @@ const (
 	KindPrecondition                // the client's If-Match names a version that is no longer current
 	KindExhausted                   // the client has more requests under way than it may; it may retry
 )
-
-// kindCodes is each Kind's code on each surface: the HTTP status (every HTTP
-// surface), the gRPC code, GraphQL's extensions.code and the OData error code.
-var kindCodes = [...]struct {
-	http    int
-	grpc    codes.Code
-	graphql string
-	odata   string
-}{
-	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
-	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
-	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
-	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
-	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
-	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
-	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
-	KindExhausted:       {http.StatusTooManyRequests, codes.ResourceExhausted, "TOO_MANY_REQUESTS", "TooManyRequests"},
-}
 
 // Error is the one error type of the domain. Message is safe to show to a client;
 // Fields, when set, holds per-field validation problems keyed by the field's JSON name.

@@ -36,6 +36,8 @@ import (
 	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
+
+	"google.golang.org/grpc/codes"
 )
 
 func main() {
@@ -607,4 +609,23 @@ func unwrapPathError(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// kindCodes is each Kind's code on each surface: the HTTP status (every HTTP
+// surface), the gRPC code, GraphQL's extensions.code and the OData error code. It
+// lives with the wiring, not in errors.go, so that the domain imports no transport.
+var kindCodes = [...]struct {
+	http    int
+	grpc    codes.Code
+	graphql string
+	odata   string
+}{
+	KindInternal:        {http.StatusInternalServerError, codes.Internal, "INTERNAL_SERVER_ERROR", "InternalServerError"},
+	KindInvalid:         {http.StatusBadRequest, codes.InvalidArgument, "BAD_USER_INPUT", "BadRequest"},
+	KindNotFound:        {http.StatusNotFound, codes.NotFound, "NOT_FOUND", "NotFound"},
+	KindConflict:        {http.StatusConflict, codes.AlreadyExists, "CONFLICT", "Conflict"},
+	KindUnauthenticated: {http.StatusUnauthorized, codes.Unauthenticated, "UNAUTHENTICATED", "Unauthorized"},
+	KindForbidden:       {http.StatusForbidden, codes.PermissionDenied, "FORBIDDEN", "Forbidden"},
+	KindPrecondition:    {http.StatusPreconditionFailed, codes.FailedPrecondition, "PRECONDITION_FAILED", "PreconditionFailed"},
+	KindExhausted:       {http.StatusTooManyRequests, codes.ResourceExhausted, "TOO_MANY_REQUESTS", "TooManyRequests"},
 }
