@@ -36,3 +36,36 @@ func TestDomainImportsNoTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestEnginesAndPlumbingKnowNoSurface holds the other arrows of docs/design.md: the
+// engines (graphql/, odata/) and the plumbing (internal/) import neither the other
+// engine nor the gRPC messages, and only the packages that serve a protocol import
+// its library (internal/door is gRPC's entrance, graphql/ serves WebSockets).
+func TestEnginesAndPlumbingKnowNoSurface(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short: runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./graphql", "./odata", "./internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	mayUse := map[string]string{
+		"google.golang.org/grpc":     "quartet/internal/door",
+		"github.com/coder/websocket": "quartet/graphql",
+	}
+	for line := range strings.Lines(string(out)) {
+		deps := strings.Fields(line)
+		pkg := deps[0]
+		if !strings.HasPrefix(pkg, "quartet/") {
+			continue
+		}
+		for _, dep := range deps[1:] {
+			switch {
+			case dep == "quartet/userpb", dep != pkg && (dep == "quartet/graphql" || dep == "quartet/odata"):
+				t.Errorf("%s depends on %s", pkg, dep)
+			case mayUse[dep] != "" && mayUse[dep] != pkg:
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
