@@ -12,9 +12,6 @@ import (
 // files (errors, model, store, dataset) depend, through everything they import, on
 // no transport (net/http, gRPC, WebSocket), no surface and no engine.
 func TestDomainImportsNoTransport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short: runs go list")
-	}
 	files := []string{"errors.go", "model.go", "dataset.go"}
 	stores, _ := filepath.Glob("store*.go")
 	for _, f := range stores {
@@ -42,9 +39,6 @@ func TestDomainImportsNoTransport(t *testing.T) {
 // engine nor the gRPC messages, and only the packages that serve a protocol import
 // its library (internal/door is gRPC's entrance, graphql/ serves WebSockets).
 func TestEnginesAndPlumbingKnowNoSurface(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short: runs go list")
-	}
 	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./graphql", "./odata", "./internal/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
