@@ -23,14 +23,7 @@ type outMsg struct {
 }
 
 func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
-	payload := []byte{'['}
-	for i, e := range errs {
-		if i > 0 {
-			payload = append(payload, ',')
-		}
-		payload = e.appendJSON(payload)
-	}
-	payload = append(payload, ']')
+	payload := appendList(nil, errs, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
 	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
 }
 
