@@ -58,8 +58,7 @@ type wsConn struct {
 	ops         map[string]*wsOp
 	passive     []*wsOp // subscriptions the sender reads
 	senderEnded bool
-	closing     bool
-	closeCode   websocket.StatusCode
+	closeCode   websocket.StatusCode // the close under way, 0: none
 	closeReason string
 }
 
@@ -476,16 +475,16 @@ func (c *wsConn) goAway() {
 func (c *wsConn) isClosing() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.closing
+	return c.closeCode != 0
 }
 
 func (c *wsConn) recordClose(code websocket.StatusCode, reason string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing {
+	if c.closeCode != 0 {
 		return false
 	}
-	c.closing, c.closeCode, c.closeReason = true, code, reason
+	c.closeCode, c.closeReason = code, reason
 	return true
 }
 
