@@ -47,14 +47,14 @@ type wsConn struct {
 	// Reader state.
 	initReceived bool
 	initTimer    *time.Timer
-	expiryTimer  *time.Timer // closes the connection at until
-	draining     bool        // a close is queued: ignore further messages
+	expiryTimer  *time.Timer     // closes the connection at until
+	base         context.Context // parent of operation contexts, set at the ack
+	draining     bool            // a close is queued: ignore further messages
 
 	wake         chan struct{} // has a value when the sender has work
 	keepAliveDue atomic.Bool
 
 	mu          sync.Mutex
-	base        context.Context // parent of operation contexts, set at the ack
 	ops         map[string]*wsOp
 	passive     []*wsOp // subscriptions the sender reads
 	senderEnded bool
@@ -164,9 +164,7 @@ func (c *wsConn) admit(ctx context.Context) {
 			c.closeExpired()
 		}))
 	}
-	c.mu.Lock()
 	c.base = ctx
-	c.mu.Unlock()
 	c.acked.Store(true)
 }
 
