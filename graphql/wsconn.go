@@ -343,19 +343,39 @@ func (c *wsConn) sendLoop() {
 	}
 }
 
-// flush writes what is queued, then the subscriptions' results and
-// completions, then a queued close; a connection's results for one event go
+// flush writes what is queued up to a close, then the subscriptions' results
+// and completions, then the close; a connection's results for one event go
 // out together, in one system call as far as they go. It reports false when
 // the connection will send nothing more. ready is scratch space.
 func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes from c.passive
 	c.mu.Unlock()
+	var queue chan outMsg // nil until made
+	if q := c.out.Load(); q != nil {
+		queue = *q
+	}
 	c.writing.Lock()
 	defer c.writing.Unlock()
-	closing, ok := c.writeQueued()
-	if ok && len(ready) > 0 {
+	held := len(queue)+len(ready) > 1
+	if held {
+		c.coalescer.hold()
+	}
+	ok, closing := true, outMsg{}
+	for ok && len(queue) > 0 {
+		m := <-queue // only the sender takes from the queue
+		if m.close != 0 {
+			closing = m
+			break
+		}
+		ok = c.writeMessage(m)
+		c.queued.Add(-1)
+	}
+	if ok {
 		ok = c.writePassive(ready)
+	}
+	if held {
+		ok = c.release() && ok
 	}
 	if closing.close != 0 {
 		if ok {
@@ -370,18 +390,14 @@ func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 // writePassive writes the results of the subscriptions in ready, and
 // completes those whose stream ended. The caller holds c.writing.
 func (c *wsConn) writePassive(ready []*wsOp) bool {
-	held := len(ready) > 1
-	if held {
-		c.coalescer.hold()
-	}
-	ok := true
 	for _, op := range ready {
+		ok := true
 		ended := op.st.poll(func(resp *Response) bool {
 			ok = c.writeMessage(outMsg{result: resp, op: op})
 			return ok
 		})
 		if !ok {
-			break // the connection is gone: the sender's end ends the rest
+			return false // the connection is gone: the sender's end ends the rest
 		}
 		if !ended {
 			continue
@@ -390,16 +406,11 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 		c.passive = slices.DeleteFunc(c.passive, func(q *wsOp) bool { return q == op })
 		c.mu.Unlock()
 		c.endPassive(op)
-		if m, tell := c.complete(op); tell {
-			if ok = c.writeMessage(m); !ok {
-				break
-			}
+		if m, tell := c.complete(op); tell && !c.writeMessage(m) {
+			return false
 		}
 	}
-	if held {
-		ok = c.release() && ok
-	}
-	return ok
+	return true
 }
 
 // inClientTurn runs f in the client's turn (clientCount.turn) and share

@@ -97,35 +97,6 @@ func (c *wsConn) queue() chan outMsg {
 	return q
 }
 
-// writeQueued writes what is queued, in one system call as far as it goes,
-// up to a close, which it returns unwritten (close 0: none) for flush to
-// write after the subscriptions' last results. It reports false when the
-// connection will send nothing more. The caller holds c.writing.
-func (c *wsConn) writeQueued() (closing outMsg, ok bool) {
-	q := c.out.Load()
-	if q == nil || len(*q) == 0 {
-		return outMsg{}, true
-	}
-	held, ok := false, true
-	for ok && len(*q) > 0 {
-		if !held && len(*q) > 1 {
-			c.coalescer.hold()
-			held = true
-		}
-		m := <-*q // only the sender takes from the queue
-		if m.close != 0 {
-			closing = m
-			break
-		}
-		ok = c.writeMessage(m)
-		c.queued.Add(-1)
-	}
-	if held {
-		ok = c.release() && ok
-	}
-	return closing, ok
-}
-
 // release sends what the coalescer holds.
 func (c *wsConn) release() bool {
 	if err := c.coalescer.release(); err != nil {
