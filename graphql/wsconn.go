@@ -56,8 +56,7 @@ type wsConn struct {
 
 	mu          sync.Mutex
 	ops         map[string]*wsOp
-	passive     []*wsOp // subscriptions the sender reads
-	senderEnded bool
+	passive     []*wsOp              // subscriptions the sender reads
 	closeCode   websocket.StatusCode // the close under way, 0: none
 	closeReason string
 }
@@ -276,7 +275,7 @@ func (c *wsConn) addPassive(op *wsOp) bool {
 	// A source need not end when ctx ends; the sender is woken to see it.
 	op.stopWake = context.AfterFunc(op.st.ctx, c.wakeSender)
 	c.mu.Lock()
-	if c.senderEnded {
+	if c.isDead() { // the sender has ended, or takes c.passive after this
 		c.mu.Unlock()
 		c.endPassive(op)
 		return true
@@ -334,7 +333,6 @@ func (c *wsConn) sendLoop() {
 	}
 	c.markDead()
 	c.mu.Lock()
-	c.senderEnded = true
 	passive := c.passive
 	c.passive = nil
 	c.mu.Unlock()
