@@ -153,7 +153,8 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
-	hs := newHealthService(userpb.UserService_ServiceDesc.ServiceName)
+	hs := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
+	hs.SetServingStatus(userpb.UserService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(reg, hs)
 	if reflect {
 		reflection.Register(reg)
@@ -181,14 +182,6 @@ type healthService struct {
 	*health.Server
 	stopping chan struct{} // closed by shutdown
 	stopOnce sync.Once
-}
-
-func newHealthService(services ...string) *healthService {
-	h := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
-	for _, s := range services {
-		h.SetServingStatus(s, healthpb.HealthCheckResponse_SERVING)
-	}
-	return h
 }
 
 // shutdown turns every service NOT_SERVING for good and ends every Watch: call it
