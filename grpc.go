@@ -135,14 +135,11 @@ type grpcServer struct {
 
 // newGRPCServer returns a gRPC server with the user service, the health service and,
 // when reflect is set, server reflection. entrance (nil: none) admits its calls'
-// work through the queue; conns (nil: none) is told of each call (trackCalls).
+// work through the queue; conns (nil: none) is told of each call (callLog).
 func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, entrance *door.Door, conns *connlimit.Listener) *grpcServer {
 	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
-	unary := []grpc.UnaryServerInterceptor{unaryLogAndRecover(log, auth != nil, calls)}
-	stream := []grpc.StreamServerInterceptor{streamLogAndRecover(log, auth != nil, calls)}
-	if conns != nil { // in the first interceptor, not one more: see trackCalls
-		unary[0], stream[0] = trackCalls(conns, unary[0], stream[0])
-	}
+	first := callLog{log: log, calls: calls, identities: auth != nil, conns: conns}
+	unary, stream := []grpc.UnaryServerInterceptor{first.unary}, []grpc.StreamServerInterceptor{first.stream}
 	if entrance != nil { // before authentication, whose checks then run in the caller's slot
 		unary, stream = append(unary, entrance.Unary), append(stream, entrance.Stream)
 	}
@@ -156,7 +153,8 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
-	hs := newHealthService(userpb.UserService_ServiceDesc.ServiceName)
+	hs := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
+	hs.SetServingStatus(userpb.UserService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(reg, hs)
 	if reflect {
 		reflection.Register(reg)
@@ -168,27 +166,6 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 		}
 	}
 	return &grpcServer{Server: srv, users: users, health: hs}
-}
-
-// trackCalls wraps a server's first interceptors to tell conns when each call begins
-// and ends, for its first-call deadline and its shedding of idle connections. In the
-// first interceptor this costs a map lookup a call; a stats.Handler would cost an
-// event per step.
-func trackCalls(conns *connlimit.Listener, unary grpc.UnaryServerInterceptor, stream grpc.StreamServerInterceptor) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	begin := func(ctx context.Context) (c *connlimit.Conn) { // nil (unknown) does nothing
-		if p, ok := peer.FromContext(ctx); ok {
-			c = conns.Find(p.LocalAddr, p.Addr)
-		}
-		c.Begin()
-		return c
-	}
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			defer begin(ctx).End()
-			return unary(ctx, req, info, handler)
-		}, func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-			defer begin(ss.Context()).End()
-			return stream(srv, ss, info, handler)
-		}
 }
 
 // unknownMethod answers Unimplemented as grpc-go would, but after the interceptors,
@@ -205,14 +182,6 @@ type healthService struct {
 	*health.Server
 	stopping chan struct{} // closed by shutdown
 	stopOnce sync.Once
-}
-
-func newHealthService(services ...string) *healthService {
-	h := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
-	for _, s := range services {
-		h.SetServingStatus(s, healthpb.HealthCheckResponse_SERVING)
-	}
-	return h
 }
 
 // shutdown turns every service NOT_SERVING for good and ends every Watch: call it
@@ -516,60 +485,64 @@ func grpcError(log *slog.Logger, method string, err error) error {
 	return status.Error(codes.Internal, "internal server error")
 }
 
-func recovered(log *slog.Logger, method string, v any) error {
-	log.Error("panic in grpc call", "method", method, "panic", v)
-	return status.Error(codes.Internal, "internal server error")
+// callLog is every call's first interceptor, unary or stream. It tells conns (nil:
+// none) when the call begins and ends, for its first-call deadline and its shedding of
+// idle connections: a map lookup a call, where a stats.Handler would cost an event per
+// step. It answers a panic or a handler's error as a status (grpcError), counts the
+// call and logs a line for it; with identities (auth on) it gives the call a caller
+// for authentication to name in that line.
+type callLog struct {
+	log        *slog.Logger
+	calls      *metrics.Table
+	identities bool
+	conns      *connlimit.Listener
 }
 
-// unaryLogAndRecover and streamLogAndRecover log a line per call; with identities
-// (auth on) they give the call a caller for authentication to name in that line.
-func unaryLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-		start := time.Now()
-		m.Start()
-		var who *caller
-		if identities {
-			ctx, who = withCaller(ctx)
+// around runs one call of method; run is the rest of the chain, given the call's context.
+func (l callLog) around(ctx context.Context, method string, run func(context.Context) error) (err error) {
+	if l.conns != nil {
+		var c *connlimit.Conn // nil (unknown) does nothing
+		if p, ok := peer.FromContext(ctx); ok {
+			c = l.conns.Find(p.LocalAddr, p.Addr)
 		}
-		defer func() {
-			if v := recover(); v != nil {
-				resp, err = nil, recovered(log, info.FullMethod, v)
-			}
-			logCall(log, m, ctx, info.FullMethod, err, start, who, metadata.ValueFromIncomingContext(ctx, "traceparent"))
-		}()
-		resp, err = handler(ctx, req)
-		return resp, grpcError(log, info.FullMethod, err)
+		c.Begin()
+		defer c.End()
 	}
+	start := time.Now()
+	l.calls.Start()
+	var who *caller
+	if l.identities {
+		ctx, who = withCaller(ctx)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			l.log.Error("panic in grpc call", "method", method, "panic", v)
+			err = status.Error(codes.Internal, "internal server error")
+		}
+		d, code := time.Since(start), status.Code(err)
+		l.calls.Done(method, int(code), d)
+		l.log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
+			slog.String("code", code.String()), slog.Duration("duration", d)},
+			append(subjectAttrs(who), accesslog.TraceAttrs(metadata.ValueFromIncomingContext(ctx, "traceparent"))...)...)...)
+	}()
+	return grpcError(l.log, method, run(ctx))
 }
 
-func streamLogAndRecover(log *slog.Logger, identities bool, m *metrics.Table) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
-		start := time.Now()
-		m.Start()
-		ctx := context.Background() // what the log line is written with
-		var who *caller
-		if identities {
-			ctx, who = withCaller(ss.Context())
+func (l callLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	err = l.around(ctx, info.FullMethod, func(ctx context.Context) (err error) {
+		resp, err = handler(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (l callLog) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return l.around(ss.Context(), info.FullMethod, func(ctx context.Context) error {
+		if l.identities {
 			ss = &streamWithContext{ServerStream: ss, ctx: ctx}
 		}
-		defer func() {
-			if v := recover(); v != nil {
-				err = recovered(log, info.FullMethod, v)
-			}
-			logCall(log, m, ctx, info.FullMethod, err, start, who, metadata.ValueFromIncomingContext(ss.Context(), "traceparent"))
-		}()
-		return grpcError(log, info.FullMethod, handler(srv, ss))
-	}
-}
-
-// logCall writes a finished call's log line (with the call's traceparent metadata as
-// trace_id when valid) and counts it in m.
-func logCall(log *slog.Logger, m *metrics.Table, ctx context.Context, method string, err error, start time.Time, who *caller, traceparents []string) {
-	d := time.Since(start)
-	m.Done(method, int(status.Code(err)), d)
-	log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
-		slog.String("code", status.Code(err).String()), slog.Duration("duration", d)},
-		append(subjectAttrs(who), accesslog.TraceAttrs(traceparents)...)...)...)
+		return handler(srv, ss)
+	})
 }
 
 type streamWithContext struct {

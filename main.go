@@ -432,7 +432,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
 	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
-	// A newcomer takes an idle connection's place (trackCalls tells which are idle):
+	// A newcomer takes an idle connection's place (callLog tells which are idle):
 	// grpc-go's MaxConnectionIdle would also end the pauses clients rely on.
 	a.grpcLn.Shed = true
 	warning := ""

@@ -127,11 +127,7 @@ func parseUserQuery(q url.Values) (uq UserQuery, paged bool, err error) {
 }
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
-	q, err := restQuery(r.URL.RawQuery)
-	if err != nil {
-		return err
-	}
-	uq, paged, err := parseUserQuery(q)
+	uq, paged, err := parseUserQuery(r.URL.Query()) // rest refused a query that does not decode
 	if err != nil {
 		return err
 	}

@@ -281,12 +281,36 @@ func (s *Store) Unavailable() string {
 // undo is what rolls one applied change back: the records it replaced or removed,
 // and the last ids before it.
 type undo struct {
-	lastIDs  [5]int64
-	users    []*User
-	posts    []*Post
-	comments []*Comment
-	orders   []*Order
-	products []*Product
+	lastIDs [5]int64
+	records
+}
+
+// records are some of each table's records; a snapshot's body is their JSON.
+type records struct {
+	Users    []*User    `json:"users"`
+	Posts    []*Post    `json:"posts"`
+	Comments []*Comment `json:"comments"`
+	Products []*Product `json:"products"`
+	Orders   []*Order   `json:"orders"`
+}
+
+// putAll stores r's records, whose users' keys are set. The caller holds the write lock.
+func (s *Store) putAll(r *records) {
+	for _, u := range r.Users {
+		s.putUser(u)
+	}
+	for _, p := range r.Posts {
+		s.putPost(p)
+	}
+	for _, c := range r.Comments {
+		s.putComment(c)
+	}
+	for _, p := range r.Products {
+		s.products.put(p.ID, p, s.loading)
+	}
+	for _, o := range r.Orders {
+		s.putOrder(o)
+	}
 }
 
 // undoFor records what applying c will replace or remove; for a change that only
@@ -296,24 +320,24 @@ func (s *Store) undoFor(c *change) undo {
 	switch c.Op {
 	case opPutUsers:
 		for _, nu := range c.Users {
-			u.users = appendOld(u.users, &s.users, nu.ID)
+			u.Users = appendOld(u.Users, &s.users, nu.ID)
 		}
 	case opDeleteUser:
-		u.users = appendOld(u.users, &s.users, c.DeleteID)
+		u.Users = appendOld(u.Users, &s.users, c.DeleteID)
 		// What the cascade removes (deleteUser); a comment listed twice is put back twice.
-		u.posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
-		for _, p := range u.posts {
-			u.comments = append(u.comments, lookup(&s.comments, s.commentsByPost[p.ID])...)
+		u.Posts = lookup(&s.posts, s.postsByUser[c.DeleteID])
+		for _, p := range u.Posts {
+			u.Comments = append(u.Comments, lookup(&s.comments, s.commentsByPost[p.ID])...)
 		}
-		u.comments = append(u.comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
+		u.Comments = append(u.Comments, lookup(&s.comments, s.commentsByAuthor[c.DeleteID])...)
 	case opPutPost:
-		u.posts = appendOld(u.posts, &s.posts, c.Post.ID)
+		u.Posts = appendOld(u.Posts, &s.posts, c.Post.ID)
 	case opPutComment:
-		u.comments = appendOld(u.comments, &s.comments, c.Comment.ID)
+		u.Comments = appendOld(u.Comments, &s.comments, c.Comment.ID)
 	case opPutOrder:
-		u.orders = appendOld(u.orders, &s.orders, c.Order.ID)
+		u.Orders = appendOld(u.Orders, &s.orders, c.Order.ID)
 	case opPutProduct:
-		u.products = appendOld(u.products, &s.products, c.Product.ID)
+		u.Products = appendOld(u.Products, &s.products, c.Product.ID)
 	}
 	return u
 }
@@ -347,21 +371,7 @@ func (s *Store) rollback(c *change, u *undo) {
 	case opPutProduct:
 		s.products.remove(c.Product.ID)
 	}
-	for _, x := range u.users {
-		s.putUser(x)
-	}
-	for _, x := range u.posts {
-		s.putPost(x)
-	}
-	for _, x := range u.comments {
-		s.putComment(x)
-	}
-	for _, x := range u.orders {
-		s.putOrder(x)
-	}
-	for _, x := range u.products {
-		s.products.put(x.ID, x, false)
-	}
+	s.putAll(&u.records)
 	s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID = u.lastIDs[0], u.lastIDs[1], u.lastIDs[2], u.lastIDs[3], u.lastIDs[4]
 }
 

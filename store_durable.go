@@ -74,9 +74,9 @@ func (h *durableHost) Restore(header, body []byte) error {
 	}
 	h.s.beginLoad()
 	h.loading = true
-	h.s.restore(&snapshotState{LastIDs: meta.LastIDs,
+	h.s.restore(&snapshotState{LastIDs: meta.LastIDs, records: records{
 		Users: pointers(ds.Users), Posts: pointers(ds.Posts), Comments: pointers(ds.Comments),
-		Products: pointers(ds.Products), Orders: pointers(ds.Orders)})
+		Products: pointers(ds.Products), Orders: pointers(ds.Orders)}})
 	return nil
 }
 
@@ -150,12 +150,8 @@ func (c *change) valid() bool {
 // snapshotState is the store at one moment: its records (a snapshot's body) and its
 // last ids (in the header).
 type snapshotState struct {
-	LastIDs  map[string]int64 `json:"-"`
-	Users    []*User          `json:"users"`
-	Posts    []*Post          `json:"posts"`
-	Comments []*Comment       `json:"comments"`
-	Products []*Product       `json:"products"`
-	Orders   []*Order         `json:"orders"`
+	LastIDs map[string]int64 `json:"-"`
+	records
 }
 
 // captureLocked copies the store's current state; records are immutable, so the
@@ -164,8 +160,8 @@ func (s *Store) captureLocked() *snapshotState {
 	return &snapshotState{
 		LastIDs: map[string]int64{"users": s.users.lastID, "posts": s.posts.lastID, "comments": s.comments.lastID,
 			"products": s.products.lastID, "orders": s.orders.lastID},
-		Users: s.users.all(), Posts: s.posts.all(), Comments: s.comments.all(),
-		Products: s.products.all(), Orders: s.orders.all(),
+		records: records{Users: s.users.all(), Posts: s.posts.all(), Comments: s.comments.all(),
+			Products: s.products.all(), Orders: s.orders.all()},
 	}
 }
 
@@ -179,21 +175,7 @@ func (s *Store) restore(st *snapshotState) {
 	s.usersByName.loaded = slices.Grow(s.usersByName.loaded, len(st.Users))
 	s.usersByEmail.loaded = slices.Grow(s.usersByEmail.loaded, len(st.Users))
 	setKeys(st.Users)
-	for _, u := range st.Users {
-		s.putUser(u)
-	}
-	for _, p := range st.Posts {
-		s.putPost(p)
-	}
-	for _, c := range st.Comments {
-		s.putComment(c)
-	}
-	for _, p := range st.Products {
-		s.products.put(p.ID, p, true)
-	}
-	for _, o := range st.Orders {
-		s.putOrder(o)
-	}
+	s.putAll(&st.records)
 	s.users.lastID = max(s.users.lastID, st.LastIDs["users"])
 	s.posts.lastID = max(s.posts.lastID, st.LastIDs["posts"])
 	s.comments.lastID = max(s.comments.lastID, st.LastIDs["comments"])

@@ -67,17 +67,13 @@ func (t *table[T]) put(id int64, v *T, loading bool) (old *T) {
 	case old == nil && (loading || n == 0 || t.ids[n-1] < id):
 		t.ids, t.recs = append(t.ids, id), append(t.recs, v)
 		t.loaded = t.loaded || loading
-	case loading: // replaced during a load: in place, unless the ids are out of order
-		if i, found := slices.BinarySearch(t.ids, id); found {
-			t.recs[i] = v
-		} else {
-			t.stale = true
-		}
 	default:
-		i, found := slices.BinarySearch(t.ids, id)
-		if found {
+		switch i, found := slices.BinarySearch(t.ids, id); {
+		case found:
 			t.recs[i] = v
-		} else {
+		case loading: // replaced during a load, with the ids out of order
+			t.stale = true
+		default:
 			t.ids, t.recs = slices.Insert(t.ids, i, id), slices.Insert(t.recs, i, v)
 		}
 	}
