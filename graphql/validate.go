@@ -113,13 +113,8 @@ func (c *vctx) abort(msg string) {
 }
 
 func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
-	c := &vctx{schema: s, doc: doc, fragments: map[string]*FragmentDefinition{},
+	c := &vctx{schema: s, doc: doc, fragments: fragmentsOf(doc),
 		usages: map[any][]varUsage{}, referenced: map[*OperationDefinition][]*FragmentDefinition{}}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok && c.fragments[f.Name] == nil {
-			c.fragments[f.Name] = f
-		}
-	}
 	vs := make([]*visitor, len(rules))
 	for i, r := range rules {
 		vs[i] = r(c)
