@@ -232,13 +232,7 @@ func (s *Schema) Type(name string) *Type { return s.types[name] }
 func (s *Schema) Types() []*Type { return s.typeList }
 
 func (s *Schema) rootType(op OperationType) *Type {
-	switch op {
-	case Mutation:
-		return s.Mutation
-	case Subscription:
-		return s.Subscription
-	}
-	return s.Query
+	return [...]*Type{Query: s.Query, Mutation: s.Mutation, Subscription: s.Subscription}[op]
 }
 
 func (s *Schema) mustField(typeName, fieldName string) *FieldDef {
