@@ -219,7 +219,7 @@ type Schema struct {
 	directives map[string]*DirectiveDef
 	dirList    []*DirectiveDef
 
-	cache       *documentCache
+	cache       *lru[string, *preparedDocument]
 	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
 	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
 	fanout      fanout                  // see ShareEventResults

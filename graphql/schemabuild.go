@@ -36,7 +36,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newDocumentCache(defaultCacheBytes)
+	b.s.cache = newLRU[string, *preparedDocument](defaultCacheBytes)
 	return b.s, nil
 }
 
