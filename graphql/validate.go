@@ -365,20 +365,15 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			for _, h := range w.on.field {
 				h(s, parent, def)
 			}
-			owner := argOwner{field: def, parent: parent}
 			var args []*InputValue
+			var ft *Type
 			if def != nil {
-				args = def.Args
+				args, ft = def.Args, def.Type
 			}
+			owner := argOwner{field: def, parent: parent}
 			w.arguments(s.Arguments, args, owner)
 			w.directives(s.Directives, "FIELD", owner)
-			if s.SelectionSet != nil {
-				var ft *Type
-				if def != nil {
-					ft = def.Type
-				}
-				w.selectionSet(s.SelectionSet, ft)
-			}
+			w.selectionSet(s.SelectionSet, ft)
 			for _, h := range w.on.leaveField {
 				h(s, parent, def)
 			}
