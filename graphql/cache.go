@@ -20,9 +20,3 @@ const (
 func documentSize(query string, tokens int) int64 {
 	return 3*int64(len(query)) + int64(tokens)*bytesPerToken + bytesPerEntry
 }
-
-type documentCache = lru[string, *preparedDocument]
-
-func newDocumentCache(budget int64) *documentCache {
-	return newLRU[string, *preparedDocument](budget)
-}

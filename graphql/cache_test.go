@@ -94,7 +94,7 @@ func TestDocumentSize(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			s, _ := newTestSchema(t)
 			s.Limits.MaxCost = 0 // the memory of large documents is what is measured
-			s.cache = newDocumentCache(1 << 40)
+			s.cache = newLRU[string, *preparedDocument](1 << 40)
 			// Costs are worked out and kept with each document, but none is
 			// refused: some of these documents cost more than the default allows.
 			s.Limits.MaxCost = 1 << 62

@@ -40,28 +40,23 @@ var rulesByName = map[string]ruleFunc{
 
 // noDeprecatedCustomRule is not part of the specification's rule set; it is
 // graphql-js's optional rule reporting uses of deprecated schema elements.
-func noDeprecatedCustomRule(c *vctx) *visitor {
-	return &visitor{
-		field: func(f *Field, parent *Type, def *FieldDef) {
-			if def != nil && def.IsDeprecated && parent != nil {
-				c.report(fmt.Sprintf("The field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
-			}
-		},
-		argument: func(a *Argument, def *InputValue, o argOwner) {
-			if def == nil || !def.IsDeprecated {
-				return
-			}
-			if o.directive != nil {
-				c.report(fmt.Sprintf("Directive \"@%s\" argument %q is deprecated. %s", o.dirDef.Name, def.Name, def.DeprecationReason), a.Pos)
-			} else if o.field != nil && o.parent != nil {
-				c.report(fmt.Sprintf("Field \"%s.%s\" argument %q is deprecated. %s", o.parent.Name, o.field.Name, def.Name, def.DeprecationReason), a.Pos)
-			}
-		},
-		objectField: func(f *ObjectField, parent *Type, def *InputValue) {
-			if def != nil && def.IsDeprecated {
-				c.report(fmt.Sprintf("The input field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
-			}
-		},
+func noDeprecatedCustomRule(c *vctx, on *hooks) {
+	on.field = append(on.field, func(f *Field, parent *Type, def *FieldDef) {
+		if def != nil && def.IsDeprecated && parent != nil {
+			c.report(fmt.Sprintf("The field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
+		}
+	})
+	on.argument = append(on.argument, func(a *Argument, def *InputValue, o argOwner) {
+		if def == nil || !def.IsDeprecated {
+			return
+		}
+		if o.directive != nil {
+			c.report(fmt.Sprintf("Directive \"@%s\" argument %q is deprecated. %s", o.dirDef.Name, def.Name, def.DeprecationReason), a.Pos)
+		} else if o.field != nil && o.parent != nil {
+			c.report(fmt.Sprintf("Field \"%s.%s\" argument %q is deprecated. %s", o.parent.Name, o.field.Name, def.Name, def.DeprecationReason), a.Pos)
+		}
+	})
+	on.values = append(on.values, valueHooks{
 		value: func(v *Value, t, _ *Type) bool {
 			if v.Kind == EnumValue && t != nil {
 				if n := t.Named(); n.Kind == Enum {
@@ -72,5 +67,10 @@ func noDeprecatedCustomRule(c *vctx) *visitor {
 			}
 			return true
 		},
-	}
+		objectField: func(f *ObjectField, parent *Type, def *InputValue) {
+			if def != nil && def.IsDeprecated {
+				c.report(fmt.Sprintf("The input field %s.%s is deprecated. %s", parent.Name, def.Name, def.DeprecationReason), f.Pos)
+			}
+		},
+	})
 }

@@ -114,13 +114,6 @@ func (b *schemaBuilder) slicingArguments(a *Argument, t *Type, f *FieldDef) []st
 // mean: a type's fields, say, as its fields over its types.
 func (s *Schema) sizeIntrospection() {
 	var fields, args, interfaces, possible, enumValues, inputFields, dirArgs int
-	wrapped := func(t *Type) {
-		n := 0
-		for ; t.OfType != nil; t = t.OfType {
-			n++
-		}
-		s.maxWrapping = max(s.maxWrapping, n)
-	}
 	for _, t := range s.typeList {
 		fields += len(t.Fields)
 		interfaces += len(t.Interfaces)
@@ -129,21 +122,18 @@ func (s *Schema) sizeIntrospection() {
 		inputFields += len(t.InputFields)
 		for _, f := range t.Fields {
 			args += len(f.Args)
-			wrapped(f.Type)
-			for _, a := range f.Args {
-				wrapped(a.Type)
-			}
-		}
-		for _, f := range t.InputFields {
-			wrapped(f.Type)
 		}
 	}
 	for _, d := range s.dirList {
 		dirArgs += len(d.Args)
-		for _, a := range d.Args {
-			wrapped(a.Type)
-		}
 	}
+	s.eachTypeRef(func(t *Type) {
+		n := 0
+		for ; t.OfType != nil; t = t.OfType {
+			n++
+		}
+		s.maxWrapping = max(s.maxWrapping, n)
+	})
 	types, dirs := len(s.typeList), len(s.dirList)
 	it := introspectionTypes().types
 	size := func(typeName, fieldName string, n int) {

@@ -140,24 +140,18 @@ func listed[T any](applies bool, items []T, p ResolveParams) any {
 	all, _ := p.Args["includeDeprecated"].(bool)
 	out := make([]any, 0, len(items))
 	for _, it := range items {
-		if all || !isDeprecated(it) {
+		d, canBe := any(it).(interface{ deprecated() bool })
+		if all || !canBe || !d.deprecated() {
 			out = append(out, it)
 		}
 	}
 	return out
 }
 
-func isDeprecated(v any) bool {
-	switch v := v.(type) {
-	case *FieldDef:
-		return v.IsDeprecated
-	case *InputValue:
-		return v.IsDeprecated
-	case *EnumValueDef:
-		return v.IsDeprecated
-	}
-	return false
-}
+// The elements that can be deprecated, for listed.
+func (f *FieldDef) deprecated() bool     { return f.IsDeprecated }
+func (v *InputValue) deprecated() bool   { return v.IsDeprecated }
+func (e *EnumValueDef) deprecated() bool { return e.IsDeprecated }
 
 func optString(s string) any {
 	if s == "" {

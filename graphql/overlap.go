@@ -60,11 +60,11 @@ type overlapChecker struct {
 	stopped   bool
 }
 
-func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
+func overlappingFieldsCanBeMergedRule(c *vctx, on *hooks) {
 	o := &overlapChecker{c: c, cache: map[*SelectionSet]*fieldMap{}, compared: map[comparison]bool{},
 		canonical: map[*Value]string{},
 		shapes:    map[*Field]int{}, shapeOf: map[string]int{}}
-	return &visitor{selectionSet: func(set *SelectionSet, parent *Type) {
+	on.selectionSet = append(on.selectionSet, func(set *SelectionSet, parent *Type) {
 		if o.stopped {
 			return
 		}
@@ -78,7 +78,7 @@ func overlappingFieldsCanBeMergedRule(c *vctx) *visitor {
 			locs := append(fieldPositions(cf.fields1), fieldPositions(cf.fields2)...)
 			c.report(fmt.Sprintf("Fields %q conflict because %s. Use different aliases on the fields to fetch both if this was intentional.", cf.key, cf.reason), locs...)
 		}
-	}}
+	})
 }
 
 // step charges one unit of work and reports whether the rule may go on.

@@ -195,29 +195,32 @@ func (p *parser) definition() Definition {
 	start := p.tok.Pos
 	hasDesc := p.peek(tokString) || p.peek(tokBlockString)
 	desc := p.description()
+	extend := !hasDesc && p.peekName("extend")
+	if extend {
+		p.advance()
+	}
 	if !p.peek(tokName) {
 		p.unexpected()
 		return nil
 	}
+	executable := !hasDesc && !extend
 	switch p.tok.Value {
 	case "query", "mutation", "subscription":
-		if !hasDesc {
+		if executable {
 			return p.operation()
 		}
 	case "fragment":
-		if !hasDesc {
+		if executable {
 			return p.fragmentDefinition()
 		}
-	case "extend":
-		if !hasDesc {
-			return p.extension()
-		}
 	case "schema":
-		return p.schemaDefinition(start, desc, false)
+		return p.schemaDefinition(start, desc, extend)
 	case "scalar", "type", "interface", "union", "enum", "input":
-		return p.typeDefinition(start, desc, false)
+		return p.typeDefinition(start, desc, extend)
 	case "directive":
-		return p.directiveDefinition(start, desc)
+		if !extend {
+			return p.directiveDefinition(start, desc)
+		}
 	}
 	p.unexpected()
 	return nil
@@ -437,23 +440,6 @@ func (p *parser) namedType() *TypeRef {
 }
 
 // Type-system definitions (spec section 3).
-
-func (p *parser) extension() Definition {
-	start := p.tok.Pos
-	p.advance()
-	if !p.peek(tokName) {
-		p.unexpected()
-		return nil
-	}
-	switch p.tok.Value {
-	case "schema":
-		return p.schemaDefinition(start, "", true)
-	case "scalar", "type", "interface", "union", "enum", "input":
-		return p.typeDefinition(start, "", true)
-	}
-	p.unexpected()
-	return nil
-}
 
 func (p *parser) schemaDefinition(start Position, desc string, extend bool) *SchemaDefinition {
 	s := &SchemaDefinition{node: node{start}, Extend: extend, Description: desc}

@@ -12,7 +12,7 @@ import (
 // The rules that need the whole document first read it when they are made,
 // before the walk.
 
-func executableDefinitionsRule(c *vctx) *visitor {
+func executableDefinitionsRule(c *vctx, _ *hooks) {
 	for _, d := range c.doc.Definitions {
 		switch d := d.(type) {
 		case *SchemaDefinition:
@@ -23,7 +23,6 @@ func executableDefinitionsRule(c *vctx) *visitor {
 			c.report(fmt.Sprintf("The \"@%s\" definition is not executable.", d.Name), d.Pos)
 		}
 	}
-	return &visitor{}
 }
 
 // unique remembers where name was first seen in seen, and reports it there
@@ -55,31 +54,31 @@ func reportDuplicates[T any](c *vctx, items []T, name func(T) (string, Position)
 	}
 }
 
-func uniqueOperationNamesRule(c *vctx) *visitor {
+func uniqueOperationNamesRule(c *vctx, on *hooks) {
 	known := map[string]Position{}
-	return &visitor{operation: func(op *OperationDefinition) {
+	on.operation = append(on.operation, func(op *OperationDefinition) {
 		if op.Name != "" {
 			c.unique(known, op.Name, op.NamePos, "There can be only one operation named %q.")
 		}
-	}}
+	})
 }
 
-func loneAnonymousOperationRule(c *vctx) *visitor {
+func loneAnonymousOperationRule(c *vctx, on *hooks) {
 	count := 0
 	for _, d := range c.doc.Definitions {
 		if _, ok := d.(*OperationDefinition); ok {
 			count++
 		}
 	}
-	return &visitor{operation: func(op *OperationDefinition) {
+	on.operation = append(on.operation, func(op *OperationDefinition) {
 		if op.Name == "" && count > 1 {
 			c.report("This anonymous operation must be the only defined operation.", op.Pos)
 		}
-	}}
+	})
 }
 
-func singleFieldSubscriptionsRule(c *vctx) *visitor {
-	return &visitor{operation: func(op *OperationDefinition) {
+func singleFieldSubscriptionsRule(c *vctx, on *hooks) {
+	on.operation = append(on.operation, func(op *OperationDefinition) {
 		root := c.schema.Subscription
 		if op.Operation != Subscription || root == nil {
 			return
@@ -101,7 +100,7 @@ func singleFieldSubscriptionsRule(c *vctx) *visitor {
 				c.report(subscription+" must not select an introspection top level field.", fieldPositions(g.fields)...)
 			}
 		}
-	}}
+	})
 }
 
 func fieldPositions(fs []*Field) []Position {
@@ -112,48 +111,46 @@ func fieldPositions(fs []*Field) []Position {
 	return locs
 }
 
-func knownTypeNamesRule(c *vctx) *visitor {
+func knownTypeNamesRule(c *vctx, on *hooks) {
 	defined := map[string]bool{}
 	for _, d := range c.doc.Definitions {
 		if t, ok := d.(*TypeDefinition); ok && !t.Extend {
 			defined[t.Name] = true
 		}
 	}
-	return &visitor{typeRef: func(r *TypeRef) {
+	on.typeRef = append(on.typeRef, func(r *TypeRef) {
 		if c.schema.types[r.Name] == nil && !defined[r.Name] {
 			c.report(fmt.Sprintf("Unknown type %q.", r.Name), r.Pos)
 		}
-	}}
+	})
 }
 
-func fragmentsOnCompositeTypesRule(c *vctx) *visitor {
-	return &visitor{
-		inline: func(f *InlineFragment, _, _ *Type) {
-			if f.TypeCondition == nil {
-				return
-			}
-			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
-				c.report(fmt.Sprintf("Fragment cannot condition on non composite type %q.", t), f.TypeCondition.Pos)
-			}
-		},
-		fragment: func(f *FragmentDefinition) {
-			if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
-				c.report(fmt.Sprintf("Fragment %q cannot condition on non composite type %q.", f.Name, t), f.TypeCondition.Pos)
-			}
-		},
-	}
+func fragmentsOnCompositeTypesRule(c *vctx, on *hooks) {
+	on.inline = append(on.inline, func(f *InlineFragment, _, _ *Type) {
+		if f.TypeCondition == nil {
+			return
+		}
+		if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
+			c.report(fmt.Sprintf("Fragment cannot condition on non composite type %q.", t), f.TypeCondition.Pos)
+		}
+	})
+	on.fragment = append(on.fragment, func(f *FragmentDefinition) {
+		if t := c.typeFromRef(f.TypeCondition); t != nil && !t.isComposite() {
+			c.report(fmt.Sprintf("Fragment %q cannot condition on non composite type %q.", f.Name, t), f.TypeCondition.Pos)
+		}
+	})
 }
 
-func variablesAreInputTypesRule(c *vctx) *visitor {
-	return &visitor{variableDef: func(v *VariableDefinition) {
+func variablesAreInputTypesRule(c *vctx, on *hooks) {
+	on.variableDef = append(on.variableDef, func(v *VariableDefinition) {
 		if t := c.typeFromRef(v.Type); t != nil && !t.isInput() {
 			c.report(fmt.Sprintf("Variable \"$%s\" cannot be non-input type %q.", v.Name, v.Type), v.Type.Pos)
 		}
-	}}
+	})
 }
 
-func scalarLeafsRule(c *vctx) *visitor {
-	return &visitor{field: func(f *Field, _ *Type, def *FieldDef) {
+func scalarLeafsRule(c *vctx, on *hooks) {
+	on.field = append(on.field, func(f *Field, _ *Type, def *FieldDef) {
 		if def == nil {
 			return
 		}
@@ -164,34 +161,34 @@ func scalarLeafsRule(c *vctx) *visitor {
 		} else if f.SelectionSet == nil {
 			c.report(fmt.Sprintf("Field %q of type %q must have a selection of subfields. Did you mean \"%s { ... }\"?", f.Name, def.Type, f.Name), f.Pos)
 		}
-	}}
+	})
 }
 
-func fieldsOnCorrectTypeRule(c *vctx) *visitor {
-	return &visitor{field: func(f *Field, parent *Type, def *FieldDef) {
+func fieldsOnCorrectTypeRule(c *vctx, on *hooks) {
+	on.field = append(on.field, func(f *Field, parent *Type, def *FieldDef) {
 		if parent != nil && def == nil {
 			c.report(fmt.Sprintf("Cannot query field %q on type %q.", f.Name, parent.Name), f.Pos)
 		}
-	}}
+	})
 }
 
-func uniqueFragmentNamesRule(c *vctx) *visitor {
+func uniqueFragmentNamesRule(c *vctx, on *hooks) {
 	known := map[string]Position{}
-	return &visitor{fragment: func(f *FragmentDefinition) {
+	on.fragment = append(on.fragment, func(f *FragmentDefinition) {
 		c.unique(known, f.Name, f.NamePos, "There can be only one fragment named %q.")
-	}}
+	})
 }
 
-func knownFragmentNamesRule(c *vctx) *visitor {
-	return &visitor{spread: func(s *FragmentSpread, _ *Type) {
+func knownFragmentNamesRule(c *vctx, on *hooks) {
+	on.spread = append(on.spread, func(s *FragmentSpread, _ *Type) {
 		if c.fragments[s.Name] == nil {
 			c.report(fmt.Sprintf("Unknown fragment %q.", s.Name), s.NamePos)
 		}
-	}}
+	})
 }
 
-func noUnusedFragmentsRule(c *vctx) *visitor {
-	return &visitor{leaveDocument: func() {
+func noUnusedFragmentsRule(c *vctx, on *hooks) {
+	on.leaveDocument = append(on.leaveDocument, func() {
 		used := map[string]bool{}
 		for _, d := range c.doc.Definitions {
 			if op, ok := d.(*OperationDefinition); ok {
@@ -205,7 +202,7 @@ func noUnusedFragmentsRule(c *vctx) *visitor {
 				c.report(fmt.Sprintf("Fragment %q is never used.", f.Name), f.Pos)
 			}
 		}
-	}}
+	})
 }
 
 // isSubTypeOf reports whether t is a possible type of the abstract type a,
@@ -228,27 +225,25 @@ func doTypesOverlap(a, b *Type) bool {
 	return false
 }
 
-func possibleFragmentSpreadsRule(c *vctx) *visitor {
-	return &visitor{
-		inline: func(f *InlineFragment, parent, t *Type) {
-			if t != nil && parent != nil && t.isComposite() && !doTypesOverlap(t, parent) {
-				c.report(fmt.Sprintf("Fragment cannot be spread here as objects of type %q can never be of type %q.", parent, t), f.Pos)
-			}
-		},
-		spread: func(s *FragmentSpread, parent *Type) {
-			f := c.fragments[s.Name]
-			if f == nil || parent == nil {
-				return
-			}
-			t := c.typeFromRef(f.TypeCondition)
-			if t != nil && t.isComposite() && !doTypesOverlap(t, parent) {
-				c.report(fmt.Sprintf("Fragment %q cannot be spread here as objects of type %q can never be of type %q.", s.Name, parent, t), s.Pos)
-			}
-		},
-	}
+func possibleFragmentSpreadsRule(c *vctx, on *hooks) {
+	on.inline = append(on.inline, func(f *InlineFragment, parent, t *Type) {
+		if t != nil && parent != nil && t.isComposite() && !doTypesOverlap(t, parent) {
+			c.report(fmt.Sprintf("Fragment cannot be spread here as objects of type %q can never be of type %q.", parent, t), f.Pos)
+		}
+	})
+	on.spread = append(on.spread, func(s *FragmentSpread, parent *Type) {
+		f := c.fragments[s.Name]
+		if f == nil || parent == nil {
+			return
+		}
+		t := c.typeFromRef(f.TypeCondition)
+		if t != nil && t.isComposite() && !doTypesOverlap(t, parent) {
+			c.report(fmt.Sprintf("Fragment %q cannot be spread here as objects of type %q can never be of type %q.", s.Name, parent, t), s.Pos)
+		}
+	})
 }
 
-func noFragmentCyclesRule(c *vctx) *visitor {
+func noFragmentCyclesRule(c *vctx, on *hooks) {
 	visited := map[string]bool{}
 	var path []*FragmentSpread
 	indexByName := map[string]int{}
@@ -290,18 +285,18 @@ func noFragmentCyclesRule(c *vctx) *visitor {
 		}
 		delete(indexByName, f.Name)
 	}
-	return &visitor{fragment: detect}
+	on.fragment = append(on.fragment, detect)
 }
 
-func uniqueVariableNamesRule(c *vctx) *visitor {
-	return &visitor{operation: func(op *OperationDefinition) {
+func uniqueVariableNamesRule(c *vctx, on *hooks) {
+	on.operation = append(on.operation, func(op *OperationDefinition) {
 		reportDuplicates(c, op.Variables, func(v *VariableDefinition) (string, Position) { return v.Name, v.NamePos },
 			"There can be only one variable named \"$%s\".")
-	}}
+	})
 }
 
-func noUndefinedVariablesRule(c *vctx) *visitor {
-	return &visitor{leaveOperation: func(op *OperationDefinition) {
+func noUndefinedVariablesRule(c *vctx, on *hooks) {
+	on.leaveOperation = append(on.leaveOperation, func(op *OperationDefinition) {
 		defined := map[string]bool{}
 		for _, v := range op.Variables {
 			defined[v.Name] = true
@@ -315,11 +310,11 @@ func noUndefinedVariablesRule(c *vctx) *visitor {
 				c.report(fmt.Sprintf("Variable \"$%s\" is not defined", u.node.Raw)+by, u.node.Pos, op.Pos)
 			}
 		}
-	}}
+	})
 }
 
-func noUnusedVariablesRule(c *vctx) *visitor {
-	return &visitor{leaveOperation: func(op *OperationDefinition) {
+func noUnusedVariablesRule(c *vctx, on *hooks) {
+	on.leaveOperation = append(on.leaveOperation, func(op *OperationDefinition) {
 		used := map[string]bool{}
 		for _, u := range c.recursiveVariableUsages(op) {
 			used[u.node.Raw] = true
@@ -333,32 +328,32 @@ func noUnusedVariablesRule(c *vctx) *visitor {
 				c.report(fmt.Sprintf("Variable \"$%s\" is never used", v.Name)+in, v.Pos)
 			}
 		}
-	}}
+	})
 }
 
-func knownDirectivesRule(c *vctx) *visitor {
-	return &visitor{directive: func(d *Directive, loc string, def *DirectiveDef) {
+func knownDirectivesRule(c *vctx, on *hooks) {
+	on.directive = append(on.directive, func(d *Directive, loc string, def *DirectiveDef) {
 		if def == nil {
 			c.report(fmt.Sprintf("Unknown directive \"@%s\".", d.Name), d.Pos)
 		} else if !slices.Contains(def.Locations, loc) {
 			c.report(fmt.Sprintf("Directive \"@%s\" may not be used on %s.", d.Name, loc), d.Pos)
 		}
-	}}
+	})
 }
 
-func uniqueDirectivesPerLocationRule(c *vctx) *visitor {
-	return &visitor{directives: func(ds []*Directive, _ string) {
+func uniqueDirectivesPerLocationRule(c *vctx, on *hooks) {
+	on.directives = append(on.directives, func(ds []*Directive, _ string) {
 		seen := map[string]Position{}
 		for _, d := range ds {
 			if def := c.schema.directives[d.Name]; def != nil && !def.IsRepeatable {
 				c.unique(seen, d.Name, d.Pos, "The directive \"@%s\" can only be used once at this location.")
 			}
 		}
-	}}
+	})
 }
 
-func knownArgumentNamesRule(c *vctx) *visitor {
-	return &visitor{argument: func(a *Argument, def *InputValue, o argOwner) {
+func knownArgumentNamesRule(c *vctx, on *hooks) {
+	on.argument = append(on.argument, func(a *Argument, def *InputValue, o argOwner) {
 		if def != nil {
 			return
 		}
@@ -370,20 +365,20 @@ func knownArgumentNamesRule(c *vctx) *visitor {
 		case o.field != nil && o.parent != nil:
 			c.report(fmt.Sprintf("Unknown argument %q on field \"%s.%s\".", a.Name, o.parent.Name, o.field.Name), a.Pos)
 		}
-	}}
+	})
 }
 
-func uniqueArgumentNamesRule(c *vctx) *visitor {
-	return &visitor{arguments: func(args []*Argument) {
+func uniqueArgumentNamesRule(c *vctx, on *hooks) {
+	on.arguments = append(on.arguments, func(args []*Argument) {
 		if len(args) > 1 {
 			reportDuplicates(c, args, func(a *Argument) (string, Position) { return a.Name, a.Pos },
 				"There can be only one argument named %q.")
 		}
-	}}
+	})
 }
 
-func valuesOfCorrectTypeRule(c *vctx) *visitor {
-	return &visitor{
+func valuesOfCorrectTypeRule(c *vctx, on *hooks) {
+	on.values = append(on.values, valueHooks{
 		value: func(v *Value, t, _ *Type) bool {
 			switch v.Kind {
 			case VariableValue:
@@ -437,7 +432,7 @@ func valuesOfCorrectTypeRule(c *vctx) *visitor {
 				c.report(fmt.Sprintf("Field %q is not defined by type %q.", f.Name, parent.Name), f.Pos)
 			}
 		},
-	}
+	})
 }
 
 // checkLeafLiteral reports a literal that the leaf type t cannot accept.
@@ -459,19 +454,17 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 	}
 }
 
-func providedRequiredArgumentsRule(c *vctx) *visitor {
-	return &visitor{
-		leaveField: func(f *Field, _ *Type, def *FieldDef) {
-			if def != nil {
-				c.requireArguments(fmt.Sprintf("Field %q", def.Name), def.Args, f.Arguments, f.Pos)
-			}
-		},
-		leaveDirective: func(d *Directive, def *DirectiveDef) {
-			if def != nil {
-				c.requireArguments(fmt.Sprintf("Directive \"@%s\"", def.Name), def.Args, d.Arguments, d.Pos)
-			}
-		},
-	}
+func providedRequiredArgumentsRule(c *vctx, on *hooks) {
+	on.leaveField = append(on.leaveField, func(f *Field, _ *Type, def *FieldDef) {
+		if def != nil {
+			c.requireArguments(fmt.Sprintf("Field %q", def.Name), def.Args, f.Arguments, f.Pos)
+		}
+	})
+	on.leaveDirective = append(on.leaveDirective, func(d *Directive, def *DirectiveDef) {
+		if def != nil {
+			c.requireArguments(fmt.Sprintf("Directive \"@%s\"", def.Name), def.Args, d.Arguments, d.Pos)
+		}
+	})
 }
 
 // requireArguments reports each required argument of defs missing from args.
@@ -484,8 +477,8 @@ func (c *vctx) requireArguments(owner string, defs []*InputValue, args []*Argume
 	}
 }
 
-func variablesInAllowedPositionRule(c *vctx) *visitor {
-	return &visitor{leaveOperation: func(op *OperationDefinition) {
+func variablesInAllowedPositionRule(c *vctx, on *hooks) {
+	on.leaveOperation = append(on.leaveOperation, func(op *OperationDefinition) {
 		defs := map[string]*VariableDefinition{}
 		for _, v := range op.Variables {
 			defs[v.Name] = v
@@ -505,7 +498,7 @@ func variablesInAllowedPositionRule(c *vctx) *visitor {
 				c.report(fmt.Sprintf("Variable \"$%s\" is of type %q but must be non-nullable to be used for OneOf Input Object %q.", vd.Name, vt, u.parent.Name), vd.Pos, u.node.Pos)
 			}
 		}
-	}}
+	})
 }
 
 // allowedVariableUsage implements IsVariableUsageAllowed (spec 5.8.5).
@@ -520,8 +513,8 @@ func allowedVariableUsage(varType *Type, varDefault *Value, locType *Type, locHa
 	return isSubType(varType, locType)
 }
 
-func uniqueInputFieldNamesRule(c *vctx) *visitor {
-	return &visitor{value: func(v *Value, _, _ *Type) bool {
+func uniqueInputFieldNamesRule(c *vctx, on *hooks) {
+	on.values = append(on.values, valueHooks{value: func(v *Value, _, _ *Type) bool {
 		if v.Kind != ObjectValue {
 			return true
 		}
@@ -530,5 +523,5 @@ func uniqueInputFieldNamesRule(c *vctx) *visitor {
 			c.unique(known, f.Name, f.Pos, "There can be only one input field named %q.")
 		}
 		return true
-	}}
+	}})
 }

@@ -219,7 +219,7 @@ type Schema struct {
 	directives map[string]*DirectiveDef
 	dirList    []*DirectiveDef
 
-	cache       *documentCache
+	cache       *lru[string, *preparedDocument]
 	fieldCosts  map[*FieldDef]fieldCost // from @cost and @listSize; see cost.go
 	maxWrapping int                     // the most List and NonNull wrappers of a type; see cost.go
 	fanout      fanout                  // see ShareEventResults
@@ -232,13 +232,7 @@ func (s *Schema) Type(name string) *Type { return s.types[name] }
 func (s *Schema) Types() []*Type { return s.typeList }
 
 func (s *Schema) rootType(op OperationType) *Type {
-	switch op {
-	case Mutation:
-		return s.Mutation
-	case Subscription:
-		return s.Subscription
-	}
-	return s.Query
+	return [...]*Type{Query: s.Query, Mutation: s.Mutation, Subscription: s.Subscription}[op]
 }
 
 func (s *Schema) mustField(typeName, fieldName string) *FieldDef {

@@ -36,7 +36,7 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newDocumentCache(defaultCacheBytes)
+	b.s.cache = newLRU[string, *preparedDocument](defaultCacheBytes)
 	return b.s, nil
 }
 
@@ -354,31 +354,35 @@ func (b *schemaBuilder) check() {
 // String and Boolean are always used by introspection.
 func (b *schemaBuilder) addUsedBuiltins() {
 	used := map[*Type]bool{}
-	mark := func(t *Type) {
+	b.s.eachTypeRef(func(t *Type) {
 		if t = t.Named(); t.builtin {
 			used[t] = true
 		}
-	}
-	for _, t := range b.s.typeList {
-		for _, f := range t.Fields {
-			mark(f.Type)
-			for _, a := range f.Args {
-				mark(a.Type)
-			}
-		}
-		for _, f := range t.InputFields {
-			mark(f.Type)
-		}
-	}
-	for _, d := range b.s.dirList {
-		for _, a := range d.Args {
-			mark(a.Type)
-		}
-	}
+	})
 	for _, name := range []string{"Int", "Float", "String", "Boolean", "ID"} {
 		if t := builtinScalars[name]; used[t] {
 			b.s.types[name] = t
 			b.s.typeList = append(b.s.typeList, t)
+		}
+	}
+}
+
+// eachTypeRef calls fn with the type of every field, argument and input field of s.
+func (s *Schema) eachTypeRef(fn func(t *Type)) {
+	for _, t := range s.typeList {
+		for _, f := range t.Fields {
+			fn(f.Type)
+			for _, a := range f.Args {
+				fn(a.Type)
+			}
+		}
+		for _, f := range t.InputFields {
+			fn(f.Type)
+		}
+	}
+	for _, d := range s.dirList {
+		for _, a := range d.Args {
+			fn(a.Type)
 		}
 	}
 }

@@ -11,7 +11,8 @@ func (s *Schema) validate(doc *Document) []*Error {
 	return validate(s, doc, specifiedRules)
 }
 
-type ruleFunc func(c *vctx) *visitor
+// ruleFunc adds a rule's hooks to on.
+type ruleFunc func(c *vctx, on *hooks)
 
 // specifiedRules are the rules run by Schema.validate, in graphql-js's order.
 var specifiedRules = []ruleFunc{
@@ -52,27 +53,32 @@ type argOwner struct {
 	dirDef    *DirectiveDef
 }
 
-// visitor holds the hooks of one rule. Nil hooks are skipped. A value hook
-// returning false stops that rule from seeing the value's children.
-type visitor struct {
-	leaveDocument  func()
-	operation      func(op *OperationDefinition)
-	leaveOperation func(op *OperationDefinition)
-	fragment       func(f *FragmentDefinition)
-	variableDef    func(v *VariableDefinition)
-	typeRef        func(r *TypeRef) // every named type in a variable type or type condition
-	selectionSet   func(set *SelectionSet, parent *Type)
-	field          func(f *Field, parent *Type, def *FieldDef)
-	leaveField     func(f *Field, parent *Type, def *FieldDef)
-	spread         func(s *FragmentSpread, parent *Type)
-	inline         func(f *InlineFragment, parent, typ *Type)
-	directives     func(ds []*Directive, loc string)
-	directive      func(d *Directive, loc string, def *DirectiveDef)
-	leaveDirective func(d *Directive, def *DirectiveDef)
-	arguments      func(args []*Argument)
-	argument       func(a *Argument, def *InputValue, owner argOwner)
-	value          func(v *Value, typ *Type, parent *Type) bool
-	objectField    func(f *ObjectField, parent *Type, def *InputValue)
+// hooks are the rules' hooks, each list in the rules' order.
+type hooks struct {
+	leaveDocument  []func()
+	operation      []func(op *OperationDefinition)
+	leaveOperation []func(op *OperationDefinition)
+	fragment       []func(f *FragmentDefinition)
+	variableDef    []func(v *VariableDefinition)
+	typeRef        []func(r *TypeRef) // every named type in a variable type or type condition
+	selectionSet   []func(set *SelectionSet, parent *Type)
+	field          []func(f *Field, parent *Type, def *FieldDef)
+	leaveField     []func(f *Field, parent *Type, def *FieldDef)
+	spread         []func(s *FragmentSpread, parent *Type)
+	inline         []func(f *InlineFragment, parent, typ *Type)
+	directives     []func(ds []*Directive, loc string)
+	directive      []func(d *Directive, loc string, def *DirectiveDef)
+	leaveDirective []func(d *Directive, def *DirectiveDef)
+	arguments      []func(args []*Argument)
+	argument       []func(a *Argument, def *InputValue, owner argOwner)
+	values         []valueHooks
+}
+
+// valueHooks are one rule's hooks on values. When value returns false,
+// neither sees that value's children.
+type valueHooks struct {
+	value       func(v *Value, typ *Type, parent *Type) bool
+	objectField func(f *ObjectField, parent *Type, def *InputValue) // may be nil
 }
 
 // vctx is the state the rules share while validating one document.
@@ -113,18 +119,13 @@ func (c *vctx) abort(msg string) {
 }
 
 func validate(s *Schema, doc *Document, rules []ruleFunc) []*Error {
-	c := &vctx{schema: s, doc: doc, fragments: map[string]*FragmentDefinition{},
+	c := &vctx{schema: s, doc: doc, fragments: fragmentsOf(doc),
 		usages: map[any][]varUsage{}, referenced: map[*OperationDefinition][]*FragmentDefinition{}}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*FragmentDefinition); ok && c.fragments[f.Name] == nil {
-			c.fragments[f.Name] = f
-		}
+	on := &hooks{}
+	for _, r := range rules {
+		r(c, on)
 	}
-	vs := make([]*visitor, len(rules))
-	for i, r := range rules {
-		vs[i] = r(c)
-	}
-	w := &walker{c: c, vs: vs, skip: make([]*Value, len(vs))}
+	w := &walker{c: c, on: on, skip: make([]*Value, len(on.values))}
 	w.document(doc)
 	return c.errors
 }
@@ -229,14 +230,13 @@ func (c *vctx) variableUsages(def Definition) []varUsage {
 		return u
 	}
 	var us []varUsage
-	v := &visitor{}
-	w := &walker{c: c, vs: []*visitor{v}, skip: make([]*Value, 1)}
-	v.value = func(val *Value, typ, parent *Type) bool {
+	w := &walker{c: c, skip: make([]*Value, 1)}
+	w.on = &hooks{values: []valueHooks{{value: func(val *Value, typ, parent *Type) bool {
 		if val.Kind == VariableValue {
 			us = append(us, varUsage{node: val, typ: typ, hasDefault: w.locationDefault, parent: parent})
 		}
 		return true
-	}
+	}}}}
 	switch d := def.(type) {
 	case *OperationDefinition:
 		w.operation(d)
@@ -258,8 +258,8 @@ func (c *vctx) recursiveVariableUsages(op *OperationDefinition) []varUsage {
 // walker traverses a document with type information and calls the hooks.
 type walker struct {
 	c    *vctx
-	vs   []*visitor
-	skip []*Value // per visitor: the value whose subtree it does not want
+	on   *hooks
+	skip []*Value // per value hook: the value whose subtree it does not want
 
 	// locationDefault tells the value hook whether the position of the value
 	// being visited has a default value (an argument or input field default).
@@ -278,9 +278,9 @@ func (w *walker) document(doc *Document) {
 			w.fragment(d)
 		}
 	}
-	for _, v := range w.vs {
-		if v.leaveDocument != nil && !w.c.aborted {
-			v.leaveDocument()
+	for _, h := range w.on.leaveDocument {
+		if !w.c.aborted {
+			h()
 		}
 	}
 }
@@ -288,19 +288,15 @@ func (w *walker) document(doc *Document) {
 var operationLocations = [...]string{Query: "QUERY", Mutation: "MUTATION", Subscription: "SUBSCRIPTION"}
 
 func (w *walker) operation(op *OperationDefinition) {
-	for _, v := range w.vs {
-		if v.operation != nil {
-			v.operation(op)
-		}
+	for _, h := range w.on.operation {
+		h(op)
 	}
 	for _, vd := range op.Variables {
 		if w.c.aborted {
 			return
 		}
-		for _, v := range w.vs {
-			if v.variableDef != nil {
-				v.variableDef(vd)
-			}
+		for _, h := range w.on.variableDef {
+			h(vd)
 		}
 		w.typeRef(vd.Type)
 		t := w.c.typeFromRef(vd.Type)
@@ -315,18 +311,16 @@ func (w *walker) operation(op *OperationDefinition) {
 	}
 	w.directives(op.Directives, operationLocations[op.Operation], argOwner{})
 	w.selectionSet(op.SelectionSet, w.c.schema.rootType(op.Operation))
-	for _, v := range w.vs {
-		if v.leaveOperation != nil && !w.c.aborted {
-			v.leaveOperation(op)
+	for _, h := range w.on.leaveOperation {
+		if !w.c.aborted {
+			h(op)
 		}
 	}
 }
 
 func (w *walker) fragment(f *FragmentDefinition) {
-	for _, v := range w.vs {
-		if v.fragment != nil {
-			v.fragment(f)
-		}
+	for _, h := range w.on.fragment {
+		h(f)
 	}
 	w.typeRef(f.TypeCondition)
 	t := w.c.typeFromRef(f.TypeCondition)
@@ -338,10 +332,8 @@ func (w *walker) typeRef(r *TypeRef) {
 	for r.Kind != NamedTypeRef {
 		r = r.Elem
 	}
-	for _, v := range w.vs {
-		if v.typeRef != nil {
-			v.typeRef(r)
-		}
+	for _, h := range w.on.typeRef {
+		h(r)
 	}
 }
 
@@ -357,10 +349,8 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			parent = n
 		}
 	}
-	for _, v := range w.vs {
-		if v.selectionSet != nil {
-			v.selectionSet(set, parent)
-		}
+	for _, h := range w.on.selectionSet {
+		h(set, parent)
 	}
 	for _, sel := range set.Selections {
 		if w.c.aborted {
@@ -372,35 +362,24 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			if parent != nil {
 				def = fieldDef(w.c.schema, parent, s.Name)
 			}
-			for _, v := range w.vs {
-				if v.field != nil {
-					v.field(s, parent, def)
-				}
+			for _, h := range w.on.field {
+				h(s, parent, def)
+			}
+			var args []*InputValue
+			var ft *Type
+			if def != nil {
+				args, ft = def.Args, def.Type
 			}
 			owner := argOwner{field: def, parent: parent}
-			var args []*InputValue
-			if def != nil {
-				args = def.Args
-			}
 			w.arguments(s.Arguments, args, owner)
 			w.directives(s.Directives, "FIELD", owner)
-			if s.SelectionSet != nil {
-				var ft *Type
-				if def != nil {
-					ft = def.Type
-				}
-				w.selectionSet(s.SelectionSet, ft)
-			}
-			for _, v := range w.vs {
-				if v.leaveField != nil {
-					v.leaveField(s, parent, def)
-				}
+			w.selectionSet(s.SelectionSet, ft)
+			for _, h := range w.on.leaveField {
+				h(s, parent, def)
 			}
 		case *FragmentSpread:
-			for _, v := range w.vs {
-				if v.spread != nil {
-					v.spread(s, parent)
-				}
+			for _, h := range w.on.spread {
+				h(s, parent)
 			}
 			w.directives(s.Directives, "FRAGMENT_SPREAD", argOwner{})
 		case *InlineFragment:
@@ -412,10 +391,8 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 					ft = nil
 				}
 			}
-			for _, v := range w.vs {
-				if v.inline != nil {
-					v.inline(s, parent, ft)
-				}
+			for _, h := range w.on.inline {
+				h(s, parent, ft)
 			}
 			w.directives(s.Directives, "INLINE_FRAGMENT", argOwner{})
 			w.selectionSet(s.SelectionSet, ft)
@@ -427,30 +404,24 @@ func (w *walker) directives(ds []*Directive, loc string, field argOwner) {
 	if len(ds) == 0 {
 		return
 	}
-	for _, v := range w.vs {
-		if v.directives != nil {
-			v.directives(ds, loc)
-		}
+	for _, h := range w.on.directives {
+		h(ds, loc)
 	}
 	for _, d := range ds {
 		if w.c.aborted {
 			return
 		}
 		def := w.c.schema.directives[d.Name]
-		for _, v := range w.vs {
-			if v.directive != nil {
-				v.directive(d, loc, def)
-			}
+		for _, h := range w.on.directive {
+			h(d, loc, def)
 		}
 		var args []*InputValue
 		if def != nil {
 			args = def.Args
 		}
 		w.arguments(d.Arguments, args, argOwner{directive: d, dirDef: def, field: field.field, parent: field.parent})
-		for _, v := range w.vs {
-			if v.leaveDirective != nil {
-				v.leaveDirective(d, def)
-			}
+		for _, h := range w.on.leaveDirective {
+			h(d, def)
 		}
 	}
 }
@@ -459,20 +430,16 @@ func (w *walker) arguments(args []*Argument, defs []*InputValue, owner argOwner)
 	if len(args) == 0 {
 		return
 	}
-	for _, v := range w.vs {
-		if v.arguments != nil {
-			v.arguments(args)
-		}
+	for _, h := range w.on.arguments {
+		h(args)
 	}
 	for _, a := range args {
 		if w.c.aborted {
 			return
 		}
 		def := findInputValue(defs, a.Name)
-		for _, v := range w.vs {
-			if v.argument != nil {
-				v.argument(a, def, owner)
-			}
+		for _, h := range w.on.argument {
+			h(a, def, owner)
 		}
 		var t *Type
 		if def != nil {
@@ -486,8 +453,8 @@ func (w *walker) arguments(args []*Argument, defs []*InputValue, owner argOwner)
 // value visits a value expected to be of type t (nil when unknown); parent
 // is the input object type whose field the value is.
 func (w *walker) value(val *Value, t, parent *Type) {
-	for i, v := range w.vs {
-		if v.value != nil && w.skip[i] == nil && !v.value(val, t, parent) {
+	for i, h := range w.on.values {
+		if w.skip[i] == nil && !h.value(val, t, parent) {
 			w.skip[i] = val
 		}
 	}
@@ -516,9 +483,9 @@ func (w *walker) value(val *Value, t, parent *Type) {
 			if ot != nil {
 				def = ot.inputFieldMap[f.Name]
 			}
-			for i, v := range w.vs {
-				if v.objectField != nil && w.skip[i] == nil {
-					v.objectField(f, ot, def)
+			for i, h := range w.on.values {
+				if h.objectField != nil && w.skip[i] == nil {
+					h.objectField(f, ot, def)
 				}
 			}
 			var ft *Type
@@ -529,7 +496,7 @@ func (w *walker) value(val *Value, t, parent *Type) {
 			w.value(f.Value, ft, ot)
 		}
 	}
-	for i := range w.vs {
+	for i := range w.skip {
 		if w.skip[i] == val {
 			w.skip[i] = nil
 		}
