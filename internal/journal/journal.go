@@ -450,12 +450,10 @@ func (j *Journal) Close() error {
 	<-j.stopped
 	j.log.Info("journal closed", "writes", j.writes.Load(), "fsyncs", j.syncs.Load())
 	j.snapshots.Wait()
-	if j.failed {
-		j.file.Close()
-		j.lock.Close()
-		return ErrFailed
+	err := ErrFailed
+	if !j.failed {
+		err = j.file.Sync()
 	}
-	err := j.file.Sync()
 	if cerr := j.file.Close(); err == nil {
 		err = cerr
 	}
