@@ -206,13 +206,6 @@ func fieldIndex(key []byte, fields []string) int {
 	return -1
 }
 
-func (d *Scanner) array(at Loc, elem func(i int) error) error {
-	if more, err := d.openArray(at); !more || err != nil {
-		return err
-	}
-	return d.elements(elem)
-}
-
 // openArray reads the start of an array and reports whether an element follows.
 func (d *Scanner) openArray(at Loc) (more bool, err error) {
 	if d.next() != '[' {
@@ -486,7 +479,10 @@ func (d *Scanner) skip(at Loc, open int) error {
 	case c == '{':
 		return d.object(Loc{list: "value"}, nil, true, func(string) error { return d.skip(at, open+1) })
 	case c == '[':
-		return d.array(Loc{list: "value"}, func(int) error { return d.skip(at, open+1) })
+		if more, err := d.openArray(at); !more || err != nil {
+			return err
+		}
+		return d.elements(func(int) error { return d.skip(at, open+1) })
 	case c == '"':
 		_, _, err := d.stringToken()
 		return err
