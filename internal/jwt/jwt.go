@@ -96,18 +96,17 @@ type Config struct {
 // A Verifier checks bearer tokens against one key and one algorithm. It is
 // safe for concurrent use.
 type Verifier struct {
-	alg              string
-	key              any // the secret ([]byte), *rsa.PublicKey or *ecdsa.PublicKey
-	issuer, audience string
-	now              func() time.Time
+	alg string
+	key any    // the secret ([]byte), *rsa.PublicKey or *ecdsa.PublicKey
+	cfg Config // with Now set
 }
 
 // New returns a verifier for cfg, or an error saying what is wrong with the key.
 func New(cfg Config) (*Verifier, error) {
-	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, now: cfg.Now}
-	if v.now == nil {
-		v.now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
+	v := &Verifier{cfg: cfg}
 	switch {
 	case len(cfg.Secret) > 0 && len(cfg.PublicKeyPEM) > 0:
 		return nil, errors.New("jwt: configure either a secret or a public key, not both")
@@ -182,7 +181,7 @@ func parsePublicKey(data []byte) (key any, alg string, err error) {
 func (v *Verifier) ValidUntil(c *Claims) time.Time { return c.Expiry.Add(leeway) }
 
 // Now is the verifier's clock.
-func (v *Verifier) Now() time.Time { return v.now() }
+func (v *Verifier) Now() time.Time { return v.cfg.Now() }
 
 // Claims is what a verified token says about its bearer.
 type Claims struct {
@@ -380,7 +379,7 @@ func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
 		}
 	}
 
-	now := v.now()
+	now := v.cfg.Now()
 	switch {
 	case !now.Before(c.Expiry.Add(leeway)):
 		return nil, &Error{Kind: ErrExpired}
@@ -388,9 +387,9 @@ func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
 		return nil, &Error{Kind: ErrNotYetValid}
 	case !c.IssuedAt.IsZero() && c.IssuedAt.After(now.Add(leeway)):
 		return nil, &Error{Kind: ErrIssuedFuture}
-	case v.issuer != "" && c.Issuer != v.issuer:
+	case v.cfg.Issuer != "" && c.Issuer != v.cfg.Issuer:
 		return nil, &Error{Kind: ErrIssuer}
-	case v.audience != "" && !slices.Contains(c.Audience, v.audience):
+	case v.cfg.Audience != "" && !slices.Contains(c.Audience, v.cfg.Audience):
 		return nil, &Error{Kind: ErrAudience}
 	}
 	if _, ok := m["sub"]; !ok {
