@@ -12,6 +12,7 @@
 package jsonscan
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,22 +100,8 @@ func (d *Scanner) syntax(want string) error {
 	return fmt.Errorf("malformed JSON at byte %d: expecting %s, found %q", d.pos, want, d.data[d.pos])
 }
 
-// kind names the JSON kind of the value at pos.
-func (d *Scanner) kind() string {
-	switch d.next() {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
+// kindOf names the JSON kind of a value by its first byte; "" stands for a number.
+var kindOf = [256]string{'{': "object", '[': "array", '"': "string", 't': "bool", 'f': "bool", 'n': "null"}
 
 // literal consumes lit if it is next.
 func (d *Scanner) literal(lit string) bool {
@@ -351,7 +338,7 @@ func (d *Scanner) String(at Loc, dst *string) error {
 // valueTypeError reports a value of the wrong kind, unless it has a syntax error.
 func (d *Scanner) valueTypeError(at Loc, want string) error {
 	start := d.pos
-	kind := d.kind()
+	kind := cmp.Or(kindOf[d.next()], "number")
 	if err := d.skip(at, at.open()); err != nil {
 		return err
 	}
