@@ -142,8 +142,6 @@ func (p *Pending) Wait() error {
 	return p.err
 }
 
-var errDirInUse = errors.New("is in use by another quartet process")
-
 // Open opens the journal in dir, creating dir if need be, and holds it until
 // Close: a dir holding no store (Has) is seeded from h, otherwise h is restored.
 func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) {
@@ -157,7 +155,7 @@ func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) 
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		lock.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s %w", dir, errDirInUse)
+			return nil, fmt.Errorf("%s is in use by another quartet process", dir)
 		}
 		return nil, err
 	}
