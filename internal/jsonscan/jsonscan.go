@@ -301,10 +301,8 @@ func (d *Scanner) key() ([]byte, error) {
 
 func unquote(tok []byte) (string, error) {
 	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return "", err
-	}
-	return s, nil
+	err := json.Unmarshal(tok, &s) // leaves s empty when it fails
+	return s, err
 }
 
 // String reads a string into dst, a copy; escapes and invalid UTF-8 are decoded by
