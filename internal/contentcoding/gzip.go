@@ -120,7 +120,7 @@ func (g *GzipWriter) WriteHeader(code int) {
 		return
 	}
 	g.status = code
-	if !bodyAllowed(code) {
+	if code == http.StatusNoContent || code == http.StatusNotModified { // no body (RFC 9110 sections 15.3.5, 15.4.5)
 		g.decide(false)
 		return
 	}
@@ -223,12 +223,6 @@ func (g *GzipWriter) Abandon() {
 		gzipWriters.Put(g.zw)
 		g.zw = nil
 	}
-}
-
-// bodyAllowed reports whether an answer with this status may have a body (RFC 9110
-// sections 15.3.5 and 15.4.5).
-func bodyAllowed(code int) bool {
-	return code != http.StatusNoContent && code != http.StatusNotModified
 }
 
 // compressibleType reports whether gzip shrinks a Content-Type: text, JSON, XML, a

@@ -21,13 +21,9 @@ import (
 
 // Door admits work through a queue. A nil *Door admits everything at once.
 type Door struct {
-	queue   *fairqueue.Queue
-	bodies  *fairqueue.Bytes
-	proxies clientaddr.Proxies
-	limit   int64 // the largest body read ahead; a longer one is the handler's to refuse
-
-	waiting    int   // the work one client may have waiting, for messages
-	clientBody int64 // the body bytes one client may hold read ahead, for messages
+	queue  *fairqueue.Queue
+	bodies *fairqueue.Bytes
+	o      Options
 }
 
 // Options configure a Door.
@@ -35,21 +31,13 @@ type Options struct {
 	Waiting         int                // the queue's per-client waiting bound, for messages
 	ClientBodyBytes int64              // body bytes one client may hold read ahead
 	TotalBodyBytes  int64              // body bytes all clients may hold read ahead
-	MaxBodyBytes    int64              // the largest body a handler accepts
+	MaxBodyBytes    int64              // the largest body read ahead; a longer one is the handler's to refuse
 	Proxies         clientaddr.Proxies // trusted proxies, for gRPC's client (HTTP's is rewritten before)
 }
 
 // New returns a door onto q.
 func New(q *fairqueue.Queue, o Options) *Door {
-	return &Door{
-		queue:   q,
-		bodies:  fairqueue.NewBytes(o.ClientBodyBytes, o.TotalBodyBytes),
-		waiting: o.Waiting,
-		proxies: o.Proxies,
-		limit:   o.MaxBodyBytes,
-
-		clientBody: o.ClientBodyBytes,
-	}
+	return &Door{queue: q, bodies: fairqueue.NewBytes(o.ClientBodyBytes, o.TotalBodyBytes), o: o}
 }
 
 // Busy refuses work of a client with as much waiting as it may, or bodies past
@@ -65,7 +53,7 @@ func (e *Busy) Error() string { return e.reason }
 func (d *Door) enter(ctx context.Context, client string) (release func(), err error) {
 	release, err = d.queue.Acquire(ctx, client)
 	if errors.Is(err, fairqueue.ErrBusy) {
-		return nil, &Busy{client, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.waiting)}
+		return nil, &Busy{client, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.o.Waiting)}
 	}
 	return release, err
 }

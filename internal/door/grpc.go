@@ -75,9 +75,9 @@ func (d *Door) grpcClient(ctx context.Context) string {
 		return ""
 	}
 	addr := p.Addr.String()
-	if len(d.proxies) > 0 {
+	if len(d.o.Proxies) > 0 {
 		md, _ := metadata.FromIncomingContext(ctx)
-		addr = d.proxies.RemoteAddr(addr, md.Get("forwarded"), md.Get("x-forwarded-for"))
+		addr = d.o.Proxies.RemoteAddr(addr, md.Get("forwarded"), md.Get("x-forwarded-for"))
 	}
 	return clientaddr.Of(addr)
 }

@@ -38,10 +38,10 @@ func (d *Door) Enter(w http.ResponseWriter, r *http.Request) (http.ResponseWrite
 // readAhead reads r's body, one byte past the limit at most (for the handler's
 // 413), within client's budget; a body declared longer is left to the handler.
 func (d *Door) readAhead(r *http.Request, client string) (held int64, err error) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.limit {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.o.MaxBodyBytes {
 		return 0, nil
 	}
-	limit := d.limit + 1
+	limit := d.o.MaxBodyBytes + 1
 	if r.ContentLength >= 0 {
 		limit = r.ContentLength + 1 // the extra byte finds the end
 	}
@@ -54,7 +54,7 @@ func (d *Door) readAhead(r *http.Request, client string) (held int64, err error)
 		}
 		if ok, perClient := d.bodies.Take(client, n); !ok {
 			if perClient {
-				return held, &Busy{client, fmt.Sprintf("too many request bodies waiting from %s: at most %d bytes; try again shortly", client, d.clientBody)}
+				return held, &Busy{client, fmt.Sprintf("too many request bodies waiting from %s: at most %d bytes; try again shortly", client, d.o.ClientBodyBytes)}
 			}
 			return held, &Busy{client, "too many request bodies waiting; try again shortly"}
 		}

@@ -126,20 +126,13 @@ type Journal struct {
 	writes, syncs atomic.Int64 // records written, fsyncs made; /metrics reads them
 }
 
-// Pending is an appended record waiting for its fsync (or, without a record, the
-// mark where the journal rotates).
+// Pending is an appended record waiting for its fsync or, without a record, the
+// mark where the journal rotates to journal gen, done once the new file exists.
 type Pending struct {
-	rec    Record
-	done   sync.WaitGroup // a channel would be an allocation more per write
-	err    error
-	rotate *rotation
-}
-
-// rotation starts journal gen; rotated is closed once the new file exists.
-type rotation struct {
-	gen     uint64
-	rotated chan struct{}
-	err     error
+	rec  Record
+	done sync.WaitGroup // a channel would be an allocation more per write
+	err  error
+	gen  uint64
 }
 
 // Wait waits until the record is on disk, or says why not: ErrFailed (the record
@@ -148,8 +141,6 @@ func (p *Pending) Wait() error {
 	p.done.Wait()
 	return p.err
 }
-
-var errDirInUse = errors.New("is in use by another quartet process")
 
 // Open opens the journal in dir, creating dir if need be, and holds it until
 // Close: a dir holding no store (Has) is seeded from h, otherwise h is restored.
@@ -164,7 +155,7 @@ func Open(dir string, log *slog.Logger, opts Options, h Host) (*Journal, error) 
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		lock.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s %w", dir, errDirInUse)
+			return nil, fmt.Errorf("%s is in use by another quartet process", dir)
 		}
 		return nil, err
 	}
@@ -265,7 +256,7 @@ func (j *Journal) flush() {
 		var err error
 		start := 0
 		for i, w := range batch {
-			if w.rotate == nil {
+			if w.rec != nil {
 				j.writes.Add(1)
 				payload, pErr := w.rec.Payload()
 				if pErr != nil {
@@ -280,8 +271,8 @@ func (j *Journal) flush() {
 			}
 			j.release(batch[start:i])
 			buf, start = buf[:0], i+1
-			w.rotate.err = j.rotate(w.rotate.gen)
-			close(w.rotate.rotated)
+			w.err = j.rotate(w.gen)
+			w.done.Done()
 		}
 		if err == nil {
 			err = j.writeAndSync(buf, nil)
@@ -325,17 +316,13 @@ func (j *Journal) writeAndSync(buf []byte, err error) error {
 	return nil
 }
 
-// release answers the writers of a batch on disk, then tells of its records.
+// release answers the writers of a batch of records on disk, then tells of them.
 func (j *Journal) release(batch []*Pending) {
 	for _, w := range batch {
-		if w.rotate == nil {
-			w.done.Done()
-		}
+		w.done.Done()
 	}
 	for _, w := range batch {
-		if w.rec != nil {
-			w.rec.Stored()
-		}
+		w.rec.Stored()
 	}
 }
 
@@ -367,11 +354,6 @@ func (j *Journal) fail(rest []*Pending, cause error) {
 		}
 	})
 	for _, w := range rest {
-		if w.rotate != nil {
-			w.rotate.err = ErrFailed
-			close(w.rotate.rotated)
-			continue
-		}
 		w.err = ErrFailed
 		w.done.Done()
 	}
@@ -401,10 +383,11 @@ func (j *Journal) maybeSnapshot() {
 		return
 	}
 	gen := j.gen + 1
-	rot := &rotation{gen: gen, rotated: make(chan struct{})}
+	mark := &Pending{gen: gen}
+	mark.done.Add(1)
 	encode := j.host.Capture(func() {
 		j.mu.Lock()
-		j.queue = append(j.queue, &Pending{rotate: rot})
+		j.queue = append(j.queue, mark)
 		j.mu.Unlock()
 	})
 	j.snapshots.Go(func() {
@@ -413,9 +396,8 @@ func (j *Journal) maybeSnapshot() {
 			j.snapshotting = false
 			j.mu.Unlock()
 		}()
-		<-rot.rotated
-		if rot.err != nil {
-			j.log.Error("journal rotation failed", "error", rot.err)
+		if err := mark.Wait(); err != nil {
+			j.log.Error("journal rotation failed", "error", err)
 			return
 		}
 		if err := writeSnapshot(j.dir, gen, j.storeID, encode); err != nil {
@@ -466,12 +448,10 @@ func (j *Journal) Close() error {
 	<-j.stopped
 	j.log.Info("journal closed", "writes", j.writes.Load(), "fsyncs", j.syncs.Load())
 	j.snapshots.Wait()
-	if j.failed {
-		j.file.Close()
-		j.lock.Close()
-		return ErrFailed
+	err := ErrFailed
+	if !j.failed {
+		err = j.file.Sync()
 	}
-	err := j.file.Sync()
 	if cerr := j.file.Close(); err == nil {
 		err = cerr
 	}

@@ -233,11 +233,12 @@ func uEscape(s []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// openValue is an object or array that checkValid is inside.
+// openValue is an object or array that checkValid or checkTokens is inside.
 type openValue struct {
-	isObj bool
-	first int                 // index in checkValid's keys of the object's first key
-	set   map[string]struct{} // the keys, once there are more than manyKeys
+	isObj   bool
+	wantKey bool                // checkTokens': a key or the end comes next
+	first   int                 // index in the keys of the open objects of the object's first key
+	set     map[string]struct{} // the keys, once there are more than manyKeys
 }
 
 // add reports whether key repeats an earlier key (in any letter case with fold),
@@ -312,12 +313,8 @@ func followedByColon(data []byte, i int) bool {
 func checkTokens(data []byte, keys bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers are not looked at; this keeps them from being parsed
-	type frame struct {
-		keys    map[string]struct{}
-		isObj   bool
-		wantKey bool
-	}
-	stack := make([]frame, 0, 8)
+	stack := make([]openValue, 0, 8)
+	var names [][]byte // the keys of the open objects, the innermost's last
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -333,17 +330,11 @@ func checkTokens(data []byte, keys bool) error {
 				if !keys {
 					continue
 				}
-				k := key
-				if top == 0 {
-					k = foldCase(key)
-				}
-				if _, dup := stack[top].keys[k]; dup {
+				o, name := &stack[top], []byte(key)
+				if o.add(name, names[o.first:], top == 0) {
 					return &Error{Key: key, Offset: dec.InputOffset()}
 				}
-				if stack[top].keys == nil {
-					stack[top].keys = map[string]struct{}{}
-				}
-				stack[top].keys[k] = struct{}{}
+				names = append(names, name)
 				continue
 			}
 		}
@@ -356,8 +347,9 @@ func checkTokens(data []byte, keys bool) error {
 				return &DepthError{Offset: dec.InputOffset() - 1} // just after the bracket
 			}
 			isObj := tok == json.Delim('{')
-			stack = append(stack, frame{isObj: isObj, wantKey: isObj})
+			stack = append(stack, openValue{isObj: isObj, wantKey: isObj, first: len(names)})
 		case json.Delim('}'), json.Delim(']'):
+			names = names[:stack[len(stack)-1].first]
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {

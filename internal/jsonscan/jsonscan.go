@@ -12,6 +12,7 @@
 package jsonscan
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,22 +100,8 @@ func (d *Scanner) syntax(want string) error {
 	return fmt.Errorf("malformed JSON at byte %d: expecting %s, found %q", d.pos, want, d.data[d.pos])
 }
 
-// kind names the JSON kind of the value at pos.
-func (d *Scanner) kind() string {
-	switch d.next() {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
+// kindOf names the JSON kind of a value by its first byte; "" stands for a number.
+var kindOf = [256]string{'{': "object", '[': "array", '"': "string", 't': "bool", 'f': "bool", 'n': "null"}
 
 // literal consumes lit if it is next.
 func (d *Scanner) literal(lit string) bool {
@@ -204,13 +191,6 @@ func fieldIndex(key []byte, fields []string) int {
 		}
 	}
 	return -1
-}
-
-func (d *Scanner) array(at Loc, elem func(i int) error) error {
-	if more, err := d.openArray(at); !more || err != nil {
-		return err
-	}
-	return d.elements(elem)
 }
 
 // openArray reads the start of an array and reports whether an element follows.
@@ -321,10 +301,8 @@ func (d *Scanner) key() ([]byte, error) {
 
 func unquote(tok []byte) (string, error) {
 	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return "", err
-	}
-	return s, nil
+	err := json.Unmarshal(tok, &s) // leaves s empty when it fails
+	return s, err
 }
 
 // String reads a string into dst, a copy; escapes and invalid UTF-8 are decoded by
@@ -358,7 +336,7 @@ func (d *Scanner) String(at Loc, dst *string) error {
 // valueTypeError reports a value of the wrong kind, unless it has a syntax error.
 func (d *Scanner) valueTypeError(at Loc, want string) error {
 	start := d.pos
-	kind := d.kind()
+	kind := cmp.Or(kindOf[d.next()], "number")
 	if err := d.skip(at, at.open()); err != nil {
 		return err
 	}
@@ -486,7 +464,10 @@ func (d *Scanner) skip(at Loc, open int) error {
 	case c == '{':
 		return d.object(Loc{list: "value"}, nil, true, func(string) error { return d.skip(at, open+1) })
 	case c == '[':
-		return d.array(Loc{list: "value"}, func(int) error { return d.skip(at, open+1) })
+		if more, err := d.openArray(at); !more || err != nil {
+			return err
+		}
+		return d.elements(func(int) error { return d.skip(at, open+1) })
 	case c == '"':
 		_, _, err := d.stringToken()
 		return err

@@ -4,6 +4,9 @@ package jsonstr
 
 import "unicode/utf8"
 
+// shortEscape is the letter after the backslash of the ASCII characters escaped so.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 // Append appends s to b as a quoted JSON string, byte for byte as encoding/json
 // writes it with SetEscapeHTML(false): invalid UTF-8 as \ufffd, U+2028 and U+2029
 // escaped, and <, > and & as they are (as GraphQL and OData answers always had).
@@ -18,20 +21,9 @@ func Append(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
+			if e := shortEscape[c]; e != 0 {
+				b = append(b, '\\', e)
+			} else {
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			}
 			i++

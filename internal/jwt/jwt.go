@@ -96,18 +96,17 @@ type Config struct {
 // A Verifier checks bearer tokens against one key and one algorithm. It is
 // safe for concurrent use.
 type Verifier struct {
-	alg              string
-	key              any // the secret ([]byte), *rsa.PublicKey or *ecdsa.PublicKey
-	issuer, audience string
-	now              func() time.Time
+	alg string
+	key any    // the secret ([]byte), *rsa.PublicKey or *ecdsa.PublicKey
+	cfg Config // with Now set
 }
 
 // New returns a verifier for cfg, or an error saying what is wrong with the key.
 func New(cfg Config) (*Verifier, error) {
-	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, now: cfg.Now}
-	if v.now == nil {
-		v.now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
+	v := &Verifier{cfg: cfg}
 	switch {
 	case len(cfg.Secret) > 0 && len(cfg.PublicKeyPEM) > 0:
 		return nil, errors.New("jwt: configure either a secret or a public key, not both")
@@ -117,13 +116,9 @@ func New(cfg Config) (*Verifier, error) {
 		}
 		v.alg, v.key = "HS256", bytes.Clone(cfg.Secret)
 	case len(cfg.PublicKeyPEM) > 0:
-		key, err := parsePublicKey(cfg.PublicKeyPEM)
-		if err != nil {
+		var err error
+		if v.key, v.alg, err = parsePublicKey(cfg.PublicKeyPEM); err != nil {
 			return nil, err
-		}
-		v.alg, v.key = "ES256", key
-		if _, ok := key.(*rsa.PublicKey); ok {
-			v.alg = "RS256"
 		}
 	default:
 		return nil, errors.New("jwt: no secret or public key configured")
@@ -140,47 +135,45 @@ func checkSecret(secret []byte) error {
 }
 
 // parsePublicKey returns the *rsa.PublicKey or *ecdsa.PublicKey of data, which
-// must be exactly one PEM block.
-func parsePublicKey(data []byte) (any, error) {
+// must be exactly one PEM block, and the algorithm it binds.
+func parsePublicKey(data []byte) (key any, alg string, err error) {
 	block, rest := pem.Decode(data)
 	if block == nil {
-		return nil, errors.New("jwt: public key: no PEM block found")
+		return nil, "", errors.New("jwt: public key: no PEM block found")
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, errors.New("jwt: public key: unexpected data after the first PEM block")
+		return nil, "", errors.New("jwt: public key: unexpected data after the first PEM block")
 	}
 	if len(block.Headers) != 0 {
-		return nil, fmt.Errorf("jwt: public key: PEM block %q has headers (encrypted keys are not supported)", block.Type)
+		return nil, "", fmt.Errorf("jwt: public key: PEM block %q has headers (encrypted keys are not supported)", block.Type)
 	}
-	var key any
-	var err error
 	switch block.Type {
 	case "PUBLIC KEY":
 		key, err = x509.ParsePKIXPublicKey(block.Bytes)
 	case "RSA PUBLIC KEY":
 		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
 	case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
-		return nil, fmt.Errorf("jwt: public key: PEM block is a %s; configure the public key instead", block.Type)
+		return nil, "", fmt.Errorf("jwt: public key: PEM block is a %s; configure the public key instead", block.Type)
 	default:
-		return nil, fmt.Errorf("jwt: public key: PEM block type %q; want \"PUBLIC KEY\" or \"RSA PUBLIC KEY\"", block.Type)
+		return nil, "", fmt.Errorf("jwt: public key: PEM block type %q; want \"PUBLIC KEY\" or \"RSA PUBLIC KEY\"", block.Type)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jwt: public key: %v", err)
+		return nil, "", fmt.Errorf("jwt: public key: %v", err)
 	}
 	switch k := key.(type) {
 	case *rsa.PublicKey:
 		if n := k.N.BitLen(); n < minRSABits {
-			return nil, fmt.Errorf("jwt: public key: RSA modulus is %d bits; at least %d are required (RFC 7518 section 3.3)",
+			return nil, "", fmt.Errorf("jwt: public key: RSA modulus is %d bits; at least %d are required (RFC 7518 section 3.3)",
 				n, minRSABits)
 		}
-		return k, nil
+		return k, "RS256", nil
 	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
-			return nil, fmt.Errorf("jwt: public key: EC curve %s; only P-256 (ES256) is supported", k.Curve.Params().Name)
+			return nil, "", fmt.Errorf("jwt: public key: EC curve %s; only P-256 (ES256) is supported", k.Curve.Params().Name)
 		}
-		return k, nil
+		return k, "ES256", nil
 	}
-	return nil, fmt.Errorf("jwt: public key: %T keys are not supported; use RSA (RS256) or EC P-256 (ES256)", key)
+	return nil, "", fmt.Errorf("jwt: public key: %T keys are not supported; use RSA (RS256) or EC P-256 (ES256)", key)
 }
 
 // ValidUntil is the instant, on the verifier's clock, from which Verify refuses
@@ -188,7 +181,7 @@ func parsePublicKey(data []byte) (any, error) {
 func (v *Verifier) ValidUntil(c *Claims) time.Time { return c.Expiry.Add(leeway) }
 
 // Now is the verifier's clock.
-func (v *Verifier) Now() time.Time { return v.now() }
+func (v *Verifier) Now() time.Time { return v.cfg.Now() }
 
 // Claims is what a verified token says about its bearer.
 type Claims struct {
@@ -386,7 +379,7 @@ func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
 		}
 	}
 
-	now := v.now()
+	now := v.cfg.Now()
 	switch {
 	case !now.Before(c.Expiry.Add(leeway)):
 		return nil, &Error{Kind: ErrExpired}
@@ -394,9 +387,9 @@ func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
 		return nil, &Error{Kind: ErrNotYetValid}
 	case !c.IssuedAt.IsZero() && c.IssuedAt.After(now.Add(leeway)):
 		return nil, &Error{Kind: ErrIssuedFuture}
-	case v.issuer != "" && c.Issuer != v.issuer:
+	case v.cfg.Issuer != "" && c.Issuer != v.cfg.Issuer:
 		return nil, &Error{Kind: ErrIssuer}
-	case v.audience != "" && !slices.Contains(c.Audience, v.audience):
+	case v.cfg.Audience != "" && !slices.Contains(c.Audience, v.cfg.Audience):
 		return nil, &Error{Kind: ErrAudience}
 	}
 	if _, ok := m["sub"]; !ok {

@@ -215,7 +215,7 @@ func TestRFC7515AppendixA(t *testing.T) {
 			// the failure is the 2011 expiry.
 			cfg.Now = nil
 			v = jwtVerifier(t, cfg)
-			v.now = time.Now
+			v.cfg.Now = time.Now
 			if _, err := v.Verify(tt.token); !errors.Is(err, ErrExpired) {
 				t.Errorf("Verify on today's clock = %v, want %v", err, ErrExpired)
 			}

@@ -81,21 +81,10 @@ type Table struct {
 // series are one route's counts: answers by code, and durations.
 type series struct {
 	surface, route string
-	codeName       func(int) string   // the table's
-	codes          [600]atomic.Uint64 // by code (an HTTP status, say); 0 counts codes out of range
-	latency        histogram
-}
-
-// histogram counts observations by latencyBuckets, not cumulatively, and their sum.
-type histogram struct {
-	counts   [len(latencyBuckets) + 1]atomic.Uint64 // the last is +Inf
-	sumNanos atomic.Int64
-}
-
-func (h *histogram) observe(d time.Duration) {
-	i, _ := slices.BinarySearch(latencyBuckets[:], d.Seconds()) // first bound >= d
-	h.counts[i].Add(1)
-	h.sumNanos.Add(int64(d))
+	codeName       func(int) string                       // the table's
+	codes          [600]atomic.Uint64                     // by code (an HTTP status, say); 0 counts codes out of range
+	latency        [len(latencyBuckets) + 1]atomic.Uint64 // by bucket, not cumulative; the last is +Inf
+	sumNanos       atomic.Int64                           // of the durations
 }
 
 // Start counts a request as in flight until its Done.
@@ -112,7 +101,9 @@ func (t *Table) Done(route string, code int, d time.Duration) {
 		code = 0
 	}
 	s.codes[code].Add(1)
-	s.latency.observe(d)
+	i, _ := slices.BinarySearch(latencyBuckets[:], d.Seconds()) // first bound >= d
+	s.latency[i].Add(1)
+	s.sumNanos.Add(int64(d))
 }
 
 // series returns route's series, adding it on first use, or once the table is
@@ -191,15 +182,15 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 	text.Family("quartet_request_duration_seconds", "histogram", s.Help.Duration)
 	for _, sr := range all {
 		var cumulative uint64
-		for i := range sr.latency.counts {
-			cumulative += sr.latency.counts[i].Load()
+		for i := range sr.latency {
+			cumulative += sr.latency[i].Load()
 			le := "+Inf"
 			if i < len(latencyBuckets) {
 				le = strconv.FormatFloat(latencyBuckets[i], 'g', -1, 64)
 			}
 			text.Sample("quartet_request_duration_seconds_bucket", float64(cumulative), "surface", sr.surface, "route", sr.route, "le", le)
 		}
-		text.Sample("quartet_request_duration_seconds_sum", time.Duration(sr.latency.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
+		text.Sample("quartet_request_duration_seconds_sum", time.Duration(sr.sumNanos.Load()).Seconds(), "surface", sr.surface, "route", sr.route)
 		text.Sample("quartet_request_duration_seconds_count", float64(cumulative), "surface", sr.surface, "route", sr.route)
 	}
 

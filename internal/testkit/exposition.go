@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,51 +67,29 @@ func ParseExposition(t testing.TB, text string) []Sample {
 	return out
 }
 
+var (
+	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:` + labelText + `,?)*)\})? (\S+)$`)
+	labelPair  = regexp.MustCompile(labelText)
+	unescape   = strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\n`, "\n")
+)
+
+// labelText is one label: its name, and its value escaping only a backslash, a quote and a newline.
+const labelText = `([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"`
+
 func parseSample(t testing.TB, line string) Sample {
 	t.Helper()
-	s := Sample{Labels: map[string]string{}}
-	i := strings.IndexAny(line, "{ ")
-	if i <= 0 {
-		t.Fatalf("sample %q: no name", line)
+	m := sampleLine.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("sample %q: not name{labels} value", line)
 	}
-	s.Name, line = line[:i], line[i:]
-	if line[0] == '{' {
-		line = line[1:]
-		for line[0] != '}' {
-			name, rest, ok := strings.Cut(line, `="`)
-			if !ok {
-				t.Fatalf("label in %q", line)
-			}
-			var value strings.Builder
-			j := 0
-			for ; rest[j] != '"'; j++ {
-				if rest[j] == '\\' {
-					j++
-					switch rest[j] {
-					case '\\', '"':
-						value.WriteByte(rest[j])
-					case 'n':
-						value.WriteByte('\n')
-					default:
-						t.Fatalf("escape \\%c in %q", rest[j], rest)
-					}
-					continue
-				}
-				if rest[j] == '\n' {
-					t.Fatalf("raw newline in label value")
-				}
-				value.WriteByte(rest[j])
-			}
-			s.Labels[name] = value.String()
-			line = strings.TrimPrefix(rest[j+1:], ",")
-		}
-		line = line[1:]
+	v, err := strconv.ParseFloat(m[len(m)-1], 64)
+	if err != nil {
+		t.Fatalf("value in %q: %v", line, err)
 	}
-	v, err := strconv.ParseFloat(strings.TrimPrefix(line, " "), 64)
-	if err != nil || !strings.HasPrefix(line, " ") {
-		t.Fatalf("value %q: %v", line, err)
+	s := Sample{Name: m[1], Labels: map[string]string{}, Value: v}
+	for _, pair := range labelPair.FindAllStringSubmatch(m[2], -1) {
+		s.Labels[pair[1]] = unescape.Replace(pair[2])
 	}
-	s.Value = v
 	return s
 }
 

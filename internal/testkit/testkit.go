@@ -199,29 +199,14 @@ func HasLoneSurrogate(data []byte) bool {
 // JSONDepth is how deeply arrays and objects nest in data's first value, read by
 // encoding/json's tokens up to the first error.
 func JSONDepth(data []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return deepest
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			deepest = max(deepest, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return deepest
-		}
-	}
+	deepest, _ := readTokens(data)
+	return deepest
 }
 
-// repeatedKey reports the first key of valid JSON data that an earlier key of its
-// object matches as encoding/json matches struct fields, read by its tokens.
-func repeatedKey(data []byte) error {
+// readTokens reads data's first value by encoding/json's tokens, up to the first
+// error: how deeply it nests, and the first key that an earlier key of its object
+// matches as encoding/json matches struct fields.
+func readTokens(data []byte) (deepest int, repeated error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	type open struct {
 		keys     []string // nil in an array
@@ -231,17 +216,15 @@ func repeatedKey(data []byte) error {
 	var stack []open
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
+		if err != nil {
+			return deepest, repeated
 		}
 		top := len(stack) - 1
 		if top >= 0 && stack[top].inObject {
 			if key, ok := tok.(string); ok && stack[top].wantKey {
 				for _, k := range stack[top].keys {
-					if strings.EqualFold(k, key) {
-						return fmt.Errorf("repeated key %q", key)
+					if strings.EqualFold(k, key) && repeated == nil {
+						repeated = fmt.Errorf("repeated key %q", key)
 					}
 				}
 				stack[top].keys = append(stack[top].keys, key)
@@ -251,12 +234,14 @@ func repeatedKey(data []byte) error {
 			stack[top].wantKey = true // the value read now ends here or in its own levels
 		}
 		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, open{inObject: true, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, open{})
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, open{inObject: tok == json.Delim('{'), wantKey: true})
+			deepest = max(deepest, len(stack))
 		case json.Delim('}'), json.Delim(']'):
 			stack = stack[:top]
+		}
+		if len(stack) == 0 {
+			return deepest, repeated
 		}
 	}
 }
@@ -298,7 +283,7 @@ func DecodeStrict[T any](data []byte) (*T, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, io.ErrUnexpectedEOF
 	}
-	if err := repeatedKey(data); err != nil {
+	if _, err := readTokens(data); err != nil {
 		return nil, err
 	}
 	if HasLoneSurrogate(data) {

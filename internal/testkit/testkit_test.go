@@ -182,12 +182,13 @@ func TestRepeatedKey(t *testing.T) {
 		`{"users":[],"uſers":[]}`: `repeated key "uſers"`, `[{"a":1},{"a":2}]`: "", `{"a":{"a":1},"b":{"a":2}}`: "",
 		`{"a":"b","b":1}`: "", `{"a":["b","b"],"c":1}`: "", `{"a":{"b":1},"a":2}`: `repeated key "a"`,
 	} {
-		got := fmt.Sprint(repeatedKey([]byte(in)))
+		_, err := readTokens([]byte(in))
+		got := fmt.Sprint(err)
 		if want == "" {
 			want = "<nil>"
 		}
 		if got != want {
-			t.Errorf("repeatedKey(%s) = %s, want %s", in, got, want)
+			t.Errorf("readTokens(%s) = %s, want %s", in, got, want)
 		}
 	}
 }
