@@ -19,8 +19,7 @@ import (
 // applySyntax is a parsed, unresolved $apply.
 type applySyntax struct {
 	filters []Expr
-	grouped bool      // groupby was given
-	group   []Segment // its properties
+	group   []Segment // groupby's properties, never empty when groupby is given
 	aggs    []aggSyntax
 }
 
@@ -32,7 +31,7 @@ type aggSyntax struct {
 }
 
 // aggregated reports whether the transformations end in rows, not entities.
-func (a *applySyntax) aggregated() bool { return a.grouped || len(a.aggs) > 0 }
+func (a *applySyntax) aggregated() bool { return len(a.group) > 0 || len(a.aggs) > 0 }
 
 // applyList parses the transformations of $apply.
 func (p *parser) applyList() *applySyntax {
@@ -53,7 +52,6 @@ func (p *parser) applyList() *applySyntax {
 		case "filter":
 			a.filters = append(a.filters, p.expr())
 		case "groupby":
-			a.grouped = true
 			a.group = p.groupProperties()
 			if p.tok.kind == tokComma {
 				p.advance()
