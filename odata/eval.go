@@ -234,7 +234,7 @@ func newRanking(order []orderKey, slots int) *ranking {
 		case fn[string]:
 			r.keys[i] = newKey(f, slots, strings.Compare, o.desc)
 		case fn[time.Time]:
-			r.keys[i] = newKey(f, slots, cmpTime, o.desc)
+			r.keys[i] = newKey(f, slots, time.Time.Compare, o.desc)
 		}
 	}
 	return r
