@@ -7,7 +7,6 @@ import (
 
 // function is a built-in function: its overloads and how to compile a call.
 type function struct {
-	name  string
 	sigs  []signature
 	build func(c *compiler, call *Call) any
 }
@@ -24,7 +23,7 @@ var functions map[string]*function
 func init() {
 	functions = map[string]*function{}
 	add := func(name string, build func(*compiler, *Call) any, sigs ...signature) {
-		functions[name] = &function{name: name, sigs: sigs, build: build}
+		functions[name] = &function{sigs: sigs, build: build}
 	}
 	s, i, b := TypeString, TypeInt, TypeBool
 	add("contains", buildStrPred, sig(b, s, s))
