@@ -195,15 +195,6 @@ func appendTime(b []byte, t time.Time) []byte {
 // appendString appends s as a JSON string, as encoding/json writes it but for <, > and &.
 func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
-// contextFragment returns the part of the context URL after the set name:
-// the projection in parentheses, if any.
-func (q *Query) contextFragment() string {
-	if p := q.projection(); p != "" {
-		return "(" + p + ")"
-	}
-	return ""
-}
-
 // projection lists the members of q's answer when they are not the entity's:
 // the rows' columns, or what $select and $expand chose.
 func (q *Query) projection() string {
@@ -230,12 +221,11 @@ func (q *Query) projection() string {
 	return strings.Join(parts, ",")
 }
 
-// contextURL returns the context URL of a collection of set.
+// contextURL returns the context URL of a collection of set, its projection in
+// parentheses if it has one.
 func (q *Query) contextURL(metadata string, set *EntitySet) string {
-	return metadata + "#" + set.Name + q.contextFragment()
-}
-
-// entityContextURL returns the context URL of one entity of set.
-func (q *Query) entityContextURL(metadata string, set *EntitySet) string {
-	return q.contextURL(metadata, set) + "/$entity"
+	if p := q.projection(); p != "" {
+		return metadata + "#" + set.Name + "(" + p + ")"
+	}
+	return metadata + "#" + set.Name
 }
