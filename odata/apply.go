@@ -411,11 +411,7 @@ func compareCells(a, b any) int {
 // (rows are no entities: full metadata adds nothing to them).
 func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 	for i, c := range g.cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, c.name)
-		b = append(b, ':')
+		b = appendMember(b, i > 0, c.name)
 		switch v := r[i].(type) {
 		case nil:
 			b = append(b, "null"...)

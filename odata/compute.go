@@ -100,13 +100,8 @@ func substitute(e Expr, cs []*computed) Expr {
 
 // appendComputed writes the selected computed values of x, after a comma if comma is set.
 func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
-	for _, c := range q.computedSel {
-		if comma {
-			b = append(b, ',')
-		}
-		comma = true
-		b = appendString(b, c.name)
-		b = append(b, ':')
+	for i, c := range q.computedSel {
+		b = appendMember(b, comma || i > 0, c.name)
 		if v, ok := c.f(x, nil); ok {
 			b = q.out.appendNumber(b, v, c.kind)
 		} else {

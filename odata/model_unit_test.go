@@ -249,3 +249,41 @@ func TestServiceMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandSeveralNavigations expands every kind of navigation of one type
+// side by side: each member is separated from the next, whichever comes first.
+func TestExpandSeveralNavigations(t *testing.T) {
+	type node struct {
+		id   int64
+		kids []any
+	}
+	nt := &EntityType{Name: "Node", Key: "id", Properties: []*Property{
+		{Name: "id", Type: EdmInt64, Int: func(x any) int64 { return x.(*node).id }}}}
+	many := func(x any) []any { return x.(*node).kids }
+	one := func(x any) (any, bool) { return x, true }
+	nt.Navigation = []*NavProperty{
+		{Name: "a", Target: nt, Collection: true, Many: many},
+		{Name: "b", Target: nt, Collection: true, Many: many},
+		{Name: "c", Target: nt, One: one},
+	}
+	set := &EntitySet{Name: "Nodes", Type: nt}
+	if _, err := NewModel("T", set); err != nil {
+		t.Fatal(err)
+	}
+	x := &node{id: 1, kids: []any{&node{id: 2}}}
+	for raw, want := range map[string]string{
+		"$expand=a($select=id),b/$count,c($select=id)":   `{"id":1,"a":[{"id":2}],"b@odata.count":1,"c":{"id":1}}`,
+		"$expand=b/$count,a($select=id;$count=true)":     `{"id":1,"b@odata.count":1,"a@odata.count":1,"a":[{"id":2}]}`,
+		"$select=id&$expand=c($select=id),a($select=id)": `{"id":1,"c":{"id":1},"a":[{"id":2}]}`,
+	} {
+		q, err := parseQuery(raw, nt, Settings{Allowed: optAll})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		q.out.metadata = metadataNone
+		got, err := q.appendEntity(nil, "", x)
+		if err != nil || string(got) != want {
+			t.Errorf("%s:\n got %s, %v\nwant %s", raw, got, err, want)
+		}
+	}
+}
