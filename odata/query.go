@@ -2,6 +2,7 @@ package odata
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -250,12 +251,8 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 				}
 				set[p] = true
 			}
-			q.selected = make([]*Property, 0, len(set)) // empty, not nil, when only aliases are selected
-			for _, p := range t.Properties {
-				if set[p] {
-					q.selected = append(q.selected, p)
-				}
-			}
+			// In model order; empty, not nil, when only aliases are selected.
+			q.selected = slices.DeleteFunc(slices.Clone(t.Properties), func(p *Property) bool { return !set[p] })
 		}
 	}
 	s := r.settings
