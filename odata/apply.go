@@ -239,12 +239,12 @@ func (g *aggregation) orderRows(items []OrderItem) {
 
 // accumulator gathers the cells of one group.
 type accumulator struct {
-	key    row
-	n      int64
-	sums   []int64
-	ok     []bool            // the sum has not overflowed, or min/max has a value
-	extent []any             // min and max so far
-	seen   []map[string]bool // countdistinct: the values met, as JSON
+	key      row
+	n        int64
+	sums     []int64
+	overflow []bool            // the sum went out of range: it is null
+	extent   []any             // min and max so far
+	seen     []map[string]bool // countdistinct: the values met, as JSON
 }
 
 // rows groups the entities of items that pass and aggregates each group, in
@@ -254,13 +254,10 @@ func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	var order []*accumulator
 	var kb []byte
 	newAcc := func(x any) *accumulator {
-		a := &accumulator{sums: make([]int64, len(g.aggs)), ok: make([]bool, len(g.aggs)),
+		a := &accumulator{sums: make([]int64, len(g.aggs)), overflow: make([]bool, len(g.aggs)),
 			extent: make([]any, len(g.aggs)), seen: make([]map[string]bool, len(g.aggs))}
 		for _, p := range g.group {
 			a.key = append(a.key, cell(p, x))
-		}
-		for i := range g.aggs {
-			a.ok[i] = g.aggs[i].method == "sum" || g.aggs[i].method == "average"
 		}
 		return a
 	}
@@ -317,9 +314,9 @@ func (a *accumulator) add(g *aggregation, x any) {
 	for i, ag := range g.aggs {
 		switch ag.method {
 		case "sum", "average":
-			v := cell(ag.prop, x).(int64)
-			if a.ok[i] {
-				a.sums[i], a.ok[i] = decAdd(a.sums[i], v) // exact; overflow makes null
+			if !a.overflow[i] {
+				sum, ok := decAdd(a.sums[i], cell(ag.prop, x).(int64)) // exact
+				a.sums[i], a.overflow[i] = sum, !ok
 			}
 		case "min", "max":
 			v := cell(ag.prop, x)
@@ -349,11 +346,11 @@ func (a *accumulator) row(g *aggregation) row {
 		case "min", "max":
 			v = a.extent[i]
 		case "sum":
-			if a.ok[i] {
+			if !a.overflow[i] {
 				v = a.sums[i]
 			}
 		case "average":
-			sum, ok := a.sums[i], a.ok[i] && a.n > 0
+			sum, ok := a.sums[i], !a.overflow[i] && a.n > 0
 			if ok && ag.prop.Type != EdmDecimal {
 				sum, ok = decFromInt(sum)
 			}
