@@ -234,7 +234,7 @@ func matches(params, args []Type) bool {
 func (c *checker) path(p *Path) Type {
 	segs := p.Segments
 	cur := c.root
-	p.Var = -1
+	p.Var, p.Navs = -1, nil // a $compute alias's expression is checked again where it is used
 	first := segs[0].Name
 	switch {
 	case c.lookupVar(first) >= 0:

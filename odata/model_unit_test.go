@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -285,5 +286,33 @@ func TestExpandSeveralNavigations(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s:\n got %s, %v\nwant %s", raw, got, err, want)
 		}
+	}
+}
+
+// TestComputeAliasThroughNavigation uses an alias whose expression navigates in
+// $filter and $orderby: it is checked again there, and must still navigate once.
+func TestComputeAliasThroughNavigation(t *testing.T) {
+	_, _, os := newTestModel()
+	_, orders := testData()
+	s := Settings{Allowed: optAll | OptCompute}
+	ids := func(raw string) []int64 {
+		q, err := parseQuery(raw, os.Type, s)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		page, _, err := q.Evaluate(orders, nil, false)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var out []int64
+		for _, x := range page {
+			out = append(out, x.(*order).ID)
+		}
+		return out
+	}
+	got := ids("$compute=product/price mul quantity as total&$filter=total gt 100&$orderby=total desc,id")
+	want := ids("$filter=product/price mul quantity gt 100&$orderby=product/price mul quantity desc,id")
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("with the alias %v, spelled out %v", got, want)
 	}
 }
