@@ -52,9 +52,10 @@ func init() {
 // checker resolves names and computes types; vars are the lambda variables in
 // scope, innermost last.
 type checker struct {
-	root *EntityType
-	vars []rangeVar
-	maxv int // deepest lambda nesting seen
+	root    *EntityType
+	vars    []rangeVar
+	maxv    int         // deepest lambda nesting seen
+	aliases []*computed // those of $compute a one-segment path may name
 }
 
 type rangeVar struct {
@@ -76,7 +77,11 @@ func (c *checker) check(e Expr) Type {
 	case *Literal:
 		t = e.Kind
 	case *Path:
-		t = c.path(e)
+		if a := aliasNamed(c.aliases, e.Segments[0].Name); a != nil && len(e.Segments) == 1 {
+			e.alias, t = a, edmTypes[a.kind].typ
+		} else {
+			t = c.path(e)
+		}
 	case *Lambda:
 		t = c.lambda(e)
 	case *Call:
@@ -234,7 +239,7 @@ func matches(params, args []Type) bool {
 func (c *checker) path(p *Path) Type {
 	segs := p.Segments
 	cur := c.root
-	p.Var, p.Navs = -1, nil // a $compute alias's expression is checked again where it is used
+	p.Var = -1
 	first := segs[0].Name
 	switch {
 	case c.lookupVar(first) >= 0:

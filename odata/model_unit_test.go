@@ -316,3 +316,18 @@ func TestComputeAliasThroughNavigation(t *testing.T) {
 		t.Errorf("with the alias %v, spelled out %v", got, want)
 	}
 }
+
+// TestComputeAliasErrorPosition: an error about an alias used in $filter points
+// into $filter's value, where the alias is named, not into $compute's.
+func TestComputeAliasErrorPosition(t *testing.T) {
+	_, ps, _ := newTestModel()
+	s := Settings{Allowed: optAll | OptCompute}
+	for raw, want := range map[string]string{
+		"$compute=price mul 2 as total&$filter=total":                "$filter: expression must be Boolean, not Edm.Decimal at position 0",
+		"$compute=price mul 2 as total&$filter=orders/any(o: total)": "$filter: expression must be Boolean, not Edm.Decimal at position 14",
+	} {
+		if _, err := parseQuery(raw, ps.Type, s); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", raw, err, want)
+		}
+	}
+}
