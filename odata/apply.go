@@ -19,8 +19,7 @@ import (
 // applySyntax is a parsed, unresolved $apply.
 type applySyntax struct {
 	filters []Expr
-	grouped bool      // groupby was given
-	group   []Segment // its properties
+	group   []Segment // groupby's properties, never empty when groupby is given
 	aggs    []aggSyntax
 }
 
@@ -32,7 +31,7 @@ type aggSyntax struct {
 }
 
 // aggregated reports whether the transformations end in rows, not entities.
-func (a *applySyntax) aggregated() bool { return a.grouped || len(a.aggs) > 0 }
+func (a *applySyntax) aggregated() bool { return len(a.group) > 0 || len(a.aggs) > 0 }
 
 // applyList parses the transformations of $apply.
 func (p *parser) applyList() *applySyntax {
@@ -53,7 +52,6 @@ func (p *parser) applyList() *applySyntax {
 		case "filter":
 			a.filters = append(a.filters, p.expr())
 		case "groupby":
-			a.grouped = true
 			a.group = p.groupProperties()
 			if p.tok.kind == tokComma {
 				p.advance()
@@ -241,12 +239,12 @@ func (g *aggregation) orderRows(items []OrderItem) {
 
 // accumulator gathers the cells of one group.
 type accumulator struct {
-	key    row
-	n      int64
-	sums   []int64
-	ok     []bool            // the sum has not overflowed, or min/max has a value
-	extent []any             // min and max so far
-	seen   []map[string]bool // countdistinct: the values met, as JSON
+	key      row
+	n        int64
+	sums     []int64
+	overflow []bool            // the sum went out of range: it is null
+	extent   []any             // min and max so far
+	seen     []map[string]bool // countdistinct: the values met, as JSON
 }
 
 // rows groups the entities of items that pass and aggregates each group, in
@@ -256,13 +254,10 @@ func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	var order []*accumulator
 	var kb []byte
 	newAcc := func(x any) *accumulator {
-		a := &accumulator{sums: make([]int64, len(g.aggs)), ok: make([]bool, len(g.aggs)),
+		a := &accumulator{sums: make([]int64, len(g.aggs)), overflow: make([]bool, len(g.aggs)),
 			extent: make([]any, len(g.aggs)), seen: make([]map[string]bool, len(g.aggs))}
 		for _, p := range g.group {
 			a.key = append(a.key, cell(p, x))
-		}
-		for i := range g.aggs {
-			a.ok[i] = g.aggs[i].method == "sum" || g.aggs[i].method == "average"
 		}
 		return a
 	}
@@ -319,9 +314,9 @@ func (a *accumulator) add(g *aggregation, x any) {
 	for i, ag := range g.aggs {
 		switch ag.method {
 		case "sum", "average":
-			v := cell(ag.prop, x).(int64)
-			if a.ok[i] {
-				a.sums[i], a.ok[i] = decAdd(a.sums[i], v) // exact; overflow makes null
+			if !a.overflow[i] {
+				sum, ok := decAdd(a.sums[i], cell(ag.prop, x).(int64)) // exact
+				a.sums[i], a.overflow[i] = sum, !ok
 			}
 		case "min", "max":
 			v := cell(ag.prop, x)
@@ -351,11 +346,11 @@ func (a *accumulator) row(g *aggregation) row {
 		case "min", "max":
 			v = a.extent[i]
 		case "sum":
-			if a.ok[i] {
+			if !a.overflow[i] {
 				v = a.sums[i]
 			}
 		case "average":
-			sum, ok := a.sums[i], a.ok[i] && a.n > 0
+			sum, ok := a.sums[i], !a.overflow[i] && a.n > 0
 			if ok && ag.prop.Type != EdmDecimal {
 				sum, ok = decFromInt(sum)
 			}
@@ -413,11 +408,7 @@ func compareCells(a, b any) int {
 // (rows are no entities: full metadata adds nothing to them).
 func (g *aggregation) appendRow(b []byte, r row, f format) []byte {
 	for i, c := range g.cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, c.name)
-		b = append(b, ':')
+		b = appendMember(b, i > 0, c.name)
 		switch v := r[i].(type) {
 		case nil:
 			b = append(b, "null"...)

@@ -80,7 +80,8 @@ type Path struct {
 	Navs        []*NavProperty
 	Prop        *Property
 	Count       bool
-	CountFilter Expr // the related entities /$count counts; nil for all
+	CountFilter Expr      // the related entities /$count counts; nil for all
+	alias       *computed // the $compute alias it names instead, if any
 }
 
 // Lambda is source/any(v: body) or source/all(v: body); Body is nil for any().

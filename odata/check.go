@@ -7,7 +7,6 @@ import (
 
 // function is a built-in function: its overloads and how to compile a call.
 type function struct {
-	name  string
 	sigs  []signature
 	build func(c *compiler, call *Call) any
 }
@@ -24,7 +23,7 @@ var functions map[string]*function
 func init() {
 	functions = map[string]*function{}
 	add := func(name string, build func(*compiler, *Call) any, sigs ...signature) {
-		functions[name] = &function{name: name, sigs: sigs, build: build}
+		functions[name] = &function{sigs: sigs, build: build}
 	}
 	s, i, b := TypeString, TypeInt, TypeBool
 	add("contains", buildStrPred, sig(b, s, s))
@@ -53,9 +52,10 @@ func init() {
 // checker resolves names and computes types; vars are the lambda variables in
 // scope, innermost last.
 type checker struct {
-	root *EntityType
-	vars []rangeVar
-	maxv int // deepest lambda nesting seen
+	root    *EntityType
+	vars    []rangeVar
+	maxv    int         // deepest lambda nesting seen
+	aliases []*computed // those of $compute a one-segment path may name
 }
 
 type rangeVar struct {
@@ -77,7 +77,11 @@ func (c *checker) check(e Expr) Type {
 	case *Literal:
 		t = e.Kind
 	case *Path:
-		t = c.path(e)
+		if a := aliasNamed(c.aliases, e.Segments[0].Name); a != nil && len(e.Segments) == 1 {
+			e.alias, t = a, edmTypes[a.kind].typ
+		} else {
+			t = c.path(e)
+		}
 	case *Lambda:
 		t = c.lambda(e)
 	case *Call:

@@ -14,8 +14,9 @@ type fn[T any] func(it any, vars []any) (T, bool)
 // fn[float64], String fn[string], Date and DateTimeOffset fn[time.Time], Entity
 // fn[any], Collection fn[[]any].
 type compiler struct {
-	now  time.Time
-	eval *evaluation // where fetched collections and built strings are counted; nil counts nothing
+	now     time.Time
+	eval    *evaluation // where fetched collections and built strings are counted; nil counts nothing
+	aliases []*computed // $compute's, once resolved: $filter and $orderby may name them
 }
 
 func (c *compiler) compile(e Expr) any {
@@ -148,6 +149,9 @@ func (c *compiler) entity(p *Path, navs []*NavProperty) fn[any] {
 }
 
 func (c *compiler) path(p *Path) any {
+	if p.alias != nil {
+		return p.alias.f
+	}
 	if direct(p) {
 		return propFn(p.Prop, nil)
 	}

@@ -86,8 +86,6 @@ func cmpBool(a, b bool) int {
 	return 1
 }
 
-func cmpTime(a, b time.Time) int { return a.Compare(b) }
-
 func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 	op := relOps[name]
 	xt, yt := x.Type(), y.Type()
@@ -132,7 +130,7 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 	case TypeString:
 		return compareTyped(c, op, x, y, t, strings.Compare, func(p *Property) func(any) string { return p.String })
 	}
-	return compareTyped(c, op, x, y, t, cmpTime, func(p *Property) func(any) time.Time { return p.Time })
+	return compareTyped(c, op, x, y, t, time.Time.Compare, func(p *Property) func(any) time.Time { return p.Time })
 }
 
 // in is compiled as a disjunction of eq comparisons.

@@ -15,7 +15,6 @@ type computeSyntax struct {
 // computed is one resolved $compute item: a number, Int or Decimal.
 type computed struct {
 	name string
-	expr Expr
 	kind EdmType   // EdmInt64 or EdmDecimal
 	f    fn[int64] // the value, in units of 1/decimalScale for EdmDecimal
 }
@@ -52,7 +51,7 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 		if typ == TypeDecimal {
 			kind = EdmDecimal
 		}
-		out = append(out, &computed{name: name, expr: it.expr, kind: kind, f: c.compile(it.expr).(fn[int64])})
+		out = append(out, &computed{name: name, kind: kind, f: c.compile(it.expr).(fn[int64])})
 	}
 	return out
 }
@@ -67,46 +66,10 @@ func aliasNamed(cs []*computed, name string) *computed {
 	return nil
 }
 
-// substitute replaces, in e, each path that is exactly an alias of cs by its expression.
-func substitute(e Expr, cs []*computed) Expr {
-	if len(cs) == 0 || e == nil {
-		return e
-	}
-	switch x := e.(type) {
-	case *Path:
-		if len(x.Segments) == 1 {
-			if c := aliasNamed(cs, x.Segments[0].Name); c != nil {
-				return c.expr
-			}
-		}
-	case *Lambda:
-		x.Body = substitute(x.Body, cs)
-	case *Call:
-		for i, a := range x.Args {
-			x.Args[i] = substitute(a, cs)
-		}
-	case *Unary:
-		x.X = substitute(x.X, cs)
-	case *Binary:
-		x.X, x.Y = substitute(x.X, cs), substitute(x.Y, cs)
-	case *In:
-		x.X = substitute(x.X, cs)
-		for i, a := range x.List {
-			x.List[i] = substitute(a, cs)
-		}
-	}
-	return e
-}
-
 // appendComputed writes the selected computed values of x, after a comma if comma is set.
 func (q *Query) appendComputed(b []byte, x any, comma bool) []byte {
-	for _, c := range q.computedSel {
-		if comma {
-			b = append(b, ',')
-		}
-		comma = true
-		b = appendString(b, c.name)
-		b = append(b, ':')
+	for i, c := range q.computedSel {
+		b = appendMember(b, comma || i > 0, c.name)
 		if v, ok := c.f(x, nil); ok {
 			b = q.out.appendNumber(b, v, c.kind)
 		} else {

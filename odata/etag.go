@@ -9,15 +9,7 @@ import (
 // properties written as JSON (as the REST surface tags its records), so any
 // change to the record changes it and nothing else does.
 func (t *EntityType) entityTag(x any) string {
-	b := []byte{'{'}
-	for i, p := range t.Properties {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, p.Name)
-		b = append(b, ':')
-		b = appendValue(b, p, x)
-	}
-	sum := sha256.Sum256(append(b, '}'))
+	plain := Query{Type: t} // every property, in the default format
+	sum := sha256.Sum256(plain.appendFields([]byte{'{'}, x, false))
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }

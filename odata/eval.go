@@ -55,8 +55,14 @@ func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (pa
 		n := len(rows)
 		return rows[min(start, n):min(end, n)], n
 	}
-	if len(q.order) > 0 {
-		return ordered(items, pass, q.order, start, end)
+	if len(q.order) > 0 { // equal keys keep their order in items
+		var best []any // not page, whose appends below may start on the stack
+		if end < len(items) {
+			best, count = topK(items, pass, q.order, end)
+		} else {
+			best, count = sortAll(items, pass, q.order)
+		}
+		return best[min(start, len(best)):], count
 	}
 	if pass == nil {
 		// The page's capacity ends with it: the caller's list may be shared.
@@ -116,18 +122,6 @@ func (q *Query) matcher(restrict func(any) bool) func(any) bool {
 		}
 		return restrict == nil || restrict(x)
 	}
-}
-
-// ordered returns entities start to end (exclusive) of those in items that pass,
-// in the order of keys (equal keys keep their order in items), and how many pass.
-func ordered(items []any, pass func(any) bool, keys []orderKey, start, end int) (page []any, count int) {
-	var best []any
-	if end < len(items) {
-		best, count = topK(items, pass, keys, end)
-	} else {
-		best, count = sortAll(items, pass, keys)
-	}
-	return best[min(start, len(best)):], count
 }
 
 // sortAll returns the entities of items that pass, sorted, and their number.
@@ -234,7 +228,7 @@ func newRanking(order []orderKey, slots int) *ranking {
 		case fn[string]:
 			r.keys[i] = newKey(f, slots, strings.Compare, o.desc)
 		case fn[time.Time]:
-			r.keys[i] = newKey(f, slots, cmpTime, o.desc)
+			r.keys[i] = newKey(f, slots, time.Time.Compare, o.desc)
 		}
 	}
 	return r

@@ -33,7 +33,7 @@ func reference(q *Query, items []any, restrict func(any) bool) (page []any, coun
 			case fn[string]:
 				c = refCompare(f, a, b, strings.Compare)
 			case fn[time.Time]:
-				c = refCompare(f, a, b, cmpTime)
+				c = refCompare(f, a, b, time.Time.Compare)
 			}
 			if k.desc {
 				c = -c

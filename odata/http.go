@@ -57,7 +57,7 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 			return
 		}
 	}
-	body, err := q.appendEntity(nil, q.entityContextURL(metadata, rt.Set), x)
+	body, err := q.appendEntity(nil, q.contextURL(metadata, rt.Set)+"/$entity", x)
 	if err != nil {
 		write(w, badRequest(err))
 		return

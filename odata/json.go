@@ -90,57 +90,54 @@ func (q *Query) appendFields(b []byte, x any, comma bool) []byte {
 		props = q.selected
 	}
 	for _, p := range props {
-		if comma {
-			b = append(b, ',')
-		}
-		comma = true
 		if a := edmTypes[p.Type].annotation; full && a != "" {
-			b = appendString(b, p.Name+"@odata.type")
-			b = append(b, ':')
+			b = appendMember(b, comma, p.Name+"@odata.type")
 			b = appendString(b, a)
-			b = append(b, ',')
+			comma = true
 		}
-		b = appendString(b, p.Name)
-		b = append(b, ':')
+		b = appendMember(b, comma, p.Name)
 		b = q.out.appendValue(b, p, x)
+		comma = true
 	}
 	if len(q.computedSel) > 0 {
 		b = q.appendComputed(b, x, comma)
 		comma = true
 	}
 	for _, e := range q.expand {
-		if comma {
-			b = append(b, ',')
-		}
-		comma = true
-		if e.nav.Collection { // nav/$count is one too, and writes only the count
-			counted := e.count || e.q.count
-			page, n := e.q.evaluate(e.nav.Many(x), nil, counted) // n only when counted
-			if counted {
-				b = appendString(b, e.nav.Name+"@odata.count")
-				b = append(b, ':')
-				b = q.out.appendNumber(b, int64(n), EdmInt64)
-				if e.count {
-					continue
-				}
-				b = append(b, ',')
+		if !e.nav.Collection {
+			b = appendMember(b, comma, e.nav.Name)
+			if y, ok := e.nav.One(x); ok && (e.q.filter == nil || e.q.filter.Match(y)) {
+				b = append(b, '{')
+				b = e.q.appendFields(b, y, false)
+			} else {
+				b = append(b, "null"...)
 			}
-			b = appendString(b, e.nav.Name)
-			b = append(b, ':')
-			b = e.q.appendArray(b, page, nil)
+			comma = true
 			continue
 		}
-		b = appendString(b, e.nav.Name)
-		b = append(b, ':')
-		y, ok := e.nav.One(x)
-		if ok && (e.q.filter == nil || e.q.filter.Match(y)) {
-			b = append(b, '{')
-			b = e.q.appendFields(b, y, false)
-		} else {
-			b = append(b, "null"...)
+		// nav/$count writes only the count.
+		counted := e.count || e.q.count
+		page, n := e.q.evaluate(e.nav.Many(x), nil, counted) // n only when counted
+		if counted {
+			b = appendMember(b, comma, e.nav.Name+"@odata.count")
+			b = q.out.appendNumber(b, int64(n), EdmInt64)
+			comma = true
+		}
+		if !e.count {
+			b = appendMember(b, comma, e.nav.Name)
+			b = e.q.appendArray(b, page, nil)
+			comma = true
 		}
 	}
 	return append(b, '}')
+}
+
+// appendMember writes the name of a member and its colon, after a comma if comma is set.
+func appendMember(b []byte, comma bool, name string) []byte {
+	if comma {
+		b = append(b, ',')
+	}
+	return append(appendString(b, name), ':')
 }
 
 // appendValue writes the value of property p of x in format f.
@@ -195,15 +192,6 @@ func appendTime(b []byte, t time.Time) []byte {
 // appendString appends s as a JSON string, as encoding/json writes it but for <, > and &.
 func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
-// contextFragment returns the part of the context URL after the set name:
-// the projection in parentheses, if any.
-func (q *Query) contextFragment() string {
-	if p := q.projection(); p != "" {
-		return "(" + p + ")"
-	}
-	return ""
-}
-
 // projection lists the members of q's answer when they are not the entity's:
 // the rows' columns, or what $select and $expand chose.
 func (q *Query) projection() string {
@@ -230,12 +218,11 @@ func (q *Query) projection() string {
 	return strings.Join(parts, ",")
 }
 
-// contextURL returns the context URL of a collection of set.
+// contextURL returns the context URL of a collection of set, its projection in
+// parentheses if it has one.
 func (q *Query) contextURL(metadata string, set *EntitySet) string {
-	return metadata + "#" + set.Name + q.contextFragment()
-}
-
-// entityContextURL returns the context URL of one entity of set.
-func (q *Query) entityContextURL(metadata string, set *EntitySet) string {
-	return q.contextURL(metadata, set) + "/$entity"
+	if p := q.projection(); p != "" {
+		return metadata + "#" + set.Name + "(" + p + ")"
+	}
+	return metadata + "#" + set.Name
 }

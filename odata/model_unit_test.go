@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -246,6 +247,87 @@ func TestServiceMethods(t *testing.T) {
 			rec.Header().Get("OData-Version") != "4.0" {
 			t.Errorf("%s %s: %d, Allow %q, OData-Version %q, %s", tt.method, tt.target, rec.Code,
 				rec.Header().Get("Allow"), rec.Header().Get("OData-Version"), rec.Body)
+		}
+	}
+}
+
+// TestExpandSeveralNavigations expands every kind of navigation of one type
+// side by side: each member is separated from the next, whichever comes first.
+func TestExpandSeveralNavigations(t *testing.T) {
+	type node struct {
+		id   int64
+		kids []any
+	}
+	nt := &EntityType{Name: "Node", Key: "id", Properties: []*Property{
+		{Name: "id", Type: EdmInt64, Int: func(x any) int64 { return x.(*node).id }}}}
+	many := func(x any) []any { return x.(*node).kids }
+	one := func(x any) (any, bool) { return x, true }
+	nt.Navigation = []*NavProperty{
+		{Name: "a", Target: nt, Collection: true, Many: many},
+		{Name: "b", Target: nt, Collection: true, Many: many},
+		{Name: "c", Target: nt, One: one},
+	}
+	set := &EntitySet{Name: "Nodes", Type: nt}
+	if _, err := NewModel("T", set); err != nil {
+		t.Fatal(err)
+	}
+	x := &node{id: 1, kids: []any{&node{id: 2}}}
+	for raw, want := range map[string]string{
+		"$expand=a($select=id),b/$count,c($select=id)":   `{"id":1,"a":[{"id":2}],"b@odata.count":1,"c":{"id":1}}`,
+		"$expand=b/$count,a($select=id;$count=true)":     `{"id":1,"b@odata.count":1,"a@odata.count":1,"a":[{"id":2}]}`,
+		"$select=id&$expand=c($select=id),a($select=id)": `{"id":1,"c":{"id":1},"a":[{"id":2}]}`,
+	} {
+		q, err := parseQuery(raw, nt, Settings{Allowed: optAll})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		q.out.metadata = metadataNone
+		got, err := q.appendEntity(nil, "", x)
+		if err != nil || string(got) != want {
+			t.Errorf("%s:\n got %s, %v\nwant %s", raw, got, err, want)
+		}
+	}
+}
+
+// TestComputeAliasThroughNavigation uses an alias whose expression navigates in
+// $filter and $orderby: it is checked again there, and must still navigate once.
+func TestComputeAliasThroughNavigation(t *testing.T) {
+	_, _, os := newTestModel()
+	_, orders := testData()
+	s := Settings{Allowed: optAll | OptCompute}
+	ids := func(raw string) []int64 {
+		q, err := parseQuery(raw, os.Type, s)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		page, _, err := q.Evaluate(orders, nil, false)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var out []int64
+		for _, x := range page {
+			out = append(out, x.(*order).ID)
+		}
+		return out
+	}
+	got := ids("$compute=product/price mul quantity as total&$filter=total gt 100&$orderby=total desc,id")
+	want := ids("$filter=product/price mul quantity gt 100&$orderby=product/price mul quantity desc,id")
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("with the alias %v, spelled out %v", got, want)
+	}
+}
+
+// TestComputeAliasErrorPosition: an error about an alias used in $filter points
+// into $filter's value, where the alias is named, not into $compute's.
+func TestComputeAliasErrorPosition(t *testing.T) {
+	_, ps, _ := newTestModel()
+	s := Settings{Allowed: optAll | OptCompute}
+	for raw, want := range map[string]string{
+		"$compute=price mul 2 as total&$filter=total":                "$filter: expression must be Boolean, not Edm.Decimal at position 0",
+		"$compute=price mul 2 as total&$filter=orders/any(o: total)": "$filter: expression must be Boolean, not Edm.Decimal at position 14",
+	} {
+		if _, err := parseQuery(raw, ps.Type, s); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", raw, err, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -213,10 +214,7 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
 		}
 		r.guard(label("$compute"), func() { q.computed = resolveCompute(o.compute, t, c) })
-		o.filter = substitute(o.filter, q.computed)
-		for i := range o.orderBy {
-			o.orderBy[i].Expr = substitute(o.orderBy[i].Expr, q.computed)
-		}
+		c.aliases = q.computed
 	}
 	if o.filter != nil {
 		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
@@ -250,12 +248,8 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 				}
 				set[p] = true
 			}
-			q.selected = make([]*Property, 0, len(set)) // empty, not nil, when only aliases are selected
-			for _, p := range t.Properties {
-				if set[p] {
-					q.selected = append(q.selected, p)
-				}
-			}
+			// In model order; empty, not nil, when only aliases are selected.
+			q.selected = slices.DeleteFunc(slices.Clone(t.Properties), func(p *Property) bool { return !set[p] })
 		}
 	}
 	s := r.settings
@@ -309,7 +303,7 @@ type Filter struct {
 }
 
 func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {
-	ck := &checker{root: t}
+	ck := &checker{root: t, aliases: c.aliases}
 	ck.checkBool(e)
 	return &Filter{f: c.compile(e).(fn[bool]), nvars: ck.maxv}
 }
@@ -328,7 +322,7 @@ func (f *Filter) Match(x any) bool {
 func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
 	keys := make([]orderKey, len(items))
 	for i, it := range items {
-		ck := &checker{root: t}
+		ck := &checker{root: t, aliases: c.aliases}
 		switch typ := ck.check(it.Expr); typ {
 		case TypeNull, TypeEntity, TypeCollection:
 			failf(it.Expr.Pos(), "cannot order by a value of type %v", typ)

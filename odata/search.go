@@ -107,7 +107,7 @@ func (p *searchParser) leave() { p.depth-- }
 // primary parses ( expr ), a phrase or a word.
 func (p *searchParser) primary() searchExpr {
 	p.skipSpace()
-	if p.off == len(p.src) {
+	if p.off == len(p.src) || p.src[p.off] == ')' {
 		p.fail("expected a search term")
 	}
 	switch p.src[p.off] {
@@ -121,8 +121,6 @@ func (p *searchParser) primary() searchExpr {
 		p.off++
 		p.leave()
 		return x
-	case ')':
-		p.fail("expected a search term")
 	case '"':
 		return p.phrase()
 	}

@@ -61,9 +61,10 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest = strings.TrimSuffix(rest, "/") // /Products/ is /Products, as clients that join paths write it
 	segs := strings.Split(rest, "/")
 	// An unknown entity set is 404 whatever the method.
+	var rs *SetRoutes
 	if rest != "" && rest != "$metadata" {
 		name, _, _ := strings.Cut(segs[0], "(")
-		if s.routes(name) == nil {
+		if rs = s.routes(name); rs == nil {
 			write(w, notFound("no entity set named "+strconv.Quote(name)))
 			return
 		}
@@ -81,7 +82,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "$metadata":
 		s.serveMetadata(w, r)
 	default:
-		s.serveResource(w, r, segs)
+		s.serveResource(w, r, rs, segs)
 	}
 }
 
@@ -156,10 +157,9 @@ func (s *Service) metadataURL() string {
 	return s.Root + "$metadata"
 }
 
-// serveResource answers the path segments segs below the root, segs[0] naming a set.
-func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, segs []string) {
-	name, _, _ := strings.Cut(segs[0], "(")
-	rs := s.routes(name)
+// serveResource answers the path segments segs below the root, segs[0] naming
+// the set whose routes are rs.
+func (s *Service) serveResource(w http.ResponseWriter, r *http.Request, rs *SetRoutes, segs []string) {
 	set := rs.List.Set
 	key, hasKey, err := parseKey(segs[0], set.Type)
 	if err != nil {
