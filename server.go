@@ -30,6 +30,7 @@ import (
 	"quartet/internal/jsonkeys"
 	"quartet/internal/jsonscan"
 	"quartet/internal/metrics"
+	"quartet/internal/reqbody"
 )
 
 // maxBodyBytes bounds every request body (docs/rest.md: larger is 413).
@@ -512,27 +513,27 @@ func decodeOneJSONValue(src io.Reader, v any) error {
 	return errors.New("unexpected data after the JSON value")
 }
 
-// decodeJSON reads r's body into v: its headers must pass contentcoding.CheckJSON
+// decodeJSON reads r's body into v: its headers must pass reqbody.CheckJSON
 // for mediaType, and it must be at most maxBodyBytes and exactly one JSON value with
 // no repeated key (decodeBody). On failure it answers the request itself (415, 413 or 400) and
 // reports false.
 func decodeJSON(w http.ResponseWriter, r *http.Request, mediaType string, v any) bool {
-	if err := contentcoding.CheckJSON(r.Header, mediaType); err != nil {
+	if err := reqbody.CheckJSON(r.Header, mediaType); err != nil {
 		detail := "the request body must be " + mediaType
 		switch {
-		case err == contentcoding.ErrEncoded:
+		case err == reqbody.ErrEncoded:
 			w.Header().Set("Accept-Encoding", "identity")
 			detail = "the request body must not be content-encoded (Content-Encoding)"
 		case mediaType == mergePatchType:
 			w.Header().Set("Accept-Patch", mergePatchType) // RFC 5789 section 3.1
 			detail = "the request body must be " + mergePatchType + " (UTF-8)"
-		case err == contentcoding.ErrCharset:
+		case err == reqbody.ErrCharset:
 			detail = "the request body must be encoded in UTF-8"
 		}
 		writeProblem(w, http.StatusUnsupportedMediaType, detail, nil)
 		return false
 	}
-	data, err := readBody(w, r)
+	data, err := reqbody.Read(w, r, maxBodyBytes)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), nil)
 		return false
@@ -546,31 +547,6 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, mediaType string, v any)
 		return false
 	}
 	return true
-}
-
-// readBody reads r's whole body, at most maxBodyBytes of it: the duplicate-key check
-// needs all of it. A larger body is an *http.MaxBytesError, found before any of it is
-// read when its length is declared. A body the door read ahead (internal/door) is
-// taken as it is rather than copied again.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > maxBodyBytes {
-		return nil, &http.MaxBytesError{Limit: maxBodyBytes}
-	}
-	if b, ok := r.Body.(interface{ Bytes() ([]byte, bool, error) }); ok {
-		if data, whole, err := b.Bytes(); whole {
-			if err == nil && len(data) > maxBodyBytes {
-				err = &http.MaxBytesError{Limit: maxBodyBytes}
-			}
-			return data, err
-		}
-	}
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	if r.ContentLength >= 0 {
-		buf := make([]byte, r.ContentLength)
-		_, err := io.ReadFull(body, buf)
-		return buf, err
-	}
-	return io.ReadAll(body)
 }
 
 // decodeBody decodes data into v as encoding/json would, but refuses invalid UTF-8

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/reqbody"
 )
 
 const (
@@ -196,17 +196,16 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		}
 		return params, nil, 0, ""
 	}
-	switch err := contentcoding.CheckJSON(r.Header, mediaJSON); err {
-	case contentcoding.ErrEncoded:
+	switch err := reqbody.CheckJSON(r.Header, mediaJSON); err {
+	case reqbody.ErrEncoded:
 		w.Header().Set("Accept-Encoding", "identity")
 		return params, nil, http.StatusUnsupportedMediaType, "The request body must not be content-encoded (Content-Encoding)."
-	case contentcoding.ErrMediaType:
+	case reqbody.ErrMediaType:
 		return params, nil, http.StatusUnsupportedMediaType, "The request body must be application/json."
-	case contentcoding.ErrCharset:
+	case reqbody.ErrCharset:
 		return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 	}
-	body, release, err := readBody(w, r, h.maxBytes())
-	defer release()
+	body, err := reqbody.Read(w, r, h.maxBytes())
 	if err != nil {
 		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 			return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
@@ -218,7 +217,6 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 		if err := jsonkeys.CheckDepth(body); err != nil {
 			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + err.Error() + "."
 		}
-		// The elements are copied out of the pooled body, released on return.
 		if err := json.Unmarshal(body, &batch); err != nil {
 			return params, nil, http.StatusBadRequest, "The request body is not a JSON array of operations: " + paramsFault(err) + "."
 		}
@@ -319,42 +317,6 @@ func putBuffer(bp *[]byte, buf []byte) {
 		*bp = buf
 		buffers.Put(bp)
 	}
-}
-
-// readBody reads the whole body, at most limit bytes; release gives its buffer
-// back. A declared length is read into a pooled buffer, and into one of its
-// whole length only once maxPooledBody bytes have come, so a client declaring a
-// megabyte and sending nothing claims none (io.ReadAll would copy it several
-// times). A body the service's door read whole ahead (Bytes) is taken as it is.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
-	if b, ok := r.Body.(interface {
-		Bytes() (data []byte, whole bool, err error)
-	}); ok {
-		if data, whole, err := b.Bytes(); whole {
-			if err == nil && int64(len(data)) > limit {
-				err = &http.MaxBytesError{Limit: limit}
-			}
-			return data, func() {}, err
-		}
-	}
-	if r.ContentLength < 0 || r.ContentLength > limit {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-		return body, func() {}, err
-	}
-	bp := buffers.Get().(*[]byte)
-	if int64(cap(*bp)) < min(r.ContentLength, maxPooledBody) {
-		*bp = make([]byte, min(r.ContentLength, maxPooledBody))
-	}
-	body = (*bp)[:min(r.ContentLength, int64(cap(*bp)))]
-	// net/http's body reader stops at the declared length and reports a short body.
-	if _, err = io.ReadFull(r.Body, body); err != nil || len(body) == int(r.ContentLength) {
-		return body, func() { putBuffer(bp, body) }, err
-	}
-	whole := make([]byte, r.ContentLength)
-	n := copy(whole, body)
-	putBuffer(bp, body)
-	_, err = io.ReadFull(r.Body, whole[n:])
-	return whole, func() {}, err
 }
 
 // paramsFault says what is wrong with a POST body that did not decode, naming

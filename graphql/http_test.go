@@ -8,9 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"testing/iotest"
-
-	"quartet/internal/testkit"
 )
 
 type ctxKey struct{}
@@ -184,42 +181,5 @@ func TestHandler(t *testing.T) {
 				t.Errorf("Allow %q, want %q", allow, tt.wantAllow)
 			}
 		})
-	}
-}
-
-// TestReadBodyOfDeclaredLength: a body of declared length past the pooled size is
-// read into one buffer of its length; io.ReadAll grew one to it from 512 bytes,
-// copying it several times (838 MB of the hostile check's 4.6 GB).
-func TestReadBodyOfDeclaredLength(t *testing.T) {
-	const size = 256 << 10
-	body := strings.Repeat("x", size)
-	r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
-	var got []byte
-	n := testkit.BytesAllocated(func() {
-		var err error
-		if got, _, err = readBody(httptest.NewRecorder(), r, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if n > size*3/2 {
-		t.Errorf("reading a %d-byte body allocated %d bytes", size, n)
-	}
-	if string(got) != body {
-		t.Errorf("read %d bytes, want the %d sent", len(got), size)
-	}
-}
-
-// TestReadBodyClaimsWhatArrives: a body declared at a megabyte of which ten bytes
-// arrive before the client goes claims no more than a pooled buffer.
-func TestReadBodyClaimsWhatArrives(t *testing.T) {
-	r := httptest.NewRequest("POST", "/graphql", io.MultiReader(strings.NewReader("0123456789"), iotest.ErrReader(io.ErrUnexpectedEOF)))
-	r.ContentLength = 1 << 20
-	var err error
-	// Bounded loosely: other goroutines allocate meanwhile.
-	if n := testkit.BytesAllocated(func() { _, _, err = readBody(httptest.NewRecorder(), r, 1<<20) }); n > 4*maxPooledBody {
-		t.Errorf("ten bytes of a declared megabyte claimed %d bytes", n)
-	}
-	if err == nil {
-		t.Error("a body cut short was read without an error")
 	}
 }

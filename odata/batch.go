@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 
 	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/reqbody"
 )
 
 // Batch serves POST {Root}$batch, in the JSON batch format of OData 4.01 (JSON
@@ -110,7 +110,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBatch reads the body of r within MaxBatchBytes; if it cannot, it answers r.
 func readBatch(w http.ResponseWriter, r *http.Request, limits Limits) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limits.MaxBatchBytes)))
+	body, err := reqbody.Read(w, r, int64(limits.MaxBatchBytes))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
 			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
