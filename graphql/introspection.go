@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -282,7 +281,11 @@ func writeGraphQLString(b *strings.Builder, s string) {
 			b.WriteByte('\\')
 			b.WriteByte(escapeLetters[k])
 		case r < 0x20 || r == 0x7F:
-			fmt.Fprintf(b, "\\u%04x", r)
+			// By hand, not fmt.Fprintf: b would escape to the heap on every call.
+			const hex = "0123456789abcdef"
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&15])
 		default:
 			b.WriteRune(r)
 		}

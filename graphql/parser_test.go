@@ -297,3 +297,17 @@ func TestTooManyTokensBuildsNothing(t *testing.T) {
 		t.Errorf("%v allocations refusing the document; want a handful", allocs)
 	}
 }
+
+// TestPrintLiteralEscapes: a string literal prints with GraphQL's escapes, control
+// characters as \u00XX (lower-case hex), and allocates only its answer.
+func TestPrintLiteralEscapes(t *testing.T) {
+	v := &Value{Kind: StringValue, Raw: "a\"b\\c\n\t\x01\x1f\x7fé/"}
+	want := `"a\"b\\c\n\t\u0001\u001f\u007fé/"`
+	if got := printLiteral(v); got != want {
+		t.Errorf("printed %s, want %s", got, want)
+	}
+	short := &Value{Kind: StringValue, Raw: "\x01"}
+	if n := testing.AllocsPerRun(100, func() { printLiteral(short) }); n > 1 {
+		t.Errorf("printing a short literal allocated %v times, want 1", n)
+	}
+}
