@@ -25,10 +25,10 @@ import (
 )
 
 // The hostile GraphQL attacks on answer size, replayed against the real HTTP
-// server on a store of 20,000 users: each is refused within the bounds the
-// issue states, and what the README shows still runs under the defaults.
+// server on a store of 20,000 users: each is refused within the bounds
+// docs/limits.md states, and what the README shows still runs under the defaults.
 
-// hostileUsers is the store size of the issue's audit.
+// hostileUsers is the store size of bench's hostile check (bench/README).
 const hostileUsers = 20000
 
 // hostileStore returns the store of hostileUsers users with two posts each

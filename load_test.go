@@ -16,7 +16,7 @@ import (
 	"quartet/internal/testkit"
 )
 
-var loadDuration = flag.Duration("load-duration", 2*time.Second, "how long TestMixedLoad drives the server (issue: 10s)")
+var loadDuration = flag.Duration("load-duration", 2*time.Second, "how long TestMixedLoad drives the server (10s for a longer soak)")
 
 // TestMixedLoad drives the real server with 50 concurrent clients doing mixed creates,
 // updates, deletes, orders and lists, then checks that no request failed with a 5xx and

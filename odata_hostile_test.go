@@ -24,7 +24,7 @@ import (
 // the bound its answer names, and replaying them all leaves the heap about where it
 // was.
 
-// hostileProducts is the size of the store the issue measured the attack on.
+// hostileProducts is the store size of bench's hostile check (bench/README).
 const hostileProducts = 20_000
 
 // busyProductOrders is how many orders product 1 has: any over them nested in any
@@ -96,7 +96,7 @@ func TestODataHostile(t *testing.T) {
 		name, rawQuery string
 		msg            string // in the OData error's message
 	}{
-		// The issue's attack, 54 KB: the query string's bound refuses it before the
+		// bench's hostile attack, 54 KB: the query string's bound refuses it before the
 		// keys are counted. The next two are the key and node bounds on their own.
 		{"6,000 $orderby keys", "$orderby=" + repeat("isActive", ",", 6000) + "&$top=1", "bytes exceeds the maximum of 8192"},
 		{"9 $orderby keys", "$orderby=" + repeat("isActive", ",", 9) + "&$top=1", "$orderby has more than 8 keys"},

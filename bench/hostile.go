@@ -20,7 +20,7 @@ import (
 
 // The hostile check: a legitimate client's latency and the service's
 // memory are measured alone, then again while attackers send the hostile requests
-// the issue lists, one kind after another. The service passes when the attacks
+// of each kind below (bench/README "Hostile load"), one kind after another. The service passes when the attacks
 // leave the legitimate client's p99 within a factor of its baseline and the
 // service's RSS returns near its baseline, and when every hostile request was
 // answered (a refusal is an answer; a timeout is not).
@@ -78,13 +78,14 @@ type attackSizes struct {
 	wsSubs        int // ... with this many subscriptions each
 }
 
-var issueSizes = attackSizes{
+// fullSizes are the sizes of the full check's attacks (bench/README, "Hostile load").
+var fullSizes = attackSizes{
 	overlapFields: 300, nestedAliases: 30, operations: 45, opFields: 1990, directives: 20_000,
 	variables: 3000, docBytes: 16 << 10, orderbyKeys: 6000, filterTerms: 10_000,
 	grpcUsers: 100_000, wsSockets: 500, wsSubs: 100,
 }
 
-// quickSizes are a tenth of the issue's (the sockets fewer still), so that the
+// quickSizes are a tenth of fullSizes (the sockets fewer still), so that the
 // quick mode exercises every code path in a few seconds even against a service
 // whose cost is quadratic in them.
 var quickSizes = attackSizes{
@@ -97,7 +98,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 	c := &hostileConfig{data: GenConfig{Orders: 1000}}
 	fs := flag.NewFlagSet("bench hostile", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	fs.BoolVar(&c.quick, "quick", false, "tiny data, documents a tenth of the issue's size, 10 requests per kind, verdict not enforced: proves the check runs (flags given explicitly still win)")
+	fs.BoolVar(&c.quick, "quick", false, "tiny data, documents a tenth of the full size, 10 requests per kind, verdict not enforced: proves the check runs (flags given explicitly still win)")
 	fs.BoolVar(&c.enforce, "enforce", true, "exit non-zero when the verdict is FAIL")
 	fs.Uint64Var(&c.data.Seed, "seed", 1, "dataset `seed`")
 	fs.IntVar(&c.data.Users, "users", 20_000, "users in the dataset")
@@ -135,7 +136,7 @@ func parseHostileFlags(args []string, stdout io.Writer) (*hostileConfig, error) 
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	c.sizes = issueSizes
+	c.sizes = fullSizes
 	if c.quick {
 		c.sizes = quickSizes
 		for name, v := range map[string]string{

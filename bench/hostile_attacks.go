@@ -24,8 +24,8 @@ import (
 )
 
 // The hostile attacks, one kind each. Every GraphQL document ends in a comment
-// "#k" with the request's number k, as the attacker did, so that no two
-// requests share a document cache entry.
+// "#k" with the request's number k, so that no two requests share a document
+// cache entry: an attacker pays for a parse and a validation each time.
 
 // target is where the service being attacked listens.
 type target struct {

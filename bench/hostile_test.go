@@ -79,7 +79,7 @@ func TestHostileQuick(t *testing.T) {
 // states, and that the OData ones fit the service's 64 KiB header limit: a request
 // refused for its header would measure net/http, not OData.
 func TestHostileDocumentSizes(t *testing.T) {
-	s := issueSizes
+	s := fullSizes
 	for _, c := range []struct {
 		name     string
 		got      int

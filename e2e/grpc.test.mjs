@@ -26,8 +26,8 @@ test('UserService over gzip', async (t) => {
     { 'grpc.default_compression_algorithm': 2, 'grpc.default_compression_level': 2 });
   t.after(() => client.close());
 
-  // A server without gzip refuses the compressed request (UNIMPLEMENTED, as the
-  // issue found); with it, the call succeeds.
+  // A server without gzip refuses the compressed request (UNIMPLEMENTED, as
+  // grpc-js reports it); with it, the call succeeds.
   const got = await unary(client, 'GetUser', { id: 1 });
   assert.equal(got.id, 1);
   assert.equal(got.name, 'Alice Johnson');
