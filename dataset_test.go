@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -40,24 +39,10 @@ func checkAgainstStdlib(t *testing.T, data []byte) {
 	}
 }
 
-// TestDecodeLongDataset decodes a dataset long enough to make many of jsonscan.List's
-// segments, with errors in the middle (one, or two in different segments), inside
-// strings that look like element starts, and at the end, and holds it to
-// encoding/json.
+// TestDecodeLongDataset holds the decoder to encoding/json on a dataset long enough
+// to make many of jsonscan.List's segments, and on its broken variants.
 func TestDecodeLongDataset(t *testing.T) {
-	data := datasetFile(20000, 40)
-	tricky := []byte(`{"users":[{"id":1,"name":"a},{\"id\":2},{","email":"x"},{"id":3,"name":"},{"},{"id":4}],` +
-		`"products":[{"id":1,"name":"p"}],"users":[{"id":9},{"name":"},{\"name\":1}"}]}`)
-	wrongType := bytes.Replace(data, []byte(`{"id": 5000,`), []byte(`{"id": "5000",`), 1)
-	unknownField := bytes.Replace(data, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
-	both := bytes.Replace(wrongType, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
-	inputs := [][]byte{data, tricky, wrongType, unknownField, both}
-	for _, cut := range []int{len(data) / 3, len(data) / 2, len(data) - 3} {
-		broken := bytes.Clone(data)
-		broken[cut] = '!'
-		inputs = append(inputs, broken, data[:cut])
-	}
-	for _, in := range inputs {
+	for _, in := range testkit.LongDatasetInputs() {
 		checkAgainstStdlib(t, in)
 	}
 }
@@ -69,7 +54,7 @@ func TestReadDatasetFromFile(t *testing.T) {
 		`{"id":2,"name":"A \"quoted\" \\ name \u00e9","email":"b@x.io"}],` +
 		`"products":[{"id":1,"name":"Lamp ☃","price":19.99,"category":"Home","isActive":true}],` +
 		`"orders":[{"id":1,"productId":1,"customerName":"Ødegård","quantity":2,"orderDate":"2024-02-03T04:05:06Z"}]}`
-	for _, text := range []string{text, string(datasetFile(20000, 10))} {
+	for _, text := range []string{text, string(testkit.Dataset(20000, 10))} {
 		got, err := ReadDataset(openFileWith(t, []byte(text)))
 		if err != nil {
 			t.Fatal(err)

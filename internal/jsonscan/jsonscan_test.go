@@ -1,7 +1,6 @@
 package jsonscan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -205,46 +204,10 @@ func checkSegmentsAgree(t *testing.T, data []byte) {
 	}
 }
 
-// longDoc returns a document of users and products, in id order.
-func longDoc(users, products int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"users":[`)
-	for i := 1; i <= users; i++ {
-		if i > 1 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id": %d, "name": "Ann Berg %d", "email": "user%d@example.com", "createdAt": "2024-01-01T00:00:00Z"}`, i, i, i)
-	}
-	b.WriteString(`],"products":[`)
-	for i := 1; i <= products; i++ {
-		if i > 1 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id": %d, "name": "Lamp %d", "price": %d.%02d, "category": "%c", "isActive": %t}`,
-			i, i, i%2000, i%100, 'A'+i%3, i%10 != 0)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
-}
-
-// TestDecodeLongList decodes a document long enough to make many of List's segments,
-// with errors in the middle (one, or two in different segments), inside strings that
-// look like element starts, and at the end, and holds it to encoding/json and to
-// decoding in one segment.
+// TestDecodeLongList holds a document long enough to make many of List's segments,
+// and its broken variants, to encoding/json and to decoding in one segment.
 func TestDecodeLongList(t *testing.T) {
-	data := longDoc(20000, 40)
-	tricky := []byte(`{"users":[{"id":1,"name":"a},{\"id\":2},{","email":"x"},{"id":3,"name":"},{"},{"id":4}],` +
-		`"products":[{"id":1,"name":"p"}],"users":[{"id":9},{"name":"},{\"name\":1}"}]}`)
-	wrongType := bytes.Replace(data, []byte(`{"id": 5000,`), []byte(`{"id": "5000",`), 1)
-	unknownField := bytes.Replace(data, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
-	both := bytes.Replace(wrongType, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
-	inputs := [][]byte{data, tricky, wrongType, unknownField, both}
-	for _, cut := range []int{len(data) / 3, len(data) / 2, len(data) - 3} {
-		broken := bytes.Clone(data)
-		broken[cut] = '!'
-		inputs = append(inputs, broken, data[:cut])
-	}
-	for _, in := range inputs {
+	for _, in := range testkit.LongDatasetInputs() {
 		checkAgainstStdlib(t, in)
 		checkSegmentsAgree(t, in)
 	}

@@ -292,6 +292,52 @@ func DecodeStrict[T any](data []byte) (*T, error) {
 	return &v, nil
 }
 
+// Dataset returns a dataset file of the shape the service is started with: users
+// with names and e-mail addresses, and products, in id order.
+func Dataset(users, products int) []byte {
+	first := []string{"Ann", "Carl", "Dana", "Eve", "Ivo", "Kai", "Lena", "Milo", "Nora", "Otto", "Rosa", "Sven"}
+	last := []string{"Berg", "Dubois", "Jones", "Khan", "Novak", "Silva", "Smith"}
+	var b bytes.Buffer
+	b.WriteString(`{"users":[`)
+	for i := 1; i <= users; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id": %d, "name": "%s %s %d", "email": "user%d@example.com", "createdAt": "2024-01-01T00:00:00Z"}`,
+			i, first[i*7%len(first)], last[i*13%len(last)], i, i)
+	}
+	b.WriteString(`],"products":[`)
+	for i := 1; i <= products; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id": %d, "name": "Lamp Desk %d", "price": %d.%02d, "category": "%c", "createdDate": "2024-01-01T00:00:00Z", "isActive": %t}`,
+			i, i, i%2000, i%100, 'A'+i%3, i%10 != 0)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// LongDatasetInputs returns a long dataset (20,000 users, 40 products: many of a
+// parallel decoder's segments) and variants of it with errors in the middle (one,
+// or two in different segments), inside strings that look like element starts,
+// and at the end.
+func LongDatasetInputs() [][]byte {
+	data := Dataset(20000, 40)
+	tricky := []byte(`{"users":[{"id":1,"name":"a},{\"id\":2},{","email":"x"},{"id":3,"name":"},{"},{"id":4}],` +
+		`"products":[{"id":1,"name":"p"}],"users":[{"id":9},{"name":"},{\"name\":1}"}]}`)
+	wrongType := bytes.Replace(data, []byte(`{"id": 5000,`), []byte(`{"id": "5000",`), 1)
+	unknownField := bytes.Replace(data, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
+	both := bytes.Replace(wrongType, []byte(`{"id": 15000,`), []byte(`{"id": 15000, "nope": 1,`), 1)
+	inputs := [][]byte{data, tricky, wrongType, unknownField, both}
+	for _, cut := range []int{len(data) / 3, len(data) / 2, len(data) - 3} {
+		broken := bytes.Clone(data)
+		broken[cut] = '!'
+		inputs = append(inputs, broken, data[:cut])
+	}
+	return inputs
+}
+
 // DatasetSeeds are dataset-shaped documents, valid and not, for DecodeStrict.
 var DatasetSeeds = []string{
 	`{}`, `null`, `{"users":null}`, `{"users":[]}`, `[]`, `"x"`, `{"users":{}}`, `{"users":"x"}`,
