@@ -20,14 +20,17 @@ import (
 // rest wraps a REST handler with what every REST route shares: a query string that
 // does not decode (a bad %-escape, a ';' separator) is refused with 400, since
 // url.Values would silently drop the pair it cannot read; the caller must have the
-// access need (auth.go); an error h returns is answered as a problem.
+// access need (auth.go); an error h returns is answered as a problem. The decoded
+// query is left in r.Form, where ParseForm would put it, so h need not decode it again.
 func (s *Server) rest(need access, h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" { // most requests have none: no map to make
-			if _, err := restQuery(r.URL.RawQuery); err != nil {
+			q, err := restQuery(r.URL.RawQuery)
+			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
+			r.Form = q
 		}
 		if need != accessOpen && s.denied(w, r, need, s.writeError) {
 			return
@@ -46,7 +49,11 @@ func restQuery(raw string) (url.Values, error) {
 		return nil, invalid("malformed query string: %v", err)
 	}
 	for name, values := range q {
-		if !utf8.ValidString(name) || !utf8.ValidString(strings.Join(values, "")) {
+		valid := utf8.ValidString(name)
+		for _, v := range values {
+			valid = valid && utf8.ValidString(v)
+		}
+		if !valid {
 			return nil, invalid("malformed query string: %q is not valid UTF-8", name)
 		}
 	}
@@ -127,7 +134,7 @@ func parseUserQuery(q url.Values) (uq UserQuery, paged bool, err error) {
 }
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
-	uq, paged, err := parseUserQuery(r.URL.Query()) // rest refused a query that does not decode
+	uq, paged, err := parseUserQuery(r.Form) // decoded by rest
 	if err != nil {
 		return err
 	}
@@ -169,8 +176,11 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 
 // writeUser answers with u and its ETag.
 func writeUser(w http.ResponseWriter, status int, u *User) error {
-	w.Header().Set("ETag", u.ETag())
-	writeJSON(w, status, u)
+	body := u.marshal() // once, for the entity tag and the answer
+	w.Header().Set("ETag", entityTag(body))
+	w.Header()["Content-Type"] = contentTypeJSON
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
 	return nil
 }
 
