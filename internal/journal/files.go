@@ -48,10 +48,10 @@ func payloadSize(data []byte) (int, bool) {
 // readRecord returns the whole, intact record at data[off:], if there is one.
 func readRecord(data []byte, off int) (payload []byte, next int, ok bool) {
 	n, ok := payloadSize(data[off:])
-	end := off + recordHeaderSize + n
-	if !ok || end > len(data) {
+	if !ok || n < 0 || n > len(data)-off-recordHeaderSize { // n is from disk: no sum to overflow
 		return nil, off, false
 	}
+	end := off + recordHeaderSize + n
 	payload = data[off+recordHeaderSize : end]
 	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(data[off+4:]) {
 		return nil, off, false

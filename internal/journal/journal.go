@@ -338,6 +338,8 @@ func (j *Journal) fail(rest []*Pending, cause error) {
 		if j.dirty > 0 {
 			// Zeroed rather than cut off: the file keeps its size, whole steps.
 			if _, err := j.file.WriteAt(make([]byte, j.dirty), j.size); err != nil {
+				// Logged only: Open then finds these records whole or torn, and
+				// either is right, since their writers were told nothing was stored.
 				j.log.Error("zeroing the failed write in the journal failed", "error", err)
 			}
 		}
@@ -418,7 +420,7 @@ func (j *Journal) rotate(gen uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := j.file.Close(); err != nil {
+	if err := j.file.Close(); err != nil { // logged only: everything in it was fsynced above
 		j.log.Error("closing the previous journal", "file", filepath.Join(j.dir, journalName(j.gen)), "error", err)
 	}
 	j.use(f, gen, end, roundUp(end, journalStep), journalStep)

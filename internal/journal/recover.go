@@ -59,6 +59,8 @@ func (j *Journal) recover() error {
 			return fmt.Errorf("%s %v; restore it from a backup", snapshot, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && len(gens) > 0:
+		// Never a start cut short: the first journal is renamed into place after the
+		// first snapshot, and a snapshot is replaced only by renaming a newer one over it.
 		return fmt.Errorf("%s is missing, but %s follows a snapshot; restore the snapshot from a backup (starting without it would reuse ids and serve the journal's changes over an empty store)",
 			snapshot, journalName(gens[0]))
 	default:
