@@ -247,8 +247,8 @@ type accumulator struct {
 	seen     []map[string]bool // countdistinct: the values met, as JSON
 }
 
-// rows groups the entities of items that pass and aggregates each group, in
-// ascending order of the grouping properties; past Limits.MaxGroups it panics.
+// rows groups the entities of items that pass and aggregates each group, ordered
+// by $orderby, then by the grouping properties; past Limits.MaxGroups it panics.
 func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	groups := map[string]*accumulator{}
 	var order []*accumulator

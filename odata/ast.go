@@ -72,7 +72,7 @@ type Segment struct {
 // Path is a member expression such as name, product/name, o/quantity or
 // orders/$count($filter=...). The checker sets Var (the lambda variable it
 // starts from, -1 for the current entity), Navs, Prop (nil when it ends in a
-// navigation) and Count.
+// navigation) and Count; or, when it names a $compute alias, alias and Var -1.
 type Path struct {
 	exprBase
 	Segments    []Segment

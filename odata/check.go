@@ -78,7 +78,7 @@ func (c *checker) check(e Expr) Type {
 		t = e.Kind
 	case *Path:
 		if a := aliasNamed(c.aliases, e.Segments[0].Name); a != nil && len(e.Segments) == 1 {
-			e.alias, t = a, edmTypes[a.kind].typ
+			e.alias, e.Var, t = a, -1, edmTypes[a.kind].typ
 		} else {
 			t = c.path(e)
 		}

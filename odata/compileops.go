@@ -20,16 +20,20 @@ var relOps = map[string]relOp{
 	"lt": {true, false, false}, "le": {true, true, false},
 }
 
-// holds reports whether the comparison result c (-1, 0 or 1, as every cmpf
-// here returns) satisfies op.
-func (op relOp) holds(c int) bool { return op[c+1] }
+// holds reports whether the comparison result c (by its sign) satisfies op.
+func (op relOp) holds(c int) bool { return op[cmp.Compare(c, 0)+1] }
 
 // flip mirrors an operator so that "k lt x" becomes "x gt k".
 func (op relOp) flip() relOp { return relOp{op[2], op[1], op[0]} }
 
 // nulls is the result of a comparison with a null operand: null eq null and
 // null ne x are true, ordering comparisons with null false.
-func (op relOp) nulls(bothNull bool) bool { return op[0] == op[2] && op[1] == bothNull }
+func (op relOp) nulls(bothNull bool) bool {
+	if op[0] != op[2] { // lt, le, gt, ge
+		return false
+	}
+	return op[1] == bothNull // eq: both are null; ne: one is
+}
 
 // compareFn compares two compiled operands of the same Go type.
 func compareFn[T any](op relOp, x, y fn[T], cmpf func(a, b T) int) fn[bool] {

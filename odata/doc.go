@@ -20,13 +20,14 @@
 //     per request (Settings.Now).
 //   - Null propagates: null eq null is true, null gt x false, null and false is
 //     false, null or true is true; $filter keeps what is true; $orderby sorts
-//     nulls first. A missing single-valued navigation is null.
+//     nulls first ascending, last descending. A missing single-valued navigation is null.
 //   - String functions count runes. $search matches terms case-insensitively
 //     in any string property.
 //   - Output keeps the model's property order; expansions follow in $expand
 //     order. $expand takes nested options, bounded by the route's limits.
-//   - $apply takes filter() then at most one groupby or aggregate; rows come in
-//     ascending order of the grouping properties.
+//   - $apply takes filter() then at most one groupby or aggregate; rows are
+//     ordered by $orderby, then by the grouping properties ascending, and
+//     $top, $skip and $count apply to them.
 //   - $format or Accept choose odata.metadata and IEEE754Compatible; any other
 //     format is 406.
 //   - Limits bound what one query string may ask for, while it is parsed, and

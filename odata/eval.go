@@ -56,7 +56,7 @@ func (q *Query) evaluate(items []any, restrict func(any) bool, counted bool) (pa
 		return rows[min(start, n):min(end, n)], n
 	}
 	if len(q.order) > 0 { // equal keys keep their order in items
-		var best []any // not page, whose appends below may start on the stack
+		var best []any
 		if end < len(items) {
 			best, count = topK(items, pass, q.order, end)
 		} else {

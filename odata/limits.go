@@ -5,9 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// Limits bound the work one query string can ask for. All but MaxVisits and
-// MaxStringBytes are checked while it is read, before what they count is built;
-// those two depend on the data and are counted as it is evaluated. Either way a
+// Limits bound the work one query string, or one $batch body (the MaxBatch
+// fields), can ask for. All but MaxVisits, MaxStringBytes and MaxGroups are
+// checked while it is read, before what they count is built; those three depend
+// on the data and are counted as it is evaluated. Either way a
 // hostile query is a query error (400) after bounded work. A zero field means
 // the value in DefaultLimits, never "no limit".
 type Limits struct {
