@@ -171,7 +171,7 @@ type row []any
 func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]*Filter, *aggregation) {
 	var filters []*Filter
 	for _, e := range a.filters {
-		filters = append(filters, compileFilter(e, t, c))
+		filters = append(filters, compileFilter(e, t, c, nil))
 	}
 	if !a.aggregated() {
 		return filters, nil

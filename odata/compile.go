@@ -14,9 +14,8 @@ type fn[T any] func(it any, vars []any) (T, bool)
 // fn[float64], String fn[string], Date and DateTimeOffset fn[time.Time], Entity
 // fn[any], Collection fn[[]any].
 type compiler struct {
-	now     time.Time
-	eval    *evaluation // where fetched collections and built strings are counted; nil counts nothing
-	aliases []*computed // $compute's, once resolved: $filter and $orderby may name them
+	now  time.Time
+	eval *evaluation // where fetched collections and built strings are counted; nil counts nothing
 }
 
 func (c *compiler) compile(e Expr) any {

@@ -28,7 +28,7 @@ func parseFilter(expr string, t *EntityType) (*Filter, error) {
 		p := newParser(expr, newBudget(Limits{}))
 		e := p.expr()
 		p.end()
-		f = compileFilter(e, t, &compiler{now: time.Now()})
+		f = compileFilter(e, t, &compiler{now: time.Now()}, nil)
 	})
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Option == "" {

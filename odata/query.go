@@ -214,16 +214,15 @@ func (r *resolver) query(o *options, t *EntityType, depth int, label func(string
 			fail(label("$compute"), o.present["$compute"], "cannot be combined with groupby or aggregate in $apply")
 		}
 		r.guard(label("$compute"), func() { q.computed = resolveCompute(o.compute, t, c) })
-		c.aliases = q.computed
 	}
 	if o.filter != nil {
-		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c) })
+		r.guard(label("$filter"), func() { q.filter = compileFilter(o.filter, t, c, q.computed) })
 	}
 	switch {
 	case len(o.orderBy) > 0 && q.agg != nil:
 		r.guard(label("$orderby"), func() { q.agg.orderRows(o.orderBy) })
 	case len(o.orderBy) > 0:
-		r.guard(label("$orderby"), func() { q.order = compileOrder(o.orderBy, t, c) })
+		r.guard(label("$orderby"), func() { q.order = compileOrder(o.orderBy, t, c, q.computed) })
 	}
 	if o.has("$select") {
 		q.explicit = true
@@ -302,8 +301,9 @@ type Filter struct {
 	nvars int // lambda variables the expression uses: the size of its vars
 }
 
-func compileFilter(e Expr, t *EntityType, c *compiler) *Filter {
-	ck := &checker{root: t, aliases: c.aliases}
+// compileFilter checks and compiles e for t; a one-segment path may name an alias.
+func compileFilter(e Expr, t *EntityType, c *compiler, aliases []*computed) *Filter {
+	ck := &checker{root: t, aliases: aliases}
 	ck.checkBool(e)
 	return &Filter{f: c.compile(e).(fn[bool]), nvars: ck.maxv}
 }
@@ -319,10 +319,10 @@ func (f *Filter) Match(x any) bool {
 	return b && ok
 }
 
-func compileOrder(items []OrderItem, t *EntityType, c *compiler) []orderKey {
+func compileOrder(items []OrderItem, t *EntityType, c *compiler, aliases []*computed) []orderKey {
 	keys := make([]orderKey, len(items))
 	for i, it := range items {
-		ck := &checker{root: t, aliases: c.aliases}
+		ck := &checker{root: t, aliases: aliases}
 		switch typ := ck.check(it.Expr); typ {
 		case TypeNull, TypeEntity, TypeCollection:
 			failf(it.Expr.Pos(), "cannot order by a value of type %v", typ)
