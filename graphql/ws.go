@@ -252,6 +252,13 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
+	served := false
+	defer func() { // also when Accept or the setup below panics: the counts go back
+		if !served {
+			h.releaseSocket(client)
+			h.wg.Done()
+		}
+	}()
 	hw := &hijackRecorder{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		Subprotocols:       []string{ProtocolTransportWS, ProtocolLegacyWS},
@@ -259,8 +266,6 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: h.opts.AllowAnyOrigin,
 	})
 	if err != nil { // Accept has answered
-		h.releaseSocket(client)
-		h.wg.Done()
 		return
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
@@ -278,6 +283,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if late {
 		c.goAway()
 	}
+	served = true
 	go func() {
 		defer h.wg.Done()
 		defer h.releaseSocket(client)
