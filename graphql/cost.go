@@ -323,7 +323,7 @@ func (a *costAnalysis) skipped(ds []*Directive) bool {
 			}
 		}
 	}
-	return skippedBy(ds, a.vars)
+	return skippedBy(ds, a.vars, false)
 }
 
 // addCost and mulCost saturate at math.MaxInt: a hostile query's cost must

@@ -221,8 +221,9 @@ func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
 
 // collectFields groups the fields of sets on object type t by response key,
 // @skip and @include evaluated with vars (see skippedBy). The fields t lacks
-// are left out, unless keepUnknown.
-func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, keepUnknown bool) []*execGroup {
+// are left out. For validation (static) there are no variable values: a
+// condition on a variable is unknown and keeps its field, as do fields t lacks.
+func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
 	// applies reports whether a fragment on the type tc names (nil: any)
@@ -239,17 +240,17 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if skippedBy(s.Directives, vars) {
+				if skippedBy(s.Directives, vars, static) {
 					continue
 				}
 				k := s.responseKey()
 				if i := slices.IndexFunc(groups, func(g *execGroup) bool { return g.key == k }); i >= 0 {
 					groups[i].fields = append(groups[i].fields, s)
-				} else if def := fieldDef(schema, t, s.Name); def != nil || keepUnknown {
+				} else if def := fieldDef(schema, t, s.Name); def != nil || static {
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || skippedBy(s.Directives, vars) {
+				if visited[s.Name] || skippedBy(s.Directives, vars, static) {
 					continue
 				}
 				if visited == nil {
@@ -260,7 +261,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					walk(f.SelectionSet)
 				}
 			case *InlineFragment:
-				if !skippedBy(s.Directives, vars) && applies(s.TypeCondition) {
+				if !skippedBy(s.Directives, vars, static) && applies(s.TypeCondition) {
 					walk(s.SelectionSet)
 				}
 			}
@@ -272,15 +273,15 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 	return groups
 }
 
-// skippedBy evaluates @skip and @include with the coerced variables vars.
-// Without them (nil: validation, or an operation without variables, which a
-// valid one then does not use) only a literal condition counts.
-func skippedBy(ds []*Directive, vars map[string]any) bool {
+// skippedBy evaluates @skip and @include with the coerced variables vars (an
+// absent one is false). When static (validation, no variable values) only a
+// literal condition counts.
+func skippedBy(ds []*Directive, vars map[string]any, static bool) bool {
 	for _, d := range ds {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
 		}
-		cond, known := false, vars != nil
+		cond, known := false, !static
 		for _, a := range d.Arguments {
 			if a.Name != "if" {
 				continue
