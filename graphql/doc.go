@@ -16,7 +16,7 @@
 //	s.SetNotifyingSubscriber("onUserCreated", func(p graphql.ResolveParams, notify func()) (graphql.EventQueue, error) { ... })
 //	http.Handle("/graphql", graphql.NewHandler(s))
 //
-// Every error carries extensions.code: a resolver's error its own (see
+// Errors carry extensions.code: a resolver's error its own if it has one (see
 // ExtendedError, NewError), a recovered panic INTERNAL_SERVER_ERROR, parse
 // errors and the limits counted while parsing GRAPHQL_PARSE_FAILED, validation
 // and the other limits GRAPHQL_VALIDATION_FAILED, bad variables and requests

@@ -121,9 +121,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve answers one operation's parameters, with the status
-// application/graphql-response+json calls for. fixed reports a request refused
-// before it ran, whose status holds for either media type (for persisted
-// queries, as Apollo's servers and link have it).
+// application/graphql-response+json calls for. fixed reports a status that holds
+// for either media type: bad request parameters, and persisted-query answers (as
+// Apollo's servers and link have them).
 func (h *Handler) serve(ctx context.Context, method string, params *httpParams) (resp *Response, status int, fixed bool) {
 	req, pq, status, msg := requestFromParams(params)
 	if status != 0 {

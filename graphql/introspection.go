@@ -124,8 +124,8 @@ func init() {
 	}
 }
 
-// on binds fn, given the source as a T, as the resolver of typ.field.
-func on[T any](s *Schema, typ, field string, fn func(src T, p ResolveParams) any) {
+// resolveOn binds fn, given the source as a T, as the resolver of typ.field.
+func resolveOn[T any](s *Schema, typ, field string, fn func(src T, p ResolveParams) any) {
 	s.mustField(typ, field).resolve = func(p ResolveParams) (any, error) { return fn(p.Source.(T), p), nil }
 }
 
@@ -167,60 +167,60 @@ func reason(deprecated bool, reason string) any {
 }
 
 func bindIntrospection(s *Schema) {
-	on(s, "__Schema", "description", func(x *Schema, _ ResolveParams) any { return optString(x.Description) })
-	on(s, "__Schema", "types", func(x *Schema, p ResolveParams) any { return listed(true, x.typeList, p) })
-	on(s, "__Schema", "queryType", func(x *Schema, _ ResolveParams) any { return x.Query })
-	on(s, "__Schema", "mutationType", func(x *Schema, _ ResolveParams) any { return x.Mutation })
-	on(s, "__Schema", "subscriptionType", func(x *Schema, _ ResolveParams) any { return x.Subscription })
-	on(s, "__Schema", "directives", func(x *Schema, p ResolveParams) any { return listed(true, x.dirList, p) })
+	resolveOn(s, "__Schema", "description", func(x *Schema, _ ResolveParams) any { return optString(x.Description) })
+	resolveOn(s, "__Schema", "types", func(x *Schema, p ResolveParams) any { return listed(true, x.typeList, p) })
+	resolveOn(s, "__Schema", "queryType", func(x *Schema, _ ResolveParams) any { return x.Query })
+	resolveOn(s, "__Schema", "mutationType", func(x *Schema, _ ResolveParams) any { return x.Mutation })
+	resolveOn(s, "__Schema", "subscriptionType", func(x *Schema, _ ResolveParams) any { return x.Subscription })
+	resolveOn(s, "__Schema", "directives", func(x *Schema, p ResolveParams) any { return listed(true, x.dirList, p) })
 
 	hasFields := func(t *Type) bool { return t.Kind == Object || t.Kind == Interface }
-	on(s, "__Type", "kind", func(t *Type, _ ResolveParams) any { return t.Kind.String() })
-	on(s, "__Type", "name", func(t *Type, _ ResolveParams) any { return optString(t.Name) })
-	on(s, "__Type", "description", func(t *Type, _ ResolveParams) any { return optString(t.Description) })
-	on(s, "__Type", "specifiedByURL", func(t *Type, _ ResolveParams) any { return optString(t.SpecifiedByURL) })
-	on(s, "__Type", "fields", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Fields, p) })
-	on(s, "__Type", "interfaces", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Interfaces, p) })
-	on(s, "__Type", "possibleTypes", func(t *Type, p ResolveParams) any { return listed(t.isAbstract(), t.PossibleTypes, p) })
-	on(s, "__Type", "enumValues", func(t *Type, p ResolveParams) any { return listed(t.Kind == Enum, t.EnumValues, p) })
-	on(s, "__Type", "inputFields", func(t *Type, p ResolveParams) any { return listed(t.Kind == InputObject, t.InputFields, p) })
-	on(s, "__Type", "ofType", func(t *Type, _ ResolveParams) any { return t.OfType })
-	on(s, "__Type", "isOneOf", func(t *Type, _ ResolveParams) any {
+	resolveOn(s, "__Type", "kind", func(t *Type, _ ResolveParams) any { return t.Kind.String() })
+	resolveOn(s, "__Type", "name", func(t *Type, _ ResolveParams) any { return optString(t.Name) })
+	resolveOn(s, "__Type", "description", func(t *Type, _ ResolveParams) any { return optString(t.Description) })
+	resolveOn(s, "__Type", "specifiedByURL", func(t *Type, _ ResolveParams) any { return optString(t.SpecifiedByURL) })
+	resolveOn(s, "__Type", "fields", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Fields, p) })
+	resolveOn(s, "__Type", "interfaces", func(t *Type, p ResolveParams) any { return listed(hasFields(t), t.Interfaces, p) })
+	resolveOn(s, "__Type", "possibleTypes", func(t *Type, p ResolveParams) any { return listed(t.isAbstract(), t.PossibleTypes, p) })
+	resolveOn(s, "__Type", "enumValues", func(t *Type, p ResolveParams) any { return listed(t.Kind == Enum, t.EnumValues, p) })
+	resolveOn(s, "__Type", "inputFields", func(t *Type, p ResolveParams) any { return listed(t.Kind == InputObject, t.InputFields, p) })
+	resolveOn(s, "__Type", "ofType", func(t *Type, _ ResolveParams) any { return t.OfType })
+	resolveOn(s, "__Type", "isOneOf", func(t *Type, _ ResolveParams) any {
 		if t.Kind != InputObject {
 			return nil
 		}
 		return t.OneOf
 	})
 
-	on(s, "__Field", "name", func(f *FieldDef, _ ResolveParams) any { return f.Name })
-	on(s, "__Field", "description", func(f *FieldDef, _ ResolveParams) any { return optString(f.Description) })
-	on(s, "__Field", "args", func(f *FieldDef, p ResolveParams) any { return listed(true, f.Args, p) })
-	on(s, "__Field", "type", func(f *FieldDef, _ ResolveParams) any { return f.Type })
-	on(s, "__Field", "isDeprecated", func(f *FieldDef, _ ResolveParams) any { return f.IsDeprecated })
-	on(s, "__Field", "deprecationReason", func(f *FieldDef, _ ResolveParams) any { return reason(f.IsDeprecated, f.DeprecationReason) })
+	resolveOn(s, "__Field", "name", func(f *FieldDef, _ ResolveParams) any { return f.Name })
+	resolveOn(s, "__Field", "description", func(f *FieldDef, _ ResolveParams) any { return optString(f.Description) })
+	resolveOn(s, "__Field", "args", func(f *FieldDef, p ResolveParams) any { return listed(true, f.Args, p) })
+	resolveOn(s, "__Field", "type", func(f *FieldDef, _ ResolveParams) any { return f.Type })
+	resolveOn(s, "__Field", "isDeprecated", func(f *FieldDef, _ ResolveParams) any { return f.IsDeprecated })
+	resolveOn(s, "__Field", "deprecationReason", func(f *FieldDef, _ ResolveParams) any { return reason(f.IsDeprecated, f.DeprecationReason) })
 
-	on(s, "__InputValue", "name", func(v *InputValue, _ ResolveParams) any { return v.Name })
-	on(s, "__InputValue", "description", func(v *InputValue, _ ResolveParams) any { return optString(v.Description) })
-	on(s, "__InputValue", "type", func(v *InputValue, _ ResolveParams) any { return v.Type })
-	on(s, "__InputValue", "defaultValue", func(v *InputValue, _ ResolveParams) any {
+	resolveOn(s, "__InputValue", "name", func(v *InputValue, _ ResolveParams) any { return v.Name })
+	resolveOn(s, "__InputValue", "description", func(v *InputValue, _ ResolveParams) any { return optString(v.Description) })
+	resolveOn(s, "__InputValue", "type", func(v *InputValue, _ ResolveParams) any { return v.Type })
+	resolveOn(s, "__InputValue", "defaultValue", func(v *InputValue, _ ResolveParams) any {
 		if v.DefaultValue == nil {
 			return nil
 		}
 		return printLiteral(v.DefaultValue)
 	})
-	on(s, "__InputValue", "isDeprecated", func(v *InputValue, _ ResolveParams) any { return v.IsDeprecated })
-	on(s, "__InputValue", "deprecationReason", func(v *InputValue, _ ResolveParams) any { return reason(v.IsDeprecated, v.DeprecationReason) })
+	resolveOn(s, "__InputValue", "isDeprecated", func(v *InputValue, _ ResolveParams) any { return v.IsDeprecated })
+	resolveOn(s, "__InputValue", "deprecationReason", func(v *InputValue, _ ResolveParams) any { return reason(v.IsDeprecated, v.DeprecationReason) })
 
-	on(s, "__EnumValue", "name", func(e *EnumValueDef, _ ResolveParams) any { return e.Name })
-	on(s, "__EnumValue", "description", func(e *EnumValueDef, _ ResolveParams) any { return optString(e.Description) })
-	on(s, "__EnumValue", "isDeprecated", func(e *EnumValueDef, _ ResolveParams) any { return e.IsDeprecated })
-	on(s, "__EnumValue", "deprecationReason", func(e *EnumValueDef, _ ResolveParams) any { return reason(e.IsDeprecated, e.DeprecationReason) })
+	resolveOn(s, "__EnumValue", "name", func(e *EnumValueDef, _ ResolveParams) any { return e.Name })
+	resolveOn(s, "__EnumValue", "description", func(e *EnumValueDef, _ ResolveParams) any { return optString(e.Description) })
+	resolveOn(s, "__EnumValue", "isDeprecated", func(e *EnumValueDef, _ ResolveParams) any { return e.IsDeprecated })
+	resolveOn(s, "__EnumValue", "deprecationReason", func(e *EnumValueDef, _ ResolveParams) any { return reason(e.IsDeprecated, e.DeprecationReason) })
 
-	on(s, "__Directive", "name", func(d *DirectiveDef, _ ResolveParams) any { return d.Name })
-	on(s, "__Directive", "description", func(d *DirectiveDef, _ ResolveParams) any { return optString(d.Description) })
-	on(s, "__Directive", "isRepeatable", func(d *DirectiveDef, _ ResolveParams) any { return d.IsRepeatable })
-	on(s, "__Directive", "locations", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Locations, p) })
-	on(s, "__Directive", "args", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Args, p) })
+	resolveOn(s, "__Directive", "name", func(d *DirectiveDef, _ ResolveParams) any { return d.Name })
+	resolveOn(s, "__Directive", "description", func(d *DirectiveDef, _ ResolveParams) any { return optString(d.Description) })
+	resolveOn(s, "__Directive", "isRepeatable", func(d *DirectiveDef, _ ResolveParams) any { return d.IsRepeatable })
+	resolveOn(s, "__Directive", "locations", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Locations, p) })
+	resolveOn(s, "__Directive", "args", func(d *DirectiveDef, p ResolveParams) any { return listed(true, d.Args, p) })
 }
 
 // printLiteral prints a literal in the canonical GraphQL form used for

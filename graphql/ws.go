@@ -3,6 +3,7 @@ package graphql
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -75,7 +76,9 @@ func authorizedUntil(ctx context.Context) (time.Time, bool) {
 const msgAuthorizationExpired = "authorization expired"
 
 // WebSocketOptions configures a WebSocketHandler; the zero value gives the
-// defaults. For the bounds, a negative value means none.
+// defaults. A negative MaxTotalSubscriptions, MaxSubscriptionsPerClient,
+// MaxSockets or MaxSocketsPerClient means no bound; the other sizes take their
+// default for any value below 1.
 type WebSocketOptions struct {
 	// OriginPatterns lists host patterns (path.Match syntax, against the
 	// Origin's host, or scheme://host when the pattern has a scheme) of other
@@ -102,7 +105,7 @@ type WebSocketOptions struct {
 	KeepAlive time.Duration
 
 	// MaxSubscriptions bounds the operations active at once on one connection
-	// (queries and mutations until they complete); 0 means 100.
+	// (subscriptions, and queries and mutations until they complete); 0 means 100.
 	MaxSubscriptions int
 	// MaxTotalSubscriptions bounds them over all connections; 0 means
 	// DefaultMaxTotalSubscriptions.
@@ -145,22 +148,26 @@ type WebSocketOptions struct {
 }
 
 func (o *WebSocketOptions) setDefaults() {
-	orDefault(&o.ConnectionInitWaitTimeout, o.ConnectionInitWaitTimeout == 0, 10*time.Second)
-	orDefault(&o.KeepAlive, o.KeepAlive == 0, 12*time.Second)
-	orDefault(&o.Now, o.Now == nil, time.Now)
-	orDefault(&o.MaxSubscriptions, o.MaxSubscriptions <= 0, 100)
-	orDefault(&o.MaxTotalSubscriptions, o.MaxTotalSubscriptions == 0, DefaultMaxTotalSubscriptions)
-	orDefault(&o.MaxSubscriptionsPerClient, o.MaxSubscriptionsPerClient == 0, DefaultMaxSubscriptionsPerClient)
-	orDefault(&o.MaxSockets, o.MaxSockets == 0, DefaultMaxSockets)
-	orDefault(&o.MaxSocketsPerClient, o.MaxSocketsPerClient == 0, DefaultMaxSocketsPerClient)
-	orDefault(&o.MaxMessageBytes, o.MaxMessageBytes <= 0, maxRequestBytes)
-	orDefault(&o.SendQueue, o.SendQueue <= 0, 64)
-	orDefault(&o.WriteTimeout, o.WriteTimeout <= 0, 10*time.Second)
-}
-
-func orDefault[T any](p *T, unset bool, def T) {
-	if unset {
-		*p = def
+	o.ConnectionInitWaitTimeout = cmp.Or(o.ConnectionInitWaitTimeout, 10*time.Second)
+	o.KeepAlive = cmp.Or(o.KeepAlive, 12*time.Second)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.MaxTotalSubscriptions = cmp.Or(o.MaxTotalSubscriptions, DefaultMaxTotalSubscriptions)
+	o.MaxSubscriptionsPerClient = cmp.Or(o.MaxSubscriptionsPerClient, DefaultMaxSubscriptionsPerClient)
+	o.MaxSockets = cmp.Or(o.MaxSockets, DefaultMaxSockets)
+	o.MaxSocketsPerClient = cmp.Or(o.MaxSocketsPerClient, DefaultMaxSocketsPerClient)
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = 100
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = maxRequestBytes
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = 64
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 }
 

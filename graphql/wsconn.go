@@ -247,7 +247,8 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	if st.single == nil {
 		op.st = st
-		return c.addPassive(op)
+		c.addPassive(op)
+		return true
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
@@ -271,19 +272,18 @@ func (c *wsConn) complete(op *wsOp) (outMsg, bool) {
 
 // addPassive hands the subscription op to the sender, or ends it when the
 // sender is gone.
-func (c *wsConn) addPassive(op *wsOp) bool {
+func (c *wsConn) addPassive(op *wsOp) {
 	// A source need not end when ctx ends; the sender is woken to see it.
 	op.stopWake = context.AfterFunc(op.st.ctx, c.wakeSender)
 	c.mu.Lock()
 	if c.isDead() { // the sender has ended, or takes c.passive after this
 		c.mu.Unlock()
 		c.endPassive(op)
-		return true
+		return
 	}
 	c.passive = append(c.passive, op)
 	c.mu.Unlock()
 	c.wakeSender() // events may have come before it was added
-	return true
 }
 
 // endPassive ends a subscription the sender read.
