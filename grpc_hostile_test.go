@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,35 +27,12 @@ import (
 // The gRPC surface under hostile clients: every test replays an attack with
 // bounded loops and checks the bound that refuses it.
 
-// grpcConfig is testConfig with the given gRPC limits (zero fields take the defaults).
-func grpcConfig(l grpcLimits) config {
+// grpcConfig is testConfig with the default gRPC limits, changed by set.
+func grpcConfig(set func(l *grpcLimits)) config {
 	cfg := testConfig()
-	cfg.grpcLimits = l.withDefaults()
+	cfg.grpcLimits = defaultGRPCLimits()
+	set(&cfg.grpcLimits)
 	return cfg
-}
-
-// withDefaults returns l with every zero field set to its default.
-func (l grpcLimits) withDefaults() grpcLimits {
-	d := defaultGRPCLimits()
-	l.maxConns = cmp.Or(l.maxConns, d.maxConns)
-	l.maxConnsPerClient = cmp.Or(l.maxConnsPerClient, d.maxConnsPerClient)
-	l.firstCallTimeout = cmp.Or(l.firstCallTimeout, d.firstCallTimeout)
-	l.maxStreams = cmp.Or(l.maxStreams, d.maxStreams)
-	l.maxMessageBytes = cmp.Or(l.maxMessageBytes, d.maxMessageBytes)
-	l.maxHeaderBytes = cmp.Or(l.maxHeaderBytes, d.maxHeaderBytes)
-	l.streamWindowBytes = cmp.Or(l.streamWindowBytes, d.streamWindowBytes)
-	l.connWindowBytes = cmp.Or(l.connWindowBytes, d.connWindowBytes)
-	l.handshakeTimeout = cmp.Or(l.handshakeTimeout, d.handshakeTimeout)
-	l.maxIdle = cmp.Or(l.maxIdle, d.maxIdle)
-	l.pingAfter = cmp.Or(l.pingAfter, d.pingAfter)
-	l.pingTimeout = cmp.Or(l.pingTimeout, d.pingTimeout)
-	l.minClientPing = cmp.Or(l.minClientPing, d.minClientPing)
-	l.createUsersMax = cmp.Or(l.createUsersMax, d.createUsersMax)
-	l.createUsersMaxBytes = cmp.Or(l.createUsersMaxBytes, d.createUsersMaxBytes)
-	l.createUsersTime = cmp.Or(l.createUsersTime, d.createUsersTime)
-	l.createUsersBudget = cmp.Or(l.createUsersBudget, d.createUsersBudget)
-	l.allUsersPage = cmp.Or(l.allUsersPage, d.allUsersPage)
-	return l
 }
 
 // h2Conn is a hand-driven HTTP/2 connection, for what no gRPC client does: pinging in
@@ -136,13 +112,13 @@ func (h *h2Conn) end(t *testing.T) (goAway string, pinged bool) {
 }
 
 func TestGRPCHandshakeTimeout(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{handshakeTimeout: 100 * time.Millisecond}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) { l.handshakeTimeout = 100 * time.Millisecond }))
 	h := dialH2(t, a.grpcAddr, false) // connects, never says a word
 	h.end(t)
 }
 
 func TestGRPCIdleConnectionClosed(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{maxIdle: 100 * time.Millisecond}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) { l.maxIdle = 100 * time.Millisecond }))
 	conn := dialGRPC(t, a.grpcAddr)
 	if _, err := userpb.NewUserServiceClient(conn).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
 		t.Fatal(err)
@@ -174,7 +150,11 @@ func TestGRPCPingFlood(t *testing.T) {
 // TestGRPCSilentPeerClosed: a peer that stops answering (a dead host) loses its
 // connection after pingAfter + pingTimeout.
 func TestGRPCSilentPeerClosed(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{pingAfter: 100 * time.Millisecond, pingTimeout: 100 * time.Millisecond, maxIdle: time.Hour}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) {
+		l.pingAfter = 100 * time.Millisecond
+		l.pingTimeout = 100 * time.Millisecond
+		l.maxIdle = time.Hour
+	}))
 	h := dialH2(t, a.grpcAddr, true)
 	if _, pinged := h.end(t); !pinged {
 		t.Error("closed without a ping first")
@@ -221,7 +201,7 @@ func TestGRPCOversizedMessage(t *testing.T) {
 // for one of them to end (grpc-go's client honours the server's
 // SETTINGS_MAX_CONCURRENT_STREAMS; the server would refuse the stream otherwise).
 func TestGRPCStreamsPerConnection(t *testing.T) {
-	cfg := grpcConfig(grpcLimits{maxStreams: 2})
+	cfg := grpcConfig(func(l *grpcLimits) { l.maxStreams = 2 })
 	cfg.streamDelay = time.Hour
 	a, _ := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
@@ -251,7 +231,7 @@ func TestGRPCStreamsPerConnection(t *testing.T) {
 // TestGRPCConnectionsCapped: past maxConns connections, all with a call under way, a
 // new one is not served until one of them has none: that one is closed for it.
 func TestGRPCConnectionsCapped(t *testing.T) {
-	cfg := grpcConfig(grpcLimits{maxConns: 2})
+	cfg := grpcConfig(func(l *grpcLimits) { l.maxConns = 2 })
 	cfg.streamDelay = time.Hour // a GetAllUsers call stays under way until cancelled
 	a, _ := startApp(t, cfg)
 	var cancels []context.CancelFunc
@@ -371,7 +351,7 @@ func TestGRPCConnFullShedsIdle(t *testing.T) {
 // TestGRPCUnusedConnClosed: a connection that finishes the handshake and makes no
 // call is closed when the first-call deadline passes; one that made a call stays.
 func TestGRPCUnusedConnClosed(t *testing.T) {
-	a, _ := startApp(t, grpcConfig(grpcLimits{firstCallTimeout: 100 * time.Millisecond, maxIdle: time.Hour}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) { l.firstCallTimeout = 100 * time.Millisecond; l.maxIdle = time.Hour }))
 	used := dialGRPC(t, a.grpcAddr)
 	if _, err := userpb.NewUserServiceClient(used).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
 		t.Fatal(err)
@@ -436,7 +416,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestGRPCCreateUsersBounds(t *testing.T) {
 	cost := userCost(longUser)
-	a, _ := startApp(t, grpcConfig(grpcLimits{createUsersMax: 3, createUsersMaxBytes: 2*cost + cost/2, createUsersTime: 200 * time.Millisecond}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) {
+		l.createUsersMax = 3
+		l.createUsersMaxBytes = 2*cost + cost/2
+		l.createUsersTime = 200 * time.Millisecond
+	}))
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	short := &userpb.CreateUserRequest{Name: "A", Email: "a@example.com"}
 	wantCode(t, finish(createUsers(t, c, 4, short)), codes.ResourceExhausted, "at most 3 users per CreateUsers call")
@@ -461,7 +445,7 @@ func TestGRPCCreateUsersBounds(t *testing.T) {
 // budget is refused, and the budget is free again once the holder is done.
 func TestGRPCCreateUsersBudget(t *testing.T) {
 	cost := userCost(longUser)
-	a, _ := startApp(t, grpcConfig(grpcLimits{createUsersBudget: 5 * cost}))
+	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) { l.createUsersBudget = 5 * cost }))
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	holder := createUsers(t, c, 3, longUser)
 	waitFor(t, "the server holds the first call's users", func() bool { return a.grpc.users.waiting.inUse() == 3*cost })
@@ -559,7 +543,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 // TestGRPCGetAllUsersManyCalls: 64 GetAllUsers calls at once over 50,000 users each
 // hold a page of the list, not a copy of it (which would be 64 × 400 KB).
 func TestGRPCGetAllUsersManyCalls(t *testing.T) {
-	cfg := grpcConfig(grpcLimits{maxStreams: 64})
+	cfg := grpcConfig(func(l *grpcLimits) { l.maxStreams = 64 })
 	cfg.streamDelay = time.Hour // every call stops after its first user, holding what it read
 	a, _ := startApp(t, cfg)
 	batch := make([]NewUser, 50_000)

@@ -100,7 +100,10 @@ func (l wsLimits) options(o *graphql.WebSocketOptions) {
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{},
-		metrics: cmp.Or(opts.metrics, newMetrics()), door: opts.door}
+		metrics: opts.metrics, door: opts.door}
+	if s.metrics == nil {
+		s.metrics = newMetrics()
+	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()
 	return s
