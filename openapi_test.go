@@ -204,6 +204,9 @@ func TestOpenAPISecurity(t *testing.T) {
 				if has401 != bearer || has403 != (bearer && method != "GET") {
 					t.Errorf("%s documents 401: %v, 403: %v; a token is needed: %v", op, has401, has403, bearer)
 				}
+				if _, has429 := spec.Responses["429"]; has429 {
+					t.Errorf("%s documents 429 on a server without a queue", op)
+				}
 			}
 		})
 	}
@@ -259,7 +262,10 @@ func TestOpenAPIAgainstAnswers(t *testing.T) {
 	cfg.jwt.secret = testSecret
 	cfg.authReads = true
 	a, _ := startApp(t, cfg)
-	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_WRITE_TOKEN=" + testToken(t, "write"),
+	cfg.clientWaiting = 0
+	busy, _ := startApp(t, cfg)
+	holdEverySlot(t, busy)
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_BUSY_URL=http://" + busy.httpAddr, "QUARTET_WRITE_TOKEN=" + testToken(t, "write"),
 		"QUARTET_READ_TOKEN=" + testToken(t, "read"), "QUARTET_GOLDEN_DIR=" + filepath.Join("testdata", "rest")},
 		filepath.Join("e2e", "openapi.test.mjs"))
 }

@@ -410,8 +410,9 @@ func (s *Server) restRoute(pattern string, need access, h func(http.ResponseWrit
 }
 
 // openAPIDocument is openapi.json fitted to this server: each operation's security
-// and 401 and 403 answers from its route's access, the URL clients reach the service
-// at, and the products an order may name (only a dataset adds products).
+// and 401 and 403 answers from its route's access, 429 when requests queue at the
+// door, the URL clients reach the service at, and the products an order may name
+// (only a dataset adds products).
 func (s *Server) openAPIDocument() []byte {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(openAPITemplate))
@@ -437,6 +438,9 @@ func (s *Server) openAPIDocument() []byte {
 			if need == accessWrite {
 				jsonObject(op, "responses")["403"] = ref("Forbidden")
 			}
+			if s.door != nil { // every request waits its turn at the door
+				jsonObject(op, "responses")["429"] = ref("TooManyRequests")
+			}
 		}
 	}
 	info, components := jsonObject(doc, "info"), jsonObject(doc, "components")
@@ -453,6 +457,11 @@ func (s *Server) openAPIDocument() []byte {
 		delete(jsonObject(components, "headers"), "WWW-Authenticate")
 		delete(jsonObject(components, "schemas"), "Problem401")
 		delete(jsonObject(components, "schemas"), "Problem403")
+	}
+	if s.door == nil {
+		delete(jsonObject(components, "responses"), "TooManyRequests")
+		delete(jsonObject(components, "headers"), "Retry-After")
+		delete(jsonObject(components, "schemas"), "Problem429")
 	}
 	info["description"] = info["description"].(string) + "\n\n" + auth
 	doc["servers"] = []any{map[string]any{"url": cmp.Or(s.opts.publicURL, "/")}}
