@@ -141,11 +141,12 @@ func hashSource(s string) string {
 
 // connectSrc allows fetches to the page's own origin and WebSockets to its
 // host. 'self' covers ws: and wss: in CSP Level 3; the explicit sources are
-// for browsers that predate it. A host that is not plain host[:port] text
-// gets 'self' only.
+// for browsers that predate it. A host that is not plain name[:port] text gets
+// 'self' only, and so does an IPv6 literal, which CSP's host-source grammar
+// cannot name (browsers drop such a source with a console error).
 func connectSrc(host string) string {
 	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-:[]", r))
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-:", r))
 	}) {
 		return "connect-src 'self'"
 	}
