@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -392,15 +393,129 @@ func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	}
 }
 
-// openapi.json, the REST surface's contract, is written by hand and embedded;
-// TestOpenAPIRoutes holds it to the route table, and e2e/openapi.test.mjs validates
-// every REST golden answer against it.
-
+// openapi.json is the REST surface's contract for every configuration at once: it
+// leaves out what depends on the running one, which openAPIDocument fills in.
+//
 //go:embed openapi.json
-var openAPIDocument []byte
+var openAPITemplate []byte
+
+// restRoute adds a REST route whose caller needs need. What it records is all the
+// OpenAPI document says of authentication, so the two cannot disagree.
+func (s *Server) restRoute(pattern string, need access, h func(http.ResponseWriter, *http.Request) error) {
+	if s.auth == nil {
+		need = accessOpen // no key: nothing is checked
+	}
+	s.restAccess[pattern] = need
+	s.handle(pattern, s.rest(need, h))
+}
+
+// openAPIDocument is openapi.json fitted to this server: each operation's security
+// and 401 and 403 answers from its route's access, 429 when requests queue at the
+// door, the URL clients reach the service at, and the products an order may name
+// (only a dataset adds products).
+func (s *Server) openAPIDocument() []byte {
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(openAPITemplate))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		panic("openapi.json: " + err.Error()) // embedded: TestOpenAPIServed sees it first
+	}
+	ref := func(name string) any { return map[string]any{"$ref": "#/components/responses/" + name} }
+	bearer := false
+	for path, item := range jsonObject(doc, "paths") {
+		for method, op := range item.(map[string]any) {
+			op, ok := op.(map[string]any)
+			if !ok {
+				continue // the path's parameters
+			}
+			need := s.restAccess[strings.ToUpper(method)+" "+path] // absent: open
+			op["security"] = []any{}
+			if need != accessOpen {
+				bearer = true
+				op["security"] = []any{map[string]any{"bearerAuth": []any{}}}
+				jsonObject(op, "responses")["401"] = ref("Unauthorized")
+			}
+			if need == accessWrite {
+				jsonObject(op, "responses")["403"] = ref("Forbidden")
+			}
+			if s.door != nil { // every request waits its turn at the door
+				jsonObject(op, "responses")["429"] = ref("TooManyRequests")
+			}
+		}
+	}
+	info, components := jsonObject(doc, "info"), jsonObject(doc, "components")
+	auth := "Authentication is off: every operation is open."
+	if bearer {
+		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`; reads are open."
+		if s.auth.readAccess() != accessOpen {
+			auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
+		}
+	} else {
+		delete(components, "securitySchemes")
+		delete(jsonObject(components, "responses"), "Unauthorized")
+		delete(jsonObject(components, "responses"), "Forbidden")
+		delete(jsonObject(components, "headers"), "WWW-Authenticate")
+		delete(jsonObject(components, "schemas"), "Problem401")
+		delete(jsonObject(components, "schemas"), "Problem403")
+	}
+	if s.door == nil {
+		delete(jsonObject(components, "responses"), "TooManyRequests")
+		delete(jsonObject(components, "headers"), "Retry-After")
+		delete(jsonObject(components, "schemas"), "Problem429")
+	}
+	info["description"] = info["description"].(string) + "\n\n" + auth
+	doc["servers"] = []any{map[string]any{"url": cmp.Or(s.opts.publicURL, "/")}}
+	productIDs(jsonObject(components, "schemas", "OrderInput", "properties", "productId"), s.store.ProductValues())
+
+	// The top level in the template's order, so that a reader sees the version and
+	// info first; json.Encoder sorts the keys below it.
+	var b, indented bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // patterns hold < and &
+	sep := "{"
+	for _, key := range []string{"openapi", "info", "servers", "tags", "paths", "components"} {
+		b.WriteString(sep + strconv.Quote(key) + ":")
+		sep = ","
+		if err := enc.Encode(doc[key]); err != nil {
+			panic("openapi.json: " + err.Error())
+		}
+	}
+	b.WriteString("}")
+	json.Indent(&indented, b.Bytes(), "", "  ")
+	return append(indented.Bytes(), '\n')
+}
+
+// productIDs narrows schema to the ids of products: a range when they have no gap,
+// else a list when it is short; a client sampling the schema then names products
+// that exist.
+func productIDs(schema map[string]any, products []any) {
+	ids := make([]int64, len(products))
+	for i, p := range products {
+		ids[i] = p.(*Product).ID
+	}
+	switch {
+	case len(ids) == 0:
+		schema["description"] = "An existing product (404 otherwise); this service has none."
+	case ids[len(ids)-1]-ids[0] == int64(len(ids)-1):
+		schema["minimum"], schema["maximum"] = ids[0], ids[len(ids)-1]
+	case len(ids) <= 1000:
+		schema["enum"] = ids
+	default:
+		schema["minimum"], schema["maximum"] = ids[0], ids[len(ids)-1]
+		schema["description"] = "An existing product (404 otherwise): some ids in this range name none."
+	}
+}
+
+// jsonObject walks doc down keys, each naming an object.
+func jsonObject(doc map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		doc = doc[k].(map[string]any)
+	}
+	return doc
+}
 
 // openAPI answers GET /openapi.json: the OpenAPI 3.1 document of the REST surface.
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(openAPIDocument)
+	w.Write(s.openAPIDoc)
 }

@@ -50,6 +50,8 @@ type Server struct {
 	odata      http.HandlerFunc // the paths isODataPath claims that no pattern matched
 	graphql    *graphql.Handler
 	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
+	restAccess map[string]access   // per REST route pattern, what its caller needs
+	openAPIDoc []byte              // GET /openapi.json
 	door       *door.Door          // nil: no queue
 }
 
@@ -99,13 +101,14 @@ func (l wsLimits) options(o *graphql.WebSocketOptions) {
 
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
-	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{},
+	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
 		metrics: opts.metrics, door: opts.door}
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()
+	s.openAPIDoc = s.openAPIDocument()
 	return s
 }
 
@@ -115,15 +118,15 @@ func (s *Server) addRoutes() {
 	s.handle("GET /openapi.json", s.openAPI)
 
 	read := s.auth.readAccess()
-	s.handle("GET /api/users", s.rest(read, s.listUsers))
-	s.handle("POST /api/users", s.rest(accessWrite, s.createUser))
-	s.handle("GET /api/users/{id}", s.rest(read, s.getUser))
-	s.handle("PUT /api/users/{id}", s.rest(accessWrite, s.updateUser))
-	s.handle("PATCH /api/users/{id}", s.rest(accessWrite, s.patchUser))
-	s.handle("DELETE /api/users/{id}", s.rest(accessWrite, s.deleteUser))
-	s.handle("GET /api/users/{userId}/orders", s.rest(read, s.listUserOrders))
-	s.handle("POST /api/users/{userId}/orders", s.rest(accessWrite, s.createUserOrder))
-	s.handle("GET /api/users/{userId}/orders/{id}", s.rest(read, s.getUserOrder))
+	s.restRoute("GET /api/users", read, s.listUsers)
+	s.restRoute("POST /api/users", accessWrite, s.createUser)
+	s.restRoute("GET /api/users/{id}", read, s.getUser)
+	s.restRoute("PUT /api/users/{id}", accessWrite, s.updateUser)
+	s.restRoute("PATCH /api/users/{id}", accessWrite, s.patchUser)
+	s.restRoute("DELETE /api/users/{id}", accessWrite, s.deleteUser)
+	s.restRoute("GET /api/users/{userId}/orders", read, s.listUserOrders)
+	s.restRoute("POST /api/users/{userId}/orders", accessWrite, s.createUserOrder)
+	s.restRoute("GET /api/users/{userId}/orders/{id}", read, s.getUserOrder)
 
 	s.addODataRoutes(newODataService(s.store, s.store.clock, s.opts.publicURL))
 

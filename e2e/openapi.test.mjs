@@ -2,9 +2,10 @@
 //
 // The document served at GET /openapi.json must be valid OpenAPI 3.1
 // (@apidevtools/swagger-parser), and every answer below must match what it
-// says for the answer's route, method and status (openapi-check.mjs: ajv, JSON
-// Schema 2020-12, with ajv-formats): the status must be documented, the Content-Type must be
-// one of the documented media types, the body must match the schema and the
+// says for the answer's route, method and status (openapi-check.mjs: ajv,
+// JSON Schema 2020-12, with ajv-formats): the status must be documented, the
+// Content-Type must be one of the documented media types, the body must match
+// the schema and the
 // required headers (Location, WWW-Authenticate, Allow) must be there and match
 // theirs, and a header a client acts on (Allow, Location, WWW-Authenticate,
 // ETag, Last-Modified) may be answered only where it is documented. Checked:
@@ -14,7 +15,8 @@
 //     service accepted (2xx) must also match the documented request body;
 //   - live answers of a service with authentication on and -auth-reads: 401
 //     and 403 on every operation that can give them, 413, 415, 304 and 412,
-//     and a CRUD round on users and orders with a token.
+//     and a CRUD round on users and orders with a token; 429 from a copy of the
+//     service whose queue is full.
 //
 // A client generated from the document (openapi-typescript types, openapi-fetch)
 // must type-check (TypeScript, strict) and do a CRUD round against the service.
@@ -29,6 +31,8 @@
 //
 //	QUARTET_URL          base URL of the service under test (required), run
 //	                     with -jwt-secret and -auth-reads
+//	QUARTET_BUSY_URL     the same service with every work slot held and no
+//	                     request allowed to wait: every request gets 429 (required)
 //	QUARTET_WRITE_TOKEN  a bearer token with the write scope (required)
 //	QUARTET_READ_TOKEN   a valid bearer token without it (required)
 //	QUARTET_GOLDEN_DIR   the REST golden files (default ../testdata/rest)
@@ -46,8 +50,9 @@ import { METHODS, openAPIChecker, send } from './openapi-check.mjs';
 const base = process.env.QUARTET_URL;
 const writeToken = process.env.QUARTET_WRITE_TOKEN;
 const readToken = process.env.QUARTET_READ_TOKEN;
-if (!base || !writeToken || !readToken) {
-  throw new Error('QUARTET_URL, QUARTET_WRITE_TOKEN and QUARTET_READ_TOKEN must be set (go test -run TestOpenAPIAgainstAnswers sets them)');
+const busy = process.env.QUARTET_BUSY_URL;
+if (!base || !writeToken || !readToken || !busy) {
+  throw new Error('QUARTET_URL, QUARTET_BUSY_URL, QUARTET_WRITE_TOKEN and QUARTET_READ_TOKEN must be set (go test -run TestOpenAPIAgainstAnswers sets them)');
 }
 const goldenDir = process.env.QUARTET_GOLDEN_DIR || join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'rest');
 
@@ -125,9 +130,10 @@ test('every REST golden answer matches the document', () => {
   assert.ok(n > 50, `only ${n} golden answers checked`);
 });
 
-// call sends a live request and checks its answer against the document.
-async function call(method, path, opts) {
-  const ans = await send(base, method, path, opts);
+// call sends a live request (to base, or to the service at) and checks its
+// answer against the document.
+async function call(method, path, { at = base, ...opts } = {}) {
+  const ans = await send(at, method, path, opts);
   check(ans, 'live');
   return ans;
 }
@@ -240,6 +246,14 @@ test('a client generated from the document (openapi-typescript + openapi-fetch) 
     assert.deepEqual(log.slice(1), ['got Gen', 'page Gen', 'updated Gen 2', 'invalid 400 email,name', 'ordered Gen 2 x2', 'orders 1', 'deleted 204', 'gone 404 Not Found']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('every operation answers 429 as documented when its client may wait no more', async () => {
+  for (const [method, path] of [['GET', '/api/users'], ['POST', '/api/users'], ['GET', '/api/users/1'], ['PUT', '/api/users/1'],
+    ['PATCH', '/api/users/1'], ['DELETE', '/api/users/1'], ['GET', '/api/users/1/orders'], ['POST', '/api/users/1/orders'],
+    ['GET', '/api/users/1/orders/1'], ['GET', '/healthz'], ['GET', '/openapi.json']]) {
+    assert.equal((await call(method, path, { token: writeToken, at: busy })).status, 429, `${method} ${path}`);
   }
 });
 
