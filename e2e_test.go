@@ -23,7 +23,7 @@ func TestEditorInBrowser(t *testing.T) {
 	if dir := os.Getenv("QUARTET_SCREENSHOT_DIR"); dir != "" {
 		screenshot = filepath.Join(dir, "editor.png")
 	}
-	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_SCREENSHOT=" + screenshot, "CHROMIUM=" + chromium},
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_GRPC=" + a.grpcAddr, "QUARTET_SCREENSHOT=" + screenshot, "CHROMIUM=" + chromium},
 		filepath.Join("e2e", "editor.test.mjs"))
 }
 

@@ -262,11 +262,12 @@ func parseDateTime(v any) (any, error) {
 // Authorization on to the guarded resolvers. Over WebSocket it may also come in the
 // connection_init payload, since browsers cannot set headers there; with -auth-reads,
 // a connection_init without a valid token is refused (close 4403), and the socket is
-// closed with 4403 when its token expires.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+// closed with 4403 when its token expires. A browser's GET gets the query editor, whose
+// grpcurl commands name grpcAddr, the address the gRPC server listens on.
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, grpcAddr string, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
-	h.HTMLPage = editor.Handler() // GET /graphql from a browser
+	h.HTMLPage = editor.Handler(editor.Options{GRPCAddress: grpcAddr}) // GET /graphql from a browser
 	h.ContextFunc = func(r *http.Request) context.Context {
 		if r.Header.Get("Authorization") == "" {
 			return r.Context() // a missing value reads as no header

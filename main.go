@@ -441,7 +441,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
-		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL})
+		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()

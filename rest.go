@@ -444,24 +444,24 @@ func (s *Server) openAPIDocument() []byte {
 		}
 	}
 	info, components := jsonObject(doc, "info"), jsonObject(doc, "components")
-	auth := "Authentication is off: every operation is open."
-	if bearer {
-		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`; reads are open."
-		if s.auth.readAccess() != accessOpen {
-			auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
+	drop := func(refs ...string) { // components no operation can answer with here
+		for _, ref := range refs {
+			kind, name, _ := strings.Cut(ref, "/")
+			delete(jsonObject(components, kind), name)
 		}
-	} else {
+	}
+	auth := "Authentication is off: every operation is open."
+	switch {
+	case !bearer:
 		delete(components, "securitySchemes")
-		delete(jsonObject(components, "responses"), "Unauthorized")
-		delete(jsonObject(components, "responses"), "Forbidden")
-		delete(jsonObject(components, "headers"), "WWW-Authenticate")
-		delete(jsonObject(components, "schemas"), "Problem401")
-		delete(jsonObject(components, "schemas"), "Problem403")
+		drop("responses/Unauthorized", "responses/Forbidden", "headers/WWW-Authenticate", "schemas/Problem401", "schemas/Problem403")
+	case s.auth.readAccess() == accessOpen:
+		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`; reads are open."
+	default:
+		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
 	}
 	if s.door == nil {
-		delete(jsonObject(components, "responses"), "TooManyRequests")
-		delete(jsonObject(components, "headers"), "Retry-After")
-		delete(jsonObject(components, "schemas"), "Problem429")
+		drop("responses/TooManyRequests", "headers/Retry-After", "schemas/Problem429")
 	}
 	info["description"] = info["description"].(string) + "\n\n" + auth
 	doc["servers"] = []any{map[string]any{"url": cmp.Or(s.opts.publicURL, "/")}}

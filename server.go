@@ -71,6 +71,7 @@ type serverOptions struct {
 	proxies         clientaddr.Proxies // trusted to name their clients (-trusted-proxies)
 	warning         string             // shown by /healthz for as long as the service runs
 	publicURL       string             // -public-url, no trailing slash; "": unknown
+	grpcAddr        string             // where the gRPC server listens, for the query editor; "": unknown
 }
 
 // wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
@@ -133,7 +134,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.door, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.door, s.opts.grpcAddr, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler

@@ -10,7 +10,8 @@
 // with the server's message on hover, also on a 500-line document;
 // hovering a field shows its documentation; Copy as curl gives a command a
 // shell runs; the same-data-elsewhere panel shows and runs GET /api/users
-// for a users query; an onUserCreated subscription shows, live,
+// for a users query, and its grpcurl command names the address the gRPC
+// server listens on (on every interface: the page's host); an onUserCreated subscription shows, live,
 // a user created over REST by this script; brackets and quotes close
 // themselves; tabs keep their own document, variables, headers and result
 // across a reload; a field clicked in the explorer goes where it belongs;
@@ -20,6 +21,8 @@
 //
 //	QUARTET_URL         base URL of the server under test (required),
 //	                    e.g. http://127.0.0.1:8080
+//	QUARTET_GRPC        the address its gRPC server listens on, host:port
+//	                    as the service reports it (required)
 //	QUARTET_SCREENSHOT_DIR  a directory for a PNG screenshot of each state
 //	                    (optional): editor.png (a live event),
 //	                    editor-explorer.png, editor-completion.png,
@@ -46,6 +49,8 @@ import { chromium } from 'playwright-core';
 const base = process.env.QUARTET_URL;
 if (!base) throw new Error('QUARTET_URL must name the server under test, e.g. http://127.0.0.1:8080');
 const origin = new URL(base).origin;
+const grpcAddress = process.env.QUARTET_GRPC;
+if (!grpcAddress) throw new Error('QUARTET_GRPC must name the address the server\'s gRPC listens on, e.g. 127.0.0.1:50051');
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 let userDataDir, context, page;
@@ -643,7 +648,7 @@ test('the same-data-elsewhere panel shows and runs GET /api/users for a users qu
   // The panel follows the query a moment after typing stops: one field, one item.
   await page.waitForFunction(() => document.querySelectorAll('#elsewhere-list > li').length === 1);
   await panel.getByText('GET /api/users', { exact: true }).waitFor();
-  assert.equal(await panel.locator('code.grpc').first().textContent(), `grpcurl -plaintext ${new URL(base).hostname}:50051 user.UserService/GetAllUsers`);
+  assert.equal(await panel.locator('code.grpc').first().textContent(), `grpcurl -plaintext ${grpcAddress} user.UserService/GetAllUsers`);
   await panel.getByRole('button', { name: 'Run GET /api/users' }).click();
   const raw = panel.locator('pre.raw');
   await raw.filter({ hasText: /^200 / }).waitFor();
@@ -660,8 +665,56 @@ test('the same-data-elsewhere panel shows and runs GET /api/users for a users qu
   // One user: REST by id and gRPC's GetUser; posts: nowhere else.
   await replaceQuery('{ user(id: 1) { name } posts { title } }');
   await panel.getByText('GET /api/users/1', { exact: true }).waitFor();
-  assert.match(await panel.locator('code.grpc').first().textContent(), /-d '\{"id":1\}' .* user\.UserService\/GetUser$/);
+  assert.equal(await panel.locator('code.grpc').first().textContent(), `grpcurl -plaintext -d '{"id":1}' ${grpcAddress} user.UserService/GetUser`);
   await panel.getByText('posts — no REST, OData or gRPC equivalent.').waitFor();
+});
+
+test('the grpcurl command names the page\'s host for a gRPC listener on every interface', async () => {
+  // The service under test listens on one address; the page is served
+  // here with others in its place, as other -grpc flags would give it.
+  const port = grpcAddress.slice(grpcAddress.lastIndexOf(':') + 1);
+  const here = new URL(base).hostname;
+  const cases = [
+    // [the address the page is given, the target grpcurl is shown]
+    [`:${port}`, `${here}:${port}`],
+    [`0.0.0.0:${port}`, `${here}:${port}`],
+    [`[::]:${port}`, `${here}:${port}`],
+    [`[::1]:${port}`, `[::1]:${port}`],
+    [`192.0.2.7:${port}`, `192.0.2.7:${port}`],
+    ['', null],
+  ];
+  const meta = /<meta name="grpc-address" content="[^"]*">/;
+  let listen;
+  const serve = async (route) => {
+    if (route.request().resourceType() !== 'document') return route.fallback();
+    const response = await route.fetch();
+    const page = await response.text();
+    assert.match(page, meta);
+    const headers = { ...response.headers() };
+    delete headers['content-length'];
+    return route.fulfill({ response, headers, body: page.replace(meta, `<meta name="grpc-address" content="${listen}">`) });
+  };
+  const panel = page.getByRole('region', { name: 'Same data elsewhere' });
+  await page.route('**/graphql', serve);
+  try {
+    for (const [given, target] of cases) {
+      listen = given;
+      await page.reload();
+      await replaceQuery('{ users { id name } }');
+      await panel.getByText('GET /api/users', { exact: true }).waitFor();
+      if (target) {
+        assert.equal(await panel.locator('code.grpc').textContent(), `grpcurl -plaintext ${target} user.UserService/GetAllUsers`, given);
+      } else {
+        await panel.getByText('A gRPC method serves this too, but the page was not told the gRPC address.').waitFor();
+        assert.equal(await panel.locator('code.grpc').count(), 0);
+      }
+    }
+  } finally {
+    await page.unroute('**/graphql', serve);
+    await page.reload();
+  }
+  await replaceQuery('{ users { id name } }');
+  await panel.locator('code.grpc', { hasText: grpcAddress }).waitFor();
 });
 
 test('a subscription shows a user created over REST as it happens', async () => {

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"html"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,11 +30,26 @@ const (
 	editorScriptTag = `<script src="editor.js"></script>`
 )
 
+// grpcAddressTag is the element in editor.html that carries the gRPC
+// address into the page. The address is data in the HTML, not text in the
+// script, so that the script's CSP hash is the same for every address.
+const grpcAddressTag = `<meta name="grpc-address" content="">`
+
+// Options are what the page shows that only its caller knows.
+type Options struct {
+	// GRPCAddress is the host:port the service's gRPC server listens on, as
+	// the listener reports it (net.Listener.Addr). The "Same data
+	// elsewhere" panel names it in its grpcurl commands; an unspecified
+	// host (":50051", "0.0.0.0:50051", "[::]:50051") is shown as the host
+	// the page was loaded from. Empty: the panel shows no grpcurl command.
+	GRPCAddress string
+}
+
 // Handler returns the handler of the interactive query editor, for
 // graphql.Handler.HTMLPage:
 //
 //	h := graphql.NewHandler(schema)
-//	h.HTMLPage = editor.Handler()
+//	h.HTMLPage = editor.Handler(editor.Options{GRPCAddress: "127.0.0.1:50051"})
 //
 // The page is one self-contained HTML document embedded in the binary: its
 // stylesheet and script are inline and nothing is loaded from any other
@@ -44,15 +60,24 @@ const (
 // their SHA-256 hashes, and connections only to its own origin.
 //
 // The handler answers GET and HEAD (405 otherwise) and honours
-// If-None-Match.
-func Handler() http.Handler {
-	editorOnce.Do(buildEditor)
-	return editor
+// If-None-Match; pages made with different Options have different ETags.
+func Handler(opts Options) http.Handler {
+	templateOnce.Do(buildTemplate)
+	page := strings.Replace(pageTemplate.html, grpcAddressTag,
+		`<meta name="grpc-address" content="`+html.EscapeString(opts.GRPCAddress)+`">`, 1)
+	sum := sha256.Sum256([]byte(page))
+	return &editorPage{
+		body: []byte(page),
+		etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`,
+		csp:  pageTemplate.csp,
+	}
 }
 
+// The assembled page without its Options and its CSP are the same for every
+// Handler: they are built once.
 var (
-	editorOnce sync.Once
-	editor     *editorPage
+	templateOnce sync.Once
+	pageTemplate struct{ html, csp string }
 )
 
 type editorPage struct {
@@ -63,7 +88,7 @@ type editorPage struct {
 	csp string
 }
 
-func buildEditor() {
+func buildTemplate() {
 	read := func(name string) string {
 		b, err := editorFiles.ReadFile(name)
 		if err != nil {
@@ -72,17 +97,16 @@ func buildEditor() {
 		return string(b)
 	}
 	html, css, js := read("editor.html"), read("editor.css"), read("editor.js")
+	if strings.Count(html, grpcAddressTag) != 1 {
+		panic("editor: editor.html must have " + grpcAddressTag + " exactly once")
+	}
 	page, cssHash, jsHash, err := inlineAssets(html, css, js)
 	if err != nil {
 		panic("editor: " + err.Error())
 	}
-	sum := sha256.Sum256([]byte(page))
-	editor = &editorPage{
-		body: []byte(page),
-		etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`,
-		csp: "default-src 'none'; script-src '" + jsHash + "'; style-src '" + cssHash + "'; " +
-			"img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-	}
+	pageTemplate.html = page
+	pageTemplate.csp = "default-src 'none'; script-src '" + jsHash + "'; style-src '" + cssHash + "'; " +
+		"img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
 type editorError string
@@ -117,11 +141,12 @@ func hashSource(s string) string {
 
 // connectSrc allows fetches to the page's own origin and WebSockets to its
 // host. 'self' covers ws: and wss: in CSP Level 3; the explicit sources are
-// for browsers that predate it. A host that is not plain host[:port] text
-// gets 'self' only.
+// for browsers that predate it. A host that is not plain name[:port] text gets
+// 'self' only, and so does an IPv6 literal, which CSP's host-source grammar
+// cannot name (browsers drop such a source with a console error).
 func connectSrc(host string) string {
 	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-:[]", r))
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-:", r))
 	}) {
 		return "connect-src 'self'"
 	}

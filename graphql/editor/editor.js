@@ -2454,14 +2454,28 @@ fragment TypeRef on __Type {
   // operation to run, this panel shows the REST or OData request and the
   // grpcurl command that read the same data, and runs the HTTP one on a
   // click to show its raw answer beside GraphQL's. Where no other style
-  // serves a field, it says so. The gRPC port is not the page's: grpcurl
-  // names the default one.
-  const GRPC_TARGET = `${location.hostname}:50051`;
+  // serves a field, it says so.
+  //
+  // The gRPC server listens on an address of its own, which the service
+  // puts in the page's <meta name="grpc-address"> as host:port. grpcurl
+  // runs outside the server, so a listener on every interface (":50051",
+  // "0.0.0.0:50051", "[::]:50051") is named by the host this page was
+  // loaded from, with the listener's port; any other address as it is.
+  // With no address given, the panel shows no grpcurl command.
+  function grpcTarget(listen) {
+    const m = /^(.*):(\d+)$/.exec(listen);
+    if (!m) return listen || null;
+    const host = m[1].replace(/^\[(.*)\]$/, '$1');
+    const port = m[2];
+    if (host === '' || host === '0.0.0.0' || (host.includes(':') && /^[0:]+$/.test(host))) return `${location.hostname}:${port}`;
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  }
+  const GRPC_TARGET = grpcTarget(document.querySelector('meta[name="grpc-address"]').content);
   const ELSEWHERE = {
-    users: () => ({ http: '/api/users', grpc: `grpcurl -plaintext ${GRPC_TARGET} user.UserService/GetAllUsers` }),
+    users: () => ({ http: '/api/users', grpc: (target) => `grpcurl -plaintext ${target} user.UserService/GetAllUsers` }),
     user: (id) => id === undefined ? null : {
       http: `/api/users/${encodeURIComponent(id)}`,
-      grpc: `grpcurl -plaintext -d '${JSON.stringify({ id: Number(id) })}' ${GRPC_TARGET} user.UserService/GetUser`,
+      grpc: (target) => `grpcurl -plaintext -d '${JSON.stringify({ id: Number(id) })}' ${target} user.UserService/GetUser`,
     },
     orders: () => ({ http: '/api/Orders' }),
     products: () => ({ http: '/api/Products' }),
@@ -2530,7 +2544,9 @@ fragment TypeRef on __Type {
       return h('li', {},
         h('code', {}, name), ' ',
         h('p', {}, h('code', { className: 'http' }, `GET ${same.http}`), ' ', h('button', { type: 'button', className: 'quiet', onclick: run }, `Run GET ${same.http}`)),
-        same.grpc ? h('p', {}, h('code', { className: 'grpc' }, same.grpc)) : h('p', { className: 'note' }, 'No gRPC method serves this.'),
+        !same.grpc ? h('p', { className: 'note' }, 'No gRPC method serves this.')
+          : GRPC_TARGET ? h('p', {}, h('code', { className: 'grpc' }, same.grpc(GRPC_TARGET)))
+            : h('p', { className: 'note' }, 'A gRPC method serves this too, but the page was not told the gRPC address.'),
         answer);
     }), ...more);
   }

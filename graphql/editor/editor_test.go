@@ -3,6 +3,7 @@ package editor
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,7 +32,7 @@ func testSchema(t *testing.T) *graphql.Schema {
 func getEditor(t *testing.T) (*http.Response, string) {
 	t.Helper()
 	h := graphql.NewHandler(testSchema(t))
-	h.HTMLPage = Handler()
+	h.HTMLPage = Handler(Options{GRPCAddress: "127.0.0.1:50051"})
 	r := httptest.NewRequest(http.MethodGet, "http://quartet.test:8080/graphql", nil)
 	r.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	w := httptest.NewRecorder()
@@ -166,8 +167,9 @@ func TestEditorPageSelfContained(t *testing.T) {
 
 func TestEditorPageRouting(t *testing.T) {
 	h := graphql.NewHandler(testSchema(t))
-	h.HTMLPage = Handler()
-	etag := Handler().(*editorPage).etag
+	page := Handler(Options{GRPCAddress: "127.0.0.1:50051"})
+	h.HTMLPage = page
+	etag := page.(*editorPage).etag
 	tests := []struct {
 		name, method, target, accept, body string
 		header                             map[string]string
@@ -205,7 +207,7 @@ func TestEditorPageRouting(t *testing.T) {
 }
 
 func TestEditorPageMethods(t *testing.T) {
-	page := Handler()
+	page := Handler(Options{})
 	for _, tt := range []struct {
 		method   string
 		status   int
@@ -227,6 +229,72 @@ func TestEditorPageMethods(t *testing.T) {
 		if tt.status == 405 && w.Header().Get("Allow") != "GET, HEAD" {
 			t.Errorf("%s: Allow = %q, want GET, HEAD", tt.method, w.Header().Get("Allow"))
 		}
+	}
+}
+
+// TestEditorPageGRPCAddress checks that the page carries the gRPC address
+// it was given, escaped, as data outside the script: pages for different
+// addresses differ in body and ETag but share the script and so the CSP.
+func TestEditorPageGRPCAddress(t *testing.T) {
+	meta := regexp.MustCompile(`<meta name="grpc-address" content="([^"]*)">`)
+	get := func(page http.Handler, ifNoneMatch string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "http://quartet.test:8080/graphql", nil)
+		if ifNoneMatch != "" {
+			r.Header.Set("If-None-Match", ifNoneMatch)
+		}
+		w := httptest.NewRecorder()
+		page.ServeHTTP(w, r)
+		return w
+	}
+	addresses := []string{"127.0.0.1:25051", "[::]:50051", "", `x"><script>alert(1)</script>&:1`}
+	seen := map[string]string{} // ETag -> address
+	var script, csp string
+	for _, addr := range addresses {
+		page := Handler(Options{GRPCAddress: addr})
+		w := get(page, "")
+		if w.Code != http.StatusOK {
+			t.Fatalf("%q: status %d", addr, w.Code)
+		}
+		body := w.Body.String()
+		m := meta.FindAllStringSubmatch(body, -1)
+		if len(m) != 1 {
+			t.Fatalf("%q: page has %d grpc-address elements, want 1", addr, len(m))
+		}
+		if got := html.UnescapeString(m[0][1]); got != addr {
+			t.Errorf("page carries gRPC address %q, want %q", got, addr)
+		}
+		if strings.ContainsAny(m[0][1], `<>"`) {
+			t.Errorf("%q: meta content %q is not escaped", addr, m[0][1])
+		}
+		scripts := inlineElements(t, body, "script")
+		if len(scripts) != 1 {
+			t.Fatalf("%q: page has %d <script> elements, want 1", addr, len(scripts))
+		}
+		if script == "" {
+			script, csp = scripts[0], w.Header().Get("Content-Security-Policy")
+		} else {
+			if scripts[0] != script {
+				t.Errorf("%q: the script differs with the address; its CSP hash would too", addr)
+			}
+			if got := w.Header().Get("Content-Security-Policy"); got != csp {
+				t.Errorf("%q: CSP %q differs from %q", addr, got, csp)
+			}
+		}
+		etag := w.Header().Get("ETag")
+		if other, dup := seen[etag]; dup {
+			t.Errorf("pages for %q and %q have the same ETag %s", other, addr, etag)
+		}
+		seen[etag] = addr
+		if w := get(page, etag); w.Code != http.StatusNotModified {
+			t.Errorf("%q: If-None-Match its own ETag: status %d, want 304", addr, w.Code)
+		}
+		if w := get(Handler(Options{GRPCAddress: addr}), etag); w.Code != http.StatusNotModified {
+			t.Errorf("%q: a second Handler for the same address: status %d, want 304", addr, w.Code)
+		}
+	}
+	a, b := Handler(Options{GRPCAddress: addresses[0]}), Handler(Options{GRPCAddress: addresses[1]})
+	if w := get(b, get(a, "").Header().Get("ETag")); w.Code != http.StatusOK {
+		t.Errorf("If-None-Match another address's ETag: status %d, want 200", w.Code)
 	}
 }
 
@@ -269,7 +337,7 @@ func TestConnectSrc(t *testing.T) {
 	for _, tt := range []struct{ host, want string }{
 		{"localhost:8080", "connect-src 'self' ws://localhost:8080 wss://localhost:8080"},
 		{"api.example.com", "connect-src 'self' ws://api.example.com wss://api.example.com"},
-		{"[::1]:8080", "connect-src 'self' ws://[::1]:8080 wss://[::1]:8080"},
+		{"[::1]:8080", "connect-src 'self'"},
 		{"", "connect-src 'self'"},
 		{"x.test; script-src *", "connect-src 'self'"},
 		{"x.test,evil.test", "connect-src 'self'"},
