@@ -91,8 +91,15 @@ function pathFor(template) {
   return template.replace(/\{[^}]+\}/, String(userId));
 }
 
-// describe is an answer and the body that got it, for a failure message.
-const describe = (f) => `${f.how ? f.how + ': ' : ''}${JSON.stringify(f.body)}\n    -> ${f.status} ${f.answer}${f.error ? '\n    ' + f.error : ''}`;
+// legible escapes, in JSON text, the characters that would not show or would
+// reorder a terminal's line (format, separator, space other than U+0020 and
+// noncharacters): the text stays the same JSON.
+const legible = (json) => json.replace(/[\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Noncharacter_Code_Point}]/gu, (c) =>
+  c === ' ' ? c : [...Array(c.length).keys()].map((i) => '\\u' + c.charCodeAt(i).toString(16).padStart(4, '0')).join(''));
+
+// show is a body, and the answer it got if it was sent, for a failure message.
+const show = (f) => `${f.how ? f.how + ': ' : ''}${legible(JSON.stringify(f.body))}` +
+  (f.status === undefined ? '' : `\n    -> ${f.status} ${legible(f.answer)}`) + (f.error ? `\n    ${legible(f.error)}` : '');
 
 test('the document has the JSON request bodies this test samples', () => {
   const found = jsonBodyOperations().map(({ method, template }) => `${method.toUpperCase()} ${template}`).sort();
@@ -136,7 +143,7 @@ test(`bodies drawn from each request schema (seed ${seed}; QUARTET_SEED=${seed} 
       t.diagnostic(`${name}: ${good.length} of ${samples} drawn bodies schema-valid`);
       assert.ok(good.length >= MIN_VALID * samples,
         `${name}: only ${good.length} of ${samples} drawn bodies are schema-valid (the sampler should mostly hit the schema); some that were not:\n` +
-        drawnBad.slice(0, 5).map(describe).join('\n'));
+        drawnBad.slice(0, 5).map(show).join('\n'));
 
       // Broken on purpose: one place each. A break the schema still accepts is a
       // valid body, held to the valid bodies' rule.
@@ -173,10 +180,10 @@ test(`bodies drawn from each request schema (seed ${seed}; QUARTET_SEED=${seed} 
       t.diagnostic(`${name}: ${good.length} valid sent, ${refused.length} refused; ${invalid.length} invalid sent (${broken.length} broken on purpose)`);
       const problems = [];
       if (refused.length > MAX_REFUSED * good.length) {
-        problems.push(`${refused.length} of ${good.length} schema-valid bodies refused (at most ${MAX_REFUSED * 100}% may be):\n` + refused.slice(0, 15).map(describe).join('\n'));
+        problems.push(`${refused.length} of ${good.length} schema-valid bodies refused (at most ${MAX_REFUSED * 100}% may be):\n` + refused.slice(0, 15).map(show).join('\n'));
       }
       if (failures.length > 0) {
-        problems.push(`${failures.length} answers that break the document (undocumented, 5xx, or an invalid body accepted):\n` + failures.slice(0, 15).map(describe).join('\n'));
+        problems.push(`${failures.length} answers that break the document (undocumented, 5xx, or an invalid body accepted):\n` + failures.slice(0, 15).map(show).join('\n'));
       }
       assert.ok(problems.length === 0, `${name}, seed ${seed} (QUARTET_SEED=${seed} draws the same bodies):\n${problems.join('\n\n')}`);
     });
