@@ -12,8 +12,9 @@
 // against the document by openapi-check.mjs: documented status, Content-Type,
 // headers, body schema. At most 1% of the valid bodies may be refused (4xx);
 // none may fail (5xx). Bodies broken on purpose in one place (a bound, a type,
-// a control character; see invalidFrom), and bodies the sampler drew that the
-// schema refuses for more than a `format`, must be refused with a documented 4xx.
+// a control character; see invalidFrom), and bodies the sampler drew, that the
+// schema refuses even as the service reads them (trimmed, unread members left
+// out) and for more than a `format`, must be refused with a documented 4xx.
 //
 // The seed is printed; a failure prints the bodies that failed, as JSON, and
 // QUARTET_SEED=<seed> draws the same bodies again.
@@ -36,8 +37,10 @@ import { createRandom, createSampler, seedFor } from './schema-sample.mjs';
 const base = process.env.QUARTET_URL;
 if (!base) throw new Error('QUARTET_URL must be set (go test -run TestOpenAPITools sets it)');
 const writeToken = process.env.QUARTET_WRITE_TOKEN;
-const seed = Number(process.env.QUARTET_SEED ?? 20260127) >>> 0;
+const seed = Number(process.env.QUARTET_SEED ?? 20260127);
 const samples = Number(process.env.QUARTET_SAMPLES ?? 200);
+if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32) throw new Error(`QUARTET_SEED=${process.env.QUARTET_SEED}: not an unsigned 32-bit integer`);
+if (!Number.isInteger(samples) || samples < 1) throw new Error(`QUARTET_SAMPLES=${process.env.QUARTET_SAMPLES}: not a positive integer`);
 
 const MIN_VALID = 0.75; // of the bodies drawn, the share the schema must find valid
 const MAX_REFUSED = 0.01; // of the valid bodies sent, the share that may be refused

@@ -218,16 +218,17 @@ export function createSampler(random, root = {}, { hostileRate = 0.05, pastBound
     if (random.chance(0.5)) groups.push(random.pick(BODY));
     const atoms = [];
     let left = n;
-    const visible = []; // indexes of atoms from the body groups
+    let visible = false; // an atom from the body groups is in
     while (left > 0) {
       const group = random.chance(0.12) ? random.pick(SEASONING) : random.pick(groups);
       let atom = random.pick(POOL[group]);
-      if (length(atom) > left) atom = random.pick(POOL.ascii);
-      if (!SEASONING.includes(group) || atom.length === 1 && POOL.ascii.includes(atom)) visible.push(atoms.length);
+      if (length(atom) > left) atom = random.pick(POOL.ascii); // seasoning is one code point: this is a body group's
+      visible ||= !SEASONING.includes(group);
       atoms.push(atom);
       left -= length(atom);
     }
-    if (visible.length === 0) atoms[random.int(0, atoms.length - 1)] = random.pick(POOL.ascii.slice(0, 62)); // one code point for one
+    // All seasoning, one code point each: one of them becomes a letter.
+    if (!visible) atoms[random.int(0, atoms.length - 1)] = random.pick(POOL.ascii.slice(0, 62));
     const singles = () => atoms.flatMap((a, i) => (length(a) === 1 ? [i] : []));
     if (random.chance(0.04)) {
       const flag = random.pick(POOL.flagTags);
