@@ -2,9 +2,10 @@
 //
 // The document served at GET /openapi.json must be valid OpenAPI 3.1
 // (@apidevtools/swagger-parser), and every answer below must match what it
-// says for the answer's route, method and status (ajv, JSON Schema 2020-12,
-// with ajv-formats): the status must be documented, the Content-Type must be
-// one of the documented media types, the body must match the schema and the
+// says for the answer's route, method and status (openapi-check.mjs: ajv,
+// JSON Schema 2020-12, with ajv-formats): the status must be documented, the
+// Content-Type must be one of the documented media types, the body must match
+// the schema and the
 // required headers (Location, WWW-Authenticate, Allow) must be there and match
 // theirs, and a header a client acts on (Allow, Location, WWW-Authenticate,
 // ETag, Last-Modified) may be answered only where it is documented. Checked:
@@ -43,9 +44,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { METHODS, openAPIChecker, send } from './openapi-check.mjs';
 
 const base = process.env.QUARTET_URL;
 const writeToken = process.env.QUARTET_WRITE_TOKEN;
@@ -56,176 +56,21 @@ if (!base || !writeToken || !readToken || !busy) {
 }
 const goldenDir = process.env.QUARTET_GOLDEN_DIR || join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'rest');
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
-// DESCRIBED_HEADERS are the response headers a client acts on: where one is
-// answered, the response object must document it.
-const DESCRIBED_HEADERS = ['allow', 'location', 'www-authenticate', 'etag', 'last-modified'];
-
 // GOLDEN_HEADERS are the response headers golden files record (golden_test.go
 // goldenHeaders): only these can be missing from a golden answer.
 const GOLDEN_HEADERS = ['allow', 'content-type', 'location', 'odata-version', 'www-authenticate'];
 
 let doc; // the document as served
-let ajv;
-const seen = new Set(); // "METHOD /path STATUS" of every answer checked
+let check; // openAPIChecker(doc).check
+let seen; // "METHOD /path STATUS" of every answer checked
 
 before(async () => {
   const resp = await fetch(base + '/openapi.json');
   assert.equal(resp.status, 200);
   assert.equal(resp.headers.get('content-type'), 'application/json');
   doc = await resp.json();
-  ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
-  ajv.addSchema(doc, 'openapi.json');
+  ({ check, seen } = openAPIChecker(doc));
 });
-
-// pointer is a JSON pointer fragment for the given keys.
-const pointer = (...keys) => '#/' + keys.map((k) => String(k).replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
-
-// resolve follows a local $ref ("#/components/...") in doc.
-function resolve(obj) {
-  while (obj && obj.$ref) {
-    obj = obj.$ref.slice(2).split('/').map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((o, k) => o[k], doc);
-  }
-  return obj;
-}
-
-// validate checks value against the schema at the JSON pointer ptr of the document.
-function validate(ptr, value, what) {
-  const check = ajv.getSchema('openapi.json' + ptr) ?? ajv.compile({ $ref: 'openapi.json' + ptr });
-  if (!check(value)) {
-    assert.fail(`${what}: does not match ${ptr}:\n${ajv.errorsText(check.errors, { separator: '\n' })}\n${JSON.stringify(value)}`);
-  }
-}
-
-// route finds the documented path template matching a concrete path.
-function route(path) {
-  for (const template of Object.keys(doc.paths)) {
-    const re = new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$');
-    if (re.test(path)) return template;
-  }
-  return null;
-}
-
-// allowFor is the Allow header a documented path answers with.
-function allowFor(template) {
-  const item = doc.paths[template];
-  const methods = METHODS.filter((m) => item[m]).map((m) => m.toUpperCase());
-  if (methods.includes('GET')) methods.push('HEAD');
-  methods.push('OPTIONS');
-  return [...new Set(methods)].sort().join(', ');
-}
-
-// at returns what the JSON pointer ptr ("#/a/b") names in doc.
-const at = (ptr) => ptr.slice(2).split('/').map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((o, k) => o?.[k], doc);
-
-// checkResponse checks an answer against the response object at ptr (in doc).
-function checkResponse(ptr, ans, what) {
-  const raw = at(ptr);
-  assert.ok(raw, `${what}: nothing documented at ${ptr}`);
-  const respPtr = raw.$ref ?? ptr;
-  const response = resolve(raw);
-  for (const [name, h] of Object.entries(response.headers ?? {})) {
-    const value = ans.headers[name.toLowerCase()];
-    if (value === undefined) {
-      const recorded = !ans.recordedHeaders || ans.recordedHeaders.includes(name.toLowerCase());
-      assert.ok(!recorded || !resolve(h).required, `${what}: required header ${name} missing`);
-      continue;
-    }
-    validate((h.$ref ?? `${respPtr}/headers/${pointer(name).slice(2)}`) + '/schema', value, `${what}: header ${name}`);
-  }
-  const documented = Object.keys(response.headers ?? {}).map((n) => n.toLowerCase());
-  for (const name of DESCRIBED_HEADERS) {
-    assert.ok(ans.headers[name] === undefined || documented.includes(name), `${what}: answered header ${name} is not documented`);
-  }
-  const content = response.content;
-  if (!content || ans.method === 'HEAD') {
-    assert.equal(ans.body, '', `${what}: ${content ? 'HEAD answered a body' : 'documented without a body'}`);
-    return;
-  }
-  const ct = ans.headers['content-type'] ?? '';
-  const mediaType = ct.split(';')[0].trim().toLowerCase();
-  assert.ok(content[mediaType], `${what}: Content-Type ${ct} is not documented (${Object.keys(content)})`);
-  const value = mediaType.endsWith('json') ? JSON.parse(ans.body) : ans.body;
-  validate(`${respPtr}/content/${pointer(mediaType).slice(2)}/schema`, value, `${what}: body`);
-}
-
-// check validates one answer (method, target, status, headers, body, reqBody) against the document.
-function check(ans, where) {
-  const path = ans.target.split('?')[0];
-  const what = `${where}: ${ans.method} ${ans.target} -> ${ans.status}`;
-  const template = route(path);
-  if (!template) {
-    assert.equal(ans.status, 404, `${what}: no documented path matches ${path}`);
-    checkResponse(pointer('components', 'responses', 'NotFound'), ans, what);
-    return;
-  }
-  const item = doc.paths[template];
-  const method = ans.method.toLowerCase();
-  if (method === 'options' && !item.options) {
-    assert.equal(ans.status, 204, what);
-    assert.equal(ans.headers.allow, allowFor(template), `${what}: Allow`);
-    seen.add(`OPTIONS ${template} 204`);
-    return;
-  }
-  const opMethod = method === 'head' && !item.head ? 'get' : method;
-  if (!item[opMethod]) {
-    assert.equal(ans.status, 405, `${what}: ${ans.method} is not documented on ${template}`);
-    assert.equal(ans.headers.allow, allowFor(template), `${what}: Allow`);
-    checkResponse(pointer('components', 'responses', 'MethodNotAllowed'), ans, what);
-    return;
-  }
-  const op = item[opMethod];
-  const status = String(ans.status);
-  const key = op.responses[status] ? status : op.responses.default && ans.status >= 500 ? 'default' : null;
-  assert.ok(key, `${what}: status ${status} is not documented for ${opMethod.toUpperCase()} ${template} (${Object.keys(op.responses)})`);
-  seen.add(`${opMethod.toUpperCase()} ${template} ${key}`);
-  checkResponse(pointer('paths', template, opMethod, 'responses', key), ans, what);
-  if (ans.status < 300) checkParameters(template, item, op, ans.target, what);
-  if (ans.status < 300 && ans.reqBody !== undefined && op.requestBody) {
-    const rb = resolve(op.requestBody);
-    const mediaType = (ans.reqHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    assert.ok(rb.content[mediaType], `${what}: request Content-Type ${mediaType} was accepted but is not documented`);
-    // The service matches JSON names case-insensitively (docs/contract.md), which
-    // JSON Schema cannot say: spell them as the schema does first.
-    const schema = resolve(rb.content[mediaType].schema);
-    const names = Object.keys(schema.properties ?? {});
-    // It also ignores members it does not read in a JSON body, and trims the white
-    // space around texts (the document's descriptions say both; the schemas list only
-    // the members it reads, trimmed), but not in a merge patch, which refuses them.
-    const body = Object.fromEntries(Object.entries(JSON.parse(ans.reqBody))
-      .map(([k, v]) => [names.find((n) => n.toLowerCase() === k.toLowerCase()) ?? k, typeof v === 'string' ? v.trim() : v])
-      .filter(([k]) => mediaType !== 'application/json' || names.includes(k)));
-    validate(pointer('paths', template, opMethod, 'requestBody', 'content', mediaType, 'schema'), body, `${what}: accepted request body`);
-  }
-}
-
-// checkParameters checks that a request the service accepted (2xx) sent its path
-// and query parameters as documented: a documented parameter the service reads as
-// valid must be valid by its schema too. Query names match case-insensitively, as
-// the service reads them; values are strings on the wire, so integers are converted.
-function checkParameters(template, item, op, target, what) {
-  const url = new URL(target, 'http://x');
-  const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-  const values = new RegExp('^' + template.replace(/\{[^}]+\}/g, '([^/]+)') + '$').exec(url.pathname).slice(1);
-  const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(resolve);
-  for (const p of params) {
-    let raw;
-    if (p.in === 'path') raw = decodeURIComponent(values[names.indexOf(p.name)]);
-    else if (p.in === 'query') {
-      const found = [...url.searchParams].filter(([k]) => k.toLowerCase() === p.name.toLowerCase());
-      assert.ok(found.length <= 1, `${what}: query parameter ${p.name} given twice was accepted`);
-      if (found.length === 0) continue;
-      raw = found[0][1];
-    } else continue; // headers: the service reads any value
-    if (p.required) assert.ok(raw !== undefined, `${what}: required parameter ${p.name} missing`);
-    const schema = resolve(p.schema);
-    const value = schema.type === 'integer' && /^-?[0-9]+$/.test(raw) ? Number(raw) : raw;
-    const check = ajv.compile(schema);
-    assert.ok(check(value), `${what}: accepted ${p.in} parameter ${p.name}=${raw} does not match its schema: ${ajv.errorsText(check.errors)}`);
-  }
-}
 
 // parseHTTP reads a .http file (see golden_test.go) into requests.
 function parseHTTP(text) {
@@ -285,21 +130,10 @@ test('every REST golden answer matches the document', () => {
   assert.ok(n > 50, `only ${n} golden answers checked`);
 });
 
-// call sends a live request and checks its answer against the document.
-async function call(method, path, { token, body, contentType = 'application/json', extra = {}, at = base } = {}) {
-  const headers = { ...extra };
-  if (token) headers.authorization = 'Bearer ' + token;
-  if (body !== undefined) headers['content-type'] = contentType;
-  const resp = await fetch(at + path, { method, headers, body });
-  const ans = {
-    method,
-    target: path,
-    status: resp.status,
-    headers: Object.fromEntries(resp.headers),
-    body: (await resp.text()).replace(/\n+$/, ''),
-    reqHeaders: headers,
-    reqBody: typeof body === 'string' ? body : undefined,
-  };
+// call sends a live request (to base, or to the service at) and checks its
+// answer against the document.
+async function call(method, path, { at = base, ...opts } = {}) {
+  const ans = await send(at, method, path, opts);
   check(ans, 'live');
   return ans;
 }
