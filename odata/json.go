@@ -140,9 +140,15 @@ func appendMember(b []byte, comma bool, name string) []byte {
 	return append(appendString(b, name), ':')
 }
 
+// quotes reports whether f writes values of kind as JSON strings: with
+// IEEE754Compatible, Edm.Decimal and Edm.Int64 values are strings.
+func (f format) quotes(kind EdmType) bool {
+	return f.ieee754 && (kind == EdmDecimal || kind == EdmInt64)
+}
+
 // appendValue writes the value of property p of x in format f.
 func (f format) appendValue(b []byte, p *Property, x any) []byte {
-	if f.ieee754 && (p.Type == EdmDecimal || p.Type == EdmInt64) {
+	if f.quotes(p.Type) {
 		b = append(b, '"')
 		b = appendValue(b, p, x)
 		return append(b, '"')
@@ -150,10 +156,9 @@ func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	return appendValue(b, p, x)
 }
 
-// appendNumber writes v, an integer or (kind EdmDecimal) a decimal; with
-// IEEE754Compatible, Edm.Decimal and Edm.Int64 values are strings.
+// appendNumber writes v, an integer or (kind EdmDecimal) a decimal, in format f.
 func (f format) appendNumber(b []byte, v int64, kind EdmType) []byte {
-	quote := f.ieee754 && (kind == EdmDecimal || kind == EdmInt64)
+	quote := f.quotes(kind)
 	if quote {
 		b = append(b, '"')
 	}
