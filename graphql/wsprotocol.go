@@ -106,7 +106,7 @@ func (c *wsConn) handleLegacy(data []byte) bool {
 		if c.initReceived {
 			return c.connectionError("Too many initialisation requests")
 		}
-		if ok := c.initConnection(m.payload, c.refuse); !ok || c.draining { // refused
+		if ok := c.initConnection(m.payload, c.refuse); !ok || !c.acked.Load() { // refused: no keep-alive
 			return ok
 		}
 		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
