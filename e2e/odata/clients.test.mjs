@@ -15,29 +15,9 @@ import { fileURLToPath } from "node:url";
 import { OData } from "@odata/client";
 import oModule from "o.js";
 
+import { base, get, root, stripControl } from "./plain.mjs";
+
 const here = dirname(fileURLToPath(import.meta.url));
-const base = process.env.QUARTET_URL;
-if (!base) throw new Error("QUARTET_URL is not set (the Go test TestODataClients sets it)");
-const root = base + "/api/";
-
-// get is the plain answer the clients are compared with: the body of GET root+path,
-// without the control information a client strips.
-async function get(path) {
-  const res = await fetch(root + path);
-  assert.equal(res.status, 200, `GET ${path}: ${res.status} ${await res.clone().text()}`);
-  const type = res.headers.get("content-type") ?? "";
-  if (!type.startsWith("application/json")) return res.text();
-  return stripControl(await res.json());
-}
-
-// stripControl removes the @odata.* annotations of a JSON payload, at every level.
-function stripControl(v) {
-  if (Array.isArray(v)) return v.map(stripControl);
-  if (v === null || typeof v !== "object") return v;
-  const out = {};
-  for (const [k, x] of Object.entries(v)) if (!k.startsWith("@odata.") && !k.includes("@odata.")) out[k] = stripControl(x);
-  return out;
-}
 
 // The odata2ts client: generated at run time from the running service's $metadata,
 // emitted as JavaScript (no separate TypeScript build), loaded as generated.
