@@ -14,7 +14,7 @@ import (
 	"quartet/graphql"
 	"quartet/graphql/editor"
 	"quartet/internal/cors"
-	"quartet/internal/door"
+	"quartet/internal/admission"
 	"quartet/internal/jwt"
 )
 
@@ -264,7 +264,7 @@ func parseDateTime(v any) (any, error) {
 // a connection_init without a valid token is refused (close 4403), and the socket is
 // closed with 4403 when its token expires. A browser's GET gets the query editor, whose
 // grpcurl commands name grpcAddr, the address the gRPC server listens on.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, grpcAddr string, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, persistedOnly bool, entrance *admission.Door, grpcAddr string, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
 	h.HTMLPage = editor.Handler(editor.Options{GRPCAddress: grpcAddr}) // GET /graphql from a browser
@@ -299,16 +299,15 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	if auth != nil {
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
-	if entrance != nil { // an operation's set-up takes a slot, as HTTP requests do
-		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-			err := entrance.Work(ctx, client, work)
-			if busy, ok := err.(*door.Busy); ok {
-				return graphqlError(exhausted(busy))
-			}
-			return err
+	// A message, and an operation's set-up, takes a slot, as HTTP requests do.
+	opts.ClientWork = func(ctx context.Context, client string, work func()) error {
+		err := entrance.Work(ctx, client, work)
+		if refused, ok := err.(*admission.Refused); ok {
+			return graphqlError(exhausted(refused))
 		}
+		return err
 	}
-	limits.options(&opts)
+	opts.Sockets, opts.Operations = entrance.WebSockets()
 	if persistedOnly {
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
 	}

@@ -1,4 +1,4 @@
-package connlimit
+package admission
 
 import (
 	"bytes"

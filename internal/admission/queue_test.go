@@ -1,4 +1,4 @@
-package fairqueue
+package admission
 
 import (
 	"context"
