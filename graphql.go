@@ -13,8 +13,8 @@ import (
 
 	"quartet/graphql"
 	"quartet/graphql/editor"
-	"quartet/internal/cors"
 	"quartet/internal/admission"
+	"quartet/internal/cors"
 	"quartet/internal/jwt"
 )
 
@@ -300,14 +300,15 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
 	// A message, and an operation's set-up, takes a slot, as HTTP requests do.
-	opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-		err := entrance.Work(ctx, client, work)
+	opts.ClientSlot = func(ctx context.Context, client string) (func(), error) {
+		release, err := entrance.Slot(ctx, client)
 		if refused, ok := err.(*admission.Refused); ok {
-			return graphqlError(exhausted(refused))
+			return nil, graphqlError(exhausted(refused))
 		}
-		return err
+		return release, err
 	}
 	opts.Sockets, opts.Operations = entrance.WebSockets()
+	opts.ClientOf = func(r *http.Request) string { return admission.Of(r.RemoteAddr) }
 	if persistedOnly {
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
 	}

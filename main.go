@@ -62,7 +62,7 @@ type config struct {
 	admission                         admission.Limits
 	proxies                           admission.Proxies // admission's trusted proxies, parsed
 	corsOrigins, wsOrigins            string            // wsOrigins: a deprecated alias, merged
-	env, pprof, publicURL             string // publicURL without a trailing slash
+	env, pprof, publicURL             string            // publicURL without a trailing slash
 	streamDelay, shutdownTimeout      time.Duration
 	grpcLimits                        grpcLimits
 	jwt                               jwtFlags

@@ -15,8 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"quartet/internal/clientaddr"
-	"quartet/internal/fairqueue"
+	"quartet/internal/admission"
 	"quartet/userpb"
 )
 
@@ -24,9 +23,9 @@ import (
 // the function that gives them back.
 func holdEverySlot(t *testing.T, a *app) func() {
 	t.Helper()
-	q := a.queue
+	q := a.door.Queue()
 	var releases []func()
-	for range a.cfg.workSlots {
+	for range a.cfg.admission.WorkSlots {
 		r, err := q.Acquire(t.Context(), fmt.Sprint("holder-", len(releases)))
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +45,7 @@ func holdEverySlot(t *testing.T, a *app) func() {
 }
 
 // waitForWaiting waits until n pieces of work wait for a slot; a failure guard.
-func waitForWaiting(t *testing.T, q *fairqueue.Queue, n int) {
+func waitForWaiting(t *testing.T, q *admission.Queue, n int) {
 	t.Helper()
 	for range 10_000 {
 		if q.Stats().Waiting == n {
@@ -62,7 +61,7 @@ func waitForWaiting(t *testing.T, q *fairqueue.Queue, n int) {
 // format of the surface they were meant for.
 func TestHTTPWaitsForASlot(t *testing.T) {
 	cfg := testConfig()
-	cfg.clientWaiting = 1
+	cfg.admission.ClientWaiting = 1
 	a, _ := startApp(t, cfg)
 	release := holdEverySlot(t, a)
 	base := "http://" + a.httpAddr
@@ -77,7 +76,7 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	waitForWaiting(t, a.queue, 1)
+	waitForWaiting(t, a.door.Queue(), 1)
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
@@ -140,13 +139,13 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 		} else {
 			t.Fatalf("while the slots were held: %d", status)
 		}
-		if held := a.server.door.Stats().BodyBytes; held > clientBodyBytes {
+		if held := bodyBytes(a); held > a.cfg.admission.ClientBodyBytes {
 			t.Fatalf("bodies read ahead: %d bytes by the one client", held)
 		}
 	}
-	waitForWaiting(t, a.queue, 2)
-	if held := a.server.door.Stats().BodyBytes; held < 2*maxBodyBytes || held > clientBodyBytes {
-		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, clientBodyBytes)
+	waitForWaiting(t, a.door.Queue(), 2)
+	if held := bodyBytes(a); held < 2*maxBodyBytes || held > a.cfg.admission.ClientBodyBytes {
+		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, a.cfg.admission.ClientBodyBytes)
 	}
 	release()
 	wg.Wait()
@@ -156,7 +155,7 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 			t.Errorf("a body read ahead was answered %d", status)
 		}
 	}
-	if held := a.server.door.Stats().BodyBytes; held != 0 {
+	if held := bodyBytes(a); held != 0 {
 		t.Errorf("after the answers: %d bytes still counted", held)
 	}
 }
@@ -199,9 +198,9 @@ func TestTrustedProxies(t *testing.T) {
 		{"127.0.0.0/8", "203.0.113.9"},
 	} {
 		cfg := testConfig()
-		cfg.clientWaiting = 0
-		cfg.trustedProxies = tc.trusted
-		cfg.proxies, _ = clientaddr.ParseProxies(tc.trusted)
+		cfg.admission.ClientWaiting = 0
+		cfg.admission.TrustedProxies = tc.trusted
+		cfg.proxies, _ = admission.ParseProxies(tc.trusted, admission.HeaderXForwardedFor)
 		a, logs := startApp(t, cfg)
 		release := holdEverySlot(t, a)
 		req, _ := http.NewRequest("GET", "http://"+a.httpAddr+"/api/users/1", nil)
@@ -227,8 +226,8 @@ func TestTrustedProxies(t *testing.T) {
 // the client the proxy names.
 func TestGRPCWaitsForASlot(t *testing.T) {
 	cfg := testConfig()
-	cfg.clientWaiting = 0
-	cfg.proxies, _ = clientaddr.ParseProxies("127.0.0.1")
+	cfg.admission.ClientWaiting = 0
+	cfg.proxies, _ = admission.ParseProxies("127.0.0.1", admission.HeaderXForwardedFor)
 	a, _ := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	release := holdEverySlot(t, a)
@@ -242,7 +241,7 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		t.Errorf("with a slot free: %v", err)
 	}
 
-	cfg.clientWaiting = 1
+	cfg.admission.ClientWaiting = 1
 	a, _ = startApp(t, cfg)
 	c = userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	release = holdEverySlot(t, a)
@@ -251,9 +250,15 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
 		done <- err
 	}()
-	waitForWaiting(t, a.queue, 1)
+	waitForWaiting(t, a.door.Queue(), 1)
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("a call that waited for its slot: %v", err)
 	}
+}
+
+// bodyBytes is what a's door holds of request bodies read ahead.
+func bodyBytes(a *app) int64 {
+	_, held, _ := a.door.Stats()
+	return held
 }

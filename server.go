@@ -57,17 +57,17 @@ type serverOptions struct {
 	auth            *authenticator // nil: authentication off
 	graphqlMaxDepth int
 	graphqlMaxCost  int
-	graphqlMaxBytes int                // answer size
-	graphqlBatchMax int                // operations in one POST array; 0: arrays refused
-	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
-	origins         cors.Policy        // the pages of other origins allowed in
-	metrics         *metrics.Set       // shared with gRPC; nil: the server keeps its own
-	pprof           bool               // serve /debug/pprof/ (-pprof)
-	door            *admission.Door   // the entrance, shared with gRPC; nil: a default one
+	graphqlMaxBytes int               // answer size
+	graphqlBatchMax int               // operations in one POST array; 0: arrays refused
+	persistedOnly   bool              // GraphQL over HTTP runs pinned persisted queries only
+	origins         cors.Policy       // the pages of other origins allowed in
+	metrics         *metrics.Set      // shared with gRPC; nil: the server keeps its own
+	pprof           bool              // serve /debug/pprof/ (-pprof)
+	door            *admission.Door   // the entrance, shared with gRPC; nil: one without a queue
 	proxies         admission.Proxies // trusted to name their clients (-trusted-proxies)
-	warning         string             // shown by /healthz for as long as the service runs
-	publicURL       string             // -public-url, no trailing slash; "": unknown
-	grpcAddr        string             // where the gRPC server listens, for the query editor; "": unknown
+	warning         string            // shown by /healthz for as long as the service runs
+	publicURL       string            // -public-url, no trailing slash; "": unknown
+	grpcAddr        string            // where the gRPC server listens, for the query editor; "": unknown
 }
 
 // NewServer returns a Server with every route added.
@@ -77,8 +77,10 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
-	if s.door == nil {
-		s.door = admission.NewDoor(admission.Defaults(), opts.proxies, log)
+	if s.door == nil { // no queue: a server of its own, in tests
+		l := admission.Defaults()
+		l.WorkSlots = 0
+		s.door = admission.NewDoor(l, opts.proxies, log)
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"quartet/internal/admission"
 )
 
 // GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
@@ -110,6 +108,9 @@ type WebSocketOptions struct {
 	// refuses the connection before the upgrade (429 when the error has
 	// ByClient() true, else 503) or the operation (an error message).
 	Sockets, Operations Budget
+	// ClientOf names the client a request comes from, as Sockets, Operations
+	// and ClientSlot count clients; nil: its RemoteAddr's host.
+	ClientOf func(*http.Request) string
 
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
@@ -131,10 +132,12 @@ type WebSocketOptions struct {
 	// second) more.
 	WriteTimeout time.Duration
 
-	// ClientWork, when set, runs work, the setting up of one of client's
-	// operations, and returns nil; or returns why it did not (ctx ended, or
-	// the client has too much waiting), which the operation gets as its error.
-	ClientWork func(ctx context.Context, client string, work func()) error
+	// ClientSlot, when set, waits for one of client's work slots, in which
+	// a message is handled or an operation set up, and returns the function
+	// that gives it back; or returns why it did not (ctx ended, or the client
+	// has too much waiting): an operation gets it as its error, a message
+	// closes the socket with 1013.
+	ClientSlot func(ctx context.Context, client string) (release func(), err error)
 }
 
 func (o *WebSocketOptions) setDefaults() {
@@ -142,6 +145,12 @@ func (o *WebSocketOptions) setDefaults() {
 	o.KeepAlive = cmp.Or(o.KeepAlive, 12*time.Second)
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ClientOf == nil {
+		o.ClientOf = func(r *http.Request) string {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return host
+		}
 	}
 	if o.Sockets == nil {
 		o.Sockets = unbounded{}
@@ -224,7 +233,7 @@ func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 // returns: net/http's goroutine, whose stack the request made deep, ends
 // rather than wait on the socket all its life (bench/README.md).
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	client := admission.Of(r.RemoteAddr) // IPv6: its /64, so that one host is one client
+	client := h.opts.ClientOf(r)
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()

@@ -31,12 +31,13 @@ type Door struct {
 	batches *Budget // users of gRPC CreateUsers calls held until the last arrives
 	proxies Proxies // for gRPC's client (HTTP's is named before its door)
 	limits  Limits
+	maxBody int64 // the largest body read ahead; a longer one is the handler's to refuse
 }
 
 // NewDoor returns the door l describes, naming the clients of trusted proxies
 // by proxies; log (nil: none) gets its refusals.
 func NewDoor(l Limits, proxies Proxies, log *slog.Logger) *Door {
-	d := &Door{limits: l, proxies: proxies,
+	d := &Door{limits: l, proxies: proxies, maxBody: maxBodyBytes,
 		bodies:  NewBudget("request body bytes read ahead", l.ClientBodyBytes, l.TotalBodyBytes, log),
 		answers: NewBudget("answer bytes waiting to be read", l.ClientAnswerBytes, l.TotalAnswerBytes, log),
 		sockets: NewBudget("WebSocket connections", int64(l.WSSocketsPerClient), int64(l.WSSockets), log),
@@ -61,9 +62,9 @@ func (d *Door) Close() {
 	}
 }
 
-// enter waits for a slot for client, turning the queue's refusal into a *Refused.
-// release gives the slot back; calling it twice is a bug the callers avoid.
-func (d *Door) enter(ctx context.Context, client string) (release func(), err error) {
+// Slot waits for a slot for client's work and returns the function that gives
+// it back, to call once; or a *Refused, or the context's error.
+func (d *Door) Slot(ctx context.Context, client string) (release func(), err error) {
 	if d.queue == nil {
 		return func() {}, nil
 	}
@@ -72,18 +73,6 @@ func (d *Door) enter(ctx context.Context, client string) (release func(), err er
 		return nil, &Refused{client, true, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.limits.ClientWaiting)}
 	}
 	return release, err
-}
-
-// Work runs work (a WebSocket message or operation's set-up) in a slot of
-// client's, or returns a *Refused or the context's error.
-func (d *Door) Work(ctx context.Context, client string, work func()) error {
-	release, err := d.enter(ctx, client)
-	if err != nil {
-		return err
-	}
-	defer release()
-	work()
-	return nil
 }
 
 // Queue returns the door's queue, nil when work runs at once.

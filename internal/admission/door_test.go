@@ -9,13 +9,26 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"quartet/internal/fairqueue"
 )
 
+// newDoor returns a door of slots slots, each client holding them all, waiting
+// waiting, with body budgets of 100 bytes a client and 150 in all.
 func newDoor(slots, waiting int) *Door {
-	return New(fairqueue.New(slots, slots, waiting), Options{
-		Waiting: waiting, ClientBodyBytes: 100, TotalBodyBytes: 150, MaxBodyBytes: 60})
+	l := Defaults()
+	l.WorkSlots, l.ClientSlots, l.ClientWaiting = slots, slots, waiting
+	l.ClientBodyBytes, l.TotalBodyBytes = 100, 150
+	l.ClientAnswerBytes, l.TotalAnswerBytes = 3*AnswerGrace, 5*AnswerGrace
+	d := NewDoor(l, Proxies{}, nil)
+	d.maxBody = 60
+	return d
+}
+
+// enter is Enter for the client the request's address names, with a refusal
+// that answers 429.
+func enter(d *Door, w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), error) {
+	return d.Enter(w, r, Of(r.RemoteAddr), func(w http.ResponseWriter, _ *http.Request, refused *Refused) {
+		http.Error(w, refused.Error(), http.StatusTooManyRequests)
+	})
 }
 
 func post(body string) *http.Request {
@@ -29,19 +42,19 @@ func post(body string) *http.Request {
 func TestEnterReadsTheBodyAhead(t *testing.T) {
 	d := newDoor(1, 1)
 	r := post(`{"name":"x"}`)
-	_, done, err := d.Enter(httptest.NewRecorder(), r)
+	_, done, err := enter(d, httptest.NewRecorder(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data, whole, err := r.Body.(*body).Bytes(); !whole || err != nil || string(data) != `{"name":"x"}` {
 		t.Errorf("Bytes = %q, %v, %v", data, whole, err)
 	}
-	if held := d.Stats().BodyBytes; held == 0 {
+	if _, held, _ := d.Stats(); held == 0 {
 		t.Error("no body bytes counted while the request runs")
 	}
 	done()
-	if st := d.Stats(); st.BodyBytes != 0 || st.Running != 0 {
-		t.Errorf("after done: %+v", st)
+	if work, held, _ := d.Stats(); held != 0 || work.Running != 0 {
+		t.Errorf("after done: %+v, %d body bytes", work, held)
 	}
 }
 
@@ -53,7 +66,7 @@ func TestBodyPastTheLimit(t *testing.T) {
 	long := strings.Repeat("a", 200)
 	r := post(long)
 	r.ContentLength = -1
-	_, done, err := d.Enter(httptest.NewRecorder(), r)
+	_, done, err := enter(d, httptest.NewRecorder(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,28 +80,28 @@ func TestBodyPastTheLimit(t *testing.T) {
 }
 
 // TestEnterBoundsBodies: past a client's budget its next body is refused with a
-// *Busy and holds nothing; another client still has room, up to the total.
+// *Refused and holds nothing; another client still has room, up to the total.
 func TestEnterBoundsBodies(t *testing.T) {
 	d := newDoor(4, 4)
 	body := strings.Repeat("a", 50) // 51 bytes counted: the extra byte finds the end
-	_, done, err := d.Enter(httptest.NewRecorder(), post(body))
+	_, done, err := enter(d, httptest.NewRecorder(), post(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer done()
-	_, _, err = d.Enter(httptest.NewRecorder(), post(body))
-	var busy *Busy
-	if !errors.As(err, &busy) || !strings.Contains(busy.Error(), "192.0.2.1") {
-		t.Fatalf("second body from the client: %v, want a *Busy naming it", err)
+	_, _, err = enter(d, httptest.NewRecorder(), post(body))
+	var refused *Refused
+	if !errors.As(err, &refused) || !strings.Contains(refused.Error(), "192.0.2.1") {
+		t.Fatalf("second body from the client: %v, want a *Refused naming it", err)
 	}
 	other := post(body)
 	other.RemoteAddr = "198.51.100.7:1"
-	_, otherDone, err := d.Enter(httptest.NewRecorder(), other)
+	_, otherDone, err := enter(d, httptest.NewRecorder(), other)
 	if err != nil {
 		t.Fatalf("another client's body: %v", err)
 	}
 	otherDone()
-	if held := d.Stats().BodyBytes; held != 51 {
+	if _, held, _ := d.Stats(); held != 51 {
 		t.Errorf("%d bytes held, want the one waiting body's 51", held)
 	}
 }
@@ -97,48 +110,60 @@ func TestEnterBoundsBodies(t *testing.T) {
 // so the next request waits no longer than the work.
 func TestSlotGivenBackAtTheFirstWrite(t *testing.T) {
 	d := newDoor(1, 1)
-	w, done, err := d.Enter(httptest.NewRecorder(), post(""))
+	w, done, err := enter(d, httptest.NewRecorder(), post(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer done()
-	if d.Stats().Running != 1 {
+	if work, _, _ := d.Stats(); work.Running != 1 {
 		t.Fatal("the request holds no slot")
 	}
 	w.Write([]byte("answer"))
-	if st := d.Stats(); st.Running != 0 {
-		t.Errorf("after the first write: %+v, want the slot free", st)
+	if work, _, _ := d.Stats(); work.Running != 0 {
+		t.Errorf("after the first write: %+v, want the slot free", work)
 	}
 }
 
-// TestWork: work runs in a slot; a client with as much waiting as it may is refused
-// at once; a nil door runs work as it comes.
-func TestWork(t *testing.T) {
+// TestSlot: a client with as much waiting as it may is refused at once with a
+// *Refused naming it; a door without a queue runs work as it comes.
+func TestSlot(t *testing.T) {
 	d := newDoor(1, 1)
-	ran := false
-	if err := d.Work(context.Background(), "a", func() { ran = d.Stats().Running == 1 }); err != nil || !ran {
-		t.Fatalf("Work: %v, ran in a slot %v", err, ran)
-	}
-	release, err := d.queue.Acquire(context.Background(), "holder")
+	ctx := context.Background()
+	a, err := d.Slot(ctx, "a") // alone: no slot counted
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
-	waiting := make(chan error)
-	go func() { waiting <- d.Work(context.Background(), "a", func() {}) }()
-	for d.Stats().Waiting == 0 {
+	b, err := d.Slot(ctx, "b") // a newcomer finds its share at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error)
+	go func() {
+		release, err := d.Slot(ctx, "b")
+		if err == nil {
+			release()
+		}
+		waited <- err
+	}()
+	for work, _, _ := d.Stats(); work.Waiting == 0; work, _, _ = d.Stats() {
 		runtime.Gosched()
 	}
-	var busy *Busy
-	if err := d.Work(context.Background(), "a", func() { t.Error("ran past the waiting bound") }); !errors.As(err, &busy) {
-		t.Errorf("a second waiting piece of work: %v, want a *Busy", err)
+	var refused *Refused
+	if _, err := d.Slot(ctx, "b"); !errors.As(err, &refused) || !strings.Contains(err.Error(), "from b:") {
+		t.Errorf("past the waiting bound: %v, want a *Refused naming b", err)
 	}
-	release()
-	if err := <-waiting; err != nil {
+	b()
+	if err := <-waited; err != nil {
 		t.Errorf("the waiting work: %v", err)
 	}
-	var none *Door
-	if err := none.Work(context.Background(), "a", func() { ran = false }); err != nil || ran {
-		t.Errorf("nil door: %v, ran %v", err, !ran)
+	a()
+	if work, _, _ := d.Stats(); work != (Stats{}) {
+		t.Errorf("after every release: %+v", work)
+	}
+	var none Door
+	if r, err := none.Slot(ctx, "a"); err != nil {
+		t.Errorf("no queue: %v", err)
+	} else {
+		r()
 	}
 }

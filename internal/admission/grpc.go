@@ -14,7 +14,7 @@ import (
 // Unary runs each unary call's handler in a slot of its client's.
 func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	client := d.ClientOfCall(ctx)
-	release, err := d.enter(ctx, client)
+	release, err := d.Slot(ctx, client)
 	if err != nil {
 		return nil, grpcRefusal(err)
 	}
@@ -52,7 +52,7 @@ func (s *queuedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	release, err := s.door.enter(s.Context(), s.client)
+	release, err := s.door.Slot(s.Context(), s.client)
 	if err != nil {
 		return grpcRefusal(err)
 	}

@@ -26,7 +26,7 @@ func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refu
 		d.bodies.Release(client, held)
 		return nil, nil, err
 	}
-	release, err := d.enter(r.Context(), client)
+	release, err := d.Slot(r.Context(), client)
 	if err != nil {
 		d.bodies.Release(client, held)
 		return nil, nil, err
@@ -45,10 +45,10 @@ func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refu
 // readAhead reads r's body, one byte past the limit at most (for the handler's
 // 413), within client's budget; a body declared longer is left to the handler.
 func (d *Door) readAhead(r *http.Request, client string) (held int64, err error) {
-	if d.queue == nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength > maxBodyBytes {
+	if d.queue == nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.maxBody {
 		return 0, nil // without a queue, nothing waits: the handler reads
 	}
-	limit := int64(maxBodyBytes + 1)
+	limit := d.maxBody + 1
 	if r.ContentLength >= 0 {
 		limit = r.ContentLength + 1 // the extra byte finds the end
 	}
