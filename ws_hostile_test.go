@@ -84,7 +84,7 @@ func TestHostileWebSockets(t *testing.T) {
 					c.Write(ctx, websocket.MessageText, []byte(`{"type":"pong"}`))
 				case strings.HasPrefix(string(data), `{"id":`) && strings.Contains(string(data), `"type":"next"`):
 					events.Add(1)
-				case strings.Contains(string(data), `"type":"error"`) && strings.Contains(string(data), "Too many operations"):
+				case strings.Contains(string(data), `"type":"error"`) && strings.Contains(string(data), "Too many "):
 					opRefusals.Add(1)
 				}
 			}
