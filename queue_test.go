@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -189,22 +191,29 @@ func TestTransferEncodingClosesTheConnection(t *testing.T) {
 }
 
 // TestTrustedProxies: a request from a trusted proxy counts as the client the proxy
-// names, in the queue and in the log; from anyone else the headers are not read.
+// names in the header the operator chose, in the queue and in the log; the other
+// header, which the proxy passes on as the client wrote it, is never read, and from
+// anyone else neither is.
 func TestTrustedProxies(t *testing.T) {
 	for _, tc := range []struct {
-		trusted, want string
+		trusted, header string
+		sent            http.Header // by the client and its proxy
+		want            string
 	}{
-		{"", "127.0.0.1"},
-		{"127.0.0.0/8", "203.0.113.9"},
+		{"", "X-Forwarded-For", http.Header{"X-Forwarded-For": {"198.51.100.1, 203.0.113.9"}}, "127.0.0.1"},
+		{"127.0.0.0/8", "X-Forwarded-For", http.Header{"X-Forwarded-For": {"198.51.100.1, 203.0.113.9"}}, "203.0.113.9"},
+		// The spoof: the client writes Forwarded itself; nginx appends its peer to
+		// X-Forwarded-For only.
+		{"127.0.0.0/8", "X-Forwarded-For", http.Header{"Forwarded": {"for=6.6.6.6"}, "X-Forwarded-For": {"10.0.0.9"}}, "10.0.0.9"},
+		{"127.0.0.0/8", "Forwarded", http.Header{"Forwarded": {"for=6.6.6.6, for=192.0.2.60"}, "X-Forwarded-For": {"6.6.6.7"}}, "192.0.2.60"},
 	} {
 		cfg := testConfig()
 		cfg.admission.ClientWaiting = 0
-		cfg.admission.TrustedProxies = tc.trusted
-		cfg.proxies, _ = admission.ParseProxies(tc.trusted, admission.HeaderXForwardedFor)
+		cfg.proxies, _ = admission.ParseProxies(tc.trusted, tc.header)
 		a, logs := startApp(t, cfg)
 		release := holdEverySlot(t, a)
 		req, _ := http.NewRequest("GET", "http://"+a.httpAddr+"/api/users/1", nil)
-		req.Header.Set("X-Forwarded-For", "198.51.100.1, 203.0.113.9")
+		maps.Copy(req.Header, tc.sent)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -212,12 +221,40 @@ func TestTrustedProxies(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "waiting from "+tc.want+":") {
-			t.Errorf("-trusted-proxies %q: %d %s, want a 429 naming %s", tc.trusted, resp.StatusCode, body, tc.want)
+			t.Errorf("-trusted-proxies %q, %s %v: %d %s, want a 429 naming %s", tc.trusted, tc.header, tc.sent, resp.StatusCode, body, tc.want)
 		}
 		release()
 		if !regexp.MustCompile(`path=/api/users/1 status=429 .*remote=` + regexp.QuoteMeta(tc.want) + `:`).MatchString(logs.String()) {
-			t.Errorf("-trusted-proxies %q: the log does not name %s:\n%s", tc.trusted, tc.want, logs)
+			t.Errorf("-trusted-proxies %q, %s %v: the log does not name %s:\n%s", tc.trusted, tc.header, tc.sent, tc.want, logs)
 		}
+	}
+}
+
+// TestGaveUpWhileWaiting: a request whose client leaves while it waits for a slot
+// is logged and counted as 499, neither a success nor a refusal.
+func TestGaveUpWhileWaiting(t *testing.T) {
+	a, logs := startApp(t, testConfig())
+	release := holdEverySlot(t, a)
+	c, err := net.Dial("tcp", a.httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+	waitForWaiting(t, a.door.Queue(), 1)
+	c.Close()
+	waitForWaiting(t, a.door.Queue(), 0)
+	waitFor(t, "the log line of the request given up", func() bool {
+		return strings.Contains(logs.String(), "path=/api/users/1 status=499 bytes=0 ")
+	})
+	release()
+	resp, err := http.Get("http://" + a.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `quartet_requests_total{surface="rest",route="GET /api/users/{id}",code="499"} 1`) {
+		t.Errorf("no 499 counted for the request given up:\n%s", metrics)
 	}
 }
 

@@ -220,13 +220,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	var took time.Duration // set by the log line, unless the answer was aborted
+	var pattern string     // of a request the door turned away: the mux sets r.Pattern for the rest
 	rec := &statusRecorder{ResponseWriter: w}
 	s.requests.Start()
 	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
 		if took == 0 {
 			took = time.Since(start)
 		}
-		s.requests.Done(httpRoute(r), rec.statusOrOK(), took)
+		s.requests.Done(httpRoute(cmp.Or(r.Pattern, pattern), r.URL.Path), rec.statusOrOK(), took)
 	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	gz := contentcoding.Gzip(rec, r)
@@ -285,6 +286,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
 		in, done, err := s.door.Enter(out, r, admission.Of(r.RemoteAddr), s.refuseBusy)
 		if err != nil {
+			_, pattern = s.mux.Handler(r)
 			if refused, ok := err.(*admission.Refused); ok {
 				s.refuseBusy(rec, r, refused)
 			} else {
@@ -549,13 +551,14 @@ func newMetrics() *metrics.Set {
 // matched it: bounded, unlike its path.
 const routeOData = "/api/* (OData)"
 
-// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
-// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
-func httpRoute(r *http.Request) string {
+// httpRoute is a request's route in the metrics: the ServeMux pattern that matched
+// it, which keeps the label bounded; for the catch-all, routeOData or
+// metrics.Unmatched.
+func httpRoute(pattern, path string) string {
 	switch {
-	case r.Pattern != "" && r.Pattern != "/":
-		return r.Pattern
-	case isODataPath(r.URL.Path):
+	case pattern != "" && pattern != "/":
+		return pattern
+	case isODataPath(path):
 		return routeOData
 	}
 	return metrics.Unmatched
