@@ -144,5 +144,3 @@ func inFlight(t *testing.T, a *app) float64 {
 	n, _ := strconv.ParseFloat(string(m[1]), 64)
 	return n
 }
-
-
