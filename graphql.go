@@ -13,8 +13,8 @@ import (
 
 	"quartet/graphql"
 	"quartet/graphql/editor"
+	"quartet/internal/admission"
 	"quartet/internal/cors"
-	"quartet/internal/door"
 	"quartet/internal/jwt"
 )
 
@@ -264,7 +264,7 @@ func parseDateTime(v any) (any, error) {
 // a connection_init without a valid token is refused (close 4403), and the socket is
 // closed with 4403 when its token expires. A browser's GET gets the query editor, whose
 // grpcurl commands name grpcAddr, the address the gRPC server listens on.
-func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, limits wsLimits, persistedOnly bool, entrance *door.Door, grpcAddr string, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
+func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors.Policy, persistedOnly bool, entrance *admission.Door, grpcAddr string, log *slog.Logger) (*graphql.Handler, *graphql.WebSocketHandler) {
 	h := graphql.NewHandler(schema)
 	h.PersistedOnly = persistedOnly
 	h.HTMLPage = editor.Handler(editor.Options{GRPCAddress: grpcAddr}) // GET /graphql from a browser
@@ -299,16 +299,16 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	if auth != nil {
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
-	if entrance != nil { // an operation's set-up takes a slot, as HTTP requests do
-		opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-			err := entrance.Work(ctx, client, work)
-			if busy, ok := err.(*door.Busy); ok {
-				return graphqlError(exhausted(busy))
-			}
-			return err
+	// A message, and an operation's set-up, takes a slot, as HTTP requests do.
+	opts.ClientSlot = func(ctx context.Context, client string) (func(), error) {
+		release, err := entrance.Slot(ctx, client)
+		if refused, ok := err.(*admission.Refused); ok {
+			return nil, graphqlError(exhausted(refused))
 		}
+		return release, err
 	}
-	limits.options(&opts)
+	opts.Sockets, opts.Operations = entrance.WebSockets()
+	opts.ClientOf = func(r *http.Request) string { return admission.Of(r.RemoteAddr) }
 	if persistedOnly {
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
 	}

@@ -29,8 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"quartet/internal/accesslog"
-	"quartet/internal/connlimit"
-	"quartet/internal/door"
+	"quartet/internal/admission"
 	"quartet/internal/metrics"
 	"quartet/userpb"
 )
@@ -60,7 +59,6 @@ type grpcLimits struct {
 	createUsersMax      int           // users in one call
 	createUsersMaxBytes int64         // bytes of users in one call
 	createUsersTime     time.Duration // from the call's start to its last message
-	createUsersBudget   int64         // bytes of users waiting in all calls together
 
 	allUsersPage int // users a GetAllUsers call reads from the store at a time
 }
@@ -94,7 +92,6 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersMax:      10_000,
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
-		createUsersBudget:   16 << 20,
 
 		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
 	}
@@ -122,7 +119,8 @@ type userService struct {
 	store       *Store
 	streamDelay time.Duration
 	limits      grpcLimits
-	waiting     *byteBudget // bytes of users that CreateUsers calls hold
+	waiting     *admission.Budget            // bytes of users that CreateUsers calls hold
+	clientOf    func(context.Context) string // the client a call counts as
 }
 
 // grpcServer is the gRPC server with its user service and its health service, which
@@ -134,13 +132,13 @@ type grpcServer struct {
 }
 
 // newGRPCServer returns a gRPC server with the user service, the health service and,
-// when reflect is set, server reflection. entrance (nil: none) admits its calls'
+// when reflect is set, server reflection. entrance admits its calls'
 // work through the queue; conns (nil: none) is told of each call (callLog).
-func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, entrance *door.Door, conns *connlimit.Listener) *grpcServer {
+func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, auth *authenticator, reflect bool, limits grpcLimits, m *metrics.Set, entrance *admission.Door, conns *admission.Listener) *grpcServer {
 	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
 	first := callLog{log: log, calls: calls, identities: auth != nil, conns: conns}
 	unary, stream := []grpc.UnaryServerInterceptor{first.unary}, []grpc.StreamServerInterceptor{first.stream}
-	if entrance != nil { // before authentication, whose checks then run in the caller's slot
+	if entrance.Queue() != nil { // before authentication, whose checks then run in the caller's slot
 		unary, stream = append(unary, entrance.Unary), append(stream, entrance.Stream)
 	}
 	if auth != nil { // without it and a queue, one interceptor: gRPC then builds no chain per call
@@ -150,7 +148,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.UnknownServiceHandler(unknownMethod),
 		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
-	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: &byteBudget{size: limits.createUsersBudget}}
+	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: entrance.Batches(), clientOf: entrance.ClientOfCall}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
 	hs := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}
@@ -340,8 +338,9 @@ func (s *userService) allUsers() iter.Seq[*User] {
 // CreateUsers stores every user the client sent, all at once when the client has
 // finished, or none if any is invalid or the call breaks a bound (docs/grpc.md).
 func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
-	batch, held, err := s.receiveUsers(stream)
-	defer s.waiting.release(held)
+	client := s.clientOf(stream.Context())
+	batch, held, err := s.receiveUsers(stream, client)
+	defer s.waiting.Release(client, held)
 	if err != nil {
 		return err
 	}
@@ -357,13 +356,13 @@ func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.Creat
 // Recv cannot be interrupted, so the users are received in a goroutine of their own;
 // when the time runs out first, returning ends the stream, and what the receiver held
 // is given back once it has stopped.
-func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) ([]NewUser, int64, error) {
+func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse], client string) ([]NewUser, int64, error) {
 	var batch []NewUser
 	var held int64
 	var err error
 	done := make(chan struct{})
 	go func() {
-		batch, held, err = s.receiveAll(stream)
+		batch, held, err = s.receiveAll(stream, client)
 		close(done)
 	}()
 	deadline := time.NewTimer(s.limits.createUsersTime)
@@ -374,14 +373,14 @@ func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.Crea
 	case <-deadline.C:
 		go func() {
 			<-done
-			s.waiting.release(held)
+			s.waiting.Release(client, held)
 		}()
 		return nil, 0, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", s.limits.createUsersTime)
 	}
 }
 
 // receiveAll is receiveUsers without the call's time limit.
-func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse]) (batch []NewUser, held int64, err error) {
+func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse], client string) (batch []NewUser, held int64, err error) {
 	l := s.limits
 	for {
 		req, err := stream.Recv()
@@ -400,8 +399,8 @@ func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.Create
 		if held+cost > l.createUsersMaxBytes {
 			return batch, held, status.Errorf(codes.ResourceExhausted, "at most %d bytes of users per CreateUsers call", l.createUsersMaxBytes)
 		}
-		if !s.waiting.claim(cost) {
-			return batch, held, status.Error(codes.ResourceExhausted, "the server is receiving too many users at once; try again later")
+		if err := s.waiting.Claim(client, cost); err != nil {
+			return batch, held, status.Error(codes.ResourceExhausted, err.Error())
 		}
 		held += cost
 		batch = append(batch, NewUser{Name: req.GetName(), Email: req.GetEmail()})
@@ -412,29 +411,6 @@ func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.Create
 // string headers, and as much again that append may leave spare).
 func userCost(req *userpb.CreateUserRequest) int64 {
 	return int64(len(req.GetName()) + len(req.GetEmail()) + 64)
-}
-
-// byteBudget is a number of bytes that concurrent callers claim parts of and release.
-type byteBudget struct {
-	mu         sync.Mutex
-	used, size int64
-}
-
-// claim takes n bytes, unless that would use more than the budget's size.
-func (b *byteBudget) claim(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.size {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-func (b *byteBudget) release(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
 }
 
 // ChatWithUsers answers each message with an echo from "Server" (docs/grpc.md).
@@ -495,13 +471,13 @@ type callLog struct {
 	log        *slog.Logger
 	calls      *metrics.Table
 	identities bool
-	conns      *connlimit.Listener
+	conns      *admission.Listener
 }
 
 // around runs one call of method; run is the rest of the chain, given the call's context.
 func (l callLog) around(ctx context.Context, method string, run func(context.Context) error) (err error) {
 	if l.conns != nil {
-		var c *connlimit.Conn // nil (unknown) does nothing
+		var c *admission.Conn // nil (unknown) does nothing
 		if p, ok := peer.FromContext(ctx); ok {
 			c = l.conns.Find(p.LocalAddr, p.Addr)
 		}

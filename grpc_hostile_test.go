@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"quartet/internal/connlimit"
+	"quartet/internal/admission"
 	"quartet/internal/testkit"
 	"quartet/userpb"
 )
@@ -430,26 +430,42 @@ func TestGRPCCreateUsersBounds(t *testing.T) {
 	if n := len(a.store.Users()); n != 6 {
 		t.Errorf("%d users, want the demo's 6: nothing of a refused call is stored", n)
 	}
-	waitFor(t, "the refused calls release what they held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
+	waitFor(t, "the refused calls release what they held", func() bool { return a.grpc.users.waiting.Held() == 0 })
 	// At the bounds, a call is served.
 	s := createUsers(t, c, 2, longUser)
 	if resp, err := s.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 2 {
 		t.Errorf("two long users: %v, %v", resp, err)
 	}
-	if used := a.grpc.users.waiting.inUse(); used != 0 {
+	if used := a.grpc.users.waiting.Held(); used != 0 {
 		t.Errorf("%d bytes still held after a stored call", used)
 	}
 }
 
-// TestGRPCCreateUsersBudget: what all calls hold together is bounded; a call past the
-// budget is refused, and the budget is free again once the holder is done.
+// TestGRPCCreateUsersBudget: what calls hold together is bounded, per client and in
+// all; a call past the budget is refused, and the budget is free again once the
+// holder is done.
 func TestGRPCCreateUsersBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		perClient, total int64
+		refusal          string
+	}{
+		{"per client", 5, 0, "too many bytes of CreateUsers batches from 127.0.0.1: at most %d at once; try again shortly"},
+		{"in all", 0, 5, "too many bytes of CreateUsers batches over all clients: at most %d at once; try again shortly"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { createUsersBudget(t, tc.perClient, tc.total, tc.refusal) })
+	}
+}
+
+func createUsersBudget(t *testing.T, perClient, total int64, refusal string) {
 	cost := userCost(longUser)
-	a, _ := startApp(t, grpcConfig(func(l *grpcLimits) { l.createUsersBudget = 5 * cost }))
+	cfg := testConfig()
+	cfg.admission.BatchClientBytes, cfg.admission.BatchTotalBytes = perClient*cost, total*cost
+	a, _ := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	holder := createUsers(t, c, 3, longUser)
-	waitFor(t, "the server holds the first call's users", func() bool { return a.grpc.users.waiting.inUse() == 3*cost })
-	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, "the server is receiving too many users at once; try again later")
+	waitFor(t, "the server holds the first call's users", func() bool { return a.grpc.users.waiting.Held() == 3*cost })
+	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, fmt.Sprintf(refusal, 5*cost))
 	if resp, err := holder.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 3 {
 		t.Fatalf("the first call: %v, %v", resp, err)
 	}
@@ -464,13 +480,14 @@ func TestGRPCCreateUsersBudget(t *testing.T) {
 // TestGRPCCreateUsersFlood replays the hostile attack with the default limits: 8
 // connections each open a CreateUsers call and try to send 100,000 users, which held
 // 492 MB before the bounds. First every call sends 5,500 long users (3.9 MB, within a
-// call's bounds) and keeps the call open: the server holds at most the 16 MiB budget
-// and refuses the calls past it. Then every call goes on towards 100,000 and is refused
+// call's bounds) and keeps the call open: the server holds at most the client's 8 MiB
+// budget and refuses the calls past it. Then every call goes on towards 100,000 and is refused
 // at its 4 MiB. Nothing is stored.
 func TestGRPCCreateUsersFlood(t *testing.T) {
 	testkit.SkipIfShort(t, "streams 8 calls of up to 4 MiB of users")
 	a, _ := startApp(t, testConfig())
 	limits, cost := defaultGRPCLimits(), userCost(longUser)
+	budget := admission.Defaults().BatchClientBytes // the calls all come from one address
 	const calls, first = 8, 5_500
 	before := testkit.LiveHeap()
 
@@ -511,19 +528,19 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 	waitFor(t, "every call is refused or held", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return a.grpc.users.waiting.inUse() == int64(calls-refused)*first*cost
+		return a.grpc.users.waiting.Held() == int64(calls-refused)*first*cost
 	})
 	held := testkit.LiveHeap() - before
 	mu.Lock()
 	holders := calls - refused
 	mu.Unlock()
 	t.Logf("%d calls held, %d refused by the budget; heap grew %.1f MiB", holders, refused, float64(held)/(1<<20))
-	if maxHolders := int(limits.createUsersBudget / (first * cost)); holders > maxHolders || holders == calls {
+	if maxHolders := int(budget / (first * cost)); holders > maxHolders || holders == calls {
 		t.Errorf("%d calls held, want at most %d", holders, maxHolders)
 	}
 	// The budget, plus the connections' flow-control windows and the transport's
 	// buffers (client and server are in this process).
-	if bound := limits.createUsersBudget + calls*int64(limits.connWindowBytes); held > bound {
+	if bound := budget + calls*int64(limits.connWindowBytes); held > bound {
 		t.Errorf("holding the calls grew the heap %d bytes, want under %d", held, bound)
 	}
 	close(proceed)
@@ -534,7 +551,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 	if n := len(a.store.Users()); n != 6 {
 		t.Errorf("%d users, want the demo's 6", n)
 	}
-	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.inUse() == 0 })
+	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.Held() == 0 })
 	if grown := testkit.LiveHeap() - before; grown > 8<<20 {
 		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
 	}
@@ -600,7 +617,7 @@ func TestLimitListenerCloseWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := connlimit.New(inner, "gRPC", 1, discardLogger())
+	l := admission.NewListener(inner, "gRPC", 1, discardLogger())
 	client, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -620,11 +637,4 @@ func TestLimitListenerCloseWhileWaiting(t *testing.T) {
 	if err := <-waiting; !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
-}
-
-// inUse is the number of bytes claimed.
-func (b *byteBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
 }

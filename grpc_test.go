@@ -1,6 +1,8 @@
 package main
 
 import (
+	"quartet/internal/admission"
+
 	"bytes"
 	"context"
 	"errors"
@@ -50,7 +52,7 @@ func (s *syncBuffer) String() string {
 func testConfig() config {
 	return config{httpAddr: "127.0.0.1:0", grpcAddr: "127.0.0.1:0", demo: true, env: "development",
 		shutdownTimeout: 5 * time.Second, clock: func() time.Time { return fixedTime }, grpcLimits: defaultGRPCLimits(),
-		workSlots: defaultWorkSlots(), clientSlots: defaultClientSlots(), clientWaiting: defaultClientWaiting, httpPerClient: defaultHTTPMaxConnsPerClient} // the defaults, as -h shows them
+		admission: admission.Defaults(), httpPerClient: defaultHTTPMaxConnsPerClient} // the defaults, as -h shows them
 }
 
 // startApp starts the whole service and stops it when the test ends.

@@ -37,14 +37,14 @@ func TestDomainImportsNoTransport(t *testing.T) {
 // TestEnginesAndPlumbingKnowNoSurface holds the other arrows of docs/design.md: the
 // engines (graphql/, odata/) and the plumbing (internal/) import neither the other
 // engine nor the gRPC messages, and only the packages that serve a protocol import
-// its library (internal/door is gRPC's entrance, graphql/ serves WebSockets).
+// its library (internal/admission keeps gRPC's door, graphql/ serves WebSockets).
 func TestEnginesAndPlumbingKnowNoSurface(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./graphql", "./odata", "./internal/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	mayUse := map[string]string{
-		"google.golang.org/grpc":     "quartet/internal/door",
+		"google.golang.org/grpc":     "quartet/internal/admission",
 		"github.com/coder/websocket": "quartet/graphql",
 	}
 	for line := range strings.Lines(string(out)) {

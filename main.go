@@ -29,11 +29,8 @@ import (
 
 	"quartet/graphql"
 	"quartet/internal/accesslog"
-	"quartet/internal/clientaddr"
-	"quartet/internal/connlimit"
+	"quartet/internal/admission"
 	"quartet/internal/cors"
-	"quartet/internal/door"
-	"quartet/internal/fairqueue"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
 
@@ -62,13 +59,10 @@ type config struct {
 	graphqlPQOnly                     bool
 	httpMaxConns                      int // 0: the default, or what the open-file limit leaves (httpConnLimit)
 	httpPerClient                     int // 0: no limit
-	workSlots, clientSlots            int // clientSlots 0: workSlots
-	clientWaiting                     int
-	trustedProxies                    string
-	proxies                           clientaddr.Proxies // trustedProxies, parsed
-	corsOrigins, wsOrigins            string             // wsOrigins: a deprecated alias, merged
-	ws                                wsLimits
-	env, pprof, publicURL             string // publicURL without a trailing slash
+	admission                         admission.Limits
+	proxies                           admission.Proxies // admission's trusted proxies, parsed
+	corsOrigins, wsOrigins            string            // wsOrigins: a deprecated alias, merged
+	env, pprof, publicURL             string            // publicURL without a trailing slash
 	streamDelay, shutdownTimeout      time.Duration
 	grpcLimits                        grpcLimits
 	jwt                               jwtFlags
@@ -133,16 +127,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(args[1:], getenv, stdout)
 	}
-	cfg := config{grpcLimits: defaultGRPCLimits()}
+	cfg := config{grpcLimits: defaultGRPCLimits(), admission: admission.Defaults()}
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
 	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
 	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
 	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("most HTTP connections (WebSockets included) open at once; more wait to be accepted (default %d, or what the open-file limit leaves room for beside gRPC's connections if less; more than it leaves is refused)", defaultHTTPMaxConns))
 	fs.IntVar(&cfg.httpPerClient, "http-max-conns-per-client", defaultHTTPMaxConnsPerClient, "most HTTP connections (WebSockets included) of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit; behind a reverse proxy every client shares the proxy's: raise it or set it to 0)")
-	fs.IntVar(&cfg.workSlots, "work-slots", defaultWorkSlots(), "HTTP requests, gRPC messages and GraphQL WebSocket operations worked on at once, over all clients; the rest wait, and a freed slot goes to the waiting client served least lately (0: no queue)")
-	fs.IntVar(&cfg.clientSlots, "client-slots", defaultClientSlots(), "of the work slots, the most one client IP address (IPv6: /64) holds at once; its other work waits (0: as many as -work-slots)")
-	fs.IntVar(&cfg.clientWaiting, "client-waiting", defaultClientWaiting, "most HTTP requests, gRPC messages and GraphQL WebSocket operations of one client IP address (IPv6: /64) waiting for a slot; more get 429 (gRPC: ResourceExhausted, WebSocket: an error message)")
-	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated `addresses` and CIDR prefixes of reverse proxies trusted to name their client in Forwarded or X-Forwarded-For (gRPC: forwarded, x-forwarded-for metadata); that client is the one the queue, the per-client caps and the logs count")
 	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
 	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
 	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
@@ -166,7 +156,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&cfg.corsOrigins, "cors-origins", "", "comma-separated `origins` whose browser pages may call every HTTP surface and open GraphQL WebSockets: https://app.example.com, *.example.com (any scheme), https://*.example.com, or * (any, without credentials); the service's own pages always may")
 	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "deprecated: same as -cors-origins (the two lists are merged)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
-	cfg.ws.register(fs)
+	cfg.admission.Register(fs)
 	cfg.jwt.register(fs)
 	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
 	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
@@ -200,8 +190,9 @@ func (cfg *config) check(fs *flag.FlagSet) error {
 	badURL := cfg.publicURL != "" && (urlErr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "")
 	httpMaxConnsGiven := false
 	fs.Visit(func(f *flag.Flag) { httpMaxConnsGiven = httpMaxConnsGiven || f.Name == "http-max-conns" })
-	proxies, proxiesErr := clientaddr.ParseProxies(cfg.trustedProxies)
-	g, ws := cfg.grpcLimits, cfg.ws
+	l := cfg.admission
+	proxies, proxiesErr := admission.ParseProxies(l.TrustedProxies, l.ProxyHeader)
+	g := cfg.grpcLimits
 	for _, rule := range []struct {
 		broken bool
 		msg    string
@@ -221,11 +212,12 @@ func (cfg *config) check(fs *flag.FlagSet) error {
 		{cfg.graphqlPQOnly && cfg.graphqlPQFile == "", "-graphql-persisted-only needs -graphql-persisted-queries, the file of the operations to allow"},
 		{cfg.httpMaxConns < 0 || cfg.httpMaxConns == 0 && httpMaxConnsGiven, "-http-max-conns must be positive"},
 		{cfg.httpPerClient < 0, "-http-max-conns-per-client must not be negative (0: no limit)"},
-		{min(cfg.workSlots, cfg.clientSlots, cfg.clientWaiting) < 0, "-work-slots, -client-slots and -client-waiting must not be negative"},
+		{min(l.WorkSlots, l.ClientSlots, l.ClientWaiting) < 0, "-work-slots, -client-slots and -client-waiting must not be negative"},
+		{min(l.ClientAnswerBytes, l.TotalAnswerBytes) < admission.AnswerGrace, fmt.Sprintf("-client-answer-bytes and -answer-bytes must be at least %d", admission.AnswerGrace)},
 		{proxiesErr != nil, fmt.Sprint("-trusted-proxies: ", proxiesErr)},
 		{cfg.snapshotBytes < 1, "-snapshot-bytes must be positive"},
 		{cfg.repair && cfg.dataDir == "", "-repair needs -data: it repairs a data directory's journal"},
-		{min(ws.maxSockets, ws.maxSocketsPerClient, ws.maxSubscriptions, ws.maxSubscriptionsPerClient) < 0,
+		{min(l.WSSockets, l.WSSocketsPerClient, l.WSOperations, l.WSOperationsPerClient) < 0,
 			"-ws-max-sockets, -ws-max-sockets-per-client, -ws-max-subscriptions and -ws-max-subscriptions-per-client must not be negative (0: no limit)"},
 	} {
 		if rule.broken {
@@ -366,17 +358,17 @@ type app struct {
 	http               *http.Server
 	server             *Server
 	grpc               *grpcServer
-	queue              *fairqueue.Queue // the work slots the door admits through; nil: none
+	door               *admission.Door // every server's entrance
 	done               sync.WaitGroup
 	quit               chan struct{}       // closed on shutdown, for the background work in done
-	httpLn, grpcLn     *connlimit.Listener // bound and count the open connections
+	httpLn, grpcLn     *admission.Listener // bound and count the open connections
 }
 
 // start loads the store and starts listening; it returns once the service accepts
 // connections, so a caller can use the bound addresses at once.
 func start(cfg config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: cfg, log: log, quit: make(chan struct{})}
-	fileLimit := connlimit.OpenFileLimit()
+	fileLimit := admission.OpenFileLimit()
 	httpMaxConns, lowered, err := httpConnLimit(cfg.httpMaxConns, cfg.grpcLimits.maxConns, fileLimit)
 	if err != nil {
 		return nil, err
@@ -418,16 +410,13 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
-	var entrance *door.Door // one for both servers: a client's HTTP requests, gRPC calls and WebSocket operations share its queue
-	if cfg.workSlots > 0 {
-		a.queue = fairqueue.New(cfg.workSlots, cmp.Or(cfg.clientSlots, cfg.workSlots), cfg.clientWaiting)
-		entrance = door.New(a.queue, door.Options{
-			Waiting: cfg.clientWaiting, ClientBodyBytes: clientBodyBytes, TotalBodyBytes: totalBodyBytes, MaxBodyBytes: maxBodyBytes, Proxies: cfg.proxies})
-	}
+	// One door for both servers: a client's HTTP requests, gRPC calls and WebSocket
+	// messages share its slots and budgets.
+	a.door = admission.NewDoor(cfg.admission, cfg.proxies, log)
 	grpcLimits := cfg.grpcLimits
-	a.httpLn = connlimit.New(httpLn, "HTTP", httpMaxConns, log)
+	a.httpLn = admission.NewListener(httpLn, "HTTP", httpMaxConns, log)
 	a.httpLn.PerClient = cfg.httpPerClient
-	a.grpcLn = connlimit.New(grpcLn, "gRPC", grpcLimits.maxConns, log)
+	a.grpcLn = admission.NewListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
 	a.grpcLn.PerClient = grpcLimits.maxConnsPerClient
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
@@ -440,8 +429,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		warning = openInProductionWarning
 	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
-	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
-		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr})
+	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins,
+		door: a.door, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -459,7 +448,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, a.door, a.grpcLn)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
@@ -521,6 +510,7 @@ func (a *app) shutdown() error {
 		}
 	}
 	a.done.Wait()
+	a.door.Close()
 	if err = cmp.Or(err, a.store.Close()); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -257,7 +257,7 @@ func TestOpenAPIAgainstAnswers(t *testing.T) {
 	cfg.jwt.secret = testSecret
 	cfg.authReads = true
 	a, _ := startApp(t, cfg)
-	cfg.clientWaiting = 0
+	cfg.admission.ClientWaiting = 0
 	busy, _ := startApp(t, cfg)
 	holdEverySlot(t, busy)
 	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_BUSY_URL=http://" + busy.httpAddr, "QUARTET_WRITE_TOKEN=" + testToken(t, "write"),

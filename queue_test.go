@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -15,8 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"quartet/internal/clientaddr"
-	"quartet/internal/fairqueue"
+	"quartet/internal/admission"
 	"quartet/userpb"
 )
 
@@ -24,9 +25,9 @@ import (
 // the function that gives them back.
 func holdEverySlot(t *testing.T, a *app) func() {
 	t.Helper()
-	q := a.queue
+	q := a.door.Queue()
 	var releases []func()
-	for range a.cfg.workSlots {
+	for range a.cfg.admission.WorkSlots {
 		r, err := q.Acquire(t.Context(), fmt.Sprint("holder-", len(releases)))
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func holdEverySlot(t *testing.T, a *app) func() {
 }
 
 // waitForWaiting waits until n pieces of work wait for a slot; a failure guard.
-func waitForWaiting(t *testing.T, q *fairqueue.Queue, n int) {
+func waitForWaiting(t *testing.T, q *admission.Queue, n int) {
 	t.Helper()
 	for range 10_000 {
 		if q.Stats().Waiting == n {
@@ -62,7 +63,7 @@ func waitForWaiting(t *testing.T, q *fairqueue.Queue, n int) {
 // format of the surface they were meant for.
 func TestHTTPWaitsForASlot(t *testing.T) {
 	cfg := testConfig()
-	cfg.clientWaiting = 1
+	cfg.admission.ClientWaiting = 1
 	a, _ := startApp(t, cfg)
 	release := holdEverySlot(t, a)
 	base := "http://" + a.httpAddr
@@ -77,7 +78,7 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	waitForWaiting(t, a.queue, 1)
+	waitForWaiting(t, a.door.Queue(), 1)
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
@@ -140,13 +141,13 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 		} else {
 			t.Fatalf("while the slots were held: %d", status)
 		}
-		if held := a.server.door.Stats().BodyBytes; held > clientBodyBytes {
+		if held := bodyBytes(a); held > a.cfg.admission.ClientBodyBytes {
 			t.Fatalf("bodies read ahead: %d bytes by the one client", held)
 		}
 	}
-	waitForWaiting(t, a.queue, 2)
-	if held := a.server.door.Stats().BodyBytes; held < 2*maxBodyBytes || held > clientBodyBytes {
-		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, clientBodyBytes)
+	waitForWaiting(t, a.door.Queue(), 2)
+	if held := bodyBytes(a); held < 2*maxBodyBytes || held > a.cfg.admission.ClientBodyBytes {
+		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, a.cfg.admission.ClientBodyBytes)
 	}
 	release()
 	wg.Wait()
@@ -156,7 +157,7 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 			t.Errorf("a body read ahead was answered %d", status)
 		}
 	}
-	if held := a.server.door.Stats().BodyBytes; held != 0 {
+	if held := bodyBytes(a); held != 0 {
 		t.Errorf("after the answers: %d bytes still counted", held)
 	}
 }
@@ -190,22 +191,29 @@ func TestTransferEncodingClosesTheConnection(t *testing.T) {
 }
 
 // TestTrustedProxies: a request from a trusted proxy counts as the client the proxy
-// names, in the queue and in the log; from anyone else the headers are not read.
+// names in the header the operator chose, in the queue and in the log; the other
+// header, which the proxy passes on as the client wrote it, is never read, and from
+// anyone else neither is.
 func TestTrustedProxies(t *testing.T) {
 	for _, tc := range []struct {
-		trusted, want string
+		trusted, header string
+		sent            http.Header // by the client and its proxy
+		want            string
 	}{
-		{"", "127.0.0.1"},
-		{"127.0.0.0/8", "203.0.113.9"},
+		{"", "X-Forwarded-For", http.Header{"X-Forwarded-For": {"198.51.100.1, 203.0.113.9"}}, "127.0.0.1"},
+		{"127.0.0.0/8", "X-Forwarded-For", http.Header{"X-Forwarded-For": {"198.51.100.1, 203.0.113.9"}}, "203.0.113.9"},
+		// The spoof: the client writes Forwarded itself; nginx appends its peer to
+		// X-Forwarded-For only.
+		{"127.0.0.0/8", "X-Forwarded-For", http.Header{"Forwarded": {"for=6.6.6.6"}, "X-Forwarded-For": {"10.0.0.9"}}, "10.0.0.9"},
+		{"127.0.0.0/8", "Forwarded", http.Header{"Forwarded": {"for=6.6.6.6, for=192.0.2.60"}, "X-Forwarded-For": {"6.6.6.7"}}, "192.0.2.60"},
 	} {
 		cfg := testConfig()
-		cfg.clientWaiting = 0
-		cfg.trustedProxies = tc.trusted
-		cfg.proxies, _ = clientaddr.ParseProxies(tc.trusted)
+		cfg.admission.ClientWaiting = 0
+		cfg.proxies, _ = admission.ParseProxies(tc.trusted, tc.header)
 		a, logs := startApp(t, cfg)
 		release := holdEverySlot(t, a)
 		req, _ := http.NewRequest("GET", "http://"+a.httpAddr+"/api/users/1", nil)
-		req.Header.Set("X-Forwarded-For", "198.51.100.1, 203.0.113.9")
+		maps.Copy(req.Header, tc.sent)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -213,12 +221,40 @@ func TestTrustedProxies(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "waiting from "+tc.want+":") {
-			t.Errorf("-trusted-proxies %q: %d %s, want a 429 naming %s", tc.trusted, resp.StatusCode, body, tc.want)
+			t.Errorf("-trusted-proxies %q, %s %v: %d %s, want a 429 naming %s", tc.trusted, tc.header, tc.sent, resp.StatusCode, body, tc.want)
 		}
 		release()
 		if !regexp.MustCompile(`path=/api/users/1 status=429 .*remote=` + regexp.QuoteMeta(tc.want) + `:`).MatchString(logs.String()) {
-			t.Errorf("-trusted-proxies %q: the log does not name %s:\n%s", tc.trusted, tc.want, logs)
+			t.Errorf("-trusted-proxies %q, %s %v: the log does not name %s:\n%s", tc.trusted, tc.header, tc.sent, tc.want, logs)
 		}
+	}
+}
+
+// TestGaveUpWhileWaiting: a request whose client leaves while it waits for a slot
+// is logged and counted as 499, neither a success nor a refusal.
+func TestGaveUpWhileWaiting(t *testing.T) {
+	a, logs := startApp(t, testConfig())
+	release := holdEverySlot(t, a)
+	c, err := net.Dial("tcp", a.httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+	waitForWaiting(t, a.door.Queue(), 1)
+	c.Close()
+	waitForWaiting(t, a.door.Queue(), 0)
+	waitFor(t, "the log line of the request given up", func() bool {
+		return strings.Contains(logs.String(), "path=/api/users/1 status=499 bytes=0 ")
+	})
+	release()
+	resp, err := http.Get("http://" + a.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `quartet_requests_total{surface="rest",route="GET /api/users/{id}",code="499"} 1`) {
+		t.Errorf("no 499 counted for the request given up:\n%s", metrics)
 	}
 }
 
@@ -227,8 +263,8 @@ func TestTrustedProxies(t *testing.T) {
 // the client the proxy names.
 func TestGRPCWaitsForASlot(t *testing.T) {
 	cfg := testConfig()
-	cfg.clientWaiting = 0
-	cfg.proxies, _ = clientaddr.ParseProxies("127.0.0.1")
+	cfg.admission.ClientWaiting = 0
+	cfg.proxies, _ = admission.ParseProxies("127.0.0.1", admission.HeaderXForwardedFor)
 	a, _ := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	release := holdEverySlot(t, a)
@@ -242,7 +278,7 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		t.Errorf("with a slot free: %v", err)
 	}
 
-	cfg.clientWaiting = 1
+	cfg.admission.ClientWaiting = 1
 	a, _ = startApp(t, cfg)
 	c = userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	release = holdEverySlot(t, a)
@@ -251,9 +287,15 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
 		done <- err
 	}()
-	waitForWaiting(t, a.queue, 1)
+	waitForWaiting(t, a.door.Queue(), 1)
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("a call that waited for its slot: %v", err)
 	}
+}
+
+// bodyBytes is what a's door holds of request bodies read ahead.
+func bodyBytes(a *app) int64 {
+	_, held, _ := a.door.Stats()
+	return held
 }

@@ -438,7 +438,7 @@ func (s *Server) openAPIDocument() []byte {
 			if need == accessWrite {
 				jsonObject(op, "responses")["403"] = ref("Forbidden")
 			}
-			if s.door != nil { // every request waits its turn at the door
+			if s.door.Queue() != nil { // every request waits its turn at the door
 				jsonObject(op, "responses")["429"] = ref("TooManyRequests")
 			}
 		}
@@ -460,7 +460,7 @@ func (s *Server) openAPIDocument() []byte {
 	default:
 		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
 	}
-	if s.door == nil {
+	if s.door.Queue() == nil {
 		drop("responses/TooManyRequests", "headers/Retry-After", "schemas/Problem429")
 	}
 	info["description"] = info["description"].(string) + "\n\n" + auth

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -23,10 +21,9 @@ import (
 
 	"quartet/graphql"
 	"quartet/internal/accesslog"
-	"quartet/internal/clientaddr"
+	"quartet/internal/admission"
 	"quartet/internal/contentcoding"
 	"quartet/internal/cors"
-	"quartet/internal/door"
 	"quartet/internal/jsonkeys"
 	"quartet/internal/jsonscan"
 	"quartet/internal/metrics"
@@ -52,7 +49,7 @@ type Server struct {
 	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
 	restAccess map[string]access   // per REST route pattern, what its caller needs
 	openAPIDoc []byte              // GET /openapi.json
-	door       *door.Door          // nil: no queue
+	door       *admission.Door
 }
 
 // serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
@@ -60,44 +57,17 @@ type serverOptions struct {
 	auth            *authenticator // nil: authentication off
 	graphqlMaxDepth int
 	graphqlMaxCost  int
-	graphqlMaxBytes int                // answer size
-	graphqlBatchMax int                // operations in one POST array; 0: arrays refused
-	persistedOnly   bool               // GraphQL over HTTP runs pinned persisted queries only
-	origins         cors.Policy        // the pages of other origins allowed in
-	ws              wsLimits           // the zero value sets no caps
-	metrics         *metrics.Set       // shared with gRPC; nil: the server keeps its own
-	pprof           bool               // serve /debug/pprof/ (-pprof)
-	door            *door.Door         // the work slots, shared with gRPC and WebSockets; nil: none
-	proxies         clientaddr.Proxies // trusted to name their clients (-trusted-proxies)
-	warning         string             // shown by /healthz for as long as the service runs
-	publicURL       string             // -public-url, no trailing slash; "": unknown
-	grpcAddr        string             // where the gRPC server listens, for the query editor; "": unknown
-}
-
-// wsLimits are the caps on GraphQL WebSockets an operator sets by flag; 0 means no
-// limit.
-type wsLimits struct {
-	maxSockets, maxSocketsPerClient             int
-	maxSubscriptions, maxSubscriptionsPerClient int // operations active at once
-}
-
-func (l *wsLimits) register(fs *flag.FlagSet) {
-	fs.IntVar(&l.maxSockets, "ws-max-sockets", graphql.DefaultMaxSockets, "most GraphQL WebSockets open at once; more get 503 (0: no limit)")
-	fs.IntVar(&l.maxSocketsPerClient, "ws-max-sockets-per-client", graphql.DefaultMaxSocketsPerClient, "most GraphQL WebSockets open at once from one client IP address; more get 429 (0: no limit)")
-	fs.IntVar(&l.maxSubscriptions, "ws-max-subscriptions", graphql.DefaultMaxTotalSubscriptions, "most GraphQL WebSocket operations active at once over all sockets (0: no limit); one socket may have 100")
-	fs.IntVar(&l.maxSubscriptionsPerClient, "ws-max-subscriptions-per-client", graphql.DefaultMaxSubscriptionsPerClient, "most GraphQL WebSocket operations active at once over the sockets of one client IP address (0: no limit)")
-}
-
-// options sets the caps in o, where 0 is the graphql package's default and a
-// negative value no limit.
-func (l wsLimits) options(o *graphql.WebSocketOptions) {
-	for dst, n := range map[*int]int{&o.MaxSockets: l.maxSockets, &o.MaxSocketsPerClient: l.maxSocketsPerClient,
-		&o.MaxTotalSubscriptions: l.maxSubscriptions, &o.MaxSubscriptionsPerClient: l.maxSubscriptionsPerClient} {
-		*dst = n
-		if n == 0 {
-			*dst = -1
-		}
-	}
+	graphqlMaxBytes int               // answer size
+	graphqlBatchMax int               // operations in one POST array; 0: arrays refused
+	persistedOnly   bool              // GraphQL over HTTP runs pinned persisted queries only
+	origins         cors.Policy       // the pages of other origins allowed in
+	metrics         *metrics.Set      // shared with gRPC; nil: the server keeps its own
+	pprof           bool              // serve /debug/pprof/ (-pprof)
+	door            *admission.Door   // the entrance, shared with gRPC; nil: one without a queue
+	proxies         admission.Proxies // trusted to name their clients (-trusted-proxies)
+	warning         string            // shown by /healthz for as long as the service runs
+	publicURL       string            // -public-url, no trailing slash; "": unknown
+	grpcAddr        string            // where the gRPC server listens, for the query editor; "": unknown
 }
 
 // NewServer returns a Server with every route added.
@@ -106,6 +76,11 @@ func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 		metrics: opts.metrics, door: opts.door}
 	if s.metrics == nil {
 		s.metrics = newMetrics()
+	}
+	if s.door == nil { // no queue: a server of its own, in tests
+		l := admission.Defaults()
+		l.WorkSlots = 0
+		s.door = admission.NewDoor(l, opts.proxies, log)
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()
@@ -134,7 +109,7 @@ func (s *Server) addRoutes() {
 	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.ws, s.opts.persistedOnly, s.door, s.opts.grpcAddr, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.persistedOnly, s.door, s.opts.grpcAddr, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
@@ -142,7 +117,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
-	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.websockets, s.door)))
+	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.door)))
 	if s.opts.pprof {
 		s.addProfiling()
 	}
@@ -235,23 +210,24 @@ func methodNotAllowed(methods ...string) http.Handler {
 
 // ServeHTTP serves r with a log line per request and a 500 problem for a panic.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if len(s.opts.proxies) > 0 {
+	if s.opts.proxies.Any() {
 		// From here on, for the queue, the caps, the logs and every handler, the
 		// request comes from the client a trusted proxy names.
-		if addr := s.opts.proxies.RemoteAddr(r.RemoteAddr, r.Header["Forwarded"], r.Header["X-Forwarded-For"]); addr != r.RemoteAddr {
+		if addr := s.opts.proxies.RemoteAddr(r.RemoteAddr, r.Header.Values); addr != r.RemoteAddr {
 			r = r.WithContext(r.Context()) // a copy: a handler must not change the request it was given
 			r.RemoteAddr = addr
 		}
 	}
 	start := time.Now()
 	var took time.Duration // set by the log line, unless the answer was aborted
+	var pattern string     // of a request the door turned away: the mux sets r.Pattern for the rest
 	rec := &statusRecorder{ResponseWriter: w}
 	s.requests.Start()
 	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
 		if took == 0 {
 			took = time.Since(start)
 		}
-		s.requests.Done(httpRoute(r), rec.statusOrOK(), took)
+		s.requests.Done(httpRoute(cmp.Or(r.Pattern, pattern), r.URL.Path), rec.statusOrOK(), took)
 	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	gz := contentcoding.Gzip(rec, r)
@@ -307,13 +283,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A profile or trace under /debug/pprof/ waits for seconds without computing,
 	// and would hold a slot all along.
-	if s.door != nil && !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
-		in, done, err := s.door.Enter(out, r)
+	if !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
+		in, done, err := s.door.Enter(out, r, admission.Of(r.RemoteAddr), s.refuseBusy)
 		if err != nil {
-			if busy, ok := err.(*door.Busy); ok {
-				s.refuseBusy(rec, r, busy)
+			_, pattern = s.mux.Handler(r)
+			if refused, ok := err.(*admission.Refused); ok {
+				s.refuseBusy(rec, r, refused)
+			} else {
+				rec.status = statusClientClosed // gone while it waited: nothing is answered
 			}
-			return // else the client is gone, and no answer is read
+			return
 		}
 		defer done()
 		out = in
@@ -321,36 +300,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(out, r)
 }
 
-// The queue's defaults (internal/fairqueue). One client may hold a slot per CPU,
-// which keeps every CPU busy; the service has four times as many, so that another
-// client's request finds one at once and shares the CPUs rather than waiting. When
-// work waits, the client served least lately goes first.
-
-// defaultClientWaiting is -client-waiting's default. Each waiting request holds a
-// connection and a goroutine, both bounded by -http-max-conns, and no body beyond
-// clientBodyBytes.
-const defaultClientWaiting = 256
-
-// defaultClientSlots is -client-slots' default: the CPUs the service may use.
-func defaultClientSlots() int { return runtime.GOMAXPROCS(0) }
-
-// defaultWorkSlots is -work-slots' default: four clients' worth.
-func defaultWorkSlots() int { return 4 * defaultClientSlots() }
-
-// Request bodies are read before their request waits for a slot (package door), so
-// that a client that sends slowly holds none, within these bounds.
-const (
-	clientBodyBytes = 2 * (maxBodyBytes + 1) // one client address: two of the largest; past it, 429
-	totalBodyBytes  = 64 << 20               // all clients together
-)
+// statusClientClosed is what the log and the metrics record for a request whose
+// client left before it was answered (nginx's 499): not a success, not a refusal.
+const statusClientClosed = 499
 
 // exhausted is the domain's form of a refusal at the door.
-func exhausted(b *door.Busy) *Error { return &Error{Kind: KindExhausted, Message: b.Error()} }
+func exhausted(refused *admission.Refused) *Error {
+	return &Error{Kind: KindExhausted, Message: refused.Error()}
+}
 
 // refuseBusy answers a request the door refused in the format of its surface.
-func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, busy *door.Busy) {
+func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, refused *admission.Refused) {
 	w.Header().Set("Retry-After", "1")
-	err := exhausted(busy)
+	err := exhausted(refused)
 	switch {
 	case r.URL.Path == "/graphql":
 		graphql.WriteError(w, kindCodes[KindExhausted].http, graphqlError(err))
@@ -589,13 +551,14 @@ func newMetrics() *metrics.Set {
 // matched it: bounded, unlike its path.
 const routeOData = "/api/* (OData)"
 
-// httpRoute is r's route in the metrics: the ServeMux pattern that matched, which
-// keeps the label bounded; for the catch-all, routeOData or metrics.Unmatched.
-func httpRoute(r *http.Request) string {
+// httpRoute is a request's route in the metrics: the ServeMux pattern that matched
+// it, which keeps the label bounded; for the catch-all, routeOData or
+// metrics.Unmatched.
+func httpRoute(pattern, path string) string {
 	switch {
-	case r.Pattern != "" && r.Pattern != "/":
-		return r.Pattern
-	case isODataPath(r.URL.Path):
+	case pattern != "" && pattern != "/":
+		return pattern
+	case isODataPath(path):
 		return routeOData
 	}
 	return metrics.Unmatched
@@ -617,23 +580,22 @@ func httpSurface(route string) string {
 }
 
 // serviceGauges adds to a scrape the levels read at scrape time rather than
-// counted: the queue's, the GraphQL WebSockets' and the store's (nil: none).
-func serviceGauges(store *Store, websockets *graphql.WebSocketHandler, entrance *door.Door) func(*metrics.Text) {
+// counted: the door's, the GraphQL WebSockets' and the store's (nil: none).
+func serviceGauges(store *Store, entrance *admission.Door) func(*metrics.Text) {
 	return func(x *metrics.Text) {
 		one := func(name, kind, help string, v int64) {
 			x.Family(name, kind, help)
 			x.Sample(name, float64(v))
 		}
 		if entrance != nil {
-			st := entrance.Stats()
-			one("quartet_queue_slots_busy", "gauge", "Work slots held (HTTP requests, gRPC messages, WebSocket operations at work).", int64(st.Running))
-			one("quartet_queue_waiting", "gauge", "Work waiting for a slot.", int64(st.Waiting))
-			one("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.", int64(st.BodyBytes))
-		}
-		if websockets != nil {
-			sockets, operations := websockets.Counts()
-			one("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.", int64(sockets))
-			one("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.", int64(operations))
+			work, bodyBytes, answerBytes := entrance.Stats()
+			one("quartet_queue_slots_busy", "gauge", "Work under way (HTTP requests, gRPC messages, WebSocket messages), a lone client's included.", int64(work.Running))
+			one("quartet_queue_waiting", "gauge", "Work waiting for a slot.", int64(work.Waiting))
+			one("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.", bodyBytes)
+			one("quartet_answer_bytes", "gauge", "Answer bytes rendered and not yet taken by their connections (past the first 64 KiB of each).", answerBytes)
+			sockets, operations := entrance.WebSockets()
+			one("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.", sockets.Held())
+			one("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.", operations.Held())
 		}
 		if store == nil {
 			return

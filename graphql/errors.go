@@ -127,17 +127,26 @@ func (r *Response) appendJSON(buf []byte) []byte {
 	if r.raw != nil {
 		return append(buf, r.raw...)
 	}
-	buf = append(buf, '{')
+	if r.Data == nil {
+		return append(r.appendErrors(append(buf, '{')), '}')
+	}
+	return append(append(r.appendHead(buf), r.Data...), '}')
+}
+
+// appendHead appends what comes before the data: `{"errors":[...],"data":`.
+func (r *Response) appendHead(buf []byte) []byte {
+	buf = r.appendErrors(append(buf, '{'))
 	if len(r.Errors) > 0 {
-		buf = appendList(append(buf, `"errors":`...), r.Errors, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
+		buf = append(buf, ',')
 	}
-	if r.Data != nil {
-		if len(r.Errors) > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(append(buf, `"data":`...), r.Data...)
+	return append(buf, `"data":`...)
+}
+
+func (r *Response) appendErrors(buf []byte) []byte {
+	if len(r.Errors) == 0 {
+		return buf
 	}
-	return append(buf, '}')
+	return appendList(append(buf, `"errors":`...), r.Errors, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
 }
 
 // MarshalJSON writes the error in the response form of spec 7.1.2.

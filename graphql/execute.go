@@ -91,6 +91,26 @@ type executor struct {
 	maxBytes int
 	errBytes int
 	tooLarge bool
+
+	// claim, when set, is asked for the answer's bytes as they are rendered,
+	// in steps of claimStep (AnswerClaim); refused is why it said no.
+	claim   func(n int64) error
+	claimed int
+	refused error
+}
+
+// claimStep is how far an answer grows between two claims, and the size below
+// which none is made: an answer that small is a connection's own buffers' worth.
+const claimStep = 64 << 10
+
+type answerClaimKey struct{}
+
+// WithAnswerClaim returns ctx with claim, which executions under ctx ask for the
+// bytes of their answer as they render it, before they hold them; an execution
+// refused stops with TOO_MANY_REQUESTS, answered with 429 over HTTP. The HTTP
+// handler passes it on from a ResponseWriter with a ClaimAnswer method.
+func WithAnswerClaim(ctx context.Context, claim func(n int64) error) context.Context {
+	return context.WithValue(ctx, answerClaimKey{}, claim)
 }
 
 // Execute runs a query or mutation. Parse, validation and variable errors
@@ -141,6 +161,7 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 
 func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
 	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: p.fragments, maxBytes: s.Limits.MaxResponseBytes}
+	e.claim, _ = ctx.Value(answerClaimKey{}).(func(int64) error)
 	if len(op.Variables) == 0 {
 		// Without variables, what collection yields and every argument are the same for
 		// all executions of the operation: they are worked out once, shared.
@@ -182,6 +203,10 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	e.buf = (*pooled)[:0]
 	groups := e.subfields(root, nil)
 	ok := e.executeFields(root, source, groups)
+	if e.refused != nil {
+		putBuffer(pooled, e.buf[:0])
+		return &Response{Errors: []*Error{newError(codeTooManyRequests, capitalize(e.refused.Error())+".")}}
+	}
 	if e.tooLarge {
 		// What was written is dropped whole: a cut answer would be neither
 		// valid JSON nor correct under null propagation.
@@ -203,6 +228,12 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 func (e *executor) overBudget() bool {
 	if !e.tooLarge && e.maxBytes > 0 && len(e.buf)+e.errBytes > e.maxBytes {
 		e.tooLarge = true
+	}
+	if !e.tooLarge && e.claim != nil && len(e.buf) >= e.claimed+claimStep {
+		e.claimed = len(e.buf) + claimStep
+		if e.refused = e.claim(int64(e.claimed)); e.refused != nil {
+			e.tooLarge = true
+		}
 	}
 	return e.tooLarge
 }

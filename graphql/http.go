@@ -100,6 +100,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.ContextFunc != nil {
 		ctx = h.ContextFunc(r)
 	}
+	if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
+		ctx = WithAnswerClaim(ctx, c.ClaimAnswer)
+	}
 	if batch != nil {
 		h.serveBatch(ctx, w, media, batch)
 		return
@@ -110,6 +113,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// Not cached on the way: the same GET is to succeed once the client
 			// has sent the query (Apollo's servers say the same).
 			w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
+		}
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
 		}
 	} else if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", "POST")
@@ -152,6 +158,9 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams) 
 	}
 	resp = h.Schema.executeOperation(ctx, p, op, req.Variables, nil)
 	if resp.Data == nil {
+		if resp.Errors[0].Code() == codeTooManyRequests { // refused its answer's bytes
+			return resp, http.StatusTooManyRequests, true
+		}
 		return resp, http.StatusBadRequest, false
 	}
 	return resp, http.StatusOK, false
@@ -334,21 +343,40 @@ func paramsFault(err error) string {
 
 func writeResponse(w http.ResponseWriter, media string, status int, resp *Response) {
 	bp := buffers.Get().(*[]byte)
-	writeBuffer(w, media, status, bp, append(resp.appendJSON((*bp)[:0]), '\n'))
+	if len(resp.Data) <= maxPooledBody || resp.raw != nil {
+		writeBuffer(w, media, status, bp, append(resp.appendJSON((*bp)[:0]), '\n'))
+		resp.release()
+		return
+	}
+	// A large answer is written where the execution rendered it, inside its
+	// envelope, rather than copied: a reader that is slow holds it once.
+	head := resp.appendHead((*bp)[:0])
+	writeHeader(w, media, status, len(head)+len(resp.Data)+2)
+	if _, err := w.Write(head); err == nil {
+		if _, err := w.Write(resp.Data); err == nil {
+			io.WriteString(w, "}\n")
+		}
+	}
+	putBuffer(bp, head)
+	resp.release()
 }
 
 // writeBuffer sends buf, grown from the pooled *bp, and gives it back.
 func writeBuffer(w http.ResponseWriter, media string, status int, bp *[]byte, buf []byte) {
+	writeHeader(w, media, status, len(buf))
+	w.Write(buf) // copied or sent before it returns: the buffer is free again
+	putBuffer(bp, buf)
+}
+
+func writeHeader(w http.ResponseWriter, media string, status, length int) {
 	h := w.Header()
 	if media == mediaJSON { // a shared value saves an allocation on every response
 		h["Content-Type"] = contentTypeJSON
 	} else {
 		h.Set("Content-Type", media+"; charset=utf-8")
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	h["Content-Length"] = []string{strconv.Itoa(length)}
 	w.WriteHeader(status)
-	w.Write(buf) // copied or sent before it returns: the buffer is free again
-	putBuffer(bp, buf)
 }
 
 // writeHTTPError answers a request refused before any operation ran, with

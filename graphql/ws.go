@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"quartet/internal/clientaddr"
 )
 
 // GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
@@ -76,9 +74,7 @@ func authorizedUntil(ctx context.Context) (time.Time, bool) {
 const msgAuthorizationExpired = "authorization expired"
 
 // WebSocketOptions configures a WebSocketHandler; the zero value gives the
-// defaults. A negative MaxTotalSubscriptions, MaxSubscriptionsPerClient,
-// MaxSockets or MaxSocketsPerClient means no bound; the other sizes take their
-// default for any value below 1.
+// defaults. The sizes take their default for any value below 1.
 type WebSocketOptions struct {
 	// OriginPatterns lists host patterns (path.Match syntax, against the
 	// Origin's host, or scheme://host when the pattern has a scheme) of other
@@ -107,21 +103,16 @@ type WebSocketOptions struct {
 	// MaxSubscriptions bounds the operations active at once on one connection
 	// (subscriptions, and queries and mutations until they complete); 0 means 100.
 	MaxSubscriptions int
-	// MaxTotalSubscriptions bounds them over all connections; 0 means
-	// DefaultMaxTotalSubscriptions.
-	MaxTotalSubscriptions int
-	// MaxSubscriptionsPerClient bounds them over one client address's
-	// connections; 0 means DefaultMaxSubscriptionsPerClient.
-	MaxSubscriptionsPerClient int
-	// MaxSockets bounds the connections open at once; 0 means DefaultMaxSockets.
-	MaxSockets int
-	// MaxSocketsPerClient bounds them from one client address (clients behind
-	// one proxy or NAT share it); 0 means DefaultMaxSocketsPerClient.
-	MaxSocketsPerClient int
+	// Sockets and Operations count the connections open and the operations
+	// active over them, by client address; nil bounds neither. A claim refused
+	// refuses the connection before the upgrade (429 when the error has
+	// ByClient() true, else 503) or the operation (an error message).
+	Sockets, Operations Budget
+	// ClientOf names the client a request comes from, as Sockets, Operations
+	// and ClientSlot count clients; nil: its RemoteAddr's host.
+	ClientOf func(*http.Request) string
 
-	// Log, when set, gets a warning for each kind of refusal by the five
-	// bounds above (the first at once, then a count at most every 10 s), and a
-	// line when a connection ends.
+	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
 
 	// PersistedOnly, when set, runs only operations whose document is one of
@@ -141,10 +132,12 @@ type WebSocketOptions struct {
 	// second) more.
 	WriteTimeout time.Duration
 
-	// ClientWork, when set, runs work, the setting up of one of client's
-	// operations, and returns nil; or returns why it did not (ctx ended, or
-	// the client has too much waiting), which the operation gets as its error.
-	ClientWork func(ctx context.Context, client string, work func()) error
+	// ClientSlot, when set, waits for one of client's work slots, in which
+	// a message is handled or an operation set up, and returns the function
+	// that gives it back; or returns why it did not (ctx ended, or the client
+	// has too much waiting): an operation gets it as its error, a message
+	// closes the socket with 1013.
+	ClientSlot func(ctx context.Context, client string) (release func(), err error)
 }
 
 func (o *WebSocketOptions) setDefaults() {
@@ -153,10 +146,18 @@ func (o *WebSocketOptions) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.MaxTotalSubscriptions = cmp.Or(o.MaxTotalSubscriptions, DefaultMaxTotalSubscriptions)
-	o.MaxSubscriptionsPerClient = cmp.Or(o.MaxSubscriptionsPerClient, DefaultMaxSubscriptionsPerClient)
-	o.MaxSockets = cmp.Or(o.MaxSockets, DefaultMaxSockets)
-	o.MaxSocketsPerClient = cmp.Or(o.MaxSocketsPerClient, DefaultMaxSocketsPerClient)
+	if o.ClientOf == nil {
+		o.ClientOf = func(r *http.Request) string {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return host
+		}
+	}
+	if o.Sockets == nil {
+		o.Sockets = unbounded{}
+	}
+	if o.Operations == nil {
+		o.Operations = unbounded{}
+	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = 100
 	}
@@ -200,9 +201,9 @@ func (o *WebSocketOptions) setDefaults() {
 // WriteTimeout is dropped without a close frame (1006). Nothing is buffered
 // without bound.
 //
-// Limits: a connection beyond MaxSockets is refused before the upgrade with
-// 503, one beyond MaxSocketsPerClient with 429; an operation beyond the
-// operation bounds gets an error message (GRAPHQL_VALIDATION_FAILED) and the
+// Limits: a connection past Sockets is refused before the upgrade with 503,
+// or 429 past the client's share; an operation past MaxSubscriptions or
+// Operations gets an error message (GRAPHQL_VALIDATION_FAILED) and the
 // connection stays open; a message beyond MaxMessageBytes closes with 1009.
 // An internal failure closes with 4500; Shutdown closes with 1001.
 type WebSocketHandler struct {
@@ -213,11 +214,7 @@ type WebSocketHandler struct {
 	conns      map[*wsConn]struct{}
 	writeCheck *time.Timer // runs checkWrites while there are connections
 	shutdown   bool
-	wg         sync.WaitGroup          // one per ServeHTTP past the shutdown check
-	sockets    int                     // admitted, counted before the upgrade
-	operations int                     // active over all connections
-	perClient  map[string]*clientCount // by client address, none at zero
-	refusals   refusalLog
+	wg         sync.WaitGroup // one per ServeHTTP past the shutdown check
 
 	live atomic.Int64 // goroutines of live connections, for tests
 
@@ -229,31 +226,21 @@ type WebSocketHandler struct {
 // NewWebSocketHandler returns a handler serving s over WebSocket.
 func NewWebSocketHandler(s *Schema, opts WebSocketOptions) *WebSocketHandler {
 	opts.setDefaults()
-	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}, perClient: map[string]*clientCount{},
-		refusals: refusalLog{log: opts.Log, every: refusalLogInterval}}
-}
-
-// Counts returns the WebSockets admitted and the operations active over all
-// of them, for monitoring.
-func (h *WebSocketHandler) Counts() (sockets, operations int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sockets, h.operations
+	return &WebSocketHandler{schema: s, opts: opts, conns: map[*wsConn]struct{}{}}
 }
 
 // ServeHTTP upgrades r to a WebSocket served in a goroutine of its own, and
 // returns: net/http's goroutine, whose stack the request made deep, ends
 // rather than wait on the socket all its life (bench/README.md).
 func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	client := clientaddr.Of(r.RemoteAddr) // IPv6: its /64, so that one host is one client
+	client := h.opts.ClientOf(r)
 	h.mu.Lock()
 	if h.shutdown {
 		h.mu.Unlock()
 		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
 		return
 	}
-	cc := h.admitSocket(w, client)
-	if cc == nil {
+	if !h.admitSocket(w, client) {
 		h.mu.Unlock()
 		return
 	}
@@ -262,7 +249,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	served := false
 	defer func() { // also when Accept or the setup below panics: the counts go back
 		if !served {
-			h.releaseSocket(client)
+			h.opts.Sockets.Release(client, 1)
 			h.wg.Done()
 		}
 	}()
@@ -278,7 +265,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
 	c := newWSConn(h, ws, hw.conn, r)
-	c.client, c.turn, c.coalescer = client, cc.turn, hw.out
+	c.client, c.coalescer = client, hw.out
 
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
@@ -293,7 +280,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	served = true
 	go func() {
 		defer h.wg.Done()
-		defer h.releaseSocket(client)
+		defer h.opts.Sockets.Release(client, 1)
 		defer h.live.Add(-1)
 		c.serve()
 		h.mu.Lock()
@@ -343,7 +330,6 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.goAway()
 	}
-	h.refusals.close()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"quartet/internal/admission"
 	"quartet/internal/jsonkeys"
 	"quartet/internal/testkit"
 )
@@ -1284,7 +1285,7 @@ func TestWebSocketMessageTooBig(t *testing.T) {
 func TestWebSocketManySubscribers(t *testing.T) {
 	testkit.SkipIfShort(t, "opens 1,000 WebSocket connections")
 	const clients, events = 1000, 5
-	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
+	srv := newWSServer(t, events, WebSocketOptions{KeepAlive: -1})
 	base := runtime.NumGoroutine()
 	conns := make([]*websocket.Conn, clients)
 	for i := range conns {
@@ -1540,7 +1541,7 @@ func FuzzWebSocketSession(f *testing.F) {
 	}
 	// Each input dials a socket of its own, faster than closed ones may be
 	// uncounted: no per-client cap.
-	srv := newWSServer(f, 4, WebSocketOptions{KeepAlive: -1, MaxSocketsPerClient: -1, MaxSubscriptionsPerClient: -1})
+	srv := newWSServer(f, 4, WebSocketOptions{KeepAlive: -1})
 	f.Fuzz(func(t *testing.T, legacy bool, msg string) {
 		proto, probe, answered := ProtocolTransportWS, `{"type":"ping","payload":{"probe":1}}`, `{"type":"pong","payload":{"probe":1}}`
 		if legacy {
@@ -1639,30 +1640,27 @@ func TestWebSocketLogsClose(t *testing.T) {
 	}
 }
 
-// TestWebSocketSocketCaps: sockets beyond MaxSockets or MaxSocketsPerClient
-// are refused before the upgrade, with a reason; a socket closed frees its
-// place; the refusals are logged once and then counted.
+// TestWebSocketSocketCaps: sockets past the Sockets budget are refused before
+// the upgrade, with a reason; a socket closed frees its place; the refusals are
+// logged once and then counted.
 func TestWebSocketSocketCaps(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		opts       WebSocketOptions
-		open       int
-		wantStatus int
-		wantBody   string
-		wantLog    string
+		name              string
+		perClient, total  int64
+		open, wantStatus  int
+		wantBody, wantLog string
 	}{
-		{"per client", WebSocketOptions{MaxSocketsPerClient: 3}, 3, http.StatusTooManyRequests,
-			`{"errors":[{"message":"Too many WebSocket connections from 127.0.0.1: at most 3 may be open at once.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
-			"level=WARN msg=\"graphql websocket refused: too many sockets from one client address\" refused=%d limit=3 last_client=127.0.0.1"},
-		{"overall", WebSocketOptions{MaxSockets: 2, MaxSocketsPerClient: -1}, 2, http.StatusServiceUnavailable,
-			`{"errors":[{"message":"Too many WebSocket connections: the server takes 2 at most. Try again later.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
-			"level=WARN msg=\"graphql websocket refused: too many sockets\" refused=%d limit=2 last_client=127.0.0.1"},
+		{"per client", 3, 0, 3, http.StatusTooManyRequests,
+			`{"errors":[{"message":"Too many WebSocket connections from 127.0.0.1: at most 3 at once; try again shortly.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
+			`level=WARN msg="WebSocket connections refused: over budget" count=%d last_client=127.0.0.1 limit=3 bound="per client"`},
+		{"overall", 0, 2, 2, http.StatusServiceUnavailable,
+			`{"errors":[{"message":"Too many WebSocket connections over all clients: at most 2 at once; try again shortly.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n",
+			`level=WARN msg="WebSocket connections refused: over budget" count=%d last_client=127.0.0.1 limit=2 bound=total`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs logBuffer
-			tc.opts.Log = logs.logger()
-			srv := newWSServer(t, 4, tc.opts)
-			srv.ws.refusals.every = time.Hour // the first line, then a count at Shutdown
+			sockets := admission.NewBudget("WebSocket connections", tc.perClient, tc.total, logs.logger())
+			srv := newWSServer(t, 4, WebSocketOptions{Sockets: sockets})
 			var conns []*websocket.Conn
 			for range tc.open {
 				c := dialWS(t, srv.url(), ProtocolTransportWS)
@@ -1682,13 +1680,7 @@ func TestWebSocketSocketCaps(t *testing.T) {
 				}
 			}
 			conns[0].Close(websocket.StatusNormalClosure, "")
-			for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
-				srv.ws.mu.Lock()
-				n := srv.ws.sockets
-				srv.ws.mu.Unlock()
-				if n < tc.open {
-					break
-				}
+			for deadline := time.Now().Add(wsWait); sockets.Held() >= int64(tc.open); time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("a closed socket is still counted")
 				}
@@ -1699,47 +1691,34 @@ func TestWebSocketSocketCaps(t *testing.T) {
 				c.CloseNow()
 			}
 			srv.ws.Shutdown(t.Context())
+			srv.waitIdle(t)
+			sockets.Close()
 			want := []string{fmt.Sprintf(tc.wantLog, 1), fmt.Sprintf(tc.wantLog, refused-1)}
 			if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			srv.ws.mu.Lock()
-			defer srv.ws.mu.Unlock()
-			if srv.ws.sockets != 0 || len(srv.ws.perClient) != 0 {
-				t.Errorf("after every socket closed: %d counted, %v by client", srv.ws.sockets, srv.ws.perClient)
+			if held := sockets.Held(); held != 0 {
+				t.Errorf("after every socket closed: %d counted", held)
 			}
 		})
 	}
 }
 
 // TestWebSocketOperationCaps: an operation beyond MaxSubscriptions (per
-// socket), MaxSubscriptionsPerClient or MaxTotalSubscriptions gets an error
-// message of its own and the socket stays open; an operation ended frees its
-// place.
+// socket) or the Operations budget gets an error message of its own and the
+// socket stays open; an operation ended frees its place.
 func TestWebSocketOperationCaps(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		opts    WebSocketOptions
-		refusal string // of the fourth operation, the second on socket b
-		log     string
+		name             string
+		perClient, total int64
+		refusal          string // of the fourth operation, the second on socket b
 	}{
-		{"per client", WebSocketOptions{MaxSubscriptions: 2, MaxSubscriptionsPerClient: 3},
-			"Too many operations from 127.0.0.1: at most 3 may be active at once over its connections.",
-			`level=WARN msg="graphql websocket operation refused: too many from one client address" refused=1 limit=3 last_client=127.0.0.1`},
-		{"overall", WebSocketOptions{MaxSubscriptions: 2, MaxSubscriptionsPerClient: -1, MaxTotalSubscriptions: 3},
-			"Too many operations on the server: at most 3 may be active at once over all connections. Try again later.",
-			`level=WARN msg="graphql websocket operation refused: too many over all sockets" refused=1 limit=3 last_client=127.0.0.1`},
+		{"per client", 3, 0, "Too many WebSocket operations from 127.0.0.1: at most 3 at once; try again shortly."},
+		{"overall", 0, 3, "Too many WebSocket operations over all clients: at most 3 at once; try again shortly."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs logBuffer
-			tc.opts.Log = logs.logger()
-			srv := newWSServer(t, 4, tc.opts)
-			srv.ws.refusals.every = time.Hour
-			operations := func() int {
-				srv.ws.mu.Lock()
-				defer srv.ws.mu.Unlock()
-				return srv.ws.operations
-			}
+			ops := admission.NewBudget("WebSocket operations", tc.perClient, tc.total, nil)
+			srv := newWSServer(t, 4, WebSocketOptions{MaxSubscriptions: 2, Operations: ops})
 			a := dialWS(t, srv.url(), ProtocolTransportWS)
 			b := dialWS(t, srv.url(), ProtocolLegacyWS)
 			defer a.CloseNow()
@@ -1766,9 +1745,9 @@ func TestWebSocketOperationCaps(t *testing.T) {
 			}
 			wsSend(t, a, `{"id":"a1","type":"complete"}`)
 			srv.hub.waitActive(t, 2)
-			for deadline := time.Now().Add(wsWait); operations() != 2; time.Sleep(time.Millisecond) {
+			for deadline := time.Now().Add(wsWait); ops.Held() != 2; time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatalf("%d operations counted, want 2", operations())
+					t.Fatalf("%d operations counted, want 2", ops.Held())
 				}
 			}
 			wsSend(t, b, legacyStart("b2", sub)) // a place is free again
@@ -1777,59 +1756,45 @@ func TestWebSocketOperationCaps(t *testing.T) {
 			b.CloseNow()
 			srv.hub.waitActive(t, 0)
 			srv.waitIdle(t)
-			srv.ws.mu.Lock()
-			if srv.ws.operations != 0 || len(srv.ws.perClient) != 0 {
-				t.Errorf("after every socket closed: %d operations counted, %v by client", srv.ws.operations, srv.ws.perClient)
+			if held := ops.Held(); held != 0 {
+				t.Errorf("after every socket closed: %d operations counted", held)
 			}
-			srv.ws.mu.Unlock()
 			srv.ws.Shutdown(t.Context())
-			wantLog := []string{
-				`level=WARN msg="graphql websocket operation refused: too many on one socket" refused=1 limit=2 last_client=127.0.0.1`,
-				tc.log,
-			}
-			if got := logs.warnings(); strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
-				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
-			}
 		})
 	}
 }
 
-// TestRefusalLogAggregates: a burst of refusals logs one line at once and
-// one with the count of the others when the interval is over. The interval
-// is an hour, so that the burst is one on any machine, and its end is
-// brought forward by firing the timer the burst set.
-func TestRefusalLogAggregates(t *testing.T) {
-	var logs logBuffer
-	l := &refusalLog{log: logs.logger(), every: time.Hour}
-	for i := range 1000 {
-		l.add(refusedClientSockets, fmt.Sprint("10.0.0.", i%7), 100)
+// slotsByClient is a ClientSlot of one slot per client: what a client's messages
+// and set-ups are handled in, one at a time.
+type slotsByClient struct {
+	mu    sync.Mutex
+	slots map[string]chan struct{}
+}
+
+func (s *slotsByClient) take(ctx context.Context, client string) (func(), error) {
+	s.mu.Lock()
+	if s.slots == nil {
+		s.slots = map[string]chan struct{}{}
 	}
-	if got := logs.lines(); len(got) != 1 {
-		t.Fatalf("during the interval: %q, want the first refusal alone", got)
+	slot := s.slots[client]
+	if slot == nil {
+		slot = make(chan struct{}, 1)
+		s.slots[client] = slot
 	}
-	l.mu.Lock()
-	flush := l.kinds[refusedClientSockets].flush
-	l.mu.Unlock()
-	if flush == nil || !flush.Reset(0) {
-		t.Fatal("the burst set no timer for the end of the interval")
-	}
-	for deadline := time.Now().Add(wsWait); len(logs.lines()) < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the held refusals were never logged: %q", logs.lines())
-		}
-	}
-	l.close()
-	l.add(refusedClientSockets, "10.0.0.1", 100) // after close: nothing
-	got := logs.lines()
-	if len(got) != 2 || !strings.Contains(got[0], " refused=1 ") || !strings.Contains(got[1], " refused=999 limit=100 last_client=10.0.0.5") {
-		t.Errorf("log:\n%s", strings.Join(got, "\n"))
+	s.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
-// TestWebSocketClientTurn: the messages of one client address are handled one at
+// TestWebSocketClientSlot: each message is handled in a slot of its client's
+// (ClientSlot): with one slot a client, one client's messages are handled one at
 // a time over all its sockets, while another client's go on; a close handshake,
-// which waits for the peer, gives the turn back first.
-func TestWebSocketClientTurn(t *testing.T) {
+// which waits for the peer, gives the slot back first.
+func TestWebSocketClientSlot(t *testing.T) {
 	entered := make(chan string, 4)
 	release := make(chan struct{})
 	releaseA1 := sync.OnceFunc(func() { close(release) })
@@ -1842,6 +1807,7 @@ func TestWebSocketClientTurn(t *testing.T) {
 		}
 		return r.Context(), nil
 	}}
+	opts.ClientSlot = (&slotsByClient{}).take
 	srv := newWSServer(t, 4, opts)
 	initAs := func(c *websocket.Conn, who string) {
 		wsSend(t, c, `{"type":"connection_init","payload":{"who":"`+who+`"}}`)
@@ -1929,25 +1895,24 @@ func dialWSWith(t testing.TB, url string, dial func(ctx context.Context, network
 	return c
 }
 
-// TestInClientTurn: an operation's set-up runs in its client's turn and gives it
-// back; one waiting for a turn that is held stops waiting when its context ends.
-// With ClientWork, the set-up runs inside it, for the right client, and one it
-// refuses does not run and gets its error.
+// TestInClientTurn: an operation's set-up runs in a slot of its client's and
+// gives it back; one waiting for a slot stops waiting when its context ends; one
+// refused does not run and gets the refusal.
 func TestInClientTurn(t *testing.T) {
-	c := &wsConn{turn: make(chan struct{}, 1), h: &WebSocketHandler{}, client: "192.0.2.1"}
+	slots := &slotsByClient{}
+	c := &wsConn{h: &WebSocketHandler{opts: WebSocketOptions{ClientSlot: slots.take}}, client: "192.0.2.1"}
+	held := func() int { return len(slots.slots["192.0.2.1"]) }
 	ran := false
-	if err := c.inClientTurn(t.Context(), func() {
-		ran = len(c.turn) == 1 // the turn is held while f runs
-	}); err != nil || !ran {
-		t.Fatal("f did not run in the turn")
+	if err := c.inClientTurn(t.Context(), func() { ran = held() == 1 }); err != nil || !ran {
+		t.Fatal("f did not run in the client's slot")
 	}
-	if len(c.turn) != 0 {
-		t.Fatal("the turn was not given back")
+	if held() != 0 {
+		t.Fatal("the slot was not given back")
 	}
-	c.turn <- struct{}{} // another socket of the client holds the turn
+	release, _ := slots.take(t.Context(), "192.0.2.1") // another socket of the client holds it
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
-	go func() { done <- c.inClientTurn(ctx, func() { t.Error("f ran while the turn was held") }) }()
+	go func() { done <- c.inClientTurn(ctx, func() { t.Error("f ran while the slot was held") }) }()
 	cancel()
 	select {
 	case err := <-done:
@@ -1955,27 +1920,13 @@ func TestInClientTurn(t *testing.T) {
 			t.Errorf("got %v, want the context's end", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("still waiting for the turn after the context ended")
+		t.Fatal("still waiting for the slot after the context ended")
 	}
-	<-c.turn
-
-	var inWork []string
-	c.h.opts.ClientWork = func(ctx context.Context, client string, work func()) error {
-		inWork = append(inWork, client)
-		work()
-		return nil
-	}
-	ran = false
-	if err := c.inClientTurn(t.Context(), func() { ran = len(inWork) == 1 }); err != nil || !ran || inWork[0] != "192.0.2.1" {
-		t.Fatalf("f ran %v inside ClientWork (for %v)", ran, inWork)
-	}
+	release()
 	busy := errors.New("too many requests at once")
-	c.h.opts.ClientWork = func(context.Context, string, func()) error { return busy }
-	if err := c.inClientTurn(t.Context(), func() { t.Error("f ran though ClientWork refused it") }); err != busy {
+	c.h.opts.ClientSlot = func(context.Context, string) (func(), error) { return nil, busy }
+	if err := c.inClientTurn(t.Context(), func() { t.Error("f ran though ClientSlot refused it") }); err != busy {
 		t.Fatalf("a refused set-up: %v", err)
-	}
-	if len(c.turn) != 0 {
-		t.Fatal("the turn was not given back after a refusal")
 	}
 }
 
@@ -1984,7 +1935,7 @@ func TestInClientTurn(t *testing.T) {
 // goroutine, not one each. Every result still arrives.
 func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
 	const subscriptions = 200
-	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions, MaxSubscriptionsPerClient: -1})
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1, MaxSubscriptions: subscriptions})
 	c := dialWS(t, srv.url(), ProtocolTransportWS)
 	wsSend(t, c, initMsg)
 	wsMustRecv(t, c)
@@ -2029,7 +1980,8 @@ func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
 // to the per-client caps, as one host commonly holds a whole /64; another /64
 // is another client.
 func TestWebSocketClientIPv6Network(t *testing.T) {
-	srv := newWSServer(t, 4, WebSocketOptions{MaxSocketsPerClient: 1})
+	srv := newWSServer(t, 4, WebSocketOptions{Sockets: admission.NewBudget("WebSocket connections", 1, 0, nil),
+		ClientOf: func(r *http.Request) string { return admission.Of(r.RemoteAddr) }})
 	// The test's connections all come from 127.0.0.1; the address they stand
 	// for is in a header this server alone reads.
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

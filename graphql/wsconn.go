@@ -27,10 +27,10 @@ type wsConn struct {
 	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
 	opened    time.Time
-	client    string        // its address, as the caps count it
-	turn      chan struct{} // the client's (clientCount.turn)
-	inTurn    atomic.Bool   // the reader holds turn
+	client    string // its address, as the caps count it
 	legacy    bool
+	slotMu    sync.Mutex
+	slot      func() // gives back the work slot the reader holds; nil: none
 	ctx       context.Context
 	cancel    context.CancelFunc
 
@@ -112,11 +112,7 @@ func (c *wsConn) serve() {
 		if c.draining {
 			continue
 		}
-		c.turn <- struct{}{}
-		c.inTurn.Store(true)
-		ok := c.handle(data)
-		c.leaveTurn()
-		if !ok {
+		if !c.handleInSlot(data) {
 			return
 		}
 	}
@@ -411,20 +407,56 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 	return true
 }
 
-// inClientTurn runs f in the client's turn (clientCount.turn) and share
-// (WebSocketOptions.ClientWork), and returns why it did not run f.
+// inClientTurn runs f in one of the client's work slots
+// (WebSocketOptions.ClientSlot), and returns why it did not run f.
 func (c *wsConn) inClientTurn(ctx context.Context, f func()) error {
-	select {
-	case c.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-c.turn }()
-	if c.h.opts.ClientWork == nil {
+	if c.h.opts.ClientSlot == nil {
 		f()
 		return nil
 	}
-	return c.h.opts.ClientWork(ctx, c.client, f)
+	release, err := c.h.opts.ClientSlot(ctx, c.client)
+	if err != nil {
+		return err
+	}
+	defer release()
+	f()
+	return nil
+}
+
+// handleInSlot handles a message in one of the client's work slots, so that a
+// client sending on many sockets at once takes its share of the CPUs, no more.
+// A client with too much work waiting has the socket closed with 1013 (try
+// again later).
+func (c *wsConn) handleInSlot(data []byte) bool {
+	if c.h.opts.ClientSlot == nil {
+		return c.handle(data)
+	}
+	release, err := c.h.opts.ClientSlot(c.ctx, c.client)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
+		}
+		return false
+	}
+	c.slotMu.Lock()
+	c.slot = release
+	c.slotMu.Unlock()
+	ok := c.handle(data)
+	c.leaveSlot()
+	return ok
+}
+
+// leaveSlot gives back the slot the reader holds, if any. From another
+// goroutine (a close), it may do so while the reader still handles a message:
+// the bound loosens for that one message of a closing socket.
+func (c *wsConn) leaveSlot() {
+	c.slotMu.Lock()
+	release := c.slot
+	c.slot = nil
+	c.slotMu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 // forget removes op from the active operations, freeing its id.
@@ -439,19 +471,10 @@ func (c *wsConn) forget(op *wsOp) {
 // closeNow closes the socket with a close handshake, unless a close is under
 // way; it returns when the handshake is over.
 func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
-	c.leaveTurn() // the handshake waits for the peer, up to 5 s; the client's other sockets need not
+	c.leaveSlot() // the handshake waits for the peer, up to 5 s; the client's other work need not
 	reason = limitReason(reason)
 	if c.recordClose(code, reason) {
 		c.ws.Close(code, reason)
-	}
-}
-
-// leaveTurn gives back the client's turn if the reader holds it. From
-// another goroutine (a close), it may do so while the reader still handles a
-// message: the bound loosens for that one message of a closing socket.
-func (c *wsConn) leaveTurn() {
-	if c.inTurn.CompareAndSwap(true, false) {
-		<-c.turn
 	}
 }
 

@@ -1,17 +1,6 @@
-// Package connlimit bounds the connections a server keeps open, in all (Max) and
-// per client (PerClient, clients as internal/clientaddr names them). Past Max,
-// Accept holds the connection it has just accepted until a slot is free; past
-// PerClient, a connection is closed as soon as it is accepted. With FirstUse, a
-// connection not used (Conn.Begin) that long after Accept is closed; with Shed, a
-// connection waiting for a slot has the idle connection of the client holding the
-// most closed for it, one never used first. Such a socket is closed under its
-// server without a word to the peer; the server tells of each use with Begin and
-// End. An accept failing for want of file descriptors is retried after a pause
-// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind.
-package connlimit
+package admission
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net"
@@ -20,18 +9,23 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"quartet/internal/clientaddr"
 )
 
 const (
-	logEvery   = time.Minute // spaces the log lines of one kind
 	firstPause = 5 * time.Millisecond
 	maxPause   = time.Second
 )
 
-// Listener is a net.Listener keeping the package's bounds; set its fields before
-// the first Accept.
+// Listener bounds the connections a server keeps open, in all (Max) and per
+// client (PerClient). Past Max, Accept holds the connection it has just accepted until a slot is free; past
+// PerClient, a connection is closed as soon as it is accepted. With FirstUse, a
+// connection not used (Conn.Begin) that long after Accept is closed; with Shed, a
+// connection waiting for a slot has the idle connection of the client holding the
+// most closed for it, one never used first. Such a socket is closed under its
+// server without a word to the peer; the server tells of each use with Begin and
+// End. An accept failing for want of file descriptors is retried after a pause
+// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind.
+// Set its fields before the first Accept.
 type Listener struct {
 	Max       int                          // connections open at once, at least 1
 	PerClient int                          // connections of one client open at once; 0: no bound but Max
@@ -54,9 +48,9 @@ type Listener struct {
 	full, refused, shed, unused, noFiles tally
 }
 
-// New returns a Listener of ln keeping at most maxConns open, named name in its
+// NewListener returns a Listener of ln keeping at most maxConns open, named name in its
 // log lines ("HTTP connection limit reached").
-func New(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener {
+func NewListener(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener {
 	l := &Listener{Max: maxConns, ln: ln, clients: map[string]int{}, conns: map[connKey]*Conn{},
 		freed: make(chan struct{}, 1), closed: make(chan struct{}), pause: time.After}
 	l.full = tally{log: log, level: slog.LevelWarn, msg: name + " connection limit reached; new connections wait to be accepted"}
@@ -86,7 +80,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := clientaddr.Of(nc.RemoteAddr().String())
+		client := Of(nc.RemoteAddr().String())
 		l.mu.Lock()
 		if l.PerClient > 0 && l.clients[client] >= l.PerClient && (l.Exempt == nil || !l.Exempt(nc.RemoteAddr().String())) {
 			l.mu.Unlock()
@@ -345,67 +339,4 @@ func (c *Conn) closeUnused() {
 	c.l.mu.Unlock()
 	c.l.unused.add(slog.String("last_client", c.client), slog.Duration("within", c.l.FirstUse))
 	c.Conn.Close()
-}
-
-// tally logs one kind of event at most once per logEvery: the first at once, the
-// rest as a count when the interval is over.
-type tally struct {
-	log   *slog.Logger // nil: nothing is logged
-	level slog.Level
-	msg   string
-
-	mu     sync.Mutex
-	logged time.Time   // when the last line was written
-	held   int         // events since, not logged yet
-	last   []slog.Attr // the last event's
-	timer  *time.Timer // writes what is held when the interval is over
-	done   bool        // flushed for good by Close
-}
-
-func (t *tally) add(attrs ...slog.Attr) {
-	if t.log == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done {
-		return
-	}
-	t.held++
-	t.last = attrs
-	if since := time.Since(t.logged); since >= logEvery {
-		t.writeLocked()
-	} else if t.timer == nil {
-		t.timer = time.AfterFunc(logEvery-since, func() {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			t.timer = nil
-			if !t.done {
-				t.writeLocked()
-			}
-		})
-	}
-}
-
-func (t *tally) writeLocked() {
-	if t.held == 0 {
-		return
-	}
-	t.log.LogAttrs(context.Background(), t.level, t.msg, append([]slog.Attr{slog.Int("count", t.held)}, t.last...)...)
-	t.held, t.logged = 0, time.Now()
-}
-
-// flush logs what is held, and nothing after.
-func (t *tally) flush() {
-	if t.log == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.done = true
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
-	t.writeLocked()
 }

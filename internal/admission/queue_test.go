@@ -1,4 +1,4 @@
-package fairqueue
+package admission
 
 import (
 	"context"
@@ -34,8 +34,18 @@ func newTestQueue(slots, maxWaiting int) (*Queue, *fakeClock) {
 	return newCappedTestQueue(slots, slots, maxWaiting)
 }
 
+// newCappedTestQueue returns a queue on a clock that moves only when told, shared
+// from the start: no client has it to itself until the clock passes a year.
 func newCappedTestQueue(slots, perClient, maxWaiting int) (*Queue, *fakeClock) {
-	q := New(slots, perClient, maxWaiting)
+	q, clock := newLoneTestQueue(slots, perClient, maxWaiting)
+	q.sharedUntil = clock.now.AddDate(1, 0, 0)
+	return q, clock
+}
+
+// newLoneTestQueue is newCappedTestQueue without the year: a lone client has the
+// queue to itself at once.
+func newLoneTestQueue(slots, perClient, maxWaiting int) (*Queue, *fakeClock) {
+	q := NewQueue(slots, perClient, maxWaiting)
 	clock := &fakeClock{now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
 	q.now = clock.Now
 	return q, clock
@@ -79,7 +89,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func granted(ch <-chan func()) bool { return len(ch) > 0 }
 
 // TestLoneClientGetsEverySlot: work-conserving, a single client (a reverse proxy)
-// runs as much at once as there are slots.
+// while it shares the queue runs as much at once as there are slots.
 func TestLoneClientGetsEverySlot(t *testing.T) {
 	q, _ := newTestQueue(4, 8)
 	var releases []func()
@@ -104,6 +114,86 @@ func TestLoneClientGetsEverySlot(t *testing.T) {
 	}
 	if s := q.Stats(); s != (Stats{}) {
 		t.Errorf("after every release: %+v", s)
+	}
+}
+
+// TestLoneSpell: a client with no other beside it has the queue to itself: its
+// work is granted at once, past every slot, without waiting. A newcomer ends the
+// spell and finds its share at once; the lone client's work then counts against
+// the slots (all of them less a client's share at most), its new work waits for
+// its share, and the spell comes back only when the newcomer has been gone for
+// loneGrace.
+func TestLoneSpell(t *testing.T) {
+	q, clock := newLoneTestQueue(4, 2, 8)
+	var a []func()
+	for range 10 {
+		r, err := q.Acquire(t.Context(), "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append(a, r)
+	}
+	if s := q.Stats(); s != (Stats{Running: 10, Clients: 1}) || q.lone.Load() == nil {
+		t.Fatalf("a alone: %+v, want 10 running in a lone spell", s)
+	}
+	b, err := q.Acquire(t.Context(), "b") // a newcomer: at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.lone.Load() != nil {
+		t.Fatal("the spell goes on beside b")
+	}
+	aNext := acquireAsync(t, q, t.Context(), "a")
+	b2 := acquireAsync(t, q, t.Context(), "b") // b's second share: the last slot
+	if !granted(b2) || granted(aNext) {
+		t.Fatalf("b's second: granted %v; a's next: granted %v; want b's at once and a's waiting", granted(b2), granted(aNext))
+	}
+	for _, r := range a[:9] {
+		r() // the borrowed work first: no slot is freed for a, which holds more than its share
+	}
+	if granted(aNext) {
+		t.Fatal("a's new work granted while it held more than its share")
+	}
+	a[9]() // a holds one: its next is granted in the slot freed
+	release := <-aNext
+	(<-b2)()
+	b()
+	clock.Advance(loneGrace / 2)
+	if r, err := q.Acquire(t.Context(), "a"); err != nil || q.lone.Load() != nil {
+		t.Fatalf("a within loneGrace of b: %v, lone %v; want a shared slot", err, q.lone.Load() != nil)
+	} else {
+		r()
+	}
+	clock.Advance(loneGrace)
+	release()
+	r, err := q.Acquire(t.Context(), "a")
+	if l := q.lone.Load(); err != nil || l == nil || l.client != "a" {
+		t.Fatalf("a after b was gone for loneGrace: %v, want a lone spell", err)
+	}
+	r()
+	if s := q.Stats(); s != (Stats{Clients: 1}) {
+		t.Errorf("at the end: %+v", s)
+	}
+}
+
+// TestLoneSpellGrantsWaitingWork: a client left alone with work waiting has it
+// all granted at once when the spell begins.
+func TestLoneSpellGrantsWaitingWork(t *testing.T) {
+	q, clock := newCappedTestQueue(1, 1, 8)
+	hold, _ := q.Acquire(t.Context(), "a")
+	var waiting []<-chan func()
+	for range 3 {
+		waiting = append(waiting, acquireAsync(t, q, t.Context(), "a"))
+	}
+	q.mu.Lock()
+	q.sharedUntil = clock.Now() // as if the last other client left just now
+	q.mu.Unlock()
+	hold()
+	for _, w := range waiting {
+		(<-w)()
+	}
+	if s := q.Stats(); s.Running != 0 || s.Waiting != 0 {
+		t.Errorf("at the end: %+v", s)
 	}
 }
 
@@ -251,21 +341,12 @@ func TestCancelLeavesTheQueue(t *testing.T) {
 	}
 }
 
-// TestReleaseTwice: a second release does nothing.
-func TestReleaseTwice(t *testing.T) {
-	q, _ := newTestQueue(1, 1)
-	r, _ := q.Acquire(t.Context(), "a")
-	r()
-	r()
-	if s := q.Stats(); s != (Stats{}) {
-		t.Errorf("%+v", s)
-	}
-}
-
-// TestRandomSchedules drives the queue with random arrivals, cancellations and
-// releases from several clients and checks after each step: no more running than
-// slots; no slot free while work waits; each client's work granted in the order it
-// asked; and at the end everything that was not cancelled ran.
+// TestRandomSchedules drives the queue with random arrivals, cancellations,
+// releases and lone spells from several clients and checks after each step: no
+// more slots held than there are; no slot free while work that may take it waits;
+// no client past its share; no lone spell beside another client; each client's
+// work granted in the order it asked; and at the end everything that was not
+// cancelled ran (liveness).
 func TestRandomSchedules(t *testing.T) {
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomSchedule(t, seed) })
@@ -275,7 +356,7 @@ func TestRandomSchedules(t *testing.T) {
 func randomSchedule(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	slots := 1 + rng.IntN(3)
-	q, clock := newCappedTestQueue(slots, 1+rng.IntN(slots), 1+rng.IntN(4))
+	q, clock := newLoneTestQueue(slots, 1+rng.IntN(slots), 1+rng.IntN(4))
 	type result struct {
 		release func()
 		err     error
@@ -321,15 +402,23 @@ func randomSchedule(t *testing.T, seed uint64) {
 		}
 		pending = kept
 		s := q.Stats()
-		if s.Running != len(running) || s.Running > slots {
-			t.Fatalf("%d running (%d by the test) with %d slots", s.Running, len(running), slots)
+		if s.Running != len(running) {
+			t.Fatalf("%d running, %d by the test", s.Running, len(running))
 		}
 		q.mu.Lock()
 		idle := q.free > 0 && q.backlog.Len() > 0
+		counted := 0
 		for _, c := range q.clients {
-			if c.running > q.perClient {
-				t.Fatalf("client %s holds %d slots, more than %d", c.name, c.running, q.perClient)
+			counted += c.running - c.borrowed
+			if c.running-c.borrowed > max(q.perClient, q.slots-q.perClient) {
+				t.Fatalf("client %s holds %d slots, more than %d", c.name, c.running-c.borrowed, q.perClient)
 			}
+		}
+		if counted > slots || counted != slots-q.free {
+			t.Fatalf("%d slots counted as held, %d free, of %d", counted, q.free, slots)
+		}
+		if q.lone.Load() != nil && len(q.clients) > 0 {
+			t.Fatalf("a lone spell beside %d other clients", len(q.clients))
 		}
 		q.mu.Unlock()
 		if idle {
@@ -348,6 +437,8 @@ func randomSchedule(t *testing.T, seed uint64) {
 			}()
 		case op < 6 && len(pending) > 0:
 			pending[rng.IntN(len(pending))].cancel()
+		case op < 7:
+			clock.Advance(loneGrace) // a client left alone may have the queue to itself
 		case len(running) > 0:
 			i := rng.IntN(len(running))
 			clock.Advance(time.Duration(rng.IntN(5000)) * time.Microsecond)
@@ -363,14 +454,14 @@ func randomSchedule(t *testing.T, seed uint64) {
 		running = nil
 		settle()
 	}
-	if s := q.Stats(); s != (Stats{}) {
+	if s := q.Stats(); s.Running != 0 || s.Waiting != 0 {
 		t.Errorf("at the end: %+v", s)
 	}
 }
 
-// BenchmarkAcquireRelease is the queue's cost to a request when a slot is free.
+// BenchmarkAcquireRelease is the queue's cost to a lone client's request.
 func BenchmarkAcquireRelease(b *testing.B) {
-	q := New(4, 4, 256)
+	q := NewQueue(4, 4, 256)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -382,7 +473,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // BenchmarkAcquireReleaseParallel is the same from many goroutines of a few clients,
 // with more work than slots, so that most of it queues.
 func BenchmarkAcquireReleaseParallel(b *testing.B) {
-	q := New(2, 2, 1<<20)
+	q := NewQueue(2, 2, 1<<20)
 	ctx := context.Background()
 	var n atomic.Int64
 	b.ReportAllocs()
@@ -394,4 +485,72 @@ func BenchmarkAcquireReleaseParallel(b *testing.B) {
 			r()
 		}
 	})
+}
+
+// TestRandomFairness: clients with random costs that always have work waiting
+// are each given about the same time in the slot (start-time fair queuing), so a
+// client's grants go as the inverse of its work's cost, whatever the mix.
+func TestRandomFairness(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			q, clock := newTestQueue(1, 1000)
+			names := []string{"c0", "c1", "c2", "c3", "c4"}[:2+rng.IntN(4)]
+			cost := map[string]time.Duration{}
+			pending := map[string][]<-chan func(){}
+			hold, _ := q.Acquire(t.Context(), "holder")
+			for _, n := range names {
+				cost[n] = time.Duration(1+rng.IntN(10)) * time.Millisecond
+				for range 201 { // more than the grants: backlogged to the end
+					pending[n] = append(pending[n], acquireAsync(t, q, t.Context(), n))
+				}
+			}
+			hold()
+			served := map[string]time.Duration{}
+			for range 200 {
+				var name string
+				var release func()
+				waitFor(t, func() bool {
+					for _, n := range names {
+						if len(pending[n]) > 0 && granted(pending[n][0]) {
+							name, release = n, <-pending[n][0]
+							pending[n] = pending[n][1:]
+							return true
+						}
+					}
+					return false
+				})
+				clock.Advance(cost[name])
+				served[name] += cost[name]
+				release()
+			}
+			var least, most time.Duration = 1 << 62, 0
+			for _, n := range names {
+				least, most = min(least, served[n]), max(most, served[n])
+			}
+			// Each client's share of the slot's time is equal within one piece of
+			// the dearest work, and a tenth of the total besides.
+			var total time.Duration
+			for _, d := range served {
+				total += d
+			}
+			if most-least > 10*time.Millisecond+total/10 {
+				t.Errorf("costs %v: time served %v, want about equal", cost, served)
+			}
+			for left := 1; left > 0; { // liveness: everything waiting is granted in the end
+				waitFor(t, func() bool {
+					left = 0
+					for _, n := range names {
+						left += len(pending[n])
+						if len(pending[n]) > 0 && granted(pending[n][0]) {
+							(<-pending[n][0])()
+							pending[n] = pending[n][1:]
+							return true
+						}
+					}
+					return left == 0
+				})
+			}
+		})
+	}
 }

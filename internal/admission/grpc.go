@@ -1,4 +1,4 @@
-package door
+package admission
 
 import (
 	"context"
@@ -9,14 +9,12 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
-
-	"quartet/internal/clientaddr"
 )
 
 // Unary runs each unary call's handler in a slot of its client's.
 func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	client := d.grpcClient(ctx)
-	release, err := d.enter(ctx, client)
+	client := d.ClientOfCall(ctx)
+	release, err := d.Slot(ctx, client)
 	if err != nil {
 		return nil, grpcRefusal(err)
 	}
@@ -27,15 +25,15 @@ func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, hand
 // Stream has each message a stream receives take a slot, held until the call
 // receives again, sends or returns.
 func (d *Door) Stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	qs := &queuedStream{ServerStream: ss, door: d, client: d.grpcClient(ss.Context())}
+	qs := &queuedStream{ServerStream: ss, door: d, client: d.ClientOfCall(ss.Context())}
 	defer qs.held.end()
 	return handler(srv, qs)
 }
 
 // grpcRefusal is the status of a call the queue did not admit.
 func grpcRefusal(err error) error {
-	if busy, ok := err.(*Busy); ok {
-		return status.Error(codes.ResourceExhausted, busy.Error())
+	if refused, ok := err.(*Refused); ok {
+		return status.Error(codes.ResourceExhausted, refused.Error())
 	}
 	return status.FromContextError(err).Err()
 }
@@ -54,7 +52,7 @@ func (s *queuedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	release, err := s.door.enter(s.Context(), s.client)
+	release, err := s.door.Slot(s.Context(), s.client)
 	if err != nil {
 		return grpcRefusal(err)
 	}
@@ -68,18 +66,19 @@ func (s *queuedStream) SendMsg(m any) error {
 	return s.ServerStream.SendMsg(m)
 }
 
-// grpcClient is the call's client: its peer, or the client a trusted proxy names.
-func (d *Door) grpcClient(ctx context.Context) string {
+// ClientOfCall is a gRPC call's client: its peer, or the client a trusted proxy
+// names.
+func (d *Door) ClientOfCall(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return ""
 	}
 	addr := p.Addr.String()
-	if len(d.o.Proxies) > 0 {
+	if d.proxies.Any() {
 		md, _ := metadata.FromIncomingContext(ctx)
-		addr = d.o.Proxies.RemoteAddr(addr, md.Get("forwarded"), md.Get("x-forwarded-for"))
+		addr = d.proxies.RemoteAddr(addr, md.Get)
 	}
-	return clientaddr.Of(addr)
+	return Of(addr)
 }
 
 // heldSlot is a slot given back by whichever comes next: a receive, a send, or the

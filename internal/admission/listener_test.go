@@ -1,4 +1,4 @@
-package connlimit
+package admission
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func listen(t *testing.T, maxConns int, set func(*Listener)) (*Listener, *logBuf
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	l := New(inner, "TCP", maxConns, slog.New(slog.NewTextHandler(logs, nil)))
+	l := NewListener(inner, "TCP", maxConns, slog.New(slog.NewTextHandler(logs, nil)))
 	if set != nil {
 		set(l)
 	}
@@ -312,7 +312,7 @@ func TestOutOfFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	l := New(&filesListener{Listener: inner, fails: 12}, "TCP", 10, slog.New(slog.NewTextHandler(logs, nil)))
+	l := NewListener(&filesListener{Listener: inner, fails: 12}, "TCP", 10, slog.New(slog.NewTextHandler(logs, nil)))
 	defer l.Close()
 	var pauses []time.Duration
 	l.pause = func(d time.Duration) <-chan time.Time {
@@ -352,7 +352,7 @@ func TestCloseWhileFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := New(inner, "TCP", 1, nil)
+	l := NewListener(inner, "TCP", 1, nil)
 	dialFrom(t, "127.0.0.1", l)
 	first, err := l.Accept()
 	if err != nil {

@@ -1,8 +1,4 @@
-// Package clientaddr names the client a connection comes from, for the per-client
-// bounds: the peer's IP address, or its /64 for IPv6 (one host commonly holds a
-// whole /64). Behind a reverse proxy every client has the proxy's address, unless
-// the proxy is trusted (Proxies) to say who its client is.
-package clientaddr
+package admission
 
 import (
 	"fmt"
@@ -11,8 +7,11 @@ import (
 	"strings"
 )
 
-// Of returns the client of remoteAddr ("host:port"); an address that is not an IP
-// (a Unix socket's name) is its own client.
+// Of names the client of remoteAddr, as every bound of this package counts
+// clients: the peer's IP address, or its /64 for IPv6 (one host commonly holds a
+// whole /64); an address that is not an IP (a Unix socket's name) is its own
+// client. Behind a reverse proxy every client has the proxy's address, unless the
+// proxy is trusted (Proxies) to say who its client is.
 func Of(remoteAddr string) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
@@ -30,31 +29,57 @@ func Of(remoteAddr string) string {
 	return ip.String()
 }
 
-// Proxies are the reverse proxies trusted to say who their client is.
-type Proxies []netip.Prefix
+// Proxies are the reverse proxies trusted to say who their client is, and the one
+// header they say it in: the proxy appends the address it took the connection from,
+// and everything left of that is what the client wrote itself.
+type Proxies struct {
+	nets   []netip.Prefix
+	header string // canonical: HeaderXForwardedFor or HeaderForwarded
+}
+
+// The headers a trusted proxy may name its client in.
+const (
+	HeaderXForwardedFor = "X-Forwarded-For"
+	HeaderForwarded     = "Forwarded" // RFC 7239
+)
 
 // ParseProxies reads a comma-separated list of addresses and CIDR prefixes
-// ("10.0.0.0/8, 127.0.0.1, ::1").
-func ParseProxies(list string) (Proxies, error) {
+// ("10.0.0.0/8, 127.0.0.1, ::1") and the header they set, X-Forwarded-For or
+// Forwarded in any letter case.
+func ParseProxies(list, header string) (Proxies, error) {
 	var p Proxies
+	switch {
+	case strings.EqualFold(header, HeaderXForwardedFor):
+		p.header = HeaderXForwardedFor
+	case strings.EqualFold(header, HeaderForwarded):
+		p.header = HeaderForwarded
+	default:
+		return p, fmt.Errorf("the header must be %s or %s, not %q", HeaderXForwardedFor, HeaderForwarded, header)
+	}
 	for item := range strings.SplitSeq(list, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue
 		}
 		if prefix, err := netip.ParsePrefix(item); err == nil {
-			p = append(p, prefix.Masked())
+			p.nets = append(p.nets, prefix.Masked())
 			continue
 		}
 		ip, err := netip.ParseAddr(item)
 		if err != nil {
-			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix", item)
+			return Proxies{}, fmt.Errorf("%q is neither an IP address nor a CIDR prefix", item)
 		}
 		ip = ip.Unmap()
-		p = append(p, netip.PrefixFrom(ip, ip.BitLen()))
+		p.nets = append(p.nets, netip.PrefixFrom(ip, ip.BitLen()))
 	}
 	return p, nil
 }
+
+// Any reports whether any proxy is trusted.
+func (p Proxies) Any() bool { return len(p.nets) > 0 }
+
+// Header is the header the proxies name their clients in.
+func (p Proxies) Header() string { return p.header }
 
 // Contains reports whether the peer remoteAddr ("ip:port") is a trusted proxy.
 func (p Proxies) Contains(remoteAddr string) bool {
@@ -64,7 +89,7 @@ func (p Proxies) Contains(remoteAddr string) bool {
 
 func (p Proxies) trusted(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	for _, prefix := range p {
+	for _, prefix := range p.nets {
 		if prefix.Contains(ip) {
 			return true
 		}
@@ -73,12 +98,13 @@ func (p Proxies) trusted(ip netip.Addr) bool {
 }
 
 // RemoteAddr returns the client behind a request from remoteAddr ("ip:port"): if
-// that is a trusted proxy, the nearest address not a trusted proxy in Forwarded
-// (RFC 7239) or else X-Forwarded-For, read from the last hop back, with
-// remoteAddr's port. What a client wrote itself is reached only past trusted
-// proxies; an entry not an IP ("unknown") stops the walk.
-func (p Proxies) RemoteAddr(remoteAddr string, forwarded, xForwardedFor []string) string {
-	if len(p) == 0 {
+// that is a trusted proxy, the nearest address in the proxies' header that is not
+// itself a trusted proxy, read from the last hop back, with remoteAddr's port.
+// values returns a header's lines by name (http.Header.Values, gRPC metadata's
+// Get). The other header is never read: a proxy that sets one passes the other on
+// as the client wrote it. An entry not an IP ("unknown") stops the walk.
+func (p Proxies) RemoteAddr(remoteAddr string, values func(name string) []string) string {
+	if len(p.nets) == 0 {
 		return remoteAddr
 	}
 	host, port, err := net.SplitHostPort(remoteAddr)
@@ -90,10 +116,10 @@ func (p Proxies) RemoteAddr(remoteAddr string, forwarded, xForwardedFor []string
 		return remoteAddr
 	}
 	var hops []string
-	if len(forwarded) > 0 {
-		hops = forwardedFor(forwarded)
+	if p.header == HeaderForwarded {
+		hops = forwardedFor(values(HeaderForwarded))
 	} else {
-		for _, v := range xForwardedFor {
+		for _, v := range values(HeaderXForwardedFor) {
 			for hop := range strings.SplitSeq(v, ",") {
 				hops = append(hops, strings.TrimSpace(hop))
 			}
