@@ -418,7 +418,9 @@ func (j *Journal) maybeSnapshot() {
 	j.snapshots.Go(func() {
 		err := mark.Wait()
 		if errors.Is(err, ErrFailed) { // the journal failed, and said so
-			j.snapshotEnded(nil, 0)
+			j.mu.Lock()
+			j.snapshotting = false
+			j.mu.Unlock()
 			return
 		}
 		if err == nil {
