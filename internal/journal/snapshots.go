@@ -105,7 +105,7 @@ func (j *Journal) Health() string {
 	n, bound := j.uncovered.Load(), j.bound()
 	var s string
 	if j.failing != nil {
-		s = fmt.Sprintf("snapshots have failed since %s (%d times, the last: %v); ",
+		s = fmt.Sprintf("snapshots have failed since %s (attempts failed: %d, the last: %v); ",
 			j.failingSince.UTC().Format(time.RFC3339), j.failures, j.failing)
 	}
 	switch {
