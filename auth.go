@@ -103,11 +103,30 @@ func challenge(r *http.Request, err error) string {
 	case e.Kind == KindForbidden:
 		return `Bearer error="insufficient_scope", scope="` + writeScope + `"`
 	case e.Kind == KindUnauthenticated && r.Header.Get("Authorization") != "":
-		return `Bearer error="invalid_token", error_description="` + e.Message + `"`
+		return `Bearer error="invalid_token", error_description=` + quotedString(e.Message)
 	case e.Kind == KindUnauthenticated:
 		return "Bearer"
 	}
 	return ""
+}
+
+// quotedString writes s as an RFC 9110 quoted-string: a backslash and a double quote
+// escaped; a control character, which no quoted-string may hold and which would
+// end or split the header, becomes a space.
+func quotedString(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == 0x7f:
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
 }
 
 // denied answers a caller without the access need with refuse and reports true; for

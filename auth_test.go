@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +219,27 @@ func rawHTTP(t *testing.T, addr, req string) string {
 		t.Fatalf("reading the answer: %v (got %q)", err, resp)
 	}
 	return string(resp)
+}
+
+// TestChallengeQuotesTheDescription: error_description is an RFC 9110 quoted-string
+// whatever the message holds: a backslash and a double quote escaped, and no control
+// character, which would end or split the header, reaches it.
+func TestChallengeQuotesTheDescription(t *testing.T) {
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer x")
+	for _, tt := range []struct{ message, want string }{
+		{"token expired", `"token expired"`},
+		{`say "hi"`, `"say \"hi\""`},
+		{`a\b`, `"a\\b"`},
+		{`\"`, `"\\\""`},
+		{"line\r\nX-Injected: 1", `"line  X-Injected: 1"`},
+		{"nul\x00tab\tdel\x7f", `"nul tab del "`},
+		{"e-mail ü", `"e-mail ü"`},
+		{"", `""`},
+	} {
+		got := challenge(r, &Error{Kind: KindUnauthenticated, Message: tt.message})
+		if want := `Bearer error="invalid_token", error_description=` + tt.want; got != want {
+			t.Errorf("message %q: %s, want %s", tt.message, got, want)
+		}
+	}
 }

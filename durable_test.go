@@ -16,8 +16,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"quartet/internal/journal"
+	"quartet/internal/testkit"
 )
 
 // The durable store's behaviour: what internal/journal keeps (the tests of DIR's
@@ -560,4 +562,82 @@ func TestDurableInitialisationCutShort(t *testing.T) {
 	third := openTestDurable(t, dir, nil, defaultSnapshotBytes)
 	defer third.Close()
 	mustEqualState(t, third, again)
+}
+
+// TestDurableSnapshotFailureIsSeen: with the data directory renamed while the service
+// runs, snapshots fail and the journal keeps every write. /healthz answers 200
+// "degraded" with the reason (a restart would not mend it), /metrics counts the
+// failures and the journal's bytes, the log says it once; at the journal's bound
+// writes are refused with 429 and a clear message. With the directory back, writes are
+// taken again, /healthz says ok, and a restart reads every write acknowledged.
+func TestDurableSnapshotFailureIsSeen(t *testing.T) {
+	base := t.TempDir()
+	dir, moved := filepath.Join(base, "data"), filepath.Join(base, "moved")
+	logs := &syncBuffer{}
+	const snapshotBytes = 4 << 10
+	s := openTestDurable(t, dir, logs, snapshotBytes)
+	srv := NewServer(s, slog.New(slog.DiscardHandler), serverOptions{})
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec
+	}
+	create := func(i int) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/api/users", strings.NewReader(fmt.Sprintf(`{"name":"Writer %d","email":"w%d@example.com"}`, i, i)))
+		req.Header.Set("Content-Type", "application/json")
+		srv.ServeHTTP(rec, req)
+		return rec
+	}
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	var refused *httptest.ResponseRecorder
+	for i := 0; refused == nil; i++ {
+		if i == 1000 {
+			t.Fatal("1000 writes taken with every snapshot failing")
+		}
+		if rec := create(i); rec.Code != 201 {
+			refused = rec
+		}
+	}
+	if refused.Code != 429 || !strings.Contains(refused.Body.String(), journal.ErrBound.Error()) || strings.Contains(refused.Body.String(), base) {
+		t.Errorf("the write at the bound: %d %s", refused.Code, refused.Body)
+	}
+	rec := get("/healthz")
+	var health struct{ Status, Reason string }
+	json.Unmarshal(rec.Body.Bytes(), &health)
+	if rec.Code != 200 || health.Status != "degraded" || !strings.Contains(health.Reason, "snapshots have failed since") || !strings.Contains(health.Reason, "writes are refused") {
+		t.Errorf("/healthz: %d %s", rec.Code, rec.Body)
+	}
+	samples := testkit.ParseExposition(t, get("/metrics").Body.String())
+	if n := testkit.FindSample(samples, "quartet_snapshot_failures_total"); n < 1 {
+		t.Errorf("quartet_snapshot_failures_total %v", n)
+	}
+	if n := testkit.FindSample(samples, "quartet_journal_bytes"); n < journal.BoundFactor*snapshotBytes {
+		t.Errorf("quartet_journal_bytes %v, want the bound %d", n, journal.BoundFactor*snapshotBytes)
+	}
+	if n := strings.Count(logs.String(), `msg="snapshot failed;`); n != 1 {
+		t.Errorf("%d log lines of a failed snapshot, want 1:\n%s", n, logs)
+	}
+
+	if err := os.Rename(moved, dir); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute) // the retry comes within a second; a failure guard
+	for i := 0; create(1000+i).Code != 201; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still refused with the directory back: %s", s.Degraded())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rec := get("/healthz"); rec.Code != 200 || rec.Body.String() != `{"status":"ok"}`+"\n" {
+		t.Errorf("/healthz with the directory back: %d %q", rec.Code, rec.Body)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := openTestDurable(t, dir, nil, snapshotBytes)
+	defer again.Close()
+	mustEqualState(t, again, s)
 }

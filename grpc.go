@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"quartet/internal/accesslog"
 	"quartet/internal/admission"
@@ -106,6 +107,7 @@ func (l grpcLimits) serverOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(l.streamWindowBytes),
 		grpc.InitialConnWindowSize(l.connWindowBytes),
 		grpc.ConnectionTimeout(l.handshakeTimeout),
+		grpc.InTapHandle(l.createUsersDeadline),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.maxIdle, Time: l.pingAfter, Timeout: l.pingTimeout}),
 		// maxIdle closes idle connections whatever their pings, so pings between
 		// calls are tolerated.
@@ -351,36 +353,25 @@ func (s *userService) CreateUsers(stream grpc.ClientStreamingServer[userpb.Creat
 	return stream.SendAndClose(&userpb.CreateUsersResponse{UsersCreated: int32(len(users))})
 }
 
-// receiveUsers receives a CreateUsers call's users until the client has sent them all,
-// within the call's bounds; held is what it claimed of s.waiting, also on failure. A
-// Recv cannot be interrupted, so the users are received in a goroutine of their own;
-// when the time runs out first, returning ends the stream, and what the receiver held
-// is given back once it has stopped.
-func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse], client string) ([]NewUser, int64, error) {
-	var batch []NewUser
-	var held int64
-	var err error
-	done := make(chan struct{})
-	go func() {
-		batch, held, err = s.receiveAll(stream, client)
-		close(done)
-	}()
-	deadline := time.NewTimer(s.limits.createUsersTime)
-	defer deadline.Stop()
-	select {
-	case <-done:
-		return batch, held, err
-	case <-deadline.C:
-		go func() {
-			<-done
-			s.waiting.Release(client, held)
-		}()
-		return nil, 0, status.Errorf(codes.DeadlineExceeded, "a CreateUsers call must be finished within %s", s.limits.createUsersTime)
+// createUsersDeadline is grpc-go's tap handle: it gives a CreateUsers call's stream
+// context its time limit, the only way to end a Recv waiting for a client that sends
+// nothing. Recv then fails, and grpc-go answers DeadlineExceeded as for a client's
+// own deadline; receiving stays in the handler's goroutine, so nothing receives after
+// the handler returned, and what it held is given back before the client is answered.
+// grpc-go cancels the parent when the call ends, which stops the timer, so cancel is
+// not needed.
+func (l grpcLimits) createUsersDeadline(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName != userpb.UserService_CreateUsers_FullMethodName {
+		return ctx, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, l.createUsersTime)
+	_ = cancel
+	return ctx, nil
 }
 
-// receiveAll is receiveUsers without the call's time limit.
-func (s *userService) receiveAll(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse], client string) (batch []NewUser, held int64, err error) {
+// receiveUsers receives a CreateUsers call's users until the client has sent them all,
+// within the call's bounds; held is what it claimed of s.waiting, also on failure.
+func (s *userService) receiveUsers(stream grpc.ClientStreamingServer[userpb.CreateUserRequest, userpb.CreateUsersResponse], client string) (batch []NewUser, held int64, err error) {
 	l := s.limits
 	for {
 		req, err := stream.Recv()

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -426,7 +428,7 @@ func TestGRPCCreateUsersBounds(t *testing.T) {
 	wantCode(t, finish(createUsers(t, c, 4, short)), codes.ResourceExhausted, "at most 3 users per CreateUsers call")
 	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, fmt.Sprintf("at most %d bytes of users per CreateUsers call", 2*cost+cost/2))
 	// A client that stops sending loses the call when its time is up.
-	wantCode(t, finish(createUsers(t, c, 1, short)), codes.DeadlineExceeded, "a CreateUsers call must be finished within 200ms")
+	wantCode(t, finish(createUsers(t, c, 1, short)), codes.DeadlineExceeded, "context deadline exceeded")
 	if n := len(a.store.Users()); n != 6 {
 		t.Errorf("%d users, want the demo's 6: nothing of a refused call is stored", n)
 	}
@@ -439,6 +441,97 @@ func TestGRPCCreateUsersBounds(t *testing.T) {
 	if used := a.grpc.users.waiting.Held(); used != 0 {
 		t.Errorf("%d bytes still held after a stored call", used)
 	}
+}
+
+// TestGRPCCreateUsersReceivesInItsHandler: many CreateUsers calls at once, half of
+// them from clients that stop sending and run out of time, half finished. Whenever a
+// call has returned (its log line, written once the handler returned), every goroutine
+// receiving users is a handler still running; once the server has stopped, every byte
+// the calls held is given back.
+func TestGRPCCreateUsersReceivesInItsHandler(t *testing.T) {
+	cfg := grpcConfig(func(l *grpcLimits) { l.createUsersTime = 250 * time.Millisecond })
+	receivers := &receiverCheck{Handler: slog.DiscardHandler, state: &receiverState{}}
+	a, err := start(cfg, slog.New(receivers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
+	short := &userpb.CreateUserRequest{Name: "A", Email: "a@example.com"}
+	const calls = 24
+	codesSeen := make([]codes.Code, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			s, err := c.CreateUsers(t.Context())
+			if err == nil {
+				err = s.Send(short)
+			}
+			if err == nil && i%2 == 0 {
+				err = s.CloseSend()
+			}
+			if err == nil {
+				err = finish(s)
+			}
+			codesSeen[i] = status.Code(err)
+		})
+	}
+	wg.Wait()
+	if err := a.shutdown(); err != nil { // returns once every handler has
+		t.Error(err)
+	}
+	for i, code := range codesSeen {
+		if want := []codes.Code{codes.OK, codes.DeadlineExceeded}[i%2]; code != want {
+			t.Errorf("call %d: %v, want %v", i, code, want)
+		}
+	}
+	if used := a.grpc.users.waiting.Held(); used != 0 {
+		t.Errorf("%d bytes still held once every call returned", used)
+	}
+	receivers.state.mu.Lock()
+	defer receivers.state.mu.Unlock()
+	if receivers.state.checks < calls || receivers.state.outside != "" {
+		t.Errorf("%d calls checked; a goroutine receiving outside its handler:\n%s", receivers.state.checks, receivers.state.outside)
+	}
+}
+
+// receiverCheck is a log handler that, at each gRPC call's log line, looks for a
+// goroutine receiving a CreateUsers call's users outside the call's handler.
+type receiverCheck struct {
+	slog.Handler
+	state *receiverState
+}
+
+type receiverState struct {
+	mu      sync.Mutex
+	checks  int
+	outside string // the first such goroutine's stack
+}
+
+func (h *receiverCheck) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "grpc" {
+		buf := make([]byte, 1<<20)
+		all := string(buf[:runtime.Stack(buf, true)])
+		h.state.mu.Lock()
+		h.state.checks++
+		for g := range strings.SplitSeq(all, "\n\n") {
+			frames, _, _ := strings.Cut(g, "\ncreated by ")
+			if strings.Contains(frames, "(*userService).receive") && !strings.Contains(frames, "(*userService).CreateUsers(") && h.state.outside == "" {
+				h.state.outside = g
+			}
+		}
+		h.state.mu.Unlock()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *receiverCheck) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *receiverCheck) WithAttrs(as []slog.Attr) slog.Handler {
+	return &receiverCheck{h.Handler.WithAttrs(as), h.state}
+}
+
+func (h *receiverCheck) WithGroup(name string) slog.Handler {
+	return &receiverCheck{h.Handler.WithGroup(name), h.state}
 }
 
 // TestGRPCCreateUsersBudget: what calls hold together is bounded, per client and in

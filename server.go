@@ -327,13 +327,17 @@ func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, refused *adm
 // queued for it; http.Server.Shutdown takes care of the rest.
 func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
 
-// healthz answers 200 {"status":"ok"} while the service works, and 503 with a reason
-// once the store refuses writes (its journal failed), so an orchestrator restarts it;
-// with a warning about the configuration, if any.
+// healthz answers 200 {"status":"ok"} while the service works; 200 "degraded" with a
+// reason while snapshots fail, which a restart would not mend (docs/durability.md);
+// and 503 with a reason once the store refuses writes for good (its journal failed),
+// so an orchestrator restarts it; with a warning about the configuration, if any.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	body, status := map[string]string{"status": "ok"}, http.StatusOK
 	if s.opts.warning != "" {
 		body["warning"] = s.opts.warning
+	}
+	if reason := s.store.Degraded(); reason != "" {
+		body["status"], body["reason"] = "degraded", reason
 	}
 	if reason := s.store.Unavailable(); reason != "" {
 		body["status"], body["reason"], status = "unavailable", reason, http.StatusServiceUnavailable
@@ -608,6 +612,8 @@ func serviceGauges(store *Store, entrance *admission.Door) func(*metrics.Text) {
 		if st.Durable {
 			one("quartet_journal_writes_total", "counter", "Changes written to the journal.", st.JournalWrites)
 			one("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.", st.JournalFsyncs)
+			one("quartet_snapshot_failures_total", "counter", "Snapshots that failed, at the journal's rotation or the snapshot's write; the journal keeps every write meanwhile.", st.SnapshotFailures)
+			one("quartet_journal_bytes", "gauge", "Journal bytes a restart replays after the snapshot; writes are refused at 4 times -snapshot-bytes.", st.JournalBytes)
 		}
 	}
 }

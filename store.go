@@ -187,6 +187,10 @@ func (s *Store) write(decide func() (*change, error)) error {
 		s.mu.Unlock()
 		return errNotStored()
 	}
+	if err := s.journalRefuses(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	c, err := decide()
 	if err != nil {
 		s.mu.Unlock()
@@ -266,6 +270,24 @@ func (q *publishQueue) drain(publish func(*change)) {
 // why, once, and no client sees it.
 func errNotStored() *Error {
 	return &Error{Kind: KindInternal, Message: "internal server error"}
+}
+
+// journalRefuses refuses a write while the journal is at its bound (snapshots fail);
+// the caller holds the lock.
+func (s *Store) journalRefuses() error {
+	if s.journal == nil || s.journal.Refuses() == nil {
+		return nil
+	}
+	return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
+}
+
+// Degraded says why the store's durability is degraded while it still serves and
+// stores every write it acknowledges (snapshots fail, docs/durability.md), or "".
+func (s *Store) Degraded() string {
+	if s.journal == nil {
+		return ""
+	}
+	return s.journal.Health()
 }
 
 // Unavailable says why the store refuses writes, or "" when it accepts them.
@@ -411,6 +433,8 @@ type StoreStats struct {
 	Users, Posts, Comments, Products, Orders int
 	Durable                                  bool  // false: memory only, the journal figures are 0
 	JournalWrites, JournalFsyncs             int64 // changes written, and the fsyncs (batches) that made them durable
+	SnapshotFailures                         int64 // snapshots failed, at their rotation or their write
+	JournalBytes                             int64 // journal a restart replays after the snapshot
 }
 
 // Stats returns the number of records in each table and the journal's counters.
@@ -422,7 +446,8 @@ func (s *Store) Stats() StoreStats {
 	s.mu.RUnlock()
 	if j != nil {
 		st.Durable = true
-		st.JournalWrites, st.JournalFsyncs = j.Stats()
+		js := j.Stats()
+		st.JournalWrites, st.JournalFsyncs, st.SnapshotFailures, st.JournalBytes = js.Writes, js.Fsyncs, js.SnapshotFailures, js.Bytes
 	}
 	return st
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -725,61 +726,58 @@ func TestPublishQueueOrder(t *testing.T) {
 // TestPublishQueueIsBounded holds the fan-out of the first event and has one writer
 // create users one after another: once maxPendingPublish changes wait to be
 // published, the writer waits for the publisher instead of queuing more. Released,
-// every event reaches the subscriber, in order.
+// every event reaches the subscriber, in order. synctest.Wait returns once every
+// goroutine but the test's waits for the others, which is when the writer is stuck
+// (or, were the queue unbounded, done), and when the released publisher is idle.
 func TestPublishQueueIsBounded(t *testing.T) {
-	s := NewStore()
-	inFanOut, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	sub := s.Subscribe(3*maxPendingPublish, func(any) bool {
-		once.Do(func() { close(inFanOut); <-release })
-		return true
-	}, nil)
-	go s.CreateUser("First", "first@example.com")
-	<-inFanOut
-	const n = 2 * maxPendingPublish
-	done := make(chan error, 1)
-	go func() {
-		for i := range n {
-			if _, err := s.CreateUser("U", fmt.Sprintf("u%d@example.com", i)); err != nil {
-				done <- err
-				return
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore()
+		inFanOut, held := make(chan struct{}), make(chan struct{})
+		release := sync.OnceFunc(func() { close(held) })
+		defer release() // a failure lets the goroutines end, so it reads as itself
+		var once sync.Once
+		sub := s.Subscribe(3*maxPendingPublish, func(any) bool {
+			once.Do(func() { close(inFanOut); <-held })
+			return true
+		}, nil)
+		go s.CreateUser("First", "first@example.com")
+		<-inFanOut
+		const n = 2 * maxPendingPublish
+		done := make(chan error, 1)
+		go func() {
+			for i := range n {
+				if _, err := s.CreateUser("U", fmt.Sprintf("u%d@example.com", i)); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("the writer finished (%v) with the publisher held", err)
+		default:
+		}
+		if p := len(s.published.queue); p != maxPendingPublish {
+			t.Fatalf("the writer waits with %d changes pending, want %d", p, maxPendingPublish)
+		}
+		release()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		var last int64
+		for count := 0; count < n+1; count++ {
+			v, ok, _ := sub.Next()
+			if !ok {
+				t.Fatalf("%d events, want %d", count, n+1)
+			}
+			if id := v.(*User).ID; id <= last {
+				t.Fatalf("event for user %d after user %d", id, last)
+			} else {
+				last = id
 			}
 		}
-		done <- nil
-	}()
-	pending := func() int {
-		s.published.mu.Lock()
-		defer s.published.mu.Unlock()
-		return len(s.published.queue)
-	}
-	for i := 0; pending() < maxPendingPublish; i++ { // a failure guard, not a timing
-		if i > 100_000 {
-			t.Fatalf("%d changes pending", pending())
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	select {
-	case err := <-done:
-		t.Fatalf("the writer finished (%v) with the publisher held: %d changes pending", err, pending())
-	case <-time.After(50 * time.Millisecond):
-	}
-	if p := pending(); p > maxPendingPublish {
-		t.Fatalf("%d changes pending, more than %d", p, maxPendingPublish)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	var last int64
-	for count := 0; count < n+1; count++ {
-		v, ok, _ := sub.Next()
-		if !ok {
-			t.Fatalf("%d events, want %d", count, n+1)
-		}
-		if id := v.(*User).ID; id <= last {
-			t.Fatalf("event for user %d after user %d", id, last)
-		} else {
-			last = id
-		}
-	}
+	})
 }

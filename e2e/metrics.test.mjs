@@ -59,4 +59,17 @@ test('/metrics parses and counts what was asked', async () => {
   assert.equal(records?.type, 'GAUGE');
   assert.ok(Number(records.metrics.find((m) => m.labels.table === 'users')?.value) > 0, 'users are counted');
   assert.equal(families.get('quartet_websocket_subscriptions')?.type, 'GAUGE');
+
+  // The Go runtime's and the process's series, as Prometheus's Go client names them.
+  const gc = families.get('go_gc_duration_seconds');
+  assert.equal(gc?.type, 'SUMMARY');
+  assert.deepEqual(Object.keys(gc.metrics[0].quantiles).sort(), ['0', '0.25', '0.5', '0.75', '1']);
+  const one = (name) => Number(families.get(name)?.metrics[0]?.value);
+  for (const name of ['go_goroutines', 'go_threads', 'go_memstats_heap_alloc_bytes', 'go_memstats_heap_inuse_bytes',
+    'go_memstats_heap_sys_bytes', 'go_memstats_sys_bytes', 'go_memstats_alloc_bytes_total', 'process_open_fds',
+    'process_max_fds', 'process_resident_memory_bytes', 'process_virtual_memory_bytes', 'process_start_time_seconds']) {
+    assert.ok(one(name) > 0, `${name} is ${one(name)}`);
+  }
+  assert.ok(one('go_memstats_heap_alloc_bytes') <= one('go_memstats_heap_inuse_bytes'), 'heap in use holds the allocated heap');
+  assert.equal(families.get('process_cpu_seconds_total')?.type, 'COUNTER');
 });

@@ -20,7 +20,8 @@ import (
 // a store is to its journal, without the store. Its payloads are JSON, as the store's:
 // {"op":"put","v":value}.
 type testHost struct {
-	seed []string
+	seed     []string
+	captured func() // when set, called once a snapshot's mark is queued
 
 	mu       sync.RWMutex // the host's lock: Appends are made under it
 	recs     []string
@@ -85,6 +86,9 @@ func (h *testHost) Capture(mark func()) func() (meta, body []byte, err error) {
 	defer h.mu.RUnlock()
 	recs := slices.Clone(h.recs)
 	mark()
+	if h.captured != nil {
+		h.captured()
+	}
 	return func() (meta, body []byte, err error) {
 		body, err = json.Marshal(recs)
 		return fmt.Appendf(nil, `{"n":%d}`, len(recs)), body, err
@@ -130,6 +134,10 @@ func (h *testHost) add(j *Journal, v string) error {
 	if h.broken {
 		h.mu.Unlock()
 		return errRefused
+	}
+	if err := j.Refuses(); err != nil {
+		h.mu.Unlock()
+		return err
 	}
 	h.recs = append(h.recs, v)
 	h.appended = append(h.appended, v)

@@ -16,6 +16,10 @@
 //     foreign or damaged), unless Options.Repair cuts it there, keeping the bytes
 //     cut beside it (docs/durability.md).
 //   - DIR/LOCK is held with flock while a Journal is open.
+//   - A snapshot that fails (its rotation or its write) loses nothing: the journal
+//     keeps every record, says so (Health), counts it (Stats), and tries again later;
+//     once a restart would replay BoundFactor times SnapshotBytes, Refuses refuses
+//     writes until a snapshot succeeds (snapshots.go).
 //
 // DIR holds LOCK, snapshot (the state as of journal <gen>, and the store's random
 // id) and journal-<gen>.log files, each headed by its generation and that id; Open
@@ -39,6 +43,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // DefaultSnapshotBytes is the journal size past which a snapshot is taken.
@@ -124,15 +129,18 @@ type Journal struct {
 	failed bool  // the disk failed: nothing more is written
 
 	writes, syncs atomic.Int64 // records written, fsyncs made; /metrics reads them
+
+	snapshotHealth // snapshots.go
 }
 
 // Pending is an appended record waiting for its fsync or, without a record, the
 // mark where the journal rotates to journal gen, done once the new file exists.
 type Pending struct {
-	rec  Record
-	done sync.WaitGroup // a channel would be an allocation more per write
-	err  error
-	gen  uint64
+	rec    Record
+	done   sync.WaitGroup // a channel would be an allocation more per write
+	err    error
+	gen    uint64
+	covers int64 // a mark's: the journal bytes before it, which its snapshot covers
 }
 
 // Wait waits until the record is on disk, or says why not: ErrFailed (the record
@@ -220,8 +228,17 @@ func (j *Journal) Append(r Record) *Pending {
 	return w
 }
 
-// Stats returns the records written and the fsyncs that made them durable.
-func (j *Journal) Stats() (writes, fsyncs int64) { return j.writes.Load(), j.syncs.Load() }
+// Stats are a journal's figures for /metrics.
+type Stats struct {
+	Writes, Fsyncs   int64 // records written, and the fsyncs that made them durable
+	SnapshotFailures int64 // snapshots that failed, at their rotation or their write
+	Bytes            int64 // journal bytes a restart replays after the snapshot
+}
+
+// Stats returns the journal's figures.
+func (j *Journal) Stats() Stats {
+	return Stats{j.writes.Load(), j.syncs.Load(), j.snapshotFailures.Load(), j.uncovered.Load()}
+}
 
 // flush is the flusher goroutine: it writes what is queued, one fsync a batch.
 func (j *Journal) flush() {
@@ -245,6 +262,7 @@ func (j *Journal) flush() {
 				return
 			}
 			<-j.wake
+			j.maybeSnapshot() // a write refused at the bound woke it to try again
 			continue
 		}
 		if j.failed {
@@ -271,6 +289,7 @@ func (j *Journal) flush() {
 			}
 			j.release(batch[start:i])
 			buf, start = buf[:0], i+1
+			w.covers = j.uncovered.Load()
 			w.err = j.rotate(w.gen)
 			w.done.Done()
 		}
@@ -287,7 +306,9 @@ func (j *Journal) flush() {
 }
 
 // writeAndSync appends buf to the journal and fsyncs it, unless err, an encoding
-// failure, stands for the write.
+// failure, stands for the write. It is the one place the journal being written is
+// fsynced, so every failed fsync fails the journal (fail): one that failed may have
+// dropped what it was to make durable, and no later one would vouch for it.
 func (j *Journal) writeAndSync(buf []byte, err error) error {
 	if err != nil || len(buf) == 0 {
 		return err
@@ -312,6 +333,7 @@ func (j *Journal) writeAndSync(buf []byte, err error) error {
 		return err
 	}
 	j.size += int64(len(buf))
+	j.uncovered.Add(int64(len(buf)))
 	j.dirty = 0
 	return nil
 }
@@ -371,12 +393,13 @@ func countRecords(ws []*Pending) int {
 	return n
 }
 
-// maybeSnapshot starts a snapshot when the journal is past the threshold; the
-// state is captured and the rotation mark queued under the host's lock, so the
-// snapshot holds exactly the records before the mark.
+// maybeSnapshot starts a snapshot when the journal is past the threshold and no
+// failed one is waiting to be tried again; the state is captured and the rotation
+// mark queued under the host's lock, so the snapshot holds exactly the records
+// before the mark.
 func (j *Journal) maybeSnapshot() {
 	j.mu.Lock()
-	due := j.size >= j.opts.SnapshotBytes && !j.snapshotting && !j.closing && !j.failed
+	due := j.uncovered.Load() >= j.opts.SnapshotBytes && !j.snapshotting && !j.closing && !j.failed && !time.Now().Before(j.retryAt)
 	if due {
 		j.snapshotting = true
 	}
@@ -393,34 +416,34 @@ func (j *Journal) maybeSnapshot() {
 		j.mu.Unlock()
 	})
 	j.snapshots.Go(func() {
-		defer func() {
+		err := mark.Wait()
+		if errors.Is(err, ErrFailed) { // the journal failed, and said so
 			j.mu.Lock()
 			j.snapshotting = false
 			j.mu.Unlock()
-		}()
-		if err := mark.Wait(); err != nil {
-			j.log.Error("journal rotation failed", "error", err)
 			return
 		}
-		if err := writeSnapshot(j.dir, gen, j.storeID, encode); err != nil {
-			j.log.Error("snapshot failed; the journal keeps everything", "error", err)
-			return
+		if err == nil {
+			if err = writeSnapshot(j.dir, gen, j.storeID, encode); err != nil {
+				err = fmt.Errorf("writing the snapshot: %w", err)
+			}
 		}
-		removeJournalsBefore(j.dir, gen, j.log)
+		j.snapshotEnded(err, mark.covers)
+		if err == nil {
+			removeJournalsBefore(j.dir, gen, j.log)
+		}
 	})
 }
 
-// rotate closes the current journal and starts journal gen, in place and durable
-// before its snapshot is written.
+// rotate starts journal gen, in place and durable before its snapshot is written,
+// and closes the current one, every byte of which writeAndSync made durable. When
+// it fails, the current journal goes on taking the records.
 func (j *Journal) rotate(gen uint64) error {
-	if err := j.file.Sync(); err != nil {
-		return err
-	}
 	f, end, err := createJournal(j.dir, gen, j.storeID, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("starting %s: %w", journalName(gen), err)
 	}
-	if err := j.file.Close(); err != nil { // logged only: everything in it was fsynced above
+	if err := j.file.Close(); err != nil { // logged only: everything in it was fsynced
 		j.log.Error("closing the previous journal", "file", filepath.Join(j.dir, journalName(j.gen)), "error", err)
 	}
 	j.use(f, gen, end, roundUp(end, journalStep), journalStep)

@@ -50,8 +50,8 @@ func TestJournalGroupCommit(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if writes, syncs := j.Stats(); writes != writers*each || syncs >= writes {
-		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", writes, syncs, writers*each)
+	if st := j.Stats(); st.Writes != writers*each || st.Fsyncs >= st.Writes {
+		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", st.Writes, st.Fsyncs, writers*each)
 	}
 	if !reflect.DeepEqual(h.stored, h.appended) {
 		t.Errorf("stored in another order than appended")

@@ -91,6 +91,7 @@ func (j *Journal) recover() error {
 		if err != nil {
 			return err
 		}
+		j.uncovered.Add(j.size)
 		if cut { // Repair moved the later journals aside
 			gens = gens[:i+1]
 			break

@@ -8,7 +8,9 @@
 //     counts as Unmatched.
 //   - Successive scrapes read alike: each family once with its HELP and TYPE, series
 //     sorted by surface and route, codes ascending, in-flight by protocol, then the
-//     caller's gauges; label values and help text escaped as the format asks.
+//     caller's gauges, then the Go runtime's and the process's series as
+//     Prometheus's Go client names them (runtime.go); label values and help text
+//     escaped as the format asks.
 package metrics
 
 import (
@@ -201,10 +203,12 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 	if gauges != nil {
 		gauges(text)
 	}
+	text.appendRuntime()
+	text.appendProcess()
 	return text.b
 }
 
-// Family starts a metric family: its HELP and TYPE (counter, gauge) lines.
+// Family starts a metric family: its HELP and TYPE (counter, gauge, summary) lines.
 func (t *Text) Family(name, typ, help string) {
 	t.b = append(t.b, "# HELP "+name+" "...)
 	t.b = appendEscaped(t.b, help, false)

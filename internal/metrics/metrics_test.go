@@ -99,7 +99,7 @@ func TestHistogramBuckets(t *testing.T) {
 
 // TestExposition checks a whole scrape, byte for byte: the families in their order,
 // the series sorted by surface and route, codes named by the table, in-flight by
-// protocol, then the caller's gauges.
+// protocol, then the caller's gauges; then come the runtime's (TestRuntimeSeries).
 func TestExposition(t *testing.T) {
 	m := Set{Help: Help{Requests: "Requests.", Duration: "Durations.", InFlight: "In flight."}}
 	calls := m.Table("grpc", grpcSurface, grpcCodes)
@@ -147,8 +147,12 @@ func TestExposition(t *testing.T) {
 		`quartet_requests_in_flight{protocol="http"} 1` + "\n" +
 		"# HELP x_level A level.\n# TYPE x_level gauge\n" +
 		`x_level{table="a"} 2.5` + "\n"
-	if got := w.Body.String(); got != want {
-		t.Errorf("exposition:\n%s\nwant:\n%s\n%s", got, want, testkit.FirstDifference([]byte(got), []byte(want)))
+	got, found := strings.CutPrefix(w.Body.String(), want)
+	if !found {
+		t.Errorf("exposition:\n%s\nwant first:\n%s\n%s", got, want, testkit.FirstDifference([]byte(got), []byte(want)))
+	}
+	if !strings.HasPrefix(got, "# HELP go_gc_duration_seconds ") {
+		t.Errorf("after the caller's gauges, want the runtime's series; got %.100q", got)
 	}
 	if ct := w.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)

@@ -18,7 +18,8 @@ type Sample struct {
 
 // ParseExposition parses the Prometheus text format strictly enough to catch what a
 // scraper rejects: every sample belongs to a family introduced by HELP and TYPE (a
-// histogram's by its _bucket, _sum and _count), each family once, label values
+// histogram's by its _bucket, _sum and _count, a summary's by its quantiles, _sum and
+// _count), each family once, label values
 // escaped, values numbers.
 func ParseExposition(t testing.TB, text string) []Sample {
 	t.Helper()
@@ -43,7 +44,7 @@ func ParseExposition(t testing.TB, text string) []Sample {
 			if name != help {
 				fail("TYPE without its HELP")
 			}
-			if !slices.Contains([]string{"counter", "gauge", "histogram"}, typ) {
+			if !slices.Contains([]string{"counter", "gauge", "histogram", "summary"}, typ) {
 				fail("type %q", typ)
 			}
 			types[name], current = typ, name
@@ -51,8 +52,8 @@ func ParseExposition(t testing.TB, text string) []Sample {
 		}
 		s := parseSample(t, line)
 		base := s.Name
-		if types[current] == "histogram" {
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if suffixes, ok := familySuffixes[types[current]]; ok {
+			for _, suffix := range suffixes {
 				if b, ok := strings.CutSuffix(s.Name, suffix); ok {
 					base = b
 					break
@@ -66,6 +67,9 @@ func ParseExposition(t testing.TB, text string) []Sample {
 	}
 	return out
 }
+
+// familySuffixes are the suffixes of the samples of a family of several series.
+var familySuffixes = map[string][]string{"histogram": {"_bucket", "_sum", "_count"}, "summary": {"_sum", "_count"}}
 
 var (
 	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:` + labelText + `,?)*)\})? (\S+)$`)
