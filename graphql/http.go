@@ -162,7 +162,7 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams, 
 	if f != noIncremental {
 		inc = h.Schema.executeIncremental(ctx, p, op, req.Variables)
 		resp = inc.Initial
-		if len(inc.queue) == 0 {
+		if len(inc.Pending) == 0 {
 			inc = nil // nothing held back: one plain answer, as graphql-js gives then
 		}
 	} else {
