@@ -138,7 +138,7 @@ func TestMultipartPartsArriveOneByOne(t *testing.T) {
 
 // readPart reads up to and past the next delimiter, and returns what came
 // before it.
-func readPart(t *testing.T, r *bufio.Reader) string {
+func readPart(t testing.TB, r *bufio.Reader) string {
 	t.Helper()
 	var b bytes.Buffer
 	for !bytes.HasSuffix(b.Bytes(), []byte("\r\n---")) {
