@@ -231,7 +231,7 @@ func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *Op
 			switch x := sel.(type) {
 			case *Field:
 				ds, sub = x.Directives, x.SelectionSet
-				if directiveArgs(s, ds, "stream", vars) != nil {
+				if directiveArgs(s, ds, "stream", vars) != nil && !skippedBy(ds, vars, false) {
 					return true
 				}
 			case *InlineFragment:
@@ -241,6 +241,9 @@ func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *Op
 					seen[x.Name] = true
 					ds, sub = x.Directives, f.SelectionSet
 				}
+			}
+			if skippedBy(ds, vars, false) {
+				continue
 			}
 			if directiveArgs(s, ds, "defer", vars) != nil || (sub != nil && in(sub)) {
 				return true
