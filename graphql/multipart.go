@@ -71,7 +71,7 @@ func writeMultipart(w http.ResponseWriter, f incrementalFormat, in *Incremental)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	bp := buffers.Get().(*[]byte)
-	buf := in.appendInitial(append((*bp)[:0], "\r\n---"...), f)
+	buf := in.appendInitial(append((*bp)[:0], "\r\n---"+partHeader...), f)
 	in.Initial.release()
 	for {
 		buf = append(buf, "\r\n---"...)
@@ -84,15 +84,16 @@ func writeMultipart(w http.ResponseWriter, f incrementalFormat, in *Incremental)
 			w.Write([]byte("--\r\n"))
 			break
 		}
-		buf = p.appendJSON(buf[:0], f)
+		buf = p.appendJSON(append(buf[:0], partHeader...), f)
 	}
 	putBuffer(bp, buf)
 }
 
 const partHeader = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 
+// appendInitial appends the JSON of the initial result in format f.
 func (in *Incremental) appendInitial(buf []byte, f incrementalFormat) []byte {
-	buf = in.Initial.appendJSON(append(buf, partHeader...))
+	buf = in.Initial.appendJSON(buf)
 	buf = buf[:len(buf)-1] // the closing brace
 	if f == formatV02 {
 		buf = appendList(append(buf, `,"pending":`...), in.Pending, appendPending)
@@ -113,8 +114,8 @@ func appendLabel(buf []byte, label string) []byte {
 	return appendString(append(buf, `,"label":`...), label)
 }
 
+// appendJSON appends the JSON of p in format f.
 func (p *Payload) appendJSON(buf []byte, f incrementalFormat) []byte {
-	buf = append(buf, partHeader...)
 	if f == format20220824 {
 		buf = append(buf, `{"incremental":[`...)
 		buf = p.appendResult(buf, f)
