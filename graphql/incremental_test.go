@@ -63,7 +63,7 @@ func TestIncrementalFlat(t *testing.T) {
 }
 
 // TestIncrementalBoundsWholeOperation checks that the response-size bound
-// counts every part, and that the cost counts deferred fragments.
+// counts every part, and that the cost and depth count deferred fragments.
 func TestIncrementalBoundsWholeOperation(t *testing.T) {
 	s, _ := newTestSchema(t)
 	query := `{ users { id ... @defer { name email } } }`
@@ -84,6 +84,12 @@ func TestIncrementalBoundsWholeOperation(t *testing.T) {
 	}
 	if d, f := costOf(`{ users { id ... @defer { posts { title } } } }`), costOf(`{ users { id posts { title } } }`); d != f {
 		t.Errorf("cost with @defer %d, without %d: want the same", d, f)
+	}
+
+	s.Limits.MaxDepth = 2
+	in := s.ExecuteIncremental(context.Background(), Request{Query: `{ users { ... @defer { posts { title } } } }`})
+	if in.Initial.Data != nil || len(in.Pending) != 0 || !strings.Contains(in.Initial.Errors[0].Message, "depth") {
+		t.Errorf("a deferred field past the depth limit: got %s, want the operation refused", in.Initial.appendJSON(nil))
 	}
 }
 
