@@ -30,7 +30,9 @@ const (
 // and GET (and HEAD) with the same as URL parameters, for queries only. Answers
 // are application/json, status 200 for every well-formed request, unless the
 // Accept header prefers application/graphql-response+json, whose status tells
-// request errors (400) from executed operations (200).
+// request errors (400) from executed operations (200). An operation whose
+// @defer or @stream holds parts back is answered in parts, as multipart/mixed
+// (multipart.go), or refused with 406 when Accept allows no multipart answer.
 type Handler struct {
 	Schema *Schema
 
