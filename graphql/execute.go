@@ -66,11 +66,14 @@ type execGroup struct {
 	args      map[string]any
 	argsErr   error
 	argsReady bool
+	deferred  *SelectionSet // an active @defer's fragment, in place of a field
+	label     string        // the @defer's label
 }
 
 type subKey struct {
-	g *execGroup
-	t *Type
+	g      *execGroup
+	t      *Type
+	defers bool // @defer holds fragments back (see executor.inc)
 }
 
 type executor struct {
@@ -85,11 +88,14 @@ type executor struct {
 	sub       map[subKey][]*execGroup // collected subfields, when not shared in plans
 	plans     *preparedDocument       // when set, where collected fields are shared
 	event     bool                    // executing a subscription event; source is the event
+	inc       *Incremental            // when set, @defer and @stream hold parts back
+	pending   []*record               // parts held back so far, announced with what is being written
 
 	// maxBytes bounds buf and the estimated size of errs (0: no bound); past
 	// it, tooLarge stops the execution. See overBudget.
 	maxBytes int
 	errBytes int
+	sent     int // bytes of the parts already written, for incremental delivery
 	tooLarge bool
 
 	// claim, when set, is asked for the answer's bytes as they are rendered,
@@ -173,23 +179,31 @@ func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *Opera
 // executeOperation coerces variables and runs op. For a subscription event,
 // root is the event and the operation's single root field resolves from it.
 func (s *Schema) executeOperation(ctx context.Context, p *preparedDocument, op *OperationDefinition, given map[string]any, coerced map[string]any) (resp *Response) {
+	e, resp := s.startOperation(ctx, p, op, given, coerced)
+	if resp != nil {
+		return resp
+	}
+	return e.run(s.rootType(op.Operation), nil)
+}
+
+// startOperation coerces the variables of op and checks its cost: an executor
+// for it, or the response refusing it.
+func (s *Schema) startOperation(ctx context.Context, p *preparedDocument, op *OperationDefinition, given map[string]any, coerced map[string]any) (*executor, *Response) {
 	vars := coerced
 	if vars == nil {
 		var errs []*Error
 		vars, errs = coerceVariables(s, op, given)
 		if errs != nil {
-			return &Response{Errors: errs}
+			return nil, &Response{Errors: errs}
 		}
 	}
-	root := s.rootType(op.Operation)
-	if root == nil {
-		return &Response{Errors: []*Error{newError(codeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
+	if s.rootType(op.Operation) == nil {
+		return nil, &Response{Errors: []*Error{newError(codeValidationFailed, fmt.Sprintf("Schema is not configured for %ss.", op.Operation), op.Pos)}}
 	}
 	if err := s.checkCost(p, op, vars); err != nil {
-		return &Response{Errors: []*Error{err}}
+		return nil, &Response{Errors: []*Error{err}}
 	}
-	e := s.newExecutor(ctx, p, op, vars)
-	return e.run(root, nil)
+	return s.newExecutor(ctx, p, op, vars), nil
 }
 
 func (e *executor) run(root *Type, source any) (resp *Response) {
@@ -210,14 +224,12 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	if e.tooLarge {
 		// What was written is dropped whole: a cut answer would be neither
 		// valid JSON nor correct under null propagation.
-		e.buf = append(e.buf[:0], "null"...)
-		msg := fmt.Sprintf("The response is larger than the limit of %d bytes; execution was stopped.", e.maxBytes)
-		err := newError(CodeResponseTooLarge, msg)
-		err.Extensions["maxResponseBytes"] = e.maxBytes
-		return &Response{Errors: []*Error{err}, Data: e.buf, pooled: pooled}
+		e.buf, e.pending = append(e.buf[:0], "null"...), nil
+		return &Response{Errors: []*Error{tooLargeError(e.maxBytes)}, Data: e.buf, pooled: pooled}
 	}
 	if !ok {
 		e.buf = append(e.buf[:0], "null"...)
+		e.pending = nil
 	}
 	return &Response{Errors: e.errs, Data: e.buf, pooled: pooled}
 }
@@ -226,7 +238,7 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 // then marks the execution as stopped: the loops writing objects and lists
 // ask before each entry, and unwind without resolving anything more.
 func (e *executor) overBudget() bool {
-	if !e.tooLarge && e.maxBytes > 0 && len(e.buf)+e.errBytes > e.maxBytes {
+	if !e.tooLarge && e.maxBytes > 0 && e.sent+len(e.buf)+e.errBytes > e.maxBytes {
 		e.tooLarge = true
 	}
 	if !e.tooLarge && e.claim != nil && len(e.buf) >= e.claimed+claimStep {
@@ -247,14 +259,15 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 // collect implements CollectFields (spec 6.3.2) for the selection sets sets
 // on object type t.
 func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
-	return collectFields(e.s, e.fragments, t, sets, e.vars, false)
+	return collectFields(e.s, e.fragments, t, sets, e.vars, false, e.inc != nil)
 }
 
 // collectFields groups the fields of sets on object type t by response key,
 // @skip and @include evaluated with vars (see skippedBy). The fields t lacks
 // are left out. For validation (static) there are no variable values: a
 // condition on a variable is unknown and keeps its field, as do fields t lacks.
-func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static bool) []*execGroup {
+// With defers, a fragment under an active @defer is a group of its own.
+func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static, defers bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
 	// applies reports whether a fragment on the type tc names (nil: any)
@@ -267,6 +280,17 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		return ft != nil && ft.isPossibleType(t)
 	}
 	var walk func(set *SelectionSet)
+	// fragment walks a fragment's set, or holds it back under an active @defer.
+	fragment := func(set *SelectionSet, ds []*Directive) {
+		if defers {
+			if args := directiveArgs(schema, ds, "defer", vars); args != nil {
+				label, _ := args["label"].(string)
+				groups = append(groups, &execGroup{deferred: set, label: label})
+				return
+			}
+		}
+		walk(set)
+	}
 	walk = func(set *SelectionSet) {
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
@@ -275,7 +299,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					continue
 				}
 				k := s.responseKey()
-				if i := slices.IndexFunc(groups, func(g *execGroup) bool { return g.key == k }); i >= 0 {
+				if i := slices.IndexFunc(groups, func(g *execGroup) bool { return g.key == k && g.deferred == nil }); i >= 0 {
 					groups[i].fields = append(groups[i].fields, s)
 				} else if def := fieldDef(schema, t, s.Name); def != nil || static {
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
@@ -289,11 +313,11 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 				}
 				visited[s.Name] = true
 				if f := fragments[s.Name]; f != nil && applies(f.TypeCondition) {
-					walk(f.SelectionSet)
+					fragment(f.SelectionSet, s.Directives)
 				}
 			case *InlineFragment:
 				if !skippedBy(s.Directives, vars, static) && applies(s.TypeCondition) {
-					walk(s.SelectionSet)
+					fragment(s.SelectionSet, s.Directives)
 				}
 			}
 		}
@@ -335,13 +359,15 @@ func skippedBy(ds []*Directive, vars map[string]any, static bool) bool {
 // operation's) on object type t, collected once per execution, or once for all
 // executions when the executor shares plans.
 func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
-	k := subKey{g, t}
+	k := subKey{g, t, e.inc != nil}
 	if e.plans != nil {
 		return e.plans.plan(e.op, k, func() []*execGroup {
 			gs := e.collectSubfields(t, g)
 			for _, g := range gs {
-				g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, nil)
-				g.argsReady = true
+				if g.deferred == nil {
+					g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, nil)
+					g.argsReady = true
+				}
 			}
 			return gs
 		})
@@ -360,6 +386,9 @@ func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 	if g == nil {
 		return e.collect(t, []*SelectionSet{e.op.SelectionSet})
+	}
+	if g.deferred != nil {
+		return e.collect(t, []*SelectionSet{g.deferred})
 	}
 	sets := make([]*SelectionSet, 0, len(g.fields))
 	for _, f := range g.fields {
@@ -397,13 +426,19 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 // non-null field came out null, making the object null.
 func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool {
 	e.buf = append(e.buf, '{')
-	for i, g := range groups {
+	written := false
+	for _, g := range groups {
 		if e.overBudget() {
 			return false
 		}
-		if i > 0 {
+		if g.deferred != nil {
+			e.hold(&record{t: t, source: source, g: g, label: g.label})
+			continue
+		}
+		if written {
 			e.buf = append(e.buf, ',')
 		}
+		written = true
 		e.buf = appendString(e.buf, g.key)
 		e.buf = append(e.buf, ':')
 		if g.def == typenameField {
@@ -439,10 +474,11 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 		e.buf = append(e.buf, "null"...)
 		return def.Type.Kind != NonNull
 	}
-	start := len(e.buf)
+	start, held := len(e.buf), len(e.pending)
 	if e.complete(def.Type, g, value) {
 		return true
 	}
+	e.pending = e.pending[:held] // the parts held back under a null have no place
 	if def.Type.Kind == NonNull {
 		return false
 	}
@@ -550,6 +586,11 @@ func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 		return false
 	}
 	item := t.OfType
+	n := e.streamFrom(g, item, items)
+	if n < 0 {
+		return false
+	}
+	items = items[:n]
 	e.buf = append(e.buf, '[')
 	for i, v := range items {
 		if e.overBudget() {
@@ -565,7 +606,7 @@ func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 			}
 		}
 		e.path = append(e.path, pathSeg{index: i})
-		start := len(e.buf)
+		start, held := len(e.buf), len(e.pending)
 		ok := e.complete(item, g, v)
 		e.path = e.path[:len(e.path)-1]
 		if !ok {
@@ -573,6 +614,7 @@ func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 				return false
 			}
 			e.buf = append(e.buf[:start], "null"...)
+			e.pending = e.pending[:held]
 		}
 	}
 	e.buf = append(e.buf, ']')

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -21,6 +22,8 @@ var fuzzSeeds = []string{
 	"{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
 	"{ search(text: \"o\") { ... on User { name } ... on Post { name: title } } }",
 	"{{{{{{{",
+	"query ($d: Boolean!) { users @stream(initialCount: 1, label: \"s\") { id ...U @defer(if: $d) ... @defer(label: \"x\") { posts { title } } } } fragment U on User { name }",
+	"{ ... @defer { mustFail } search(text: \"o\") @stream(initialCount: -1) { ... on User @defer { name } } }",
 	"query ($v: [[[[Int]]]]) { echo(list: $v) }",
 	// Just past the parse limits: tokens, directives, variables, operations.
 	"{" + strings.Repeat(" a", 20000) + " }",
@@ -98,6 +101,12 @@ func FuzzValidate(f *testing.F) {
 		resp := s.Execute(context.Background(), Request{Query: src})
 		if resp.Data == nil && len(resp.Errors) == 0 {
 			t.Fatal("no data and no errors")
+		}
+		in := s.ExecuteIncremental(context.Background(), Request{Query: src})
+		for p := in.Next(); p != nil; p = in.Next() {
+			if part := p.appendJSON(nil, formatV02); !json.Valid(part) {
+				t.Fatalf("a part that is not JSON: %s", part)
+			}
 		}
 	})
 }

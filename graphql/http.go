@@ -30,7 +30,9 @@ const (
 // and GET (and HEAD) with the same as URL parameters, for queries only. Answers
 // are application/json, status 200 for every well-formed request, unless the
 // Accept header prefers application/graphql-response+json, whose status tells
-// request errors (400) from executed operations (200).
+// request errors (400) from executed operations (200). An operation whose
+// @defer or @stream holds parts back is answered in parts, as multipart/mixed
+// (multipart.go), or refused with 406 when Accept allows no multipart answer.
 type Handler struct {
 	Schema *Schema
 
@@ -76,6 +78,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	media, html := negotiate(r.Header.Get("Accept"))
+	multipart := multipartFormat(r.Header.Get("Accept"))
 	if isGet(r) && h.HTMLPage != nil && html && !isGraphQLGet(r) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
@@ -84,6 +87,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		writeHTTPError(w, mediaJSON, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed; use GET or POST.")
 		return
+	}
+	if media == "" && multipart != noIncremental {
+		media = mediaJSON // for what is answered in one piece
 	}
 	if media == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -107,7 +113,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(ctx, w, media, batch)
 		return
 	}
-	resp, status, fixed := h.serve(ctx, r.Method, &params)
+	resp, inc, status, fixed := h.serve(ctx, r.Method, &params, multipart)
+	if inc != nil {
+		writeMultipart(w, multipart, inc)
+		return
+	}
 	if fixed {
 		if resp.Errors[0].Code() == codePersistedQueryNotFound {
 			// Not cached on the way: the same GET is to succeed once the client
@@ -128,42 +138,59 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers one operation's parameters, with the status
 // application/graphql-response+json calls for. fixed reports a status that holds
-// for either media type: bad request parameters, and persisted-query answers (as
-// Apollo's servers and link have them).
-func (h *Handler) serve(ctx context.Context, method string, params *httpParams) (resp *Response, status int, fixed bool) {
+// for either media type: bad request parameters, a refused @defer or @stream, and
+// persisted-query answers (as Apollo's servers and link have them). With an
+// incremental format, an operation that holds parts back answers inc.
+func (h *Handler) serve(ctx context.Context, method string, params *httpParams, f incrementalFormat) (resp *Response, inc *Incremental, status int, fixed bool) {
 	req, pq, status, msg := requestFromParams(params)
 	if status != 0 {
-		return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, status, true
+		return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, nil, status, true
 	}
 	sent := req.Query != ""
 	if e, status := h.resolvePersisted(&req, pq); e != nil {
-		return &Response{Errors: []*Error{e}}, status, true
+		return &Response{Errors: []*Error{e}}, nil, status, true
 	}
 	p := h.Schema.prepare(req.Query)
 	if p.errs != nil {
-		return &Response{Errors: p.errs}, http.StatusBadRequest, false
+		return &Response{Errors: p.errs}, nil, http.StatusBadRequest, false
 	}
 	op, errResp := selectOperation(p.doc, req.OperationName)
 	if errResp != nil {
-		return errResp, http.StatusBadRequest, false
+		return errResp, nil, http.StatusBadRequest, false
 	}
 	switch {
 	case op.Operation == Mutation && method != http.MethodPost:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, http.StatusMethodNotAllowed, false
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, nil, http.StatusMethodNotAllowed, false
 	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, http.StatusBadRequest, false
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, nil, http.StatusBadRequest, false
 	}
 	if pq != nil && sent && !h.PersistedOnly {
 		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
 	}
-	resp = h.Schema.executeOperation(ctx, p, op, req.Variables, nil)
+	if f != noIncremental {
+		inc = h.Schema.executeIncremental(ctx, p, op, req.Variables)
+		resp = inc.Initial
+		if len(inc.Pending) == 0 {
+			inc = nil // nothing held back: one plain answer, as graphql-js gives then
+		}
+	} else {
+		e, r := h.Schema.startOperation(ctx, p, op, req.Variables, nil)
+		switch {
+		case r != nil:
+			resp = r
+		case usesIncremental(h.Schema, p.fragments, op, e.vars):
+			return &Response{Errors: []*Error{errNeedsMultipart()}}, nil, http.StatusNotAcceptable, true
+		default:
+			resp = e.run(h.Schema.rootType(op.Operation), nil)
+		}
+	}
 	if resp.Data == nil {
 		if resp.Errors[0].Code() == codeTooManyRequests { // refused its answer's bytes
-			return resp, http.StatusTooManyRequests, true
+			return resp, nil, http.StatusTooManyRequests, true
 		}
-		return resp, http.StatusBadRequest, false
+		return resp, inc, http.StatusBadRequest, false
 	}
-	return resp, http.StatusOK, false
+	return resp, inc, http.StatusOK, false
 }
 
 // serveBatch answers each operation of a batch as if sent alone, in a JSON
@@ -184,7 +211,7 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 		} else if err := jsonkeys.Unmarshal(raw, &params); err != nil {
 			resp = &Response{Errors: []*Error{newError(codeBadUserInput, "Operation "+strconv.Itoa(i)+" of the batch is not a JSON object with GraphQL request parameters: "+paramsFault(err)+".")}}
 		} else {
-			resp, _, _ = h.serve(ctx, http.MethodPost, &params)
+			resp, _, _, _ = h.serve(ctx, http.MethodPost, &params, noIncremental)
 		}
 		buf = resp.appendJSON(buf)
 		resp.release()

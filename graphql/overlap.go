@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -392,6 +393,9 @@ func (o *overlapChecker) findConflict(parentExclusive bool, key string, f1, f2 f
 	if !exclusive && !o.sameArguments(f1.node.Arguments, f2.node.Arguments) {
 		return because("they have differing arguments")
 	}
+	if !o.sameStreams(f1.node.Directives, f2.node.Directives) {
+		return because("they have differing stream directives")
+	}
 	t1, t2 := f1.typ, f2.typ
 	if t1 != nil && t2 != nil && doTypesConflict(t1, t2) {
 		return because(fmt.Sprintf("they return conflicting types %q and %q", t1, t2))
@@ -420,6 +424,22 @@ func doTypesConflict(t1, t2 *Type) bool {
 		return t1.Kind != t2.Kind || doTypesConflict(t1.OfType, t2.OfType)
 	}
 	return (t1.isLeaf() || t2.isLeaf()) && t1 != t2
+}
+
+// sameStreams reports whether both or neither of ds1 and ds2 hold @stream, with
+// the same arguments: a list is streamed one way or not at all.
+func (o *overlapChecker) sameStreams(ds1, ds2 []*Directive) bool {
+	find := func(ds []*Directive) *Directive {
+		if i := slices.IndexFunc(ds, func(d *Directive) bool { return d.Name == "stream" }); i >= 0 {
+			return ds[i]
+		}
+		return nil
+	}
+	s1, s2 := find(ds1), find(ds2)
+	if s1 == nil || s2 == nil {
+		return s1 == s2
+	}
+	return o.sameArguments(s1.Arguments, s2.Arguments)
 }
 
 // sameArguments reports whether each argument of a1 has the same value as the

@@ -87,7 +87,7 @@ func singleFieldSubscriptionsRule(c *vctx, on *hooks) {
 		if op.Name != "" {
 			subscription = fmt.Sprintf("Subscription %q", op.Name)
 		}
-		groups := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true)
+		groups := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true, false)
 		if len(groups) > 1 {
 			var locs []Position
 			for _, g := range groups[1:] {
@@ -332,7 +332,7 @@ func noUnusedVariablesRule(c *vctx, on *hooks) {
 }
 
 func knownDirectivesRule(c *vctx, on *hooks) {
-	on.directive = append(on.directive, func(d *Directive, loc string, def *DirectiveDef) {
+	on.directive = append(on.directive, func(d *Directive, loc string, def *DirectiveDef, _ argOwner) {
 		if def == nil {
 			c.report(fmt.Sprintf("Unknown directive \"@%s\".", d.Name), d.Pos)
 		} else if !slices.Contains(def.Locations, loc) {
@@ -524,4 +524,108 @@ func uniqueInputFieldNamesRule(c *vctx, on *hooks) {
 		}
 		return true
 	}})
+}
+
+// The rules of @defer and @stream, as graphql-js 17 has them. They apply to
+// the directives by name, which a schema declares (schema.graphql).
+
+func isDeferOrStream(name string) bool { return name == "defer" || name == "stream" }
+
+// titled is "Defer" for defer: graphql-js's messages name the directive so.
+func titled(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
+
+func deferStreamDirectiveOnRootFieldRule(c *vctx, on *hooks) {
+	on.directive = append(on.directive, func(d *Directive, _ string, _ *DirectiveDef, where argOwner) {
+		if !isDeferOrStream(d.Name) || where.parent == nil {
+			return
+		}
+		for kind, root := range map[string]*Type{"mutation": c.schema.Mutation, "subscription": c.schema.Subscription} {
+			if where.parent == root {
+				c.report(fmt.Sprintf("%s directive cannot be used on root %s type %q.", titled(d.Name), kind, root.Name), d.Pos)
+			}
+		}
+	})
+}
+
+// deferStreamDirectiveOnValidOperationsRule refuses @defer and @stream that
+// may take effect in a subscription, in its selections or in a fragment it
+// spreads: a subscription's events each have one result.
+func deferStreamDirectiveOnValidOperationsRule(c *vctx, on *hooks) {
+	inSubscription := map[string]bool{}
+	for _, d := range c.doc.Definitions {
+		if op, ok := d.(*OperationDefinition); ok && op.Operation == Subscription {
+			for _, f := range c.referencedFragments(op) {
+				inSubscription[f.Name] = true
+			}
+		}
+	}
+	checked := false
+	on.operation = append(on.operation, func(op *OperationDefinition) { checked = op.Operation == Subscription })
+	on.fragment = append(on.fragment, func(f *FragmentDefinition) { checked = inSubscription[f.Name] })
+	on.directives = append(on.directives, func(ds []*Directive, _ string) {
+		if !checked || !mayApply(ds) {
+			return
+		}
+		for _, d := range ds {
+			if isDeferOrStream(d.Name) && !literalFalse(argumentNamed(d.Arguments, "if")) {
+				c.report(fmt.Sprintf("%s directive not supported on subscription operations. Disable `@%s` by setting the `if` argument to `false`.", titled(d.Name), d.Name), d.Pos)
+			}
+		}
+	})
+}
+
+// mayApply reports whether @skip and @include among ds may let their
+// selection through; @skip without a literal false may not.
+func mayApply(ds []*Directive) bool {
+	for _, d := range ds {
+		cond := argumentNamed(d.Arguments, "if")
+		switch d.Name {
+		case "skip":
+			if !literalFalse(cond) {
+				return false
+			}
+		case "include":
+			if cond != nil && (literalFalse(cond) || cond.Kind == VariableValue) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func literalFalse(v *Value) bool { return v != nil && v.Kind == BooleanValue && v.Raw == "false" }
+
+func argumentNamed(args []*Argument, name string) *Value {
+	for _, a := range args {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return nil
+}
+
+func deferStreamDirectiveLabelRule(c *vctx, on *hooks) {
+	known := map[string]Position{}
+	on.directive = append(on.directive, func(d *Directive, _ string, _ *DirectiveDef, _ argOwner) {
+		label := argumentNamed(d.Arguments, "label")
+		switch {
+		case !isDeferOrStream(d.Name) || label == nil:
+		case label.Kind != StringValue:
+			c.report(fmt.Sprintf("Directive %q's label argument must be a static string.", d.Name), d.Pos)
+		default:
+			if first, ok := known[label.Raw]; ok {
+				c.report("Defer/Stream directive label argument must be unique.", first, d.Pos)
+			} else {
+				known[label.Raw] = d.Pos
+			}
+		}
+	})
+}
+
+func streamDirectiveOnListFieldRule(c *vctx, on *hooks) {
+	on.directive = append(on.directive, func(d *Directive, _ string, _ *DirectiveDef, where argOwner) {
+		if d.Name == "stream" && where.field != nil && where.parent != nil && where.field.Type.Nullable().Kind != List {
+			c.report(fmt.Sprintf("Directive \"@stream\" cannot be used on non-list field \"%s.%s\".", where.parent.Name, where.field.Name), d.Pos)
+		}
+	})
 }

@@ -35,6 +35,10 @@ var specifiedRules = []ruleFunc{
 	noUnusedVariablesRule,
 	knownDirectivesRule,
 	uniqueDirectivesPerLocationRule,
+	deferStreamDirectiveOnRootFieldRule,
+	deferStreamDirectiveOnValidOperationsRule,
+	deferStreamDirectiveLabelRule,
+	streamDirectiveOnListFieldRule,
 	knownArgumentNamesRule,
 	uniqueArgumentNamesRule,
 	valuesOfCorrectTypeRule,
@@ -67,7 +71,7 @@ type hooks struct {
 	spread         []func(s *FragmentSpread, parent *Type)
 	inline         []func(f *InlineFragment, parent, typ *Type)
 	directives     []func(ds []*Directive, loc string)
-	directive      []func(d *Directive, loc string, def *DirectiveDef)
+	directive      []func(d *Directive, loc string, def *DirectiveDef, where argOwner)
 	leaveDirective []func(d *Directive, def *DirectiveDef)
 	arguments      []func(args []*Argument)
 	argument       []func(a *Argument, def *InputValue, owner argOwner)
@@ -381,7 +385,7 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			for _, h := range w.on.spread {
 				h(s, parent)
 			}
-			w.directives(s.Directives, "FRAGMENT_SPREAD", argOwner{})
+			w.directives(s.Directives, "FRAGMENT_SPREAD", argOwner{parent: parent})
 		case *InlineFragment:
 			ft := parent
 			if s.TypeCondition != nil {
@@ -394,7 +398,7 @@ func (w *walker) selectionSet(set *SelectionSet, t *Type) {
 			for _, h := range w.on.inline {
 				h(s, parent, ft)
 			}
-			w.directives(s.Directives, "INLINE_FRAGMENT", argOwner{})
+			w.directives(s.Directives, "INLINE_FRAGMENT", argOwner{parent: parent})
 			w.selectionSet(s.SelectionSet, ft)
 		}
 	}
@@ -413,7 +417,7 @@ func (w *walker) directives(ds []*Directive, loc string, field argOwner) {
 		}
 		def := w.c.schema.directives[d.Name]
 		for _, h := range w.on.directive {
-			h(d, loc, def)
+			h(d, loc, def, field)
 		}
 		var args []*InputValue
 		if def != nil {
