@@ -34,6 +34,7 @@ import (
 	"quartet/internal/cors"
 	"quartet/internal/door"
 	"quartet/internal/fairqueue"
+	"quartet/internal/grpcweb"
 	"quartet/internal/jwt"
 	"quartet/internal/memory"
 
@@ -440,8 +441,10 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		warning = openInProductionWarning
 	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
-		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr})
+		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr,
+		grpcWeb: grpcweb.Handler(a.grpc.Server, int64(grpcLimits.streamWindowBytes))}) // a call may hold unread what a native one may
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()
@@ -459,7 +462,6 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
