@@ -234,3 +234,94 @@ func TestGRPCWebAuth(t *testing.T) {
 		testkit.CheckGolden(t, filepath.Join("testdata", "grpcweb", "auth.txt"), []byte(got.String()))
 	})
 }
+
+// TestGRPCWebSharesGRPC: a gRPC-Web call goes through the gRPC server's interceptors
+// (the work queue, authentication, the call log, the metrics) and takes no HTTP slot
+// besides: with one work slot in all, a call that held one while waiting for
+// another would wait for itself until its deadline.
+func TestGRPCWebSharesGRPC(t *testing.T) {
+	cfg := testConfig()
+	cfg.jwt.secret = testSecret
+	cfg.workSlots, cfg.clientSlots = 1, 1
+	a, logs := startApp(t, cfg)
+	base := "http://" + a.httpAddr
+	before := scrape(t, base)
+	call := grpcWebCall{name: "one slot", method: webGetUser, contentType: "application/grpc-web+proto",
+		msgs:   []proto.Message{&userpb.GetUserRequest{Id: 1}},
+		header: []string{"Authorization", "Bearer " + testToken(t, ""), "Grpc-Timeout", "10S", "Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
+	if got := call.do(t, &http.Client{}, base, 1); !strings.Contains(got, `trailer frame: "grpc-status: 0\r\n"`) {
+		t.Fatalf("answer:\n%s", got)
+	}
+	after := scrape(t, base)
+	for _, m := range []struct {
+		labels []string
+		want   float64
+	}{
+		{[]string{"surface", "grpc", "route", webGetUser, "code", "OK"}, 1},
+		{[]string{"surface", "grpc-web", "route", routeGRPCWeb, "code", "200"}, 1},
+	} {
+		if got := testkit.FindSample(after, "quartet_requests_total", m.labels...) - testkit.FindSample(before, "quartet_requests_total", m.labels...); got != m.want {
+			t.Errorf("quartet_requests_total%q moved by %v, want %v", m.labels, got, m.want)
+		}
+	}
+	want := "msg=grpc method=" + webGetUser + " code=OK"
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, want) {
+			if !strings.Contains(line, "sub=alice") || !strings.Contains(line, "trace_id=0af7651916cd43dd8448eb211c80319c") {
+				t.Errorf("the call log names no caller or trace: %s", line)
+			}
+			return
+		}
+	}
+	t.Errorf("no %q in the log:\n%s", want, logs)
+}
+
+// TestGRPCWebCORS: with -cors-origins, a listed origin's preflight allows the
+// headers gRPC-Web clients send and its answers expose the status; another origin
+// gets no CORS headers.
+func TestGRPCWebCORS(t *testing.T) {
+	cfg := testConfig()
+	cfg.corsOrigins = "https://app.example"
+	a, _ := startApp(t, cfg)
+	send := func(method, origin string, header ...string) *http.Response {
+		var body io.Reader
+		if method == http.MethodPost {
+			body = bytes.NewReader(grpcWebFrame(&userpb.GetUserRequest{Id: 99}))
+		}
+		req, _ := http.NewRequest(method, "http://"+a.httpAddr+webGetUser, body)
+		req.Header.Set("Origin", origin)
+		for i := 0; i < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	asked := "content-type,x-grpc-web,x-user-agent,grpc-timeout,authorization"
+	preflight := send(http.MethodOptions, "https://app.example", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", asked)
+	allowed := strings.ToLower(preflight.Header.Get("Access-Control-Allow-Headers"))
+	for h := range strings.SplitSeq(asked, ",") {
+		if !strings.Contains(allowed, h) {
+			t.Errorf("preflight: %s not in Access-Control-Allow-Headers %q", h, allowed)
+		}
+	}
+	answer := send(http.MethodPost, "https://app.example", "Content-Type", "application/grpc-web+proto", "X-Grpc-Web", "1")
+	exposed := strings.ToLower(answer.Header.Get("Access-Control-Expose-Headers"))
+	if answer.Header.Get("Grpc-Status") != "5" || answer.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+		!strings.Contains(exposed, "grpc-status") || !strings.Contains(exposed, "grpc-message") {
+		t.Errorf("answer to a listed origin: %v", answer.Header)
+	}
+	for _, resp := range []*http.Response{
+		send(http.MethodOptions, "https://other.example", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", asked),
+		send(http.MethodPost, "https://other.example", "Content-Type", "application/grpc-web+proto"),
+	} {
+		for k := range resp.Header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("%s from another origin: %s: %s", resp.Request.Method, k, resp.Header.Get(k))
+			}
+		}
+	}
+}
