@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 
 	"quartet/internal/testkit"
 	"quartet/userpb"
@@ -324,4 +325,23 @@ func TestGRPCWebCORS(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGRPCWebClients runs e2e/grpcweb/grpcweb.test.mjs: Connect-ES's gRPC-Web
+// transport and Google's grpc-web runtime against the service with authentication
+// on, every answer compared with REST's. The clients learn the messages from
+// userpb's FileDescriptorProto, passed in QUARTET_USERPB_DESCRIPTOR. It needs Node
+// and `npm ci` in e2e/grpcweb/; without them it skips, except under CI, where it fails.
+func TestGRPCWebClients(t *testing.T) {
+	testkit.RequireNode(t, filepath.Join("e2e", "grpcweb"), filepath.Join("@connectrpc", "connect-node"), filepath.Join("@bufbuild", "protobuf"), "grpc-web", "xhr2")
+	cfg := testConfig()
+	cfg.jwt.secret = testSecret
+	a, _ := startApp(t, cfg)
+	descriptor, err := proto.Marshal(protodesc.ToFileDescriptorProto(userpb.File_user_proto))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_TOKEN=" + testToken(t, "write"),
+		"QUARTET_USERPB_DESCRIPTOR=" + base64.StdEncoding.EncodeToString(descriptor)},
+		filepath.Join("e2e", "grpcweb", "grpcweb.test.mjs"))
 }
