@@ -2,17 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -344,4 +348,52 @@ func TestGRPCWebClients(t *testing.T) {
 	runNode(t, []string{"QUARTET_URL=http://" + a.httpAddr, "QUARTET_TOKEN=" + testToken(t, "write"),
 		"QUARTET_USERPB_DESCRIPTOR=" + base64.StdEncoding.EncodeToString(descriptor)},
 		filepath.Join("e2e", "grpcweb", "grpcweb.test.mjs"))
+}
+
+// BenchmarkGetUser is GetUser's cost natively and over gRPC-Web (binary, HTTP/1.1
+// keep-alive), against one service from the same number of concurrent clients
+// (b.RunParallel's GOMAXPROCS; over gRPC-Web a connection each, natively one channel).
+func BenchmarkGetUser(b *testing.B) {
+	cfg := testConfig()
+	a, err := start(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.shutdown() })
+	b.Run("gRPC", func(b *testing.B) {
+		conn, err := grpc.NewClient(a.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		c := userpb.NewUserServiceClient(conn)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("gRPC-Web", func(b *testing.B) {
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+		body := grpcWebFrame(&userpb.GetUserRequest{Id: 1})
+		url := "http://" + a.httpAddr + webGetUser
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				resp, err := client.Post(url, "application/grpc-web+proto", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				answer, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !bytes.HasSuffix(answer, []byte("grpc-status: 0\r\n")) {
+					b.Errorf("answer % x", answer)
+					return
+				}
+			}
+		})
+	})
 }
