@@ -39,9 +39,14 @@ func mediaType(r *http.Request) string {
 }
 
 // IsRequest reports whether r is a gRPC-Web call: a POST of a gRPC-Web content type.
+// Every request of the HTTP server asks, so the others are told apart without parsing.
 func IsRequest(r *http.Request) bool {
+	const prefix = "application/grpc-web"
+	if ct := r.Header.Get("Content-Type"); r.Method != http.MethodPost || len(ct) < len(prefix) || !strings.EqualFold(ct[:len(prefix)], prefix) {
+		return false
+	}
 	_, ok := contentTypes[mediaType(r)]
-	return ok && r.Method == http.MethodPost
+	return ok
 }
 
 // Handler serves gRPC-Web calls with grpcServer, which serves gRPC over HTTP/2 as
@@ -102,7 +107,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		b.failure = &failure{codes.ResourceExhausted, fmt.Sprintf("gRPC-Web: the request body is larger than %d bytes", b.limit)}
 		return 0, errTooLarge
 	case err == errBase64:
-		b.failure = &failure{codes.InvalidArgument, "gRPC-Web: the request body is not valid base64"}
+		b.failure = &failure{codes.InvalidArgument, errBase64.Error()}
 	}
 	return n, err
 }
