@@ -83,7 +83,8 @@ func Handler(grpcServer http.Handler, maxBodyBytes int64) http.Handler {
 }
 
 // failure is a status the translation itself found, which stands instead of the
-// one the gRPC server answered with once its read of the body failed.
+// one the gRPC server answered with once its read of the body failed: grpc-go turns
+// any such error into Unavailable, and so its own log and count say.
 type failure struct {
 	code    codes.Code
 	message string
