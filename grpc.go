@@ -31,6 +31,7 @@ import (
 	"quartet/internal/accesslog"
 	"quartet/internal/connlimit"
 	"quartet/internal/door"
+	"quartet/internal/grpcweb"
 	"quartet/internal/metrics"
 	"quartet/userpb"
 )
@@ -63,6 +64,8 @@ type grpcLimits struct {
 	createUsersBudget   int64         // bytes of users waiting in all calls together
 
 	allUsersPage int // users a GetAllUsers call reads from the store at a time
+
+	webBodiesBytes int64 // request bodies of the gRPC-Web calls under way, together
 }
 
 // defaultGRPCLimits are the bounds a configuration gets unless it sets its own. A user
@@ -97,7 +100,15 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersBudget:   16 << 20,
 
 		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
+
+		webBodiesBytes: 64 << 20, // a thousand calls' largest bodies, as the queue reads ahead of HTTP requests
 	}
+}
+
+// webLimits bound gRPC-Web calls' request bodies: one may hold what a native call may
+// send before the service reads it.
+func (l grpcLimits) webLimits() grpcweb.Limits {
+	return grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), TotalBytes: l.webBodiesBytes}
 }
 
 // serverOptions are the grpc-go settings that enforce l.

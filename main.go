@@ -444,7 +444,7 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, entrance, a.grpcLn)
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins, ws: cfg.ws,
 		door: entrance, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr,
-		grpcWeb: grpcweb.Handler(a.grpc.Server, int64(grpcLimits.streamWindowBytes))}) // a call may hold unread what a native one may
+		grpcWeb: grpcweb.Handler(a.grpc.Server, grpcLimits.webLimits())})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
 			httpLn.Close()

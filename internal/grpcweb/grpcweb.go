@@ -9,13 +9,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 )
@@ -49,11 +50,19 @@ func IsRequest(r *http.Request) bool {
 	return ok
 }
 
+// Limits bound the request bodies of gRPC-Web calls, which are read whole before
+// the call starts: grpc-go's ServeHTTP would read a body as fast as it comes, with
+// no flow-control window to stop the client, and hold a 16 KiB buffer for every
+// read however few bytes it brought.
+type Limits struct {
+	CallBytes  int64 // one call's body, decoded
+	TotalBytes int64 // the bodies of every call under way, together
+}
+
 // Handler serves gRPC-Web calls with grpcServer, which serves gRPC over HTTP/2 as
-// (*grpc.Server).ServeHTTP does. A call's request body may hold maxBodyBytes
-// (decoded): the gRPC server reads a handed-on body as fast as it comes, with no
-// flow-control window to stop the client, so this bounds what a call holds unread.
-func Handler(grpcServer http.Handler, maxBodyBytes int64) http.Handler {
+// (*grpc.Server).ServeHTTP does.
+func Handler(grpcServer http.Handler, limits Limits) http.Handler {
+	held := &budget{size: limits.TotalBytes}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ct := mediaType(r)
 		kind, ok := contentTypes[ct]
@@ -61,61 +70,71 @@ func Handler(grpcServer http.Handler, maxBodyBytes int64) http.Handler {
 			http.Error(w, "a gRPC-Web call is a POST of application/grpc-web[-text][+proto]", http.StatusUnsupportedMediaType)
 			return
 		}
-		// A bidirectional call answers while the client may still be sending: over
-		// HTTP/1.1 net/http would otherwise drop the rest of the body at the first answer.
-		http.NewResponseController(w).EnableFullDuplex()
-		body := &requestBody{closer: r.Body, src: r.Body, left: maxBodyBytes, limit: maxBodyBytes}
+		var src io.Reader = r.Body
 		if kind.text {
-			body.src = &textReader{src: r.Body}
+			src = &textReader{src: r.Body}
 		}
-		in := r.Clone(r.Context())
-		in.ProtoMajor, in.ProtoMinor, in.Proto = 2, 0, "HTTP/2.0"
-		in.Header.Set("Content-Type", kind.grpc)
-		in.Header.Del("Content-Length")
-		in.ContentLength, in.Body = -1, body
+		body, claimed, f := readBody(src, limits.CallBytes, held)
+		defer held.used.Add(-claimed)
 		out := &responseWriter{w: w, header: http.Header{}, contentType: ct, text: kind.text}
-		grpcServer.ServeHTTP(out, in)
-		// A body grpc-go refused unread is closed here, not after the handler: in full
-		// duplex, net/http's close then reads it while it waits for the next request.
-		r.Body.Close()
-		out.finish(body.failure)
+		if f == nil {
+			in := r.Clone(r.Context())
+			in.ProtoMajor, in.ProtoMinor, in.Proto = 2, 0, "HTTP/2.0"
+			in.Header.Set("Content-Type", kind.grpc)
+			in.ContentLength, in.Body = int64(len(body)), io.NopCloser(bytes.NewReader(body))
+			grpcServer.ServeHTTP(out, in)
+		}
+		out.finish(f)
 	})
 }
 
-// failure is a status the translation itself found, which stands instead of the
-// one the gRPC server answered with once its read of the body failed: grpc-go turns
-// any such error into Unavailable, and so its own log and count say.
+// failure is a status the translation answers with itself.
 type failure struct {
 	code    codes.Code
 	message string
 }
 
-// requestBody is the body handed on: decoded, bounded, and remembering why it
-// failed. The gRPC server reads it in a goroutine of its own and waits for that
-// goroutine before ServeHTTP returns, so failure is set before finish reads it.
-type requestBody struct {
-	src         io.Reader
-	closer      io.Closer
-	left, limit int64
-	failure     *failure
-}
-
-func (b *requestBody) Read(p []byte) (int, error) {
-	n, err := b.src.Read(p[:min(int64(len(p)), b.left+1)])
-	b.left -= int64(n)
-	switch {
-	case b.left < 0:
-		b.failure = &failure{codes.ResourceExhausted, fmt.Sprintf("gRPC-Web: the request body is larger than %d bytes", b.limit)}
-		return 0, errTooLarge
-	case err == errBase64:
-		b.failure = &failure{codes.InvalidArgument, errBase64.Error()}
+// readBody reads src to its end, within limit bytes and what it can claim of held,
+// claiming memory before it takes it; claimed is what it took, also on failure.
+func readBody(src io.Reader, limit int64, held *budget) (body []byte, claimed int64, f *failure) {
+	for {
+		if len(body) == cap(body) {
+			grow := min(max(int64(cap(body)), 512), limit+1-int64(cap(body)))
+			if !held.claim(grow) {
+				return nil, claimed, &failure{codes.ResourceExhausted, "gRPC-Web: the service is holding too many request bodies; try again later"}
+			}
+			claimed += grow
+			body = slices.Grow(body, int(grow))
+		}
+		n, err := src.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		switch {
+		case int64(len(body)) > limit:
+			return nil, claimed, &failure{codes.ResourceExhausted, fmt.Sprintf("gRPC-Web: the request body is larger than %d bytes", limit)}
+		case err == io.EOF:
+			return body, claimed, nil
+		case err == errBase64:
+			return nil, claimed, &failure{codes.InvalidArgument, err.Error()}
+		case err != nil:
+			return nil, claimed, &failure{codes.Canceled, "gRPC-Web: the request body could not be read"}
+		}
 	}
-	return n, err
 }
 
-var errTooLarge = errors.New("gRPC-Web request body too large")
+// budget is a number of bytes that concurrent calls claim parts of.
+type budget struct {
+	used atomic.Int64
+	size int64
+}
 
-func (b *requestBody) Close() error { return b.closer.Close() }
+// claim takes n bytes, unless that would use more than the budget's size.
+func (b *budget) claim(n int64) bool {
+	if b.used.Add(n) > b.size {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
 
 // responseWriter is what the gRPC server answers to. Headers wait for the first
 // message, so that an answer without one is trailers-only (its status in the
@@ -191,23 +210,20 @@ func (rw *responseWriter) sendHeaders() {
 	rw.header = http.Header{}
 }
 
-// finish ends the answer with its status: in the headers when none went out yet,
-// else in a trailer frame. f (nil: none) replaces a failed call's status.
+// finish ends the answer with its status, f's when the call never reached the
+// gRPC server: in the headers when none went out yet, else in a trailer frame.
 func (rw *responseWriter) finish(f *failure) {
 	trailers := rw.header
-	if rw.httpError != nil {
-		trailers = http.Header{}
+	switch {
+	case f != nil:
+	case rw.httpError != nil:
 		f = &failure{codes.Internal, string(rw.httpError)}
+	case trailers.Get("Grpc-Status") == "":
+		// grpc-go writes nothing once stopped, and drains a call by ending it.
+		f = &failure{codes.Unavailable, "the gRPC server is not serving"}
 	}
-	if trailers.Get("Grpc-Status") == "" {
-		// grpc-go writes nothing once stopped.
-		trailers.Set("Grpc-Status", fmt.Sprint(int(codes.Unavailable)))
-		trailers.Set("Grpc-Message", "the gRPC server is not serving")
-	}
-	if f != nil && trailers.Get("Grpc-Status") != "0" {
-		trailers.Set("Grpc-Status", fmt.Sprint(int(f.code)))
-		trailers.Set("Grpc-Message", f.message)
-		trailers.Del("Grpc-Status-Details-Bin")
+	if f != nil {
+		trailers = http.Header{"Grpc-Status": {strconv.Itoa(int(f.code))}, "Grpc-Message": {percentEncode(f.message)}}
 	}
 	if !rw.sent {
 		rw.header = trailers
@@ -221,6 +237,20 @@ func (rw *responseWriter) finish(f *failure) {
 		rw.pending = nil
 	}
 	rw.Flush()
+}
+
+// percentEncode encodes a grpc-message value as gRPC does: a byte outside printable
+// ASCII, and "%", as %XX.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		if c := s[i]; c < ' ' || c > '~' || c == '%' {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // trailerFrame is trailers as gRPC-Web's last frame: flag 0x80, the length, then

@@ -17,7 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const testMaxBody = 1 << 10
+// testLimits leave room for one call's largest body, not two.
+var testLimits = Limits{CallBytes: 1 << 10, TotalBytes: 1100}
 
 // healthServer is a gRPC server with grpc-go's health service: Check is unary,
 // Watch streams and never ends by itself.
@@ -110,7 +111,7 @@ func post(t *testing.T, url, contentType string, body []byte, header ...string) 
 
 func TestHandler(t *testing.T) {
 	srv := healthServer(t)
-	ts := httptest.NewServer(Handler(srv, testMaxBody))
+	ts := httptest.NewServer(Handler(srv, testLimits))
 	defer ts.Close()
 	serving, _ := proto.Marshal(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
 	check := "/grpc.health.v1.Health/Check"
@@ -138,9 +139,10 @@ func TestHandler(t *testing.T) {
 		{"length prefix past the body", check, "application/grpc-web+proto", req[:len(req)-1], nil, "grpc-status: 13\r\ngrpc-message: unexpected EOF\r\n", "headers", 0},
 		{"no message", check, "application/grpc-web+proto", nil, nil, "grpc-status: 13\r\ngrpc-message: cardinality violation: received no request message from non-client-streaming RPC\r\n", "headers", 0},
 		{"message over the server's limit", check, "application/grpc-web+proto", checkRequest(strings.Repeat("x", 100)), nil, "grpc-status: 8\r\ngrpc-message: grpc: received message larger than max (102 vs. 64)\r\n", "headers", 0},
-		{"body over the limit", check, "application/grpc-web+proto", bytes.Repeat(req, testMaxBody/len(req)+1), nil, "grpc-status: 8\r\ngrpc-message: gRPC-Web: the request body is larger than 1024 bytes\r\n", "headers", 0},
+		{"body over the limit", check, "application/grpc-web+proto", bytes.Repeat(req, int(testLimits.CallBytes)/len(req)+1), nil, "grpc-status: 8\r\ngrpc-message: gRPC-Web: the request body is larger than 1024 bytes\r\n", "headers", 0},
 		{"bad base64", check, "application/grpc-web-text", []byte("AAAA*AAA"), nil, "grpc-status: 3\r\ngrpc-message: gRPC-Web: the request body is not valid base64\r\n", "headers", 0},
 		{"base64 cut short", check, "application/grpc-web-text", b64(req)[:9], nil, "grpc-status: 3\r\ngrpc-message: gRPC-Web: the request body is not valid base64\r\n", "headers", 0},
+		{"a message percent-encoded", check, "application/grpc-web", req, []string{"Grpc-Timeout", "5%"}, "grpc-status: 13\r\ngrpc-message: Bad Request: malformed grpc-timeout: transport: timeout unit is not recognized: \"5%25\"\r\n", "headers", 0},
 		{"malformed grpc-timeout", check, "application/grpc-web", req, []string{"Grpc-Timeout", "soon"}, "grpc-status: 13\r\ngrpc-message: Bad Request: malformed grpc-timeout: strconv.ParseUint: parsing \"soo\": invalid syntax\r\n", "headers", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,11 +173,29 @@ func TestHandler(t *testing.T) {
 func TestStoppedServer(t *testing.T) {
 	srv := healthServer(t)
 	srv.Stop()
-	ts := httptest.NewServer(Handler(srv, testMaxBody))
+	ts := httptest.NewServer(Handler(srv, testLimits))
 	defer ts.Close()
 	a := readAnswer(t, post(t, ts.URL+"/grpc.health.v1.Health/Check", "application/grpc-web", checkRequest("up")), false)
 	if want := "grpc-status: 14\r\ngrpc-message: the gRPC server is not serving\r\n"; a.status != want || a.httpStatus != 200 {
 		t.Errorf("HTTP %d, %q; want 200, %q", a.httpStatus, a.status, want)
+	}
+}
+
+// TestBodyBudget: a body that would take the calls' bodies past TotalBytes is
+// refused, and what a call held is given back when it ends.
+func TestBodyBudget(t *testing.T) {
+	ts := httptest.NewServer(Handler(healthServer(t), Limits{CallBytes: 4096, TotalBytes: 1000}))
+	defer ts.Close()
+	check := ts.URL + "/grpc.health.v1.Health/Check"
+	for range 3 {
+		a := readAnswer(t, post(t, check, "application/grpc-web", checkRequest(strings.Repeat("x", 600))), false)
+		if want := "grpc-status: 8\r\ngrpc-message: gRPC-Web: the service is holding too many request bodies; try again later\r\n"; a.status != want {
+			t.Errorf("a 600-byte body: %q, want %q", a.status, want)
+		}
+		a = readAnswer(t, post(t, check, "application/grpc-web", checkRequest("up")), false)
+		if want := "grpc-status: 0\r\n"; a.status != want {
+			t.Errorf("a small body after it: %q, want %q", a.status, want)
+		}
 	}
 }
 
@@ -254,7 +274,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(s, uint8(0))
 	}
 	srv := healthServer(f)
-	h := Handler(srv, testMaxBody)
+	h := Handler(srv, testLimits)
 	types := []string{"application/grpc-web", "application/grpc-web+proto", "application/grpc-web-text", "application/grpc-web-text+proto"}
 	f.Fuzz(func(t *testing.T, body []byte, kind uint8) {
 		r := httptest.NewRequest(http.MethodPost, "/grpc.health.v1.Health/Check", bytes.NewReader(body))
