@@ -104,7 +104,7 @@ func readBody(src io.Reader, limit int64, held *budget) (body []byte, claimed in
 				return nil, claimed, &failure{codes.ResourceExhausted, "gRPC-Web: the service is holding too many request bodies; try again later"}
 			}
 			claimed += grow
-			body = slices.Grow(body, int(grow))
+			body = append(make([]byte, 0, int64(cap(body))+grow), body...) // no more than claimed, as slices.Grow might
 		}
 		n, err := src.Read(body[len(body):cap(body)])
 		body = body[:len(body)+n]

@@ -287,3 +287,31 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// TestReadBody: a body is read whole within its limit and the budget, and the memory
+// it holds was claimed first, never much more than it needs.
+func TestReadBody(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		n, limit, total int64
+		refused         bool
+	}{
+		{0, 1024, 1 << 20, false},
+		{7, 1024, 1 << 20, false},
+		{1024, 1024, 1 << 20, false},
+		{1025, 1024, 1 << 20, true},
+		{5000, 1 << 20, 1 << 20, false},
+		{600, 4096, 1000, true},
+		{1 << 20, 1 << 20, 1 << 20, true}, // a byte past the limit finds the end, and is over the budget
+	} {
+		data := bytes.Repeat([]byte{7}, int(c.n))
+		held := &budget{size: c.total}
+		body, claimed, f := readBody(&chunkedReader{data, rnd}, c.limit, held)
+		if (f != nil) != c.refused || f == nil && !bytes.Equal(body, data) {
+			t.Errorf("%d bytes, limit %d, budget %d: %d bytes, %+v", c.n, c.limit, c.total, len(body), f)
+		}
+		if claimed != held.used.Load() || claimed < int64(cap(body)) || claimed > max(2*c.n, 512)+1 {
+			t.Errorf("%d bytes: claimed %d (budget at %d) for a buffer of %d", c.n, claimed, held.used.Load(), cap(body))
+		}
+	}
+}
