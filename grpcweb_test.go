@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -351,8 +352,8 @@ func TestGRPCWebClients(t *testing.T) {
 }
 
 // BenchmarkGetUser is GetUser's cost natively and over gRPC-Web (binary, HTTP/1.1
-// keep-alive), against one service from the same number of concurrent clients
-// (b.RunParallel's GOMAXPROCS; over gRPC-Web a connection each, natively one channel).
+// keep-alive), against one service from one address with 32 concurrent clients, as
+// the load harness's (over gRPC-Web a connection each, natively one channel).
 func BenchmarkGetUser(b *testing.B) {
 	cfg := testConfig()
 	a, err := start(cfg, slog.New(slog.DiscardHandler))
@@ -367,6 +368,7 @@ func BenchmarkGetUser(b *testing.B) {
 		}
 		defer conn.Close()
 		c := userpb.NewUserServiceClient(conn)
+		b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if _, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1}); err != nil {
@@ -380,6 +382,7 @@ func BenchmarkGetUser(b *testing.B) {
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 		body := grpcWebFrame(&userpb.GetUserRequest{Id: 1})
 		url := "http://" + a.httpAddr + webGetUser
+		b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				resp, err := client.Post(url, "application/grpc-web+proto", bytes.NewReader(body))

@@ -178,18 +178,22 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 	return rw.w.Write(p)
 }
 
-// Flush sends what was written, each flush of a text answer as its own padded
-// base64, as the gRPC-Web protocol allows; before the headers went out it does
-// nothing, which keeps an answer with no message trailers-only.
+// Flush sends what was written; before the headers went out it does nothing, which
+// keeps an answer with no message trailers-only.
 func (rw *responseWriter) Flush() {
-	if !rw.sent || rw.httpError != nil {
-		return
+	if rw.sent && rw.httpError == nil {
+		rw.writePending()
+		http.NewResponseController(rw.w).Flush()
 	}
+}
+
+// writePending writes a text answer's bytes since the last flush, each flush as its
+// own padded base64, as the gRPC-Web protocol allows.
+func (rw *responseWriter) writePending() {
 	if len(rw.pending) > 0 {
 		rw.w.Write(base64.StdEncoding.AppendEncode(nil, rw.pending))
 		rw.pending = rw.pending[:0]
 	}
-	http.NewResponseController(rw.w).Flush()
 }
 
 // sendHeaders sends the headers set so far, once; the gRPC server's announcement
@@ -230,13 +234,14 @@ func (rw *responseWriter) finish(f *failure) {
 		rw.sendHeaders()
 		return
 	}
-	rw.Flush()
-	rw.pending = trailerFrame(trailers)
-	if !rw.text {
-		rw.w.Write(rw.pending)
-		rw.pending = nil
+	// Not flushed: net/http sends it with the end of the answer.
+	rw.writePending()
+	if frame := trailerFrame(trailers); rw.text {
+		rw.pending = frame
+		rw.writePending()
+	} else {
+		rw.w.Write(frame)
 	}
-	rw.Flush()
 }
 
 // percentEncode encodes a grpc-message value as gRPC does: a byte outside printable
