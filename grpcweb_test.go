@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -399,4 +400,45 @@ func BenchmarkGetUser(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestGRPCWebStreamsAsItGoes: GetAllUsers' first user arrives while the stream still
+// runs (the next pauses an hour), in both encodings. Were frames held back, the
+// first would come only with the end of the call, which its grpc-timeout brings, and
+// the trailer frame with it.
+func TestGRPCWebStreamsAsItGoes(t *testing.T) {
+	cfg := testConfig()
+	cfg.streamDelay = time.Hour
+	a, _ := startApp(t, cfg)
+	for _, contentType := range []string{"application/grpc-web+proto", "application/grpc-web-text+proto"} {
+		text := strings.Contains(contentType, "text")
+		call := grpcWebCall{contentType: contentType, msgs: []proto.Message{&userpb.Empty{}}}
+		ctx, cancel := context.WithCancel(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+a.httpAddr+webGetAllUsers, bytes.NewReader(call.body()))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Grpc-Timeout", "20S")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make([]byte, 5+57) // the frame of user 1, Alice Johnson
+		if text {
+			first = make([]byte, base64.StdEncoding.EncodedLen(len(first)))
+		}
+		if _, err := io.ReadFull(resp.Body, first); err != nil {
+			t.Fatal(err)
+		}
+		if text {
+			first = decodePaddedChunks(t, first)
+		}
+		var u userpb.UserResponse
+		if err := proto.Unmarshal(first[5:], &u); err != nil || u.GetId() != 1 {
+			t.Errorf("%s: first frame % x: %v, %v", contentType, first, &u, err)
+		}
+		cancel()
+		if rest, err := io.ReadAll(resp.Body); err == nil {
+			t.Errorf("%s: the whole answer had come with the first user: %q", contentType, rest)
+		}
+		resp.Body.Close()
+	}
 }
