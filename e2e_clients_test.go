@@ -10,7 +10,7 @@ import (
 // TestRealClients runs the Node tests of e2e/ that use real, unmodified clients
 // against the real service: Apollo Client with automatic persisted queries and
 // BatchHttpLink (apollo.test.mjs), a page of another origin in headless Chromium
-// calling REST, GraphQL and OData, and refused when its origin is not listed
+// calling REST, GraphQL, OData and gRPC-Web, and refused when its origin is not listed
 // (cors.test.mjs), @grpc/grpc-js with gzip and grpc-health-check (grpc.test.mjs),
 // and /metrics read by a Prometheus text-format parser (metrics.test.mjs). The
 // service runs with -cors-origins 'http://localhost:*' (the page's origin, not

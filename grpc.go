@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 
 	"quartet/internal/accesslog"
 	"quartet/internal/admission"
+	"quartet/internal/grpcweb"
 	"quartet/internal/metrics"
 	"quartet/userpb"
 )
@@ -89,13 +91,30 @@ func defaultGRPCLimits() grpcLimits {
 		pingTimeout:       20 * time.Second,
 		minClientPing:     5 * time.Second, // half the 10 s grpc-go clients may ping at: their timers wobble
 
-		// 10,000 users take about 2 MB; four calls at 4 MiB fill the budget.
+		// 10,000 users take about 2 MB.
 		createUsersMax:      10_000,
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
 
 		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
 	}
+}
+
+// webHandler serves gRPC-Web with srv. A call's body may hold what a native call
+// may send before the service reads it, read within the door's budget of bodies;
+// a CreateUsers call is given the time limit the tap handle gives a native one,
+// which grpc-go's ServeHTTP does not run.
+func (l grpcLimits) webHandler(srv *grpc.Server, door *admission.Door) http.Handler {
+	web := grpcweb.Handler(srv, grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), Bodies: door.Bodies(),
+		ClientOf: func(r *http.Request) string { return admission.Of(r.RemoteAddr) }})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == userpb.UserService_CreateUsers_FullMethodName {
+			ctx, cancel := context.WithTimeout(r.Context(), l.createUsersTime)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		web.ServeHTTP(w, r)
+	})
 }
 
 // serverOptions are the grpc-go settings that enforce l.

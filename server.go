@@ -24,6 +24,7 @@ import (
 	"quartet/internal/admission"
 	"quartet/internal/contentcoding"
 	"quartet/internal/cors"
+	"quartet/internal/grpcweb"
 	"quartet/internal/jsonkeys"
 	"quartet/internal/jsonscan"
 	"quartet/internal/metrics"
@@ -68,6 +69,7 @@ type serverOptions struct {
 	warning         string            // shown by /healthz for as long as the service runs
 	publicURL       string            // -public-url, no trailing slash; "": unknown
 	grpcAddr        string            // where the gRPC server listens, for the query editor; "": unknown
+	grpcWeb         http.Handler      // gRPC-Web calls (internal/grpcweb); nil: not served
 }
 
 // NewServer returns a Server with every route added.
@@ -227,7 +229,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if took == 0 {
 			took = time.Since(start)
 		}
-		s.requests.Done(httpRoute(cmp.Or(r.Pattern, pattern), r.URL.Path), rec.statusOrOK(), took)
+		s.requests.Done(httpRoute(cmp.Or(r.Pattern, pattern), r), rec.statusOrOK(), took)
 	}()
 	var out http.ResponseWriter = rec // what the handlers write to
 	gz := contentcoding.Gzip(rec, r)
@@ -280,6 +282,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// net/http drops, or an HTTP/1.0 request's Transfer-Encoding, and so may
 		// disagree on where the next request starts: there is no next request.
 		rec.Header().Set("Connection", "close")
+	}
+	if s.opts.grpcWeb != nil && grpcweb.IsRequest(r) {
+		// Past the door: the gRPC server's interceptors give the call its slots.
+		s.opts.grpcWeb.ServeHTTP(rec, r)
+		return
 	}
 	// A profile or trace under /debug/pprof/ waits for seconds without computing,
 	// and would hold a slot all along.
@@ -555,21 +562,26 @@ func newMetrics() *metrics.Set {
 // matched it: bounded, unlike its path.
 const routeOData = "/api/* (OData)"
 
+// routeGRPCWeb is the route of every gRPC-Web call: the gRPC table counts each method.
+const routeGRPCWeb = "POST /* (gRPC-Web)"
+
 // httpRoute is a request's route in the metrics: the ServeMux pattern that matched
-// it, which keeps the label bounded; for the catch-all, routeOData or
+// it, which keeps the label bounded; for the catch-all, routeOData, routeGRPCWeb or
 // metrics.Unmatched.
-func httpRoute(pattern, path string) string {
+func httpRoute(pattern string, r *http.Request) string {
 	switch {
 	case pattern != "" && pattern != "/":
 		return pattern
-	case isODataPath(path):
+	case isODataPath(r.URL.Path):
 		return routeOData
+	case grpcweb.IsRequest(r):
+		return routeGRPCWeb
 	}
 	return metrics.Unmatched
 }
 
 // httpSurface names the surface an HTTP route belongs to in the metrics: rest,
-// graphql, odata, or other (/healthz, /metrics, /debug/pprof/ and metrics.Unmatched).
+// graphql, odata, grpc-web, or other (/healthz, /metrics, /debug/pprof/ and metrics.Unmatched).
 func httpSurface(route string) string {
 	_, path, _ := strings.Cut(route, " ")
 	switch {
@@ -579,6 +591,8 @@ func httpSurface(route string) string {
 		return "rest"
 	case route == routeOData || isODataPath(path):
 		return "odata"
+	case route == routeGRPCWeb:
+		return "grpc-web"
 	}
 	return "other"
 }

@@ -49,7 +49,7 @@ async function callAll({ service, newName }) {
   const attempt = async (name, url, init) => {
     try {
       const res = await fetch(url, init);
-      return [name, { status: res.status, etag: res.headers.get('ETag'), body: await res.text() }];
+      return [name, { status: res.status, etag: res.headers.get('ETag'), grpcStatus: res.headers.get('grpc-status'), body: await res.text() }];
     } catch (err) {
       return [name, { error: `${err.name}: ${err.message}` }];
     }
@@ -65,6 +65,14 @@ async function callAll({ service, newName }) {
     }),
     // Preflighted by OData's own header.
     attempt('odata', `${service}/api/products?$top=1&$select=name`, { headers: { 'OData-MaxVersion': '4.0' } }),
+    // gRPC-Web, text mode, preflighted by its media type and the headers its clients
+    // send: GetUser for id 1 (frames in base64), and for id 99, whose trailers-only
+    // status the page reads from exposed headers.
+    ...[1, 99].map((id) => attempt(`grpcweb${id}`, `${service}/user.UserService/GetUser`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/grpc-web-text', 'X-Grpc-Web': '1', 'X-User-Agent': 'grpc-web-javascript/0.1', 'Grpc-Timeout': '10S' },
+      body: btoa(String.fromCharCode(0, 0, 0, 0, 2, 8, id)),
+    })),
     // Preflighted by its method and media type.
     attempt('patch', `${service}/api/users/3`, {
       method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' },
@@ -83,7 +91,7 @@ async function openPage(origin) {
   return { page, console };
 }
 
-test('a listed origin calls REST, GraphQL and OData', async () => {
+test('a listed origin calls REST, GraphQL, OData and gRPC-Web', async () => {
   const { page } = await openPage(`http://localhost:${port}`);
   const got = await page.evaluate(callAll, { service: base, newName: 'Carol From Elsewhere' });
   await page.close();
@@ -97,6 +105,11 @@ test('a listed origin calls REST, GraphQL and OData', async () => {
   assert.equal(JSON.parse(got.odata.body).value.length, 1);
   assert.equal(got.patch.status, 200);
   assert.equal(JSON.parse(got.patch.body).name, 'Carol From Elsewhere');
+  assert.equal(got.grpcweb1.status, 200);
+  // Padded base64 chunks, one a flush: decoded one by one.
+  const frames = got.grpcweb1.body.match(/[^=]+=*/g).map((chunk) => Buffer.from(chunk, 'base64').toString('latin1')).join('');
+  assert.match(frames, /Alice Johnson[^]*grpc-status: 0\r\n$/);
+  assert.deepEqual([got.grpcweb99.status, got.grpcweb99.grpcStatus, got.grpcweb99.body], [200, '5', '']);
 });
 
 test('an origin not listed is refused by the browser', async () => {

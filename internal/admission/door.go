@@ -52,6 +52,9 @@ func NewDoor(l Limits, proxies Proxies, log *slog.Logger) *Door {
 // WebSockets returns the budgets of GraphQL WebSockets and of their operations.
 func (d *Door) WebSockets() (sockets, operations *Budget) { return d.sockets, d.ops }
 
+// Bodies returns the budget of request bodies read ahead of their work.
+func (d *Door) Bodies() *Budget { return d.bodies }
+
 // Batches returns the budget of what gRPC CreateUsers calls hold.
 func (d *Door) Batches() *Budget { return d.batches }
 

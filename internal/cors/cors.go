@@ -97,8 +97,9 @@ var (
 		"Apollo-Require-Preflight", "X-Apollo-Operation-Name", // Apollo's CSRF-prevention headers
 		"Apollographql-Client-Name", "Apollographql-Client-Version",
 		"Traceparent", "Tracestate", // W3C trace context
+		"X-Grpc-Web", "X-User-Agent", "Grpc-Timeout", // gRPC-Web clients
 	}, ", ")
-	exposeHeaders = "ETag, Location, WWW-Authenticate, Allow, OData-Version, Preference-Applied, Retry-After"
+	exposeHeaders = "ETag, Location, WWW-Authenticate, Allow, OData-Version, Preference-Applied, Retry-After, Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin"
 )
 
 const maxAge = "600" // seconds a browser may reuse a preflight's answer
