@@ -78,7 +78,8 @@ func (d *Door) Slot(ctx context.Context, client string) (release func(), err err
 	return release, err
 }
 
-// Queue returns the door's queue, nil when work runs at once.
+// Queue returns the door's queue, nil when work runs at once (a nil *Queue admits
+// nothing by TryLone).
 func (d *Door) Queue() *Queue { return d.queue }
 
 // Stats returns the work running and waiting, and the bytes of request bodies

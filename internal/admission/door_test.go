@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newDoor returns a door of slots slots, each client holding them all, waiting
@@ -81,8 +82,10 @@ func TestBodyPastTheLimit(t *testing.T) {
 
 // TestEnterBoundsBodies: past a client's budget its next body is refused with a
 // *Refused and holds nothing; another client still has room, up to the total.
+// (A client with the queue to itself reads nothing ahead: it does not wait.)
 func TestEnterBoundsBodies(t *testing.T) {
 	d := newDoor(4, 4)
+	d.queue.sharedUntil = time.Now().AddDate(1, 0, 0)
 	body := strings.Repeat("a", 50) // 51 bytes counted: the extra byte finds the end
 	_, done, err := enter(d, httptest.NewRecorder(), post(body))
 	if err != nil {
@@ -166,4 +169,27 @@ func TestSlot(t *testing.T) {
 	} else {
 		r()
 	}
+}
+
+// TestLoneClientReadsNothingAhead: a client with the queue to itself does not
+// wait, so its body is left to the handler, not read ahead and counted.
+func TestLoneClientReadsNothingAhead(t *testing.T) {
+	d := newDoor(4, 4)
+	_, first, err := enter(d, httptest.NewRecorder(), post(`{"a":1}`)) // begins the spell
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(`{"b":2}`)
+	_, done, err := enter(d, httptest.NewRecorder(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Body.(*body); ok {
+		t.Error("the lone client's body was read ahead")
+	}
+	if _, held, _ := d.Stats(); held != int64(len(`{"a":1}`)+1) {
+		t.Errorf("%d body bytes held, want the first request's alone", held)
+	}
+	done()
+	first()
 }

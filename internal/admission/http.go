@@ -21,15 +21,17 @@ const bodyChunk = 64 << 10
 // refuse answers r when its answer is refused for want of budget, in the
 // surface's format.
 func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refuse func(http.ResponseWriter, *http.Request, *Refused)) (http.ResponseWriter, func(), error) {
-	held, err := d.readAhead(r, client)
-	if err != nil {
-		d.bodies.Release(client, held)
-		return nil, nil, err
-	}
-	release, err := d.Slot(r.Context(), client)
-	if err != nil {
-		d.bodies.Release(client, held)
-		return nil, nil, err
+	var held int64
+	release, lone := d.queue.TryLone(client)
+	if !lone { // it may wait: its body first, so that a slow sender holds no slot
+		var err error
+		if held, err = d.readAhead(r, client); err == nil {
+			release, err = d.Slot(r.Context(), client)
+		}
+		if err != nil {
+			d.bodies.Release(client, held)
+			return nil, nil, err
+		}
 	}
 	aw := &answerWriter{ResponseWriter: w, answers: d.answers, client: client, leave: release, r: r, refuse: refuse}
 	return aw, func() {

@@ -104,12 +104,24 @@ func NewQueue(slots, perClient, maxWaiting int) *Queue {
 		free: slots, clients: map[string]*client{}}
 }
 
+// TryLone admits client's work at once if client has the queue to itself, and
+// reports whether it did; release gives the work back.
+func (q *Queue) TryLone(name string) (release func(), ok bool) {
+	if q == nil {
+		return nil, false
+	}
+	if l := q.lone.Load(); l != nil && l.client == name && l.enter() {
+		return l.exit, true
+	}
+	return nil, false
+}
+
 // Acquire waits for a slot for client's work and returns the function that gives
 // it back once the work is done (call it once); or ErrBusy at once, or ctx's error
 // when ctx ends first.
 func (q *Queue) Acquire(ctx context.Context, name string) (release func(), err error) {
-	if l := q.lone.Load(); l != nil && l.client == name && l.enter() {
-		return l.exit, nil
+	if release, ok := q.TryLone(name); ok {
+		return release, nil
 	}
 	q.mu.Lock()
 	now := q.now()
