@@ -46,9 +46,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
 		out: make(chan []byte, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
-	s.mu.Lock()
-	s.reservations[res.token] = res
-	s.mu.Unlock()
+	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() {
 		res.mu.Lock()
 		waiting := !res.connected
@@ -57,6 +55,16 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 			s.end(res)
 		}
 	})
+	res.mu.Unlock()
+	s.mu.Lock()
+	s.reservations[res.token] = res
+	late := s.shutdown // after Shutdown ended the reservations it saw
+	s.mu.Unlock()
+	if late {
+		s.end(res)
+		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusCreated)
 	io.WriteString(w, res.token)
@@ -68,7 +76,9 @@ func (s *Streams) end(res *reservation) {
 		s.mu.Lock()
 		delete(s.reservations, res.token)
 		s.mu.Unlock()
+		res.mu.Lock()
 		res.expire.Stop()
+		res.mu.Unlock()
 		res.cancel()
 		res.leave()
 	})

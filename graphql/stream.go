@@ -87,10 +87,14 @@ func (s *Streams) Shutdown(ctx context.Context) error {
 		s.shutdown = true
 		close(s.quit)
 	}
+	var reserved []*reservation
 	for _, r := range s.reservations {
-		r.cancel()
+		reserved = append(reserved, r)
 	}
 	s.mu.Unlock()
+	for _, r := range reserved {
+		s.end(r)
+	}
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
