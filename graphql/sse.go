@@ -133,7 +133,11 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var buf []byte
+	lapsed := false
 	emit := func(resp *Response) bool {
+		if lapsed = s.lapsed(until); lapsed {
+			return false
+		}
 		buf = resp.appendJSON(buf[:0])
 		return sw.next("", buf)
 	}
@@ -141,7 +145,9 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 		select {
 		case <-op.ready:
 			if op.sub.poll(emit) {
-				if !sw.failed && ctx.Err() == nil {
+				if lapsed {
+					s.endExpired(sw)
+				} else if !sw.failed && ctx.Err() == nil {
 					sw.finish("")
 				}
 				return
@@ -151,15 +157,26 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 				return
 			}
 		case <-expired:
-			if sw.fail("", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
-				sw.finish("")
-			}
+			s.endExpired(sw)
 			return
 		case <-s.quit:
 			return
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// lapsed reports whether an authorization until, if any, has ended: an event
+// is not sent past it, whichever comes first of the event and the timer.
+func (s *Streams) lapsed(until time.Time) bool {
+	return !until.IsZero() && !s.opts.Now().Before(until)
+}
+
+// endExpired ends a stream whose authorization expired with an error.
+func (s *Streams) endExpired(sw *streamWriter) {
+	if sw.fail("", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
+		sw.finish("")
 	}
 }
 

@@ -119,7 +119,7 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 		select {
 		case ev := <-res.out:
 			sw.buf = append(sw.buf, ev...)
-			ok = sw.flush()
+			ok = !s.lapsed(res.until) && sw.flush()
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
