@@ -3,6 +3,7 @@ package graphql
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -401,4 +402,80 @@ func TestStreamShutdown(t *testing.T) {
 	if status, _ := srv.status(t, "PUT", "", ""); status != http.StatusServiceUnavailable {
 		t.Errorf("a reservation after Shutdown: %d, want 503", status)
 	}
+}
+
+// TestStreamAccept: which Accept headers ask for an event stream, and which for
+// Apollo's multipart subscriptions.
+func TestStreamAccept(t *testing.T) {
+	for _, tc := range []struct {
+		accept            string
+		sse, subscription bool
+	}{
+		{"text/event-stream", true, false},
+		{"text/event-stream, application/json", true, false},
+		{"application/json, text/event-stream;q=0.5", false, false},
+		{"text/event-stream;q=0", false, false},
+		{"application/json", false, false},
+		{"", false, false},
+		{"multipart/mixed;subscriptionSpec=1.0, application/json", false, true},
+		{`multipart/mixed;boundary="graphql";subscriptionSpec="1.0",application/json`, false, true},
+		{"multipart/mixed;subscriptionSpec=1.0;q=0", false, false},
+		{"multipart/mixed;deferSpec=20220824", false, false},
+		{"multipart/mixed, text/event-stream;q=0.9", false, false},
+	} {
+		if got := acceptsEventStream(tc.accept); got != tc.sse {
+			t.Errorf("acceptsEventStream(%q) = %v", tc.accept, got)
+		}
+		if got := acceptsSubscriptionSpec(tc.accept); got != tc.subscription {
+			t.Errorf("acceptsSubscriptionSpec(%q) = %v", tc.accept, got)
+		}
+	}
+}
+
+// FuzzSSERequest: whatever a request to the streams holds, the answer is either
+// refused as JSON or an event stream of next events, each holding one JSON
+// value, ended by complete.
+func FuzzSSERequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"query":"{ user(id: 1) { id ... @defer { email } } }"}`,
+		`{"query":"{ users @stream(initialCount: 1) { id } }"}`,
+		`{"query":"mutation { deleteUser(id: 1) }"}`,
+		`{"query":"subscription { onUserCreated { id } }"}`,
+		`{"query":"{ nope }","variables":{"a":[1,{"b":null}]}}`,
+		`[{"query":"{ user(id: 1) { id } }"}]`,
+		`{"query":"{ user(id: 1) { id } }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"00"}}}`,
+		`not json`,
+	} {
+		f.Add("POST", seed)
+	}
+	f.Add("GET", "query={ user(id: 1) { name } }")
+	srv := newStreamServer(f, 8, StreamOptions{})
+	h := srv.Config.Handler
+	f.Fuzz(func(t *testing.T, method, body string) {
+		if method != "GET" && method != "POST" {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a subscription ends at once rather than wait for events
+		r := httptest.NewRequestWithContext(ctx, method, "/", strings.NewReader(body))
+		if method == "GET" {
+			r = httptest.NewRequestWithContext(ctx, method, "/?"+url.PathEscape(body), nil)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			return
+		}
+		for ev := range strings.SplitSeq(strings.TrimSuffix(w.Body.String(), "\n\n"), "\n\n") {
+			if ev == "event: complete\ndata:" || ev == "" {
+				continue
+			}
+			data, ok := strings.CutPrefix(ev, "event: next\ndata: ")
+			if !ok || !json.Valid([]byte(data)) {
+				t.Fatalf("event %q", ev)
+			}
+		}
+	})
 }
