@@ -137,16 +137,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.release()
 }
 
-// requestContext is the context an operation of r runs in.
+// requestContext is the context an operation of r answered in w runs in.
 func (h *Handler) requestContext(w http.ResponseWriter, r *http.Request) context.Context {
-	ctx := r.Context()
-	if h.ContextFunc != nil {
-		ctx = h.ContextFunc(r)
-	}
+	ctx := h.baseContext(r)
 	if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
 		ctx = WithAnswerClaim(ctx, c.ClaimAnswer)
 	}
 	return ctx
+}
+
+// baseContext is the context an operation of r runs in, wherever it is answered.
+func (h *Handler) baseContext(r *http.Request) context.Context {
+	if h.ContextFunc != nil {
+		return h.ContextFunc(r)
+	}
+	return r.Context()
 }
 
 // serve answers one operation's parameters, with the status

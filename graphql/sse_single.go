@@ -85,6 +85,10 @@ func (s *Streams) end(res *reservation) {
 }
 
 func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation {
+	if token == "" { // a DELETE without one
+		writeHTTPError(w, mediaJSON, http.StatusBadRequest, "DELETE stops an operation of a reserved stream: send the reservation's token in "+EventStreamTokenHeader+".")
+		return nil
+	}
 	s.mu.Lock()
 	res := s.reservations[token]
 	s.mu.Unlock()
@@ -168,7 +172,9 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		res.remove(id)
 		return
 	}
-	op, errs, status := s.start(withAuthorization(ctx, h.requestContext(w, r)), h, r.Method, &params)
+	// Not the POST's answer claim: the results are written to the stream, after
+	// the POST has been answered.
+	op, errs, status := s.start(withAuthorization(ctx, h.baseContext(r)), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
 		res.remove(id)
