@@ -188,12 +188,16 @@ func (s *Streams) start(ctx context.Context, h *Handler, method string, params *
 	if status != 0 {
 		return nil, ErrorList{newError(codeBadUserInput, msg)}, status
 	}
+	sent := req.Query != ""
 	if e, status := h.resolvePersisted(&req, pq); e != nil {
 		return nil, ErrorList{e}, max(status, http.StatusBadRequest)
 	}
 	p := s.schema.prepare(req.Query)
 	if p.errs != nil {
 		return nil, p.errs, http.StatusBadRequest
+	}
+	if pq != nil && sent && !h.PersistedOnly {
+		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
 	}
 	op, errResp := selectOperation(p.doc, req.OperationName)
 	if errResp != nil {
