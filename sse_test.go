@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"quartet/internal/testkit"
 )
@@ -229,5 +232,43 @@ func TestCurlStreams(t *testing.T) {
 	sr.upTo("\r\n--graphql")
 	if got := sr.upTo("\r\n--graphql"); !strings.Contains(got, `{"payload":{"data":{"onUserCreated":{"id":7,"name":"Curl"}}}}`) {
 		t.Errorf("curl -N, multipart subscription: %q", got)
+	}
+}
+
+// TestStreamsCountWithWebSockets: with -ws-max-sockets-per-client 1, a client with a
+// WebSocket open gets 429 for an SSE stream, a multipart subscription and a
+// reservation; once it closes the socket, a stream opens, and a WebSocket is refused.
+func TestStreamsCountWithWebSockets(t *testing.T) {
+	cfg := testConfig()
+	cfg.admission.WSSocketsPerClient = 1
+	a, _ := startApp(t, cfg)
+	c := dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id } }")
+	waitSubscribers(t, a.store, 1)
+	for _, accept := range []string{sseAccept, multipartAccept} {
+		resp := streamRequest(t, a.httpAddr, accept, userSub)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("%s beside a WebSocket at the cap: %d", accept, resp.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPut, "http://"+a.httpAddr+"/graphql", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a reservation beside a WebSocket at the cap: %v %v", resp, err)
+	}
+	c.CloseNow()
+	waitSubscribers0(t, a.store)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp := streamRequest(t, a.httpAddr, sseAccept, userSub)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("no stream once the socket closed: %d", resp.StatusCode)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, resp, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", nil); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a WebSocket beside a stream at the cap: %v %v", resp, err)
 	}
 }
