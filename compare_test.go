@@ -1,8 +1,10 @@
 package main
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"quartet/internal/testkit"
@@ -38,5 +40,31 @@ func TestComparePageInBrowser(t *testing.T) {
 			}
 			runNode(t, env, filepath.Join("e2e", "compare", "compare.test.mjs"))
 		})
+	}
+}
+
+// TestComparePagesServed: the service serves the front page and the comparison
+// with their CSP, the comparison naming the gRPC listener's address; other
+// methods get 405 with Allow, as on every route.
+func TestComparePagesServed(t *testing.T) {
+	s := NewServer(newTestStore(t), discardLogger(), serverOptions{grpcAddr: "127.0.0.1:50051"})
+	for _, tc := range []struct{ method, path, contains string }{
+		{"GET", "/", `href="compare"`},
+		{"GET", "/compare", `<meta name="grpc-address" content="127.0.0.1:50051">`},
+		{"HEAD", "/compare", ""},
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" ||
+			!strings.HasPrefix(rec.Header().Get("Content-Security-Policy"), "default-src 'none'; ") || !strings.Contains(rec.Body.String(), tc.contains) {
+			t.Errorf("%s %s: %d %v\n%.300s", tc.method, tc.path, rec.Code, rec.Header(), rec.Body)
+		}
+	}
+	for _, path := range []string{"/", "/compare"} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader("{}")))
+		if rec.Code != 405 || rec.Header().Get("Allow") != "GET, HEAD, OPTIONS" || rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("POST %s: %d %v", path, rec.Code, rec.Header())
+		}
 	}
 }
