@@ -320,6 +320,11 @@
     const headers = { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1', ...authHeader(token) };
     const body = frame(encodeMessage(plan.message));
     const got = await exchange(url, { method: 'POST', headers, body });
+    const sent = { method: 'POST', url, headers, message: plan.message, frame: body, bodyBytes: body.length };
+    const type = got.res.headers.get('content-type') || '';
+    if (!type.startsWith('application/grpc-web')) { // not served as gRPC-Web: a proxy's answer, say
+      return { sent, status: `HTTP ${got.res.status}`, type, shown: new TextDecoder().decode(got.body), got, error: `HTTP ${got.res.status}: the answer is not gRPC-Web` };
+    }
     const all = frames(got.body);
     const at = (end) => got.chunks.find((c) => c.end >= end).at;
     const messages = all.filter((f) => !(f.flag & 0x80)).map((f) => ({ user: decodeUser(f.data), at: at(f.end) }));
@@ -337,11 +342,7 @@
     ].join('\n');
     const outcome = code === 0 ? { records: plan.records(users) }
       : code === 5 ? { records: [], note: 'NOT_FOUND: no records' } : { error: `${name}: ${message}` };
-    return {
-      sent: { method: 'POST', url, headers, message: plan.message, frame: body, bodyBytes: body.length },
-      status: `HTTP ${got.res.status}, grpc-status ${status['grpc-status']} ${name}`, type: got.res.headers.get('content-type') || '',
-      shown, got, messages: messages.length, ...outcome,
-    };
+    return { sent, status: `HTTP ${got.res.status}, grpc-status ${status['grpc-status']} ${name}`, type, shown, got, messages: messages.length, ...outcome };
   }
 
   // ---- Commands that repeat a request -----------------------------------
@@ -485,8 +486,9 @@
     const names = served.map((r) => r.title).join(', ').replace(/, ([^,]*)$/, ' and $1');
     if (problems.length) return ['differ', `${names} do not hold the same records:`, problems, mapped];
     const n = base.result.records.length;
-    const what = n ? `the same ${n} record${n === 1 ? '' : 's'} (id ${base.result.records.map((r) => r.id).join(', ')})` : 'the same records: none';
-    return ['same', `${names} hold ${what}, field by field, after mapping names and time formats.`, [], mapped];
+    if (!n) return ['same', `${names} agree: no record answers this read.`, [], mapped];
+    const ids = base.result.records.map((r) => r.id).join(', ');
+    return ['same', `${names} hold the same ${n} record${n === 1 ? '' : 's'} (id ${ids}), field by field, after mapping names and time formats.`, [], mapped];
   }
 
   // ---- Running ------------------------------------------------------------

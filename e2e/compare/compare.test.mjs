@@ -54,7 +54,7 @@ before(async () => {
   });
   page.on('console', (msg) => {
     // Chromium logs every 4xx fetch: a user not found, and the runs without a token.
-    if (msg.type() === 'error' && !/status of (401|404)/.test(msg.text())) problems.push(`console: ${msg.text()}`);
+    if (msg.type() === 'error' && !/status of (401|404|502)/.test(msg.text())) problems.push(`console: ${msg.text()}`);
   });
   page.on('pageerror', (err) => problems.push(`exception: ${err.message}`));
   const res = await page.goto(`${base}/compare`);
@@ -218,7 +218,7 @@ for (const { name, read = name, fill } of READS) {
     const v = await verdict();
     if (Object.keys(want).filter((k) => k !== 'records').length > 1) {
       assert.equal(v.state, 'same', v.text);
-      assert.match(v.text, want.records ? new RegExp(`hold the same ${want.records} records?`) : /hold the same records: none/);
+      assert.match(v.text, want.records ? new RegExp(`hold the same ${want.records} records?`) : /agree: no record answers this read/);
     } else {
       assert.equal(v.state, 'single', v.text);
     }
@@ -237,6 +237,25 @@ test('a changed answer is told apart, naming the record and the field', async ()
   assert.equal(v.state, 'differ', v.text);
   assert.match(v.text, /record 2, email: REST "someone\.else@example\.org", GraphQL "bob/);
   assert.match(v.text, /record 2, email: REST "someone\.else@example\.org", gRPC-Web "bob/);
+});
+
+test('a gRPC-Web answer that is not one, or whose frame is cut, is an error in its column, not a blank', async () => {
+  for (const [answer, want] of [
+    [{ status: 502, contentType: 'text/html', body: '<p>bad gateway</p>' }, /HTTP 502: the answer is not gRPC-Web/],
+    [{ status: 200, contentType: 'application/grpc-web+proto', body: Buffer.from([0, 0, 0, 0, 9, 8, 2]) }, /a frame is longer than the rest of the body/],
+  ]) {
+    const route = (r) => r.fulfill(answer);
+    await page.route('**/user.UserService/GetUser', route);
+    try {
+      await send('user', { '#user-id': '2' }, true);
+    } finally {
+      await page.unroute('**/user.UserService/GetUser', route);
+    }
+    const { grpc } = await columns();
+    assert.equal(grpc.state, 'error', grpc.text);
+    assert.match(grpc.text, want);
+    assert.equal((await verdict()).state, 'failed');
+  }
 });
 
 test('without the token a service that needs one refuses every style, and each column says so', { skip: !token && 'reads need no token here' }, async () => {
