@@ -27,8 +27,8 @@ const codeForbidden = "FORBIDDEN"
 func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
 	accept := r.Header.Get("Accept")
 	token := r.Header.Get(EventStreamTokenHeader)
-	if token == "" && r.Method != http.MethodPost {
-		token = r.URL.Query().Get("token")
+	if token == "" && (r.Method == http.MethodDelete || acceptsEventStream(accept)) {
+		token = r.URL.Query().Get("token") // EventSource sets no header
 	}
 	switch {
 	case r.Method == http.MethodPut:
