@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -122,12 +124,17 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
+			if s.lapsed(res.until) {
+				s.endOperationsExpired(sw, res)
+				return
+			}
 			sw.buf = append(sw.buf, ev...)
-			ok = !s.lapsed(res.until) && sw.flush()
+			ok = sw.flush()
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
-			ok = false
+			s.endOperationsExpired(sw, res)
+			return
 		case <-res.ctx.Done():
 			ok = false
 		case <-r.Context().Done():
@@ -136,6 +143,19 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 			ok = false
 		}
 	}
+}
+
+// endOperationsExpired ends each operation of res with the error of an expired
+// authorization, then complete, as a distinct connections mode stream ends.
+func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
+	res.mu.Lock()
+	ids := slices.Sorted(maps.Keys(res.ops))
+	res.mu.Unlock()
+	errs := ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}
+	for _, id := range ids {
+		sw.buf = sw.f.complete(sw.f.fail(sw.buf, id, errs), id)
+	}
+	sw.flush()
 }
 
 // startReserved runs a POSTed operation on the reservation token names: 202,

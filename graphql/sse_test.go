@@ -479,3 +479,22 @@ func FuzzSSERequest(f *testing.F) {
 		}
 	})
 }
+
+// TestSSESingleConnectionExpires: at the end of the authorization its
+// reservation was made with, each operation on the stream ends with the error,
+// then complete, and the stream ends.
+func TestSSESingleConnectionExpires(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{Authorize: streamAuthorizedFor(time.Second)})
+	status, token := srv.status(t, "PUT", "", "")
+	if status != http.StatusCreated {
+		t.Fatalf("PUT: %d", status)
+	}
+	er := readEvents(t, srv.request(t, "GET", "", "", EventStreamTokenHeader, token, "Accept", "text/event-stream"))
+	if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"s"}}`, EventStreamTokenHeader, token); status != http.StatusAccepted {
+		t.Fatalf("subscribe: %d %s", status, body)
+	}
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"s\",\"payload\":{\"errors\":[{\"message\":\"Forbidden: authorization expired\",\"extensions\":{\"code\":\"FORBIDDEN\"}}]}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"s\"}\n")
+	expectEvent(t, er.next(), "")
+	srv.hub.waitActive(t, 0)
+}
