@@ -115,7 +115,7 @@ func (s *Server) addODataRoutes(service *odata.Service) {
 			return
 		}
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead // else 405 or OPTIONS, before credentials
-		if !read || !s.denied(w, r, s.auth.readAccess(), writeODataError) {
+		if !read || !s.denied(w, r, s.opts.auth.readAccess(), writeODataError) {
 			service.ServeHTTP(w, r)
 		}
 	}

@@ -39,7 +39,6 @@ const maxBodyBytes = 1 << 20
 type Server struct {
 	store      *Store
 	log        *slog.Logger
-	auth       *authenticator // nil: authentication off
 	opts       serverOptions
 	mux        *http.ServeMux
 	websockets *graphql.WebSocketHandler // the live sockets, which http.Server.Shutdown does not see
@@ -50,7 +49,6 @@ type Server struct {
 	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
 	restAccess map[string]access   // per REST route pattern, what its caller needs
 	openAPIDoc []byte              // GET /openapi.json
-	door       *admission.Door
 }
 
 // serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
@@ -74,15 +72,15 @@ type serverOptions struct {
 
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
-	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
-		metrics: opts.metrics, door: opts.door}
+	s := &Server{store: store, log: log, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
+		metrics: opts.metrics}
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
-	if s.door == nil { // no queue: a server of its own, in tests
+	if s.opts.door == nil { // no queue: a server of its own, in tests
 		l := admission.Defaults()
 		l.WorkSlots = 0
-		s.door = admission.NewDoor(l, opts.proxies, log)
+		s.opts.door = admission.NewDoor(l, opts.proxies, log)
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()
@@ -95,7 +93,7 @@ func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /openapi.json", s.openAPI)
 
-	read := s.auth.readAccess()
+	read := s.opts.auth.readAccess()
 	s.restRoute("GET /api/users", read, s.listUsers)
 	s.restRoute("POST /api/users", accessWrite, s.createUser)
 	s.restRoute("GET /api/users/{id}", read, s.getUser)
@@ -108,10 +106,10 @@ func (s *Server) addRoutes() {
 
 	s.addODataRoutes(newODataService(s.store, s.store.clock, s.opts.publicURL))
 
-	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
+	schema := newGraphQLSchema(s.store, s.opts.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.persistedOnly, s.door, s.opts.grpcAddr, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.opts.auth, s.opts.origins, s.opts.persistedOnly, s.opts.door, s.opts.grpcAddr, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
@@ -119,7 +117,7 @@ func (s *Server) addRoutes() {
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
-	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.door)))
+	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.opts.door)))
 	if s.opts.pprof {
 		s.addProfiling()
 	}
@@ -281,7 +279,7 @@ func (x *exchange) compress() {
 
 // identify gives the request a caller to log, when authentication is on.
 func (x *exchange) identify() {
-	if x.s.auth != nil {
+	if x.s.opts.auth != nil {
 		var ctx context.Context
 		ctx, x.who = withCaller(x.r.Context())
 		x.r = x.r.WithContext(ctx)
@@ -353,7 +351,7 @@ func (x *exchange) admit() bool {
 	if s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return true
 	}
-	in, done, err := s.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
+	in, done, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
 	if err != nil {
 		_, x.pattern = s.mux.Handler(r)
 		if refused, ok := err.(*admission.Refused); ok {
