@@ -79,8 +79,8 @@ func (j *jwtFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` of at least 32 bytes, which turns authentication on (docs/authentication.md)")
 	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret, unlike -jwt-secret not visible in ps (docs/authentication.md)")
 	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` of an RS256 or ES256 public key, which turns authentication on (docs/authentication.md)")
-	fs.StringVar(&j.issuer, "jwt-issuer", "", "the issuer (iss) every token must name, if set (docs/authentication.md)")
-	fs.StringVar(&j.audience, "jwt-audience", "", "the audience (aud) every token must name, if set (docs/authentication.md)")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "the issuer (iss) every token must name, if set (docs/configuration.md)")
+	fs.StringVar(&j.audience, "jwt-audience", "", "the audience (aud) every token must name, if set (docs/configuration.md)")
 }
 
 // verifierConfig reads the key the flags name; on is false when authentication is off.
