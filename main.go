@@ -377,19 +377,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		log.Info("the open-file limit leaves room for fewer HTTP connections than the default",
 			"max", httpMaxConns, "default", defaultHTTPMaxConns, "openFileLimit", fileLimit)
 	}
-	vc, on, err := cfg.jwt.verifierConfig()
-	if err != nil {
+	if a.auth, err = newAuthenticator(cfg); err != nil {
 		return nil, err
-	}
-	if on {
-		vc.Now = cfg.jwtClock
-		v, err := jwt.New(vc)
-		if err != nil {
-			return nil, err
-		}
-		a.auth = &authenticator{verifier: v, reads: cfg.authReads}
-	} else if cfg.authReads {
-		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
 	var origins cors.Policy // -ws-origins is a deprecated alias: the two lists are merged
 	if err := cmp.Or(origins.Add("-cors-origins", cfg.corsOrigins), origins.Add("-ws-origins", cfg.wsOrigins)); err != nil {
@@ -398,47 +387,85 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err
 	}
+	if err := a.listen(httpMaxConns); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	if err := a.newServers(origins); err != nil {
+		a.httpLn.Close()
+		a.grpcLn.Close()
+		a.store.Close()
+		return nil, err
+	}
+	a.serve()
+	return a, nil
+}
+
+// newAuthenticator checks tokens with the key the flags name; nil: authentication off.
+func newAuthenticator(cfg config) (*authenticator, error) {
+	vc, on, err := cfg.jwt.verifierConfig()
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		if cfg.authReads {
+			return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
+		}
+		return nil, nil
+	}
+	vc.Now = cfg.jwtClock
+	v, err := jwt.New(vc)
+	if err != nil {
+		return nil, err
+	}
+	return &authenticator{verifier: v, reads: cfg.authReads}, nil
+}
+
+// listen binds both ports, each behind a listener that bounds its connections, and
+// makes the one door both servers enter by.
+func (a *app) listen(httpMaxConns int) error {
+	cfg := a.cfg
 	httpLn, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
-		a.store.Close()
-		return nil, fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
+		return fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
 	}
 	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
 	if err != nil {
 		httpLn.Close()
-		a.store.Close()
-		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
+		return fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	// One door for both servers: a client's HTTP requests, gRPC calls and WebSocket
 	// messages share its slots and budgets.
-	a.door = admission.NewDoor(cfg.admission, cfg.proxies, log)
-	grpcLimits := cfg.grpcLimits
-	a.httpLn = admission.NewListener(httpLn, "HTTP", httpMaxConns, log)
+	a.door = admission.NewDoor(cfg.admission, cfg.proxies, a.log)
+	a.httpLn = admission.NewListener(httpLn, "HTTP", httpMaxConns, a.log)
 	a.httpLn.PerClient = cfg.httpPerClient
-	a.grpcLn = admission.NewListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	a.grpcLn.PerClient = grpcLimits.maxConnsPerClient
+	a.grpcLn = admission.NewListener(grpcLn, "gRPC", cfg.grpcLimits.maxConns, a.log)
+	a.grpcLn.PerClient = cfg.grpcLimits.maxConnsPerClient
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
-	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
+	a.grpcLn.FirstUse = cfg.grpcLimits.firstCallTimeout
 	// A newcomer takes an idle connection's place (callLog tells which are idle):
 	// grpc-go's MaxConnectionIdle would also end the pauses clients rely on.
 	a.grpcLn.Shed = true
+	return nil
+}
+
+// newServers builds the gRPC server and the HTTP one, which serves gRPC-Web too.
+func (a *app) newServers(origins cors.Policy) error {
+	cfg, log := a.cfg, a.log
 	warning := ""
 	if cfg.env == "production" && a.auth == nil {
 		warning = openInProductionWarning
 	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, a.door, a.grpcLn)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", cfg.grpcLimits, m, a.door, a.grpcLn)
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins,
 		door: a.door, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr,
-		grpcWeb: grpcLimits.webHandler(a.grpc.Server, a.door)})
+		grpcWeb: cfg.grpcLimits.webHandler(a.grpc.Server, a.door)})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
-			httpLn.Close()
-			grpcLn.Close()
-			a.store.Close()
-			return nil, err
+			return err
 		}
 	}
 	a.http = &http.Server{
@@ -450,21 +477,25 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	return nil
+}
+
+// serve starts both servers and the background work.
+func (a *app) serve() {
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server", "error", err)
+			a.log.Error("http server", "error", err)
 		}
 	})
 	a.done.Go(func() {
 		if err := a.grpc.Serve(a.grpcLn); err != nil {
-			log.Error("grpc server", "error", err)
+			a.log.Error("grpc server", "error", err)
 		}
 	})
 	// The load's garbage is gone: give its memory back while already serving, and
 	// after every burst to come.
 	go debug.FreeOSMemory()
 	a.done.Go(func() { memory.Manage(a.quit) })
-	return a, nil
 }
 
 // shutdown stops accepting, ends every subscription, and lets in-flight calls finish
