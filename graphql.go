@@ -65,6 +65,12 @@ func (e codedError) Extensions() map[string]any {
 	return ext
 }
 
+// writeGraphQLError answers a domain error refused before GraphQL runs (a full
+// queue) as GraphQL over HTTP answers a request it does not run.
+func writeGraphQLError(w http.ResponseWriter, _ *http.Request, err error) {
+	graphql.WriteError(w, kindCodes[asError(err).Kind].http, graphqlError(err))
+}
+
 // graphqlError is err with its extensions when it is a domain error.
 func graphqlError(err error) error {
 	if e, ok := errors.AsType[*Error](err); ok {

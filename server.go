@@ -386,19 +386,22 @@ func (s *Server) refuseAnswer(w http.ResponseWriter, r *http.Request, refused *a
 	s.refuseBusy(w, r, httpSurface(httpRoute(r.Pattern, r)), refused)
 }
 
-// refuseBusy answers a request the door refused in the format of its surface
-// (httpSurface).
+// refuseBusy answers a request the door refused with its surface's error writer.
 func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, surface string, refused *admission.Refused) {
 	w.Header().Set("Retry-After", "1")
-	err := exhausted(refused)
+	s.errorWriter(surface)(w, r, exhausted(refused))
+}
+
+// errorWriter is the one writer of domain errors of the HTTP surface named surface
+// (httpSurface); each reads the codes from kindCodes.
+func (s *Server) errorWriter(surface string) func(http.ResponseWriter, *http.Request, error) {
 	switch surface {
 	case "graphql":
-		graphql.WriteError(w, kindCodes[KindExhausted].http, graphqlError(err))
+		return writeGraphQLError
 	case "odata":
-		writeODataError(w, r, err)
-	default:
-		s.writeError(w, r, err)
+		return writeODataError
 	}
+	return s.writeError
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already
