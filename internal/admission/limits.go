@@ -75,5 +75,5 @@ func (l *Limits) Register(fs *flag.FlagSet) {
 	fs.IntVar(&l.WSOperations, "ws-max-subscriptions", l.WSOperations, "most GraphQL WebSocket operations active at once, 0 for no limit (docs/limits.md)")
 	fs.IntVar(&l.WSOperationsPerClient, "ws-max-subscriptions-per-client", l.WSOperationsPerClient, "most GraphQL WebSocket operations of one client active at once, 0 for no limit (docs/limits.md)")
 	fs.StringVar(&l.TrustedProxies, "trusted-proxies", l.TrustedProxies, "comma-separated `addresses` and CIDR prefixes of the reverse proxies trusted to name their client (docs/limits.md)")
-	fs.StringVar(&l.ProxyHeader, "trusted-proxy-header", l.ProxyHeader, "the `header` the trusted proxies name their client in: X-Forwarded-For or Forwarded (docs/configuration.md)")
+	fs.StringVar(&l.ProxyHeader, "trusted-proxy-header", l.ProxyHeader, "the `header` the trusted proxies name their client in: X-Forwarded-For or Forwarded (docs/limits.md)")
 }
