@@ -232,7 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type exchange struct {
 	s       *Server
 	r       *http.Request
-	rec     *statusRecorder           // under every writer: the status and size, for the log and metrics
+	rec     statusRecorder            // under every writer: the status and size, for the log and metrics
 	out     http.ResponseWriter       // what the next step writes to
 	gz      *contentcoding.GzipWriter // nil: the answer is not compressed
 	who     *caller                   // nil: no identity to log
@@ -257,9 +257,10 @@ func (s *Server) clientAddress(r *http.Request) *http.Request {
 
 // begin starts the clock and the recorder, and counts the request as in flight.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
-	rec := &statusRecorder{ResponseWriter: w}
+	x := &exchange{s: s, r: r, rec: statusRecorder{ResponseWriter: w}, start: time.Now()}
+	x.out = &x.rec
 	s.requests.Start()
-	return &exchange{s: s, r: r, rec: rec, out: rec, start: time.Now()}
+	return x
 }
 
 // count records the request in the metrics, under its route.
@@ -272,7 +273,7 @@ func (x *exchange) count() {
 
 // compress gzips the answer when the client accepts it.
 func (x *exchange) compress() {
-	if x.gz = contentcoding.Gzip(x.rec, x.r); x.gz != nil {
+	if x.gz = contentcoding.Gzip(&x.rec, x.r); x.gz != nil {
 		x.out = x.gz
 	}
 }
@@ -299,7 +300,7 @@ func (x *exchange) logLine() {
 			x.gz = nil
 		}
 		if x.rec.status == 0 {
-			writeProblem(x.rec, http.StatusInternalServerError, "internal server error", nil)
+			writeProblem(&x.rec, http.StatusInternalServerError, "internal server error", nil)
 		}
 	}
 	var extra []slog.Attr
@@ -339,7 +340,7 @@ func (x *exchange) grpcWeb() bool {
 	if x.s.opts.grpcWeb == nil || !grpcweb.IsRequest(x.r) {
 		return false
 	}
-	x.s.opts.grpcWeb.ServeHTTP(x.rec, x.r)
+	x.s.opts.grpcWeb.ServeHTTP(&x.rec, x.r)
 	return true
 }
 
@@ -355,7 +356,7 @@ func (x *exchange) admit() bool {
 	if err != nil {
 		_, x.pattern = s.mux.Handler(r)
 		if refused, ok := err.(*admission.Refused); ok {
-			s.refuseBusy(x.rec, r, httpSurface(httpRoute(x.pattern, r)), refused)
+			s.refuseBusy(&x.rec, r, httpSurface(httpRoute(x.pattern, r)), refused)
 		} else {
 			x.rec.status = statusClientClosed // gone while it waited: nothing is answered
 		}
