@@ -84,6 +84,9 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
+		{"GET", "/api/Products(1)", "", `"code":"TooManyRequests"`}, // no pattern: the catch-all's OData
+		{"GET", "/api/$metadata", "", `"code":"TooManyRequests"`},
+		{"GET", "/healthz", "", `"status":429`},
 		{"POST", "/graphql", `{"query":"{ user(id: 1) { name } }"}`, `"code":"TOO_MANY_REQUESTS"`},
 	} {
 		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
