@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -88,8 +89,11 @@ func TestNonReadingClients(t *testing.T) {
 			}()
 			// Settled when every request is refused or stuck writing its answer.
 			refused := regexp.MustCompile(`msg=http method=POST path=/graphql status=429 `)
-			waitFor(t, "every request refused or writing", func() bool {
-				return len(refused.FindAllString(logs.String(), -1))+int(inFlight(t, a))-1 == sockets
+			testkit.Eventually(t, func() error {
+				if n, writing := len(refused.FindAllString(logs.String(), -1)), int(inFlight(t, a))-1; n+writing != sockets {
+					return fmt.Errorf("%d requests refused and %d writing, want %d in all", n, writing, sockets)
+				}
+				return nil
 			})
 			held := answerBytesHeld(a)
 			grown := testkit.LiveHeap() - heapBefore
@@ -117,7 +121,12 @@ func TestNonReadingClients(t *testing.T) {
 			for _, c := range conns {
 				c.Close()
 			}
-			waitFor(t, "the answers are given back when their sockets close", func() bool { return answerBytesHeld(a) == 0 })
+			testkit.Eventually(t, func() error {
+				if held := answerBytesHeld(a); held != 0 {
+					return fmt.Errorf("answers hold %d bytes with their sockets closed, want 0", held)
+				}
+				return nil
+			})
 		})
 	}
 }
