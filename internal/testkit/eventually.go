@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -11,7 +12,8 @@ const EventuallyWait = 20 * time.Second * RaceSlowdown
 
 // Eventually polls cond until it returns nil, failing the test with cond's last
 // error if EventuallyWait passes first. It guards against a hang; it asserts
-// nothing about how long the wait took. Call it from the test's goroutine.
+// nothing about how long the wait took. Call it from the test's goroutine. It yields
+// before it sleeps, so a wait for another goroutine's next step costs microseconds.
 func Eventually(t testing.TB, cond func() error) {
 	t.Helper()
 	poll(t, EventuallyWait, cond)
@@ -20,7 +22,7 @@ func Eventually(t testing.TB, cond func() error) {
 func poll(t testing.TB, wait time.Duration, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
-	for {
+	for i := 0; ; i++ {
 		err := cond()
 		if err == nil {
 			return
@@ -28,6 +30,10 @@ func poll(t testing.TB, wait time.Duration, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("still, after %v: %v", wait, err)
 		}
-		time.Sleep(time.Millisecond)
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
