@@ -40,10 +40,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "quartet:", err)
-		}
+	// -h is answered by the usage, printed: it is not an error.
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "quartet:", err)
 		os.Exit(2)
 	}
 }
@@ -76,9 +75,15 @@ type jwtFlags struct {
 }
 
 func (j *jwtFlags) register(fs *flag.FlagSet) {
+	j.registerSigning(fs)
+	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
+}
+
+// registerSigning registers the flags a token is signed with, as "quartet token"
+// needs them: a public key only verifies.
+func (j *jwtFlags) registerSigning(fs *flag.FlagSet) {
 	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
 	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret (one trailing newline ignored): unlike -jwt-secret, not visible in ps")
-	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
 	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
 	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
 }
@@ -158,8 +163,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
 	cfg.admission.Register(fs)
 	cfg.jwt.register(fs)
-	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
-	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
+	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token, not only writes and gRPC GetUser and GetAllUsers (docs/authentication.md)")
+	if err := parseFlags(fs, args, getenv, stdout, usage); err != nil {
 		return err
 	}
 	if err := cfg.check(fs); err != nil {
@@ -287,13 +292,23 @@ func (c config) profiling(authOn bool) bool {
 // a mistake.
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
+// usage heads "quartet -h": the service and its one subcommand.
+const usage = `Usage: quartet [flags]          serve, with the flags below
+       quartet token [flags]    print a bearer token signed with the HS256 secret (quartet token -h)`
+
 // runToken is "quartet token": it prints an HS256 token for the configured secret.
 func runToken(args []string, getenv func(string) string, stdout io.Writer) error {
 	var j jwtFlags
 	var sub, scope string
 	var ttl time.Duration
 	fs := flag.NewFlagSet("quartet token", flag.ContinueOnError)
-	j.register(fs)
+	j.registerSigning(fs)
+	for name, help := range map[string]string{ // what each flag does to the token
+		"jwt-secret": "the server's HS256 `secret` to sign with", "jwt-secret-file": "`file` holding the server's HS256 secret (one trailing newline ignored)",
+		"jwt-issuer": "the token's issuer (iss), as the server's -jwt-issuer requires", "jwt-audience": "the token's audience (aud), as the server's -jwt-audience requires",
+	} {
+		fs.Lookup(name).Usage = help
+	}
 	fs.StringVar(&sub, "sub", "", "the token's subject (sub)")
 	fs.StringVar(&scope, "scope", "", "space-separated scopes, e.g. write")
 	fs.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")

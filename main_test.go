@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -159,6 +160,52 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	err = run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, envFrom(map[string]string{"QUARTET_ENV": "bogus"}), io.Discard, io.Discard)
 	if err == nil {
 		t.Error("QUARTET_ENV was not read")
+	}
+}
+
+// TestHelp: -h, for the service and for its token command, prints the usage on
+// stdout and exits 0, as main runs it; the service's names the token command, and
+// the token command's lists only the flags a token is signed with.
+func TestHelp(t *testing.T) {
+	if args, ok := os.LookupEnv("QUARTET_TEST_MAIN_ARGS"); ok { // the child below
+		os.Args = append([]string{"quartet"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	signing := []string{"-jwt-audience", "-jwt-issuer", "-jwt-secret", "-jwt-secret-file", "-scope", "-sub", "-ttl"}
+	for _, tc := range []struct {
+		args      string
+		want, not []string
+	}{
+		{"-h", []string{"quartet token [flags]", "-jwt-public-key", "-auth-reads", "-http"}, nil},
+		{"token -h", signing, []string{"-jwt-public-key", "-auth-reads", "-http"}},
+	} {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelp$")
+		cmd.Env = append(os.Environ(), "QUARTET_TEST_MAIN_ARGS="+tc.args)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			t.Errorf("quartet %s: %v, stderr %q; want exit 0 and nothing on stderr", tc.args, err, stderr.String())
+		}
+		listed := regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(string(out), -1)
+		flags := map[string]bool{}
+		for _, m := range listed {
+			flags[m[1]] = true
+		}
+		for _, f := range tc.want {
+			if !flags[f] && !strings.Contains(string(out), f) {
+				t.Errorf("quartet %s does not list %s:\n%s", tc.args, f, out)
+			}
+		}
+		for _, f := range tc.not {
+			if flags[f] {
+				t.Errorf("quartet %s lists %s:\n%s", tc.args, f, out)
+			}
+		}
+		if tc.args == "token -h" && len(flags) != len(signing) {
+			t.Errorf("quartet token -h lists %d flags, want %d (%v):\n%s", len(flags), len(signing), signing, out)
+		}
 	}
 }
 
