@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"quartet/internal/admission"
 )
 
 // The tests below keep docs/ complete where the code can say what complete is: every
@@ -139,4 +142,45 @@ func TestDocsNameExistingFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDocsListEveryBudget: docs/limits.md's admission table is the list in
+// internal/admission/limits.go: every budget's flag and every byte default in it.
+func TestDocsListEveryBudget(t *testing.T) {
+	doc := readDocs(t)["limits.md"]
+	start := strings.Index(doc, "## Admission")
+	end := strings.Index(doc[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("docs/limits.md has no Admission section")
+	}
+	section := doc[start : start+1+end]
+	l := admission.Defaults()
+	fs := flag.NewFlagSet("admission", flag.ContinueOnError)
+	l.Register(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(section, "`-"+f.Name+"`") {
+			t.Errorf("budget flag -%s is not in docs/limits.md's Admission table", f.Name)
+		}
+	})
+	for name, n := range map[string]int64{"ClientBodyBytes": l.ClientBodyBytes &^ 0xffff, "TotalBodyBytes": l.TotalBodyBytes,
+		"ClientAnswerBytes": l.ClientAnswerBytes, "TotalAnswerBytes": l.TotalAnswerBytes,
+		"BatchClientBytes": l.BatchClientBytes, "BatchTotalBytes": l.BatchTotalBytes} {
+		if mib := strconv.FormatInt(n>>20, 10) + " MiB"; !strings.Contains(section, mib) {
+			t.Errorf("%s's default, %s, is not in docs/limits.md's Admission table", name, mib)
+		}
+	}
+	for _, n := range []int{l.ClientWaiting, l.WSSockets, l.WSSocketsPerClient, l.WSOperations, l.WSOperationsPerClient} {
+		if s := strconv.Itoa(n); !strings.Contains(section, s) && !strings.Contains(section, commas(n)) {
+			t.Errorf("the default %d is not in docs/limits.md's Admission table", n)
+		}
+	}
+}
+
+// commas writes n with thousands separated by commas, as the documents do.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

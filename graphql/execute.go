@@ -98,8 +98,8 @@ type executor struct {
 	sent     int // bytes of the parts already written, for incremental delivery
 	tooLarge bool
 
-	// claim, when set, is asked for the answer's bytes as they are rendered,
-	// in steps of claimStep (AnswerClaim); refused is why it said no.
+	// claim, when set, is asked for the answer's bytes as they are rendered, at
+	// least claimStep ahead of them (WithAnswerClaim); refused is why it said no.
 	claim   func(n int64) error
 	claimed int
 	refused error
@@ -241,8 +241,9 @@ func (e *executor) overBudget() bool {
 	if !e.tooLarge && e.maxBytes > 0 && e.sent+len(e.buf)+e.errBytes > e.maxBytes {
 		e.tooLarge = true
 	}
-	if !e.tooLarge && e.claim != nil && len(e.buf) >= e.claimed+claimStep {
-		e.claimed = len(e.buf) + claimStep
+	// The buffer's capacity is what it holds: append doubles it.
+	if !e.tooLarge && e.claim != nil && max(len(e.buf)+claimStep, cap(e.buf)) > e.claimed && len(e.buf) >= claimStep {
+		e.claimed = max(len(e.buf)+claimStep, cap(e.buf))
 		if e.refused = e.claim(int64(e.claimed)); e.refused != nil {
 			e.tooLarge = true
 		}

@@ -2013,3 +2013,19 @@ func TestWebSocketClientIPv6Network(t *testing.T) {
 	}
 	other.CloseNow()
 }
+
+// TestWebSocketMessageRefusedASlot: a message for which the client's work slots
+// refuse room (too much of its work waiting) closes the socket with 1013, try
+// again later, and the refusal's words.
+func TestWebSocketMessageRefusedASlot(t *testing.T) {
+	refusal := errors.New("too many requests waiting from 127.0.0.1: at most 0 may wait; try again shortly")
+	srv := newWSServer(t, 4, WebSocketOptions{ClientSlot: func(context.Context, string) (func(), error) { return nil, refusal }})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	_, _, err := c.Read(t.Context())
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater || ce.Reason != "Too many requests waiting from 127.0.0.1: at most 0 may wait; try again shortly" {
+		t.Fatalf("got %v, want close 1013 with the refusal", err)
+	}
+}

@@ -96,9 +96,13 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Responses []batchResponse `json:"responses"`
 	}{Responses: make([]batchResponse, len(batch.Requests))}
 	room := limits.MaxBatchAnswerBytes
+	claim := answerClaim(w)
 	for i, req := range batch.Requests {
 		answer := bt.serve(r, req, room)
 		room -= answer.body.Len()
+		if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
+			return
+		}
 		out.Responses[i] = answer.response(req.ID)
 	}
 	b, err := json.Marshal(out)
@@ -209,6 +213,35 @@ type partRecorder struct {
 	body   bytes.Buffer
 	room   int
 	full   bool
+}
+
+// answerClaim finds the ClaimAnswer of w or of a ResponseWriter it wraps: the
+// budget a batch's answers, built whole before they are sent, claim as they grow.
+// Without one, nothing is claimed.
+func answerClaim(w http.ResponseWriter) func(int64) error {
+	for {
+		if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
+			return c.ClaimAnswer
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return func(int64) error { return nil }
+		}
+		w = u.Unwrap()
+	}
+}
+
+// refused claims what a batch's answers hold once used bytes of them are built
+// (they are copied once into the whole answer), and answers 429 when the claim
+// is refused.
+func refused(w http.ResponseWriter, claim func(int64) error, used int) bool {
+	err := claim(2 * int64(used))
+	if err == nil {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	write(w, errorResponse(http.StatusTooManyRequests, "TooManyRequests", err.Error()))
+	return true
 }
 
 // errAnswerTooLarge ends the writes of a request whose answer passes the batch's room.

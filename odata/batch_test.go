@@ -2,6 +2,7 @@ package odata
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +30,48 @@ func TestBatchAnswerBytes(t *testing.T) {
 	if rec.Code != 200 || strings.Count(got, `"status":200`) != 2 || !strings.Contains(got, `"id":"3","status":400`) ||
 		!strings.Contains(got, "at most 100 bytes") {
 		t.Fatalf("got %d %s", rec.Code, got)
+	}
+}
+
+// claimingRecorder is a ResponseWriter whose ClaimAnswer grants at most budget
+// bytes, as the service's door does for a client's answers.
+type claimingRecorder struct {
+	*httptest.ResponseRecorder
+	budget, claimed int64
+}
+
+func (c *claimingRecorder) ClaimAnswer(n int64) error {
+	if n > c.budget {
+		return errors.New("too many answer bytes waiting to be read from 192.0.2.1: at most 150 at once; try again shortly")
+	}
+	c.claimed = max(c.claimed, n)
+	return nil
+}
+
+// TestBatchClaimsItsAnswers: a batch's answers, built whole before they are
+// sent, claim their bytes (twice: the parts, then the whole) as they grow; a
+// claim refused answers the batch 429 TooManyRequests, in either format.
+func TestBatchClaimsItsAnswers(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(strings.Repeat("x", 40)))
+	})
+	bt := &Batch{Handler: h, Root: "/api/", Serves: func(string) bool { return true }}
+	part := "--b\r\nContent-Type: application/http\r\n\r\nGET a HTTP/1.1\r\n\r\n\r\n"
+	for _, tc := range []struct{ contentType, body string }{
+		{"application/json", `{"requests":[{"id":"1","method":"GET","url":"a"},{"id":"2","method":"GET","url":"b"}]}`},
+		{"multipart/mixed; boundary=b", part + part + "--b--\r\n"},
+	} {
+		for budget, want := range map[int64]int{200: http.StatusOK, 150: http.StatusTooManyRequests} {
+			req := httptest.NewRequest("POST", "/api/$batch", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			rec := &claimingRecorder{ResponseRecorder: httptest.NewRecorder(), budget: budget}
+			bt.ServeHTTP(rec, req)
+			if rec.Code != want || want == http.StatusOK && rec.claimed != 160 ||
+				want != http.StatusOK && (!strings.Contains(rec.Body.String(), `"code":"TooManyRequests"`) || rec.Header().Get("Retry-After") != "1") {
+				t.Errorf("%s, budget %d: %d, claimed %d, %s; want %d", tc.contentType, budget, rec.Code, rec.claimed, rec.Body, want)
+			}
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 	}
 	var answers []answer
 	room := limits.MaxBatchAnswerBytes
+	claim := answerClaim(w)
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	for {
 		part, err := mr.NextPart()
@@ -65,6 +66,9 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 			req.ID = strconv.Itoa(len(answers) + 1)
 			a.partRecorder = bt.serve(r, req, room)
 			room -= a.body.Len()
+			if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
+				return
+			}
 		default:
 			a.partRecorder = failedPart(http.StatusBadRequest, "BadRequest",
 				"part "+strconv.Itoa(len(answers)+1)+" is not application/http")

@@ -21,6 +21,9 @@ func Of(remoteAddr string) string {
 	if err != nil {
 		return host
 	}
+	if ip.Is4() {
+		return host // as net/http and grpc-go write it: no string to build
+	}
 	ip = ip.Unmap().WithZone("")
 	if ip.Is6() {
 		p, _ := ip.Prefix(64)

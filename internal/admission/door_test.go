@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -192,4 +193,58 @@ func TestLoneClientReadsNothingAhead(t *testing.T) {
 	}
 	done()
 	first()
+}
+
+// TestAnswersBudget: an answer past AnswerGrace is counted while the request runs
+// and given back when it is done; one that does not fit the client's budget is
+// answered with the refusal instead, its status and entity headers dropped and
+// the others (CORS's) kept, and the handler's write fails.
+func TestAnswersBudget(t *testing.T) {
+	d := newDoor(4, 4) // answers: 3×AnswerGrace a client, 5× in all
+	big := bytes.Repeat([]byte("a"), 2*AnswerGrace)
+
+	rec := httptest.NewRecorder()
+	w, done, err := enter(d, rec, post(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteHeader(http.StatusCreated)
+	if n, err := w.Write(big); err != nil || n != len(big) {
+		t.Fatalf("an answer within the budget: %d, %v", n, err)
+	}
+	if _, _, held := d.Stats(); held != int64(len(big)) {
+		t.Errorf("%d answer bytes counted while the request runs, want %d", held, len(big))
+	}
+
+	refused := httptest.NewRecorder()
+	w2, done2, err := enter(d, refused, post(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.Header().Set("Access-Control-Allow-Origin", "https://app.example")
+	w2.Header().Set("Etag", `"x"`)
+	w2.WriteHeader(http.StatusOK)
+	if _, err := w2.Write(big); err == nil {
+		t.Error("a write past the client's answers budget succeeded")
+	}
+	done2()
+	if refused.Code != http.StatusTooManyRequests || !strings.Contains(refused.Body.String(), "answer bytes waiting to be read from 192.0.2.1") ||
+		refused.Header().Get("Etag") != "" || refused.Header().Get("Access-Control-Allow-Origin") == "" {
+		t.Errorf("refused answer: %d %v %q", refused.Code, refused.Header(), refused.Body.String())
+	}
+	done()
+	if rec.Code != http.StatusCreated || rec.Body.Len() != len(big) {
+		t.Errorf("the answer within the budget: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	if _, _, held := d.Stats(); held != 0 {
+		t.Errorf("%d answer bytes counted after both requests were done", held)
+	}
+
+	small := httptest.NewRecorder()
+	w3, done3, _ := enter(d, small, post(""))
+	w3.WriteHeader(http.StatusNoContent)
+	done3() // no body: the status goes out when the request is done
+	if small.Code != http.StatusNoContent {
+		t.Errorf("an answer without a body: %d", small.Code)
+	}
 }

@@ -193,7 +193,9 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 			if w.status != -1 { // nothing is out yet
 				w.refused = true
 				w.status = 0
-				clear(w.Header())
+				for _, name := range answerHeaders {
+					w.Header().Del(name) // the refusal's own, or none; CORS's stay
+				}
 				w.refuse(w.ResponseWriter, w.r, err.(*Refused))
 				return 0, errAnswerRefused
 			}
@@ -210,6 +212,9 @@ func (w *answerWriter) sendStatus() {
 	}
 	w.status = -1
 }
+
+// answerHeaders are the headers of an answer that its refusal replaces.
+var answerHeaders = []string{"Content-Type", "Content-Length", "Etag", "Last-Modified", "Location", "Cache-Control"}
 
 var errAnswerRefused = errors.New("answer refused: too many answer bytes wait for this client's reading")
 

@@ -51,9 +51,9 @@ func Defaults() Limits {
 		ClientWaiting: 256,
 		// Two of the largest bodies a client; 64 MiB in all.
 		ClientBodyBytes: 2 * (maxBodyBytes + 1), TotalBodyBytes: 64 << 20,
-		// Two of the largest GraphQL answers (16 MiB) a client; a service whose
-		// readers all stall holds 128 MiB of answers at most.
-		ClientAnswerBytes: 32 << 20, TotalAnswerBytes: 128 << 20,
+		// Two of the largest GraphQL answers (16 MiB) a client, four in all: a
+		// service whose readers all stall stays under 512 MB (bench/README.md).
+		ClientAnswerBytes: 32 << 20, TotalAnswerBytes: 64 << 20,
 		WSSockets: 10_000, WSSocketsPerClient: 100,
 		WSOperations: 100_000, WSOperationsPerClient: 1_000,
 		// 10,000 users take about 2 MB: two full calls a client, four in all.
@@ -69,7 +69,7 @@ func (l *Limits) Register(fs *flag.FlagSet) {
 	fs.IntVar(&l.ClientSlots, "client-slots", l.ClientSlots, "of the work slots, the most one client holds while another has work (0: as many as -work-slots)")
 	fs.IntVar(&l.ClientWaiting, "client-waiting", l.ClientWaiting, "most work of one client waiting for a slot; more is refused with 429 or ResourceExhausted")
 	fs.Int64Var(&l.ClientAnswerBytes, "client-answer-bytes", l.ClientAnswerBytes, "answer bytes one client may have rendered and not yet read; more is refused with 429 or ResourceExhausted")
-	fs.Int64Var(&l.TotalAnswerBytes, "answer-bytes", l.TotalAnswerBytes, "answer bytes all clients may have rendered and not yet read; more is refused with 503")
+	fs.Int64Var(&l.TotalAnswerBytes, "answer-bytes", l.TotalAnswerBytes, "answer bytes all clients may have rendered and not yet read; more is refused with 429")
 	fs.IntVar(&l.WSSockets, "ws-max-sockets", l.WSSockets, "most GraphQL WebSockets open at once; more get 503 (0: no limit)")
 	fs.IntVar(&l.WSSocketsPerClient, "ws-max-sockets-per-client", l.WSSocketsPerClient, "most GraphQL WebSockets of one client open at once; more get 429 (0: no limit)")
 	fs.IntVar(&l.WSOperations, "ws-max-subscriptions", l.WSOperations, "most GraphQL WebSocket operations active at once over all sockets (0: no limit)")
