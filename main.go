@@ -75,15 +75,9 @@ type jwtFlags struct {
 }
 
 func (j *jwtFlags) register(fs *flag.FlagSet) {
-	j.registerSigning(fs)
-	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
-}
-
-// registerSigning registers the flags a token is signed with, as "quartet token"
-// needs them: a public key only verifies.
-func (j *jwtFlags) registerSigning(fs *flag.FlagSet) {
 	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
 	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret (one trailing newline ignored): unlike -jwt-secret, not visible in ps")
+	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
 	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
 	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
 }
@@ -302,13 +296,11 @@ func runToken(args []string, getenv func(string) string, stdout io.Writer) error
 	var sub, scope string
 	var ttl time.Duration
 	fs := flag.NewFlagSet("quartet token", flag.ContinueOnError)
-	j.registerSigning(fs)
-	for name, help := range map[string]string{ // what each flag does to the token
-		"jwt-secret": "the server's HS256 `secret` to sign with", "jwt-secret-file": "`file` holding the server's HS256 secret (one trailing newline ignored)",
-		"jwt-issuer": "the token's issuer (iss), as the server's -jwt-issuer requires", "jwt-audience": "the token's audience (aud), as the server's -jwt-audience requires",
-	} {
-		fs.Lookup(name).Usage = help
-	}
+	// What signs, under the server's names; a public key only verifies.
+	fs.StringVar(&j.secret, "jwt-secret", "", "the server's HS256 `secret` to sign with")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the server's HS256 secret (one trailing newline ignored)")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "the token's issuer (iss), as the server's -jwt-issuer requires")
+	fs.StringVar(&j.audience, "jwt-audience", "", "the token's audience (aud), as the server's -jwt-audience requires")
 	fs.StringVar(&sub, "sub", "", "the token's subject (sub)")
 	fs.StringVar(&scope, "scope", "", "space-separated scopes, e.g. write")
 	fs.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
