@@ -43,10 +43,11 @@ const AnswerGrace = 64 << 10
 func Defaults() Limits {
 	cpus := runtime.GOMAXPROCS(0)
 	return Limits{
-		// A client may hold a slot per CPU, which keeps every CPU busy; four clients'
-		// worth in all, so that another client finds a slot at once and shares the
-		// CPUs rather than waiting.
-		WorkSlots: 4 * cpus, ClientSlots: cpus,
+		// While another client has work, a client holds at most half the CPUs'
+		// worth, so that the other finds a CPU as well as a slot; alone, it is held
+		// to none (Queue). Four slots per CPU in all: another client finds its
+		// share at once rather than waiting for a flood's work to end.
+		WorkSlots: 4 * cpus, ClientSlots: max(1, cpus/2),
 		// Each waiting request holds a connection and a goroutine, both bounded.
 		ClientWaiting: 256,
 		// Two of the largest bodies a client; 64 MiB in all.
