@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"quartet/compare"
 	"quartet/graphql"
 	"quartet/internal/accesslog"
 	"quartet/internal/admission"
@@ -118,6 +119,10 @@ func (s *Server) addRoutes() {
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
+
+	pages := compare.Options{GRPCAddress: s.opts.grpcAddr}
+	s.handle("GET /{$}", compare.Index(pages).ServeHTTP)
+	s.handle("GET /compare", compare.Handler(pages).ServeHTTP)
 
 	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.door)))
 	if s.opts.pprof {
