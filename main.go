@@ -40,10 +40,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "quartet:", err)
-		}
+	// -h is answered by the usage, printed: it is not an error.
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "quartet:", err)
 		os.Exit(2)
 	}
 }
@@ -158,8 +157,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown (docs/configuration.md)")
 	cfg.admission.Register(fs)
 	cfg.jwt.register(fs)
-	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read needs a token too, not only writes and gRPC GetUser and GetAllUsers (docs/authentication.md)")
-	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
+	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token, not only writes and gRPC GetUser and GetAllUsers (docs/authentication.md)")
+	if err := parseFlags(fs, args, getenv, stdout, usage); err != nil {
 		return err
 	}
 	if err := cfg.check(fs); err != nil {
@@ -287,13 +286,21 @@ func (c config) profiling(authOn bool) bool {
 // a mistake.
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
+// usage heads "quartet -h": the service and its one subcommand.
+const usage = `Usage: quartet [flags]          serve, with the flags below
+       quartet token [flags]    print a bearer token signed with the HS256 secret (quartet token -h)`
+
 // runToken is "quartet token": it prints an HS256 token for the configured secret.
 func runToken(args []string, getenv func(string) string, stdout io.Writer) error {
 	var j jwtFlags
 	var sub, scope string
 	var ttl time.Duration
 	fs := flag.NewFlagSet("quartet token", flag.ContinueOnError)
-	j.register(fs)
+	// What signs, under the server's names; a public key only verifies.
+	fs.StringVar(&j.secret, "jwt-secret", "", "the server's HS256 `secret` to sign with")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the server's HS256 secret (one trailing newline ignored)")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "the token's issuer (iss), as the server's -jwt-issuer requires")
+	fs.StringVar(&j.audience, "jwt-audience", "", "the token's audience (aud), as the server's -jwt-audience requires")
 	fs.StringVar(&sub, "sub", "", "the token's subject (sub)")
 	fs.StringVar(&scope, "scope", "", "space-separated scopes, e.g. write")
 	fs.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
