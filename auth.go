@@ -132,12 +132,12 @@ func quotedString(s string) string {
 // denied answers a caller without the access need with refuse and reports true; for
 // everyone else it answers nothing and reports false.
 func (s *Server) denied(w http.ResponseWriter, r *http.Request, need access, refuse func(http.ResponseWriter, *http.Request, error)) bool {
-	if s.auth == nil || need == accessOpen {
+	if s.opts.auth == nil || need == accessOpen {
 		return false
 	}
 	authorization, err := authorizationHeader(r)
 	if err == nil {
-		_, err = s.auth.authorize(r.Context(), authorization, need)
+		_, err = s.opts.auth.authorize(r.Context(), authorization, need)
 	}
 	if err == nil {
 		return false

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -44,8 +43,6 @@ type process struct {
 	cmd            *exec.Cmd
 	httpAddr, grpc string
 }
-
-var servingLine = regexp.MustCompile(`msg="quartet serving" http=(\S+) grpc=(\S+)`)
 
 func startProcess(t *testing.T, args ...string) *process {
 	t.Helper()

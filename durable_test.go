@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"quartet/internal/journal"
 	"quartet/internal/testkit"
@@ -351,7 +350,12 @@ func TestDurableFailedWriteRollsBack(t *testing.T) {
 				if i == 0 {
 					<-held // the first write is being written; the others queue behind it
 				}
-				waitFor(t, fmt.Sprintf("write %d is applied", i), w.applied)
+				testkit.Eventually(t, func() error {
+					if !w.applied() {
+						return fmt.Errorf("write %d is not applied", i)
+					}
+					return nil
+				})
 			}
 			close(hold)
 			wg.Wait()
@@ -624,13 +628,13 @@ func TestDurableSnapshotFailureIsSeen(t *testing.T) {
 	if err := os.Rename(moved, dir); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute) // the retry comes within a second; a failure guard
-	for i := 0; create(1000+i).Code != 201; i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("writes still refused with the directory back: %s", s.Degraded())
+	i := 0
+	testkit.Eventually(t, func() error { // the retry comes within a second
+		if i++; create(1000+i).Code != 201 {
+			return fmt.Errorf("writes still refused with the directory back: %s", s.Degraded())
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if rec := get("/healthz"); rec.Code != 200 || rec.Body.String() != `{"status":"ok"}`+"\n" {
 		t.Errorf("/healthz with the directory back: %d %q", rec.Code, rec.Body)
 	}

@@ -65,6 +65,12 @@ func (e codedError) Extensions() map[string]any {
 	return ext
 }
 
+// writeGraphQLError answers a domain error refused before GraphQL runs (a full
+// queue) as GraphQL over HTTP answers a request it does not run.
+func writeGraphQLError(w http.ResponseWriter, _ *http.Request, err error) {
+	graphql.WriteError(w, kindCodes[asError(err).Kind].http, graphqlError(err))
+}
+
 // graphqlError is err with its extensions when it is a domain error.
 func graphqlError(err error) error {
 	if e, ok := errors.AsType[*Error](err); ok {
@@ -102,59 +108,76 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 			return parseDateTime(v.Raw)
 		},
 	})
+	bindQuery(schema, store, auth)
+	bindMutation(schema, store, auth)
+	bindSubscription(schema, store, auth)
+	bindUser(schema, store)
+	bindPost(schema, store)
+	bindComment(schema)
+	return schema.Schema
+}
 
-	id := func(p graphql.ResolveParams, name string) int64 { return int64(p.Args[name].(int)) }
+// guard puts fn behind the rule need of docs/authentication.md.
+func guard(auth *authenticator, need access, fn graphql.ResolveFunc) graphql.ResolveFunc {
+	if auth == nil || need == accessOpen {
+		return fn
+	}
+	return func(p graphql.ResolveParams) (any, error) {
+		if _, err := authorizeGraphQL(p.Context, auth, need); err != nil {
+			return nil, err
+		}
+		return fn(p)
+	}
+}
+
+func argID(p graphql.ResolveParams, name string) int64 { return int64(p.Args[name].(int)) }
+
+// found gives a lookup as a nullable result.
+func found(v any, ok bool) (any, error) {
+	if !ok {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// bindQuery binds the root query fields, each behind read access: only a root
+// field leads to the fields below.
+func bindQuery(schema resolverGuard, store *Store, auth *authenticator) {
+	read := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth, auth.readAccess(), fn) }
+	schema.SetResolver("Query", "users", read(func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil }))
+	schema.SetResolver("Query", "user", read(func(p graphql.ResolveParams) (any, error) { return found(store.User(argID(p, "id"))) }))
+	schema.SetResolver("Query", "posts", read(func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil }))
+	schema.SetResolver("Query", "post", read(func(p graphql.ResolveParams) (any, error) { return found(store.Post(argID(p, "id"))) }))
+}
+
+func bindMutation(schema resolverGuard, store *Store, auth *authenticator) {
+	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth, accessWrite, fn) }
 	optional := func(p graphql.ResolveParams, name string) *string {
 		if v, ok := p.Args[name].(string); ok {
 			return &v
 		}
 		return nil // omitted or null: leave the stored value as it is
 	}
-	// guard puts fn behind the rule need of docs/authentication.md.
-	guard := func(need access, fn graphql.ResolveFunc) graphql.ResolveFunc {
-		if auth == nil || need == accessOpen {
-			return fn
-		}
-		return func(p graphql.ResolveParams) (any, error) {
-			if _, err := authorizeGraphQL(p.Context, auth, need); err != nil {
-				return nil, err
-			}
-			return fn(p)
-		}
-	}
-	write := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(accessWrite, fn) }
-	// read guards a root query field; only a root field leads to the fields below.
-	read := func(fn graphql.ResolveFunc) graphql.ResolveFunc { return guard(auth.readAccess(), fn) }
-	found := func(v any, ok bool) (any, error) { // a lookup as a nullable result
-		if !ok {
-			return nil, nil
-		}
-		return v, nil
-	}
-
-	schema.SetResolver("Query", "users", read(func(graphql.ResolveParams) (any, error) { return store.UserValues(), nil }))
-	schema.SetResolver("Query", "user", read(func(p graphql.ResolveParams) (any, error) { return found(store.User(id(p, "id"))) }))
-	schema.SetResolver("Query", "posts", read(func(graphql.ResolveParams) (any, error) { return store.PostValues(), nil }))
-	schema.SetResolver("Query", "post", read(func(p graphql.ResolveParams) (any, error) { return found(store.Post(id(p, "id"))) }))
-
 	schema.SetResolver("Mutation", "createUser", write(func(p graphql.ResolveParams) (any, error) {
 		return store.CreateUser(p.Args["name"].(string), p.Args["email"].(string))
 	}))
 	schema.SetResolver("Mutation", "updateUser", write(func(p graphql.ResolveParams) (any, error) {
-		return store.UpdateUser(id(p, "id"), UserPatch{Name: optional(p, "name"), Email: optional(p, "email")})
+		return store.UpdateUser(argID(p, "id"), UserPatch{Name: optional(p, "name"), Email: optional(p, "email")})
 	}))
-	schema.SetResolver("Mutation", "deleteUser", write(func(p graphql.ResolveParams) (any, error) { return store.DeleteUser(id(p, "id")) }))
+	schema.SetResolver("Mutation", "deleteUser", write(func(p graphql.ResolveParams) (any, error) { return store.DeleteUser(argID(p, "id")) }))
 	schema.SetResolver("Mutation", "createPost", write(func(p graphql.ResolveParams) (any, error) {
-		return store.CreatePost(id(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
+		return store.CreatePost(argID(p, "userId"), p.Args["title"].(string), p.Args["content"].(string))
 	}))
 	schema.SetResolver("Mutation", "addComment", write(func(p graphql.ResolveParams) (any, error) {
-		c, err := store.AddAuthoredComment(id(p, "postId"), id(p, "authorId"), p.Args["text"].(string))
+		c, err := store.AddAuthoredComment(argID(p, "postId"), argID(p, "authorId"), p.Args["text"].(string))
 		if err != nil {
 			return nil, err
 		}
 		return &c, nil
 	}))
+}
 
+func bindSubscription(schema resolverGuard, store *Store, auth *authenticator) {
 	schema.SetNotifyingSubscriber("onUserCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*User); return ok }))
 	schema.SetNotifyingSubscriber("onPostCreated", subscribe(store, auth, func(v any) bool { _, ok := v.(*Post); return ok }))
 	// An event that is an error ends the subscription with that error.
@@ -166,7 +189,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 			return p.Source, nil
 		})
 	}
+}
 
+func bindUser(schema resolverGuard, store *Store) {
 	user := func(p graphql.ResolveParams) *User { return p.Source.(*User) }
 	schema.SetResolver("User", "id", func(p graphql.ResolveParams) (any, error) { return user(p).ID, nil })
 	schema.SetResolver("User", "name", func(p graphql.ResolveParams) (any, error) { return user(p).Name, nil })
@@ -182,7 +207,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return values(store.PostsByUser(user(p).ID, limit)), nil
 	})
+}
 
+func bindPost(schema resolverGuard, store *Store) {
 	post := func(p graphql.ResolveParams) *Post { return p.Source.(*Post) }
 	schema.SetResolver("Post", "id", func(p graphql.ResolveParams) (any, error) { return post(p).ID, nil })
 	schema.SetResolver("Post", "title", func(p graphql.ResolveParams) (any, error) { return post(p).Title, nil })
@@ -199,7 +226,9 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return out, nil
 	})
+}
 
+func bindComment(schema resolverGuard) {
 	comment := func(p graphql.ResolveParams) *AuthoredComment { return p.Source.(*AuthoredComment) }
 	schema.SetResolver("Comment", "id", func(p graphql.ResolveParams) (any, error) { return comment(p).ID, nil })
 	schema.SetResolver("Comment", "text", func(p graphql.ResolveParams) (any, error) { return comment(p).Text, nil })
@@ -212,7 +241,6 @@ func newGraphQLSchema(store *Store, auth *authenticator, log *slog.Logger, maxDe
 		}
 		return c.Author, nil
 	})
-	return schema.Schema
 }
 
 // resolverGuard binds resolvers so that an error other than a domain *Error (a defect,

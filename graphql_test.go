@@ -204,7 +204,7 @@ func TestSlowSubscriberEndsWithError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitSubscribers(t, store, 1)
+	testkit.Eventually(t, subscribersReach(store, 1))
 	for i := range subscriptionBuffer + 10 { // nobody reads meanwhile; these must not block
 		if _, err := store.CreateUser("U", fmt.Sprintf("u%d@example.com", i)); err != nil {
 			t.Fatal(err)

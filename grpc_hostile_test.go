@@ -96,7 +96,7 @@ func (h *h2Conn) readFrame() (typ byte, payload []byte, err error) {
 // GOAWAY's debug data ("" for none) and whether the server pinged first.
 func (h *h2Conn) end(t *testing.T) (goAway string, pinged bool) {
 	t.Helper()
-	h.SetReadDeadline(time.Now().Add(10 * time.Second * raceSlowdown))
+	h.SetReadDeadline(time.Now().Add(10 * time.Second * testkit.RaceSlowdown))
 	for {
 		typ, payload, err := h.readFrame()
 		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
@@ -125,7 +125,7 @@ func TestGRPCIdleConnectionClosed(t *testing.T) {
 	if _, err := userpb.NewUserServiceClient(conn).GetUser(t.Context(), &userpb.GetUserRequest{Id: 1}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*testkit.RaceSlowdown)
 	defer cancel()
 	if !conn.WaitForStateChange(ctx, connectivity.Ready) {
 		t.Fatal("the idle connection was never closed")
@@ -278,7 +278,7 @@ func handshaken(t *testing.T, from, addr string, n int) (accepted, closed int) {
 		conns = append(conns, &h2Conn{Conn: c, r: bufio.NewReader(c)})
 	}
 	for _, h := range conns {
-		h.SetReadDeadline(time.Now().Add(10 * time.Second * raceSlowdown))
+		h.SetReadDeadline(time.Now().Add(10 * time.Second * testkit.RaceSlowdown))
 		typ, _, err := h.readFrame()
 		switch {
 		case err == nil && typ == frameSettings:
@@ -307,7 +307,7 @@ func getUserFrom(t *testing.T, from, addr string) error {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*raceSlowdown)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second*testkit.RaceSlowdown)
 	defer cancel()
 	_, err = userpb.NewUserServiceClient(conn).GetUser(ctx, &userpb.GetUserRequest{Id: 1})
 	return err
@@ -398,22 +398,20 @@ func createUsers(t *testing.T, c userpb.UserServiceClient, n int, u *userpb.Crea
 	return s
 }
 
+// usersHeld holds, for testkit.Eventually, once CreateUsers calls hold n bytes of
+// users waiting to be stored.
+func usersHeld(a *app, n int64) func() error {
+	return func() error {
+		if held := a.grpc.users.waiting.Held(); held != n {
+			return fmt.Errorf("CreateUsers calls hold %d bytes of users, want %d", held, n)
+		}
+		return nil
+	}
+}
+
 // finish reads how a CreateUsers call ended, without closing it first.
 func finish(s grpc.ClientStreamingClient[userpb.CreateUserRequest, userpb.CreateUsersResponse]) error {
 	return s.RecvMsg(new(userpb.CreateUsersResponse))
-}
-
-// waitFor polls cond until it holds, failing the test after a bound only a broken
-// server reaches.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second * raceSlowdown)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestGRPCCreateUsersBounds(t *testing.T) {
@@ -432,7 +430,7 @@ func TestGRPCCreateUsersBounds(t *testing.T) {
 	if n := len(a.store.Users()); n != 6 {
 		t.Errorf("%d users, want the demo's 6: nothing of a refused call is stored", n)
 	}
-	waitFor(t, "the refused calls release what they held", func() bool { return a.grpc.users.waiting.Held() == 0 })
+	testkit.Eventually(t, usersHeld(a, 0))
 	// At the bounds, a call is served.
 	s := createUsers(t, c, 2, longUser)
 	if resp, err := s.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 2 {
@@ -557,7 +555,7 @@ func createUsersBudget(t *testing.T, perClient, total int64, refusal string) {
 	a, _ := startApp(t, cfg)
 	c := userpb.NewUserServiceClient(dialGRPC(t, a.grpcAddr))
 	holder := createUsers(t, c, 3, longUser)
-	waitFor(t, "the server holds the first call's users", func() bool { return a.grpc.users.waiting.Held() == 3*cost })
+	testkit.Eventually(t, usersHeld(a, 3*cost))
 	wantCode(t, finish(createUsers(t, c, 3, longUser)), codes.ResourceExhausted, fmt.Sprintf(refusal, 5*cost))
 	if resp, err := holder.CloseAndRecv(); err != nil || resp.GetUsersCreated() != 3 {
 		t.Fatalf("the first call: %v, %v", resp, err)
@@ -618,10 +616,10 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 		})
 	}
 	// Settled: every call is refused or wholly held.
-	waitFor(t, "every call is refused or held", func() bool {
+	testkit.Eventually(t, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		return a.grpc.users.waiting.Held() == int64(calls-refused)*first*cost
+		return usersHeld(a, int64(calls-refused)*first*cost)()
 	})
 	held := testkit.LiveHeap() - before
 	mu.Lock()
@@ -644,7 +642,7 @@ func TestGRPCCreateUsersFlood(t *testing.T) {
 	if n := len(a.store.Users()); n != 6 {
 		t.Errorf("%d users, want the demo's 6", n)
 	}
-	waitFor(t, "every call released what it held", func() bool { return a.grpc.users.waiting.Held() == 0 })
+	testkit.Eventually(t, usersHeld(a, 0))
 	if grown := testkit.LiveHeap() - before; grown > 8<<20 {
 		t.Errorf("after the refusals the heap is %d bytes larger, want under 8 MiB", grown)
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"quartet/internal/admission"
+	"quartet/internal/testkit"
 
 	"bytes"
 	"context"
@@ -148,13 +150,12 @@ func TestGRPCGetAllUsersStopsOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "method=/user.UserService/GetAllUsers code=Canceled") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server-side loop did not end after cancel; log:\n%s", logs)
+	testkit.Eventually(t, func() error {
+		if !strings.Contains(logs.String(), "method=/user.UserService/GetAllUsers code=Canceled") {
+			return fmt.Errorf("the server-side loop did not end after cancel; log:\n%s", logs)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestGRPCCreateUsers(t *testing.T) {

@@ -63,3 +63,49 @@ func TestEnginesAndPlumbingKnowNoSurface(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPackageImportsUp holds docs/design.md's drawing for every package of the
+// module: each imports only packages of its own row or of a row below. A package
+// in no row fails the test, to be drawn first.
+func TestNoPackageImportsUp(t *testing.T) {
+	type row struct {
+		name  string
+		level int
+	}
+	var (
+		wiring   = row{"the root package", 3}
+		engines  = row{"the surfaces' packages", 2}
+		json     = row{"the domain's helpers", 1}
+		plumbing = row{"the plumbing", 1}
+		tests    = row{"the tests' kit", 1}
+	)
+	rows := map[string]row{"quartet": wiring,
+		"quartet/graphql": engines, "quartet/graphql/editor": engines, "quartet/compare": engines, "quartet/odata": engines, "quartet/userpb": engines}
+	for _, p := range []string{"journal", "jwt", "jsonscan", "jsonkeys", "jsonstr"} {
+		rows["quartet/internal/"+p] = json
+	}
+	for _, p := range []string{"admission", "grpcweb", "cors", "contentcoding", "reqbody", "metrics", "accesslog", "memory", "etag"} {
+		rows["quartet/internal/"+p] = plumbing
+	}
+	rows["quartet/internal/testkit"] = tests
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		imports := strings.Fields(line)
+		pkg := imports[0]
+		from, ok := rows[pkg]
+		if !ok {
+			if !strings.HasPrefix(pkg, "quartet/e2e") && !strings.HasPrefix(pkg, "quartet/bench") {
+				t.Errorf("%s is in no row of docs/design.md's drawing", pkg)
+			}
+			continue
+		}
+		for _, dep := range imports[1:] {
+			if to, ok := rows[dep]; ok && to != from && to.level >= from.level {
+				t.Errorf("%s (%s) imports %s (%s), not below it", pkg, from.name, dep, to.name)
+			}
+		}
+	}
+}

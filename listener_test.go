@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // TestHTTPMaxConns starts the service with -http-max-conns 1: a second connection is
@@ -78,7 +80,7 @@ func TestHTTPMaxConnsFlag(t *testing.T) {
 // dialFrom connects to addr from the loopback address from (127.0.0.2 and the rest
 // of 127/8 are this machine's on Linux); "" is the system's choice.
 func dialFrom(from, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: 10 * time.Second * raceSlowdown}
+	d := net.Dialer{Timeout: 10 * time.Second * testkit.RaceSlowdown}
 	if from != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
 	}
@@ -107,7 +109,7 @@ func TestHTTPConnFloodFromOneAddress(t *testing.T) {
 		return conn{c, bufio.NewReader(c)}
 	}
 	answer := func(c conn) (int, error) {
-		c.SetReadDeadline(time.Now().Add(10 * time.Second * raceSlowdown))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second * testkit.RaceSlowdown))
 		resp, err := http.ReadResponse(c.r, nil)
 		if err != nil {
 			return 0, err

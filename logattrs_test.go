@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/metadata"
 
+	"quartet/internal/testkit"
 	"quartet/userpb"
 )
 
@@ -20,31 +20,25 @@ import (
 // request, through the logger run builds (slog.TextHandler on the batching writer):
 // every field, in order, in slog's text form.
 func TestRequestLogLine(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, envFrom(nil), io.Discard, logs)
-	}()
+	r := runServing(t, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, nil)
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := r.shutdown(); err != nil {
 			t.Errorf("run after shutdown = %v, want nil", err)
 		}
 	}()
 	waitLog := func(re *regexp.Regexp) []string {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if m := re.FindStringSubmatch(logs.String()); m != nil {
-				return m
+		var m []string
+		testkit.Eventually(t, func() error {
+			if m = re.FindStringSubmatch(r.logs.String()); m == nil {
+				return fmt.Errorf("no line matching %s in the log:\n%s", re, r.logs)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no line matching %s in the log:\n%s", re, logs)
-			}
-		}
+			return nil
+		})
+		return m
 	}
-	addr := waitLog(regexp.MustCompile(`(?m)^time=\S+ level=INFO msg="quartet serving" http=(\S+) grpc=\S+ env=development auth=false$`))[1]
-	req, _ := http.NewRequest("GET", "http://"+addr+"/api/users/1?x=1", nil)
+	waitLog(regexp.MustCompile(`(?m)^time=\S+ level=INFO msg="quartet serving" http=\S+ grpc=\S+ env=development auth=false$`))
+	req, _ := http.NewRequest("GET", "http://"+r.httpAddr+"/api/users/1?x=1", nil)
 	req.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -89,20 +83,18 @@ func TestTraceparentLogged(t *testing.T) {
 	cancel()
 	wantLine := func(match, want string, has bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		var found string
+		testkit.Eventually(t, func() error {
 			for line := range strings.SplitSeq(logs.String(), "\n") {
 				if strings.Contains(line, match) {
-					if strings.Contains(line, want) != has {
-						t.Errorf("line %q: has %q = %v, want %v", line, want, !has, has)
-					}
-					return
+					found = line
+					return nil
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no log line with %q in:\n%s", match, logs.String())
-			}
-			time.Sleep(10 * time.Millisecond)
+			return fmt.Errorf("no log line with %q in:\n%s", match, logs.String())
+		})
+		if strings.Contains(found, want) != has {
+			t.Errorf("line %q: has %q = %v, want %v", found, want, !has, has)
 		}
 	}
 	wantLine("path=/api/users/1 ", "trace_id="+id, true)

@@ -40,10 +40,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "quartet:", err)
-		}
+	// -h is answered by the usage, printed: it is not an error.
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "quartet:", err)
 		os.Exit(2)
 	}
 }
@@ -76,11 +75,11 @@ type jwtFlags struct {
 }
 
 func (j *jwtFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` (at least 32 bytes) for bearer tokens; turns authentication on")
-	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret (one trailing newline ignored): unlike -jwt-secret, not visible in ps")
-	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` with an RSA (RS256) or P-256 (ES256) public key; turns authentication on")
-	fs.StringVar(&j.issuer, "jwt-issuer", "", "required token issuer (iss), if set")
-	fs.StringVar(&j.audience, "jwt-audience", "", "required token audience (aud), if set")
+	fs.StringVar(&j.secret, "jwt-secret", "", "HS256 `secret` of at least 32 bytes, which turns authentication on (docs/authentication.md)")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the HS256 secret, unlike -jwt-secret not visible in ps (docs/authentication.md)")
+	fs.StringVar(&j.publicKeyFile, "jwt-public-key", "", "PEM `file` of an RS256 or ES256 public key, which turns authentication on (docs/authentication.md)")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "the issuer (iss) every token must name, if set (docs/configuration.md)")
+	fs.StringVar(&j.audience, "jwt-audience", "", "the audience (aud) every token must name, if set (docs/configuration.md)")
 }
 
 // verifierConfig reads the key the flags name; on is false when authentication is off.
@@ -129,37 +128,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg := config{grpcLimits: defaultGRPCLimits(), admission: admission.Defaults()}
 	fs := flag.NewFlagSet("quartet", flag.ContinueOnError)
-	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server (REST, GraphQL, OData) (default localhost:8080 in development, :8080 in production)")
-	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production)")
-	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("most HTTP connections (WebSockets included) open at once; more wait to be accepted (default %d, or what the open-file limit leaves room for beside gRPC's connections if less; more than it leaves is refused)", defaultHTTPMaxConns))
-	fs.IntVar(&cfg.httpPerClient, "http-max-conns-per-client", defaultHTTPMaxConnsPerClient, "most HTTP connections (WebSockets included) of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit; behind a reverse proxy every client shares the proxy's: raise it or set it to 0)")
-	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data")
-	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset (false: start empty)")
-	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory` (default: memory only)")
-	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, journal size that triggers a snapshot")
-	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage (saving the cut bytes beside it) instead of refusing to start")
-	fs.StringVar(&cfg.env, "env", "development", "`environment`: development (gRPC reflection and /debug/pprof/ on) or production")
-	fs.StringVar(&cfg.publicURL, "public-url", "", "`URL` clients reach the service at (https://api.example.com, with a path prefix if a proxy adds one): OData context URLs start with it; without it they are paths, never built from the request's Host")
-	fs.StringVar(&cfg.pprof, "pprof", "auto", "serve /debug/pprof/ to this machine: on, off, or auto (on in development while authentication is off)")
-	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item")
-	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", cfg.grpcLimits.maxConns, "gRPC connections open at once; more wait to be accepted")
-	fs.IntVar(&cfg.grpcLimits.maxConnsPerClient, "grpc-max-conns-per-client", cfg.grpcLimits.maxConnsPerClient, "most gRPC connections of one client IP address (IPv6: /64) open at once; more are closed as soon as they are accepted (0: no limit but -grpc-max-conns; behind a reverse proxy every client shares the proxy's)")
-	fs.DurationVar(&cfg.grpcLimits.firstCallTimeout, "grpc-first-call-timeout", cfg.grpcLimits.firstCallTimeout, "close a gRPC connection that has made no call this long after it was accepted")
-	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", cfg.grpcLimits.maxStreams, "gRPC calls at once on one connection")
-	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", cfg.grpcLimits.maxIdle, "close a gRPC connection that had no call for this long")
-	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have")
-	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation (a field 1, a list × its limit argument or 50), refused before it runs")
-	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes`; an execution past it stops with an error")
-	fs.IntVar(&cfg.graphqlBatchMax, "graphql-batch-max", 0, "most GraphQL operations one POST may carry as a JSON array (Apollo's BatchHttpLink), each run as if sent alone; 0 refuses arrays (max 100)")
-	fs.StringVar(&cfg.graphqlPQFile, "graphql-persisted-queries", "", "Apollo persisted query manifest `file` (generate-persisted-query-manifest): its operations are known by hash from the start")
-	fs.BoolVar(&cfg.graphqlPQOnly, "graphql-persisted-only", false, "GraphQL over HTTP runs only the operations of -graphql-persisted-queries, sent by hash (production safelisting)")
-	fs.StringVar(&cfg.corsOrigins, "cors-origins", "", "comma-separated `origins` whose browser pages may call every HTTP surface and open GraphQL WebSockets: https://app.example.com, *.example.com (any scheme), https://*.example.com, or * (any, without credentials); the service's own pages always may")
-	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "deprecated: same as -cors-origins (the two lists are merged)")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown")
+	fs.StringVar(&cfg.httpAddr, "http", "", "`address` of the HTTP server: REST, GraphQL, OData (default localhost:8080 in development, :8080 in production; docs/configuration.md)")
+	fs.StringVar(&cfg.grpcAddr, "grpc", "", "`address` of the gRPC server (default localhost:50051 in development, :50051 in production; docs/configuration.md)")
+	fs.IntVar(&cfg.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("most HTTP connections open at once, WebSockets included (default %d, or less as the open-file limit leaves room; docs/limits.md)", defaultHTTPMaxConns))
+	fs.IntVar(&cfg.httpPerClient, "http-max-conns-per-client", defaultHTTPMaxConnsPerClient, "most HTTP connections of one client address open at once, 0 for no limit (docs/limits.md)")
+	fs.StringVar(&cfg.load, "load", "", "start from the dataset `file` instead of the demo data (docs/data.md)")
+	fs.BoolVar(&cfg.demo, "demo", true, "start from the embedded demo dataset; false starts empty (docs/data.md)")
+	fs.StringVar(&cfg.dataDir, "data", "", "keep the store durably in `directory`; without it, in memory only (docs/durability.md)")
+	fs.Int64Var(&cfg.snapshotBytes, "snapshot-bytes", defaultSnapshotBytes, "with -data, the journal size that triggers a snapshot (docs/durability.md)")
+	fs.BoolVar(&cfg.repair, "repair", false, "with -data, cut a damaged journal at the damage instead of refusing to start (docs/durability.md)")
+	fs.StringVar(&cfg.env, "env", "development", "`environment`: development or production (docs/configuration.md)")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "`URL` clients reach the service at, which starts OData context URLs (docs/odata.md)")
+	fs.StringVar(&cfg.pprof, "pprof", "auto", "serve /debug/pprof/ to this machine: on, off or auto (docs/configuration.md)")
+	fs.DurationVar(&cfg.streamDelay, "stream-delay", 100*time.Millisecond, "pause after each GetAllUsers item (docs/grpc.md)")
+	fs.IntVar(&cfg.grpcLimits.maxConns, "grpc-max-conns", cfg.grpcLimits.maxConns, "most gRPC connections open at once; more wait to be accepted (docs/limits.md)")
+	fs.IntVar(&cfg.grpcLimits.maxConnsPerClient, "grpc-max-conns-per-client", cfg.grpcLimits.maxConnsPerClient, "most gRPC connections of one client address open at once, 0 for no limit (docs/limits.md)")
+	fs.DurationVar(&cfg.grpcLimits.firstCallTimeout, "grpc-first-call-timeout", cfg.grpcLimits.firstCallTimeout, "close a gRPC connection that has made no call this long after it was accepted (docs/limits.md)")
+	fs.IntVar(&cfg.grpcLimits.maxStreams, "grpc-max-streams", cfg.grpcLimits.maxStreams, "most gRPC calls at once on one connection (docs/limits.md)")
+	fs.DurationVar(&cfg.grpcLimits.maxIdle, "grpc-max-idle", cfg.grpcLimits.maxIdle, "close a gRPC connection that had no call for this long (docs/limits.md)")
+	fs.IntVar(&cfg.graphqlMaxDepth, "graphql-max-depth", 12, "deepest field nesting a GraphQL operation may have (docs/limits.md)")
+	fs.IntVar(&cfg.graphqlMaxCost, "graphql-max-cost", graphql.DefaultLimits.MaxCost, "largest estimated `cost` of a GraphQL operation, refused before it runs (docs/limits.md)")
+	fs.IntVar(&cfg.graphqlMaxBytes, "graphql-max-response-bytes", graphql.DefaultLimits.MaxResponseBytes, "largest GraphQL answer in `bytes` (docs/limits.md)")
+	fs.IntVar(&cfg.graphqlBatchMax, "graphql-batch-max", 0, "most GraphQL operations one POST may carry as a JSON array, at most 100; 0 refuses arrays (docs/graphql.md)")
+	fs.StringVar(&cfg.graphqlPQFile, "graphql-persisted-queries", "", "Apollo persisted query manifest `file`, whose operations are known by hash from the start (docs/graphql.md)")
+	fs.BoolVar(&cfg.graphqlPQOnly, "graphql-persisted-only", false, "GraphQL over HTTP runs only the operations of -graphql-persisted-queries (docs/graphql.md)")
+	fs.StringVar(&cfg.corsOrigins, "cors-origins", "", "comma-separated `origins` whose browser pages may call every HTTP surface (docs/configuration.md)")
+	fs.StringVar(&cfg.wsOrigins, "ws-origins", "", "deprecated: merged into -cors-origins")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may take to finish on shutdown (docs/configuration.md)")
 	cfg.admission.Register(fs)
 	cfg.jwt.register(fs)
-	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token too (default: only writes and gRPC GetUser)")
-	if err := parseFlags(fs, args, getenv, stdout, "Usage: quartet [flags]"); err != nil {
+	fs.BoolVar(&cfg.authReads, "auth-reads", false, "with authentication on, every read on every surface needs a valid token, not only writes and gRPC GetUser and GetAllUsers (docs/authentication.md)")
+	if err := parseFlags(fs, args, getenv, stdout, usage); err != nil {
 		return err
 	}
 	if err := cfg.check(fs); err != nil {
@@ -287,13 +286,21 @@ func (c config) profiling(authOn bool) bool {
 // a mistake.
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
+// usage heads "quartet -h": the service and its one subcommand.
+const usage = `Usage: quartet [flags]          serve, with the flags below
+       quartet token [flags]    print a bearer token signed with the HS256 secret (quartet token -h)`
+
 // runToken is "quartet token": it prints an HS256 token for the configured secret.
 func runToken(args []string, getenv func(string) string, stdout io.Writer) error {
 	var j jwtFlags
 	var sub, scope string
 	var ttl time.Duration
 	fs := flag.NewFlagSet("quartet token", flag.ContinueOnError)
-	j.register(fs)
+	// What signs, under the server's names; a public key only verifies.
+	fs.StringVar(&j.secret, "jwt-secret", "", "the server's HS256 `secret` to sign with")
+	fs.StringVar(&j.secretFile, "jwt-secret-file", "", "`file` holding the server's HS256 secret (one trailing newline ignored)")
+	fs.StringVar(&j.issuer, "jwt-issuer", "", "the token's issuer (iss), as the server's -jwt-issuer requires")
+	fs.StringVar(&j.audience, "jwt-audience", "", "the token's audience (aud), as the server's -jwt-audience requires")
 	fs.StringVar(&sub, "sub", "", "the token's subject (sub)")
 	fs.StringVar(&scope, "scope", "", "space-separated scopes, e.g. write")
 	fs.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
@@ -377,19 +384,8 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		log.Info("the open-file limit leaves room for fewer HTTP connections than the default",
 			"max", httpMaxConns, "default", defaultHTTPMaxConns, "openFileLimit", fileLimit)
 	}
-	vc, on, err := cfg.jwt.verifierConfig()
-	if err != nil {
+	if a.auth, err = newAuthenticator(cfg); err != nil {
 		return nil, err
-	}
-	if on {
-		vc.Now = cfg.jwtClock
-		v, err := jwt.New(vc)
-		if err != nil {
-			return nil, err
-		}
-		a.auth = &authenticator{verifier: v, reads: cfg.authReads}
-	} else if cfg.authReads {
-		return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
 	}
 	var origins cors.Policy // -ws-origins is a deprecated alias: the two lists are merged
 	if err := cmp.Or(origins.Add("-cors-origins", cfg.corsOrigins), origins.Add("-ws-origins", cfg.wsOrigins)); err != nil {
@@ -398,47 +394,85 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 	if a.store, err = openStore(cfg, log); err != nil {
 		return nil, err
 	}
+	if err := a.listen(httpMaxConns); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	if err := a.newServers(origins); err != nil {
+		a.httpLn.Close()
+		a.grpcLn.Close()
+		a.store.Close()
+		return nil, err
+	}
+	a.serve()
+	return a, nil
+}
+
+// newAuthenticator checks tokens with the key the flags name; nil: authentication off.
+func newAuthenticator(cfg config) (*authenticator, error) {
+	vc, on, err := cfg.jwt.verifierConfig()
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		if cfg.authReads {
+			return nil, errors.New("-auth-reads needs a key: -jwt-secret or -jwt-public-key")
+		}
+		return nil, nil
+	}
+	vc.Now = cfg.jwtClock
+	v, err := jwt.New(vc)
+	if err != nil {
+		return nil, err
+	}
+	return &authenticator{verifier: v, reads: cfg.authReads}, nil
+}
+
+// listen binds both ports, each behind a listener that bounds its connections, and
+// makes the one door both servers enter by.
+func (a *app) listen(httpMaxConns int) error {
+	cfg := a.cfg
 	httpLn, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
-		a.store.Close()
-		return nil, fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
+		return fmt.Errorf("-http %s: %w", cfg.httpAddr, unwrapOpError(err))
 	}
 	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
 	if err != nil {
 		httpLn.Close()
-		a.store.Close()
-		return nil, fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
+		return fmt.Errorf("-grpc %s: %w", cfg.grpcAddr, unwrapOpError(err))
 	}
 	a.httpAddr, a.grpcAddr = httpLn.Addr().String(), grpcLn.Addr().String()
 	// One door for both servers: a client's HTTP requests, gRPC calls and WebSocket
 	// messages share its slots and budgets.
-	a.door = admission.NewDoor(cfg.admission, cfg.proxies, log)
-	grpcLimits := cfg.grpcLimits
-	a.httpLn = admission.NewListener(httpLn, "HTTP", httpMaxConns, log)
+	a.door = admission.NewDoor(cfg.admission, cfg.proxies, a.log)
+	a.httpLn = admission.NewListener(httpLn, "HTTP", httpMaxConns, a.log)
 	a.httpLn.PerClient = cfg.httpPerClient
-	a.grpcLn = admission.NewListener(grpcLn, "gRPC", grpcLimits.maxConns, log)
-	a.grpcLn.PerClient = grpcLimits.maxConnsPerClient
+	a.grpcLn = admission.NewListener(grpcLn, "gRPC", cfg.grpcLimits.maxConns, a.log)
+	a.grpcLn.PerClient = cfg.grpcLimits.maxConnsPerClient
 	// A trusted proxy carries many clients' connections: only the overall caps hold it.
 	a.httpLn.Exempt, a.grpcLn.Exempt = cfg.proxies.Contains, cfg.proxies.Contains
-	a.grpcLn.FirstUse = grpcLimits.firstCallTimeout
+	a.grpcLn.FirstUse = cfg.grpcLimits.firstCallTimeout
 	// A newcomer takes an idle connection's place (callLog tells which are idle):
 	// grpc-go's MaxConnectionIdle would also end the pauses clients rely on.
 	a.grpcLn.Shed = true
+	return nil
+}
+
+// newServers builds the gRPC server and the HTTP one, which serves gRPC-Web too.
+func (a *app) newServers(origins cors.Policy) error {
+	cfg, log := a.cfg, a.log
 	warning := ""
 	if cfg.env == "production" && a.auth == nil {
 		warning = openInProductionWarning
 	}
 	m := newMetrics() // one set for both servers: /metrics reports gRPC calls too
-	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", grpcLimits, m, a.door, a.grpcLn)
+	a.grpc = newGRPCServer(a.store, log, cfg.streamDelay, a.auth, cfg.env == "development", cfg.grpcLimits, m, a.door, a.grpcLn)
 	a.server = NewServer(a.store, log, serverOptions{metrics: m, pprof: cfg.profiling(a.auth != nil), auth: a.auth, graphqlMaxDepth: cfg.graphqlMaxDepth, graphqlMaxCost: cfg.graphqlMaxCost, graphqlMaxBytes: cfg.graphqlMaxBytes, graphqlBatchMax: cfg.graphqlBatchMax, persistedOnly: cfg.graphqlPQOnly, origins: origins,
 		door: a.door, proxies: cfg.proxies, warning: warning, publicURL: cfg.publicURL, grpcAddr: a.grpcAddr,
-		grpcWeb: grpcLimits.webHandler(a.grpc.Server, a.door)})
+		grpcWeb: cfg.grpcLimits.webHandler(a.grpc.Server, a.door)})
 	if cfg.graphqlPQFile != "" {
 		if err := a.server.pinPersistedQueries(cfg.graphqlPQFile, log); err != nil {
-			httpLn.Close()
-			grpcLn.Close()
-			a.store.Close()
-			return nil, err
+			return err
 		}
 	}
 	a.http = &http.Server{
@@ -450,21 +484,25 @@ func start(cfg config, log *slog.Logger) (*app, error) {
 		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	return nil
+}
+
+// serve starts both servers and the background work.
+func (a *app) serve() {
 	a.done.Go(func() {
 		if err := a.http.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server", "error", err)
+			a.log.Error("http server", "error", err)
 		}
 	})
 	a.done.Go(func() {
 		if err := a.grpc.Serve(a.grpcLn); err != nil {
-			log.Error("grpc server", "error", err)
+			a.log.Error("grpc server", "error", err)
 		}
 	})
 	// The load's garbage is gone: give its memory back while already serving, and
 	// after every burst to come.
 	go debug.FreeOSMemory()
 	a.done.Go(func() { memory.Manage(a.quit) })
-	return a, nil
 }
 
 // shutdown stops accepting, ends every subscription, and lets in-flight calls finish

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,40 +19,75 @@ import (
 	"time"
 
 	"quartet/internal/jwt"
+	"quartet/internal/testkit"
 )
 
 func envFrom(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
+// servingLine is the log line that says the service listens, and where.
+var servingLine = regexp.MustCompile(`msg="quartet serving" http=(\S+) grpc=(\S+)`)
+
+// running is the program started as main starts it: through run, with arguments and
+// an environment.
+type running struct {
+	httpAddr, grpcAddr string
+	logs               *syncBuffer
+	done               chan error
+	stop               context.CancelFunc
+}
+
+// runServing calls run in a goroutine and returns once it logs that it serves; the
+// test's end stops it. Start the whole service this way to test what run adds to
+// start (flags, environment, signals, the logger); otherwise use startApp.
+func runServing(t *testing.T, args []string, env map[string]string) *running {
+	t.Helper()
+	ctx, stop := context.WithCancel(t.Context())
+	r := &running{logs: &syncBuffer{}, done: make(chan error, 1), stop: stop}
+	go func() { r.done <- run(ctx, args, envFrom(env), io.Discard, r.logs) }()
+	t.Cleanup(func() {
+		stop()
+		<-r.done
+	})
+	var m []string
+	testkit.Eventually(t, func() error {
+		if m = servingLine.FindStringSubmatch(r.logs.String()); m != nil {
+			return nil
+		}
+		select {
+		case err := <-r.done:
+			r.done <- err
+			t.Fatalf("run returned %v before it served:\n%s", err, r.logs)
+		default:
+		}
+		return fmt.Errorf("no serving line in the log:\n%s", r.logs)
+	})
+	r.httpAddr, r.grpcAddr = m[1], m[2]
+	return r
+}
+
+// shutdown stops the program as a signal does and returns what run returned.
+func (r *running) shutdown() error {
+	r.stop()
+	err := <-r.done
+	r.done <- err
+	return err
+}
+
 // TestRunServesAndShutsDown runs the program as main does, finds the bound address in
 // its log, uses it, and stops it with the context as a signal would.
 func TestRunServesAndShutsDown(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, envFrom(map[string]string{"QUARTET_HTTP": "127.0.0.1:0"}), io.Discard, logs)
-	}()
-	addr := regexp.MustCompile(`msg="quartet serving" http=(\S+)`)
-	deadline := time.Now().Add(10 * time.Second)
-	var m []string
-	for m = addr.FindStringSubmatch(logs.String()); m == nil; m = addr.FindStringSubmatch(logs.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving line in the log:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	resp, err := http.Get("http://" + m[1] + "/healthz")
+	r := runServing(t, []string{"-grpc", "127.0.0.1:0", "-stream-delay", "0s"}, map[string]string{"QUARTET_HTTP": "127.0.0.1:0"})
+	resp, err := http.Get("http://" + r.httpAddr + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	cancel()
-	if err := <-done; err != nil {
+	if err := r.shutdown(); err != nil {
 		t.Errorf("run after shutdown = %v, want nil", err)
 	}
-	if !strings.Contains(logs.String(), "shutting down") {
+	if !strings.Contains(r.logs.String(), "shutting down") {
 		t.Error("no shutdown line in the log")
 	}
 }
@@ -123,6 +160,52 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	err = run(ctx, []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, envFrom(map[string]string{"QUARTET_ENV": "bogus"}), io.Discard, io.Discard)
 	if err == nil {
 		t.Error("QUARTET_ENV was not read")
+	}
+}
+
+// TestHelp: -h, for the service and for its token command, prints the usage on
+// stdout and exits 0, as main runs it; the service's names the token command, and
+// the token command's lists only the flags a token is signed with.
+func TestHelp(t *testing.T) {
+	if args, ok := os.LookupEnv("QUARTET_TEST_MAIN_ARGS"); ok { // the child below
+		os.Args = append([]string{"quartet"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	signing := []string{"-jwt-audience", "-jwt-issuer", "-jwt-secret", "-jwt-secret-file", "-scope", "-sub", "-ttl"}
+	for _, tc := range []struct {
+		args      string
+		want, not []string
+	}{
+		{"-h", []string{"quartet token [flags]", "-jwt-public-key", "-auth-reads", "-http"}, nil},
+		{"token -h", signing, []string{"-jwt-public-key", "-auth-reads", "-http"}},
+	} {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelp$")
+		cmd.Env = append(os.Environ(), "QUARTET_TEST_MAIN_ARGS="+tc.args)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			t.Errorf("quartet %s: %v, stderr %q; want exit 0 and nothing on stderr", tc.args, err, stderr.String())
+		}
+		listed := regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(string(out), -1)
+		flags := map[string]bool{}
+		for _, m := range listed {
+			flags[m[1]] = true
+		}
+		for _, f := range tc.want {
+			if !flags[f] && !strings.Contains(string(out), f) {
+				t.Errorf("quartet %s does not list %s:\n%s", tc.args, f, out)
+			}
+		}
+		for _, f := range tc.not {
+			if flags[f] {
+				t.Errorf("quartet %s lists %s:\n%s", tc.args, f, out)
+			}
+		}
+		if tc.args == "token -h" && len(flags) != len(signing) {
+			t.Errorf("quartet token -h lists %d flags, want %d (%v):\n%s", len(flags), len(signing), signing, out)
+		}
 	}
 }
 
@@ -230,28 +313,16 @@ func TestSafeDefaults(t *testing.T) {
 		{[]string{"-env", "production", "-jwt-secret", "0123456789abcdef0123456789abcdef"}, false},
 		{[]string{"-env", "development"}, false},
 	} {
-		ctx, cancel := context.WithCancel(t.Context())
-		logs := &syncBuffer{}
-		done := make(chan error, 1)
-		args := append([]string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, tc.args...)
-		go func() { done <- run(ctx, args, envFrom(nil), io.Discard, logs) }()
-		addr := regexp.MustCompile(`msg="quartet serving" http=(\S+)`)
-		var m []string
-		for deadline := time.Now().Add(10 * time.Second); m == nil; m = addr.FindStringSubmatch(logs.String()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%v: no serving line in the log:\n%s", tc.args, logs)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		resp, err := http.Get("http://" + m[1] + "/healthz")
+		r := runServing(t, append([]string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}, tc.args...), nil)
+		logs := r.logs
+		resp, err := http.Get("http://" + r.httpAddr + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
 		var body map[string]string
 		err = json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
-		cancel()
-		if runErr := <-done; err != nil || runErr != nil {
+		if runErr := r.shutdown(); err != nil || runErr != nil {
 			t.Fatalf("%v: healthz decode %v, run %v", tc.args, err, runErr)
 		}
 		if got := body["warning"] == openInProductionWarning; got != tc.wantWarning || body["status"] != "ok" {

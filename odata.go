@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -116,7 +115,7 @@ func (s *Server) addODataRoutes(service *odata.Service) {
 			return
 		}
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead // else 405 or OPTIONS, before credentials
-		if !read || !s.denied(w, r, s.auth.readAccess(), writeODataError) {
+		if !read || !s.denied(w, r, s.opts.auth.readAccess(), writeODataError) {
 			service.ServeHTTP(w, r)
 		}
 	}
@@ -134,11 +133,7 @@ func isODataPath(path string) bool {
 
 // writeODataError answers a domain error (authentication, in practice) as an OData
 // error body.
-func writeODataError(w http.ResponseWriter, r *http.Request, err error) {
+func writeODataError(w http.ResponseWriter, _ *http.Request, err error) {
 	e := asError(err)
-	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": kindCodes[e.Kind].odata, "message": e.Message}})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("OData-Version", "4.0")
-	w.WriteHeader(kindCodes[e.Kind].http)
-	w.Write(body)
+	odata.WriteError(w, kindCodes[e.Kind].http, kindCodes[e.Kind].odata, e.Message)
 }

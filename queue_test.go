@@ -14,12 +14,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
 	"quartet/internal/admission"
+	"quartet/internal/testkit"
 	"quartet/userpb"
 )
 
@@ -48,16 +48,14 @@ func holdEverySlot(t *testing.T, a *app) func() {
 	return release
 }
 
-// waitForWaiting waits until n pieces of work wait for a slot; a failure guard.
-func waitForWaiting(t *testing.T, q *admission.Queue, n int) {
-	t.Helper()
-	for range 10_000 {
-		if q.Stats().Waiting == n {
-			return
+// queueWaiting holds, for testkit.Eventually, once n pieces of work wait for a slot.
+func queueWaiting(q *admission.Queue, n int) func() error {
+	return func() error {
+		if got := q.Stats().Waiting; got != n {
+			return fmt.Errorf("%d waiting, want %d", got, n)
 		}
-		time.Sleep(time.Millisecond)
+		return nil
 	}
-	t.Fatalf("%d waiting, want %d", q.Stats().Waiting, n)
 }
 
 // TestHTTPWaitsForASlot: with every slot taken, a request waits, unanswered, until one
@@ -80,10 +78,13 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	waitForWaiting(t, a.door.Queue(), 1)
+	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
+		{"GET", "/api/Products(1)", "", `"code":"TooManyRequests"`}, // no pattern: the catch-all's OData
+		{"GET", "/api/$metadata", "", `"code":"TooManyRequests"`},
+		{"GET", "/healthz", "", `"status":429`},
 		{"POST", "/graphql", `{"query":"{ user(id: 1) { name } }"}`, `"code":"TOO_MANY_REQUESTS"`},
 	} {
 		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
@@ -153,7 +154,7 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 			t.Fatalf("bodies read ahead: %d bytes by the one client", held)
 		}
 	}
-	waitForWaiting(t, a.door.Queue(), 2)
+	testkit.Eventually(t, queueWaiting(a.door.Queue(), 2))
 	if held := bodyBytes(a); held < 2*maxBodyBytes || held > a.cfg.admission.ClientBodyBytes {
 		t.Errorf("two whole bodies wait, holding %d bytes; want %d to %d", held, 2*maxBodyBytes, a.cfg.admission.ClientBodyBytes)
 	}
@@ -251,11 +252,14 @@ func TestGaveUpWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(c, "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n")
-	waitForWaiting(t, a.door.Queue(), 1)
+	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
 	c.Close()
-	waitForWaiting(t, a.door.Queue(), 0)
-	waitFor(t, "the log line of the request given up", func() bool {
-		return strings.Contains(logs.String(), "path=/api/users/1 status=499 bytes=0 ")
+	testkit.Eventually(t, queueWaiting(a.door.Queue(), 0))
+	testkit.Eventually(t, func() error {
+		if !strings.Contains(logs.String(), "path=/api/users/1 status=499 bytes=0 ") {
+			return errors.New("no log line of the request given up")
+		}
+		return nil
 	})
 	release()
 	resp, err := http.Get("http://" + a.httpAddr + "/metrics")
@@ -298,7 +302,7 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
 		done <- err
 	}()
-	waitForWaiting(t, a.door.Queue(), 1)
+	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("a call that waited for its slot: %v", err)

@@ -402,7 +402,7 @@ var openAPITemplate []byte
 // restRoute adds a REST route whose caller needs need. What it records is all the
 // OpenAPI document says of authentication, so the two cannot disagree.
 func (s *Server) restRoute(pattern string, need access, h func(http.ResponseWriter, *http.Request) error) {
-	if s.auth == nil {
+	if s.opts.auth == nil {
 		need = accessOpen // no key: nothing is checked
 	}
 	s.restAccess[pattern] = need
@@ -438,7 +438,7 @@ func (s *Server) openAPIDocument() []byte {
 			if need == accessWrite {
 				jsonObject(op, "responses")["403"] = ref("Forbidden")
 			}
-			if s.door.Queue() != nil { // every request waits its turn at the door
+			if s.opts.door.Queue() != nil { // every request waits its turn at the door
 				jsonObject(op, "responses")["429"] = ref("TooManyRequests")
 			}
 		}
@@ -455,12 +455,12 @@ func (s *Server) openAPIDocument() []byte {
 	case !bearer:
 		delete(components, "securitySchemes")
 		drop("responses/Unauthorized", "responses/Forbidden", "headers/WWW-Authenticate", "schemas/Problem401", "schemas/Problem403")
-	case s.auth.readAccess() == accessOpen:
+	case s.opts.auth.readAccess() == accessOpen:
 		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`; reads are open."
 	default:
 		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
 	}
-	if s.door.Queue() == nil {
+	if s.opts.door.Queue() == nil {
 		drop("responses/TooManyRequests", "headers/Retry-After", "schemas/Problem429")
 	}
 	info["description"] = info["description"].(string) + "\n\n" + auth

@@ -40,7 +40,6 @@ const maxBodyBytes = 1 << 20
 type Server struct {
 	store      *Store
 	log        *slog.Logger
-	auth       *authenticator // nil: authentication off
 	opts       serverOptions
 	mux        *http.ServeMux
 	websockets *graphql.WebSocketHandler // the live sockets, which http.Server.Shutdown does not see
@@ -51,7 +50,6 @@ type Server struct {
 	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
 	restAccess map[string]access   // per REST route pattern, what its caller needs
 	openAPIDoc []byte              // GET /openapi.json
-	door       *admission.Door
 }
 
 // serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
@@ -75,15 +73,15 @@ type serverOptions struct {
 
 // NewServer returns a Server with every route added.
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
-	s := &Server{store: store, log: log, auth: opts.auth, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
-		metrics: opts.metrics, door: opts.door}
+	s := &Server{store: store, log: log, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
+		metrics: opts.metrics}
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
-	if s.door == nil { // no queue: a server of its own, in tests
+	if s.opts.door == nil { // no queue: a server of its own, in tests
 		l := admission.Defaults()
 		l.WorkSlots = 0
-		s.door = admission.NewDoor(l, opts.proxies, log)
+		s.opts.door = admission.NewDoor(l, opts.proxies, log)
 	}
 	s.requests = s.metrics.Table("http", httpSurface, nil)
 	s.addRoutes()
@@ -96,7 +94,7 @@ func (s *Server) addRoutes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /openapi.json", s.openAPI)
 
-	read := s.auth.readAccess()
+	read := s.opts.auth.readAccess()
 	s.restRoute("GET /api/users", read, s.listUsers)
 	s.restRoute("POST /api/users", accessWrite, s.createUser)
 	s.restRoute("GET /api/users/{id}", read, s.getUser)
@@ -109,10 +107,10 @@ func (s *Server) addRoutes() {
 
 	s.addODataRoutes(newODataService(s.store, s.store.clock, s.opts.publicURL))
 
-	schema := newGraphQLSchema(s.store, s.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
+	schema := newGraphQLSchema(s.store, s.opts.auth, s.log, cmp.Or(s.opts.graphqlMaxDepth, graphql.DefaultLimits.MaxDepth))
 	schema.Limits.MaxCost = cmp.Or(s.opts.graphqlMaxCost, graphql.DefaultLimits.MaxCost)
 	schema.Limits.MaxResponseBytes = cmp.Or(s.opts.graphqlMaxBytes, graphql.DefaultLimits.MaxResponseBytes)
-	graphqlHandler, ws := newGraphQLHandler(schema, s.auth, s.opts.origins, s.opts.persistedOnly, s.door, s.opts.grpcAddr, s.log)
+	graphqlHandler, ws := newGraphQLHandler(schema, s.opts.auth, s.opts.origins, s.opts.persistedOnly, s.opts.door, s.opts.grpcAddr, s.log)
 	s.websockets = ws
 	graphqlHandler.MaxBatch = s.opts.graphqlBatchMax
 	s.graphql = graphqlHandler
@@ -126,7 +124,7 @@ func (s *Server) addRoutes() {
 	s.handle("GET /{$}", compare.Index(pages).ServeHTTP)
 	s.handle("GET /compare", compare.Handler(pages).ServeHTTP)
 
-	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.door)))
+	s.handle("GET /metrics", s.metrics.Handler(serviceGauges(s.store, s.opts.door)))
 	if s.opts.pprof {
 		s.addProfiling()
 	}
@@ -217,101 +215,168 @@ func methodNotAllowed(methods ...string) http.Handler {
 	})
 }
 
-// ServeHTTP serves r with a log line per request and a 500 problem for a panic.
+// ServeHTTP passes r down the chain docs/design.md draws, outermost step first.
+// Each step is a method of exchange; a deferred one runs when the inner ones are done.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.proxies.Any() {
-		// From here on, for the queue, the caps, the logs and every handler, the
-		// request comes from the client a trusted proxy names.
-		if addr := s.opts.proxies.RemoteAddr(r.RemoteAddr, r.Header.Values); addr != r.RemoteAddr {
-			r = r.WithContext(r.Context()) // a copy: a handler must not change the request it was given
-			r.RemoteAddr = addr
-		}
-	}
-	start := time.Now()
-	var took time.Duration // set by the log line, unless the answer was aborted
-	var pattern string     // of a request the door turned away: the mux sets r.Pattern for the rest
-	rec := &statusRecorder{ResponseWriter: w}
-	s.requests.Start()
-	defer func() { // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
-		if took == 0 {
-			took = time.Since(start)
-		}
-		s.requests.Done(httpRoute(cmp.Or(r.Pattern, pattern), r), rec.statusOrOK(), took)
-	}()
-	var out http.ResponseWriter = rec // what the handlers write to
-	gz := contentcoding.Gzip(rec, r)
-	if gz != nil {
-		out = gz
-	}
-	var who *caller
-	if s.auth != nil { // only then is there an identity to log
-		var ctx context.Context
-		ctx, who = withCaller(r.Context())
-		r = r.WithContext(ctx)
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
-			if gz != nil {
-				gz.Abandon()
-				gz = nil
-			}
-			if rec.status == 0 {
-				writeProblem(rec, http.StatusInternalServerError, "internal server error", nil)
-			}
-		}
-		var extra []slog.Attr
-		if gz != nil {
-			if err := gz.Close(); err != nil {
-				extra = append(extra, slog.String("error", "gzip answer cut short: "+err.Error()))
-			}
-		}
-		extra = append(extra, subjectAttrs(who)...)
-		end := time.Now()
-		took = end.Sub(start)
-		// The handler itself, with typed attributes: no boxing, and no caller's
-		// program counter, which Logger looks up although no source is printed.
-		if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
-			line := slog.NewRecord(end, slog.LevelInfo, "http", 0)
-			line.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.statusOrOK()), slog.Int64("bytes", rec.bytes),
-				slog.Duration("duration", took), slog.String("remote", r.RemoteAddr))
-			line.AddAttrs(extra...)
-			line.AddAttrs(accesslog.TraceAttrs(r.Header["Traceparent"])...)
-			h.Handle(r.Context(), line)
-		}
-	}()
-	if len(r.TransferEncoding) > 0 || !r.ProtoAtLeast(1, 1) {
-		// RFC 9112 section 6.1: a proxy in front may have read the Content-Length
-		// net/http drops, or an HTTP/1.0 request's Transfer-Encoding, and so may
-		// disagree on where the next request starts: there is no next request.
-		rec.Header().Set("Connection", "close")
-	}
-	if s.opts.grpcWeb != nil && grpcweb.IsRequest(r) {
-		// Past the door: the gRPC server's interceptors give the call its slots.
-		s.opts.grpcWeb.ServeHTTP(rec, r)
+	x := s.begin(w, s.clientAddress(r))
+	defer x.count() // deferred first, so it runs last: after a 500 for a panic, and for an aborted answer too
+	x.compress()
+	x.identify()
+	defer x.logLine()
+	x.closeIfFramingUnclear()
+	if x.grpcWeb() {
 		return
 	}
-	// A profile or trace under /debug/pprof/ waits for seconds without computing,
-	// and would hold a slot all along.
-	if !(s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/")) {
-		in, done, err := s.door.Enter(out, r, admission.Of(r.RemoteAddr), s.refuseBusy)
-		if err != nil {
-			_, pattern = s.mux.Handler(r)
-			if refused, ok := err.(*admission.Refused); ok {
-				s.refuseBusy(rec, r, refused)
-			} else {
-				rec.status = statusClientClosed // gone while it waited: nothing is answered
-			}
-			return
-		}
-		defer done()
-		out = in
+	if !x.admit() {
+		return
 	}
-	s.mux.ServeHTTP(out, r)
+	defer x.leave()
+	s.mux.ServeHTTP(x.out, x.r)
+}
+
+// exchange is one HTTP request on its way down ServeHTTP's chain: what a step
+// leaves for the steps after it.
+type exchange struct {
+	s       *Server
+	r       *http.Request
+	rec     statusRecorder            // under every writer: the status and size, for the log and metrics
+	out     http.ResponseWriter       // what the next step writes to
+	gz      *contentcoding.GzipWriter // nil: the answer is not compressed
+	who     *caller                   // nil: no identity to log
+	start   time.Time
+	took    time.Duration // set by the log line, unless the answer was aborted
+	pattern string        // of a request the door turned away: the mux sets r.Pattern for the rest
+	done    func()        // gives back what the door gave
+}
+
+// clientAddress makes r come from the client a trusted proxy names: for the queue,
+// the caps, the logs and every handler from here on.
+func (s *Server) clientAddress(r *http.Request) *http.Request {
+	if !s.opts.proxies.Any() {
+		return r
+	}
+	if addr := s.opts.proxies.RemoteAddr(r.RemoteAddr, r.Header.Values); addr != r.RemoteAddr {
+		r = r.WithContext(r.Context()) // a copy: a handler must not change the request it was given
+		r.RemoteAddr = addr
+	}
+	return r
+}
+
+// begin starts the clock and the recorder, and counts the request as in flight.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
+	x := &exchange{s: s, r: r, rec: statusRecorder{ResponseWriter: w}, start: time.Now()}
+	x.out = &x.rec
+	s.requests.Start()
+	return x
+}
+
+// count records the request in the metrics, under its route.
+func (x *exchange) count() {
+	if x.took == 0 {
+		x.took = time.Since(x.start)
+	}
+	x.s.requests.Done(httpRoute(cmp.Or(x.r.Pattern, x.pattern), x.r), x.rec.statusOrOK(), x.took)
+}
+
+// compress gzips the answer when the client accepts it.
+func (x *exchange) compress() {
+	if x.gz = contentcoding.Gzip(&x.rec, x.r); x.gz != nil {
+		x.out = x.gz
+	}
+}
+
+// identify gives the request a caller to log, when authentication is on.
+func (x *exchange) identify() {
+	if x.s.opts.auth != nil {
+		var ctx context.Context
+		ctx, x.who = withCaller(x.r.Context())
+		x.r = x.r.WithContext(ctx)
+	}
+}
+
+// logLine answers a panic with a 500, ends the compression and writes the log line.
+func (x *exchange) logLine() {
+	r := x.r
+	if v := recover(); v != nil {
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		x.s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+		if x.gz != nil {
+			x.gz.Abandon()
+			x.gz = nil
+		}
+		if x.rec.status == 0 {
+			writeProblem(&x.rec, http.StatusInternalServerError, "internal server error", nil)
+		}
+	}
+	var extra []slog.Attr
+	if x.gz != nil {
+		if err := x.gz.Close(); err != nil {
+			extra = append(extra, slog.String("error", "gzip answer cut short: "+err.Error()))
+		}
+	}
+	extra = append(extra, subjectAttrs(x.who)...)
+	end := time.Now()
+	x.took = end.Sub(x.start)
+	// The handler itself, with typed attributes: no boxing, and no caller's
+	// program counter, which Logger looks up although no source is printed.
+	if h := x.s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+		line := slog.NewRecord(end, slog.LevelInfo, "http", 0)
+		line.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", x.rec.statusOrOK()), slog.Int64("bytes", x.rec.bytes),
+			slog.Duration("duration", x.took), slog.String("remote", r.RemoteAddr))
+		line.AddAttrs(extra...)
+		line.AddAttrs(accesslog.TraceAttrs(r.Header["Traceparent"])...)
+		h.Handle(r.Context(), line)
+	}
+}
+
+// closeIfFramingUnclear ends the connection after this answer when a proxy in front
+// may disagree on where the next request starts (RFC 9112 section 6.1): it may have
+// read the Content-Length net/http drops, or an HTTP/1.0 request's Transfer-Encoding.
+func (x *exchange) closeIfFramingUnclear() {
+	if len(x.r.TransferEncoding) > 0 || !x.r.ProtoAtLeast(1, 1) {
+		x.rec.Header().Set("Connection", "close")
+	}
+}
+
+// grpcWeb serves a gRPC-Web call, uncompressed, and reports whether r was one. It is
+// past the door: the gRPC server's interceptors give the call its slots.
+func (x *exchange) grpcWeb() bool {
+	if x.s.opts.grpcWeb == nil || !grpcweb.IsRequest(x.r) {
+		return false
+	}
+	x.s.opts.grpcWeb.ServeHTTP(&x.rec, x.r)
+	return true
+}
+
+// admit takes r through the door, or answers its refusal in its surface's format
+// and reports false. A profile or trace under /debug/pprof/ waits for seconds
+// without computing, and would hold a slot all along: it passes by.
+func (x *exchange) admit() bool {
+	s, r := x.s, x.r
+	if s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+		return true
+	}
+	in, done, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
+	if err != nil {
+		_, x.pattern = s.mux.Handler(r)
+		if refused, ok := err.(*admission.Refused); ok {
+			s.refuseBusy(&x.rec, r, httpSurface(httpRoute(x.pattern, r)), refused)
+		} else {
+			x.rec.status = statusClientClosed // gone while it waited: nothing is answered
+		}
+		return false
+	}
+	x.out, x.done = in, done
+	return true
+}
+
+func (x *exchange) leave() {
+	if x.done != nil {
+		x.done()
+	}
 }
 
 // statusClientClosed is what the log and the metrics record for a request whose
@@ -323,18 +388,28 @@ func exhausted(refused *admission.Refused) *Error {
 	return &Error{Kind: KindExhausted, Message: refused.Error()}
 }
 
-// refuseBusy answers a request the door refused in the format of its surface.
-func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, refused *admission.Refused) {
+// refuseAnswer answers a request whose answer the door refused for want of budget;
+// the mux has matched it by then.
+func (s *Server) refuseAnswer(w http.ResponseWriter, r *http.Request, refused *admission.Refused) {
+	s.refuseBusy(w, r, httpSurface(httpRoute(r.Pattern, r)), refused)
+}
+
+// refuseBusy answers a request the door refused with its surface's error writer.
+func (s *Server) refuseBusy(w http.ResponseWriter, r *http.Request, surface string, refused *admission.Refused) {
 	w.Header().Set("Retry-After", "1")
-	err := exhausted(refused)
-	switch {
-	case r.URL.Path == "/graphql":
-		graphql.WriteError(w, kindCodes[KindExhausted].http, graphqlError(err))
-	case isODataPath(r.URL.Path):
-		writeODataError(w, r, err)
-	default:
-		s.writeError(w, r, err)
+	s.errorWriter(surface)(w, r, exhausted(refused))
+}
+
+// errorWriter is the one writer of domain errors of the HTTP surface named surface
+// (httpSurface); each reads the codes from kindCodes.
+func (s *Server) errorWriter(surface string) func(http.ResponseWriter, *http.Request, error) {
+	switch surface {
+	case "graphql":
+		return writeGraphQLError
+	case "odata":
+		return writeODataError
 	}
+	return s.writeError
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already

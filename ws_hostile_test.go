@@ -138,13 +138,14 @@ func TestHostileWebSockets(t *testing.T) {
 	if statuses[http.StatusSwitchingProtocols] != perClient || statuses[http.StatusTooManyRequests] != sockets-perClient {
 		t.Fatalf("statuses %v, want %d upgraded and %d refused with 429", statuses, perClient, sockets-perClient)
 	}
-	waitSubscribers(t, a.store, clientSubs)
+	testkit.Eventually(t, subscribersReach(a.store, clientSubs))
 	const refusedOps = perClient*subsPerSocket - clientSubs
-	for deadline := time.Now().Add(10 * time.Second * raceSlowdown); opRefusals.Load() < refusedOps; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d operations refused past the caps, want %d", opRefusals.Load(), refusedOps)
+	testkit.Eventually(t, func() error {
+		if n := opRefusals.Load(); n < refusedOps {
+			return fmt.Errorf("%d operations refused past the caps, want %d", n, refusedOps)
 		}
-	}
+		return nil
+	})
 	if n := feedSubscribers(a.store); n != clientSubs {
 		t.Fatalf("%d subscriptions active, want %d", n, clientSubs)
 	}
@@ -175,15 +176,16 @@ func TestHostileWebSockets(t *testing.T) {
 		defer mu.Unlock()
 		return statuses[http.StatusTooManyRequests]
 	}
-	client := &http.Client{Timeout: 10 * time.Second * raceSlowdown}
+	client := &http.Client{Timeout: 10 * time.Second * testkit.RaceSlowdown}
 	for i := range creates {
 		// Each create comes after one more socket refused, so the two interleave.
-		deadline := time.Now().Add(10 * time.Second * raceSlowdown)
-		for n := refused(); refused() == n; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no socket refused before create %d", i)
+		n := refused()
+		testkit.Eventually(t, func() error {
+			if refused() == n {
+				return fmt.Errorf("no socket refused before create %d", i)
 			}
-		}
+			return nil
+		})
 		body := fmt.Sprintf(`{"name":"Legit %d","email":"legit%d@example.com"}`, i, i)
 		resp, err := client.Post("http://"+a.httpAddr+"/api/users", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -203,7 +205,12 @@ func TestHostileWebSockets(t *testing.T) {
 	mu.Unlock()
 
 	// Every subscription admitted got every event.
-	waitEvents(t, &events, eventsExpected)
+	testkit.Eventually(t, func() error {
+		if n := events.Load(); n < eventsExpected {
+			return fmt.Errorf("%d events delivered, want %d", n, eventsExpected)
+		}
+		return nil
+	})
 
 	// The refusals are logged, a line at first and then counts, not a line each.
 	for _, msg := range []string{
@@ -217,16 +224,6 @@ func TestHostileWebSockets(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `count=1 last_client=127.0.0.1 limit=100 bound="per client"`) || !strings.Contains(logs.String(), `count=1 last_client=127.0.0.1 limit=1000 bound="per client"`) {
 		t.Errorf("no first refusal line in the log:\n%s", tail(logs.String(), 2000))
-	}
-}
-
-// waitEvents waits until the subscribers have received n events.
-func waitEvents(t *testing.T, events *atomic.Int64, n int64) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second * raceSlowdown); events.Load() < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events delivered, want %d", events.Load(), n)
-		}
 	}
 }
 

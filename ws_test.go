@@ -14,6 +14,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
+
+	"quartet/internal/testkit"
 )
 
 // dialSubscription opens a graphql-transport-ws socket and starts query as id "1".
@@ -41,7 +43,7 @@ func dialSubscription(t *testing.T, httpAddr, query string) *websocket.Conn {
 func TestSubscriptionOverWebSocketFromEverySurface(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	c := dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id name } }")
-	waitSubscribers(t, a.store, 1)
+	testkit.Eventually(t, subscribersReach(a.store, 1))
 	createUserOnEverySurface(t, a)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -72,7 +74,7 @@ func TestShutdownClosesWebSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dialSubscription(t, a.httpAddr, "subscription { onPostCreated { id } }")
-	waitSubscribers(t, a.store, 1)
+	testkit.Eventually(t, subscribersReach(a.store, 1))
 	done := make(chan error, 1)
 	go func() { done <- a.shutdown() }()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -98,20 +100,14 @@ func TestShutdownClosesWebSockets(t *testing.T) {
 	}
 }
 
-// waitSubscribers waits until the store's change feed has n subscribers, i.e. the
-// subscriptions started over the socket are listening.
-func waitSubscribers(t *testing.T, s *Store, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := feedSubscribers(s)
-		if got >= n {
-			return
+// subscribersReach holds, for testkit.Eventually, once the store's change feed has
+// n subscribers or more, i.e. the subscriptions started over the sockets listen.
+func subscribersReach(s *Store, n int) func() error {
+	return func() error {
+		if got := feedSubscribers(s); got < n {
+			return fmt.Errorf("%d subscribers, want %d", got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscribers after 5s, want %d", got, n)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
 	}
 }
 
@@ -251,7 +247,7 @@ func TestSubscriptionEndsWhenItsTokenExpires(t *testing.T) {
 		for _, p := range protocols {
 			sockets[p] = tokenSocket(t, a.httpAddr, p, token, "subscription { onUserCreated { id email } }")
 		}
-		waitSubscribers(t, a.store, len(protocols))
+		testkit.Eventually(t, subscribersReach(a.store, len(protocols)))
 
 		clock.set(until.Add(-time.Nanosecond))
 		if _, err := a.store.CreateUser("Before", "before@example.com"); err != nil {
@@ -274,7 +270,7 @@ func TestSubscriptionEndsWhenItsTokenExpires(t *testing.T) {
 				t.Errorf("%s: before the close %q, want %q", p, got, expired[p])
 			}
 		}
-		waitSubscribers0(t, a.store)
+		testkit.Eventually(t, noSubscribers(a.store))
 	})
 
 	t.Run("timer", func(t *testing.T) {
@@ -294,7 +290,7 @@ func TestSubscriptionEndsWhenItsTokenExpires(t *testing.T) {
 				t.Errorf("%s: before the close %q, want %q", p, got, expired[p])
 			}
 		}
-		waitSubscribers0(t, a.store)
+		testkit.Eventually(t, noSubscribers(a.store))
 	})
 
 	t.Run("at init", func(t *testing.T) {
@@ -328,7 +324,7 @@ func TestSubscriptionWithoutAuthReadsOutlivesToken(t *testing.T) {
 	for _, p := range []string{"graphql-transport-ws", "graphql-ws"} {
 		sockets[p] = tokenSocket(t, a.httpAddr, p, token, "subscription { onUserCreated { id email } }")
 	}
-	waitSubscribers(t, a.store, len(sockets))
+	testkit.Eventually(t, subscribersReach(a.store, len(sockets)))
 	clock.set(exp.Add(jwtLeeway + time.Hour))
 	if _, err := a.store.CreateUser("Later", "later@example.com"); err != nil {
 		t.Fatal(err)
@@ -347,14 +343,13 @@ func TestSubscriptionWithoutAuthReadsOutlivesToken(t *testing.T) {
 	}
 }
 
-// waitSubscribers0 waits until the store's change feed has no subscriber.
-func waitSubscribers0(t *testing.T, s *Store) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for feedSubscribers(s) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscribers after 5s, want none", feedSubscribers(s))
+// noSubscribers holds, for testkit.Eventually, once the store's change feed has no
+// subscriber.
+func noSubscribers(s *Store) func() error {
+	return func() error {
+		if got := feedSubscribers(s); got != 0 {
+			return fmt.Errorf("%d subscribers, want none", got)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
 	}
 }

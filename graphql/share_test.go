@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"quartet/internal/testkit"
 )
 
 // shareSchema is a schema whose Subscription.ev delivers what publish sends,
@@ -149,11 +151,12 @@ func TestShareEventResults(t *testing.T) {
 				t.Errorf("%d distinct responses, want %d: one encoding per execution", len(encodings), tc.want)
 			}
 			// The subscribers' goroutines end after their context.
-			for deadline := time.Now().Add(wsWait); s.sharedStreams() != 0; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d shared streams left after every subscriber is gone", s.sharedStreams())
+			testkit.Eventually(t, func() error {
+				if n := s.sharedStreams(); n != 0 {
+					return fmt.Errorf("%d shared streams left after every subscriber is gone", n)
 				}
-			}
+				return nil
+			})
 		})
 	}
 	s.ShareEventResults = false
@@ -417,31 +420,28 @@ func subscribedSocket(t *testing.T, n int) (*shareSchema, *websocket.Conn, *wsCo
 	for conn = range ws.conns {
 	}
 	ws.mu.Unlock()
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+	testkit.Eventually(t, func() error {
 		conn.mu.Lock()
 		passive := len(conn.passive)
 		conn.mu.Unlock()
-		if passive == n {
-			return s, c, conn, counts
+		if passive != n {
+			return fmt.Errorf("%d of %d subscriptions handed to the sender", passive, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions handed to the sender", passive, n)
-		}
-	}
+		return nil
+	})
+	return s, c, conn, counts
 }
 
 // waitSubscriptions waits until n subscriptions to ev have started.
 func waitSubscriptions(t *testing.T, s *shareSchema, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(wsWait); ; time.Sleep(time.Millisecond) {
+	testkit.Eventually(t, func() error {
 		s.mu.Lock()
 		started := len(s.sources)
 		s.mu.Unlock()
-		if started == n {
-			return
+		if started != n {
+			return fmt.Errorf("%d of %d subscriptions started", started, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", started, n)
-		}
-	}
+		return nil
+	})
 }

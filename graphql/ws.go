@@ -19,7 +19,8 @@ import (
 // GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
 // library and the legacy protocol of subscriptions-transport-ws (subprotocol
 // "graphql-ws"). This file holds the handler; a connection's life is in
-// wsconn.go, the messages in wsprotocol.go, sending in wssend.go, the caps in
+// wsconn.go, each protocol in its own file (wstransport.go, wslegacy.go)
+// behind the interface of wsprotocol.go, sending in wssend.go, the caps in
 // wscaps.go.
 
 // The WebSocket subprotocols WebSocketHandler speaks; a client offering both
@@ -176,20 +177,8 @@ func (o *WebSocketOptions) setDefaults() {
 // WebSocket: set it as Handler.WebSocket. A client offering neither protocol
 // is closed with 4406 Subprotocol not acceptable.
 //
-// graphql-transport-ws: connection_init gets connection_ack, or 4403 when
-// OnInit refuses; a second one closes with 4429, none in time with 4408,
-// subscribe before the ack with 4401, a subscribe reusing an active id with
-// 4409, a message not of the protocol with 4400. A subscribe gets a next per
-// result, then complete; request errors give one error message with the list
-// of GraphQL errors. A complete from the client ends the operation silently;
-// ping gets pong with its payload.
-//
-// graphql-ws (legacy): connection_init gets connection_ack and a first "ka",
-// or connection_error and close 4403. start gets data messages, then
-// complete; request errors give an error message; stop ends an operation and
-// gets complete; a start reusing an active id replaces that operation;
-// connection_terminate closes with 1000; a message that is not JSON gets
-// connection_error, one of an unknown type an error message.
+// What each protocol answers to each message is told where it is spoken:
+// wstransport.go (graphql-transport-ws) and wslegacy.go (graphql-ws).
 //
 // At an AuthorizedUntil instant the connection is closed with 4403, after a
 // connection_error under the legacy protocol, its subscriptions without a

@@ -239,32 +239,33 @@ func (s *wsServer) url() string { return "ws" + strings.TrimPrefix(s.URL, "http"
 // waitIdle waits until the handler runs no goroutine.
 func (s *wsServer) waitIdle(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(wsWait)
-	for s.ws.live.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the handler still runs %d goroutines", s.ws.live.Load())
+	testkit.Eventually(t, func() error {
+		if n := s.ws.live.Load(); n != 0 {
+			return fmt.Errorf("the handler still runs %d goroutines", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // waitGoroutines waits until the process runs no more goroutines than
 // base: nothing the connections started is left behind.
 func waitGoroutines(t testing.TB, base int) {
 	t.Helper()
-	deadline := time.Now().Add(wsWait)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= base {
-			return
+	testkit.Eventually(t, func() error {
+		if n := runtime.NumGoroutine(); n > base {
+			return goroutinesLeft{n, base}
 		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines left, want at most %d:\n%s", n, base, buf)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+}
+
+// goroutinesLeft is the error of too many goroutines; it shows their stacks as they
+// are when the test fails, not at each poll.
+type goroutinesLeft struct{ n, base int }
+
+func (e goroutinesLeft) Error() string {
+	buf := make([]byte, 1<<20)
+	return fmt.Sprintf("%d goroutines left, want at most %d:\n%s", e.n, e.base, buf[:runtime.Stack(buf, true)])
 }
 
 func dialWS(t testing.TB, url string, protocols ...string) *websocket.Conn {
@@ -1118,13 +1119,12 @@ func TestCoalescerStampsWrites(t *testing.T) {
 		t.Helper()
 		done := make(chan error, 1)
 		go func() { done <- write() }()
-		deadline := time.Now().Add(wsWait)
-		for w.writingFor() < 20*time.Millisecond {
-			if time.Now().After(deadline) {
-				t.Fatalf("a blocked write shows as under way for %v", w.writingFor())
+		testkit.Eventually(t, func() error {
+			if d := w.writingFor(); d < 20*time.Millisecond {
+				return fmt.Errorf("a blocked write shows as under way for %v", d)
 			}
-			time.Sleep(time.Millisecond)
-		}
+			return nil
+		})
 		if _, err := io.ReadFull(client, make([]byte, n)); err != nil {
 			t.Fatal(err)
 		}
@@ -1680,11 +1680,12 @@ func TestWebSocketSocketCaps(t *testing.T) {
 				}
 			}
 			conns[0].Close(websocket.StatusNormalClosure, "")
-			for deadline := time.Now().Add(wsWait); sockets.Held() >= int64(tc.open); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("a closed socket is still counted")
+			testkit.Eventually(t, func() error {
+				if n := sockets.Held(); n >= int64(tc.open) {
+					return fmt.Errorf("%d sockets counted with one of %d closed", n, tc.open)
 				}
-			}
+				return nil
+			})
 			c := dialWS(t, srv.url(), ProtocolTransportWS) // its place is free
 			c.CloseNow()
 			for _, c := range conns {
@@ -1745,11 +1746,12 @@ func TestWebSocketOperationCaps(t *testing.T) {
 			}
 			wsSend(t, a, `{"id":"a1","type":"complete"}`)
 			srv.hub.waitActive(t, 2)
-			for deadline := time.Now().Add(wsWait); ops.Held() != 2; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d operations counted, want 2", ops.Held())
+			testkit.Eventually(t, func() error {
+				if n := ops.Held(); n != 2 {
+					return fmt.Errorf("%d operations counted, want 2", n)
 				}
-			}
+				return nil
+			})
 			wsSend(t, b, legacyStart("b2", sub)) // a place is free again
 			srv.hub.waitActive(t, 3)
 			a.CloseNow()
@@ -1945,13 +1947,12 @@ func TestNotifyingSubscriptionsHoldNoGoroutine(t *testing.T) {
 	}
 	srv.hub.waitActive(t, subscriptions)
 	// The goroutines that set the operations up end once they are handed over.
-	held := runtime.NumGoroutine() - base
-	for deadline := time.Now().Add(wsWait); held >= subscriptions/10 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		held = runtime.NumGoroutine() - base
-	}
-	if held >= subscriptions/10 {
-		t.Errorf("%d goroutines for %d notifying subscriptions", held, subscriptions)
-	}
+	testkit.Eventually(t, func() error {
+		if held := runtime.NumGoroutine() - base; held >= subscriptions/10 {
+			return fmt.Errorf("%d goroutines for %d notifying subscriptions", held, subscriptions)
+		}
+		return nil
+	})
 	event, _ := srv.hub.publish("Nia")
 	got := map[string]bool{}
 	for range subscriptions {

@@ -27,8 +27,8 @@ type wsConn struct {
 	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
 	opened    time.Time
-	client    string // its address, as the caps count it
-	legacy    bool
+	client    string      // its address, as the caps count it
+	proto     subprotocol // nil: the client offered neither protocol
 	slotMu    sync.Mutex
 	slot      func() // gives back the work slot the reader holds; nil: none
 	ctx       context.Context
@@ -80,7 +80,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		raw:    raw,
 		r:      r.WithContext(ctx),
 		opened: time.Now(),
-		legacy: ws.Subprotocol() == ProtocolLegacyWS,
+		proto:  newSubprotocol(ws.Subprotocol()),
 		ctx:    ctx,
 		cancel: cancel,
 		dead:   make(chan struct{}),
@@ -93,7 +93,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 // goroutine it started.
 func (c *wsConn) serve() {
 	defer c.teardown()
-	if c.ws.Subprotocol() == "" {
+	if c.proto == nil {
 		c.closeNow(closeBadSubprotocol, "Subprotocol not acceptable")
 		return
 	}
@@ -169,7 +169,7 @@ func (c *wsConn) expired() bool {
 }
 
 // closeExpired closes the connection whose authorization has ended with 4403,
-// after the legacy protocol's connection_error. The caller holds c.writing,
+// after the protocol's notice, if any. The caller holds c.writing,
 // so that no other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
 	if c.isDead() || c.isClosing() {
@@ -180,8 +180,8 @@ func (c *wsConn) closeExpired() {
 	if !c.release() {
 		return
 	}
-	if c.legacy {
-		c.write(connectionErrorMessage(msgAuthorizationExpired))
+	if notice := c.proto.expiryNotice(); notice != nil {
+		c.write(notice)
 	}
 	c.closeNow(closeForbidden, "Forbidden: "+msgAuthorizationExpired)
 }
@@ -311,7 +311,6 @@ func (c *wsConn) sendLoop() {
 			c.wakeSender()
 		})
 	}
-	var ping pingState
 	var ready []*wsOp
 	for ok := true; ok; {
 		<-c.wake
@@ -320,7 +319,7 @@ func (c *wsConn) sendLoop() {
 		}
 		ready, ok = c.flush(ready)
 		if ok && c.keepAliveDue.Swap(false) {
-			ok = c.keepAlive(&ping)
+			ok = c.keepAlive()
 			keepAlive.Reset(d)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"quartet/internal/jsonkeys"
 	"strings"
 	"unicode/utf8"
@@ -12,8 +11,35 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The messages of the two protocols: what each does, how they are parsed and
-// framed.
+// What the two protocols share: the subprotocol interface each implements (in
+// wstransport.go and wslegacy.go), the message envelope, and connection_init.
+
+// subprotocol is one GraphQL-over-WebSocket protocol: how it acts on what the
+// client sends, and the messages it alone sends. One value serves one connection.
+type subprotocol interface {
+	// receive acts on a message, or on err, why it did not parse, and reports
+	// whether to go on reading.
+	receive(c *wsConn, m wsMessage, err error) bool
+	// resultType is the type of the messages carrying results.
+	resultType() string
+	// keepAlive returns the keep-alive message to send, or nil when it has
+	// dropped the connection. The sender alone calls it.
+	keepAlive(c *wsConn) []byte
+	// expiryNotice is what is sent before the close when the connection's
+	// authorization ends; nil: nothing.
+	expiryNotice() []byte
+}
+
+// newSubprotocol returns the protocol named name, or nil.
+func newSubprotocol(name string) subprotocol {
+	switch name {
+	case ProtocolTransportWS:
+		return &transportWS{}
+	case ProtocolLegacyWS:
+		return legacyWS{}
+	}
+	return nil
+}
 
 // handle acts on one message and reports whether to go on reading.
 func (c *wsConn) handle(data []byte) (ok bool) {
@@ -30,110 +56,8 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 		c.closeExpired()
 		return false
 	}
-	if c.legacy {
-		return c.handleLegacy(data)
-	}
-	return c.handleTransport(data)
-}
-
-func (c *wsConn) handleTransport(data []byte) bool {
 	m, err := parseWSMessage(data)
-	if err != nil {
-		return c.badRequest(err.Error())
-	}
-	if (m.typ == "subscribe" || m.typ == "complete") && m.id == "" {
-		return c.badRequest(fmt.Sprintf("%q needs a non-empty string id", m.typ))
-	}
-	switch m.typ {
-	case "connection_init":
-		if c.initReceived {
-			c.closeNow(closeTooManyInits, "Too many initialisation requests")
-			return false
-		}
-		return c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
-			if code == closeBadRequest {
-				return c.badRequest(msg)
-			}
-			c.closeNow(code, reason)
-			return false
-		})
-	case "ping", "pong":
-		if m.payload != nil && !isJSONObject(m.payload) {
-			return c.badRequest(fmt.Sprintf("%q payload must be an object", m.typ))
-		}
-		if m.typ == "pong" {
-			return true
-		}
-		pong := []byte(`{"type":"pong"`)
-		if m.payload != nil {
-			pong = append(append(pong, `,"payload":`...), m.payload...)
-		}
-		return c.send(outMsg{data: append(pong, '}')})
-	case "subscribe":
-		req, err := parseOperation(m.payload)
-		if err != nil {
-			return c.badRequest(err.Error())
-		}
-		if !c.acked.Load() {
-			c.closeNow(closeUnauthorized, "Unauthorized")
-			return false
-		}
-		c.mu.Lock()
-		_, dup := c.ops[m.id]
-		c.mu.Unlock()
-		if dup {
-			c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
-			return false
-		}
-		return c.start(m.id, req)
-	case "complete":
-		c.stop(m.id)
-		return true
-	}
-	return c.badRequest(fmt.Sprintf("unexpected message type %q", m.typ))
-}
-
-func (c *wsConn) handleLegacy(data []byte) bool {
-	m, err := parseWSMessage(data)
-	if err != nil {
-		return c.connectionError(err.Error())
-	}
-	if (m.typ == "start" || m.typ == "stop") && m.id == "" {
-		return c.connectionError(fmt.Sprintf("%q needs a non-empty string id", m.typ))
-	}
-	switch m.typ {
-	case "connection_init":
-		if c.initReceived {
-			return c.connectionError("Too many initialisation requests")
-		}
-		if ok := c.initConnection(m.payload, c.refuse); !ok || !c.acked.Load() { // refused: no keep-alive
-			return ok
-		}
-		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
-	case "connection_terminate":
-		c.closeNow(websocket.StatusNormalClosure, "")
-		return false
-	case "start":
-		if !c.acked.Load() {
-			return c.sendErrors(m.id, nil, ErrorList{newError("", "The connection must be initialised with connection_init first.")})
-		}
-		req, err := parseOperation(m.payload)
-		if err != nil {
-			return c.sendErrors(m.id, nil, ErrorList{newError(codeBadUserInput, err.Error())})
-		}
-		c.stop(m.id) // a start reusing an active id replaces that operation
-		return c.start(m.id, req)
-	case "stop":
-		if c.stop(m.id) {
-			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
-		}
-		return true
-	}
-	msg := fmt.Sprintf("Invalid message type %q", m.typ)
-	if m.id == "" {
-		return c.connectionError(msg)
-	}
-	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
+	return c.proto.receive(c, m, err)
 }
 
 // initConnection handles connection_init up to its ack; refuse refuses the
@@ -154,28 +78,6 @@ func (c *wsConn) initConnection(raw json.RawMessage, refuse func(msg string, cod
 	}
 	c.admit(ctx)
 	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
-}
-
-// badRequest closes a graphql-transport-ws connection on a message that is
-// not of the protocol.
-func (c *wsConn) badRequest(detail string) bool {
-	c.closeNow(closeBadRequest, "Invalid message received: "+detail)
-	return false
-}
-
-// connectionError sends the legacy connection_error message.
-func (c *wsConn) connectionError(msg string) bool {
-	return c.send(outMsg{data: connectionErrorMessage(msg)})
-}
-
-// refuse sends the legacy connection_error and then closes.
-func (c *wsConn) refuse(msg string, code websocket.StatusCode, reason string) bool {
-	c.draining = true
-	if !c.connectionError(msg) {
-		return false
-	}
-	c.send(outMsg{close: code, data: []byte(reason)})
-	return true // read on, so that the close handshake completes
 }
 
 // wsMessage is an incoming message.
@@ -279,11 +181,6 @@ func appendOpHeader(buf []byte, typ, id string) []byte {
 	buf = appendString(buf, id)
 	buf = append(buf, `,"type":`...)
 	return appendString(buf, typ)
-}
-
-func connectionErrorMessage(msg string) []byte {
-	buf := appendString([]byte(`{"type":"connection_error","payload":{"message":`), msg)
-	return append(buf, "}}"...)
 }
 
 // errorList gives the GraphQL errors of a failed request.

@@ -108,12 +108,8 @@ func (c *wsConn) release() bool {
 
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled buffer.
 func (c *wsConn) writeResult(id string, resp *Response) bool {
-	typ := "next"
-	if c.legacy {
-		typ = "data"
-	}
 	bp := frameBuffers.Get().(*[]byte)
-	buf := appendOpHeader((*bp)[:0], typ, id)
+	buf := appendOpHeader((*bp)[:0], c.proto.resultType(), id)
 	buf = append(buf, `,"payload":`...)
 	buf = resp.appendJSON(buf)
 	buf = append(buf, '}')
@@ -131,32 +127,19 @@ var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); retur
 // its memory while small results pass through it.
 const maxPooledFrame = 64 << 10
 
-// pingState is what the sender knows of its graphql-transport-ws pings.
-type pingState struct {
-	pinged bool
-	reads  uint64 // c.reads when it was
-}
-
-// keepAlive sends the legacy "ka", or a ping after dropping a client that
-// sent nothing since the last ping, once the connection is acknowledged. It
-// reports false when the connection will send nothing more.
-func (c *wsConn) keepAlive(ping *pingState) bool {
+// keepAlive sends the protocol's keep-alive message once the connection is
+// acknowledged, and reports false when the connection will send nothing more.
+func (c *wsConn) keepAlive() bool {
 	if !c.acked.Load() {
 		return true
 	}
-	msg := `{"type":"ka"}`
-	if !c.legacy {
-		reads := c.reads.Load()
-		if ping.pinged && reads == ping.reads {
-			c.drop("No answer to ping")
-			return false
-		}
-		*ping = pingState{pinged: true, reads: reads}
-		msg = `{"type":"ping"}`
+	msg := c.proto.keepAlive(c)
+	if msg == nil {
+		return false
 	}
 	c.writing.Lock()
 	defer c.writing.Unlock()
-	return c.write([]byte(msg))
+	return c.write(msg)
 }
 
 // write sends one message. The caller holds c.writing. A socket that takes

@@ -94,6 +94,12 @@ func badRequest(err error) Response {
 
 func notFound(msg string) Response { return errorResponse(http.StatusNotFound, "NotFound", msg) }
 
+// WriteError answers with the OData JSON error body, as the service answers its own
+// errors: for a caller's refusals (authentication, a full queue) on the same paths.
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
+	write(w, errorResponse(status, code, msg))
+}
+
 // errorResponse is an answer with the OData JSON error body.
 func errorResponse(status int, code, msg string) Response {
 	b := []byte(`{"error":{"code":`)

@@ -3,12 +3,15 @@ package accesslog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the flushing goroutine and the test.
@@ -66,12 +69,12 @@ func TestWriterFlushesWithoutClose(t *testing.T) {
 	var out lockedBuffer
 	w := NewWriter(&out)
 	w.Write([]byte("one line\n"))
-	for deadline := time.Now().Add(10 * time.Second); out.String() == ""; {
-		if time.Now().After(deadline) {
-			t.Fatal("a logged line never reached the output")
+	testkit.Eventually(t, func() error {
+		if out.String() == "" {
+			return errors.New("a logged line never reached the output")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	if got := out.String(); got != "one line\n" {
 		t.Fatalf("output %q", got)
 	}

@@ -66,15 +66,15 @@ func Defaults() Limits {
 // Register adds a flag for each budget an operator tunes to fs, with l's values
 // as defaults.
 func (l *Limits) Register(fs *flag.FlagSet) {
-	fs.IntVar(&l.WorkSlots, "work-slots", l.WorkSlots, "requests, gRPC messages and GraphQL WebSocket messages worked on at once over all clients; the rest wait, a freed slot going to the client served least lately (0: no queue; docs/limits.md)")
-	fs.IntVar(&l.ClientSlots, "client-slots", l.ClientSlots, "of the work slots, the most one client holds while another has work (0: as many as -work-slots)")
-	fs.IntVar(&l.ClientWaiting, "client-waiting", l.ClientWaiting, "most work of one client waiting for a slot; more is refused with 429 or ResourceExhausted")
-	fs.Int64Var(&l.ClientAnswerBytes, "client-answer-bytes", l.ClientAnswerBytes, "answer bytes one client may have rendered and not yet read; more is refused with 429 or ResourceExhausted")
-	fs.Int64Var(&l.TotalAnswerBytes, "answer-bytes", l.TotalAnswerBytes, "answer bytes all clients may have rendered and not yet read; more is refused with 429")
-	fs.IntVar(&l.WSSockets, "ws-max-sockets", l.WSSockets, "most GraphQL WebSockets open at once; more get 503 (0: no limit)")
-	fs.IntVar(&l.WSSocketsPerClient, "ws-max-sockets-per-client", l.WSSocketsPerClient, "most GraphQL WebSockets of one client open at once; more get 429 (0: no limit)")
-	fs.IntVar(&l.WSOperations, "ws-max-subscriptions", l.WSOperations, "most GraphQL WebSocket operations active at once over all sockets (0: no limit)")
-	fs.IntVar(&l.WSOperationsPerClient, "ws-max-subscriptions-per-client", l.WSOperationsPerClient, "most GraphQL WebSocket operations of one client active at once (0: no limit)")
-	fs.StringVar(&l.TrustedProxies, "trusted-proxies", l.TrustedProxies, "comma-separated `addresses` and CIDR prefixes of reverse proxies trusted to name their client in -trusted-proxy-header (docs/limits.md)")
-	fs.StringVar(&l.ProxyHeader, "trusted-proxy-header", l.ProxyHeader, "the `header` the trusted proxies append their client to: X-Forwarded-For or Forwarded; the other is ignored")
+	fs.IntVar(&l.WorkSlots, "work-slots", l.WorkSlots, "requests and messages worked on at once over all clients, 0 for no queue (docs/limits.md)")
+	fs.IntVar(&l.ClientSlots, "client-slots", l.ClientSlots, "of the work slots, the most one client holds while another has work (docs/limits.md)")
+	fs.IntVar(&l.ClientWaiting, "client-waiting", l.ClientWaiting, "most work of one client waiting for a slot (docs/limits.md)")
+	fs.Int64Var(&l.ClientAnswerBytes, "client-answer-bytes", l.ClientAnswerBytes, "answer bytes one client may have rendered and not yet read (docs/limits.md)")
+	fs.Int64Var(&l.TotalAnswerBytes, "answer-bytes", l.TotalAnswerBytes, "answer bytes all clients may have rendered and not yet read (docs/limits.md)")
+	fs.IntVar(&l.WSSockets, "ws-max-sockets", l.WSSockets, "most GraphQL WebSockets open at once, 0 for no limit (docs/limits.md)")
+	fs.IntVar(&l.WSSocketsPerClient, "ws-max-sockets-per-client", l.WSSocketsPerClient, "most GraphQL WebSockets of one client open at once, 0 for no limit (docs/limits.md)")
+	fs.IntVar(&l.WSOperations, "ws-max-subscriptions", l.WSOperations, "most GraphQL WebSocket operations active at once, 0 for no limit (docs/limits.md)")
+	fs.IntVar(&l.WSOperationsPerClient, "ws-max-subscriptions-per-client", l.WSOperationsPerClient, "most GraphQL WebSocket operations of one client active at once, 0 for no limit (docs/limits.md)")
+	fs.StringVar(&l.TrustedProxies, "trusted-proxies", l.TrustedProxies, "comma-separated `addresses` and CIDR prefixes of the reverse proxies trusted to name their client (docs/limits.md)")
+	fs.StringVar(&l.ProxyHeader, "trusted-proxy-header", l.ProxyHeader, "the `header` the trusted proxies name their client in: X-Forwarded-For or Forwarded (docs/limits.md)")
 }

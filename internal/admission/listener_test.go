@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // guard bounds every wait for an event: only a broken listener reaches it.
@@ -88,6 +90,16 @@ func dialFrom(t *testing.T, ip string, l *Listener) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// acceptWaits holds, for testkit.Eventually, once Accept waits for a slot.
+func acceptWaits(l *Listener) func() error {
+	return func() error {
+		if l.waiting.Load() == 0 {
+			return errors.New("Accept never waited for a slot")
+		}
+		return nil
+	}
 }
 
 // next is the next connection Accept returned.
@@ -227,13 +239,7 @@ func TestShedWaitsForIdle(t *testing.T) {
 	first := next(t, accepted)
 	first.Begin()
 	newcomer := dialFrom(t, "127.0.0.1", l)
-	deadline := time.Now().Add(guard)
-	for l.waiting.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("Accept never waited for a slot")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, acceptWaits(l))
 	echo(t, first, firstC) // Accept waits: the busy connection is open
 	first.End()
 	echo(t, next(t, accepted), newcomer)
@@ -365,13 +371,7 @@ func TestCloseWhileFull(t *testing.T) {
 		_, err := l.Accept()
 		result <- err
 	}()
-	deadline := time.Now().Add(guard)
-	for l.waiting.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("Accept never waited for a slot")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, acceptWaits(l))
 	l.Close()
 	if err := <-result; !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)

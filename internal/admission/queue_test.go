@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // fakeClock is a clock that moves only when told.
@@ -70,20 +71,16 @@ func acquireAsync(t *testing.T, q *Queue, ctx context.Context, name string) <-ch
 	return got
 }
 
-// waitFor polls cond; a failure guard, not a timing.
+// waitFor is testkit.Eventually for a condition that has nothing to say when it
+// does not hold: the queue's fairness tests take turns through it thousands of times.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for i := range 20_000 {
-		if cond() {
-			return
+	testkit.Eventually(t, func() error {
+		if !cond() {
+			return errors.New("the condition never held")
 		}
-		if i < 1000 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	t.Fatal("condition never held")
+		return nil
+	})
 }
 
 func granted(ch <-chan func()) bool { return len(ch) > 0 }

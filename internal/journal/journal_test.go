@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
+
+	"quartet/internal/testkit"
 )
 
 // TestJournalReplaysInOrder: what was appended is there after a restart, after the
@@ -129,19 +130,17 @@ func TestJournalAppendAfterClose(t *testing.T) {
 	}
 }
 
-// waitQueued waits (a bounded number of rounds) until n records wait in the queue.
-func waitQueued(t *testing.T, j *Journal, n int) {
-	t.Helper()
-	for range 20000 {
+// queuedReach holds, for testkit.Eventually, once n records or more wait in the queue.
+func queuedReach(j *Journal, n int) func() error {
+	return func() error {
 		j.mu.Lock()
 		queued := len(j.queue)
 		j.mu.Unlock()
-		if queued >= n {
-			return
+		if queued < n {
+			return fmt.Errorf("%d records in the journal queue, want %d", queued, n)
 		}
-		time.Sleep(time.Millisecond)
+		return nil
 	}
-	t.Fatalf("the writes did not reach the journal queue")
 }
 
 // TestJournalFailedWrite: a batch whose journal write or fsync fails is undone,
@@ -190,7 +189,7 @@ func TestJournalFailedWrite(t *testing.T) {
 					<-held // the first write is being written; the others queue behind it
 				}
 			}
-			waitQueued(t, j, len(values)-1)
+			testkit.Eventually(t, queuedReach(j, len(values)-1))
 			close(hold)
 			wg.Wait()
 

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"quartet/internal/testkit"
 )
 
 // TestJournalSnapshotFailureIsBounded: with the directory renamed while the journal
@@ -63,13 +65,12 @@ func TestJournalSnapshotFailureIsBounded(t *testing.T) {
 	if err := os.Rename(moved, dir); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute) // the retry comes within retryFirst; a failure guard
-	for errors.Is(h.add(j, "after the directory is back"), ErrBound) {
-		if time.Now().After(deadline) {
-			t.Fatalf("writes still refused with the directory back: %s", j.Health())
+	testkit.Eventually(t, func() error { // the retry comes within retryFirst
+		if errors.Is(h.add(j, "after the directory is back"), ErrBound) {
+			return fmt.Errorf("writes still refused with the directory back: %s", j.Health())
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if health := j.Health(); health != "" {
 		t.Errorf("health after a snapshot succeeded: %q", health)
 	}

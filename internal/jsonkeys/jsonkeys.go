@@ -71,9 +71,9 @@ func Check(data []byte) error {
 		return err
 	}
 	if json.Valid(data) {
-		return checkValid(data)
+		return checkValid(data, true)
 	}
-	return checkTokens(data, true) // words the syntax error, or checks the value before trailing data
+	return checkTokens(data, true, true) // words the syntax error, or checks the value before trailing data
 }
 
 // Unmarshal is Check(data) and json.Unmarshal(data, v) together; it skips
@@ -85,7 +85,19 @@ func Unmarshal(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return err
 	}
-	return checkValid(data)
+	return checkValid(data, true)
+}
+
+// CheckExact is Check with letter case telling keys apart in every object, the
+// outermost too: for JSON read into maps alone (a JWT's header and claims).
+func CheckExact(data []byte) error {
+	if err := CheckDepth(data); err != nil {
+		return err
+	}
+	if json.Valid(data) {
+		return checkValid(data, false)
+	}
+	return checkTokens(data, true, false)
 }
 
 // CheckDepth reports a *DepthError when data's first value nests past MaxDepth
@@ -97,7 +109,7 @@ func CheckDepth(data []byte) error {
 	}
 	// The byte scan checks no syntax: the token reader confirms the text is well
 	// formed up to that bracket, and the first value has not ended.
-	if deep, ok := errors.AsType[*DepthError](checkTokens(data[:off+1], false)); ok {
+	if deep, ok := errors.AsType[*DepthError](checkTokens(data[:off+1], false, false)); ok {
 		return deep
 	}
 	return nil
@@ -129,8 +141,9 @@ const manyKeys = 16
 
 // checkValid is Check for data json.Valid accepts. There a string is a key
 // exactly when an object is innermost and a colon follows, so every string is
-// skipped with a byte search (and one for a backslash, for surrogates).
-func checkValid(data []byte) error {
+// skipped with a byte search (and one for a backslash, for surrogates). fold
+// makes the outermost object's keys repeat each other in any letter case.
+func checkValid(data []byte, fold bool) error {
 	stack := make([]openValue, 0, 8)
 	keys := make([][]byte, 0, 16) // the keys of the open objects, the innermost's last
 	for i := 0; i < len(data); {
@@ -172,7 +185,7 @@ func checkValid(data []byte) error {
 				key = []byte(s)
 			}
 			o := &stack[top]
-			if dup := o.add(key, keys[o.first:], top == 0); dup {
+			if dup := o.add(key, keys[o.first:], fold && top == 0); dup {
 				return &Error{Key: string(key), Offset: int64(end)}
 			}
 			keys = append(keys, key)
@@ -309,8 +322,9 @@ func followedByColon(data []byte, i int) bool {
 
 // checkTokens is Check by json.Decoder's tokens, for data that is not one valid
 // JSON text: encoding/json's syntax error, a nesting past MaxDepth before it, or
-// a check of the value before trailing data. keys false ignores repeated keys.
-func checkTokens(data []byte, keys bool) error {
+// a check of the value before trailing data. keys false ignores repeated keys;
+// fold is checkValid's.
+func checkTokens(data []byte, keys, fold bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers are not looked at; this keeps them from being parsed
 	stack := make([]openValue, 0, 8)
@@ -331,7 +345,7 @@ func checkTokens(data []byte, keys bool) error {
 					continue
 				}
 				o, name := &stack[top], []byte(key)
-				if o.add(name, names[o.first:], top == 0) {
+				if o.add(name, names[o.first:], fold && top == 0) {
 					return &Error{Key: key, Offset: dec.InputOffset()}
 				}
 				names = append(names, name)
@@ -357,7 +371,7 @@ func checkTokens(data []byte, keys bool) error {
 			if !keys {
 				return nil
 			}
-			return checkValid(data[:dec.InputOffset()])
+			return checkValid(data[:dec.InputOffset()], fold)
 		}
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"quartet/internal/jsonkeys"
 	"slices"
 	"strconv"
 	"strings"
@@ -402,40 +403,37 @@ func (v *Verifier) checkClaims(data []byte) (*Claims, error) {
 }
 
 // parseObject parses data as one JSON object and returns its members by exact
-// name, each checked for syntax only. Invalid UTF-8, duplicate names and
-// trailing data are errors; what ("header" or "payload") prefixes their details.
+// name, each checked for syntax only. Invalid UTF-8, what package jsonkeys refuses
+// (a repeated name above all: two parsers may read it differently) and trailing
+// data are errors; what ("header" or "payload") prefixes their details.
 func parseObject(data []byte, what string) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(data) {
 		return nil, errorf(ErrMalformed, "%s: invalid UTF-8", what)
 	}
+	if err := jsonkeys.CheckExact(data); jsonkeys.Refused(err) {
+		return nil, errorf(ErrMalformed, "%s: %s", what, refusal(err))
+	}
+	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
-	notObject := func() error { return errorf(ErrMalformed, "%s: not a JSON object", what) }
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, notObject()
-	}
-	m := make(map[string]json.RawMessage)
-	for dec.More() {
-		tok, err := dec.Token()
-		name, ok := tok.(string)
-		if err != nil || !ok {
-			return nil, notObject()
-		}
-		if _, dup := m[name]; dup {
-			return nil, errorf(ErrMalformed, "%s: duplicate member name at offset %d", what, dec.InputOffset())
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, notObject()
-		}
-		m[name] = raw
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, notObject()
+	if !bytes.HasPrefix(data, []byte("{")) || dec.Decode(&m) != nil {
+		return nil, errorf(ErrMalformed, "%s: not a JSON object", what)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errorf(ErrMalformed, "%s: data after the JSON object", what)
 	}
 	return m, nil
+}
+
+// refusal words a jsonkeys refusal without the key, which the client wrote: an
+// error's text goes into a WWW-Authenticate header.
+func refusal(err error) string {
+	if dup, ok := errors.AsType[*jsonkeys.Error](err); ok {
+		return fmt.Sprintf("duplicate member name at offset %d", dup.Offset)
+	}
+	if lone, ok := errors.AsType[*jsonkeys.SurrogateError](err); ok {
+		return fmt.Sprintf("unpaired surrogate escape at offset %d", lone.Offset)
+	}
+	return err.Error()
 }
 
 // jsonString decodes raw if it is a JSON string.

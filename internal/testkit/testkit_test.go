@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFirstDifference(t *testing.T) {
@@ -190,5 +191,23 @@ func TestRepeatedKey(t *testing.T) {
 		if got != want {
 			t.Errorf("readTokens(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestEventually(t *testing.T) {
+	calls := 0
+	holdsAtThird := func() error {
+		if calls++; calls < 3 {
+			return fmt.Errorf("%d calls", calls)
+		}
+		return nil
+	}
+	if r := capture(t, func(tb testing.TB) { poll(tb, time.Minute, holdsAtThird) }); r.failed != "" || calls != 3 {
+		t.Errorf("a condition that holds at the third call: %d calls, failure %q", calls, r.failed)
+	}
+	never := func() error { return fmt.Errorf("%d calls", calls) }
+	r := capture(t, func(tb testing.TB) { poll(tb, 10*time.Millisecond, never) })
+	if want := fmt.Sprintf("still, after 10ms: %d calls", calls); r.failed != want {
+		t.Errorf("a condition that never holds: failure %q, want %q", r.failed, want)
 	}
 }

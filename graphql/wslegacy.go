@@ -1,0 +1,87 @@
+package graphql
+
+import (
+	"fmt"
+
+	"github.com/coder/websocket"
+)
+
+// legacyWS is graphql-ws, the protocol of subscriptions-transport-ws.
+// connection_init gets connection_ack and a first "ka", or connection_error and
+// close 4403. start gets data messages, then complete; request errors give an
+// error message; stop ends an operation and gets complete; a start reusing an
+// active id replaces that operation; connection_terminate closes with 1000; a
+// message that is not JSON gets connection_error, one of an unknown type an
+// error message. At an AuthorizedUntil instant it gets connection_error, then
+// the close.
+type legacyWS struct{}
+
+func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
+	if err != nil {
+		return connectionError(c, err.Error())
+	}
+	if (m.typ == "start" || m.typ == "stop") && m.id == "" {
+		return connectionError(c, fmt.Sprintf("%q needs a non-empty string id", m.typ))
+	}
+	switch m.typ {
+	case "connection_init":
+		if c.initReceived {
+			return connectionError(c, "Too many initialisation requests")
+		}
+		if ok := c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
+			return refuse(c, msg, code, reason)
+		}); !ok || !c.acked.Load() { // refused: no keep-alive
+			return ok
+		}
+		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
+	case "connection_terminate":
+		c.closeNow(websocket.StatusNormalClosure, "")
+		return false
+	case "start":
+		if !c.acked.Load() {
+			return c.sendErrors(m.id, nil, ErrorList{newError("", "The connection must be initialised with connection_init first.")})
+		}
+		req, err := parseOperation(m.payload)
+		if err != nil {
+			return c.sendErrors(m.id, nil, ErrorList{newError(codeBadUserInput, err.Error())})
+		}
+		c.stop(m.id) // a start reusing an active id replaces that operation
+		return c.start(m.id, req)
+	case "stop":
+		if c.stop(m.id) {
+			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
+		}
+		return true
+	}
+	msg := fmt.Sprintf("Invalid message type %q", m.typ)
+	if m.id == "" {
+		return connectionError(c, msg)
+	}
+	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
+}
+
+// connectionError sends the connection_error message.
+func connectionError(c *wsConn, msg string) bool {
+	return c.send(outMsg{data: connectionErrorMessage(msg)})
+}
+
+// refuse sends connection_error and then closes.
+func refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
+	c.draining = true
+	if !connectionError(c, msg) {
+		return false
+	}
+	c.send(outMsg{close: code, data: []byte(reason)})
+	return true // read on, so that the close handshake completes
+}
+
+func connectionErrorMessage(msg string) []byte {
+	buf := appendString([]byte(`{"type":"connection_error","payload":{"message":`), msg)
+	return append(buf, "}}"...)
+}
+
+func (legacyWS) resultType() string { return "data" }
+
+func (legacyWS) keepAlive(*wsConn) []byte { return []byte(`{"type":"ka"}`) }
+
+func (legacyWS) expiryNotice() []byte { return connectionErrorMessage(msgAuthorizationExpired) }
