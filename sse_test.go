@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -109,7 +110,7 @@ func TestStreamsFromEverySurfaceThroughGzip(t *testing.T) {
 	if got := multi.upTo("\r\n--graphql"); got != "\r\n--graphql" {
 		t.Fatalf("multipart preamble: %q", got)
 	}
-	waitSubscribers(t, a.store, 2)
+	testkit.Eventually(t, subscribersReach(a.store, 2))
 	if _, err := a.store.CreateUser("First", "first@example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestStreamEndsWhenItsTokenExpires(t *testing.T) {
 	sse := newStreamReader(t, streamRequest(t, a.httpAddr, sseAccept, userSub, "Authorization", bearer))
 	multi := newStreamReader(t, streamRequest(t, a.httpAddr, multipartAccept, userSub, "Authorization", bearer))
 	multi.upTo("\r\n--graphql")
-	waitSubscribers(t, a.store, 2)
+	testkit.Eventually(t, subscribersReach(a.store, 2))
 
 	clock.set(exp.Add(jwtLeeway - time.Nanosecond))
 	if _, err := a.store.CreateUser("Before", "before@example.com"); err != nil {
@@ -171,7 +172,7 @@ func TestStreamEndsWhenItsTokenExpires(t *testing.T) {
 	if got, want := multi.rest(), part+`{"payload":null,`+expired[1:]+"\r\n--graphql--\r\n"; got != want {
 		t.Errorf("multipart at the expiry: %q, want %q", got, want)
 	}
-	waitSubscribers0(t, a.store)
+	testkit.Eventually(t, noSubscribers(a.store))
 
 	refused := newStreamReader(t, streamRequest(t, a.httpAddr, sseAccept, userSub))
 	if got := refused.upTo("\n\n"); !strings.Contains(got, "FORBIDDEN") {
@@ -187,7 +188,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	sse := newStreamReader(t, streamRequest(t, a.httpAddr, sseAccept, userSub))
-	waitSubscribers(t, a.store, 1)
+	testkit.Eventually(t, subscribersReach(a.store, 1))
 	done := make(chan error, 1)
 	go func() { done <- a.shutdown() }()
 	if got, want := sse.rest(), "event: complete\ndata:\n\n"; got != want {
@@ -224,7 +225,7 @@ func TestCurlStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitSubscribers(t, a.store, 1)
+	testkit.Eventually(t, subscribersReach(a.store, 1))
 	if _, err := a.store.CreateUser("Curl", "curl@example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestStreamsCountWithWebSockets(t *testing.T) {
 	cfg.admission.WSSocketsPerClient = 1
 	a, _ := startApp(t, cfg)
 	c := dialSubscription(t, a.httpAddr, "subscription { onUserCreated { id } }")
-	waitSubscribers(t, a.store, 1)
+	testkit.Eventually(t, subscribersReach(a.store, 1))
 	for _, accept := range []string{sseAccept, multipartAccept} {
 		resp := streamRequest(t, a.httpAddr, accept, userSub)
 		if resp.StatusCode != http.StatusTooManyRequests {
@@ -255,17 +256,15 @@ func TestStreamsCountWithWebSockets(t *testing.T) {
 		t.Errorf("a reservation beside a WebSocket at the cap: %v %v", resp, err)
 	}
 	c.CloseNow()
-	waitSubscribers0(t, a.store)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testkit.Eventually(t, noSubscribers(a.store))
+	testkit.Eventually(t, func() error {
 		resp := streamRequest(t, a.httpAddr, sseAccept, userSub)
-		if resp.StatusCode == http.StatusOK {
-			break
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return fmt.Errorf("no stream once the socket closed: %d", resp.StatusCode)
 		}
-		resp.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("no stream once the socket closed: %d", resp.StatusCode)
-		}
-	}
+		return nil
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if _, resp, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", nil); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"quartet/internal/admission"
+	"quartet/internal/testkit"
 )
 
 // streamServer is an httptest server with the package's Handler serving
@@ -287,14 +289,15 @@ func TestSSESingleConnection(t *testing.T) {
 	})
 }
 
-// waitFor polls cond until it holds, failing the test after wsWait.
+// waitFor polls cond until it holds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(wsWait); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s", what)
+	testkit.Eventually(t, func() error {
+		if cond() {
+			return nil
 		}
-	}
+		return errors.New("still waiting for " + what)
+	})
 }
 
 // TestSSEReservationExpires: a reservation no stream takes ends, and gives
