@@ -303,26 +303,29 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 		header, err := authorizationHeader(r)
 		return context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
 	}
+	// A WebSocket's connection_init, and an SSE or multipart stream, is admitted by
+	// the token it carries.
+	admit := func(r *http.Request, payload map[string]any) (context.Context, error) {
+		header, err := authorizationHeader(r)
+		for _, key := range []string{"Authorization", "authorization"} {
+			if v, ok := payload[key].(string); ok {
+				header, err = v, nil
+			}
+		}
+		ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
+		claims, err := authorizeGraphQL(ctx, auth, auth.readAccess())
+		if err != nil {
+			return nil, graphqlError(err)
+		}
+		if claims != nil { // the token admitted the socket: its events stop when it would be refused
+			ctx = graphql.AuthorizedUntil(ctx, auth.verifier.ValidUntil(claims))
+		}
+		return ctx, nil
+	}
 	opts := graphql.WebSocketOptions{
 		AllowAnyOrigin: true, // origins.Guard checks first: one origin policy for HTTP and WebSocket
 		Log:            log,
-		OnInit: func(r *http.Request, payload map[string]any) (context.Context, error) {
-			header, err := authorizationHeader(r)
-			for _, key := range []string{"Authorization", "authorization"} {
-				if v, ok := payload[key].(string); ok {
-					header, err = v, nil
-				}
-			}
-			ctx := context.WithValue(r.Context(), authorizationKey{}, graphqlAuthorization{header, err})
-			claims, err := authorizeGraphQL(ctx, auth, auth.readAccess())
-			if err != nil {
-				return nil, graphqlError(err)
-			}
-			if claims != nil { // the token admitted the socket: its events stop when it would be refused
-				ctx = graphql.AuthorizedUntil(ctx, auth.verifier.ValidUntil(claims))
-			}
-			return ctx, nil
-		},
+		OnInit:         admit,
 	}
 	if auth != nil {
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
@@ -341,6 +344,11 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
 	}
 	ws := graphql.NewWebSocketHandler(schema, opts)
+	// Streams over plain HTTP count with the WebSockets, claimed from the same budgets.
+	h.Streams = graphql.NewStreams(schema, graphql.StreamOptions{
+		Sockets: opts.Sockets, Operations: opts.Operations, ClientOf: opts.ClientOf,
+		Authorize: admit, Now: opts.Now,
+	})
 	h.WebSocket = origins.Guard(ws)
 	return h, ws
 }

@@ -28,7 +28,7 @@ func TestGraphQLHTTPHeadAsOptionsSays(t *testing.T) {
 		}
 		return resp
 	}
-	if got := do(http.MethodOptions, "/graphql").Header.Get("Allow"); got != "GET, HEAD, OPTIONS, POST" {
+	if got := do(http.MethodOptions, "/graphql").Header.Get("Allow"); got != "DELETE, GET, HEAD, OPTIONS, POST, PUT" {
 		t.Errorf("OPTIONS /graphql Allow: %q", got)
 	}
 	target := "/graphql?" + url.Values{"query": {"{ user(id: 1) { name } }"}}.Encode()

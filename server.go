@@ -116,6 +116,8 @@ func (s *Server) addRoutes() {
 	s.graphql = graphqlHandler
 	s.handle("GET /graphql", graphqlHandler.ServeHTTP)
 	s.handle("POST /graphql", graphqlHandler.ServeHTTP)
+	s.handle("PUT /graphql", graphqlHandler.ServeHTTP)    // an SSE stream's reservation
+	s.handle("DELETE /graphql", graphqlHandler.ServeHTTP) // an operation on a reserved stream
 	s.handle("GET /graphql/schema.graphql", s.graphQLSchema)
 
 	pages := compare.Options{GRPCAddress: s.opts.grpcAddr}
@@ -411,8 +413,13 @@ func (s *Server) errorWriter(surface string) func(http.ResponseWriter, *http.Req
 }
 
 // Shutdown closes every WebSocket with a going-away close frame after what is already
-// queued for it; http.Server.Shutdown takes care of the rest.
-func (s *Server) Shutdown(ctx context.Context) error { return s.websockets.Shutdown(ctx) }
+// queued for it, and ends every SSE and multipart stream; http.Server.Shutdown takes
+// care of the rest.
+func (s *Server) Shutdown(ctx context.Context) error {
+	streams := make(chan error, 1)
+	go func() { streams <- s.graphql.Streams.Shutdown(ctx) }()
+	return cmp.Or(s.websockets.Shutdown(ctx), <-streams)
+}
 
 // healthz answers 200 {"status":"ok"} while the service works; 200 "degraded" with a
 // reason while snapshots fail, which a restart would not mend (docs/durability.md);

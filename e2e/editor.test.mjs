@@ -760,6 +760,41 @@ test('a subscription shows a user created over REST as it happens', async () => 
   assert.ok(socket.sent.some((m) => m.type === 'complete' && m.id === subscribe.id), `complete sent for ${subscribe.id}: ${JSON.stringify(socket.sent)}`);
 });
 
+test('a @defer query shows its parts as they arrive, and the result merged', async () => {
+  await replaceQuery('{ user(id: 1) { id ... @defer { email } } users @stream(initialCount: 1) { id } }');
+  await page.keyboard.press('Control+Enter');
+  const status = page.getByRole('status');
+  await status.filter({ hasText: / ms$/ }).waitFor();
+  const users = await rest('GET', '/api/users');
+  assert.match(await status.textContent(), new RegExp(`^200 \u00b7 ${users.body.length + 1} parts \u00b7`));
+  const parts = page.getByRole('log', { name: 'Parts' }).getByRole('listitem');
+  assert.equal(await parts.count(), users.body.length + 1);
+  const first = JSON.parse(await parts.last().locator('pre').textContent());
+  assert.deepEqual(first, { data: { user: { id: 1 }, users: [{ id: users.body[0].id }] }, hasNext: true });
+  assert.deepEqual(JSON.parse(await page.locator('#result').textContent()), {
+    data: { user: { id: 1, email: users.body.find((u) => u.id === 1).email }, users: users.body.map((u) => ({ id: u.id })) },
+  });
+});
+
+test('a subscription over SSE shows a user created over REST, and no WebSocket is opened', async () => {
+  const before = sockets.length;
+  await page.getByLabel('Subscriptions over').selectOption('sse');
+  await replaceQuery('subscription { onUserCreated { id name } }');
+  await page.keyboard.press('Control+Enter');
+  // Over SSE the answer starts once the subscription has: "Listening" means it.
+  await page.getByRole('status').filter({ hasText: 'Listening' }).waitFor();
+  const name = `SSE Test ${Date.now()}`;
+  const created = await rest('POST', '/api/users', { name, email: `sse-${Date.now()}@example.com` });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const event = page.getByRole('log', { name: 'Subscription events' }).getByRole('listitem').filter({ hasText: name });
+  await event.waitFor();
+  assert.deepEqual(JSON.parse(await event.locator('pre').textContent()), { data: { onUserCreated: { id: created.body.id, name } } });
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('status').filter({ hasText: 'Stopped' }).waitFor();
+  assert.equal(sockets.length, before);
+  await page.getByLabel('Subscriptions over').selectOption('ws');
+});
+
 // caretText is the query editor's text with the caret (or the selection)
 // shown as | (or [...]).
 const queryBox = () => page.getByRole('textbox', { name: 'Query', exact: true });

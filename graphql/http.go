@@ -39,7 +39,11 @@ type Handler struct {
 	ContextFunc func(r *http.Request) context.Context // the context an operation runs in; default r.Context()
 	HTMLPage    http.Handler                          // serves a GET without a GraphQL request that prefers text/html
 	WebSocket   http.Handler                          // serves WebSocket upgrades (subscriptions)
-	MaxBytes    int64                                 // bounds the request document; 0 means 1 MiB
+	// Streams, when set, serves GraphQL over SSE (Accept: text/event-stream;
+	// PUT and DELETE for its single connection mode) and Apollo's multipart
+	// subscriptions (Accept: multipart/mixed;subscriptionSpec=1.0).
+	Streams  *Streams
+	MaxBytes int64 // bounds the request document; 0 means 1 MiB
 
 	// PersistedQueries keeps the automatic persisted queries; when nil, a
 	// request naming a hash is answered PERSISTED_QUERY_NOT_SUPPORTED.
@@ -77,6 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
+	if h.Streams != nil && h.Streams.serve(w, r, h) {
+		return
+	}
 	media, html := negotiate(r.Header.Get("Accept"))
 	multipart := multipartFormat(r.Header.Get("Accept"))
 	if isGet(r) && h.HTMLPage != nil && html && !isGraphQLGet(r) {
@@ -102,13 +109,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, media, status, msg)
 		return
 	}
-	ctx := r.Context()
-	if h.ContextFunc != nil {
-		ctx = h.ContextFunc(r)
-	}
-	if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
-		ctx = WithAnswerClaim(ctx, c.ClaimAnswer)
-	}
+	ctx := h.requestContext(w, r)
 	if batch != nil {
 		h.serveBatch(ctx, w, media, batch)
 		return
@@ -134,6 +135,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeResponse(w, media, status, resp)
 	resp.release()
+}
+
+// requestContext is the context an operation of r answered in w runs in.
+func (h *Handler) requestContext(w http.ResponseWriter, r *http.Request) context.Context {
+	ctx := h.baseContext(r)
+	if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
+		ctx = WithAnswerClaim(ctx, c.ClaimAnswer)
+	}
+	return ctx
+}
+
+// baseContext is the context an operation of r runs in, wherever it is answered.
+func (h *Handler) baseContext(r *http.Request) context.Context {
+	if h.ContextFunc != nil {
+		return h.ContextFunc(r)
+	}
+	return r.Context()
 }
 
 // serve answers one operation's parameters, with the status
@@ -162,7 +180,7 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams, 
 	case op.Operation == Mutation && method != http.MethodPost:
 		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, nil, http.StatusMethodNotAllowed, false
 	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket only.", op.Pos)}}, nil, http.StatusBadRequest, false
+		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket, over SSE (Accept: text/event-stream) and over multipart/mixed;subscriptionSpec=1.0.", op.Pos)}}, nil, http.StatusBadRequest, false
 	}
 	if pq != nil && sent && !h.PersistedOnly {
 		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid

@@ -78,7 +78,7 @@ func TestHandler(t *testing.T) {
 		{name: "method not allowed", method: "PUT", contentType: "application/json", body: `{"query":"{ __typename }"}`,
 			wantStatus: 405, wantCT: jsonCT, wantAllow: "GET, HEAD, POST", wantBody: `{"errors":[{"message":"Method PUT is not allowed; use GET or POST.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "subscription over http", method: "POST", contentType: "application/json", accept: "application/graphql-response+json", body: `{"query":"subscription { onUserCreated { id } }"}`,
-			wantStatus: 400, wantCT: gqlCT, wantBody: `{"errors":[{"message":"Subscriptions are served over WebSocket only.","locations":[{"line":1,"column":1}],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+			wantStatus: 400, wantCT: gqlCT, wantBody: `{"errors":[{"message":"Subscriptions are served over WebSocket, over SSE (Accept: text/event-stream) and over multipart/mixed;subscriptionSpec=1.0.","locations":[{"line":1,"column":1}],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "browser gets the page", method: "GET", accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
 			wantStatus: 200, wantCT: "text/html", wantBody: "<html>editor</html>"},
 		{name: "websocket upgrade goes to its handler", method: "GET", header: map[string]string{"Connection": "keep-alive, Upgrade", "Upgrade": "websocket"},

@@ -881,7 +881,8 @@
     if (op && op.name && ops.length > 1) request.operationName = op.name;
     remember(op);
     if (op && op.kind === 'subscription') {
-      subscribe(request, headers);
+      eventList.setAttribute('aria-label', 'Subscription events');
+      ($('transport').value === 'sse' ? subscribeSSE : subscribe)(request, headers);
       return;
     }
     setStatus('Running\u2026');
@@ -890,9 +891,13 @@
     try {
       response = await fetch(endpoint, {
         method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json;q=0.9' },
+        headers: { ...headers, 'Content-Type': 'application/json', Accept: 'multipart/mixed;deferSpec=20220824, application/graphql-response+json, application/json;q=0.9' },
         body: JSON.stringify(request),
       });
+      if (/^multipart\/mixed/.test(response.headers.get('Content-Type'))) {
+        await showParts(response, started);
+        return;
+      }
       text = await response.text();
     } catch (err) {
       setStatus(`The request failed: ${err.message}`, 'fail');
@@ -913,6 +918,71 @@
     if (body && Array.isArray(body.errors)) parts.push(plural(body.errors.length, 'error'));
     parts.push(`${ms} ms`);
     setStatus(parts.join(' \u00b7 '), !response.ok || (body && body.errors) ? 'fail' : 'ok');
+  }
+
+  // ---- @defer and @stream: the parts of a multipart/mixed answer ---------
+
+  // showParts shows each part of an incremental answer as it arrives, in the
+  // event list, and the result merged so far in the result pane.
+  async function showParts(response, started) {
+    const boundary = /boundary="?([^";]+)"?/.exec(response.headers.get('Content-Type'))[1];
+    const delimiter = `\r\n--${boundary}`;
+    eventList.setAttribute('aria-label', 'Parts');
+    eventList.hidden = false;
+    let merged = null;
+    let count = 0;
+    let failed = false;
+    let buffer = '';
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      for (let i; (i = buffer.indexOf(delimiter)) >= 0;) {
+        const part = buffer.slice(0, i);
+        buffer = buffer.slice(i + delimiter.length);
+        const body = part.indexOf('\r\n\r\n');
+        if (body < 0) continue; // the preamble
+        const payload = JSON.parse(part.slice(body + 4));
+        const errors = [...(payload.errors || []), ...(payload.incremental || []).flatMap((x) => x.errors || [])];
+        failed ||= errors.length > 0;
+        merged = mergePart(merged, payload);
+        count++;
+        addEvent(payload, errors.length > 0);
+        showJSON(resultPane, merged);
+        showErrors(merged.errors);
+        setStatus(`${response.status} \u00b7 ${plural(count, 'part')}${payload.hasNext ? ' \u00b7 more to come\u2026' : ''}`, failed ? 'fail' : 'ok');
+      }
+    }
+    const ms = Math.round(performance.now() - started);
+    setStatus(`${response.status} \u00b7 ${plural(count, 'part')} \u00b7 ${ms} ms`, failed ? 'fail' : 'ok');
+  }
+
+  // mergePart adds a part of the 2022-08-24 incremental format to the result
+  // so far: a deferred fragment's data into the object at its path, streamed
+  // items onto the list at its path.
+  function mergePart(merged, part) {
+    if (!merged) {
+      const { hasNext, ...initial } = part;
+      return initial;
+    }
+    for (const inc of part.incremental || []) {
+      if (inc.errors) merged.errors = [...(merged.errors || []), ...inc.errors];
+      if (inc.items) {
+        const list = inc.path.slice(0, -1).reduce((v, k) => v[k], merged.data);
+        list.push(...inc.items);
+      } else if (inc.data) {
+        deepMerge(inc.path.reduce((v, k) => v[k], merged.data), inc.data);
+      }
+    }
+    return merged;
+  }
+
+  function deepMerge(into, from) {
+    for (const [k, v] of Object.entries(from)) {
+      if (v && typeof v === 'object' && into[k] && typeof into[k] === 'object') deepMerge(into[k], v);
+      else into[k] = v;
+    }
   }
 
   // ---- Subscriptions over graphql-transport-ws ---------------------------
@@ -1009,12 +1079,79 @@
     });
   }
 
+  // subscribeSSE runs a subscription over GraphQL over SSE (the graphql-sse
+  // protocol's distinct connections mode): one streamed answer, a next event
+  // per result, then complete.
+  function subscribeSSE(request, headers) {
+    resultPane.hidden = true;
+    eventList.hidden = false;
+    $('stop').hidden = false;
+    const controller = new AbortController();
+    const sub = { controller, stopped: false, count: 0 };
+    subscription = sub;
+    setStatus('Connecting\u2026');
+    const finish = (text, tone) => {
+      if (sub.stopped) return;
+      sub.stopped = true;
+      setStatus(text, tone);
+      if (subscription === sub) { subscription = null; $('stop').hidden = true; }
+      controller.abort();
+    };
+    const onEvent = (block) => {
+      let type = 'message';
+      let json = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) type = line.slice(6).trim();
+        else if (line.startsWith('data:')) json += line.slice(5).trim();
+      }
+      if (type === 'next') {
+        const payload = JSON.parse(json);
+        sub.count++;
+        addEvent(payload, payload.errors);
+        if (payload.errors) showErrors(payload.errors);
+        setStatus(`Listening \u00b7 ${plural(sub.count, 'event')}`, 'ok');
+      } else if (type === 'complete') {
+        finish(`The server completed the subscription after ${plural(sub.count, 'event')}.`);
+      }
+    };
+    (async () => {
+      const res = await fetch(endpoint, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        body: JSON.stringify(request),
+        signal: controller.signal,
+      });
+      if (!res.ok || !/^text\/event-stream/.test(res.headers.get('Content-Type'))) {
+        finish(`${res.status} ${res.statusText}: ${(await res.text()).slice(0, 200)}`, 'fail');
+        return;
+      }
+      // The answer starts once the subscription has: from now on, events come.
+      setStatus('Listening for events\u2026', 'ok');
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        for (let i; (i = buffer.indexOf('\n\n')) >= 0;) {
+          onEvent(buffer.slice(0, i));
+          buffer = buffer.slice(i + 2);
+        }
+      }
+      finish(`The stream ended after ${plural(sub.count, 'event')}.`);
+    })().catch((err) => finish(`The stream failed: ${err.message}`, 'fail'));
+  }
+
   function stopSubscription(text) {
     const sub = subscription;
     if (!sub) return;
-    if (sub.socket.readyState === WebSocket.OPEN) sub.socket.send(JSON.stringify({ id: sub.id, type: 'complete' }));
     sub.stopped = true;
-    sub.socket.close(1000, 'stopped');
+    if (sub.controller) {
+      sub.controller.abort();
+    } else {
+      if (sub.socket.readyState === WebSocket.OPEN) sub.socket.send(JSON.stringify({ id: sub.id, type: 'complete' }));
+      sub.socket.close(1000, 'stopped');
+    }
     subscription = null;
     $('stop').hidden = true;
     setStatus(`${text} ${plural(sub.count, 'event')} received.`);

@@ -1,0 +1,217 @@
+package graphql
+
+import (
+	"context"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GraphQL over Server-Sent Events: the protocol of the graphql-sse library.
+// In distinct connections mode each operation is one request whose answer is
+// the event stream: a next event per result, then complete. In single
+// connection mode a client reserves a stream (PUT, answered with a token),
+// opens it (GET with the token), and POSTs operations that name an
+// extensions.operationId; their results come over the stream, each next
+// event and complete carrying that id; DELETE ?operationId= stops one.
+
+// EventStreamTokenHeader carries a single connection mode reservation's token.
+const EventStreamTokenHeader = "X-GraphQL-Event-Stream-Token"
+
+const codeForbidden = "FORBIDDEN"
+
+// serve answers r when it is one of the streams' requests, and reports
+// whether it was.
+func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
+	accept := r.Header.Get("Accept")
+	token := r.Header.Get(EventStreamTokenHeader)
+	if token == "" && (r.Method == http.MethodDelete || acceptsEventStream(accept)) {
+		token = r.URL.Query().Get("token") // EventSource sets no header
+	}
+	switch {
+	case r.Method == http.MethodPut:
+		s.reserve(w, r)
+	case r.Method == http.MethodDelete:
+		s.stop(w, r, token)
+	case token != "" && r.Method == http.MethodGet:
+		s.serveReserved(w, r, token)
+	case token != "" && r.Method == http.MethodPost:
+		s.startReserved(w, r, h, token)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsEventStream(accept):
+		s.serveOne(w, r, h, sseFraming{}, s.opts.KeepAlive)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsSubscriptionSpec(accept):
+		s.serveOne(w, r, h, multipartSubscription{}, s.opts.Heartbeat)
+	default:
+		return false
+	}
+	return true
+}
+
+// acceptsEventStream reports whether Accept allows text/event-stream at least
+// as much as any JSON answer.
+func acceptsEventStream(accept string) bool {
+	sse, other := 0.0, 0.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
+			q = f
+		}
+		switch mt {
+		case "text/event-stream":
+			sse = max(sse, q)
+		case mediaJSON, mediaGraphQLResponse, "multipart/mixed":
+			other = max(other, q)
+		}
+	}
+	return sse > 0 && sse >= other
+}
+
+// serveOne answers r, one operation, with its results streamed in format f
+// and a keep-alive every interval while a subscription waits for events.
+// Whatever refuses the operation is its first and only result, as the
+// graphql-sse protocol has it: clients such as EventSource see nothing of an
+// error status.
+func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f framing, interval time.Duration) {
+	client := s.opts.ClientOf(r)
+	leave, ok := s.enter(w, client)
+	if !ok {
+		return
+	}
+	defer leave()
+	if !claimOrRefuse(w, s.opts.Operations, client) {
+		return
+	}
+	defer s.opts.Operations.Release(client, 1)
+	ctx, until, op, errs := s.setUp(w, r, h)
+	sw := openStream(w, f, s.opts.WriteTimeout)
+	switch {
+	case errs != nil:
+		if sw.next("", errorsJSON(errs)) {
+			sw.finish("")
+		}
+	case op.inc != nil:
+		if op.results(func(b []byte) bool { return sw.next("", b) }) {
+			sw.finish("")
+		}
+	default:
+		s.follow(ctx, sw, op, until, interval)
+	}
+}
+
+// setUp reads and starts the operation of r, or returns the errors that
+// refuse it.
+func (s *Streams) setUp(w http.ResponseWriter, r *http.Request, h *Handler) (context.Context, time.Time, *streamOp, ErrorList) {
+	params, batch, status, msg := h.readParams(w, r)
+	switch {
+	case status != 0:
+		return nil, time.Time{}, nil, ErrorList{newError(codeBadUserInput, msg)}
+	case batch != nil:
+		return nil, time.Time{}, nil, ErrorList{newError(codeBadUserInput, "A batch of operations cannot be streamed; send one operation per request.")}
+	}
+	ctx, until, err := s.authorize(r, h.requestContext(w, r))
+	if err != nil {
+		return nil, time.Time{}, nil, ErrorList{newError(codeForbidden, "Forbidden: "+err.Error())}
+	}
+	op, errs, _ := s.start(ctx, h, r.Method, &params)
+	return ctx, until, op, errs
+}
+
+// follow writes a subscription's events as they come, with a keep-alive every
+// interval, until its source ends, the client leaves, its authorization
+// expires or the server shuts down. It runs in the request's goroutine: an
+// idle subscriber costs no goroutine of its own.
+func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, until time.Time, interval time.Duration) {
+	defer op.sub.done()
+	expired, stop := s.expiry(until)
+	defer stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var buf []byte
+	lapsed := false
+	emit := func(resp *Response) bool {
+		if lapsed = s.lapsed(until); lapsed {
+			return false
+		}
+		buf = resp.appendJSON(buf[:0])
+		return sw.next("", buf)
+	}
+	for {
+		select {
+		case <-op.ready:
+			if op.sub.poll(emit) {
+				if lapsed {
+					s.endExpired(sw)
+				} else if !sw.failed && ctx.Err() == nil {
+					sw.finish("")
+				}
+				return
+			}
+		case <-tick.C:
+			if !sw.keepAlive() {
+				return
+			}
+		case <-expired:
+			s.endExpired(sw)
+			return
+		case <-s.quit:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// lapsed reports whether an authorization until, if any, has ended: an event
+// is not sent past it, whichever comes first of the event and the timer.
+func (s *Streams) lapsed(until time.Time) bool {
+	return !until.IsZero() && !s.opts.Now().Before(until)
+}
+
+// endExpired ends a stream whose authorization expired with an error.
+func (s *Streams) endExpired(sw *streamWriter) {
+	if sw.fail("", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
+		sw.finish("")
+	}
+}
+
+// sseFraming is the event stream of the graphql-sse protocol; an id is a
+// single connection mode operation's.
+type sseFraming struct{}
+
+func (sseFraming) contentType() string     { return "text/event-stream; charset=utf-8" }
+func (sseFraming) start(buf []byte) []byte { return buf }
+func (sseFraming) end(buf []byte) []byte   { return buf }
+
+// keepAlive is a comment line, which EventSource ignores.
+func (sseFraming) keepAlive(buf []byte) []byte { return append(buf, ":\n\n"...) }
+
+func (sseFraming) next(buf []byte, id string, result []byte) []byte {
+	buf = append(buf, "event: next\ndata: "...)
+	if id == "" {
+		buf = append(buf, result...)
+	} else {
+		buf = appendString(append(buf, `{"id":`...), id)
+		buf = append(append(append(buf, `,"payload":`...), result...), '}')
+	}
+	return append(buf, "\n\n"...)
+}
+
+// complete carries an empty data line in distinct connections mode: an event
+// without one is not dispatched by EventSource.
+func (sseFraming) complete(buf []byte, id string) []byte {
+	buf = append(buf, "event: complete\ndata:"...)
+	if id != "" {
+		buf = append(appendString(append(buf, ` {"id":`...), id), '}')
+	}
+	return append(buf, "\n\n"...)
+}
+
+func (f sseFraming) fail(buf []byte, id string, errs ErrorList) []byte {
+	return f.next(buf, id, errorsJSON(errs))
+}

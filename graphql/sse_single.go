@@ -1,0 +1,273 @@
+package graphql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The single connection mode of GraphQL over SSE: a reservation holds one
+// stream, which the client opens once; the operations it then POSTs send
+// their events through it.
+
+// reservation is a stream reserved by PUT, and the operations running on it.
+type reservation struct {
+	token, client string
+	ctx           context.Context // the operations' parent: ends with the reservation
+	cancel        context.CancelFunc
+	until         time.Time   // when the authorization ends; zero: never
+	out           chan []byte // framed events waiting for the stream
+	expire        *time.Timer // ends the reservation if no stream comes
+	leave         func()      // gives back what enter claimed
+	endOnce       sync.Once
+
+	mu        sync.Mutex
+	connected bool
+	ops       map[string]context.CancelFunc
+}
+
+// reserve answers PUT: 201 with a reservation's token, as text/plain.
+func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
+	client := s.opts.ClientOf(r)
+	ctx, until, err := s.authorize(r, context.WithoutCancel(r.Context()))
+	if err != nil {
+		refuseUpgrade(w, http.StatusForbidden, "", "Forbidden: "+err.Error())
+		return
+	}
+	leave, ok := s.enter(w, client)
+	if !ok {
+		return
+	}
+	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
+		out: make(chan []byte, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
+	res.ctx, res.cancel = context.WithCancel(ctx)
+	res.mu.Lock() // the timer may fire before the assignment is done
+	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() {
+		res.mu.Lock()
+		waiting := !res.connected
+		res.mu.Unlock()
+		if waiting {
+			s.end(res)
+		}
+	})
+	res.mu.Unlock()
+	s.mu.Lock()
+	s.reservations[res.token] = res
+	late := s.shutdown // after Shutdown ended the reservations it saw
+	s.mu.Unlock()
+	if late {
+		s.end(res)
+		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, res.token)
+}
+
+// end forgets res and stops its operations.
+func (s *Streams) end(res *reservation) {
+	res.endOnce.Do(func() {
+		s.mu.Lock()
+		delete(s.reservations, res.token)
+		s.mu.Unlock()
+		res.mu.Lock()
+		res.expire.Stop()
+		res.mu.Unlock()
+		res.cancel()
+		res.leave()
+	})
+}
+
+func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation {
+	if token == "" { // a DELETE without one
+		writeHTTPError(w, mediaJSON, http.StatusBadRequest, "DELETE stops an operation of a reserved stream: send the reservation's token in "+EventStreamTokenHeader+".")
+		return nil
+	}
+	s.mu.Lock()
+	res := s.reservations[token]
+	s.mu.Unlock()
+	if res == nil {
+		writeHTTPError(w, mediaJSON, http.StatusNotFound, "No stream is reserved under this token; reserve one with PUT.")
+	}
+	return res
+}
+
+// serveReserved is the stream of a reservation, until the client leaves, the
+// authorization expires or the server shuts down; the reservation ends with it.
+func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token string) {
+	res := s.reservation(w, token)
+	if res == nil {
+		return
+	}
+	res.mu.Lock()
+	taken := res.connected
+	res.connected = true
+	res.mu.Unlock()
+	if taken {
+		writeHTTPError(w, mediaJSON, http.StatusConflict, "The reservation already has its stream.")
+		return
+	}
+	defer s.end(res)
+	sw := openStream(w, sseFraming{}, s.opts.WriteTimeout)
+	expired, stop := s.expiry(res.until)
+	defer stop()
+	tick := time.NewTicker(s.opts.KeepAlive)
+	defer tick.Stop()
+	for ok := true; ok; {
+		select {
+		case ev := <-res.out:
+			if s.lapsed(res.until) {
+				s.endOperationsExpired(sw, res)
+				return
+			}
+			sw.buf = append(sw.buf, ev...)
+			ok = sw.flush()
+		case <-tick.C:
+			ok = sw.keepAlive()
+		case <-expired:
+			s.endOperationsExpired(sw, res)
+			return
+		case <-res.ctx.Done():
+			ok = false
+		case <-r.Context().Done():
+			ok = false
+		case <-s.quit:
+			ok = false
+		}
+	}
+}
+
+// endOperationsExpired ends each operation of res with the error of an expired
+// authorization, then complete, as a distinct connections mode stream ends.
+func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
+	res.mu.Lock()
+	ids := slices.Sorted(maps.Keys(res.ops))
+	res.mu.Unlock()
+	errs := ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}
+	for _, id := range ids {
+		sw.buf = sw.f.complete(sw.f.fail(sw.buf, id, errs), id)
+	}
+	sw.flush()
+}
+
+// startReserved runs a POSTed operation on the reservation token names: 202,
+// its events on the stream; a request it refuses is answered as GraphQL over
+// HTTP answers it.
+func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handler, token string) {
+	res := s.reservation(w, token)
+	if res == nil {
+		return
+	}
+	params, batch, status, msg := h.readParams(w, r)
+	var ext struct {
+		OperationID string `json:"operationId"`
+	}
+	json.Unmarshal(params.Extensions, &ext) // what else extensions hold is read by start
+	if status == 0 && batch == nil && ext.OperationID == "" {
+		status, msg = http.StatusBadRequest, "An operation on a reserved stream names its extensions.operationId."
+	}
+	if status == 0 && batch != nil {
+		status, msg = http.StatusBadRequest, "A batch of operations cannot be streamed; send one operation per request."
+	}
+	if status != 0 {
+		writeHTTPError(w, mediaJSON, status, msg)
+		return
+	}
+	id := ext.OperationID
+	ctx, cancel := context.WithCancel(res.ctx)
+	if status, refused := res.add(id, cancel, s.opts.MaxOperations); refused != "" {
+		cancel()
+		writeHTTPError(w, mediaJSON, status, refused)
+		return
+	}
+	if !claimOrRefuse(w, s.opts.Operations, res.client) {
+		res.remove(id)
+		return
+	}
+	// Not the POST's answer claim: the results are written to the stream, after
+	// the POST has been answered.
+	op, errs, status := s.start(withAuthorization(ctx, h.baseContext(r)), h, r.Method, &params)
+	if errs != nil {
+		s.opts.Operations.Release(res.client, 1)
+		res.remove(id)
+		writeResponse(w, mediaJSON, status, &Response{Errors: errs})
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	go s.runReserved(ctx, res, id, op)
+}
+
+// withAuthorization is the reservation's context, ending with it, holding the
+// values of the operation's request (its Authorization, for the resolvers).
+func withAuthorization(res, req context.Context) context.Context {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(req))
+	context.AfterFunc(res, cancel)
+	return ctx
+}
+
+// runReserved sends an operation's events to its stream, waiting while the
+// stream's queue is full, then complete.
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp) {
+	defer s.opts.Operations.Release(res.client, 1)
+	defer res.remove(id)
+	send := func(ev []byte) bool {
+		select {
+		case res.out <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	emit := func(result []byte) bool { return send(sseFraming{}.next(nil, id, result)) }
+	var ok bool
+	if op.inc != nil {
+		ok = op.results(emit)
+	} else {
+		ok = op.events(ctx, emit) && ctx.Err() == nil
+	}
+	if ok {
+		send(sseFraming{}.complete(nil, id))
+	}
+}
+
+// add registers the operation id, or says why it is refused, with the status.
+func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	switch {
+	case res.ops[id] != nil:
+		return http.StatusConflict, "An operation with this operationId is already running on the stream."
+	case len(res.ops) >= most:
+		return http.StatusTooManyRequests, "Too many operations on this stream: at most " + strconv.Itoa(most) + " may be active at once."
+	}
+	res.ops[id] = cancel
+	return 0, ""
+}
+
+func (res *reservation) remove(id string) {
+	res.mu.Lock()
+	cancel := res.ops[id]
+	delete(res.ops, id)
+	res.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// stop answers DELETE ?operationId=: the operation ends, with no complete.
+func (s *Streams) stop(w http.ResponseWriter, r *http.Request, token string) {
+	res := s.reservation(w, token)
+	if res == nil {
+		return
+	}
+	res.remove(r.URL.Query().Get("operationId"))
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,503 @@
+package graphql
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"quartet/internal/admission"
+	"quartet/internal/testkit"
+)
+
+// streamServer is an httptest server with the package's Handler serving
+// WebSockets and Streams over the test schema, onUserCreated fed by a wsHub.
+type streamServer struct {
+	*httptest.Server
+	streams *Streams
+	ws      *WebSocketHandler
+	hub     *wsHub
+}
+
+func newStreamServer(t testing.TB, hubBuf int, opts StreamOptions) *streamServer {
+	t.Helper()
+	s, err := ParseSchema(loadTestSDL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindTestSchema(s, newTestStore())
+	hub := newWSHub(hubBuf)
+	s.SetNotifyingSubscriber("onUserCreated", hub.subscribe)
+	s.SetResolver("Subscription", "onUserCreated", func(p ResolveParams) (any, error) {
+		if err, ok := p.Source.(error); ok {
+			return nil, err
+		}
+		return p.Source, nil
+	})
+	h := NewHandler(s)
+	ws := NewWebSocketHandler(s, WebSocketOptions{Sockets: opts.Sockets, Operations: opts.Operations})
+	h.WebSocket = ws
+	h.Streams = NewStreams(s, opts)
+	srv := &streamServer{Server: httptest.NewServer(h), streams: h.Streams, ws: ws, hub: hub}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+		defer cancel()
+		hub.end()
+		if err := h.Streams.Shutdown(ctx); err != nil {
+			t.Errorf("Streams.Shutdown: %v", err)
+		}
+		ws.Shutdown(ctx)
+		srv.Close()
+	})
+	return srv
+}
+
+const subUserSSE = `{"query":"subscription { onUserCreated { id name } }"}`
+
+// request sends method to the server's endpoint with body and headers in
+// pairs, and returns the answer, its body unread.
+func (s *streamServer) request(t testing.TB, method, query, body string, headers ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+query, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// status sends a request and returns its status and body.
+func (s *streamServer) status(t testing.TB, method, query, body string, headers ...string) (int, string) {
+	t.Helper()
+	resp := s.request(t, method, query, body, headers...)
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// eventReader reads an event stream one event (or comment) at a time.
+type eventReader struct {
+	t  testing.TB
+	br *bufio.Reader
+}
+
+func readEvents(t testing.TB, resp *http.Response) *eventReader {
+	return &eventReader{t, bufio.NewReader(resp.Body)}
+}
+
+// next returns the next event, its lines up to the blank line that ends it;
+// "" at the end of the stream. It fails the test if none comes in time.
+func (er *eventReader) next() string {
+	er.t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		var ev strings.Builder
+		for {
+			line, err := er.br.ReadString('\n')
+			if err != nil {
+				got <- ev.String()
+				return
+			}
+			if line == "\n" {
+				got <- ev.String()
+				return
+			}
+			ev.WriteString(line)
+		}
+	}()
+	select {
+	case ev := <-got:
+		return ev
+	case <-time.After(wsWait):
+		er.t.Fatal("no event came")
+		return ""
+	}
+}
+
+// nextEvent skips keep-alive comments.
+func (er *eventReader) nextEvent() string {
+	er.t.Helper()
+	for {
+		if ev := er.next(); !strings.HasPrefix(ev, ":") {
+			return ev
+		}
+	}
+}
+
+func expectEvent(t testing.TB, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("event:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestSSEDistinctSubscription: a subscription's events each come as a next
+// event, with the streaming headers, and complete when its source ends.
+func TestSSEDistinctSubscription(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	resp := srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream")
+	for header, want := range map[string]string{"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
+		if got := resp.Header.Get(header); got != want {
+			t.Errorf("%s: %q, want %q", header, got, want)
+		}
+	}
+	er := readEvents(t, resp)
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"data\":{\"onUserCreated\":{\"id\":11,\"name\":\"Dan\"}}}\n")
+	srv.hub.publish("Eve")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"data\":{\"onUserCreated\":{\"id\":12,\"name\":\"Eve\"}}}\n")
+	srv.hub.end()
+	expectEvent(t, er.nextEvent(), "event: complete\ndata:\n")
+	expectEvent(t, er.next(), "")
+}
+
+// TestStreamKeepAlive: an idle SSE stream gets comments, an idle multipart
+// subscription empty parts.
+func TestStreamKeepAlive(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{KeepAlive: time.Millisecond, Heartbeat: time.Millisecond})
+	er := readEvents(t, srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream"))
+	expectEvent(t, er.next(), ":\n")
+
+	resp := srv.request(t, "POST", "", subUserSSE, "Accept", "multipart/mixed;subscriptionSpec=1.0, application/json")
+	part := make([]byte, len("\r\n--graphql"+partHeader+"{}\r\n--graphql"))
+	if _, err := io.ReadFull(resp.Body, part); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\r\n--graphql" + partHeader + "{}\r\n--graphql"; string(part) != want {
+		t.Fatalf("multipart heartbeat: %q, want %q", part, want)
+	}
+}
+
+// TestMultipartSubscription: each event in a part of its own as a payload,
+// the closing delimiter when the source ends.
+func TestMultipartSubscription(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	resp := srv.request(t, "POST", "", subUserSSE, "Accept", `multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json`)
+	if got, want := resp.Header.Get("Content-Type"), `multipart/mixed; boundary="graphql"; subscriptionSpec="1.0"`; got != want {
+		t.Errorf("Content-Type: %q, want %q", got, want)
+	}
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan")
+	srv.hub.end()
+	body, _ := io.ReadAll(resp.Body)
+	want := "\r\n--graphql" + partHeader + `{"payload":{"data":{"onUserCreated":{"id":11,"name":"Dan"}}}}` + "\r\n--graphql--\r\n"
+	if string(body) != want {
+		t.Fatalf("body:\n%q\nwant\n%q", body, want)
+	}
+}
+
+// authorizedFor admits every stream, authorized until d from now.
+func streamAuthorizedFor(d time.Duration) InitFunc {
+	return func(r *http.Request, _ map[string]any) (context.Context, error) {
+		return AuthorizedUntil(r.Context(), time.Now().Add(d)), nil
+	}
+}
+
+// TestStreamAuthorizationExpires: at its authorization's end a stream ends
+// with an error: a next event and complete over SSE, a transport error over
+// multipart; the subscription is gone.
+func TestStreamAuthorizationExpires(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{Authorize: streamAuthorizedFor(50 * time.Millisecond)})
+	er := readEvents(t, srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream"))
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"errors\":[{\"message\":\"Forbidden: authorization expired\",\"extensions\":{\"code\":\"FORBIDDEN\"}}]}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata:\n")
+	expectEvent(t, er.next(), "")
+
+	resp := srv.request(t, "POST", "", subUserSSE, "Accept", "multipart/mixed;subscriptionSpec=1.0")
+	body, _ := io.ReadAll(resp.Body)
+	want := "\r\n--graphql" + partHeader + `{"payload":null,"errors":[{"message":"Forbidden: authorization expired","extensions":{"code":"FORBIDDEN"}}]}` + "\r\n--graphql--\r\n"
+	if string(body) != want {
+		t.Fatalf("body:\n%q\nwant\n%q", body, want)
+	}
+	srv.hub.waitActive(t, 0)
+
+	srv = newStreamServer(t, 8, StreamOptions{Authorize: streamAuthorizedFor(-time.Second)})
+	er = readEvents(t, srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream"))
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"errors\":[{\"message\":\"Forbidden: authorization expired\",\"extensions\":{\"code\":\"FORBIDDEN\"}}]}\n")
+}
+
+// TestSSESingleConnection: a reservation, its stream, operations on it by id,
+// one stopped by DELETE, a second stream refused, and the reservation gone
+// with its stream.
+func TestSSESingleConnection(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	status, token := srv.status(t, "PUT", "", "")
+	if status != http.StatusCreated || token == "" {
+		t.Fatalf("PUT: %d %q", status, token)
+	}
+	tok := []string{EventStreamTokenHeader, token}
+	resp := srv.request(t, "GET", "?token="+url.QueryEscape(token), "", "Accept", "text/event-stream")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	er := readEvents(t, resp)
+	if status, _ := srv.status(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...); status != http.StatusConflict {
+		t.Errorf("a second stream: %d, want 409", status)
+	}
+	post := func(id, query string) (int, string) {
+		return srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"`+id+`"}}`, tok...)
+	}
+	if status, body := post("s", "subscription { onUserCreated { id } }"); status != http.StatusAccepted {
+		t.Fatalf("subscribe: %d %s", status, body)
+	}
+	srv.hub.waitActive(t, 1)
+	if status, body := post("s", "{ user(id: 1) { name } }"); status != http.StatusConflict {
+		t.Errorf("an id in use: %d %s", status, body)
+	}
+	if status, body := post("q", "{ user(id: 1) { name } }"); status != http.StatusAccepted {
+		t.Fatalf("query: %d %s", status, body)
+	}
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
+	srv.hub.publish("Dan")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"s\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n")
+	if status, body := post("v", "{ nope }"); status != http.StatusBadRequest || !strings.Contains(body, "GRAPHQL_VALIDATION_FAILED") {
+		t.Errorf("a validation error: %d %s", status, body)
+	}
+	if status, body := srv.status(t, "POST", "", `{"query":"{ user(id: 1) { name } }"}`, tok...); status != http.StatusBadRequest || !strings.Contains(body, "operationId") {
+		t.Errorf("no operationId: %d %s", status, body)
+	}
+	if status, _ := srv.status(t, "DELETE", "?operationId=s", "", tok...); status != http.StatusOK {
+		t.Errorf("DELETE: %d", status)
+	}
+	srv.hub.waitActive(t, 0)
+	resp.Body.Close()
+	waitFor(t, "the reservation to end with its stream", func() bool {
+		status, _ := srv.status(t, "POST", "", `{"query":"{ user(id: 1) { name } }","extensions":{"operationId":"x"}}`, tok...)
+		return status == http.StatusNotFound
+	})
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testkit.Eventually(t, func() error {
+		if cond() {
+			return nil
+		}
+		return errors.New("still waiting for " + what)
+	})
+}
+
+// TestSSEReservationExpires: a reservation no stream takes ends, and gives
+// its socket back.
+func TestSSEReservationExpires(t *testing.T) {
+	sockets := admission.NewBudget("WebSocket connections", 1, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Sockets: sockets, ReservationTimeout: time.Millisecond})
+	status, token := srv.status(t, "PUT", "", "")
+	if status != http.StatusCreated {
+		t.Fatalf("PUT: %d", status)
+	}
+	waitFor(t, "the reservation to expire", func() bool { return sockets.Held() == 0 })
+	if status, _ := srv.status(t, "GET", "?token="+url.QueryEscape(token), "", "Accept", "text/event-stream"); status != http.StatusNotFound {
+		t.Errorf("the stream of an expired reservation: %d, want 404", status)
+	}
+}
+
+// TestStreamCapsSharedWithWebSockets: streams, reservations and WebSockets
+// claim from one Sockets budget, operations from one Operations budget.
+func TestStreamCapsSharedWithWebSockets(t *testing.T) {
+	sockets := admission.NewBudget("WebSocket connections", 1, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Sockets: sockets})
+	c := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http"), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	for _, tc := range []struct {
+		name, method, body, accept string
+	}{
+		{"SSE", "POST", subUserSSE, "text/event-stream"},
+		{"multipart", "POST", subUserSSE, "multipart/mixed;subscriptionSpec=1.0"},
+		{"reservation", "PUT", "", ""},
+	} {
+		status, body := srv.status(t, tc.method, "", tc.body, "Accept", tc.accept)
+		if status != http.StatusTooManyRequests || !strings.Contains(body, codeTooManyRequests) {
+			t.Errorf("%s at the socket cap: %d %s", tc.name, status, body)
+		}
+	}
+	c.CloseNow()
+	waitFor(t, "the socket to be given back", func() bool { return sockets.Held() == 0 })
+	resp := srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream")
+	srv.hub.waitActive(t, 1)
+	if err := dialWSErr(srv); err == nil {
+		t.Error("a WebSocket opened beside a stream at the socket cap")
+	}
+	resp.Body.Close()
+
+	ops := admission.NewBudget("WebSocket operations", 1, 0, nil)
+	srv = newStreamServer(t, 8, StreamOptions{Operations: ops})
+	srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream")
+	srv.hub.waitActive(t, 1)
+	if status, _ := srv.status(t, "POST", "", subUserSSE, "Accept", "text/event-stream"); status != http.StatusTooManyRequests {
+		t.Errorf("a second operation at the operations cap: %d", status)
+	}
+}
+
+// dialWSErr opens a WebSocket to srv and returns why it was refused.
+func dialWSErr(srv *streamServer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{Subprotocols: []string{ProtocolTransportWS}})
+	if err == nil {
+		c.CloseNow()
+	}
+	return err
+}
+
+// TestStreamSlowReader: a client that stops reading loses its stream once a
+// write waits for WriteTimeout; its subscription ends.
+func TestStreamSlowReader(t *testing.T) {
+	srv := newStreamServer(t, 1<<20, StreamOptions{WriteTimeout: 50 * time.Millisecond})
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(subUserSSE))+"\r\n\r\n"+subUserSSE)
+	srv.hub.waitActive(t, 1)
+	big := strings.Repeat("x", 256<<10)
+	waitFor(t, "the unread stream to end", func() bool {
+		srv.hub.publish(big)
+		return len(srv.hub.subscribers()) == 0
+	})
+}
+
+// TestStreamShutdown: Shutdown ends open streams and reservations, and refuses
+// new ones with 503.
+func TestStreamShutdown(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	er := readEvents(t, srv.request(t, "POST", "", subUserSSE, "Accept", "text/event-stream"))
+	_, token := srv.status(t, "PUT", "", "")
+	reserved := readEvents(t, srv.request(t, "GET", "", "", EventStreamTokenHeader, token, "Accept", "text/event-stream"))
+	srv.hub.waitActive(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	if err := srv.streams.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, er.next(), "")
+	expectEvent(t, reserved.next(), "")
+	srv.hub.waitActive(t, 0)
+	if status, _ := srv.status(t, "POST", "", subUserSSE, "Accept", "text/event-stream"); status != http.StatusServiceUnavailable {
+		t.Errorf("a stream after Shutdown: %d, want 503", status)
+	}
+	if status, _ := srv.status(t, "PUT", "", ""); status != http.StatusServiceUnavailable {
+		t.Errorf("a reservation after Shutdown: %d, want 503", status)
+	}
+}
+
+// TestStreamAccept: which Accept headers ask for an event stream, and which for
+// Apollo's multipart subscriptions.
+func TestStreamAccept(t *testing.T) {
+	for _, tc := range []struct {
+		accept            string
+		sse, subscription bool
+	}{
+		{"text/event-stream", true, false},
+		{"text/event-stream, application/json", true, false},
+		{"application/json, text/event-stream;q=0.5", false, false},
+		{"text/event-stream;q=0", false, false},
+		{"application/json", false, false},
+		{"", false, false},
+		{"multipart/mixed;subscriptionSpec=1.0, application/json", false, true},
+		{`multipart/mixed;boundary="graphql";subscriptionSpec="1.0",application/json`, false, true},
+		{"multipart/mixed;subscriptionSpec=1.0;q=0", false, false},
+		{"multipart/mixed;deferSpec=20220824", false, false},
+		{"multipart/mixed, text/event-stream;q=0.9", false, false},
+	} {
+		if got := acceptsEventStream(tc.accept); got != tc.sse {
+			t.Errorf("acceptsEventStream(%q) = %v", tc.accept, got)
+		}
+		if got := acceptsSubscriptionSpec(tc.accept); got != tc.subscription {
+			t.Errorf("acceptsSubscriptionSpec(%q) = %v", tc.accept, got)
+		}
+	}
+}
+
+// FuzzSSERequest: whatever a request to the streams holds, the answer is either
+// refused as JSON or an event stream of next events, each holding one JSON
+// value, ended by complete.
+func FuzzSSERequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"query":"{ user(id: 1) { id ... @defer { email } } }"}`,
+		`{"query":"{ users @stream(initialCount: 1) { id } }"}`,
+		`{"query":"mutation { deleteUser(id: 1) }"}`,
+		`{"query":"subscription { onUserCreated { id } }"}`,
+		`{"query":"{ nope }","variables":{"a":[1,{"b":null}]}}`,
+		`[{"query":"{ user(id: 1) { id } }"}]`,
+		`{"query":"{ user(id: 1) { id } }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"00"}}}`,
+		`not json`,
+	} {
+		f.Add("POST", seed)
+	}
+	f.Add("GET", "query={ user(id: 1) { name } }")
+	srv := newStreamServer(f, 8, StreamOptions{})
+	h := srv.Config.Handler
+	f.Fuzz(func(t *testing.T, method, body string) {
+		if method != "GET" && method != "POST" {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a subscription ends at once rather than wait for events
+		r := httptest.NewRequestWithContext(ctx, method, "/", strings.NewReader(body))
+		if method == "GET" {
+			r = httptest.NewRequestWithContext(ctx, method, "/?"+url.PathEscape(body), nil)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			return
+		}
+		for ev := range strings.SplitSeq(strings.TrimSuffix(w.Body.String(), "\n\n"), "\n\n") {
+			if ev == "event: complete\ndata:" || ev == "" {
+				continue
+			}
+			data, ok := strings.CutPrefix(ev, "event: next\ndata: ")
+			if !ok || !json.Valid([]byte(data)) {
+				t.Fatalf("event %q", ev)
+			}
+		}
+	})
+}
+
+// TestSSESingleConnectionExpires: at the end of the authorization its
+// reservation was made with, each operation on the stream ends with the error,
+// then complete, and the stream ends.
+func TestSSESingleConnectionExpires(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{Authorize: streamAuthorizedFor(time.Second)})
+	status, token := srv.status(t, "PUT", "", "")
+	if status != http.StatusCreated {
+		t.Fatalf("PUT: %d", status)
+	}
+	er := readEvents(t, srv.request(t, "GET", "", "", EventStreamTokenHeader, token, "Accept", "text/event-stream"))
+	if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"s"}}`, EventStreamTokenHeader, token); status != http.StatusAccepted {
+		t.Fatalf("subscribe: %d %s", status, body)
+	}
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"s\",\"payload\":{\"errors\":[{\"message\":\"Forbidden: authorization expired\",\"extensions\":{\"code\":\"FORBIDDEN\"}}]}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"s\"}\n")
+	expectEvent(t, er.next(), "")
+	srv.hub.waitActive(t, 0)
+}
