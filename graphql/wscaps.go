@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 )
@@ -33,17 +32,7 @@ func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
 // costs an HTTP answer and no goroutine: 429 when the client has its share, 503
 // when the server has all it takes.
 func (h *WebSocketHandler) admitSocket(w http.ResponseWriter, client string) bool {
-	err := h.opts.Sockets.Claim(client, 1)
-	if err == nil {
-		return true
-	}
-	status := http.StatusServiceUnavailable
-	var pc interface{ ByClient() bool }
-	if errors.As(err, &pc) && pc.ByClient() {
-		status = http.StatusTooManyRequests
-	}
-	refuseUpgrade(w, status, codeTooManyRequests, capitalize(err.Error())+".")
-	return false
+	return claimOrRefuse(w, h.opts.Sockets, client)
 }
 
 // admitOperation claims an operation about to start on c, or returns why it is
