@@ -49,10 +49,13 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 	return true
 }
 
-// acceptsEventStream reports whether Accept allows text/event-stream at least
-// as much as any JSON answer.
+// acceptsEventStream reports whether Accept prefers text/event-stream to every
+// JSON and multipart answer: a higher quality, or the same and named first, as
+// negotiate picks among equals. urql names JSON first for a query and only the
+// streams for a subscription; graphql-sse clients name the event stream alone.
 func acceptsEventStream(accept string) bool {
 	sse, other := 0.0, 0.0
+	sseFirst := false
 	for part := range strings.SplitSeq(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
@@ -64,12 +67,14 @@ func acceptsEventStream(accept string) bool {
 		}
 		switch mt {
 		case "text/event-stream":
-			sse = max(sse, q)
+			if q > sse {
+				sse, sseFirst = q, q > other
+			}
 		case mediaJSON, mediaGraphQLResponse, "multipart/mixed":
 			other = max(other, q)
 		}
 	}
-	return sse > 0 && sse >= other
+	return sse > 0 && (sse > other || sse == other && sseFirst)
 }
 
 // serveOne answers r, one operation, with its results streamed in format f

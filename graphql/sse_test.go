@@ -425,6 +425,9 @@ func TestStreamAccept(t *testing.T) {
 		{"multipart/mixed;subscriptionSpec=1.0;q=0", false, false},
 		{"multipart/mixed;deferSpec=20220824", false, false},
 		{"multipart/mixed, text/event-stream;q=0.9", false, false},
+		// urql: a query names JSON first, a subscription only the streams.
+		{"application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed", false, false},
+		{"text/event-stream, multipart/mixed", true, false},
 	} {
 		if got := acceptsEventStream(tc.accept); got != tc.sse {
 			t.Errorf("acceptsEventStream(%q) = %v", tc.accept, got)
