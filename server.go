@@ -244,9 +244,9 @@ type exchange struct {
 	gz      *contentcoding.GzipWriter // nil: the answer is not compressed
 	who     *caller                   // nil: no identity to log
 	start   time.Time
-	took    time.Duration // set by the log line, unless the answer was aborted
-	pattern string        // of a request the door turned away: the mux sets r.Pattern for the rest
-	done    func()        // gives back what the door gave
+	took    time.Duration           // set by the log line, unless the answer was aborted
+	pattern string                  // of a request the door turned away: the mux sets r.Pattern for the rest
+	answer  *admission.AnswerWriter // gives back what the door gave
 }
 
 // clientAddress makes r come from the client a trusted proxy names: for the queue,
@@ -359,7 +359,7 @@ func (x *exchange) admit() bool {
 	if s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return true
 	}
-	in, done, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
+	in, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
 	if err != nil {
 		_, x.pattern = s.mux.Handler(r)
 		if refused, ok := err.(*admission.Refused); ok {
@@ -369,13 +369,13 @@ func (x *exchange) admit() bool {
 		}
 		return false
 	}
-	x.out, x.done = in, done
+	x.out, x.answer = in, in
 	return true
 }
 
 func (x *exchange) leave() {
-	if x.done != nil {
-		x.done()
+	if x.answer != nil {
+		x.answer.Done()
 	}
 }
 

@@ -100,7 +100,7 @@ type executor struct {
 
 	// claim, when set, is asked for the answer's bytes as they are rendered, at
 	// least claimStep ahead of them (WithAnswerClaim); refused is why it said no.
-	claim   func(n int64) error
+	claim   AnswerClaimer
 	claimed int
 	refused error
 }
@@ -111,12 +111,14 @@ const claimStep = 64 << 10
 
 type answerClaimKey struct{}
 
-// WithAnswerClaim returns ctx with claim, which executions under ctx ask for the
-// bytes of their answer as they render it, before they hold them; an execution
-// refused stops with TOO_MANY_REQUESTS, answered with 429 over HTTP. The HTTP
-// handler passes it on from a ResponseWriter with a ClaimAnswer method.
-func WithAnswerClaim(ctx context.Context, claim func(n int64) error) context.Context {
-	return context.WithValue(ctx, answerClaimKey{}, claim)
+// AnswerClaimer is asked for the bytes of an answer as it is rendered, before
+// they are held; an execution it refuses stops with TOO_MANY_REQUESTS, answered
+// with 429 over HTTP. The HTTP handler finds one in its ResponseWriter.
+type AnswerClaimer interface{ ClaimAnswer(n int64) error }
+
+// WithAnswerClaim returns ctx with c, which executions under ctx claim from.
+func WithAnswerClaim(ctx context.Context, c AnswerClaimer) context.Context {
+	return context.WithValue(ctx, answerClaimKey{}, c)
 }
 
 // Execute runs a query or mutation. Parse, validation and variable errors
@@ -167,7 +169,7 @@ func selectOperation(doc *Document, name string) (*OperationDefinition, *Respons
 
 func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *OperationDefinition, vars map[string]any) *executor {
 	e := &executor{s: s, ctx: ctx, op: op, vars: vars, fragments: p.fragments, maxBytes: s.Limits.MaxResponseBytes}
-	e.claim, _ = ctx.Value(answerClaimKey{}).(func(int64) error)
+	e.claim, _ = ctx.Value(answerClaimKey{}).(AnswerClaimer)
 	if len(op.Variables) == 0 {
 		// Without variables, what collection yields and every argument are the same for
 		// all executions of the operation: they are worked out once, shared.
@@ -244,7 +246,7 @@ func (e *executor) overBudget() bool {
 	// The buffer's capacity is what it holds: append doubles it.
 	if !e.tooLarge && e.claim != nil && max(len(e.buf)+claimStep, cap(e.buf)) > e.claimed && len(e.buf) >= claimStep {
 		e.claimed = max(len(e.buf)+claimStep, cap(e.buf))
-		if e.refused = e.claim(int64(e.claimed)); e.refused != nil {
+		if e.refused = e.claim.ClaimAnswer(int64(e.claimed)); e.refused != nil {
 			e.tooLarge = true
 		}
 	}

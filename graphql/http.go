@@ -140,8 +140,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // requestContext is the context an operation of r answered in w runs in.
 func (h *Handler) requestContext(w http.ResponseWriter, r *http.Request) context.Context {
 	ctx := h.baseContext(r)
-	if c, ok := w.(interface{ ClaimAnswer(int64) error }); ok {
-		ctx = WithAnswerClaim(ctx, c.ClaimAnswer)
+	if c, ok := w.(AnswerClaimer); ok {
+		ctx = WithAnswerClaim(ctx, c)
 	}
 	return ctx
 }

@@ -28,9 +28,13 @@ func newDoor(slots, waiting int) *Door {
 // enter is Enter for the client the request's address names, with a refusal
 // that answers 429.
 func enter(d *Door, w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(), error) {
-	return d.Enter(w, r, Of(r.RemoteAddr), func(w http.ResponseWriter, _ *http.Request, refused *Refused) {
+	aw, err := d.Enter(w, r, Of(r.RemoteAddr), func(w http.ResponseWriter, _ *http.Request, refused *Refused) {
 		http.Error(w, refused.Error(), http.StatusTooManyRequests)
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return aw, aw.Done, nil
 }
 
 func post(body string) *http.Request {

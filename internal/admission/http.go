@@ -16,11 +16,10 @@ const bodyChunk = 64 << 10
 // Enter admits the HTTP request r of client: it reads r's body ahead, waits for
 // a slot, and returns the writer for the handler, which gives the slot back at the
 // answer's first byte and counts the answer's bytes while they wait for the
-// reader, and the function to call once the request is done. The error is a
-// *Refused, which the caller answers, or the context's, when the client is gone.
-// refuse answers r when its answer is refused for want of budget, in the
-// surface's format.
-func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refuse func(http.ResponseWriter, *http.Request, *Refused)) (http.ResponseWriter, func(), error) {
+// reader; call its Done once the request is done. The error is a *Refused, which
+// the caller answers, or the context's, when the client is gone. refuse answers r
+// when its answer is refused for want of budget, in the surface's format.
+func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refuse func(http.ResponseWriter, *http.Request, *Refused)) (*AnswerWriter, error) {
 	var held int64
 	release, lone := d.queue.TryLone(client)
 	if !lone { // it may wait: its body first, so that a slow sender holds no slot
@@ -30,18 +29,21 @@ func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refu
 		}
 		if err != nil {
 			d.bodies.Release(client, held)
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	aw := &answerWriter{ResponseWriter: w, answers: d.answers, client: client, leave: release, r: r, refuse: refuse}
-	return aw, func() {
-		aw.giveSlotBack()
-		if !aw.refused {
-			aw.sendStatus() // an answer without a body
-		}
-		d.answers.Release(client, aw.claimed)
-		d.bodies.Release(client, held)
-	}, nil
+	return &AnswerWriter{ResponseWriter: w, d: d, client: client, leave: release, held: held, r: r, refuse: refuse}, nil
+}
+
+// Done gives back what the request held: its slot, if no byte gave it back, and
+// the bytes of its body and answer; a status held for the first byte goes out.
+func (w *AnswerWriter) Done() {
+	w.giveSlotBack()
+	if !w.refused {
+		w.sendStatus() // an answer without a body
+	}
+	w.d.answers.Release(w.client, w.claimed)
+	w.d.bodies.Release(w.client, w.held)
 }
 
 // readAhead reads r's body, one byte past the limit at most (for the handler's
@@ -133,16 +135,17 @@ func (b *body) Bytes() (data []byte, whole bool, err error) {
 	return bytes.Join(b.chunks, nil), !b.more, b.err
 }
 
-// answerWriter is what a handler writes its answer to. It gives the request's
+// AnswerWriter is what a handler writes its answer to. It gives the request's
 // slot back at the first byte, flush or hijack: the work is done by then, and a
 // slow reader must not hold a slot. It counts what a Write hands the connection,
 // past AnswerGrace, against the answers budget until the request is done; a
 // status is held until the first byte, so that an answer refused for want of
 // budget is answered as a refusal instead.
-type answerWriter struct {
+type AnswerWriter struct {
 	http.ResponseWriter
-	answers *Budget
+	d       *Door
 	client  string
+	held    int64  // body bytes read ahead
 	leave   func() // gives the slot back; nil once given back
 	r       *http.Request
 	refuse  func(http.ResponseWriter, *http.Request, *Refused)
@@ -151,7 +154,7 @@ type answerWriter struct {
 	refused bool
 }
 
-func (w *answerWriter) giveSlotBack() {
+func (w *AnswerWriter) giveSlotBack() {
 	if w.leave != nil {
 		w.leave()
 		w.leave = nil
@@ -161,18 +164,18 @@ func (w *answerWriter) giveSlotBack() {
 // ClaimAnswer counts n bytes of answer as rendered and not yet read, unless the
 // budget is spent: a handler that renders its answer before writing it claims
 // as it renders.
-func (w *answerWriter) ClaimAnswer(n int64) error {
+func (w *AnswerWriter) ClaimAnswer(n int64) error {
 	if n <= w.claimed {
 		return nil
 	}
-	if err := w.answers.Claim(w.client, n-w.claimed); err != nil {
+	if err := w.d.answers.Claim(w.client, n-w.claimed); err != nil {
 		return err
 	}
 	w.claimed = n
 	return nil
 }
 
-func (w *answerWriter) WriteHeader(code int) {
+func (w *AnswerWriter) WriteHeader(code int) {
 	w.giveSlotBack()
 	switch {
 	case w.refused || w.status > 0:
@@ -183,7 +186,7 @@ func (w *answerWriter) WriteHeader(code int) {
 	}
 }
 
-func (w *answerWriter) Write(b []byte) (int, error) {
+func (w *AnswerWriter) Write(b []byte) (int, error) {
 	w.giveSlotBack()
 	if w.refused {
 		return 0, errAnswerRefused
@@ -206,7 +209,7 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func (w *answerWriter) sendStatus() {
+func (w *AnswerWriter) sendStatus() {
 	if w.status > 0 {
 		w.ResponseWriter.WriteHeader(w.status)
 	}
@@ -218,16 +221,16 @@ var answerHeaders = []string{"Content-Type", "Content-Length", "Etag", "Last-Mod
 
 var errAnswerRefused = errors.New("answer refused: too many answer bytes wait for this client's reading")
 
-func (w *answerWriter) Flush() {
+func (w *AnswerWriter) Flush() {
 	w.giveSlotBack()
 	w.sendStatus()
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Hijack gives the slot back: each WebSocket message takes its own (Work).
-func (w *answerWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *AnswerWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.giveSlotBack()
 	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
-func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *AnswerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
