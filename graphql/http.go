@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -462,6 +463,32 @@ func isWebSocketUpgrade(r *http.Request) bool {
 	return false
 }
 
+// acceptRange is one media range of an Accept header.
+type acceptRange struct {
+	media  string            // lower case, without parameters
+	params map[string]string // by lower-case name
+	q      float64           // 1 unless q says otherwise
+}
+
+// acceptRanges yields the media ranges of an Accept header that parse, in order.
+func acceptRanges(accept string) iter.Seq[acceptRange] {
+	return func(yield func(acceptRange) bool) {
+		for part := range strings.SplitSeq(accept, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			q := 1.0
+			if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
+				q = f
+			}
+			if !yield(acceptRange{mt, params, q}) {
+				return
+			}
+		}
+	}
+}
+
 // negotiate reads an Accept header: the supported media type of highest quality,
 // the first among equals ("" if none; application/json if no header), and
 // whether text/html comes ahead of the JSON types, as browsers loading a page ask.
@@ -470,15 +497,8 @@ func negotiate(accept string) (media string, html bool) {
 		return mediaJSON, false
 	}
 	bestQ, htmlQ, jsonQ := 0.0, -1.0, -1.0
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
-			q = f
-		}
+	for r := range acceptRanges(accept) {
+		mt, q := r.media, r.q
 		switch mt {
 		case "text/html":
 			htmlQ = max(htmlQ, q)

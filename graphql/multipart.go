@@ -1,10 +1,8 @@
 package graphql
 
 import (
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 )
 
 // incrementalFormat is a wire format of incremental results, as clients name
@@ -30,15 +28,11 @@ var mediaParams = [...]string{format20220824: "deferSpec=20220824", formatV02: "
 // and meros read it.
 func multipartFormat(accept string) incrementalFormat {
 	best, bestQ := noIncremental, 0.0
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != "multipart/mixed" {
+	for r := range acceptRanges(accept) {
+		if r.media != "multipart/mixed" {
 			continue
 		}
-		q := 1.0
-		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
-			q = f
-		}
+		params, q := r.params, r.q
 		f := noIncremental
 		switch defer_, spec := params["deferspec"], params["incrementalspec"]; {
 		case spec == "v0.2" && defer_ == "":

@@ -1,9 +1,6 @@
 package graphql
 
-import (
-	"mime"
-	"strings"
-)
+import ()
 
 // Apollo's multipart HTTP subscriptions: a request whose Accept allows
 // multipart/mixed;subscriptionSpec=1.0 is answered as multipart/mixed, each
@@ -15,9 +12,8 @@ import (
 // acceptsSubscriptionSpec reports whether Accept allows Apollo's multipart
 // subscriptions.
 func acceptsSubscriptionSpec(accept string) bool {
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && mt == "multipart/mixed" && params["subscriptionspec"] != "" && params["q"] != "0" {
+	for r := range acceptRanges(accept) {
+		if r.media == "multipart/mixed" && r.params["subscriptionspec"] != "" && r.q > 0 {
 			return true
 		}
 	}

@@ -2,10 +2,7 @@ package graphql
 
 import (
 	"context"
-	"mime"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -56,16 +53,9 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 func acceptsEventStream(accept string) bool {
 	sse, other := 0.0, 0.0
 	sseFirst := false
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
-			q = f
-		}
-		switch mt {
+	for r := range acceptRanges(accept) {
+		q := r.q
+		switch r.media {
 		case "text/event-stream":
 			if q > sse {
 				sse, sseFirst = q, q > other
