@@ -1,7 +1,5 @@
 package graphql
 
-import ()
-
 // Apollo's multipart HTTP subscriptions: a request whose Accept allows
 // multipart/mixed;subscriptionSpec=1.0 is answered as multipart/mixed, each
 // result in a part as {"payload": result}, an empty object as a heartbeat
