@@ -9,12 +9,12 @@ import (
 )
 
 // Budget is an amount clients claim parts of and release: bytes, sockets,
-// operations. Each client holds at most PerClient, all together at most Total
+// operations. Each client holds at most perClient, all together at most total
 // (0: no bound of that kind). A claim that does not fit is refused at once,
 // never waited for, and logged at most once per logEvery.
 type Budget struct {
-	Name             string // what is counted, for refusals: "WebSocket connections"
-	PerClient, Total int64
+	name             string // what is counted, for refusals: "WebSocket connections"
+	perClient, total int64
 
 	mu       sync.Mutex
 	used     int64
@@ -24,7 +24,7 @@ type Budget struct {
 
 // NewBudget returns a budget of name; log (nil: none) gets its refusals.
 func NewBudget(name string, perClient, total int64, log *slog.Logger) *Budget {
-	return &Budget{Name: name, PerClient: perClient, Total: total, byClient: map[string]int64{},
+	return &Budget{name: name, perClient: perClient, total: total, byClient: map[string]int64{},
 		log: tally{log: log, level: slog.LevelWarn, msg: name + " refused: over budget"}}
 }
 
@@ -32,7 +32,7 @@ func NewBudget(name string, perClient, total int64, log *slog.Logger) *Budget {
 // format: 429 with Retry-After, ResourceExhausted, a WebSocket error message.
 type Refused struct {
 	Client    string
-	PerClient bool // the client's own bound, rather than the total
+	perClient bool // the client's own bound, rather than the total
 	msg       string
 }
 
@@ -46,8 +46,8 @@ func (b *Budget) Claim(client string, n int64) error {
 	}
 	b.mu.Lock()
 	held := b.byClient[client]
-	perClient := b.PerClient > 0 && held+n > b.PerClient
-	if perClient || b.Total > 0 && b.used+n > b.Total {
+	perClient := b.perClient > 0 && held+n > b.perClient
+	if perClient || b.total > 0 && b.used+n > b.total {
 		b.mu.Unlock()
 		return b.refuse(client, perClient)
 	}
@@ -59,11 +59,11 @@ func (b *Budget) Claim(client string, n int64) error {
 
 func (b *Budget) refuse(client string, perClient bool) *Refused {
 	if perClient {
-		b.log.add(slog.String("last_client", client), slog.Int64("limit", b.PerClient), slog.String("bound", "per client"))
-		return &Refused{client, true, fmt.Sprintf("too many %s from %s: at most %d at once; try again shortly", b.Name, client, b.PerClient)}
+		b.log.add(slog.String("last_client", client), slog.Int64("limit", b.perClient), slog.String("bound", "per client"))
+		return &Refused{client, true, fmt.Sprintf("too many %s from %s: at most %d at once; try again shortly", b.name, client, b.perClient)}
 	}
-	b.log.add(slog.String("last_client", client), slog.Int64("limit", b.Total), slog.String("bound", "total"))
-	return &Refused{client, false, fmt.Sprintf("too many %s over all clients: at most %d at once; try again shortly", b.Name, b.Total)}
+	b.log.add(slog.String("last_client", client), slog.Int64("limit", b.total), slog.String("bound", "total"))
+	return &Refused{client, false, fmt.Sprintf("too many %s over all clients: at most %d at once; try again shortly", b.name, b.total)}
 }
 
 // Release counts n of client's back.
@@ -167,4 +167,4 @@ func (t *tally) flush() {
 
 // ByClient reports whether the client's own bound refused the claim, rather
 // than the total: a surface may answer the two apart (429, 503).
-func (e *Refused) ByClient() bool { return e.PerClient }
+func (e *Refused) ByClient() bool { return e.perClient }
