@@ -17,15 +17,15 @@ const (
 )
 
 // Listener bounds the connections a server keeps open, in all (Max) and per
-// client (PerClient). Past Max, Accept holds the connection it has just accepted until a slot is free; past
-// PerClient, a connection is closed as soon as it is accepted. With FirstUse, a
-// connection not used (Conn.Begin) that long after Accept is closed; with Shed, a
-// connection waiting for a slot has the idle connection of the client holding the
-// most closed for it, one never used first. Such a socket is closed under its
-// server without a word to the peer; the server tells of each use with Begin and
-// End. An accept failing for want of file descriptors is retried after a pause
-// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind.
-// Set its fields before the first Accept.
+// client (PerClient). Past Max, Accept holds the connection it has just accepted
+// until a slot is free; past PerClient, a connection is closed as soon as it is
+// accepted. With FirstUse, a connection not used (Conn.Begin) that long after
+// Accept is closed; with Shed, a connection waiting for a slot has the idle
+// connection of the client holding the most closed for it, one never used first.
+// Such a socket is closed under its server without a word to the peer; the
+// server tells of each use with Begin and End. An accept failing for want of file
+// descriptors is retried after a pause doubling from 5 ms to 1 s. Log lines come
+// at most once a minute per kind. Set its fields before the first Accept.
 type Listener struct {
 	Max       int                          // connections open at once, at least 1
 	PerClient int                          // connections of one client open at once; 0: no bound but Max
