@@ -280,12 +280,7 @@ func (a *costAnalysis) listSize(f *Field, def *FieldDef, c fieldCost) int {
 // intArgument returns f's Int argument name: its literal, variable or default,
 // a negative one as 0 (the resolver refuses it); null or none is not a size.
 func (a *costAnalysis) intArgument(f *Field, def *FieldDef, name string) (int, bool) {
-	var v *Value
-	for _, arg := range f.Arguments {
-		if arg.Name == name {
-			v = arg.Value
-		}
-	}
+	v := argumentNamed(f.Arguments, name) // validation has refused a repeated one
 	if v != nil && v.Kind == VariableValue {
 		a.varied = true
 		given, ok := a.vars[v.Raw]

@@ -46,7 +46,7 @@ func (i ResolveInfo) Path() []any {
 	if i.ex == nil {
 		return nil
 	}
-	return i.ex.currentPath()
+	return pathOf(i.ex.path)
 }
 
 // PanicHook is called with the value of a recovered panic, e.g. to log it.
@@ -402,9 +402,9 @@ func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 	return e.collect(t, sets)
 }
 
-func (e *executor) currentPath() []any {
-	p := make([]any, len(e.path))
-	for i, s := range e.path {
+func pathOf(segs []pathSeg) []any {
+	p := make([]any, len(segs))
+	for i, s := range segs {
 		if s.index >= 0 {
 			p[i] = s.index
 		} else {
@@ -418,7 +418,7 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	if err.Locations == nil {
 		err.Locations = []Position{g.fields[0].Pos}
 	}
-	err.Path = e.currentPath()
+	err.Path = pathOf(e.path)
 	e.errs = append(e.errs, err)
 	// About what the error will take in JSON: its message, its path and
 	// location, the keys around them.

@@ -101,18 +101,6 @@ func (in *Incremental) announce() []*Pending {
 	return out
 }
 
-func pathOf(segs []pathSeg) []any {
-	p := make([]any, len(segs))
-	for i, s := range segs {
-		if s.index >= 0 {
-			p[i] = s.index
-		} else {
-			p[i] = s.key
-		}
-	}
-	return p
-}
-
 // hold keeps r for later, at the current path.
 func (e *executor) hold(r *record) {
 	r.path = append([]pathSeg(nil), e.path...)

@@ -111,10 +111,17 @@ func (l *lexer) fail(off int, format string, args ...any) token {
 	return token{Kind: tokEOF, Pos: l.pos(off)}
 }
 
-func (l *lexer) newline(next int) {
+// lineBreak passes the line terminator at i (\n, \r or \r\n) and returns the
+// offset after it.
+func (l *lexer) lineBreak(i int) int {
+	i++
+	if l.src[i-1] == '\r' && i < len(l.src) && l.src[i] == '\n' {
+		i++
+	}
 	l.line++
-	l.lineStart = next
-	l.colOff, l.col = next, 1
+	l.lineStart = i
+	l.colOff, l.col = i, 1
+	return i
 }
 
 // next returns the next significant token. After an error (in l.err) it
@@ -149,11 +156,7 @@ func (l *lexer) scan() token {
 			l.off++
 			continue
 		case '\n', '\r':
-			l.off++
-			if c == '\r' && l.off < len(src) && src[l.off] == '\n' {
-				l.off++
-			}
-			l.newline(l.off)
+			l.off = l.lineBreak(l.off)
 			continue
 		case '#':
 			for l.off < len(src) && src[l.off] != '\n' && src[l.off] != '\r' {
@@ -318,11 +321,7 @@ func (l *lexer) string(start int, block bool) token {
 		case (c == '\n' || c == '\r') && !block:
 			return l.fail(i, "Unterminated string.")
 		case c == '\n' || c == '\r':
-			i++
-			if c == '\r' && i < len(src) && src[i] == '\n' {
-				i++
-			}
-			l.newline(i)
+			i = l.lineBreak(i)
 		default:
 			size, bad, ok := l.stringChar(i)
 			if !ok {
