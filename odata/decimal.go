@@ -2,6 +2,7 @@ package odata
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/bits"
 	"strconv"
@@ -70,18 +71,10 @@ func decToFloat(d int64) float64 { return float64(d) / decimalScale }
 
 // cmpDecInt compares decimal d with integer i exactly, without scaling i.
 func cmpDecInt(d, i int64) int {
-	q, r := d/decimalScale, d%decimalScale
-	switch {
-	case q < i:
-		return -1
-	case q > i:
-		return 1
-	case r < 0:
-		return -1
-	case r > 0:
-		return 1
+	if c := cmp.Compare(d/decimalScale, i); c != 0 {
+		return c
 	}
-	return 0
+	return cmp.Compare(d%decimalScale, 0)
 }
 
 func decAdd(a, b int64) (int64, bool) {
