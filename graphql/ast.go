@@ -183,7 +183,6 @@ type Value struct {
 	Pos    Position
 	Kind   ValueKind
 	Raw    string
-	Block  bool           // a string written as a block string
 	List   []*Value       // ListValue
 	Fields []*ObjectField // ObjectValue
 }
@@ -264,7 +263,6 @@ type DirectiveDefinition struct {
 	Args        []*InputValueDefinition
 	Repeatable  bool
 	Locations   []string
-	LocationPos []Position
 }
 
 func (*OperationDefinition) definition() {}

@@ -60,14 +60,13 @@ type pathSeg struct {
 // execGroup is one response key of a collected selection set: the fields
 // merged under it and their definition on the object type.
 type execGroup struct {
-	key       string
-	fields    []*Field
-	def       *FieldDef
-	args      map[string]any
-	argsErr   error
-	argsReady bool
-	deferred  *SelectionSet // an active @defer's fragment, in place of a field
-	label     string        // the @defer's label
+	key      string
+	fields   []*Field
+	def      *FieldDef
+	args     map[string]any // coerced when collected
+	argsErr  error
+	deferred *SelectionSet // an active @defer's fragment, in place of a field
+	label    string        // the @defer's label
 }
 
 type subKey struct {
@@ -364,16 +363,7 @@ func skippedBy(ds []*Directive, vars map[string]any, static bool) bool {
 func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 	k := subKey{g, t, e.inc != nil}
 	if e.plans != nil {
-		return e.plans.plan(e.op, k, func() []*execGroup {
-			gs := e.collectSubfields(t, g)
-			for _, g := range gs {
-				if g.deferred == nil {
-					g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, nil)
-					g.argsReady = true
-				}
-			}
-			return gs
-		})
+		return e.plans.plan(e.op, k, func() []*execGroup { return e.collectSubfields(t, g) })
 	}
 	if gs, ok := e.sub[k]; ok {
 		return gs
@@ -387,19 +377,26 @@ func (e *executor) subfields(t *Type, g *execGroup) []*execGroup {
 }
 
 func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
-	if g == nil {
-		return e.collect(t, []*SelectionSet{e.op.SelectionSet})
-	}
-	if g.deferred != nil {
-		return e.collect(t, []*SelectionSet{g.deferred})
-	}
-	sets := make([]*SelectionSet, 0, len(g.fields))
-	for _, f := range g.fields {
-		if f.SelectionSet != nil {
-			sets = append(sets, f.SelectionSet)
+	var sets []*SelectionSet
+	switch {
+	case g == nil:
+		sets = []*SelectionSet{e.op.SelectionSet}
+	case g.deferred != nil:
+		sets = []*SelectionSet{g.deferred}
+	default:
+		for _, f := range g.fields {
+			if f.SelectionSet != nil {
+				sets = append(sets, f.SelectionSet)
+			}
 		}
 	}
-	return e.collect(t, sets)
+	gs := e.collect(t, sets)
+	for _, g := range gs {
+		if g.deferred == nil {
+			g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
+		}
+	}
+	return gs
 }
 
 func pathOf(segs []pathSeg) []any {
@@ -461,10 +458,6 @@ func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool 
 
 func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	def := g.def
-	if !g.argsReady {
-		g.args, g.argsErr = coerceArguments(def.Args, g.fields[0].Arguments, e.vars)
-		g.argsReady = true
-	}
 	var value any
 	err := g.argsErr
 	if err != nil {

@@ -266,14 +266,11 @@ func (p *parser) selectionSet() *SelectionSet {
 	}
 	defer p.leave()
 	for {
-		if s := p.selection(); s != nil {
-			set.Selections = append(set.Selections, s)
-		}
+		set.Selections = append(set.Selections, p.selection())
 		if p.closes('}') {
-			break
+			return set
 		}
 	}
-	return set
 }
 
 func (p *parser) selection() Selection {
@@ -383,7 +380,6 @@ func (p *parser) value(isConst bool) *Value {
 		return v
 	case tokInt, tokFloat, tokString, tokBlockString:
 		v.Kind = [...]ValueKind{tokInt: IntValue, tokFloat: FloatValue, tokString: StringValue, tokBlockString: StringValue}[t.Kind]
-		v.Block = t.Kind == tokBlockString
 	case tokName:
 		switch t.Value {
 		case "true", "false":
@@ -563,7 +559,6 @@ func (p *parser) directiveDefinition(start Position, desc string) *DirectiveDefi
 		if p.err == nil && !directiveLocations[name] {
 			p.errorf(pos, "Unexpected Name \"%s\".", name)
 		}
-		d.LocationPos = append(d.LocationPos, pos)
 		return name
 	})
 	return d
