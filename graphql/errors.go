@@ -88,7 +88,6 @@ func newError(code, msg string, locs ...Position) *Error {
 	return e
 }
 
-// fromResolverError converts an error returned by a resolver.
 func fromResolverError(err error) *Error {
 	if ge, ok := errors.AsType[*Error](err); ok {
 		c := *ge
@@ -240,7 +239,6 @@ func appendValue(buf []byte, v any) []byte {
 	return append(buf, b...)
 }
 
-// appendList appends items as a JSON array, each written by appendItem.
 func appendList[T any](buf []byte, items []T, appendItem func([]byte, T) []byte) []byte {
 	buf = append(buf, '[')
 	for i, item := range items {

@@ -272,7 +272,6 @@ func writeLiteral(b *strings.Builder, v *Value, sorted bool) {
 	}
 }
 
-// writeGraphQLString writes s as a GraphQL string literal.
 func writeGraphQLString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {

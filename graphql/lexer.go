@@ -33,7 +33,6 @@ const (
 	tokBlockString
 )
 
-// punctuators are the one-character punctuators.
 const punctuators = "!$&():=@[]{|}"
 
 // String returns the token kind's name, as syntax errors print it.

@@ -85,7 +85,6 @@ func writeMultipart(w http.ResponseWriter, f incrementalFormat, in *Incremental)
 
 const partHeader = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 
-// appendInitial appends the JSON of the initial result in format f.
 func (in *Incremental) appendInitial(buf []byte, f incrementalFormat) []byte {
 	buf = in.Initial.appendJSON(buf)
 	buf = buf[:len(buf)-1] // the closing brace
@@ -108,7 +107,6 @@ func appendLabel(buf []byte, label string) []byte {
 	return appendString(append(buf, `,"label":`...), label)
 }
 
-// appendJSON appends the JSON of p in format f.
 func (p *Payload) appendJSON(buf []byte, f incrementalFormat) []byte {
 	if f == format20220824 {
 		buf = append(buf, `{"incremental":[`...)

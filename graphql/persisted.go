@@ -54,7 +54,6 @@ func newPersistedQueries(maxBytes int64) *PersistedQueries {
 
 func persistedCost(query string) int64 { return int64(len(query)) + persistedEntryBytes }
 
-// get returns the query whose hash is hash, and whether it is known.
 func (c *PersistedQueries) get(hash [sha256.Size]byte) (string, bool) {
 	c.mu.Lock()
 	q, ok := c.pinned[hash]
@@ -70,7 +69,6 @@ func (c *PersistedQueries) put(hash [sha256.Size]byte, query string) {
 	c.learnt.put(hash, query, persistedCost(query))
 }
 
-// isPinned reports whether hash names an operation of the manifest.
 func (c *PersistedQueries) isPinned(hash [sha256.Size]byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -85,13 +85,10 @@ func (t *Type) isInput() bool {
 // isOutput reports whether t may be the type of a field.
 func (t *Type) isOutput() bool { return t.Named().Kind != InputObject }
 
-// isLeaf reports whether t is a scalar or enum.
 func (t *Type) isLeaf() bool { return t.Kind == Scalar || t.Kind == Enum }
 
-// isComposite reports whether t is an object, interface or union.
 func (t *Type) isComposite() bool { return t.Kind == Object || t.Kind == Interface || t.Kind == Union }
 
-// isAbstract reports whether t is an interface or union.
 func (t *Type) isAbstract() bool { return t.Kind == Interface || t.Kind == Union }
 
 // isPossibleType reports whether object type o may be the runtime type of a

@@ -387,7 +387,6 @@ func (s *Schema) eachTypeRef(fn func(t *Type)) {
 	}
 }
 
-// sameType reports whether a and b are the same type.
 func sameType(a, b *Type) bool {
 	for a.Kind == b.Kind && (a.Kind == List || a.Kind == NonNull) {
 		a, b = a.OfType, b.OfType

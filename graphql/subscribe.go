@@ -146,7 +146,6 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	}, nil
 }
 
-// createSourceStream creates the source stream of the root field g.
 func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notify func()) (queue EventQueue, err error) {
 	fail := func(msg string, cause error) error {
 		ge := newError("", msg, g.fields[0].Pos)

@@ -308,7 +308,6 @@ func (g *aggregation) rows(items []any, pass func(any) bool) []any {
 	return out
 }
 
-// add takes entity x into the group.
 func (a *accumulator) add(g *aggregation, x any) {
 	a.n++
 	for i, ag := range g.aggs {
@@ -333,7 +332,6 @@ func (a *accumulator) add(g *aggregation, x any) {
 	}
 }
 
-// row returns the group's cells.
 func (a *accumulator) row(g *aggregation) row {
 	r := append(row{}, a.key...)
 	for i, ag := range g.aggs {

@@ -63,7 +63,6 @@ type rangeVar struct {
 	typ  *EntityType
 }
 
-// checkBool checks e and requires a Boolean result.
 func (c *checker) checkBool(e Expr) {
 	if t := c.check(e); t != TypeBool {
 		failf(e.Pos(), "expression must be Boolean, not %v", t)

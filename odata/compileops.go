@@ -35,7 +35,6 @@ func (op relOp) nulls(bothNull bool) bool {
 	return op[1] == bothNull // eq: both are null; ne: one is
 }
 
-// compareFn compares two compiled operands of the same Go type.
 func compareFn[T any](op relOp, x, y fn[T], cmpf func(a, b T) int) fn[bool] {
 	return func(it any, v []any) (bool, bool) {
 		a, aok := x(it, v)

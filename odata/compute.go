@@ -56,7 +56,6 @@ func resolveCompute(items []computeSyntax, t *EntityType, c *compiler) []*comput
 	return out
 }
 
-// aliasNamed returns the computed item named name, or nil.
 func aliasNamed(cs []*computed, name string) *computed {
 	for _, c := range cs {
 		if c.name == name {

@@ -234,7 +234,6 @@ func newRanking(order []orderKey, slots int) *ranking {
 	return r
 }
 
-// load computes the keys of entity x into slot s.
 func (r *ranking) load(s int, x any) {
 	for _, k := range r.keys {
 		k.load(s, x)

@@ -104,7 +104,6 @@ func (q *Query) negotiate(r *http.Request, root string) error {
 	return nil
 }
 
-// setFormat sets the format of q and of its expansions.
 func (q *Query) setFormat(f format) {
 	q.out = f
 	for _, e := range q.expand {

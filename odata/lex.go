@@ -66,7 +66,6 @@ func isIdentPart(r rune) bool  { return r == '_' || unicode.IsLetter(r) || unico
 // fail raises a syntax error at pos; the parser's entry points recover it.
 func (l *lexer) fail(pos int, msg string) { panic(errorf(pos, msg)) }
 
-// skip consumes c if it comes next and reports whether it did.
 func (l *lexer) skip(c byte) bool {
 	if l.off < len(l.src) && l.src[l.off] == c {
 		l.off++
@@ -75,7 +74,6 @@ func (l *lexer) skip(c byte) bool {
 	return false
 }
 
-// next scans the token at l.off.
 func (l *lexer) next() token {
 	start := l.off
 	for l.off < len(l.src) && isSpace(l.src[l.off]) {
