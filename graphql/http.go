@@ -463,7 +463,6 @@ func isWebSocketUpgrade(r *http.Request) bool {
 	return false
 }
 
-// acceptRange is one media range of an Accept header.
 type acceptRange struct {
 	media  string            // lower case, without parameters
 	params map[string]string // by lower-case name

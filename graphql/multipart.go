@@ -19,7 +19,6 @@ const (
 	formatV02
 )
 
-// mediaParams are the Content-Type parameters of an answer in each format.
 var mediaParams = [...]string{format20220824: "deferSpec=20220824", formatV02: "incrementalSpec=v0.2"}
 
 // multipartFormat reads an Accept header: the incremental format of the

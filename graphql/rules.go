@@ -435,7 +435,6 @@ func valuesOfCorrectTypeRule(c *vctx, on *hooks) {
 	})
 }
 
-// checkLeafLiteral reports a literal that the leaf type t cannot accept.
 func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 	if t == nil {
 		return
@@ -467,7 +466,6 @@ func providedRequiredArgumentsRule(c *vctx, on *hooks) {
 	})
 }
 
-// requireArguments reports each required argument of defs missing from args.
 func (c *vctx) requireArguments(owner string, defs []*InputValue, args []*Argument, pos Position) {
 	for _, a := range defs {
 		given := slices.ContainsFunc(args, func(g *Argument) bool { return g.Name == a.Name })

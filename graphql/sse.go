@@ -168,7 +168,6 @@ func (s *Streams) lapsed(until time.Time) bool {
 	return !until.IsZero() && !s.opts.Now().Before(until)
 }
 
-// endExpired ends a stream whose authorization expired with an error.
 func (s *Streams) endExpired(sw *streamWriter) {
 	if sw.fail("", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
 		sw.finish("")

@@ -33,7 +33,6 @@ type aggSyntax struct {
 // aggregated reports whether the transformations end in rows, not entities.
 func (a *applySyntax) aggregated() bool { return len(a.group) > 0 || len(a.aggs) > 0 }
 
-// applyList parses the transformations of $apply.
 func (p *parser) applyList() *applySyntax {
 	a := &applySyntax{}
 	p.list(tokSlash, func() {

@@ -40,7 +40,6 @@ type batchRequest struct {
 	Headers map[string]string `json:"headers"`
 }
 
-// batchResponse is the answer to one batchRequest.
 type batchResponse struct {
 	ID      string            `json:"id"`
 	Status  int               `json:"status"`

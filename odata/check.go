@@ -154,7 +154,6 @@ func (c *checker) binary(e *Binary) Type {
 	case "has":
 		failf(e.pos, "operator has requires an enumeration type; this model has none")
 	}
-	// Arithmetic.
 	t, ok := promote(x, y)
 	if !ok || !t.numeric() {
 		failf(e.pos, "operator %s cannot be applied to %v and %v", e.Op, x, y)

@@ -99,7 +99,6 @@ func constFn[T any](v any, ok bool) fn[T] {
 	return func(any, []any) (T, bool) { return x, ok }
 }
 
-// literal compiles l as a constant of type t.
 func (c *compiler) literal(l *Literal, t Type) any {
 	v, ok := constant(l, t)
 	switch t {

@@ -146,7 +146,6 @@ func (f format) quotes(kind EdmType) bool {
 	return f.ieee754 && (kind == EdmDecimal || kind == EdmInt64)
 }
 
-// appendValue writes the value of property p of x in format f.
 func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	if f.quotes(p.Type) {
 		b = append(b, '"')

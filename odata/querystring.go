@@ -82,7 +82,6 @@ func badEscape(s string, base int, where string) *Error {
 	return &Error{Pos: base + i, Msg: "invalid percent-encoding " + strconv.Quote(bad) + " in " + where}
 }
 
-// unhex returns the value of the hexadecimal digit c, or -1.
 func unhex(c byte) int {
 	switch {
 	case '0' <= c && c <= '9':
