@@ -397,15 +397,11 @@ func hex4(s string, i int) (rune, bool) {
 }
 
 func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
+	n, err := strconv.ParseUint(string(c), 16, 8)
+	if err != nil {
+		return -1
 	}
-	return -1
+	return int(n)
 }
 
 // stringChar checks the source character at i inside a string (a SourceCharacter,
