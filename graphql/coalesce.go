@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// coalescer sits between the WebSocket library's buffered writer and the
-// socket. The library sends every message at once; while held, the coalescer
-// keeps them, to send a connection's results for one event in one system call.
+// coalescer sits between the WebSocket library's buffered writer and the socket.
+// The library sends every message at once; while held, the coalescer keeps
+// them, to send a connection's results for one event in one system call.
 //
 // It also stamps every write to the socket with the time it began, for
 // checkWrites: two atomic stores, where a socket deadline around each message

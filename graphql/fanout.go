@@ -40,10 +40,9 @@ type sharedResult struct {
 	resp *Response // encoded (raw set); nil if making it panicked
 }
 
-// shareKey is the sharing key of a subscription. The variables are encoded
-// with sorted keys, so that their order and spelling (1 or 1e0 for an Int) do
-// not matter; ok is false when one cannot be encoded, and then nothing is
-// shared.
+// shareKey is the sharing key of a subscription. The variables are encoded with
+// sorted keys, so that their order and spelling (1 or 1e0 for an Int) do not
+// matter; ok is false when one cannot be encoded, and then nothing is shared.
 func shareKey(query, operationName string, vars map[string]any) (key string, ok bool) {
 	v, err := json.Marshal(vars)
 	if err != nil {

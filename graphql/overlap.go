@@ -257,10 +257,9 @@ func (o *overlapChecker) comparePairs(out *[]conflict, exclusive bool, key strin
 	return true
 }
 
-// pairs yields the pairs of a member of class c1 and one of c2, or with c2
-// nil, of two members of c1. ordered, for classes of one list, puts the
-// earlier field first, as graphql-js compares them (the order of an error's
-// locations).
+// pairs yields the pairs of a member of class c1 and one of c2, or with c2 nil,
+// of two members of c1. ordered, for classes of one list, puts the earlier
+// field first, as graphql-js compares them (the order of an error's locations).
 func pairs(c1, c2 []int, ordered bool) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
 		for x, i := range c1 {

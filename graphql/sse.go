@@ -67,11 +67,10 @@ func acceptsEventStream(accept string) bool {
 	return sse > 0 && (sse > other || sse == other && sseFirst)
 }
 
-// serveOne answers r, one operation, with its results streamed in format f
-// and a keep-alive every interval while a subscription waits for events.
-// Whatever refuses the operation is its first and only result, as the
-// graphql-sse protocol has it: clients such as EventSource see nothing of an
-// error status.
+// serveOne answers r, one operation, with its results streamed in format f and
+// a keep-alive every interval while a subscription waits for events. Whatever
+// refuses the operation is its first and only result, as the graphql-sse
+// protocol has it: clients such as EventSource see nothing of an error status.
 func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f framing, interval time.Duration) {
 	client := s.opts.ClientOf(r)
 	leave, ok := s.enter(w, client)

@@ -13,10 +13,6 @@ import (
 	"time"
 )
 
-// The single connection mode of GraphQL over SSE: a reservation holds one
-// stream, which the client opens once; the operations it then POSTs send
-// their events through it.
-
 // reservation is a stream reserved by PUT, and the operations running on it.
 type reservation struct {
 	token, client string

@@ -308,8 +308,7 @@ func compileFilter(e Expr, t *EntityType, c *compiler, aliases []*computed) *Fil
 	return &Filter{f: c.compile(e).(fn[bool]), nvars: ck.maxv}
 }
 
-// Match reports whether the filter is true for entity x (null counts as
-// false).
+// Match reports whether the filter is true for entity x (null counts as false).
 func (f *Filter) Match(x any) bool {
 	var vars []any
 	if f.nvars > 0 {
