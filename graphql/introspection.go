@@ -88,7 +88,7 @@ func introspectionTypes() *Schema {
 }
 
 func buildIntrospection() {
-	doc, err := parse(introspectionSDL, 0)
+	doc, err := parse(introspectionSDL)
 	if err != nil {
 		panic(err)
 	}

@@ -7,10 +7,9 @@ import "fmt"
 // so hostile input cannot overflow the stack.
 const maxParseDepth = 256
 
-// parse parses a trusted document, such as a schema, with no limit but
-// maxTokens (0: none).
-func parse(src string, maxTokens int) (*Document, error) {
-	doc, _, err := parseLimited(src, Limits{MaxTokens: maxTokens})
+// parse parses a trusted document, such as a schema, with no limit.
+func parse(src string) (*Document, error) {
+	doc, _, err := parseLimited(src, Limits{})
 	return doc, err
 }
 

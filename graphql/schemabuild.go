@@ -28,7 +28,7 @@ func (e *SchemaError) Error() string {
 // directives and introspection types are added; the root types are those of
 // the schema definition, or the types named Query, Mutation and Subscription.
 func ParseSchema(sdl string) (*Schema, error) {
-	doc, err := parse(sdl, 0)
+	doc, err := parse(sdl)
 	if err != nil {
 		return nil, err
 	}
@@ -444,7 +444,7 @@ directive @oneOf on INPUT_OBJECT
 `
 
 var builtinDirectives = sync.OnceValue(func() []*DirectiveDefinition {
-	doc, err := parse(builtinDirectivesSDL, 0)
+	doc, err := parse(builtinDirectivesSDL)
 	if err != nil {
 		panic(err)
 	}

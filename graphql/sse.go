@@ -86,12 +86,12 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	sw := openStream(w, f, s.opts.WriteTimeout)
 	switch {
 	case errs != nil:
-		if sw.next("", errorsJSON(errs)) {
-			sw.finish("")
+		if sw.next(errorsJSON(errs)) {
+			sw.finish()
 		}
 	case op.inc != nil:
-		if op.results(func(b []byte) bool { return sw.next("", b) }) {
-			sw.finish("")
+		if op.results(func(b []byte) bool { return sw.next(b) }) {
+			sw.finish()
 		}
 	default:
 		s.follow(ctx, sw, op, until, interval)
@@ -133,7 +133,7 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 			return false
 		}
 		buf = resp.appendJSON(buf[:0])
-		return sw.next("", buf)
+		return sw.next(buf)
 	}
 	for {
 		select {
@@ -142,7 +142,7 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 				if lapsed {
 					s.endExpired(sw)
 				} else if !sw.failed && ctx.Err() == nil {
-					sw.finish("")
+					sw.finish()
 				}
 				return
 			}
@@ -168,8 +168,8 @@ func (s *Streams) lapsed(until time.Time) bool {
 }
 
 func (s *Streams) endExpired(sw *streamWriter) {
-	if sw.fail("", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
-		sw.finish("")
+	if sw.fail(ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
+		sw.finish()
 	}
 }
 

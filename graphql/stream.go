@@ -325,13 +325,13 @@ func (sw *streamWriter) flush() bool {
 	return !sw.failed
 }
 
-func (sw *streamWriter) next(id string, result []byte) bool {
-	sw.buf = sw.f.next(sw.buf, id, result)
+func (sw *streamWriter) next(result []byte) bool {
+	sw.buf = sw.f.next(sw.buf, "", result)
 	return sw.flush()
 }
 
-func (sw *streamWriter) fail(id string, errs ErrorList) bool {
-	sw.buf = sw.f.fail(sw.buf, id, errs)
+func (sw *streamWriter) fail(errs ErrorList) bool {
+	sw.buf = sw.f.fail(sw.buf, "", errs)
 	return sw.flush()
 }
 
@@ -340,8 +340,8 @@ func (sw *streamWriter) keepAlive() bool {
 	return sw.flush()
 }
 
-// finish writes the end of the operation id and of the answer.
-func (sw *streamWriter) finish(id string) {
-	sw.buf = sw.f.end(sw.f.complete(sw.buf, id))
+// finish writes the end of the operation and of the answer.
+func (sw *streamWriter) finish() {
+	sw.buf = sw.f.end(sw.f.complete(sw.buf, ""))
 	sw.flush()
 }
