@@ -216,8 +216,7 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	}()
 	pooled := buffers.Get().(*[]byte)
 	e.buf = (*pooled)[:0]
-	groups := e.subfields(root, nil)
-	ok := e.executeFields(root, source, groups)
+	ok := e.executeFields(root, source, e.subfields(root, nil))
 	if e.refused != nil {
 		putBuffer(pooled, e.buf[:0])
 		return &Response{Errors: []*Error{newError(codeTooManyRequests, capitalize(e.refused.Error())+".")}}

@@ -17,10 +17,10 @@ const (
 	NonNull
 )
 
-var typeKindNames = [...]string{"SCALAR", "OBJECT", "INTERFACE", "UNION", "ENUM", "INPUT_OBJECT", "LIST", "NON_NULL"}
-
 // String returns the kind as __TypeKind names it, e.g. INPUT_OBJECT.
-func (k TypeKind) String() string { return typeKindNames[k] }
+func (k TypeKind) String() string {
+	return [...]string{"SCALAR", "OBJECT", "INTERFACE", "UNION", "ENUM", "INPUT_OBJECT", "LIST", "NON_NULL"}[k]
+}
 
 // Type is a schema type. Named types have a Name; List and NonNull types
 // wrap OfType. Which other fields are set depends on Kind.

@@ -124,12 +124,11 @@ func direct(p *Path) bool { return p.Var < 0 && len(p.Navs) == 0 && p.Prop != ni
 
 // entity compiles the entity a path's navigations lead to.
 func (c *compiler) entity(p *Path, navs []*NavProperty) fn[any] {
-	start := fn[any](func(it any, _ []any) (any, bool) { return it, true })
+	f := fn[any](func(it any, _ []any) (any, bool) { return it, true })
 	if p.Var >= 0 {
 		i := p.Var
-		start = func(_ any, v []any) (any, bool) { return v[i], true }
+		f = func(_ any, v []any) (any, bool) { return v[i], true }
 	}
-	f := start
 	for _, n := range navs {
 		if n.Collection {
 			break

@@ -148,9 +148,7 @@ func (f format) quotes(kind EdmType) bool {
 
 func (f format) appendValue(b []byte, p *Property, x any) []byte {
 	if f.quotes(p.Type) {
-		b = append(b, '"')
-		b = appendValue(b, p, x)
-		return append(b, '"')
+		return append(appendValue(append(b, '"'), p, x), '"')
 	}
 	return appendValue(b, p, x)
 }
