@@ -38,13 +38,6 @@ func (s *Schema) costOf(def *FieldDef) fieldCost {
 	return defaultFieldCost
 }
 
-func (s *Schema) setCost(def *FieldDef, c fieldCost) {
-	if s.fieldCosts == nil {
-		s.fieldCosts = make(map[*FieldDef]fieldCost)
-	}
-	s.fieldCosts[def] = c
-}
-
 // readCostDirectives records @cost and @listSize of fd, built as f on type t.
 func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefinition) {
 	c, found := defaultFieldCost, false
@@ -75,7 +68,7 @@ func (b *schemaBuilder) readCostDirectives(t *Type, f *FieldDef, fd *FieldDefini
 		}
 	}
 	if found {
-		b.s.setCost(f, c)
+		b.s.fieldCosts[f] = c
 	}
 }
 
@@ -139,7 +132,7 @@ func (s *Schema) sizeIntrospection() {
 	size := func(typeName, fieldName string, n int) {
 		c := defaultFieldCost
 		c.assumedSize, c.slicing = n, nil
-		s.setCost(it[typeName].fieldMap[fieldName], c)
+		s.fieldCosts[it[typeName].fieldMap[fieldName]] = c
 	}
 	size("__Schema", "types", types)
 	size("__Schema", "directives", dirs)

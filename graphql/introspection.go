@@ -92,7 +92,7 @@ func buildIntrospection() {
 	if err != nil {
 		panic(err)
 	}
-	s := &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}}
+	s := &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, fieldCosts: map[*FieldDef]fieldCost{}}
 	b := &schemaBuilder{s: s}
 	if err := b.build(doc, false); err != nil {
 		panic(err)

@@ -32,11 +32,11 @@ func ParseSchema(sdl string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &schemaBuilder{s: &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, Limits: DefaultLimits}}
+	b := &schemaBuilder{s: &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{},
+		fieldCosts: map[*FieldDef]fieldCost{}, Limits: DefaultLimits, cache: newLRU[string, *preparedDocument](defaultCacheBytes)}}
 	if err := b.build(doc, true); err != nil {
 		return nil, err
 	}
-	b.s.cache = newLRU[string, *preparedDocument](defaultCacheBytes)
 	return b.s, nil
 }
 
