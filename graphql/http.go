@@ -198,7 +198,8 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams, 
 		case r != nil:
 			resp = r
 		case usesIncremental(h.Schema, p.fragments, op, e.vars):
-			return &Response{Errors: []*Error{errNeedsMultipart()}}, nil, http.StatusNotAcceptable, true
+			msg := "@defer and @stream are answered in parts: send Accept: multipart/mixed;deferSpec=20220824 or multipart/mixed;incrementalSpec=v0.2."
+			return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, nil, http.StatusNotAcceptable, true
 		default:
 			resp = e.run(h.Schema.rootType(op.Operation), nil)
 		}

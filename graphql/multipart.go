@@ -46,12 +46,6 @@ func multipartFormat(accept string) incrementalFormat {
 	return best
 }
 
-// errNeedsMultipart answers @defer and @stream asked for by a client that
-// accepts no multipart answer.
-func errNeedsMultipart() *Error {
-	return newError(codeBadUserInput, "@defer and @stream are answered in parts: send Accept: multipart/mixed;deferSpec=20220824 or multipart/mixed;incrementalSpec=v0.2.")
-}
-
 // writeMultipart answers in as multipart/mixed, each part written and flushed
 // as soon as it is computed. The boundary is "-" and the closing one "-----",
 // as Apollo Router and GraphQL Yoga write them; each part is followed at once

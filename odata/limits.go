@@ -92,10 +92,6 @@ type evaluation struct {
 	maxVisits, maxBytes int64
 }
 
-func newEvaluation(l Limits) *evaluation {
-	return &evaluation{maxVisits: int64(l.MaxVisits), maxBytes: int64(l.MaxStringBytes)}
-}
-
 // visit counts n more related entities; past the bound it raises a query error.
 func (e *evaluation) visit(n int) {
 	if e != nil && atomic.AddInt64(&e.visits, int64(n)) > e.maxVisits {

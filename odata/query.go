@@ -134,7 +134,8 @@ func parseQuery(raw string, t *EntityType, s Settings) (*Query, error) {
 			return nil, e
 		}
 	}
-	r := &resolver{settings: s, limits: b.Limits, now: time.Now, eval: newEvaluation(b.Limits)}
+	eval := &evaluation{maxVisits: int64(b.MaxVisits), maxBytes: int64(b.MaxStringBytes)}
+	r := &resolver{settings: s, limits: b.Limits, now: time.Now, eval: eval}
 	if s.Now != nil {
 		r.now = s.Now
 	}
