@@ -135,7 +135,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeResponse(w, media, status, resp)
-	resp.release()
 }
 
 // requestContext is the context an operation of r answered in w runs in.

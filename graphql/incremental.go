@@ -60,18 +60,12 @@ type record struct {
 // ExecuteIncremental runs a query or mutation as Execute does, except that
 // active @defer and @stream hold parts of the result back for Next.
 func (s *Schema) ExecuteIncremental(ctx context.Context, req Request) *Incremental {
-	p := s.prepare(req.Query)
-	if p.errs != nil {
-		return &Incremental{Initial: &Response{Errors: p.errs}}
+	if p := s.prepare(req.Query); p.errs == nil {
+		if op, errResp := selectOperation(p.doc, req.OperationName); errResp == nil && op.Operation != Subscription {
+			return s.executeIncremental(ctx, p, op, req.Variables)
+		}
 	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return &Incremental{Initial: errResp}
-	}
-	if op.Operation == Subscription {
-		return &Incremental{Initial: s.Execute(ctx, req)}
-	}
-	return s.executeIncremental(ctx, p, op, req.Variables)
+	return &Incremental{Initial: s.Execute(ctx, req)} // what refuses req, as Execute words it
 }
 
 func (s *Schema) executeIncremental(ctx context.Context, p *preparedDocument, op *OperationDefinition, given map[string]any) *Incremental {
