@@ -88,33 +88,34 @@ func decSub(a, b int64) (int64, bool) {
 }
 
 func decMul(a, b int64) (int64, bool) {
-	neg := (a < 0) != (b < 0)
-	hi, lo := bits.Mul64(abs64(a), abs64(b))
-	if hi >= decimalScale {
-		return 0, false
-	}
-	q, r := bits.Div64(hi, lo, decimalScale)
-	if r*2 >= decimalScale {
-		q++
-	}
-	return signed(q, neg)
+	return mulDiv(abs64(a), abs64(b), decimalScale, (a < 0) != (b < 0))
 }
 
 func decDiv(a, b int64) (int64, bool) {
 	if b == 0 {
 		return 0, false
 	}
-	neg := (a < 0) != (b < 0)
-	hi, lo := bits.Mul64(abs64(a), decimalScale)
-	ub := abs64(b)
-	if hi >= ub {
+	return mulDiv(abs64(a), decimalScale, abs64(b), (a < 0) != (b < 0))
+}
+
+// mulDiv returns x*y/d, exact in 128 bits and rounded half away from zero, negated
+// if neg; false when out of range.
+func mulDiv(x, y, d uint64, neg bool) (int64, bool) {
+	hi, lo := bits.Mul64(x, y)
+	if hi >= d {
 		return 0, false
 	}
-	q, r := bits.Div64(hi, lo, ub)
-	if r >= ub-r { // r*2 >= ub without overflow
+	q, r := bits.Div64(hi, lo, d)
+	if r >= d-r { // r*2 >= d without overflow
 		q++
 	}
-	return signed(q, neg)
+	switch {
+	case q > math.MaxInt64:
+		return 0, false
+	case neg:
+		return -int64(q), true
+	}
+	return int64(q), true
 }
 
 func decMod(a, b int64) (int64, bool) {
@@ -132,16 +133,6 @@ func abs64(a int64) uint64 {
 		return -uint64(a)
 	}
 	return uint64(a)
-}
-
-func signed(q uint64, neg bool) (int64, bool) {
-	if q > math.MaxInt64 {
-		return 0, false
-	}
-	if neg {
-		return -int64(q), true
-	}
-	return int64(q), true
 }
 
 // decRound rounds half away from zero to an integral decimal.
