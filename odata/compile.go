@@ -80,8 +80,7 @@ func constant(l *Literal, t Type) (v any, ok bool) {
 	case t == TypeInt:
 		return l.Int, true
 	case t == TypeDecimal && l.Kind == TypeInt:
-		d, ok := decFromInt(l.Int)
-		return d, ok
+		return decFromInt(l.Int)
 	case t == TypeDecimal:
 		return l.Int, true
 	case t == TypeDouble && l.Kind == TypeInt:
