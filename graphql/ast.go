@@ -3,8 +3,7 @@ package graphql
 // This file holds the syntax tree the parser produces. Every node records the
 // position of its first token, which is what GraphQL error locations name.
 
-// node is what the definitions and selections share: the position of their
-// first token.
+// node is what the definitions and selections share: the position of their first token.
 type node struct{ Pos Position }
 
 // Position returns the position of the node's first token.

@@ -43,8 +43,7 @@ type Payload struct {
 	HasNext bool
 }
 
-// record is a part held back: a fragment on an object, or a list's items
-// from next on.
+// record is a part held back: a fragment on an object, or a list's items from next on.
 type record struct {
 	*Pending
 	t      *Type      // the object's type; a stream's item type

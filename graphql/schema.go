@@ -59,8 +59,7 @@ func (t *Type) String() string {
 // Field returns the field called name of an object or interface type, or nil.
 func (t *Type) Field(name string) *FieldDef { return t.fieldMap[name] }
 
-// Named returns the named type inside any List and NonNull wrappers (nil
-// for nil).
+// Named returns the named type inside any List and NonNull wrappers (nil for nil).
 func (t *Type) Named() *Type {
 	for t != nil && t.OfType != nil {
 		t = t.OfType

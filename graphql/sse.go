@@ -19,8 +19,7 @@ const EventStreamTokenHeader = "X-GraphQL-Event-Stream-Token"
 
 const codeForbidden = "FORBIDDEN"
 
-// serve answers r when it is one of the streams' requests, and reports
-// whether it was.
+// serve answers r when it is one of the streams' requests, and reports whether it was.
 func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
 	accept := r.Header.Get("Accept")
 	token := r.Header.Get(EventStreamTokenHeader)
@@ -98,8 +97,7 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	}
 }
 
-// setUp reads and starts the operation of r, or returns the errors that
-// refuse it.
+// setUp reads and starts the operation of r, or returns the errors that refuse it.
 func (s *Streams) setUp(w http.ResponseWriter, r *http.Request, h *Handler) (context.Context, time.Time, *streamOp, ErrorList) {
 	params, batch, status, msg := h.readParams(w, r)
 	switch {

@@ -143,8 +143,7 @@ func claimOrRefuse(w http.ResponseWriter, b Budget, client string) bool {
 	return false
 }
 
-// authorize runs Authorize for r; until is zero when the authorization does
-// not end.
+// authorize runs Authorize for r; until is zero when the authorization does not end.
 func (s *Streams) authorize(r *http.Request, ctx context.Context) (context.Context, time.Time, error) {
 	if s.opts.Authorize == nil {
 		return ctx, time.Time{}, nil
