@@ -257,17 +257,12 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 	}
 }
 
-// collect implements CollectFields (spec 6.3.2) for the selection sets sets
-// on object type t.
-func (e *executor) collect(t *Type, sets []*SelectionSet) []*execGroup {
-	return collectFields(e.s, e.fragments, t, sets, e.vars, false, e.inc != nil)
-}
-
-// collectFields groups the fields of sets on object type t by response key,
-// @skip and @include evaluated with vars (see skippedBy). The fields t lacks
-// are left out. For validation (static) there are no variable values: a
-// condition on a variable is unknown and keeps its field, as do fields t lacks.
-// With defers, a fragment under an active @defer is a group of its own.
+// collectFields implements CollectFields (spec 6.3.2): it groups the fields of
+// sets on object type t by response key, @skip and @include evaluated with vars
+// (see skippedBy), leaving out the fields t lacks. For validation (static) there
+// are no variable values: a condition on a variable is unknown and keeps its
+// field, as do fields t lacks. With defers, a fragment under an active @defer is
+// a group of its own.
 func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static, defers bool) []*execGroup {
 	var groups []*execGroup
 	var visited map[string]bool
@@ -389,7 +384,7 @@ func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 			}
 		}
 	}
-	gs := e.collect(t, sets)
+	gs := collectFields(e.s, e.fragments, t, sets, e.vars, false, e.inc != nil)
 	for _, g := range gs {
 		if g.deferred == nil {
 			g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)

@@ -111,7 +111,7 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 		return nil, ErrorList{err}
 	}
 	e := s.newExecutor(ctx, p, op, vars)
-	groups := e.collect(root, []*SelectionSet{op.SelectionSet})
+	groups := e.collectSubfields(root, nil)
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(codeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
@@ -159,9 +159,8 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 	if g.def.subscribe == nil {
 		return nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
 	}
-	args, err := coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
-	if err != nil {
-		return nil, fail("", NewError(codeBadUserInput, err.Error()))
+	if g.argsErr != nil {
+		return nil, fail("", NewError(codeBadUserInput, g.argsErr.Error()))
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -171,7 +170,7 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 	}()
 	queue, err = g.def.subscribe(ResolveParams{
 		Context: e.ctx,
-		Args:    args,
+		Args:    g.args,
 		Info: ResolveInfo{FieldName: g.def.Name, ParentType: root, ReturnType: g.def.Type,
 			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
 	}, notify)
