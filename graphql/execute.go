@@ -495,21 +495,15 @@ func (e *executor) resolve(t *Type, source any, g *execGroup) (v any, err error)
 			v, err = nil, errPanic
 		}
 	}()
-	return fn(ResolveParams{
-		Context: e.ctx,
-		Source:  source,
-		Args:    g.args,
-		Info: ResolveInfo{
-			FieldName:  g.def.Name,
-			ParentType: t,
-			ReturnType: g.def.Type,
-			FieldNodes: g.fields,
-			Operation:  e.op,
-			Variables:  e.vars,
-			Schema:     e.s,
-			ex:         e,
-		},
-	})
+	p := e.params(t, source, g)
+	p.Info.ex = e // for Path
+	return fn(p)
+}
+
+// params are what a function bound to g on t is given, with source.
+func (e *executor) params(t *Type, source any, g *execGroup) ResolveParams {
+	return ResolveParams{Context: e.ctx, Source: source, Args: g.args, Info: ResolveInfo{FieldName: g.def.Name,
+		ParentType: t, ReturnType: g.def.Type, FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: e.s}}
 }
 
 // complete implements CompleteValue (spec 6.4.3), writing the JSON of value.

@@ -168,12 +168,7 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 			queue, err = nil, fail("", errPanic)
 		}
 	}()
-	queue, err = g.def.subscribe(ResolveParams{
-		Context: e.ctx,
-		Args:    g.args,
-		Info: ResolveInfo{FieldName: g.def.Name, ParentType: root, ReturnType: g.def.Type,
-			FieldNodes: g.fields, Operation: e.op, Variables: e.vars, Schema: s},
-	}, notify)
+	queue, err = g.def.subscribe(e.params(root, nil, g), notify)
 	if err != nil {
 		return nil, fail("", err)
 	}
