@@ -145,7 +145,7 @@ func (r *Response) appendErrors(buf []byte) []byte {
 	if len(r.Errors) == 0 {
 		return buf
 	}
-	return appendList(append(buf, `"errors":`...), r.Errors, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
+	return appendErrors(buf, r.Errors)
 }
 
 // MarshalJSON writes the error in the response form of spec 7.1.2.
