@@ -69,13 +69,6 @@ type httpParams struct {
 	Extensions    json.RawMessage `json:"extensions"`
 }
 
-func (h *Handler) maxBytes() int64 {
-	if h.MaxBytes > 0 {
-		return h.MaxBytes
-	}
-	return maxRequestBytes
-}
-
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.WebSocket != nil && isWebSocketUpgrade(r) {
@@ -242,9 +235,10 @@ func (h *Handler) serveBatch(ctx context.Context, w http.ResponseWriter, media s
 // from the body of a POST, where a JSON array is a batch, returned undecoded.
 // A non-zero status refuses the request.
 func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params httpParams, batch []json.RawMessage, status int, msg string) {
+	limit := positiveOr(h.MaxBytes, maxRequestBytes)
 	if isGet(r) {
-		if int64(len(r.URL.RawQuery)) > h.maxBytes() {
-			return params, nil, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+		if int64(len(r.URL.RawQuery)) > limit {
+			return params, nil, http.StatusRequestEntityTooLarge, "The request is larger than " + strconv.FormatInt(limit, 10) + " bytes."
 		}
 		if msg := readQueryString(r.URL.RawQuery, &params); msg != "" {
 			return params, nil, http.StatusBadRequest, msg
@@ -260,10 +254,10 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params htt
 	case reqbody.ErrCharset:
 		return params, nil, http.StatusUnsupportedMediaType, "The request body must be encoded in UTF-8."
 	}
-	body, err := reqbody.Read(w, r, h.maxBytes())
+	body, err := reqbody.Read(w, r, limit)
 	if err != nil {
 		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-			return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(h.maxBytes(), 10) + " bytes."
+			return params, nil, http.StatusRequestEntityTooLarge, "The request body is larger than " + strconv.FormatInt(limit, 10) + " bytes."
 		}
 		return params, nil, http.StatusBadRequest, "The request body could not be read."
 	}
