@@ -1,5 +1,7 @@
 package graphql
 
+import "cmp"
+
 // This file holds the syntax tree the parser produces. Every node records the
 // position of its first token, which is what GraphQL error locations name.
 
@@ -83,12 +85,7 @@ type Field struct {
 }
 
 // responseKey is the key under which the field appears in the response.
-func (f *Field) responseKey() string {
-	if f.Alias != "" {
-		return f.Alias
-	}
-	return f.Name
-}
+func (f *Field) responseKey() string { return cmp.Or(f.Alias, f.Name) }
 
 // Argument is a name: value pair of a field or directive.
 type Argument struct {

@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -444,12 +445,8 @@ func (c *vctx) checkLeafLiteral(v *Value, t *Type) {
 		c.report(fmt.Sprintf("Expected value of type %q, found %s.", t, printLiteral(v)), v.Pos)
 		return
 	}
-	if _, err := parseLiteral(v, n, nil); err != nil {
-		msg := err.Error()
-		if msg == "" {
-			msg = fmt.Sprintf("Expected value of type %q, found %s.", t, printLiteral(v))
-		}
-		c.report(msg, v.Pos)
+	if _, err := parseLiteral(v, n, nil); err != nil { // an empty message: the generic one fits
+		c.report(cmp.Or(err.Error(), fmt.Sprintf("Expected value of type %q, found %s.", t, printLiteral(v))), v.Pos)
 	}
 }
 

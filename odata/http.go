@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
@@ -159,12 +160,7 @@ func (rt *Route) serveList(w http.ResponseWriter, r *http.Request) {
 
 // metadataURL is the URL of $metadata as context URLs name it, never built from
 // the Host header, which a client chooses.
-func (rt *Route) metadataURL() string {
-	if rt.Metadata == "" {
-		return "$metadata"
-	}
-	return rt.Metadata
-}
+func (rt *Route) metadataURL() string { return cmp.Or(rt.Metadata, "$metadata") }
 
 func write(w http.ResponseWriter, r Response) {
 	h := w.Header()

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"mime"
 	"net/http"
@@ -150,12 +151,7 @@ func noOptions(w http.ResponseWriter, r *http.Request) ([]param, bool) {
 }
 
 // metadataURL is the URL of $metadata, as context URLs name it.
-func (s *Service) metadataURL() string {
-	if s.Metadata != "" {
-		return s.Metadata
-	}
-	return s.Root + "$metadata"
-}
+func (s *Service) metadataURL() string { return cmp.Or(s.Metadata, s.Root+"$metadata") }
 
 // serveResource answers the path segments segs below the root, segs[0] naming
 // the set whose routes are rs.
