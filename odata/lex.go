@@ -114,10 +114,7 @@ func (l *lexer) next() token {
 			l.fail(t.pos, "identifier longer than 128 characters")
 		}
 		if t.text == "INF" || t.text == "NaN" {
-			f := math.Inf(1)
-			if t.text == "NaN" {
-				f = math.NaN()
-			}
+			f, _ := strconv.ParseFloat(t.text, 64)
 			t.kind, t.lit = tokLiteral, &Literal{exprBase: exprBase{pos: t.pos}, Kind: TypeDouble, Float: f}
 		}
 	case r == utf8.RuneError && size <= 1:
