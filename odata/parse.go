@@ -409,10 +409,7 @@ func (p *parser) nestedOptions(o *options) {
 		if p.tok.kind != tokIdent {
 			p.unexpected("expected query option")
 		}
-		name := strings.ToLower(p.tok.text)
-		if !strings.HasPrefix(name, "$") {
-			name = "$" + name
-		}
+		name := "$" + strings.TrimPrefix(strings.ToLower(p.tok.text), "$")
 		namePos := p.tok.pos
 		p.advance()
 		if p.tok.kind != tokEquals || p.tok.space {
