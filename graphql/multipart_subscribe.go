@@ -2,10 +2,9 @@ package graphql
 
 // Apollo's multipart HTTP subscriptions: a request whose Accept allows
 // multipart/mixed;subscriptionSpec=1.0 is answered as multipart/mixed, each
-// result in a part as {"payload": result}, an empty object as a heartbeat
-// while the subscription waits, and an error that ends it as {"payload":
-// null, "errors": [...]}. Apollo Client's HttpLink sends that Accept for
-// subscriptions.
+// result in a part as {"payload": result}, an empty object as a heartbeat while
+// the subscription waits, and an error that ends it as {"payload": null,
+// "errors": [...]}. Apollo Client's HttpLink sends that Accept for subscriptions.
 
 // acceptsSubscriptionSpec reports whether Accept allows Apollo's multipart
 // subscriptions.

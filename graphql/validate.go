@@ -4,9 +4,8 @@ package graphql
 // types, and calls the hooks each rule sets. The rules are named as
 // graphql-js's, which the shared conformance cases name.
 
-// validate checks an executable document with every rule of the
-// specification. As graphql-js, it stops after Limits.MaxErrors errors with a
-// last one saying so.
+// validate checks an executable document with every rule of the specification. As
+// graphql-js, it stops after Limits.MaxErrors errors with a last one saying so.
 func (s *Schema) validate(doc *Document) []*Error {
 	return validate(s, doc, specifiedRules)
 }
