@@ -113,21 +113,16 @@ func readPartRequest(part io.Reader) (batchRequest, error) {
 	if err != nil {
 		return batchRequest{}, fmt.Errorf("no request line")
 	}
-	method, rest, ok1 := strings.Cut(line, " ")
-	i := strings.LastIndexByte(rest, ' ')
-	ok2 := i >= 0
-	var target, proto string
-	if ok2 {
-		target, proto = strings.TrimSpace(rest[:i]), rest[i+1:]
-	}
-	if !ok1 || !ok2 || !strings.HasPrefix(proto, "HTTP/") || target == "" {
+	method, rest, _ := strings.Cut(line, " ")
+	i := strings.LastIndexByte(rest, ' ') // no space before: rest is "", and i -1
+	if i < 0 || !strings.HasPrefix(rest[i+1:], "HTTP/") || strings.TrimSpace(rest[:i]) == "" {
 		return batchRequest{}, fmt.Errorf("malformed request line %q", line)
 	}
 	hdr, err := tp.ReadMIMEHeader()
 	if err != nil && err != io.EOF {
 		return batchRequest{}, fmt.Errorf("malformed headers: %v", err)
 	}
-	req := batchRequest{Method: method, URL: target, Headers: map[string]string{}}
+	req := batchRequest{Method: method, URL: strings.TrimSpace(rest[:i]), Headers: map[string]string{}}
 	for k, v := range hdr {
 		if k != "Host" && len(v) > 0 {
 			req.Headers[k] = v[0]
