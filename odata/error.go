@@ -26,11 +26,7 @@ func (e *Error) Error() string {
 }
 
 // asError reports whether err is (or wraps) an *Error and returns it.
-func asError(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
+func asError(err error) (*Error, bool) { return errors.AsType[*Error](err) }
 
 func errorf(pos int, msg string) *Error { return &Error{Pos: pos, Msg: msg} }
 
