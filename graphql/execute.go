@@ -228,8 +228,7 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 		return &Response{Errors: []*Error{tooLargeError(e.maxBytes)}, Data: e.buf, pooled: pooled}
 	}
 	if !ok {
-		e.buf = append(e.buf[:0], "null"...)
-		e.pending = nil
+		e.buf, e.pending = append(e.buf[:0], "null"...), nil
 	}
 	return &Response{Errors: e.errs, Data: e.buf, pooled: pooled}
 }

@@ -155,19 +155,13 @@ func (f format) appendValue(b []byte, p *Property, x any) []byte {
 
 // appendNumber writes v, an integer or (kind EdmDecimal) a decimal, in format f.
 func (f format) appendNumber(b []byte, v int64, kind EdmType) []byte {
-	quote := f.quotes(kind)
-	if quote {
-		b = append(b, '"')
+	switch {
+	case f.quotes(kind):
+		return append(format{}.appendNumber(append(b, '"'), v, kind), '"') // the default format quotes nothing
+	case kind == EdmDecimal:
+		return appendDecimal(b, v)
 	}
-	if kind == EdmDecimal {
-		b = appendDecimal(b, v)
-	} else {
-		b = strconv.AppendInt(b, v, 10)
-	}
-	if quote {
-		b = append(b, '"')
-	}
-	return b
+	return strconv.AppendInt(b, v, 10)
 }
 
 func appendValue(b []byte, p *Property, x any) []byte {
