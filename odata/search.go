@@ -50,11 +50,8 @@ func (p *searchParser) node() { p.budget.node(p.off) }
 // keyword reports whether the operator kw comes next, as a whole word.
 func (p *searchParser) keyword(kw string) bool {
 	p.skipSpace()
-	rest := p.src[p.off:]
-	if !strings.HasPrefix(rest, kw) {
-		return false
-	}
-	return len(rest) == len(kw) || isSpace(rest[len(kw)]) || rest[len(kw)] == '(' || rest[len(kw)] == '"'
+	after, ok := strings.CutPrefix(p.src[p.off:], kw)
+	return ok && (after == "" || isSpace(after[0]) || after[0] == '(' || after[0] == '"')
 }
 
 func (p *searchParser) or() searchExpr {
