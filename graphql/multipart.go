@@ -31,16 +31,15 @@ func multipartFormat(accept string) incrementalFormat {
 		if r.media != "multipart/mixed" {
 			continue
 		}
-		params, q := r.params, r.q
 		f := noIncremental
-		switch defer_, spec := params["deferspec"], params["incrementalspec"]; {
+		switch defer_, spec := r.params["deferspec"], r.params["incrementalspec"]; {
 		case spec == "v0.2" && defer_ == "":
 			f = formatV02
-		case spec == "" && (defer_ == "" || defer_ == "20220824") && params["subscriptionspec"] == "":
+		case spec == "" && (defer_ == "" || defer_ == "20220824") && r.params["subscriptionspec"] == "":
 			f = format20220824
 		}
-		if f != noIncremental && q > bestQ {
-			best, bestQ = f, q
+		if f != noIncremental && r.q > bestQ {
+			best, bestQ = f, r.q
 		}
 	}
 	return best

@@ -53,14 +53,13 @@ func acceptsEventStream(accept string) bool {
 	sse, other := 0.0, 0.0
 	sseFirst := false
 	for r := range acceptRanges(accept) {
-		q := r.q
 		switch r.media {
 		case "text/event-stream":
-			if q > sse {
-				sse, sseFirst = q, q > other
+			if r.q > sse {
+				sse, sseFirst = r.q, r.q > other
 			}
 		case mediaJSON, mediaGraphQLResponse, "multipart/mixed":
-			other = max(other, q)
+			other = max(other, r.q)
 		}
 	}
 	return sse > 0 && (sse > other || sse == other && sseFirst)
