@@ -37,9 +37,6 @@ func (p *preparedDocument) plan(op *OperationDefinition, k subKey, collect func(
 	if first, ok := p.plans[pk]; ok {
 		return first // another execution collected it meanwhile: keep one
 	}
-	if p.plans == nil {
-		p.plans = make(map[planKey][]*execGroup)
-	}
 	p.plans[pk] = gs
 	return gs
 }
@@ -54,7 +51,7 @@ func (s *Schema) prepare(query string) *preparedDocument {
 		se := err.(*SyntaxError)
 		return &preparedDocument{query: query, errs: []*Error{newError(codeParseFailed, "Syntax Error: "+se.Msg, se.Pos)}}
 	}
-	p := &preparedDocument{query: query, doc: doc, fragments: fragmentsOf(doc)}
+	p := &preparedDocument{query: query, doc: doc, fragments: fragmentsOf(doc), plans: map[planKey][]*execGroup{}}
 	if errs := checkLimits(doc, p.fragments, s.Limits); errs != nil {
 		p.errs = errs
 	} else if errs := s.validate(doc); len(errs) > 0 {
