@@ -3,7 +3,9 @@ package graphql
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -87,10 +89,7 @@ func (s *Streams) Shutdown(ctx context.Context) error {
 		s.shutdown = true
 		close(s.quit)
 	}
-	var reserved []*reservation
-	for _, r := range s.reservations {
-		reserved = append(reserved, r)
-	}
+	reserved := slices.Collect(maps.Values(s.reservations))
 	s.mu.Unlock()
 	for _, r := range reserved {
 		s.end(r)

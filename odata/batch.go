@@ -2,6 +2,7 @@ package odata
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -190,9 +191,7 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
 			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
 	}
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
+	rec.status = cmp.Or(rec.status, http.StatusOK) // nothing written: 200, as net/http answers
 	return rec
 }
 
