@@ -58,10 +58,9 @@ func (b *schemaBuilder) errorf(pos Position, format string, args ...any) {
 func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 	s := b.s
 	var schemaDefs []*SchemaDefinition
-	var exts []*TypeDefinition
+	var typeDefs, exts []*TypeDefinition
 	var dirDefs []*DirectiveDefinition
 	b.defs = make(map[string]*TypeDefinition)
-	var typeDefs []*TypeDefinition
 	for _, d := range doc.Definitions {
 		switch d := d.(type) {
 		case *SchemaDefinition:
