@@ -83,25 +83,23 @@ var (
 
 // introspectionTypes returns a pseudo-schema holding the introspection types.
 func introspectionTypes() *Schema {
-	introspectionOnce.Do(buildIntrospection)
+	introspectionOnce.Do(func() {
+		doc, err := parse(introspectionSDL)
+		if err != nil {
+			panic(err)
+		}
+		s := &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, fieldCosts: map[*FieldDef]fieldCost{}}
+		b := &schemaBuilder{s: s}
+		if err := b.build(doc, false); err != nil {
+			panic(err)
+		}
+		for _, t := range s.typeList {
+			t.builtin = true
+		}
+		bindIntrospection(s)
+		introspectionSchema = s
+	})
 	return introspectionSchema
-}
-
-func buildIntrospection() {
-	doc, err := parse(introspectionSDL)
-	if err != nil {
-		panic(err)
-	}
-	s := &Schema{types: map[string]*Type{}, directives: map[string]*DirectiveDef{}, fieldCosts: map[*FieldDef]fieldCost{}}
-	b := &schemaBuilder{s: s}
-	if err := b.build(doc, false); err != nil {
-		panic(err)
-	}
-	for _, t := range s.typeList {
-		t.builtin = true
-	}
-	bindIntrospection(s)
-	introspectionSchema = s
 }
 
 // The meta fields every schema has (spec 4.1, 4.2).
