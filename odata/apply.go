@@ -99,9 +99,7 @@ func (p *parser) aggregateList() (items []aggSyntax) {
 				p.unexpected("expected aggregation method")
 			}
 			it.method = strings.ToLower(p.tok.text)
-			switch it.method {
-			case "sum", "min", "max", "average", "countdistinct":
-			default:
+			if !slices.Contains([]string{"sum", "min", "max", "average", "countdistinct"}, it.method) {
 				failf(p.tok.pos, "aggregation method %s is not supported; use sum, min, max, average or countdistinct", p.tok.text)
 			}
 			p.advance()
