@@ -141,8 +141,7 @@ func (b *schemaBuilder) build(doc *Document, withIntrospection bool) error {
 }
 
 func (b *schemaBuilder) addDirective(d *DirectiveDefinition) {
-	dd := &DirectiveDef{Name: d.Name, Description: d.Description, IsRepeatable: d.Repeatable, Locations: d.Locations}
-	dd.Args = b.inputValues(d.Args)
+	dd := &DirectiveDef{Name: d.Name, Description: d.Description, Args: b.inputValues(d.Args), IsRepeatable: d.Repeatable, Locations: d.Locations}
 	b.s.directives[d.Name] = dd
 	b.s.dirList = append(b.s.dirList, dd)
 }
@@ -171,8 +170,7 @@ func (b *schemaBuilder) inputValues(defs []*InputValueDefinition) []*InputValue 
 			b.errorf(d.Pos, "duplicate argument or input field %q", d.Name)
 		}
 		seen[d.Name] = true
-		v := &InputValue{Name: d.Name, Description: d.Description, DefaultValue: d.DefaultValue}
-		v.Type = b.typeOf(d.Type)
+		v := &InputValue{Name: d.Name, Description: d.Description, Type: b.typeOf(d.Type), DefaultValue: d.DefaultValue}
 		if !v.Type.isInput() {
 			b.errorf(d.Type.Pos, "%q must be an input type, but %s is not", d.Name, v.Type)
 		}

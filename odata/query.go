@@ -196,8 +196,7 @@ func fail(option string, pos int, format string, args ...any) {
 // query resolves o for t at $expand depth depth; label names an option as the
 // query string spells it.
 func (r *resolver) query(o *options, t *EntityType, depth int, label func(string) string) *Query {
-	q := &Query{Type: t, top: o.top, skip: o.skip, count: o.count}
-	q.hasTop = o.has("$top")
+	q := &Query{Type: t, top: o.top, skip: o.skip, hasTop: o.has("$top"), count: o.count}
 	c := &compiler{now: r.now(), eval: r.eval}
 	if o.apply != nil {
 		r.guard(label("$apply"), func() { q.applied, q.agg = resolveApply(o.apply, t, c, r.limits) })
