@@ -134,11 +134,7 @@ func userNotFound(id int64) *Error { return notFound("user %d not found", id) }
 // Reads. Each takes the read lock once and returns records that never change.
 
 // User returns user id.
-func (s *Store) User(id int64) (*User, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.users.get(id)
-}
+func (s *Store) User(id int64) (*User, bool) { return readRecord(s, &s.users, id) }
 
 // Users returns every user in id order.
 func (s *Store) Users() []*User { return readTable(s, &s.users) }
