@@ -78,15 +78,26 @@ func decodeDataset(data []byte) (*Dataset, error) {
 	err := d.Object(jsonscan.Loc{}, datasetFields, func(name string) error {
 		switch name {
 		case "users":
-			return jsonscan.List(d, name, &ds.Users, decodeUser)
+			return jsonscan.List(d, name, &ds.Users, func(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
+				return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
+			})
 		case "posts":
-			return jsonscan.List(d, name, &ds.Posts, decodePost)
+			return jsonscan.List(d, name, &ds.Posts, func(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
+				return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
+			})
 		case "comments":
-			return jsonscan.List(d, name, &ds.Comments, decodeComment)
+			return jsonscan.List(d, name, &ds.Comments, func(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
+				return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
+			})
 		case "products":
-			return jsonscan.List(d, name, &ds.Products, decodeProduct)
+			return jsonscan.List(d, name, &ds.Products, func(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
+				return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
+			})
 		}
-		return jsonscan.List(d, name, &ds.Orders, decodeOrder) // Object passes only the names in datasetFields
+		// Object passes only the names in datasetFields.
+		return jsonscan.List(d, name, &ds.Orders, func(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
+			return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
+		})
 	})
 	if err == nil {
 		err = d.End()
@@ -106,26 +117,6 @@ var (
 	productFields = []string{"id", "name", "price", "category", "createdDate", "isActive"}
 	orderFields   = []string{"id", "userId", "productId", "customerName", "orderDate", "quantity"}
 )
-
-func decodeUser(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
-	return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
-}
-
-func decodePost(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
-	return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
-}
-
-func decodeComment(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
-	return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
-}
-
-func decodeProduct(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
-	return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
-}
-
-func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
-	return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
-}
 
 // decodeRecord decodes an object whose keys are fields into dsts, each field's
 // destination in the same order: an *int64, *string, *bool or json.Unmarshaler.
