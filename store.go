@@ -187,9 +187,9 @@ func (s *Store) write(decide func() (*change, error)) error {
 		s.mu.Unlock()
 		return errNotStored()
 	}
-	if err := s.journalRefuses(); err != nil {
+	if s.journal != nil && s.journal.Refuses() != nil { // at its bound while snapshots fail
 		s.mu.Unlock()
-		return err
+		return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
 	}
 	c, err := decide()
 	if err != nil {
@@ -270,15 +270,6 @@ func (q *publishQueue) drain(publish func(*change)) {
 // why, once, and no client sees it.
 func errNotStored() *Error {
 	return &Error{Kind: KindInternal, Message: "internal server error"}
-}
-
-// journalRefuses refuses a write while the journal is at its bound (snapshots fail);
-// the caller holds the lock.
-func (s *Store) journalRefuses() error {
-	if s.journal == nil || s.journal.Refuses() == nil {
-		return nil
-	}
-	return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
 }
 
 // Degraded says why the store's durability is degraded while it still serves and
