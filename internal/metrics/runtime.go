@@ -134,7 +134,8 @@ func (t *Text) appendProcess() {
 	}
 	if st, err := readStat(); err == nil {
 		t.one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", float64(st.rssPages*int64(os.Getpagesize())))
-		if start, err := startTime(st.startTicks); err == nil {
+		if boot, err := bootTime(); err == nil {
+			start := float64(boot) + float64(st.startTicks)/clockTicks
 			t.one("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", start)
 		}
 		t.one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", float64(st.vsize))
@@ -205,8 +206,3 @@ var bootTime = sync.OnceValues(func() (int64, error) {
 	}
 	return 0, os.ErrNotExist
 })
-
-func startTime(ticks int64) (float64, error) {
-	boot, err := bootTime()
-	return float64(boot) + float64(ticks)/clockTicks, err
-}
