@@ -68,13 +68,6 @@ type userBody struct {
 	Email string `json:"email"`
 }
 
-// orderBody is the JSON body of POST /api/users/{userId}/orders.
-type orderBody struct {
-	ProductID    int64  `json:"productId"`
-	Quantity     int64  `json:"quantity"`
-	CustomerName string `json:"customerName"`
-}
-
 // pagedResult is the paged form of the user list.
 type pagedResult[T any] struct {
 	Items      []T `json:"items"`
@@ -312,11 +305,11 @@ func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := s.store.User(userID); !ok {
 		return userNotFound(userID) // before reading the body: the path decides first
 	}
-	var body orderBody
+	var body NewOrder
 	if !decodeJSON(w, r, "application/json", &body) {
 		return nil
 	}
-	o, err := s.store.CreateOrder(userID, NewOrder{ProductID: body.ProductID, Quantity: body.Quantity, CustomerName: body.CustomerName})
+	o, err := s.store.CreateOrder(userID, body)
 	if err != nil {
 		return err
 	}

@@ -258,11 +258,12 @@ func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (Authore
 	return c, nil
 }
 
-// NewOrder is the input to CreateOrder.
+// NewOrder is the input to CreateOrder, and the JSON body of POST
+// /api/users/{userId}/orders.
 type NewOrder struct {
-	ProductID    int64
-	Quantity     int64
-	CustomerName string // defaults to the user's name
+	ProductID    int64  `json:"productId"`
+	Quantity     int64  `json:"quantity"`
+	CustomerName string `json:"customerName"` // defaults to the user's name
 }
 
 // CreateOrder stores a new order placed by user userID.
