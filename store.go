@@ -67,7 +67,7 @@ const (
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	s := &Store{clock: time.Now, usersByEmail: sortedUsers{byEmail: true}}
+	s := &Store{clock: time.Now, usersByEmail: sortedUsers{byEmail: true}, feed: feed{subs: map[*Subscription]struct{}{}}}
 	s.published.published.L = &s.published.mu
 	return s
 }
@@ -517,7 +517,11 @@ func (sub *Subscription) end(err error) {
 }
 
 // Close ends the subscription; it is safe to call more than once.
-func (sub *Subscription) Close() { sub.feed.drop(sub, nil) }
+func (sub *Subscription) Close() {
+	sub.feed.mu.Lock()
+	defer sub.feed.mu.Unlock()
+	sub.feed.dropLocked(sub, nil)
+}
 
 type feed struct {
 	mu     sync.Mutex
@@ -538,9 +542,6 @@ func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subsc
 	if s.feed.closed {
 		sub.end(nil)
 		return sub
-	}
-	if s.feed.subs == nil {
-		s.feed.subs = make(map[*Subscription]struct{})
 	}
 	s.feed.subs[sub] = struct{}{}
 	return sub
@@ -569,12 +570,6 @@ func (f *feed) publishLocked(v any) {
 			f.dropLocked(sub, ErrSlowSubscriber)
 		}
 	}
-}
-
-func (f *feed) drop(sub *Subscription, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.dropLocked(sub, err)
 }
 
 func (f *feed) dropLocked(sub *Subscription, err error) {
