@@ -396,13 +396,8 @@ func tagMessage(rule textRule) string {
 // such as the zero-width space), the combining grapheme joiner, a variation selector,
 // or a Hangul filler.
 func isInvisible(r rune) bool {
-	switch {
-	case unicode.Is(unicode.Cf, r), r == '\u034f', 0xfe00 <= r && r <= 0xfe0f, 0xe0100 <= r && r <= 0xe01ef:
-		return true
-	case r == '\u115f', r == '\u1160', r == '\u3164', r == '\uffa0':
-		return true
-	}
-	return false
+	return unicode.Is(unicode.Cf, r) || r == '\u034f' || 0xfe00 <= r && r <= 0xfe0f || 0xe0100 <= r && r <= 0xe01ef ||
+		r == '\u115f' || r == '\u1160' || r == '\u3164' || r == '\uffa0'
 }
 
 // isEmailAddress reports whether s is one bare address, local@domain, with nothing
