@@ -134,10 +134,7 @@ func ParseDecimal(s string) (Decimal, error) {
 	if len(digits)+shift > 18 {
 		return 0, fmt.Errorf("number %s is out of range", s)
 	}
-	v, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("number %s is out of range", s)
-	}
+	v, _ := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64) // 18 digits at most: no overflow
 	if neg {
 		v = -v
 	}
