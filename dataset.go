@@ -375,12 +375,8 @@ func (s *Store) beginLoad() { s.loading = true }
 
 func (s *Store) endLoad() {
 	s.loading = false
-	s.users.sortLoaded()
-	s.posts.sortLoaded()
-	s.comments.sortLoaded()
-	s.products.sortLoaded()
-	s.orders.sortLoaded()
-	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
+	for _, x := range []interface{ sortLoaded() }{&s.users, &s.posts, &s.comments, &s.products, &s.orders,
+		s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
 	// A user replaced or deleted during the load left its old record in the sorted
