@@ -50,11 +50,7 @@ func restQuery(raw string) (url.Values, error) {
 		return nil, invalid("malformed query string: %v", err)
 	}
 	for name, values := range q {
-		valid := utf8.ValidString(name)
-		for _, v := range values {
-			valid = valid && utf8.ValidString(v)
-		}
-		if !valid {
+		if !utf8.ValidString(name) || slices.ContainsFunc(values, func(v string) bool { return !utf8.ValidString(v) }) {
 			return nil, invalid("malformed query string: %q is not valid UTF-8", name)
 		}
 	}
