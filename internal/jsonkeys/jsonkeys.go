@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -242,12 +243,7 @@ type openValue struct {
 // and keeps it in the object's set, if any.
 func (o *openValue) add(key []byte, earlier [][]byte, fold bool) (dup bool) {
 	if o.set == nil && len(earlier) < manyKeys {
-		for _, k := range earlier {
-			if fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(earlier, func(k []byte) bool { return fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key) })
 	}
 	name := func(k []byte) string {
 		if fold {
