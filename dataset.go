@@ -184,7 +184,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	if err := s.fillUsers(ds.Users, stamp, &sorts); err != nil {
 		return err
 	}
-	err := fillTable(&s.posts, "posts", ds.Posts, func(i int, p *Post) error {
+	err := fillTable(&s.posts, "posts", ds.Posts, func(p *Post) int64 { return p.ID }, func(i int, p *Post) error {
 		if _, ok := s.users.get(p.UserID); !ok {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
@@ -197,7 +197,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		return nil
 	})
 	if err == nil {
-		err = fillTable(&s.comments, "comments", ds.Comments, func(i int, c *Comment) error {
+		err = fillTable(&s.comments, "comments", ds.Comments, func(c *Comment) int64 { return c.ID }, func(i int, c *Comment) error {
 			if _, ok := s.posts.get(c.PostID); !ok {
 				return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
 			}
@@ -215,7 +215,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		})
 	}
 	if err == nil {
-		err = fillTable(&s.products, "products", ds.Products, func(i int, p *Product) error {
+		err = fillTable(&s.products, "products", ds.Products, func(p *Product) int64 { return p.ID }, func(i int, p *Product) error {
 			name, category, err := validateProduct(p.Name, p.Category, p.Price)
 			if err != nil {
 				return err
@@ -225,7 +225,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		})
 	}
 	if err == nil {
-		err = fillTable(&s.orders, "orders", ds.Orders, func(i int, o *Order) error {
+		err = fillTable(&s.orders, "orders", ds.Orders, func(o *Order) int64 { return o.ID }, func(i int, o *Order) error {
 			if _, ok := s.products.get(o.ProductID); !ok {
 				return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 			}
@@ -254,24 +254,22 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	return nil
 }
 
-// fillTable puts recs into t, each checked, normalised and indexed by check; a domain
-// error of check names the record and its bad fields.
-func fillTable[T any, P interface {
-	*T
-	recordID() int64
-}](t *table[T], coll string, recs []T, check func(i int, r P) error) error {
+// fillTable puts recs, whose ids idOf reads, into t, each checked, normalised and
+// indexed by check; a domain error of check names the record and its bad fields.
+func fillTable[T any](t *table[T], coll string, recs []T, idOf func(*T) int64, check func(i int, r *T) error) error {
 	for i := range recs {
-		r := P(&recs[i])
-		switch id := r.recordID(); {
+		r := &recs[i]
+		id := idOf(r)
+		switch {
 		case id <= 0 || id > maxID:
 			return idError(coll, i, id)
-		case t.put(id, &recs[i], true) != nil:
+		case t.put(id, r, true) != nil:
 			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
 		}
 		if err := check(i, r); err != nil {
 			if e, ok := err.(*Error); ok {
 				// "posts[3] (id 4): title is required"
-				return fmt.Errorf("%s[%d] (id %d): %s", coll, i, r.recordID(), strings.TrimPrefix(e.Message, "invalid input: "))
+				return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.TrimPrefix(e.Message, "invalid input: "))
 			}
 			return err
 		}
@@ -282,11 +280,6 @@ func fillTable[T any, P interface {
 func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
 }
-
-func (p *Post) recordID() int64    { return p.ID }
-func (c *Comment) recordID() int64 { return c.ID }
-func (p *Product) recordID() int64 { return p.ID }
-func (o *Order) recordID() int64   { return o.ID }
 
 // fillUsers adds users. Each user is checked on its own (and its keys folded) in
 // parallel first; then they go into the table in order, which finds duplicate ids.
