@@ -56,17 +56,14 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 // readAll reads r to the end, a file into a buffer of its size: io.ReadAll would grow
 // its buffer step by step, copying a large file several times (bench/README.md).
 func readAll(r io.Reader) ([]byte, error) {
-	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
-	if !ok {
-		return io.ReadAll(r)
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+			_, err = buf.ReadFrom(r)
+			return buf.Bytes(), err
+		}
 	}
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return io.ReadAll(r)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
-	_, err = buf.ReadFrom(r)
-	return buf.Bytes(), err
+	return io.ReadAll(r)
 }
 
 // decodeDataset reads the dataset format with package jsonscan: what encoding/json
