@@ -16,20 +16,15 @@ import (
 	"github.com/coder/websocket"
 )
 
-// GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
-// library and the legacy protocol of subscriptions-transport-ws (subprotocol
-// "graphql-ws"). This file holds the handler; a connection's life is in
-// wsconn.go, each protocol in its own file (wstransport.go, wslegacy.go)
-// behind the interface of wsprotocol.go, sending in wssend.go, the caps in
-// wscaps.go.
+// GraphQL over WebSocket. This file holds the handler; a connection's life is
+// in wsconn.go, each protocol in its own file behind the interface of
+// wsprotocol.go.
 
-// The WebSocket subprotocols WebSocketHandler speaks; a client offering both
-// gets graphql-transport-ws.
+// The subprotocols served; a client offering both gets graphql-transport-ws.
 const (
 	// ProtocolTransportWS is the protocol of the graphql-ws library.
 	ProtocolTransportWS = "graphql-transport-ws"
-	// ProtocolLegacyWS is the protocol of subscriptions-transport-ws, used by
-	// older Apollo clients.
+	// ProtocolLegacyWS is subscriptions-transport-ws's, of older Apollo clients.
 	ProtocolLegacyWS = "graphql-ws"
 )
 
@@ -85,7 +80,6 @@ type WebSocketOptions struct {
 
 	// AllowAnyOrigin turns the Origin check off. Prefer OriginPatterns.
 	AllowAnyOrigin bool
-
 	// OnInit admits or refuses connections; nil admits every one, its
 	// operations running in the upgrade request's context.
 	OnInit InitFunc
@@ -100,7 +94,6 @@ type WebSocketOptions struct {
 	// "ping" messages; a client that sends nothing between two pings is
 	// dropped. 0 means 12 s, a negative value sends neither.
 	KeepAlive time.Duration
-
 	// MaxSubscriptions bounds the operations active at once on one connection
 	// (subscriptions, and queries and mutations until they complete); 0 means 100.
 	MaxSubscriptions int
@@ -115,7 +108,6 @@ type WebSocketOptions struct {
 
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
-
 	// PersistedOnly, when set, runs only operations whose document is one of
 	// its pinned ones, looked up by its SHA-256; any other gets
 	// PERSISTED_QUERY_NOT_IN_LIST.
@@ -127,12 +119,10 @@ type WebSocketOptions struct {
 	// SendQueue is how many outgoing messages wait per connection at most; 0
 	// means 64.
 	SendQueue int
-
 	// WriteTimeout bounds the wait for the socket to take one write; 0 means
 	// 10 s. A slower connection is dropped within a tenth of it (at most a
 	// second) more.
 	WriteTimeout time.Duration
-
 	// ClientSlot, when set, waits for one of client's work slots, in which
 	// a message is handled or an operation set up, and returns the function
 	// that gives it back; or returns why it did not (ctx ended, or the client
@@ -159,26 +149,15 @@ func (o *WebSocketOptions) setDefaults() {
 	if o.Operations == nil {
 		o.Operations = unbounded{}
 	}
-	if o.MaxSubscriptions <= 0 {
-		o.MaxSubscriptions = 100
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = maxRequestBytes
-	}
-	if o.SendQueue <= 0 {
-		o.SendQueue = 64
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
+	o.MaxSubscriptions = positiveOr(o.MaxSubscriptions, 100)
+	o.MaxMessageBytes = positiveOr(o.MaxMessageBytes, maxRequestBytes)
+	o.SendQueue = positiveOr(o.SendQueue, 64)
+	o.WriteTimeout = positiveOr(o.WriteTimeout, 10*time.Second)
 }
 
 // WebSocketHandler serves GraphQL operations, subscriptions above all, over
 // WebSocket: set it as Handler.WebSocket. A client offering neither protocol
 // is closed with 4406 Subprotocol not acceptable.
-//
-// What each protocol answers to each message is told where it is spoken:
-// wstransport.go (graphql-transport-ws) and wslegacy.go (graphql-ws).
 //
 // At an AuthorizedUntil instant the connection is closed with 4403, after a
 // connection_error under the legacy protocol, its subscriptions without a
@@ -229,7 +208,9 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
 		return
 	}
-	if !h.admitSocket(w, client) {
+	// Claimed before the upgrade, so a refused socket costs an HTTP answer and
+	// no goroutine.
+	if !claimOrRefuse(w, h.opts.Sockets, client) {
 		h.mu.Unlock()
 		return
 	}
@@ -371,3 +352,33 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 const wsBufferSize = 1024
 
 func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Budget is what the WebSocket handler claims a client's sockets and operations
+// from (internal/admission keeps it); a refusal's message is shown to the client.
+type Budget interface {
+	Claim(client string, n int64) error
+	Release(client string, n int64)
+}
+
+// unbounded is the Budget of a handler given none.
+type unbounded struct{}
+
+func (unbounded) Claim(string, int64) error { return nil }
+func (unbounded) Release(string, int64)     {}
+
+// refuseUpgrade answers an upgrade request as GraphQL over HTTP answers a
+// request it does not run. A refusal for want of room (code set) may be tried
+// again a second later.
+func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
+	if code != "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{newError(code, message)}})
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

@@ -3,11 +3,13 @@ package graphql
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,20 +29,19 @@ type wsConn struct {
 	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
 	opened    time.Time
-	client    string      // its address, as the caps count it
-	proto     subprotocol // nil: the client offered neither protocol
-	slotMu    sync.Mutex
-	slot      func() // gives back the work slot the reader holds; nil: none
+	client    string                 // its address, as the caps count it
+	proto     subprotocol            // nil: the client offered neither protocol
+	slot      atomic.Pointer[func()] // gives back the work slot the reader holds
 	ctx       context.Context
 	cancel    context.CancelFunc
 
 	out      atomic.Pointer[chan outMsg] // the send queue, once made (queue)
 	queued   atomic.Int64                // messages in out not yet written
 	writing  sync.Mutex                  // held while a message is written; see send
-	dead     chan struct{}               // closed when nothing more will be sent
-	deadOnce sync.Once
-	wg       sync.WaitGroup // goroutines and timers other than the reader
-	reads    atomic.Uint64  // messages received, for the keep-alive check
+	dead     chan struct{}               // closed by markDead: nothing more will be sent
+	markDead func()                      // closes dead and wakes the sender, once
+	wg       sync.WaitGroup              // goroutines and timers other than the reader
+	reads    atomic.Uint64               // messages received, for the keep-alive check
 	acked    atomic.Bool
 	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
 
@@ -74,7 +75,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 	// The connection outlives ServeHTTP, which ends r's context; its values
 	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	return &wsConn{
+	c := &wsConn{
 		h:      h,
 		ws:     ws,
 		raw:    raw,
@@ -87,6 +88,11 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		wake:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
 	}
+	c.markDead = sync.OnceFunc(func() {
+		close(c.dead)
+		c.wakeSender()
+	})
+	return c
 }
 
 // serve runs the connection until the socket closes, then waits for every
@@ -123,6 +129,32 @@ var (
 	errAuthorizationExpired = errors.New(msgAuthorizationExpired)
 )
 
+// initConnection handles connection_init up to its ack, or refuses the
+// connection the protocol's way.
+func (c *wsConn) initConnection(raw json.RawMessage) bool {
+	c.initReceived = true
+	c.stopTimer(&c.initTimer)
+	payload, err := initPayload(raw)
+	if err != nil {
+		return c.proto.refuse(c, err.Error(), closeBadRequest, "Invalid message received")
+	}
+	ctx, err := c.init(payload)
+	if errors.Is(err, errInitPanic) {
+		return c.proto.refuse(c, "Internal server error", closeInternal, "Internal server error")
+	}
+	if err != nil {
+		return c.proto.refuse(c, err.Error(), closeForbidden, "Forbidden: "+err.Error())
+	}
+	// Set in the reader, which alone starts operations: every one sees until.
+	if until, ok := authorizedUntil(ctx); ok {
+		c.until.Store(&until)
+		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), c.track(c.expire))
+	}
+	c.base = ctx
+	c.acked.Store(true)
+	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
+}
+
 // init runs OnInit.
 func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 	if c.h.opts.OnInit == nil {
@@ -147,30 +179,21 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 	return ctx, nil
 }
 
-// admit makes ctx the parent of the connection's operations, and sets the
-// connection to close when ctx's authorization ends. It runs in the reader,
-// which alone starts operations: every one of them sees until.
-func (c *wsConn) admit(ctx context.Context) {
-	if until, ok := authorizedUntil(ctx); ok {
-		c.until.Store(&until)
-		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), c.track(func() {
-			c.writing.Lock()
-			defer c.writing.Unlock()
-			c.closeExpired()
-		}))
-	}
-	c.base = ctx
-	c.acked.Store(true)
-}
-
 func (c *wsConn) expired() bool {
 	until := c.until.Load()
 	return until != nil && !c.h.opts.Now().Before(*until)
 }
 
+// expire closes the connection whose authorization has ended.
+func (c *wsConn) expire() {
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	c.closeExpired()
+}
+
 // closeExpired closes the connection whose authorization has ended with 4403,
-// after the protocol's notice, if any. The caller holds c.writing,
-// so that no other message goes out once it has begun.
+// after the protocol's notice, if any. The caller holds c.writing, so that no
+// other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
 	if c.isDead() || c.isClosing() {
 		return
@@ -191,8 +214,16 @@ func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
 		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
 	}
-	if refused := c.admitOperation(); refused != "" {
-		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, refused)})
+	c.mu.Lock()
+	active := len(c.ops)
+	c.mu.Unlock()
+	// Only the reader starts operations, so active cannot rise meanwhile.
+	if max := c.h.opts.MaxSubscriptions; active >= max {
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed,
+			"Too many operations on this connection: at most "+strconv.Itoa(max)+" may be active at once.")})
+	}
+	if err := c.h.opts.Operations.Claim(c.client, 1); err != nil {
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, capitalize(err.Error())+".")})
 	}
 	c.mu.Lock()
 	ctx, cancel := context.WithCancel(c.base)
@@ -201,7 +232,7 @@ func (c *wsConn) start(id string, req Request) bool {
 	c.mu.Unlock()
 	c.spawn(func() {
 		if !c.run(ctx, op, req) {
-			c.h.releaseOperation(c.client)
+			c.h.opts.Operations.Release(c.client, 1)
 		}
 	})
 	return true
@@ -248,22 +279,20 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
-		if m, tell := c.complete(op); tell {
-			c.send(m)
-		}
+		c.complete(op, c.send)
 	}
 	return false
 }
 
-// complete forgets op, and returns the message telling the client it
-// completed, and whether to send it: not when the client stopped op itself,
-// or the connection is going.
-func (c *wsConn) complete(op *wsOp) (outMsg, bool) {
+// complete forgets op, and tells the client it completed through send, unless
+// the client stopped op itself or the connection is going. It returns send's
+// answer, or true.
+func (c *wsConn) complete(op *wsOp, send func(outMsg) bool) bool {
 	c.forget(op)
 	if op.stopped.Load() || c.ctx.Err() != nil {
-		return outMsg{}, false
+		return true
 	}
-	return outMsg{data: opMessage("complete", op.id, nil), op: op}, true
+	return send(outMsg{data: opMessage("complete", op.id, nil), op: op})
 }
 
 // addPassive hands the subscription op to the sender, or ends it when the
@@ -287,7 +316,7 @@ func (c *wsConn) endPassive(op *wsOp) {
 	op.stopWake()
 	op.st.done()
 	op.cancel()
-	c.h.releaseOperation(c.client)
+	c.h.opts.Operations.Release(c.client, 1)
 }
 
 // wakeSender tells the sender it has work; it never blocks.
@@ -399,7 +428,7 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 		c.passive = slices.DeleteFunc(c.passive, func(q *wsOp) bool { return q == op })
 		c.mu.Unlock()
 		c.endPassive(op)
-		if m, tell := c.complete(op); tell && !c.writeMessage(m) {
+		if !c.complete(op, c.writeMessage) {
 			return false
 		}
 	}
@@ -437,24 +466,17 @@ func (c *wsConn) handleInSlot(data []byte) bool {
 		}
 		return false
 	}
-	c.slotMu.Lock()
-	c.slot = release
-	c.slotMu.Unlock()
-	ok := c.handle(data)
-	c.leaveSlot()
-	return ok
+	c.slot.Store(&release)
+	defer c.leaveSlot()
+	return c.handle(data)
 }
 
 // leaveSlot gives back the slot the reader holds, if any. From another
 // goroutine (a close), it may do so while the reader still handles a message:
 // the bound loosens for that one message of a closing socket.
 func (c *wsConn) leaveSlot() {
-	c.slotMu.Lock()
-	release := c.slot
-	c.slot = nil
-	c.slotMu.Unlock()
-	if release != nil {
-		release()
+	if release := c.slot.Swap(nil); release != nil {
+		(*release)()
 	}
 }
 
@@ -537,14 +559,6 @@ func (c *wsConn) stopTimer(t **time.Timer) {
 		c.h.live.Add(-1)
 	}
 	*t = nil
-}
-
-// markDead tells the connection's goroutines that nothing more will be sent.
-func (c *wsConn) markDead() {
-	c.deadOnce.Do(func() {
-		close(c.dead)
-		c.wakeSender()
-	})
 }
 
 func (c *wsConn) isDead() bool {

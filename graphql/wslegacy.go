@@ -28,9 +28,7 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 		if c.initReceived {
 			return connectionError(c, "Too many initialisation requests")
 		}
-		if ok := c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
-			return refuse(c, msg, code, reason)
-		}); !ok || !c.acked.Load() { // refused: no keep-alive
+		if ok := c.initConnection(m.payload); !ok || !c.acked.Load() { // refused: no keep-alive
 			return ok
 		}
 		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
@@ -66,7 +64,7 @@ func connectionError(c *wsConn, msg string) bool {
 }
 
 // refuse sends connection_error and then closes.
-func refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
+func (legacyWS) refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
 	c.draining = true
 	if !connectionError(c, msg) {
 		return false

@@ -28,6 +28,9 @@ type subprotocol interface {
 	// expiryNotice is what is sent before the close when the connection's
 	// authorization ends; nil: nothing.
 	expiryNotice() []byte
+	// refuse refuses connection_init with msg, closing with code and reason,
+	// and reports whether to go on reading.
+	refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool
 }
 
 // newSubprotocol returns the protocol named name, or nil.
@@ -51,33 +54,11 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 		}
 	}()
 	if c.expired() { // an operation started now would run for a caller no longer authorized
-		c.writing.Lock()
-		defer c.writing.Unlock()
-		c.closeExpired()
+		c.expire()
 		return false
 	}
 	m, err := parseWSMessage(data)
 	return c.proto.receive(c, m, err)
-}
-
-// initConnection handles connection_init up to its ack; refuse refuses the
-// connection the protocol's way.
-func (c *wsConn) initConnection(raw json.RawMessage, refuse func(msg string, code websocket.StatusCode, reason string) bool) bool {
-	c.initReceived = true
-	c.stopTimer(&c.initTimer)
-	payload, err := initPayload(raw)
-	if err != nil {
-		return refuse(err.Error(), closeBadRequest, "Invalid message received")
-	}
-	ctx, err := c.init(payload)
-	if errors.Is(err, errInitPanic) {
-		return refuse("Internal server error", closeInternal, "Internal server error")
-	}
-	if err != nil {
-		return refuse(err.Error(), closeForbidden, "Forbidden: "+err.Error())
-	}
-	c.admit(ctx)
-	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
 }
 
 // wsMessage is an incoming message.

@@ -2,7 +2,6 @@ package graphql
 
 import (
 	"context"
-	"sync"
 
 	"github.com/coder/websocket"
 )
@@ -33,7 +32,10 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 // must not call it. A connection with several operations always queues, so
 // that the sender writes their messages together.
 func (c *wsConn) send(m outMsg) bool {
-	if m.close == 0 && c.soleOperation() && c.writing.TryLock() {
+	c.mu.Lock()
+	sole := len(c.ops) <= 1
+	c.mu.Unlock()
+	if m.close == 0 && sole && c.writing.TryLock() {
 		if c.queued.Load() == 0 {
 			ok := c.writeMessage(m)
 			c.writing.Unlock()
@@ -53,12 +55,6 @@ func (c *wsConn) send(m outMsg) bool {
 		c.queued.Add(-1)
 		return false
 	}
-}
-
-func (c *wsConn) soleOperation() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ops) <= 1
 }
 
 // writeMessage writes m, and reports false when the connection will send
@@ -108,24 +104,13 @@ func (c *wsConn) release() bool {
 
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled buffer.
 func (c *wsConn) writeResult(id string, resp *Response) bool {
-	bp := frameBuffers.Get().(*[]byte)
+	bp := buffers.Get().(*[]byte)
 	buf := appendOpHeader((*bp)[:0], c.proto.resultType(), id)
-	buf = append(buf, `,"payload":`...)
-	buf = resp.appendJSON(buf)
-	buf = append(buf, '}')
+	buf = append(resp.appendJSON(append(buf, `,"payload":`...)), '}')
 	ok := c.write(buf) // the library has sent or copied buf when it returns
-	*bp = buf
-	if cap(buf) <= maxPooledFrame {
-		frameBuffers.Put(bp)
-	}
+	putBuffer(bp, buf)
 	return ok
 }
-
-var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// maxPooledFrame is the largest buffer kept for reuse: a large one would pin
-// its memory while small results pass through it.
-const maxPooledFrame = 64 << 10
 
 // keepAlive sends the protocol's keep-alive message once the connection is
 // acknowledged, and reports false when the connection will send nothing more.

@@ -32,13 +32,7 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 			c.closeNow(closeTooManyInits, "Too many initialisation requests")
 			return false
 		}
-		return c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
-			if code == closeBadRequest {
-				return badRequest(c, msg)
-			}
-			c.closeNow(code, reason)
-			return false
-		})
+		return c.initConnection(m.payload)
 	case "ping", "pong":
 		if m.payload != nil && !isJSONObject(m.payload) {
 			return badRequest(c, fmt.Sprintf("%q payload must be an object", m.typ))
@@ -82,6 +76,14 @@ func (p *transportWS) subscribe(c *wsConn, m wsMessage) bool {
 // badRequest closes the connection on a message that is not of the protocol.
 func badRequest(c *wsConn, detail string) bool {
 	c.closeNow(closeBadRequest, "Invalid message received: "+detail)
+	return false
+}
+
+func (p *transportWS) refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
+	if code == closeBadRequest {
+		return badRequest(c, msg)
+	}
+	c.closeNow(code, reason)
 	return false
 }
 
