@@ -77,7 +77,6 @@ type WebSocketOptions struct {
 	// origins that may connect. The endpoint's own host and requests without
 	// an Origin are always allowed; any other origin gets 403.
 	OriginPatterns []string
-
 	// AllowAnyOrigin turns the Origin check off. Prefer OriginPatterns.
 	AllowAnyOrigin bool
 	// OnInit admits or refuses connections; nil admits every one, its
@@ -85,11 +84,9 @@ type WebSocketOptions struct {
 	OnInit InitFunc
 	// Now is the clock AuthorizedUntil instants are read on; nil: time.Now.
 	Now func() time.Time
-
 	// ConnectionInitWaitTimeout bounds the wait for connection_init: 0 means
 	// 10 s, a negative value waits forever.
 	ConnectionInitWaitTimeout time.Duration
-
 	// KeepAlive is the interval of legacy "ka" and graphql-transport-ws
 	// "ping" messages; a client that sends nothing between two pings is
 	// dropped. 0 means 12 s, a negative value sends neither.
@@ -105,14 +102,12 @@ type WebSocketOptions struct {
 	// ClientOf names the client a request comes from, as Sockets, Operations
 	// and ClientSlot count clients; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
-
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
 	// PersistedOnly, when set, runs only operations whose document is one of
 	// its pinned ones, looked up by its SHA-256; any other gets
 	// PERSISTED_QUERY_NOT_IN_LIST.
 	PersistedOnly *PersistedQueries
-
 	// MaxMessageBytes bounds one incoming message; 0 means 1 MiB. A larger
 	// one closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64

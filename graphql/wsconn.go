@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -55,11 +56,16 @@ type wsConn struct {
 	wake         chan struct{} // has a value when the sender has work
 	keepAliveDue atomic.Bool
 
-	mu          sync.Mutex
-	ops         map[string]*wsOp
-	passive     []*wsOp              // subscriptions the sender reads
-	closeCode   websocket.StatusCode // the close under way, 0: none
-	closeReason string
+	mu      sync.Mutex
+	ops     map[string]*wsOp
+	passive []*wsOp // subscriptions the sender reads
+
+	closing atomic.Pointer[wsClose] // the close under way, nil: none
+}
+
+type wsClose struct {
+	code   websocket.StatusCode
+	reason string
 }
 
 // wsOp is an active operation.
@@ -195,7 +201,7 @@ func (c *wsConn) expire() {
 // after the protocol's notice, if any. The caller holds c.writing, so that no
 // other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
-	if c.isDead() || c.isClosing() {
+	if c.isDead() || c.closing.Load() != nil {
 		return
 	}
 	// What the coalescer holds of a batch under way was written before the
@@ -258,18 +264,13 @@ func (c *wsConn) stop(id string) bool {
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
-	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) }); refused != nil {
-		if ctx.Err() != nil { // stopped by the client, or the connection is going
-			op.cancel()
-			c.forget(op)
-			return false
-		}
-		err = refused
-	}
-	if err != nil {
+	refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) })
+	if err = cmp.Or(refused, err); err != nil {
 		op.cancel()
 		c.forget(op)
-		c.sendErrors(op.id, op, errorList(err))
+		if refused == nil || ctx.Err() == nil { // else stopped by the client, or the connection is going
+			c.sendErrors(op.id, op, errorList(err))
+		}
 		return false
 	}
 	if st.single == nil {
@@ -494,14 +495,14 @@ func (c *wsConn) forget(op *wsOp) {
 func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	c.leaveSlot() // the handshake waits for the peer, up to 5 s; the client's other work need not
 	reason = limitReason(reason)
-	if c.recordClose(code, reason) {
+	if c.closing.CompareAndSwap(nil, &wsClose{code, reason}) {
 		c.ws.Close(code, reason)
 	}
 }
 
 // drop closes the socket without a close handshake.
 func (c *wsConn) drop(reason string) {
-	c.recordClose(closeDropped, reason)
+	c.closing.CompareAndSwap(nil, &wsClose{closeDropped, reason})
 	c.raw.Close()
 }
 
@@ -521,22 +522,6 @@ func (c *wsConn) goAway() {
 			c.closeNow(websocket.StatusGoingAway, "Going away")
 		}()
 	}
-}
-
-func (c *wsConn) isClosing() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closeCode != 0
-}
-
-func (c *wsConn) recordClose(code websocket.StatusCode, reason string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closeCode != 0 {
-		return false
-	}
-	c.closeCode, c.closeReason = code, reason
-	return true
 }
 
 // track counts f, to be run by a goroutine or a timer, in what teardown waits for.
@@ -589,18 +574,19 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
-	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
-	c.mu.Unlock()
+	closed := c.closing.Load()
+	if closed == nil {
+		closed = &wsClose{} // the peer closed first
+	}
 	if log := c.h.opts.Log; log != nil {
 		by := slog.String("closed_by", "client")
-		if code != 0 {
-			by = slog.Group("closed_by_server", slog.Int("code", int(code)), slog.String("reason", reason))
+		if closed.code != 0 {
+			by = slog.Group("closed_by_server", slog.Int("code", int(closed.code)), slog.String("reason", closed.reason))
 		}
 		log.LogAttrs(context.Background(), slog.LevelInfo, "graphql websocket closed", slog.String("remote", c.r.RemoteAddr),
 			slog.Duration("duration", time.Since(c.opened)), by)
 	}
 	if c.h.closed != nil {
-		c.h.closed(code, reason)
+		c.h.closed(closed.code, closed.reason)
 	}
 }

@@ -64,7 +64,7 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 		c.closeNow(m.close, string(m.data))
 		return false
 	}
-	if c.isClosing() {
+	if c.closing.Load() != nil {
 		return false
 	}
 	if c.expired() { // before the timer has run
@@ -140,7 +140,7 @@ func (c *wsConn) write(p []byte) bool {
 // writeFailed closes a socket a write failed on, unless the failure is the
 // close under way.
 func (c *wsConn) writeFailed() {
-	if !c.isClosing() {
+	if c.closing.Load() == nil {
 		c.raw.Close() // the reader ends too
 	}
 }
