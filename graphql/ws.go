@@ -7,8 +7,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -287,10 +289,7 @@ func (h *WebSocketHandler) writeCheckInterval() time.Duration {
 func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.shutdown = true
-	conns := make([]*wsConn, 0, len(h.conns))
-	for c := range h.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(h.conns))
 	h.mu.Unlock()
 	for _, c := range conns {
 		c.goAway()

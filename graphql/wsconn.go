@@ -47,11 +47,10 @@ type wsConn struct {
 	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
 
 	// Reader state.
-	initReceived bool
-	initTimer    *time.Timer
-	expiryTimer  *time.Timer     // closes the connection at until
-	base         context.Context // parent of operation contexts, set at the ack
-	draining     bool            // a close is queued: ignore further messages
+	initTimer   *time.Timer
+	expiryTimer *time.Timer     // closes the connection at until
+	base        context.Context // parent of operation contexts, set at the ack
+	draining    bool            // a close is queued: ignore further messages
 
 	wake         chan struct{} // has a value when the sender has work
 	keepAliveDue atomic.Bool
@@ -138,7 +137,6 @@ var (
 // initConnection handles connection_init up to its ack, or refuses the
 // connection the protocol's way.
 func (c *wsConn) initConnection(raw json.RawMessage) bool {
-	c.initReceived = true
 	c.stopTimer(&c.initTimer)
 	payload, err := initPayload(raw)
 	if err != nil {
@@ -206,7 +204,7 @@ func (c *wsConn) closeExpired() {
 	}
 	// What the coalescer holds of a batch under way was written before the
 	// instant; the close frame must not wait behind it.
-	if !c.release() {
+	if !c.wrote(c.coalescer.release()) {
 		return
 	}
 	if notice := c.proto.expiryNotice(); notice != nil {
@@ -398,11 +396,11 @@ func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 		ok = c.writePassive(ready)
 	}
 	if held {
-		ok = c.release() && ok
+		ok = c.wrote(c.coalescer.release()) && ok
 	}
 	if closing.close != 0 {
 		if ok {
-			c.writeMessage(closing)
+			c.closeNow(closing.close, string(closing.data))
 		}
 		c.queued.Add(-1)
 		ok = false

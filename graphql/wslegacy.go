@@ -25,7 +25,7 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 	}
 	switch m.typ {
 	case "connection_init":
-		if c.initReceived {
+		if c.acked.Load() { // a refused one stops the reading
 			return connectionError(c, "Too many initialisation requests")
 		}
 		if ok := c.initConnection(m.payload); !ok || !c.acked.Load() { // refused: no keep-alive

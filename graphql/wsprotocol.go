@@ -151,17 +151,14 @@ func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '
 func opMessage(typ, id string, payload []byte) []byte {
 	buf := appendOpHeader(make([]byte, 0, len(payload)+len(id)+40), typ, id)
 	if payload != nil {
-		buf = append(buf, `,"payload":`...)
-		buf = append(buf, payload...)
+		buf = append(append(buf, `,"payload":`...), payload...)
 	}
 	return append(buf, '}')
 }
 
 func appendOpHeader(buf []byte, typ, id string) []byte {
-	buf = append(buf, `{"id":`...)
-	buf = appendString(buf, id)
-	buf = append(buf, `,"type":`...)
-	return appendString(buf, typ)
+	buf = appendString(append(buf, `{"id":`...), id)
+	return appendString(append(buf, `,"type":`...), typ)
 }
 
 // errorList gives the GraphQL errors of a failed request.

@@ -57,13 +57,9 @@ func (c *wsConn) send(m outMsg) bool {
 	}
 }
 
-// writeMessage writes m, and reports false when the connection will send
-// nothing more. The caller holds c.writing.
+// writeMessage writes m, not a close, and reports false when the connection
+// will send nothing more. The caller holds c.writing.
 func (c *wsConn) writeMessage(m outMsg) bool {
-	if m.close != 0 {
-		c.closeNow(m.close, string(m.data))
-		return false
-	}
 	if c.closing.Load() != nil {
 		return false
 	}
@@ -91,15 +87,6 @@ func (c *wsConn) queue() chan outMsg {
 		return *c.out.Load()
 	}
 	return q
-}
-
-// release sends what the coalescer holds.
-func (c *wsConn) release() bool {
-	if err := c.coalescer.release(); err != nil {
-		c.writeFailed()
-		return false
-	}
-	return true
 }
 
 // writeResult writes {"id":…,"type":…,"payload":resp}, framed in a pooled buffer.
@@ -130,17 +117,14 @@ func (c *wsConn) keepAlive() bool {
 // write sends one message. The caller holds c.writing. A socket that takes
 // it for WriteTimeout is dropped by checkWrites, which ends the write.
 func (c *wsConn) write(p []byte) bool {
-	if err := c.ws.Write(context.Background(), websocket.MessageText, p); err != nil {
-		c.writeFailed()
-		return false
-	}
-	return true
+	return c.wrote(c.ws.Write(context.Background(), websocket.MessageText, p))
 }
 
-// writeFailed closes a socket a write failed on, unless the failure is the
-// close under way.
-func (c *wsConn) writeFailed() {
-	if c.closing.Load() == nil {
+// wrote reports whether a write succeeded, and closes a socket it failed on,
+// unless the failure is the close under way.
+func (c *wsConn) wrote(err error) bool {
+	if err != nil && c.closing.Load() == nil {
 		c.raw.Close() // the reader ends too
 	}
+	return err == nil
 }

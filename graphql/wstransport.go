@@ -28,7 +28,7 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 	}
 	switch m.typ {
 	case "connection_init":
-		if c.initReceived {
+		if c.acked.Load() { // a refused one stops the reading
 			c.closeNow(closeTooManyInits, "Too many initialisation requests")
 			return false
 		}
