@@ -6,14 +6,9 @@ import (
 	"github.com/coder/websocket"
 )
 
-// legacyWS is graphql-ws, the protocol of subscriptions-transport-ws.
-// connection_init gets connection_ack and a first "ka", or connection_error and
-// close 4403. start gets data messages, then complete; request errors give an
-// error message; stop ends an operation and gets complete; a start reusing an
-// active id replaces that operation; connection_terminate closes with 1000; a
-// message that is not JSON gets connection_error, one of an unknown type an
-// error message. At an AuthorizedUntil instant it gets connection_error, then
-// the close.
+// legacyWS is graphql-ws, the protocol of subscriptions-transport-ws. Where
+// graphql-transport-ws closes the socket, it answers connection_error or an
+// error message and reads on; a refused connection_init is answered, then closed.
 type legacyWS struct{}
 
 func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {

@@ -6,14 +6,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// transportWS is graphql-transport-ws, the protocol of the graphql-ws library.
-// connection_init gets connection_ack, or 4403 when OnInit refuses; a second
-// one closes with 4429, none in time with 4408, subscribe before the ack with
-// 4401, a subscribe reusing an active id with 4409, a message not of the
-// protocol with 4400. A subscribe gets a next per result, then complete;
-// request errors give one error message with the list of GraphQL errors. A
-// complete from the client ends the operation silently; ping gets pong with its
-// payload. At an AuthorizedUntil instant the connection closes with 4403.
+// transportWS is graphql-transport-ws, the protocol of the graphql-ws library:
+// a message out of the protocol closes the socket with the code it gives.
 type transportWS struct {
 	pinged bool   // a ping is unanswered
 	reads  uint64 // c.reads when it went out
