@@ -94,7 +94,8 @@ type WebSocketOptions struct {
 	// dropped. 0 means 12 s, a negative value sends neither.
 	KeepAlive time.Duration
 	// MaxSubscriptions bounds the operations active at once on one connection
-	// (subscriptions, and queries and mutations until they complete); 0 means 100.
+	// (subscriptions, and queries and mutations until they complete); 0 means
+	// 100. One past it gets an error message; the connection stays open.
 	MaxSubscriptions int
 	// Sockets and Operations count the connections open and the operations
 	// active over them, by client address; nil bounds neither. A claim refused
@@ -117,8 +118,8 @@ type WebSocketOptions struct {
 	// means 64.
 	SendQueue int
 	// WriteTimeout bounds the wait for the socket to take one write; 0 means
-	// 10 s. A slower connection is dropped within a tenth of it (at most a
-	// second) more.
+	// 10 s. A slower connection is dropped without a close frame (1006) within
+	// a tenth of it (at most a second) more.
 	WriteTimeout time.Duration
 	// ClientSlot, when set, waits for one of client's work slots, in which
 	// a message is handled or an operation set up, and returns the function
@@ -154,7 +155,7 @@ func (o *WebSocketOptions) setDefaults() {
 
 // WebSocketHandler serves GraphQL operations, subscriptions above all, over
 // WebSocket: set it as Handler.WebSocket. A client offering neither protocol
-// is closed with 4406 Subprotocol not acceptable.
+// is closed with 4406 Subprotocol not acceptable, an internal failure with 4500.
 //
 // At an AuthorizedUntil instant the connection is closed with 4403, after a
 // connection_error under the legacy protocol, its subscriptions without a
@@ -162,15 +163,7 @@ func (o *WebSocketOptions) setDefaults() {
 //
 // Slow clients: each connection has one writer and a queue of SendQueue
 // messages; a source whose subscriber falls behind can end its stream with an
-// error event, which is delivered. A socket that takes one write for
-// WriteTimeout is dropped without a close frame (1006). Nothing is buffered
-// without bound.
-//
-// Limits: a connection past Sockets is refused before the upgrade with 503,
-// or 429 past the client's share; an operation past MaxSubscriptions or
-// Operations gets an error message (GRAPHQL_VALIDATION_FAILED) and the
-// connection stays open; a message beyond MaxMessageBytes closes with 1009.
-// An internal failure closes with 4500; Shutdown closes with 1001.
+// error event, which is delivered. Nothing is buffered without bound.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
@@ -181,10 +174,9 @@ type WebSocketHandler struct {
 	shutdown   bool
 	wg         sync.WaitGroup // one per ServeHTTP past the shutdown check
 
-	live atomic.Int64 // goroutines of live connections, for tests
-
-	// closed, when set, is told how each connection ended; code is 0 when
-	// the peer closed first. For tests.
+	// For tests: the goroutines of live connections, and, when set, a
+	// function told how each connection ended (code 0: the peer closed first).
+	live   atomic.Int64
 	closed func(code websocket.StatusCode, reason string)
 }
 

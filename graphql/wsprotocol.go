@@ -44,8 +44,22 @@ func newSubprotocol(name string) subprotocol {
 	return nil
 }
 
-// handle acts on one message and reports whether to go on reading.
+// handle acts on one message and reports whether to go on reading. It does so
+// in one of the client's work slots, so that a client sending on many sockets
+// at once takes its share of the CPUs, no more; one with too much work waiting
+// has the socket closed with 1013 (try again later).
 func (c *wsConn) handle(data []byte) (ok bool) {
+	if clientSlot := c.h.opts.ClientSlot; clientSlot != nil {
+		release, err := clientSlot(c.ctx, c.client)
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
+			}
+			return false
+		}
+		c.slot.Store(&release)
+		defer c.leaveSlot()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.h.schema.panicked(c.ctx, r)
