@@ -107,25 +107,22 @@ type WebSocketOptions struct {
 	ClientOf func(*http.Request) string
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
-	// PersistedOnly, when set, runs only operations whose document is one of
-	// its pinned ones, looked up by its SHA-256; any other gets
-	// PERSISTED_QUERY_NOT_IN_LIST.
+	// PersistedOnly, when set, runs only the documents pinned in it (found by
+	// their SHA-256); any other gets PERSISTED_QUERY_NOT_IN_LIST.
 	PersistedOnly *PersistedQueries
 	// MaxMessageBytes bounds one incoming message; 0 means 1 MiB. A larger
 	// one closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
-	// SendQueue is how many outgoing messages wait per connection at most; 0
-	// means 64.
+	// SendQueue bounds the outgoing messages waiting per connection; 0 means 64.
 	SendQueue int
 	// WriteTimeout bounds the wait for the socket to take one write; 0 means
 	// 10 s. A slower connection is dropped without a close frame (1006) within
 	// a tenth of it (at most a second) more.
 	WriteTimeout time.Duration
-	// ClientSlot, when set, waits for one of client's work slots, in which
-	// a message is handled or an operation set up, and returns the function
-	// that gives it back; or returns why it did not (ctx ended, or the client
-	// has too much waiting): an operation gets it as its error, a message
-	// closes the socket with 1013.
+	// ClientSlot, when set, waits for one of client's work slots, in which a
+	// message is handled or an operation set up, and returns the function that
+	// gives it back; or why it did not (ctx ended, or the client has too much
+	// waiting): an operation gets it as its error, a message closes with 1013.
 	ClientSlot func(ctx context.Context, client string) (release func(), err error)
 }
 
@@ -141,12 +138,8 @@ func (o *WebSocketOptions) setDefaults() {
 			return host
 		}
 	}
-	if o.Sockets == nil {
-		o.Sockets = unbounded{}
-	}
-	if o.Operations == nil {
-		o.Operations = unbounded{}
-	}
+	o.Sockets = cmp.Or[Budget](o.Sockets, unbounded{})
+	o.Operations = cmp.Or[Budget](o.Operations, unbounded{})
 	o.MaxSubscriptions = positiveOr(o.MaxSubscriptions, 100)
 	o.MaxMessageBytes = positiveOr(o.MaxMessageBytes, maxRequestBytes)
 	o.SendQueue = positiveOr(o.SendQueue, 64)

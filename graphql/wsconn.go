@@ -39,8 +39,8 @@ type wsConn struct {
 	out      atomic.Pointer[chan outMsg] // the send queue, once made (queue)
 	queued   atomic.Int64                // messages in out not yet written
 	writing  sync.Mutex                  // held while a message is written; see send
-	dead     chan struct{}               // closed by markDead: nothing more will be sent
-	markDead func()                      // closes dead and wakes the sender, once
+	dead     context.Context             // ended by markDead: nothing more will be sent
+	markDead func()                      // ends dead and wakes the sender
 	wg       sync.WaitGroup              // goroutines and timers other than the reader
 	reads    atomic.Uint64               // messages received, for the keep-alive check
 	acked    atomic.Bool
@@ -89,14 +89,14 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		proto:  newSubprotocol(ws.Subprotocol()),
 		ctx:    ctx,
 		cancel: cancel,
-		dead:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
 	}
-	c.markDead = sync.OnceFunc(func() {
-		close(c.dead)
+	dead, endDead := context.WithCancel(context.Background())
+	c.dead, c.markDead = dead, func() {
+		endDead()
 		c.wakeSender()
-	})
+	}
 	return c
 }
 
@@ -108,7 +108,7 @@ func (c *wsConn) serve() {
 		c.closeNow(closeBadSubprotocol, "Subprotocol not acceptable")
 		return
 	}
-	c.spawn(c.sendLoop)
+	go c.track(c.sendLoop)()
 	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
 		c.initTimer = time.AfterFunc(d, c.track(func() {
 			c.closeNow(closeInitTimeout, "Connection initialisation timeout")
@@ -199,7 +199,7 @@ func (c *wsConn) expire() {
 // after the protocol's notice, if any. The caller holds c.writing, so that no
 // other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
-	if c.isDead() || c.closing.Load() != nil {
+	if c.dead.Err() != nil || c.closing.Load() != nil {
 		return
 	}
 	// What the coalescer holds of a batch under way was written before the
@@ -234,11 +234,11 @@ func (c *wsConn) start(id string, req Request) bool {
 	op := &wsOp{id: id, cancel: cancel}
 	c.ops[id] = op
 	c.mu.Unlock()
-	c.spawn(func() {
+	go c.track(func() {
 		if !c.run(ctx, op, req) {
 			c.h.opts.Operations.Release(c.client, 1)
 		}
-	})
+	})()
 	return true
 }
 
@@ -300,7 +300,7 @@ func (c *wsConn) addPassive(op *wsOp) {
 	// A source need not end when ctx ends; the sender is woken to see it.
 	op.stopWake = context.AfterFunc(op.st.ctx, c.wakeSender)
 	c.mu.Lock()
-	if c.isDead() { // the sender has ended, or takes c.passive after this
+	if c.dead.Err() != nil { // the sender has ended, or takes c.passive after this
 		c.mu.Unlock()
 		c.endPassive(op)
 		return
@@ -368,7 +368,7 @@ func (c *wsConn) send(m outMsg) bool {
 	case c.queue() <- m:
 		c.wakeSender()
 		return true
-	case <-c.dead:
+	case <-c.dead.Done():
 		c.queued.Add(-1)
 		return false
 	}
@@ -457,7 +457,7 @@ func (c *wsConn) sendLoop() {
 	var ready []*wsOp
 	for ok := true; ok; {
 		<-c.wake
-		if c.isDead() {
+		if c.dead.Err() != nil {
 			break
 		}
 		ready, ok = c.flush(ready)
@@ -608,7 +608,7 @@ func (c *wsConn) goAway() {
 		c.wakeSender()
 	default:
 		c.queued.Add(-1)
-		// Not c.spawn: teardown may be waiting already. Shutdown waits for h.wg.
+		// Not c.track: teardown may be waiting already. Shutdown waits for h.wg.
 		c.h.wg.Add(1)
 		go func() {
 			defer c.h.wg.Done()
@@ -628,8 +628,6 @@ func (c *wsConn) track(f func()) func() {
 	}
 }
 
-func (c *wsConn) spawn(f func()) { go c.track(f)() }
-
 // stopTimer stops *t, a timer made with track, unless it has fired already.
 func (c *wsConn) stopTimer(t **time.Timer) {
 	if *t != nil && (*t).Stop() {
@@ -637,15 +635,6 @@ func (c *wsConn) stopTimer(t **time.Timer) {
 		c.h.live.Add(-1)
 	}
 	*t = nil
-}
-
-func (c *wsConn) isDead() bool {
-	select {
-	case <-c.dead:
-		return true
-	default:
-		return false
-	}
 }
 
 // teardown ends every operation and waits for the connection's goroutines.
