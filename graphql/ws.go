@@ -216,7 +216,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
-	c := newWSConn(h, ws, hw.conn, r)
+	c := newWSConn(h, ws, hw.out.conn, r)
 	c.client, c.coalescer = client, hw.out
 
 	h.mu.Lock()
@@ -303,8 +303,7 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 // library's writer.
 type hijackRecorder struct {
 	http.ResponseWriter
-	conn net.Conn
-	out  *coalescer
+	out *coalescer // over the hijacked connection
 }
 
 func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -312,7 +311,6 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return conn, brw, err
 	}
-	w.conn = conn
 	w.out = &coalescer{conn: conn}
 	// The library gets buffers of wsBufferSize rather than net/http's 4 KiB
 	// ones: a server holds thousands of sockets of mostly small messages.

@@ -137,7 +137,7 @@ var (
 // initConnection handles connection_init up to its ack, or refuses the
 // connection the protocol's way.
 func (c *wsConn) initConnection(raw json.RawMessage) bool {
-	c.stopTimer(&c.initTimer)
+	c.stopTimer(c.initTimer)
 	payload, err := initPayload(raw)
 	if err != nil {
 		return c.proto.refuse(c, err.Error(), closeBadRequest, "Invalid message received")
@@ -283,9 +283,8 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	return false
 }
 
-// complete forgets op, and tells the client it completed through send, unless
-// the client stopped op itself or the connection is going. It returns send's
-// answer, or true.
+// complete forgets op and tells the client it completed through send, unless
+// the client stopped op itself or the connection is going; false: send failed.
 func (c *wsConn) complete(op *wsOp, send func(outMsg) bool) bool {
 	c.forget(op)
 	if op.stopped.Load() || c.ctx.Err() != nil {
@@ -552,15 +551,13 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 // inClientTurn runs f in one of the client's work slots
 // (WebSocketOptions.ClientSlot), and returns why it did not run f.
 func (c *wsConn) inClientTurn(ctx context.Context, f func()) error {
-	if c.h.opts.ClientSlot == nil {
-		f()
-		return nil
+	if clientSlot := c.h.opts.ClientSlot; clientSlot != nil {
+		release, err := clientSlot(ctx, c.client)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	release, err := c.h.opts.ClientSlot(ctx, c.client)
-	if err != nil {
-		return err
-	}
-	defer release()
 	f()
 	return nil
 }
@@ -628,19 +625,19 @@ func (c *wsConn) track(f func()) func() {
 	}
 }
 
-// stopTimer stops *t, a timer made with track, unless it has fired already.
-func (c *wsConn) stopTimer(t **time.Timer) {
-	if *t != nil && (*t).Stop() {
+// stopTimer stops t, a timer made with track, unless it has fired or been
+// stopped already.
+func (c *wsConn) stopTimer(t *time.Timer) {
+	if t != nil && t.Stop() {
 		c.wg.Done()
 		c.h.live.Add(-1)
 	}
-	*t = nil
 }
 
 // teardown ends every operation and waits for the connection's goroutines.
 func (c *wsConn) teardown() {
-	c.stopTimer(&c.initTimer)
-	c.stopTimer(&c.expiryTimer)
+	c.stopTimer(c.initTimer)
+	c.stopTimer(c.expiryTimer)
 	c.mu.Lock()
 	ops := c.ops
 	c.ops = nil

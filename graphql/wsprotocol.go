@@ -11,9 +11,6 @@ import (
 	"github.com/coder/websocket"
 )
 
-// What the two protocols share: the subprotocol interface each implements (in
-// wstransport.go and wslegacy.go), the message envelope, and connection_init.
-
 // subprotocol is one GraphQL-over-WebSocket protocol: how it acts on what the
 // client sends, and the messages it alone sends. One value serves one connection.
 type subprotocol interface {
@@ -25,8 +22,7 @@ type subprotocol interface {
 	// keepAlive returns the keep-alive message to send, or nil when it has
 	// dropped the connection. The sender alone calls it.
 	keepAlive(c *wsConn) []byte
-	// expiryNotice is what is sent before the close when the connection's
-	// authorization ends; nil: nothing.
+	// expiryNotice is sent before the close at an AuthorizedUntil instant; nil: nothing.
 	expiryNotice() []byte
 	// refuse refuses connection_init with msg, closing with code and reason,
 	// and reports whether to go on reading.
