@@ -18,9 +18,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// GraphQL over WebSocket. This file holds the handler; a connection's life is
-// in wsconn.go, each protocol in its own file behind the interface of
-// wsprotocol.go.
+// GraphQL over WebSocket: the handler. A connection's life is in wsconn.go,
+// each protocol in its own file behind the interface of wsprotocol.go.
 
 // The subprotocols served; a client offering both gets graphql-transport-ws.
 const (
@@ -218,7 +217,6 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.live.Add(1)
 	c := newWSConn(h, ws, hw.out.conn, r)
 	c.client, c.coalescer = client, hw.out
-
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
 	if h.writeCheck == nil {

@@ -342,11 +342,10 @@ func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
 }
 
 // send writes m at once when nothing is queued and no one is writing, or
-// queues it for the sender, waiting for room; it reports false when the
-// connection will send nothing more. The sender, which alone makes room,
-// must not call it. One queue per connection: a slow client holds up only
-// itself. A connection with several operations always queues, so that the
-// sender writes their messages together.
+// queues it for the sender, waiting for room (a slow client holds up only
+// itself); it reports false when the connection will send nothing more. The
+// sender, which alone makes room, must not call it. A connection with several
+// operations always queues, so that the sender writes their messages together.
 func (c *wsConn) send(m outMsg) bool {
 	c.mu.Lock()
 	sole := len(c.ops) <= 1
@@ -653,10 +652,7 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
-	closed := c.closing.Load()
-	if closed == nil {
-		closed = &wsClose{} // the peer closed first
-	}
+	closed := cmp.Or(c.closing.Load(), &wsClose{}) // code 0: the peer closed first
 	if log := c.h.opts.Log; log != nil {
 		by := slog.String("closed_by", "client")
 		if closed.code != 0 {
