@@ -36,13 +36,12 @@ type wsConn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 
-	out      atomic.Pointer[chan outMsg] // the send queue, once made (queue)
-	queued   atomic.Int64                // messages in out not yet written
-	writing  sync.Mutex                  // held while a message is written; see send
-	dead     context.Context             // ended by markDead: nothing more will be sent
-	markDead func()                      // ends dead and wakes the sender
-	wg       sync.WaitGroup              // goroutines and timers other than the reader
-	reads    atomic.Uint64               // messages received, for the keep-alive check
+	queued   atomic.Int64    // messages in out not yet written
+	writing  sync.Mutex      // held while a message is written; see send
+	dead     context.Context // ended by markDead: nothing more will be sent
+	markDead func()          // ends dead and wakes the sender
+	wg       sync.WaitGroup  // goroutines and timers other than the reader
+	reads    atomic.Uint64   // messages received, for the keep-alive check
 	acked    atomic.Bool
 	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
 
@@ -57,7 +56,8 @@ type wsConn struct {
 
 	mu      sync.Mutex
 	ops     map[string]*wsOp
-	passive []*wsOp // subscriptions the sender reads
+	passive []*wsOp     // subscriptions the sender reads
+	out     chan outMsg // the send queue, once made (queue)
 
 	closing atomic.Pointer[wsClose] // the close under way, nil: none
 }
@@ -399,14 +399,12 @@ func (c *wsConn) writeMessage(m outMsg) bool {
 // queue is the send queue, made when first needed: most connections never
 // queue a message, and a server holds thousands of them.
 func (c *wsConn) queue() chan outMsg {
-	if q := c.out.Load(); q != nil {
-		return *q
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out == nil {
+		c.out = make(chan outMsg, c.h.opts.SendQueue)
 	}
-	q := make(chan outMsg, c.h.opts.SendQueue)
-	if !c.out.CompareAndSwap(nil, &q) {
-		return *c.out.Load()
-	}
-	return q
+	return c.out
 }
 
 // keepAlive sends the protocol's keep-alive message once the connection is
@@ -451,6 +449,7 @@ func (c *wsConn) sendLoop() {
 			c.keepAliveDue.Store(true)
 			c.wakeSender()
 		})
+		defer keepAlive.Stop()
 	}
 	var ready []*wsOp
 	for ok := true; ok; {
@@ -463,9 +462,6 @@ func (c *wsConn) sendLoop() {
 			ok = c.keepAlive()
 			keepAlive.Reset(d)
 		}
-	}
-	if keepAlive != nil {
-		keepAlive.Stop()
 	}
 	c.markDead()
 	c.mu.Lock()
@@ -484,11 +480,8 @@ func (c *wsConn) sendLoop() {
 func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes from c.passive
+	queue := c.out                          // nil until made
 	c.mu.Unlock()
-	var queue chan outMsg // nil until made
-	if q := c.out.Load(); q != nil {
-		queue = *q
-	}
 	c.writing.Lock()
 	defer c.writing.Unlock()
 	held := len(queue)+len(ready) > 1
