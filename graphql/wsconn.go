@@ -159,7 +159,7 @@ func (c *wsConn) initConnection(raw json.RawMessage) bool {
 	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
 }
 
-// init runs OnInit.
+// init runs OnInit; a nil context it returns is the connection's.
 func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 	if c.h.opts.OnInit == nil {
 		return c.ctx, nil
@@ -171,11 +171,8 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 		}
 	}()
 	ctx, err = c.h.opts.OnInit(c.r, payload)
-	if err != nil {
-		return nil, err
-	}
-	if ctx == nil {
-		return c.ctx, nil
+	if err != nil || ctx == nil {
+		return c.ctx, err
 	}
 	if until, ok := authorizedUntil(ctx); ok && !c.h.opts.Now().Before(until) {
 		return nil, errAuthorizationExpired

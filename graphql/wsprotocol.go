@@ -135,12 +135,8 @@ func parseOperation(payload json.RawMessage) (Request, error) {
 }
 
 // initPayload decodes a connection_init payload.
-func initPayload(raw json.RawMessage) (map[string]any, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	var p map[string]any
-	if !isJSONObject(raw) || json.Unmarshal(raw, &p) != nil {
+func initPayload(raw json.RawMessage) (p map[string]any, err error) {
+	if raw != nil && (!isJSONObject(raw) || json.Unmarshal(raw, &p) != nil) {
 		return nil, errors.New(`"connection_init" payload must be an object`)
 	}
 	return p, nil
