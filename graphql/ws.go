@@ -189,8 +189,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
 		return
 	}
-	// Claimed before the upgrade, so a refused socket costs an HTTP answer and
-	// no goroutine.
+	// Claimed before the upgrade: a refused socket costs no goroutine.
 	if !claimOrRefuse(w, h.opts.Sockets, client) {
 		h.mu.Unlock()
 		return

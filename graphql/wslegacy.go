@@ -53,7 +53,6 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
 }
 
-// connectionError sends the connection_error message.
 func connectionError(c *wsConn, msg string) bool {
 	return c.send(outMsg{data: connectionErrorMessage(msg)})
 }

@@ -40,31 +40,27 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 		}
 		return c.send(outMsg{data: append(pong, '}')})
 	case "subscribe":
-		return p.subscribe(c, m)
+		req, err := parseOperation(m.payload)
+		if err != nil {
+			return badRequest(c, err.Error())
+		}
+		if !c.acked.Load() {
+			c.closeNow(closeUnauthorized, "Unauthorized")
+			return false
+		}
+		c.mu.Lock()
+		_, dup := c.ops[m.id]
+		c.mu.Unlock()
+		if dup {
+			c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
+			return false
+		}
+		return c.start(m.id, req)
 	case "complete":
 		c.stop(m.id)
 		return true
 	}
 	return badRequest(c, fmt.Sprintf("unexpected message type %q", m.typ))
-}
-
-func (p *transportWS) subscribe(c *wsConn, m wsMessage) bool {
-	req, err := parseOperation(m.payload)
-	if err != nil {
-		return badRequest(c, err.Error())
-	}
-	if !c.acked.Load() {
-		c.closeNow(closeUnauthorized, "Unauthorized")
-		return false
-	}
-	c.mu.Lock()
-	_, dup := c.ops[m.id]
-	c.mu.Unlock()
-	if dup {
-		c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
-		return false
-	}
-	return c.start(m.id, req)
 }
 
 // badRequest closes the connection on a message that is not of the protocol.
