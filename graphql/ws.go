@@ -276,22 +276,17 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.goAway()
 	}
-	done := make(chan struct{})
-	go func() {
-		h.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
+	dropRest := context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for c := range h.conns {
+			c.raw.Close() // ends every read and write at once
+		}
+	})
+	h.wg.Wait()
+	if dropRest() { // ctx had not ended
 		return nil
-	case <-ctx.Done():
 	}
-	h.mu.Lock()
-	for c := range h.conns {
-		c.raw.Close() // ends every read and write at once
-	}
-	h.mu.Unlock()
-	<-done
 	return ctx.Err()
 }
 
