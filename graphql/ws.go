@@ -320,8 +320,6 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // wsBufferSize is the size of a socket's read and write buffers.
 const wsBufferSize = 1024
 
-func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // Budget is what the WebSocket handler claims a client's sockets and operations
 // from (internal/admission keeps it); a refusal's message is shown to the client.
 type Budget interface {

@@ -36,14 +36,17 @@ type wsConn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 
-	queued   atomic.Int64    // messages in out not yet written
-	writing  sync.Mutex      // held while a message is written; see send
-	dead     context.Context // ended by markDead: nothing more will be sent
-	markDead func()          // ends dead and wakes the sender
-	wg       sync.WaitGroup  // goroutines and timers other than the reader
-	reads    atomic.Uint64   // messages received, for the keep-alive check
-	acked    atomic.Bool
-	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
+	queued       atomic.Int64    // messages in out not yet written
+	writing      sync.Mutex      // held while a message is written; see send
+	dead         context.Context // ended by markDead: nothing more will be sent
+	markDead     func()          // ends dead and wakes the sender
+	wake         chan struct{}   // has a value when the sender has work
+	keepAliveDue atomic.Bool
+	wg           sync.WaitGroup // goroutines and timers other than the reader
+	reads        atomic.Uint64  // messages received, for the keep-alive check
+	acked        atomic.Bool
+	until        atomic.Pointer[time.Time] // when the authorization ends, if it does
+	closing      atomic.Pointer[wsClose]   // the close under way, nil: none
 
 	// Reader state.
 	initTimer   *time.Timer
@@ -51,15 +54,10 @@ type wsConn struct {
 	base        context.Context // parent of operation contexts, set at the ack
 	draining    bool            // a close is queued: ignore further messages
 
-	wake         chan struct{} // has a value when the sender has work
-	keepAliveDue atomic.Bool
-
 	mu      sync.Mutex
 	ops     map[string]*wsOp
 	passive []*wsOp     // subscriptions the sender reads
 	out     chan outMsg // the send queue, once made (queue)
-
-	closing atomic.Pointer[wsClose] // the close under way, nil: none
 }
 
 type wsClose struct {
@@ -100,8 +98,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 	return c
 }
 
-// serve runs the connection until the socket closes, then waits for every
-// goroutine it started.
+// serve reads until the socket closes, then waits for the goroutines it started.
 func (c *wsConn) serve() {
 	defer c.teardown()
 	if c.proto == nil {
@@ -120,10 +117,7 @@ func (c *wsConn) serve() {
 			return
 		}
 		c.reads.Add(1)
-		if c.draining {
-			continue
-		}
-		if !c.handle(data) {
+		if !c.draining && !c.handle(data) {
 			return
 		}
 	}
@@ -134,8 +128,7 @@ var (
 	errAuthorizationExpired = errors.New(msgAuthorizationExpired)
 )
 
-// initConnection handles connection_init up to its ack, or refuses the
-// connection the protocol's way.
+// initConnection acks connection_init, or refuses it the protocol's way.
 func (c *wsConn) initConnection(raw json.RawMessage) bool {
 	c.stopTimer(c.initTimer)
 	payload, err := initPayload(raw)
@@ -287,7 +280,7 @@ func (c *wsConn) complete(op *wsOp, send func(outMsg) bool) bool {
 	if op.stopped.Load() || c.ctx.Err() != nil {
 		return true
 	}
-	return send(outMsg{data: opMessage("complete", op.id, nil), op: op})
+	return send(outMsg{data: completeMessage(op.id), op: op})
 }
 
 // addPassive hands the subscription op to the sender, or ends it when the
@@ -334,8 +327,9 @@ type outMsg struct {
 }
 
 func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
-	payload := appendList(nil, errs, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
-	return c.send(outMsg{data: opMessage("error", id, payload), op: op})
+	buf := append(appendOpHeader(nil, "error", id), `,"payload":`...)
+	buf = appendList(buf, errs, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
+	return c.send(outMsg{data: append(buf, '}'), op: op})
 }
 
 // send writes m at once when nothing is queued and no one is writing, or
@@ -614,8 +608,7 @@ func (c *wsConn) track(f func()) func() {
 	}
 }
 
-// stopTimer stops t, a timer made with track, unless it has fired or been
-// stopped already.
+// stopTimer stops t, a timer made with track, if it is pending.
 func (c *wsConn) stopTimer(t *time.Timer) {
 	if t != nil && t.Stop() {
 		c.wg.Done()

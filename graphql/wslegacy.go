@@ -42,7 +42,7 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 		return c.start(m.id, req)
 	case "stop":
 		if c.stop(m.id) {
-			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
+			return c.send(outMsg{data: completeMessage(m.id)})
 		}
 		return true
 	}

@@ -22,7 +22,7 @@ type subprotocol interface {
 	// keepAlive returns the keep-alive message to send, or nil when it has
 	// dropped the connection. The sender alone calls it.
 	keepAlive(c *wsConn) []byte
-	// expiryNotice is sent before the close at an AuthorizedUntil instant; nil: nothing.
+	// expiryNotice precedes the close at an AuthorizedUntil instant; nil: none.
 	expiryNotice() []byte
 	// refuse refuses connection_init with msg, closing with code and reason,
 	// and reports whether to go on reading.
@@ -153,13 +153,9 @@ func stringMember(raw json.RawMessage, dst *string) bool {
 // isJSONObject reports whether raw, a valid JSON value, is an object.
 func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// opMessage builds {"id":…,"type":…,"payload":…}, leaving out a nil payload.
-func opMessage(typ, id string, payload []byte) []byte {
-	buf := appendOpHeader(make([]byte, 0, len(payload)+len(id)+40), typ, id)
-	if payload != nil {
-		buf = append(append(buf, `,"payload":`...), payload...)
-	}
-	return append(buf, '}')
+// completeMessage tells the client the operation id completed.
+func completeMessage(id string) []byte {
+	return append(appendOpHeader(make([]byte, 0, len(id)+32), "complete", id), '}')
 }
 
 func appendOpHeader(buf []byte, typ, id string) []byte {
