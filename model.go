@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -24,7 +26,27 @@ type User struct {
 	Email     string    `json:"email"`
 	CreatedAt time.Time `json:"createdAt"`
 
-	nameKey, emailKey string // case-folded Name and Email, set when stored
+	nameKey, emailKey string                         // case-folded Name and Email, set when stored
+	rest              atomic.Pointer[representation] // made at the first REST read
+}
+
+// representation is a user's REST answer, kept with the user: a record never
+// changes, so neither do its JSON and entity tag, and a read of it encodes and
+// hashes nothing.
+type representation struct {
+	body []byte // the JSON and a newline; its capacity is its length, so appending copies
+	tag  string // of the JSON (entityTag)
+}
+
+// representation returns u's REST answer, making it at the first call.
+func (u *User) representation() *representation {
+	if rep := u.rest.Load(); rep != nil {
+		return rep
+	}
+	j, _ := json.Marshal(u) // refuses only times outside years 0 to 9999, which no stored user has
+	rep := &representation{body: slices.Clip(append(j, '\n')), tag: entityTag(j)}
+	u.rest.Store(rep) // a racing first read stores an equal one
+	return rep
 }
 
 // entityTag is the strong ETag, quoted, of a representation's JSON: 128 bits of its
@@ -36,14 +58,7 @@ func entityTag(json []byte) string {
 }
 
 // ETag is u's strong entity tag.
-func (u *User) ETag() string { return entityTag(u.marshal()) }
-
-// marshal is u's JSON, as every REST answer and the journal hold it: encoding/json
-// refuses only times outside years 0 to 9999, which no stored user has.
-func (u *User) marshal() []byte {
-	j, _ := json.Marshal(u)
-	return j
-}
+func (u *User) ETag() string { return u.representation().tag }
 
 // Post is a user's post.
 type Post struct {

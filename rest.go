@@ -147,7 +147,8 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return userNotFound(id)
 	}
-	writeTaggedJSON(w, r, u.marshal())
+	rep := u.representation()
+	writeTagged(w, r, rep.body, rep.tag)
 	return nil
 }
 
@@ -166,11 +167,11 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 
 // writeUser answers with u and its ETag.
 func writeUser(w http.ResponseWriter, status int, u *User) error {
-	body := u.marshal() // once, for the entity tag and the answer
-	w.Header().Set("ETag", entityTag(body))
+	rep := u.representation()
+	w.Header().Set("ETag", rep.tag)
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	w.Write(rep.body)
 	return nil
 }
 
@@ -350,8 +351,13 @@ func pathID(r *http.Request, name string) (int64, error) {
 
 // writeTaggedJSON answers a GET of one record whose JSON is body (RFC 9110 section
 // 13): 200 with its ETag, or 304 when If-None-Match names that ETag (or is "*").
-func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
-	tag := entityTag(body)
+func writeTaggedJSON(w http.ResponseWriter, r *http.Request, json []byte) {
+	writeTagged(w, r, append(json, '\n'), entityTag(json))
+}
+
+// writeTagged answers r with body, whose entity tag is tag, or with 304 when r's
+// If-None-Match names tag.
+func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string) {
 	w.Header().Set("ETag", tag)
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
 		w.WriteHeader(http.StatusNotModified)
@@ -359,7 +365,7 @@ func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(http.StatusOK)
-	w.Write(append(body, '\n'))
+	w.Write(body)
 }
 
 // ifMatch is the store-side check of r's If-Match header for user id, nil when there

@@ -77,7 +77,7 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 		if err != nil {
 			return nil, err
 		}
-		u = *old
+		u = User{ID: old.ID, Name: old.Name, Email: old.Email, CreatedAt: old.CreatedAt}
 		if p.Name != nil {
 			u.Name = *p.Name
 		}

@@ -71,7 +71,7 @@ func NewStreams(s *Schema, opts StreamOptions) *Streams {
 	return &Streams{schema: s, opts: opts, reservations: map[string]*reservation{}, quit: make(chan struct{})}
 }
 
-func positiveOr[T int | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
