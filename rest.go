@@ -335,7 +335,7 @@ func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeTaggedJSON(w, r, body)
+	writeTagged(w, r, append(body, '\n'), entityTag(body))
 	return nil
 }
 
@@ -349,14 +349,9 @@ func pathID(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
-// writeTaggedJSON answers a GET of one record whose JSON is body (RFC 9110 section
-// 13): 200 with its ETag, or 304 when If-None-Match names that ETag (or is "*").
-func writeTaggedJSON(w http.ResponseWriter, r *http.Request, json []byte) {
-	writeTagged(w, r, append(json, '\n'), entityTag(json))
-}
-
-// writeTagged answers r with body, whose entity tag is tag, or with 304 when r's
-// If-None-Match names tag.
+// writeTagged answers a GET of one record (RFC 9110 section 13): 200 with body, its
+// JSON and a newline, whose entity tag is tag, or 304 when If-None-Match names tag (or
+// is "*").
 func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string) {
 	w.Header().Set("ETag", tag)
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
