@@ -243,7 +243,9 @@ type openValue struct {
 // and keeps it in the object's set, if any.
 func (o *openValue) add(key []byte, earlier [][]byte, fold bool) (dup bool) {
 	if o.set == nil && len(earlier) < manyKeys {
-		return slices.ContainsFunc(earlier, func(k []byte) bool { return fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key) })
+		return slices.ContainsFunc(earlier, func(k []byte) bool {
+			return fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key)
+		})
 	}
 	name := func(k []byte) string {
 		if fold {
