@@ -163,10 +163,8 @@ func BearerToken(authorization string) (string, error) {
 	if !found || token == "" {
 		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization has no bearer token"}
 	}
-	for i := 0; i < len(token); i++ {
-		if c := token[i]; c <= ' ' || c >= 0x7f {
-			return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization must be Bearer, a space, then the token"}
-		}
+	if strings.ContainsFunc(token, func(c rune) bool { return c <= ' ' || c >= 0x7f }) {
+		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization must be Bearer, a space, then the token"}
 	}
 	return token, nil
 }

@@ -147,7 +147,8 @@ func loadErrorOnePass(ds *Dataset) error {
 		seen[coll][id] = true
 		return nil
 	}
-	for i, u := range ds.Users {
+	for i := range ds.Users {
+		u := &ds.Users[i]
 		if err := check("users", i, u.ID); err != nil {
 			return err
 		}

@@ -186,7 +186,7 @@ func TestIfMatchComparedBeforeTheWriteLock(t *testing.T) {
 	r := httptest.NewRequest("PUT", "/api/users/1", nil)
 	r.Header.Set("If-Match", u.ETag())
 	check := srv.ifMatch(r, u.ID)
-	original := *u
+	original := User{ID: u.ID, Name: u.Name, Email: u.Email, CreatedAt: u.CreatedAt}
 	u.Name = "Changed in place"
 	if err := check(u); err != nil {
 		t.Errorf("the record compared before the lock: %v", err)
@@ -194,8 +194,7 @@ func TestIfMatchComparedBeforeTheWriteLock(t *testing.T) {
 	if err := check(&original); err != nil {
 		t.Errorf("a replacement whose tag the header names: %v", err)
 	}
-	replaced := original
-	replaced.Name = "Bob"
+	replaced := User{ID: u.ID, Name: "Bob", Email: u.Email, CreatedAt: u.CreatedAt}
 	if err := check(&replaced); asError(err).Kind != KindPrecondition {
 		t.Errorf("a replacement whose tag the header does not name: %v, want a failed precondition", err)
 	}

@@ -96,10 +96,10 @@ func TestCrashRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var users []User
+		var users []*User
 		json.NewDecoder(resp.Body).Decode(&users)
 		resp.Body.Close()
-		byName := map[string]User{}
+		byName := map[string]*User{}
 		for _, u := range users {
 			byName[u.Name] = u
 		}

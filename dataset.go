@@ -56,17 +56,14 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 // readAll reads r to the end, a file into a buffer of its size: io.ReadAll would grow
 // its buffer step by step, copying a large file several times (bench/README.md).
 func readAll(r io.Reader) ([]byte, error) {
-	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
-	if !ok {
-		return io.ReadAll(r)
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+			_, err = buf.ReadFrom(r)
+			return buf.Bytes(), err
+		}
 	}
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return io.ReadAll(r)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
-	_, err = buf.ReadFrom(r)
-	return buf.Bytes(), err
+	return io.ReadAll(r)
 }
 
 // decodeDataset reads the dataset format with package jsonscan: what encoding/json
@@ -78,15 +75,26 @@ func decodeDataset(data []byte) (*Dataset, error) {
 	err := d.Object(jsonscan.Loc{}, datasetFields, func(name string) error {
 		switch name {
 		case "users":
-			return jsonscan.List(d, name, &ds.Users, decodeUser)
+			return jsonscan.List(d, name, &ds.Users, func(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
+				return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
+			})
 		case "posts":
-			return jsonscan.List(d, name, &ds.Posts, decodePost)
+			return jsonscan.List(d, name, &ds.Posts, func(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
+				return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
+			})
 		case "comments":
-			return jsonscan.List(d, name, &ds.Comments, decodeComment)
+			return jsonscan.List(d, name, &ds.Comments, func(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
+				return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
+			})
 		case "products":
-			return jsonscan.List(d, name, &ds.Products, decodeProduct)
+			return jsonscan.List(d, name, &ds.Products, func(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
+				return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
+			})
 		}
-		return jsonscan.List(d, name, &ds.Orders, decodeOrder) // Object passes only the names in datasetFields
+		// Object passes only the names in datasetFields.
+		return jsonscan.List(d, name, &ds.Orders, func(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
+			return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
+		})
 	})
 	if err == nil {
 		err = d.End()
@@ -106,26 +114,6 @@ var (
 	productFields = []string{"id", "name", "price", "category", "createdDate", "isActive"}
 	orderFields   = []string{"id", "userId", "productId", "customerName", "orderDate", "quantity"}
 )
-
-func decodeUser(d *jsonscan.Scanner, at jsonscan.Loc, u *User) error {
-	return decodeRecord(d, at, userFields, &u.ID, &u.Name, &u.Email, &u.CreatedAt)
-}
-
-func decodePost(d *jsonscan.Scanner, at jsonscan.Loc, p *Post) error {
-	return decodeRecord(d, at, postFields, &p.ID, &p.UserID, &p.Title, &p.Content, &p.CreatedAt)
-}
-
-func decodeComment(d *jsonscan.Scanner, at jsonscan.Loc, c *Comment) error {
-	return decodeRecord(d, at, commentFields, &c.ID, &c.PostID, &c.AuthorID, &c.Text, &c.CreatedAt)
-}
-
-func decodeProduct(d *jsonscan.Scanner, at jsonscan.Loc, p *Product) error {
-	return decodeRecord(d, at, productFields, &p.ID, &p.Name, &p.Price, &p.Category, &p.CreatedDate, &p.IsActive)
-}
-
-func decodeOrder(d *jsonscan.Scanner, at jsonscan.Loc, o *Order) error {
-	return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
-}
 
 // decodeRecord decodes an object whose keys are fields into dsts, each field's
 // destination in the same order: an *int64, *string, *bool or json.Unmarshaler.
@@ -193,7 +181,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	if err := s.fillUsers(ds.Users, stamp, &sorts); err != nil {
 		return err
 	}
-	err := fillTable(&s.posts, "posts", ds.Posts, func(i int, p *Post) error {
+	err := fillTable(&s.posts, "posts", ds.Posts, func(p *Post) int64 { return p.ID }, func(i int, p *Post) error {
 		if _, ok := s.users.get(p.UserID); !ok {
 			return fmt.Errorf("posts[%d] (id %d): userId %d names no user", i, p.ID, p.UserID)
 		}
@@ -206,7 +194,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		return nil
 	})
 	if err == nil {
-		err = fillTable(&s.comments, "comments", ds.Comments, func(i int, c *Comment) error {
+		err = fillTable(&s.comments, "comments", ds.Comments, func(c *Comment) int64 { return c.ID }, func(i int, c *Comment) error {
 			if _, ok := s.posts.get(c.PostID); !ok {
 				return fmt.Errorf("comments[%d] (id %d): postId %d names no post", i, c.ID, c.PostID)
 			}
@@ -224,7 +212,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		})
 	}
 	if err == nil {
-		err = fillTable(&s.products, "products", ds.Products, func(i int, p *Product) error {
+		err = fillTable(&s.products, "products", ds.Products, func(p *Product) int64 { return p.ID }, func(i int, p *Product) error {
 			name, category, err := validateProduct(p.Name, p.Category, p.Price)
 			if err != nil {
 				return err
@@ -234,7 +222,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		})
 	}
 	if err == nil {
-		err = fillTable(&s.orders, "orders", ds.Orders, func(i int, o *Order) error {
+		err = fillTable(&s.orders, "orders", ds.Orders, func(o *Order) int64 { return o.ID }, func(i int, o *Order) error {
 			if _, ok := s.products.get(o.ProductID); !ok {
 				return fmt.Errorf("orders[%d] (id %d): productId %d names no product", i, o.ID, o.ProductID)
 			}
@@ -263,24 +251,22 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 	return nil
 }
 
-// fillTable puts recs into t, each checked, normalised and indexed by check; a domain
-// error of check names the record and its bad fields.
-func fillTable[T any, P interface {
-	*T
-	recordID() int64
-}](t *table[T], coll string, recs []T, check func(i int, r P) error) error {
+// fillTable puts recs, whose ids idOf reads, into t, each checked, normalised and
+// indexed by check; a domain error of check names the record and its bad fields.
+func fillTable[T any](t *table[T], coll string, recs []T, idOf func(*T) int64, check func(i int, r *T) error) error {
 	for i := range recs {
-		r := P(&recs[i])
-		switch id := r.recordID(); {
+		r := &recs[i]
+		id := idOf(r)
+		switch {
 		case id <= 0 || id > maxID:
 			return idError(coll, i, id)
-		case t.put(id, &recs[i], true) != nil:
+		case t.put(id, r, true) != nil:
 			return fmt.Errorf("%s[%d] (id %d): duplicate id", coll, i, id)
 		}
 		if err := check(i, r); err != nil {
 			if e, ok := err.(*Error); ok {
 				// "posts[3] (id 4): title is required"
-				return fmt.Errorf("%s[%d] (id %d): %s", coll, i, r.recordID(), strings.TrimPrefix(e.Message, "invalid input: "))
+				return fmt.Errorf("%s[%d] (id %d): %s", coll, i, id, strings.TrimPrefix(e.Message, "invalid input: "))
 			}
 			return err
 		}
@@ -291,11 +277,6 @@ func fillTable[T any, P interface {
 func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
 }
-
-func (p *Post) recordID() int64    { return p.ID }
-func (c *Comment) recordID() int64 { return c.ID }
-func (p *Product) recordID() int64 { return p.ID }
-func (o *Order) recordID() int64   { return o.ID }
 
 // fillUsers adds users. Each user is checked on its own (and its keys folded) in
 // parallel first; then they go into the table in order, which finds duplicate ids.
@@ -384,12 +365,8 @@ func (s *Store) beginLoad() { s.loading = true }
 
 func (s *Store) endLoad() {
 	s.loading = false
-	s.users.sortLoaded()
-	s.posts.sortLoaded()
-	s.comments.sortLoaded()
-	s.products.sortLoaded()
-	s.orders.sortLoaded()
-	for _, x := range []ownerIndex{s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
+	for _, x := range []interface{ sortLoaded() }{&s.users, &s.posts, &s.comments, &s.products, &s.orders,
+		s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
 	// A user replaced or deleted during the load left its old record in the sorted

@@ -36,8 +36,7 @@ func (e *Error) Error() string { return e.Message }
 // asError returns err as a domain *Error; anything else is an internal failure whose
 // message must not reach the client.
 func asError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	return &Error{Kind: KindInternal, Message: "internal server error"}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -151,7 +152,7 @@ func TestIndexesMatchScans(t *testing.T) {
 func TestLoadOutOfOrderKeepsIndexes(t *testing.T) {
 	ds := DemoDataset()
 	rng := rand.New(rand.NewPCG(3, 4))
-	rng.Shuffle(len(ds.Users), func(i, j int) { ds.Users[i], ds.Users[j] = ds.Users[j], ds.Users[i] })
+	rng.Shuffle(len(ds.Users), reflect.Swapper(ds.Users))
 	rng.Shuffle(len(ds.Posts), func(i, j int) { ds.Posts[i], ds.Posts[j] = ds.Posts[j], ds.Posts[i] })
 	rng.Shuffle(len(ds.Comments), func(i, j int) { ds.Comments[i], ds.Comments[j] = ds.Comments[j], ds.Comments[i] })
 	rng.Shuffle(len(ds.Orders), func(i, j int) { ds.Orders[i], ds.Orders[j] = ds.Orders[j], ds.Orders[i] })

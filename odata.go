@@ -51,10 +51,7 @@ func newODataService(store *Store, clock func() time.Time, publicURL string) *od
 	product.Navigation = []*odata.NavProperty{{Name: "orders", Target: order, Collection: true, Partner: "product",
 		Many: func(x any) []any { return values(store.OrdersByProduct(p(x).ID)) }}}
 	order.Navigation = []*odata.NavProperty{{Name: "product", Target: product, Partner: "orders",
-		One: func(x any) (any, bool) {
-			pr, ok := store.Product(o(x).ProductID)
-			return pr, ok
-		}}}
+		One: func(x any) (any, bool) { return store.Product(o(x).ProductID) }}}
 	productSet := &odata.EntitySet{Name: "Products", Type: product,
 		Description: "The catalogue; /api/products and /api/Products are the same set"}
 	orderSet := &odata.EntitySet{Name: "Orders", Type: order,
@@ -75,14 +72,8 @@ func newODataService(store *Store, clock func() time.Time, publicURL string) *od
 	one := odata.Settings{Allowed: odata.OptSelect | odata.OptExpand | odata.OptCompute, MaxExpansionDepth: 2, Now: clock}
 	searchSettings := odata.Settings{Allowed: odata.OptFilter | odata.OptOrderBy | odata.OptSkip | odata.OptTop, MaxTop: 100, MaxSkip: 1000, Now: clock}
 	products := func(context.Context) []any { return store.ProductValues() }
-	getProduct := func(_ context.Context, id int64) (any, bool) {
-		pr, ok := store.Product(id)
-		return pr, ok
-	}
-	getOrder := func(_ context.Context, id int64) (any, bool) {
-		or, ok := store.Order(id)
-		return or, ok
-	}
+	getProduct := func(_ context.Context, id int64) (any, bool) { return store.Product(id) }
+	getOrder := func(_ context.Context, id int64) (any, bool) { return store.Order(id) }
 	return &odata.Service{Model: model, Root: odataRoot, Metadata: metadataURL, RejectPassword: true, Sets: map[string]odata.SetRoutes{
 		productSet.Name: {
 			List:   &odata.Route{Set: productSet, Settings: productList, Metadata: metadataURL, List: products},

@@ -50,11 +50,7 @@ func restQuery(raw string) (url.Values, error) {
 		return nil, invalid("malformed query string: %v", err)
 	}
 	for name, values := range q {
-		valid := utf8.ValidString(name)
-		for _, v := range values {
-			valid = valid && utf8.ValidString(v)
-		}
-		if !valid {
+		if !utf8.ValidString(name) || slices.ContainsFunc(values, func(v string) bool { return !utf8.ValidString(v) }) {
 			return nil, invalid("malformed query string: %q is not valid UTF-8", name)
 		}
 	}
@@ -66,13 +62,6 @@ type userBody struct {
 	ID    int64  `json:"id"`
 	Name  string `json:"name"`
 	Email string `json:"email"`
-}
-
-// orderBody is the JSON body of POST /api/users/{userId}/orders.
-type orderBody struct {
-	ProductID    int64  `json:"productId"`
-	Quantity     int64  `json:"quantity"`
-	CustomerName string `json:"customerName"`
 }
 
 // pagedResult is the paged form of the user list.
@@ -158,7 +147,8 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return userNotFound(id)
 	}
-	writeTaggedJSON(w, r, u.marshal())
+	rep := u.representation()
+	writeTagged(w, r, rep.body, rep.tag)
 	return nil
 }
 
@@ -177,11 +167,11 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 
 // writeUser answers with u and its ETag.
 func writeUser(w http.ResponseWriter, status int, u *User) error {
-	body := u.marshal() // once, for the entity tag and the answer
-	w.Header().Set("ETag", entityTag(body))
+	rep := u.representation()
+	w.Header().Set("ETag", rep.tag)
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	w.Write(rep.body)
 	return nil
 }
 
@@ -312,11 +302,11 @@ func (s *Server) createUserOrder(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := s.store.User(userID); !ok {
 		return userNotFound(userID) // before reading the body: the path decides first
 	}
-	var body orderBody
+	var body NewOrder
 	if !decodeJSON(w, r, "application/json", &body) {
 		return nil
 	}
-	o, err := s.store.CreateOrder(userID, NewOrder{ProductID: body.ProductID, Quantity: body.Quantity, CustomerName: body.CustomerName})
+	o, err := s.store.CreateOrder(userID, body)
 	if err != nil {
 		return err
 	}
@@ -345,7 +335,7 @@ func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeTaggedJSON(w, r, body)
+	writeTagged(w, r, append(body, '\n'), entityTag(body))
 	return nil
 }
 
@@ -359,10 +349,10 @@ func pathID(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
-// writeTaggedJSON answers a GET of one record whose JSON is body (RFC 9110 section
-// 13): 200 with its ETag, or 304 when If-None-Match names that ETag (or is "*").
-func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
-	tag := entityTag(body)
+// writeTagged answers a GET of one record (RFC 9110 section 13): 200 with body, its
+// JSON and a newline, whose entity tag is tag, or 304 when If-None-Match names tag (or
+// is "*").
+func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string) {
 	w.Header().Set("ETag", tag)
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
 		w.WriteHeader(http.StatusNotModified)
@@ -370,7 +360,7 @@ func writeTaggedJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(http.StatusOK)
-	w.Write(append(body, '\n'))
+	w.Write(body)
 }
 
 // ifMatch is the store-side check of r's If-Match header for user id, nil when there

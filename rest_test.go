@@ -154,7 +154,7 @@ func checkUserBody(t *testing.T, data []byte) {
 	if gotErr := decodeBody(data, &got); (gotErr != nil) != (err != nil) || err == nil && got != want {
 		t.Fatalf("%q: decodeBody gives %+v, %v; want %+v, %v", data, got, gotErr, want, err)
 	}
-	var order orderBody
+	var order NewOrder
 	if orderErr := decodeBody(data, &order); dup && orderErr == nil {
 		t.Fatalf("%q: an order body with a repeated key was accepted", data)
 	}

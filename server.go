@@ -47,9 +47,10 @@ type Server struct {
 	requests   *metrics.Table   // the HTTP requests' counts, in metrics
 	odata      http.HandlerFunc // the paths isODataPath claims that no pattern matched
 	graphql    *graphql.Handler
-	methods    map[string][]string // per path pattern, the methods it answers: for 405's Allow
-	restAccess map[string]access   // per REST route pattern, what its caller needs
-	openAPIDoc []byte              // GET /openapi.json
+	methods    map[string][]string                                          // per path pattern, the methods it answers: for 405's Allow
+	restAccess map[string]access                                            // per REST route pattern, what its caller needs
+	openAPIDoc []byte                                                       // GET /openapi.json
+	refuse     func(http.ResponseWriter, *http.Request, *admission.Refused) // refuseAnswer, bound once, not per request
 }
 
 // serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
@@ -75,6 +76,7 @@ type serverOptions struct {
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	s := &Server{store: store, log: log, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
 		metrics: opts.metrics}
+	s.refuse = s.refuseAnswer
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
@@ -359,7 +361,7 @@ func (x *exchange) admit() bool {
 	if s.opts.pprof && strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return true
 	}
-	in, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuseAnswer)
+	in, err := s.opts.door.Enter(x.out, r, admission.Of(r.RemoteAddr), s.refuse)
 	if err != nil {
 		_, x.pattern = s.mux.Handler(r)
 		if refused, ok := err.(*admission.Refused); ok {

@@ -67,7 +67,7 @@ const (
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	s := &Store{clock: time.Now, usersByEmail: sortedUsers{byEmail: true}}
+	s := &Store{clock: time.Now, usersByEmail: sortedUsers{byEmail: true}, feed: feed{subs: map[*Subscription]struct{}{}}}
 	s.published.published.L = &s.published.mu
 	return s
 }
@@ -187,9 +187,9 @@ func (s *Store) write(decide func() (*change, error)) error {
 		s.mu.Unlock()
 		return errNotStored()
 	}
-	if err := s.journalRefuses(); err != nil {
+	if s.journal != nil && s.journal.Refuses() != nil { // at its bound while snapshots fail
 		s.mu.Unlock()
-		return err
+		return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
 	}
 	c, err := decide()
 	if err != nil {
@@ -270,15 +270,6 @@ func (q *publishQueue) drain(publish func(*change)) {
 // why, once, and no client sees it.
 func errNotStored() *Error {
 	return &Error{Kind: KindInternal, Message: "internal server error"}
-}
-
-// journalRefuses refuses a write while the journal is at its bound (snapshots fail);
-// the caller holds the lock.
-func (s *Store) journalRefuses() error {
-	if s.journal == nil || s.journal.Refuses() == nil {
-		return nil
-	}
-	return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
 }
 
 // Degraded says why the store's durability is degraded while it still serves and
@@ -526,7 +517,11 @@ func (sub *Subscription) end(err error) {
 }
 
 // Close ends the subscription; it is safe to call more than once.
-func (sub *Subscription) Close() { sub.feed.drop(sub, nil) }
+func (sub *Subscription) Close() {
+	sub.feed.mu.Lock()
+	defer sub.feed.mu.Unlock()
+	sub.feed.dropLocked(sub, nil)
+}
 
 type feed struct {
 	mu     sync.Mutex
@@ -547,9 +542,6 @@ func (s *Store) Subscribe(buffer int, want func(any) bool, notify func()) *Subsc
 	if s.feed.closed {
 		sub.end(nil)
 		return sub
-	}
-	if s.feed.subs == nil {
-		s.feed.subs = make(map[*Subscription]struct{})
 	}
 	s.feed.subs[sub] = struct{}{}
 	return sub
@@ -578,12 +570,6 @@ func (f *feed) publishLocked(v any) {
 			f.dropLocked(sub, ErrSlowSubscriber)
 		}
 	}
-}
-
-func (f *feed) drop(sub *Subscription, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.dropLocked(sub, err)
 }
 
 func (f *feed) dropLocked(sub *Subscription, err error) {

@@ -77,7 +77,7 @@ func (s *Store) UpdateUser(id int64, p UserPatch) (*User, error) {
 		if err != nil {
 			return nil, err
 		}
-		u = *old
+		u = User{ID: old.ID, Name: old.Name, Email: old.Email, CreatedAt: old.CreatedAt}
 		if p.Name != nil {
 			u.Name = *p.Name
 		}
@@ -134,11 +134,7 @@ func userNotFound(id int64) *Error { return notFound("user %d not found", id) }
 // Reads. Each takes the read lock once and returns records that never change.
 
 // User returns user id.
-func (s *Store) User(id int64) (*User, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.users.get(id)
-}
+func (s *Store) User(id int64) (*User, bool) { return readRecord(s, &s.users, id) }
 
 // Users returns every user in id order.
 func (s *Store) Users() []*User { return readTable(s, &s.users) }
@@ -262,11 +258,12 @@ func (s *Store) AddAuthoredComment(postID, authorID int64, text string) (Authore
 	return c, nil
 }
 
-// NewOrder is the input to CreateOrder.
+// NewOrder is the input to CreateOrder, and the JSON body of POST
+// /api/users/{userId}/orders.
 type NewOrder struct {
-	ProductID    int64
-	Quantity     int64
-	CustomerName string // defaults to the user's name
+	ProductID    int64  `json:"productId"`
+	Quantity     int64  `json:"quantity"`
+	CustomerName string `json:"customerName"` // defaults to the user's name
 }
 
 // CreateOrder stores a new order placed by user userID.

@@ -29,7 +29,7 @@ const defaultSnapshotBytes = journal.DefaultSnapshotBytes
 func OpenDurableStore(dir string, seed func() (*Dataset, error), log *slog.Logger, opts DurableOptions) (*Store, error) {
 	h := &durableHost{s: NewStore(), seed: seed}
 	j, err := journal.Open(dir, log, opts, h)
-	if h.loading {
+	if h.s.loading { // Restore began a bulk load, which the replay went on with
 		h.s.endLoad()
 	}
 	if err != nil {
@@ -44,9 +44,8 @@ func HasStore(dir string) (bool, error) { return journal.Has(dir) }
 
 // durableHost is a store as its journal keeps it.
 type durableHost struct {
-	s       *Store
-	seed    func() (*Dataset, error)
-	loading bool // a snapshot was restored: the replay goes on in the same bulk load
+	s    *Store
+	seed func() (*Dataset, error)
 }
 
 func (h *durableHost) Seed() error {
@@ -73,7 +72,6 @@ func (h *durableHost) Restore(header, body []byte) error {
 		return err
 	}
 	h.s.beginLoad()
-	h.loading = true
 	h.s.restore(&snapshotState{LastIDs: meta.LastIDs, records: records{
 		Users: pointers(ds.Users), Posts: pointers(ds.Posts), Comments: pointers(ds.Comments),
 		Products: pointers(ds.Products), Orders: pointers(ds.Orders)}})

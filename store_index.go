@@ -197,10 +197,7 @@ func (o *sortedUsers) key(u *User) string {
 }
 
 func (o *sortedUsers) compare(a, b *User) int {
-	if c := strings.Compare(o.key(a), o.key(b)); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
+	return cmp.Or(strings.Compare(o.key(a), o.key(b)), cmp.Compare(a.ID, b.ID))
 }
 
 // chunkFor returns the chunk u belongs in: the first whose last user is not before

@@ -7,7 +7,6 @@
 package compare
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"embed"
@@ -79,23 +78,18 @@ func hashSource(s string) string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-type page struct {
-	body      []byte
-	etag, csp string
-}
-
-func newPage(body, csp string) *page {
+// newPage serves body, with its ETag, under csp.
+func newPage(body, csp string) http.Handler {
 	sum := sha256.Sum256([]byte(body))
-	return &page{body: []byte(body), etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`, csp: csp}
-}
-
-func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Security-Policy", p.csp)
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Referrer-Policy", "no-referrer")
-	hdr.Set("Cache-Control", "no-cache")
-	hdr.Set("ETag", p.etag)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(p.body))
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		hdr.Set("Content-Security-Policy", csp)
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		hdr.Set("Referrer-Policy", "no-referrer")
+		hdr.Set("Cache-Control", "no-cache")
+		hdr.Set("ETag", etag)
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(body))
+	})
 }

@@ -71,7 +71,7 @@ func (w *coalescer) release() error {
 	}
 	_, err := w.write(w.buf)
 	w.buf = w.buf[:0]
-	if cap(w.buf) > maxPooledFrame {
+	if cap(w.buf) > maxPooledBody {
 		w.buf = nil
 	}
 	return err

@@ -7,8 +7,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,20 +18,14 @@ import (
 	"github.com/coder/websocket"
 )
 
-// GraphQL over WebSocket: the graphql-transport-ws protocol of the graphql-ws
-// library and the legacy protocol of subscriptions-transport-ws (subprotocol
-// "graphql-ws"). This file holds the handler; a connection's life is in
-// wsconn.go, each protocol in its own file (wstransport.go, wslegacy.go)
-// behind the interface of wsprotocol.go, sending in wssend.go, the caps in
-// wscaps.go.
+// GraphQL over WebSocket: the handler. A connection's life is in wsconn.go,
+// each protocol in its own file behind the interface of wsprotocol.go.
 
-// The WebSocket subprotocols WebSocketHandler speaks; a client offering both
-// gets graphql-transport-ws.
+// The subprotocols served; a client offering both gets graphql-transport-ws.
 const (
 	// ProtocolTransportWS is the protocol of the graphql-ws library.
 	ProtocolTransportWS = "graphql-transport-ws"
-	// ProtocolLegacyWS is the protocol of subscriptions-transport-ws, used by
-	// older Apollo clients.
+	// ProtocolLegacyWS is subscriptions-transport-ws's, of older Apollo clients.
 	ProtocolLegacyWS = "graphql-ws"
 )
 
@@ -82,27 +78,23 @@ type WebSocketOptions struct {
 	// origins that may connect. The endpoint's own host and requests without
 	// an Origin are always allowed; any other origin gets 403.
 	OriginPatterns []string
-
 	// AllowAnyOrigin turns the Origin check off. Prefer OriginPatterns.
 	AllowAnyOrigin bool
-
 	// OnInit admits or refuses connections; nil admits every one, its
 	// operations running in the upgrade request's context.
 	OnInit InitFunc
 	// Now is the clock AuthorizedUntil instants are read on; nil: time.Now.
 	Now func() time.Time
-
 	// ConnectionInitWaitTimeout bounds the wait for connection_init: 0 means
 	// 10 s, a negative value waits forever.
 	ConnectionInitWaitTimeout time.Duration
-
 	// KeepAlive is the interval of legacy "ka" and graphql-transport-ws
 	// "ping" messages; a client that sends nothing between two pings is
 	// dropped. 0 means 12 s, a negative value sends neither.
 	KeepAlive time.Duration
-
 	// MaxSubscriptions bounds the operations active at once on one connection
-	// (subscriptions, and queries and mutations until they complete); 0 means 100.
+	// (subscriptions, and queries and mutations until they complete); 0 means
+	// 100. One past it gets an error message; the connection stays open.
 	MaxSubscriptions int
 	// Sockets and Operations count the connections open and the operations
 	// active over them, by client address; nil bounds neither. A claim refused
@@ -112,32 +104,24 @@ type WebSocketOptions struct {
 	// ClientOf names the client a request comes from, as Sockets, Operations
 	// and ClientSlot count clients; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
-
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
-
-	// PersistedOnly, when set, runs only operations whose document is one of
-	// its pinned ones, looked up by its SHA-256; any other gets
-	// PERSISTED_QUERY_NOT_IN_LIST.
+	// PersistedOnly, when set, runs only the documents pinned in it (found by
+	// their SHA-256); any other gets PERSISTED_QUERY_NOT_IN_LIST.
 	PersistedOnly *PersistedQueries
-
 	// MaxMessageBytes bounds one incoming message; 0 means 1 MiB. A larger
 	// one closes the connection with 1009 Message Too Big.
 	MaxMessageBytes int64
-	// SendQueue is how many outgoing messages wait per connection at most; 0
-	// means 64.
+	// SendQueue bounds the outgoing messages waiting per connection; 0 means 64.
 	SendQueue int
-
 	// WriteTimeout bounds the wait for the socket to take one write; 0 means
-	// 10 s. A slower connection is dropped within a tenth of it (at most a
-	// second) more.
+	// 10 s. A slower connection is dropped without a close frame (1006) within
+	// a tenth of it (at most a second) more.
 	WriteTimeout time.Duration
-
-	// ClientSlot, when set, waits for one of client's work slots, in which
-	// a message is handled or an operation set up, and returns the function
-	// that gives it back; or returns why it did not (ctx ended, or the client
-	// has too much waiting): an operation gets it as its error, a message
-	// closes the socket with 1013.
+	// ClientSlot, when set, waits for one of client's work slots, in which a
+	// message is handled or an operation set up, and returns the function that
+	// gives it back; or why it did not (ctx ended, or the client has too much
+	// waiting): an operation gets it as its error, a message closes with 1013.
 	ClientSlot func(ctx context.Context, client string) (release func(), err error)
 }
 
@@ -153,32 +137,17 @@ func (o *WebSocketOptions) setDefaults() {
 			return host
 		}
 	}
-	if o.Sockets == nil {
-		o.Sockets = unbounded{}
-	}
-	if o.Operations == nil {
-		o.Operations = unbounded{}
-	}
-	if o.MaxSubscriptions <= 0 {
-		o.MaxSubscriptions = 100
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = maxRequestBytes
-	}
-	if o.SendQueue <= 0 {
-		o.SendQueue = 64
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
+	o.Sockets = cmp.Or[Budget](o.Sockets, unbounded{})
+	o.Operations = cmp.Or[Budget](o.Operations, unbounded{})
+	o.MaxSubscriptions = positiveOr(o.MaxSubscriptions, 100)
+	o.MaxMessageBytes = positiveOr(o.MaxMessageBytes, maxRequestBytes)
+	o.SendQueue = positiveOr(o.SendQueue, 64)
+	o.WriteTimeout = positiveOr(o.WriteTimeout, 10*time.Second)
 }
 
 // WebSocketHandler serves GraphQL operations, subscriptions above all, over
 // WebSocket: set it as Handler.WebSocket. A client offering neither protocol
-// is closed with 4406 Subprotocol not acceptable.
-//
-// What each protocol answers to each message is told where it is spoken:
-// wstransport.go (graphql-transport-ws) and wslegacy.go (graphql-ws).
+// is closed with 4406 Subprotocol not acceptable, an internal failure with 4500.
 //
 // At an AuthorizedUntil instant the connection is closed with 4403, after a
 // connection_error under the legacy protocol, its subscriptions without a
@@ -186,15 +155,7 @@ func (o *WebSocketOptions) setDefaults() {
 //
 // Slow clients: each connection has one writer and a queue of SendQueue
 // messages; a source whose subscriber falls behind can end its stream with an
-// error event, which is delivered. A socket that takes one write for
-// WriteTimeout is dropped without a close frame (1006). Nothing is buffered
-// without bound.
-//
-// Limits: a connection past Sockets is refused before the upgrade with 503,
-// or 429 past the client's share; an operation past MaxSubscriptions or
-// Operations gets an error message (GRAPHQL_VALIDATION_FAILED) and the
-// connection stays open; a message beyond MaxMessageBytes closes with 1009.
-// An internal failure closes with 4500; Shutdown closes with 1001.
+// error event, which is delivered. Nothing is buffered without bound.
 type WebSocketHandler struct {
 	schema *Schema
 	opts   WebSocketOptions
@@ -205,10 +166,9 @@ type WebSocketHandler struct {
 	shutdown   bool
 	wg         sync.WaitGroup // one per ServeHTTP past the shutdown check
 
-	live atomic.Int64 // goroutines of live connections, for tests
-
-	// closed, when set, is told how each connection ended; code is 0 when
-	// the peer closed first. For tests.
+	// For tests: the goroutines of live connections, and, when set, a
+	// function told how each connection ended (code 0: the peer closed first).
+	live   atomic.Int64
 	closed func(code websocket.StatusCode, reason string)
 }
 
@@ -229,7 +189,8 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseUpgrade(w, http.StatusServiceUnavailable, "", "The server is shutting down.")
 		return
 	}
-	if !h.admitSocket(w, client) {
+	// Claimed before the upgrade: a refused socket costs no goroutine.
+	if !claimOrRefuse(w, h.opts.Sockets, client) {
 		h.mu.Unlock()
 		return
 	}
@@ -253,9 +214,8 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
-	c := newWSConn(h, ws, hw.conn, r)
+	c := newWSConn(h, ws, hw.out.conn, r)
 	c.client, c.coalescer = client, hw.out
-
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
 	if h.writeCheck == nil {
@@ -311,30 +271,22 @@ func (h *WebSocketHandler) writeCheckInterval() time.Duration {
 func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.shutdown = true
-	conns := make([]*wsConn, 0, len(h.conns))
-	for c := range h.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(h.conns))
 	h.mu.Unlock()
 	for _, c := range conns {
 		c.goAway()
 	}
-	done := make(chan struct{})
-	go func() {
-		h.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
+	dropRest := context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for c := range h.conns {
+			c.raw.Close() // ends every read and write at once
+		}
+	})
+	h.wg.Wait()
+	if dropRest() { // ctx had not ended
 		return nil
-	case <-ctx.Done():
 	}
-	h.mu.Lock()
-	for c := range h.conns {
-		c.raw.Close() // ends every read and write at once
-	}
-	h.mu.Unlock()
-	<-done
 	return ctx.Err()
 }
 
@@ -343,8 +295,7 @@ func (h *WebSocketHandler) Shutdown(ctx context.Context) error {
 // library's writer.
 type hijackRecorder struct {
 	http.ResponseWriter
-	conn net.Conn
-	out  *coalescer
+	out *coalescer // over the hijacked connection
 }
 
 func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -352,7 +303,6 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return conn, brw, err
 	}
-	w.conn = conn
 	w.out = &coalescer{conn: conn}
 	// The library gets buffers of wsBufferSize rather than net/http's 4 KiB
 	// ones: a server holds thousands of sockets of mostly small messages.
@@ -370,4 +320,32 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // wsBufferSize is the size of a socket's read and write buffers.
 const wsBufferSize = 1024
 
-func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// Budget is what the WebSocket handler claims a client's sockets and operations
+// from (internal/admission keeps it); a refusal's message is shown to the client.
+type Budget interface {
+	Claim(client string, n int64) error
+	Release(client string, n int64)
+}
+
+// unbounded is the Budget of a handler given none.
+type unbounded struct{}
+
+func (unbounded) Claim(string, int64) error { return nil }
+func (unbounded) Release(string, int64)     {}
+
+// refuseUpgrade answers an upgrade request as GraphQL over HTTP answers a
+// request it does not run. A refusal for want of room (code set) may be tried
+// again a second later.
+func refuseUpgrade(w http.ResponseWriter, status int, code, message string) {
+	if code != "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeResponse(w, mediaJSON, status, &Response{Errors: []*Error{newError(code, message)}})
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

@@ -1,13 +1,16 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,38 +30,39 @@ type wsConn struct {
 	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
 	opened    time.Time
-	client    string      // its address, as the caps count it
-	proto     subprotocol // nil: the client offered neither protocol
-	slotMu    sync.Mutex
-	slot      func() // gives back the work slot the reader holds; nil: none
+	client    string                 // its address, as the caps count it
+	proto     subprotocol            // nil: the client offered neither protocol
+	slot      atomic.Pointer[func()] // gives back the work slot the reader holds
 	ctx       context.Context
 	cancel    context.CancelFunc
 
-	out      atomic.Pointer[chan outMsg] // the send queue, once made (queue)
-	queued   atomic.Int64                // messages in out not yet written
-	writing  sync.Mutex                  // held while a message is written; see send
-	dead     chan struct{}               // closed when nothing more will be sent
-	deadOnce sync.Once
-	wg       sync.WaitGroup // goroutines and timers other than the reader
-	reads    atomic.Uint64  // messages received, for the keep-alive check
-	acked    atomic.Bool
-	until    atomic.Pointer[time.Time] // when the authorization ends, if it does
+	queued       atomic.Int64    // messages in out not yet written
+	writing      sync.Mutex      // held while a message is written; see send
+	dead         context.Context // ended by markDead: nothing more will be sent
+	markDead     func()          // ends dead and wakes the sender
+	wake         chan struct{}   // has a value when the sender has work
+	keepAliveDue atomic.Bool
+	wg           sync.WaitGroup // goroutines and timers other than the reader
+	reads        atomic.Uint64  // messages received, for the keep-alive check
+	acked        atomic.Bool
+	until        atomic.Pointer[time.Time] // when the authorization ends, if it does
+	closing      atomic.Pointer[wsClose]   // the close under way, nil: none
 
 	// Reader state.
-	initReceived bool
-	initTimer    *time.Timer
-	expiryTimer  *time.Timer     // closes the connection at until
-	base         context.Context // parent of operation contexts, set at the ack
-	draining     bool            // a close is queued: ignore further messages
+	initTimer   *time.Timer
+	expiryTimer *time.Timer     // closes the connection at until
+	base        context.Context // parent of operation contexts, set at the ack
+	draining    bool            // a close is queued: ignore further messages
 
-	wake         chan struct{} // has a value when the sender has work
-	keepAliveDue atomic.Bool
+	mu      sync.Mutex
+	ops     map[string]*wsOp
+	passive []*wsOp     // subscriptions the sender reads
+	out     chan outMsg // the send queue, once made (queue)
+}
 
-	mu          sync.Mutex
-	ops         map[string]*wsOp
-	passive     []*wsOp              // subscriptions the sender reads
-	closeCode   websocket.StatusCode // the close under way, 0: none
-	closeReason string
+type wsClose struct {
+	code   websocket.StatusCode
+	reason string
 }
 
 // wsOp is an active operation.
@@ -74,7 +78,7 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 	// The connection outlives ServeHTTP, which ends r's context; its values
 	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	return &wsConn{
+	c := &wsConn{
 		h:      h,
 		ws:     ws,
 		raw:    raw,
@@ -83,21 +87,25 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 		proto:  newSubprotocol(ws.Subprotocol()),
 		ctx:    ctx,
 		cancel: cancel,
-		dead:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		ops:    map[string]*wsOp{},
 	}
+	dead, endDead := context.WithCancel(context.Background())
+	c.dead, c.markDead = dead, func() {
+		endDead()
+		c.wakeSender()
+	}
+	return c
 }
 
-// serve runs the connection until the socket closes, then waits for every
-// goroutine it started.
+// serve reads until the socket closes, then waits for the goroutines it started.
 func (c *wsConn) serve() {
 	defer c.teardown()
 	if c.proto == nil {
 		c.closeNow(closeBadSubprotocol, "Subprotocol not acceptable")
 		return
 	}
-	c.spawn(c.sendLoop)
+	go c.track(c.sendLoop)()
 	if d := c.h.opts.ConnectionInitWaitTimeout; d > 0 {
 		c.initTimer = time.AfterFunc(d, c.track(func() {
 			c.closeNow(closeInitTimeout, "Connection initialisation timeout")
@@ -109,10 +117,7 @@ func (c *wsConn) serve() {
 			return
 		}
 		c.reads.Add(1)
-		if c.draining {
-			continue
-		}
-		if !c.handleInSlot(data) {
+		if !c.draining && !c.handle(data) {
 			return
 		}
 	}
@@ -123,7 +128,31 @@ var (
 	errAuthorizationExpired = errors.New(msgAuthorizationExpired)
 )
 
-// init runs OnInit.
+// initConnection acks connection_init, or refuses it the protocol's way.
+func (c *wsConn) initConnection(raw json.RawMessage) bool {
+	c.stopTimer(c.initTimer)
+	payload, err := initPayload(raw)
+	if err != nil {
+		return c.proto.refuse(c, err.Error(), closeBadRequest, "Invalid message received")
+	}
+	ctx, err := c.init(payload)
+	if errors.Is(err, errInitPanic) {
+		return c.proto.refuse(c, "Internal server error", closeInternal, "Internal server error")
+	}
+	if err != nil {
+		return c.proto.refuse(c, err.Error(), closeForbidden, "Forbidden: "+err.Error())
+	}
+	// Set in the reader, which alone starts operations: every one sees until.
+	if until, ok := authorizedUntil(ctx); ok {
+		c.until.Store(&until)
+		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), c.track(c.expire))
+	}
+	c.base = ctx
+	c.acked.Store(true)
+	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
+}
+
+// init runs OnInit; a nil context it returns is the connection's.
 func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 	if c.h.opts.OnInit == nil {
 		return c.ctx, nil
@@ -135,11 +164,8 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 		}
 	}()
 	ctx, err = c.h.opts.OnInit(c.r, payload)
-	if err != nil {
-		return nil, err
-	}
-	if ctx == nil {
-		return c.ctx, nil
+	if err != nil || ctx == nil {
+		return c.ctx, err
 	}
 	if until, ok := authorizedUntil(ctx); ok && !c.h.opts.Now().Before(until) {
 		return nil, errAuthorizationExpired
@@ -147,37 +173,28 @@ func (c *wsConn) init(payload map[string]any) (ctx context.Context, err error) {
 	return ctx, nil
 }
 
-// admit makes ctx the parent of the connection's operations, and sets the
-// connection to close when ctx's authorization ends. It runs in the reader,
-// which alone starts operations: every one of them sees until.
-func (c *wsConn) admit(ctx context.Context) {
-	if until, ok := authorizedUntil(ctx); ok {
-		c.until.Store(&until)
-		c.expiryTimer = time.AfterFunc(until.Sub(c.h.opts.Now()), c.track(func() {
-			c.writing.Lock()
-			defer c.writing.Unlock()
-			c.closeExpired()
-		}))
-	}
-	c.base = ctx
-	c.acked.Store(true)
-}
-
 func (c *wsConn) expired() bool {
 	until := c.until.Load()
 	return until != nil && !c.h.opts.Now().Before(*until)
 }
 
+// expire closes the connection whose authorization has ended.
+func (c *wsConn) expire() {
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	c.closeExpired()
+}
+
 // closeExpired closes the connection whose authorization has ended with 4403,
-// after the protocol's notice, if any. The caller holds c.writing,
-// so that no other message goes out once it has begun.
+// after the protocol's notice, if any. The caller holds c.writing, so that no
+// other message goes out once it has begun.
 func (c *wsConn) closeExpired() {
-	if c.isDead() || c.isClosing() {
+	if c.dead.Err() != nil || c.closing.Load() != nil {
 		return
 	}
 	// What the coalescer holds of a batch under way was written before the
 	// instant; the close frame must not wait behind it.
-	if !c.release() {
+	if !c.wrote(c.coalescer.release()) {
 		return
 	}
 	if notice := c.proto.expiryNotice(); notice != nil {
@@ -191,19 +208,27 @@ func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
 		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
 	}
-	if refused := c.admitOperation(); refused != "" {
-		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, refused)})
+	c.mu.Lock()
+	active := len(c.ops)
+	c.mu.Unlock()
+	// Only the reader starts operations, so active cannot rise meanwhile.
+	if max := c.h.opts.MaxSubscriptions; active >= max {
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed,
+			"Too many operations on this connection: at most "+strconv.Itoa(max)+" may be active at once.")})
+	}
+	if err := c.h.opts.Operations.Claim(c.client, 1); err != nil {
+		return c.sendErrors(id, nil, ErrorList{newError(codeValidationFailed, capitalize(err.Error())+".")})
 	}
 	c.mu.Lock()
 	ctx, cancel := context.WithCancel(c.base)
 	op := &wsOp{id: id, cancel: cancel}
 	c.ops[id] = op
 	c.mu.Unlock()
-	c.spawn(func() {
+	go c.track(func() {
 		if !c.run(ctx, op, req) {
-			c.h.releaseOperation(c.client)
+			c.h.opts.Operations.Release(c.client, 1)
 		}
-	})
+	})()
 	return true
 }
 
@@ -227,18 +252,13 @@ func (c *wsConn) stop(id string) bool {
 func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool) {
 	var st *eventStream
 	var err error
-	if refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) }); refused != nil {
-		if ctx.Err() != nil { // stopped by the client, or the connection is going
-			op.cancel()
-			c.forget(op)
-			return false
-		}
-		err = refused
-	}
-	if err != nil {
+	refused := c.inClientTurn(ctx, func() { st, err = c.h.schema.startStream(ctx, req, c.wakeSender) })
+	if err = cmp.Or(refused, err); err != nil {
 		op.cancel()
 		c.forget(op)
-		c.sendErrors(op.id, op, errorList(err))
+		if refused == nil || ctx.Err() == nil { // else stopped by the client, or the connection is going
+			c.sendErrors(op.id, op, errorList(err))
+		}
 		return false
 	}
 	if st.single == nil {
@@ -248,22 +268,19 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, req Request) (handedOff bool
 	}
 	defer op.cancel()
 	if c.send(outMsg{result: st.single, op: op}) { // else the connection is gone
-		if m, tell := c.complete(op); tell {
-			c.send(m)
-		}
+		c.complete(op, c.send)
 	}
 	return false
 }
 
-// complete forgets op, and returns the message telling the client it
-// completed, and whether to send it: not when the client stopped op itself,
-// or the connection is going.
-func (c *wsConn) complete(op *wsOp) (outMsg, bool) {
+// complete forgets op and tells the client it completed through send, unless
+// the client stopped op itself or the connection is going; false: send failed.
+func (c *wsConn) complete(op *wsOp, send func(outMsg) bool) bool {
 	c.forget(op)
 	if op.stopped.Load() || c.ctx.Err() != nil {
-		return outMsg{}, false
+		return true
 	}
-	return outMsg{data: opMessage("complete", op.id, nil), op: op}, true
+	return send(outMsg{data: completeMessage(op.id), op: op})
 }
 
 // addPassive hands the subscription op to the sender, or ends it when the
@@ -272,7 +289,7 @@ func (c *wsConn) addPassive(op *wsOp) {
 	// A source need not end when ctx ends; the sender is woken to see it.
 	op.stopWake = context.AfterFunc(op.st.ctx, c.wakeSender)
 	c.mu.Lock()
-	if c.isDead() { // the sender has ended, or takes c.passive after this
+	if c.dead.Err() != nil { // the sender has ended, or takes c.passive after this
 		c.mu.Unlock()
 		c.endPassive(op)
 		return
@@ -287,7 +304,7 @@ func (c *wsConn) endPassive(op *wsOp) {
 	op.stopWake()
 	op.st.done()
 	op.cancel()
-	c.h.releaseOperation(c.client)
+	c.h.opts.Operations.Release(c.client, 1)
 }
 
 // wakeSender tells the sender it has work; it never blocks.
@@ -296,6 +313,119 @@ func (c *wsConn) wakeSender() {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// outMsg is an entry of the send queue: a message, a result, or a close (its
+// reason in data). Every connection holds SendQueue of them: it is kept small.
+type outMsg struct {
+	data []byte
+	// A result is framed only when written, into a pooled buffer: a response
+	// shared by many subscribers is never copied per subscriber.
+	result *Response
+	op     *wsOp // the operation the message belongs to, if any
+	close  websocket.StatusCode
+}
+
+func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
+	buf := append(appendOpHeader(nil, "error", id), `,"payload":`...)
+	buf = appendList(buf, errs, func(buf []byte, e *Error) []byte { return e.appendJSON(buf) })
+	return c.send(outMsg{data: append(buf, '}'), op: op})
+}
+
+// send writes m at once when nothing is queued and no one is writing, or
+// queues it for the sender, waiting for room (a slow client holds up only
+// itself); it reports false when the connection will send nothing more. The
+// sender, which alone makes room, must not call it. A connection with several
+// operations always queues, so that the sender writes their messages together.
+func (c *wsConn) send(m outMsg) bool {
+	c.mu.Lock()
+	sole := len(c.ops) <= 1
+	c.mu.Unlock()
+	if m.close == 0 && sole && c.writing.TryLock() {
+		if c.queued.Load() == 0 {
+			ok := c.writeMessage(m)
+			c.writing.Unlock()
+			if !ok {
+				c.markDead()
+			}
+			return ok
+		}
+		c.writing.Unlock()
+	}
+	c.queued.Add(1)
+	select {
+	case c.queue() <- m:
+		c.wakeSender()
+		return true
+	case <-c.dead.Done():
+		c.queued.Add(-1)
+		return false
+	}
+}
+
+// writeMessage writes m, not a close, and reports false when the connection
+// will send nothing more. The caller holds c.writing.
+func (c *wsConn) writeMessage(m outMsg) bool {
+	if c.closing.Load() != nil {
+		return false
+	}
+	if c.expired() { // before the timer has run
+		c.closeExpired()
+		return false
+	}
+	if m.op != nil && m.op.stopped.Load() {
+		return true
+	}
+	if m.result == nil {
+		return c.write(m.data)
+	}
+	bp := buffers.Get().(*[]byte)
+	buf := appendOpHeader((*bp)[:0], c.proto.resultType(), m.op.id)
+	buf = append(m.result.appendJSON(append(buf, `,"payload":`...)), '}')
+	ok := c.write(buf) // the library has sent or copied buf when it returns
+	putBuffer(bp, buf)
+	return ok
+}
+
+// queue is the send queue, made when first needed: most connections never
+// queue a message, and a server holds thousands of them.
+func (c *wsConn) queue() chan outMsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out == nil {
+		c.out = make(chan outMsg, c.h.opts.SendQueue)
+	}
+	return c.out
+}
+
+// keepAlive sends the protocol's keep-alive message once the connection is
+// acknowledged, and reports false when the connection will send nothing more.
+func (c *wsConn) keepAlive() bool {
+	if !c.acked.Load() {
+		return true
+	}
+	msg := c.proto.keepAlive(c)
+	if msg == nil {
+		return false
+	}
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	return c.write(msg)
+}
+
+// write sends one message. The caller holds c.writing. A socket that takes
+// it for WriteTimeout is dropped by checkWrites, which ends the write.
+func (c *wsConn) write(p []byte) bool {
+	return c.wrote(c.ws.Write(context.Background(), websocket.MessageText, p))
+}
+
+// wrote reports whether a write succeeded, and closes a socket it failed on,
+// unless the failure is the close under way.
+func (c *wsConn) wrote(err error) bool {
+	if err != nil && c.closing.Load() == nil {
+		c.raw.Close() // the reader ends too
+	}
+	return err == nil
 }
 
 // sendLoop is the sender: when woken, it flushes, then writes the keep-alive
@@ -310,11 +440,12 @@ func (c *wsConn) sendLoop() {
 			c.keepAliveDue.Store(true)
 			c.wakeSender()
 		})
+		defer keepAlive.Stop()
 	}
 	var ready []*wsOp
 	for ok := true; ok; {
 		<-c.wake
-		if c.isDead() {
+		if c.dead.Err() != nil {
 			break
 		}
 		ready, ok = c.flush(ready)
@@ -322,9 +453,6 @@ func (c *wsConn) sendLoop() {
 			ok = c.keepAlive()
 			keepAlive.Reset(d)
 		}
-	}
-	if keepAlive != nil {
-		keepAlive.Stop()
 	}
 	c.markDead()
 	c.mu.Lock()
@@ -343,11 +471,8 @@ func (c *wsConn) sendLoop() {
 func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	c.mu.Lock()
 	ready = append(ready[:0], c.passive...) // only the sender removes from c.passive
+	queue := c.out                          // nil until made
 	c.mu.Unlock()
-	var queue chan outMsg // nil until made
-	if q := c.out.Load(); q != nil {
-		queue = *q
-	}
 	c.writing.Lock()
 	defer c.writing.Unlock()
 	held := len(queue)+len(ready) > 1
@@ -368,11 +493,11 @@ func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 		ok = c.writePassive(ready)
 	}
 	if held {
-		ok = c.release() && ok
+		ok = c.wrote(c.coalescer.release()) && ok
 	}
 	if closing.close != 0 {
 		if ok {
-			c.writeMessage(closing)
+			c.closeNow(closing.close, string(closing.data))
 		}
 		c.queued.Add(-1)
 		ok = false
@@ -399,7 +524,7 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 		c.passive = slices.DeleteFunc(c.passive, func(q *wsOp) bool { return q == op })
 		c.mu.Unlock()
 		c.endPassive(op)
-		if m, tell := c.complete(op); tell && !c.writeMessage(m) {
+		if !c.complete(op, c.writeMessage) {
 			return false
 		}
 	}
@@ -409,52 +534,23 @@ func (c *wsConn) writePassive(ready []*wsOp) bool {
 // inClientTurn runs f in one of the client's work slots
 // (WebSocketOptions.ClientSlot), and returns why it did not run f.
 func (c *wsConn) inClientTurn(ctx context.Context, f func()) error {
-	if c.h.opts.ClientSlot == nil {
-		f()
-		return nil
+	if clientSlot := c.h.opts.ClientSlot; clientSlot != nil {
+		release, err := clientSlot(ctx, c.client)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	release, err := c.h.opts.ClientSlot(ctx, c.client)
-	if err != nil {
-		return err
-	}
-	defer release()
 	f()
 	return nil
-}
-
-// handleInSlot handles a message in one of the client's work slots, so that a
-// client sending on many sockets at once takes its share of the CPUs, no more.
-// A client with too much work waiting has the socket closed with 1013 (try
-// again later).
-func (c *wsConn) handleInSlot(data []byte) bool {
-	if c.h.opts.ClientSlot == nil {
-		return c.handle(data)
-	}
-	release, err := c.h.opts.ClientSlot(c.ctx, c.client)
-	if err != nil {
-		if c.ctx.Err() == nil {
-			c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
-		}
-		return false
-	}
-	c.slotMu.Lock()
-	c.slot = release
-	c.slotMu.Unlock()
-	ok := c.handle(data)
-	c.leaveSlot()
-	return ok
 }
 
 // leaveSlot gives back the slot the reader holds, if any. From another
 // goroutine (a close), it may do so while the reader still handles a message:
 // the bound loosens for that one message of a closing socket.
 func (c *wsConn) leaveSlot() {
-	c.slotMu.Lock()
-	release := c.slot
-	c.slot = nil
-	c.slotMu.Unlock()
-	if release != nil {
-		release()
+	if release := c.slot.Swap(nil); release != nil {
+		(*release)()
 	}
 }
 
@@ -472,14 +568,14 @@ func (c *wsConn) forget(op *wsOp) {
 func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	c.leaveSlot() // the handshake waits for the peer, up to 5 s; the client's other work need not
 	reason = limitReason(reason)
-	if c.recordClose(code, reason) {
+	if c.closing.CompareAndSwap(nil, &wsClose{code, reason}) {
 		c.ws.Close(code, reason)
 	}
 }
 
 // drop closes the socket without a close handshake.
 func (c *wsConn) drop(reason string) {
-	c.recordClose(closeDropped, reason)
+	c.closing.CompareAndSwap(nil, &wsClose{closeDropped, reason})
 	c.raw.Close()
 }
 
@@ -492,29 +588,13 @@ func (c *wsConn) goAway() {
 		c.wakeSender()
 	default:
 		c.queued.Add(-1)
-		// Not c.spawn: teardown may be waiting already. Shutdown waits for h.wg.
+		// Not c.track: teardown may be waiting already. Shutdown waits for h.wg.
 		c.h.wg.Add(1)
 		go func() {
 			defer c.h.wg.Done()
 			c.closeNow(websocket.StatusGoingAway, "Going away")
 		}()
 	}
-}
-
-func (c *wsConn) isClosing() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closeCode != 0
-}
-
-func (c *wsConn) recordClose(code websocket.StatusCode, reason string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closeCode != 0 {
-		return false
-	}
-	c.closeCode, c.closeReason = code, reason
-	return true
 }
 
 // track counts f, to be run by a goroutine or a timer, in what teardown waits for.
@@ -528,38 +608,18 @@ func (c *wsConn) track(f func()) func() {
 	}
 }
 
-func (c *wsConn) spawn(f func()) { go c.track(f)() }
-
-// stopTimer stops *t, a timer made with track, unless it has fired already.
-func (c *wsConn) stopTimer(t **time.Timer) {
-	if *t != nil && (*t).Stop() {
+// stopTimer stops t, a timer made with track, if it is pending.
+func (c *wsConn) stopTimer(t *time.Timer) {
+	if t != nil && t.Stop() {
 		c.wg.Done()
 		c.h.live.Add(-1)
-	}
-	*t = nil
-}
-
-// markDead tells the connection's goroutines that nothing more will be sent.
-func (c *wsConn) markDead() {
-	c.deadOnce.Do(func() {
-		close(c.dead)
-		c.wakeSender()
-	})
-}
-
-func (c *wsConn) isDead() bool {
-	select {
-	case <-c.dead:
-		return true
-	default:
-		return false
 	}
 }
 
 // teardown ends every operation and waits for the connection's goroutines.
 func (c *wsConn) teardown() {
-	c.stopTimer(&c.initTimer)
-	c.stopTimer(&c.expiryTimer)
+	c.stopTimer(c.initTimer)
+	c.stopTimer(c.expiryTimer)
 	c.mu.Lock()
 	ops := c.ops
 	c.ops = nil
@@ -575,18 +635,16 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
-	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
-	c.mu.Unlock()
+	closed := cmp.Or(c.closing.Load(), &wsClose{}) // code 0: the peer closed first
 	if log := c.h.opts.Log; log != nil {
 		by := slog.String("closed_by", "client")
-		if code != 0 {
-			by = slog.Group("closed_by_server", slog.Int("code", int(code)), slog.String("reason", reason))
+		if closed.code != 0 {
+			by = slog.Group("closed_by_server", slog.Int("code", int(closed.code)), slog.String("reason", closed.reason))
 		}
 		log.LogAttrs(context.Background(), slog.LevelInfo, "graphql websocket closed", slog.String("remote", c.r.RemoteAddr),
 			slog.Duration("duration", time.Since(c.opened)), by)
 	}
 	if c.h.closed != nil {
-		c.h.closed(code, reason)
+		c.h.closed(closed.code, closed.reason)
 	}
 }

@@ -6,14 +6,9 @@ import (
 	"github.com/coder/websocket"
 )
 
-// legacyWS is graphql-ws, the protocol of subscriptions-transport-ws.
-// connection_init gets connection_ack and a first "ka", or connection_error and
-// close 4403. start gets data messages, then complete; request errors give an
-// error message; stop ends an operation and gets complete; a start reusing an
-// active id replaces that operation; connection_terminate closes with 1000; a
-// message that is not JSON gets connection_error, one of an unknown type an
-// error message. At an AuthorizedUntil instant it gets connection_error, then
-// the close.
+// legacyWS is graphql-ws, the protocol of subscriptions-transport-ws. Where
+// graphql-transport-ws closes the socket, it answers connection_error or an
+// error message and reads on; a refused connection_init is answered, then closed.
 type legacyWS struct{}
 
 func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
@@ -25,12 +20,10 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 	}
 	switch m.typ {
 	case "connection_init":
-		if c.initReceived {
+		if c.acked.Load() { // a refused one stops the reading
 			return connectionError(c, "Too many initialisation requests")
 		}
-		if ok := c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
-			return refuse(c, msg, code, reason)
-		}); !ok || !c.acked.Load() { // refused: no keep-alive
+		if ok := c.initConnection(m.payload); !ok || !c.acked.Load() { // refused: no keep-alive
 			return ok
 		}
 		return c.h.opts.KeepAlive <= 0 || c.send(outMsg{data: []byte(`{"type":"ka"}`)})
@@ -49,7 +42,7 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 		return c.start(m.id, req)
 	case "stop":
 		if c.stop(m.id) {
-			return c.send(outMsg{data: opMessage("complete", m.id, nil)})
+			return c.send(outMsg{data: completeMessage(m.id)})
 		}
 		return true
 	}
@@ -60,13 +53,12 @@ func (legacyWS) receive(c *wsConn, m wsMessage, err error) bool {
 	return c.sendErrors(m.id, nil, ErrorList{newError("", msg)})
 }
 
-// connectionError sends the connection_error message.
 func connectionError(c *wsConn, msg string) bool {
 	return c.send(outMsg{data: connectionErrorMessage(msg)})
 }
 
 // refuse sends connection_error and then closes.
-func refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
+func (legacyWS) refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
 	c.draining = true
 	if !connectionError(c, msg) {
 		return false

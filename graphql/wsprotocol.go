@@ -11,9 +11,6 @@ import (
 	"github.com/coder/websocket"
 )
 
-// What the two protocols share: the subprotocol interface each implements (in
-// wstransport.go and wslegacy.go), the message envelope, and connection_init.
-
 // subprotocol is one GraphQL-over-WebSocket protocol: how it acts on what the
 // client sends, and the messages it alone sends. One value serves one connection.
 type subprotocol interface {
@@ -25,9 +22,11 @@ type subprotocol interface {
 	// keepAlive returns the keep-alive message to send, or nil when it has
 	// dropped the connection. The sender alone calls it.
 	keepAlive(c *wsConn) []byte
-	// expiryNotice is what is sent before the close when the connection's
-	// authorization ends; nil: nothing.
+	// expiryNotice precedes the close at an AuthorizedUntil instant; nil: none.
 	expiryNotice() []byte
+	// refuse refuses connection_init with msg, closing with code and reason,
+	// and reports whether to go on reading.
+	refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool
 }
 
 // newSubprotocol returns the protocol named name, or nil.
@@ -41,8 +40,22 @@ func newSubprotocol(name string) subprotocol {
 	return nil
 }
 
-// handle acts on one message and reports whether to go on reading.
+// handle acts on one message and reports whether to go on reading. It does so
+// in one of the client's work slots, so that a client sending on many sockets
+// at once takes its share of the CPUs, no more; one with too much work waiting
+// has the socket closed with 1013 (try again later).
 func (c *wsConn) handle(data []byte) (ok bool) {
+	if clientSlot := c.h.opts.ClientSlot; clientSlot != nil {
+		release, err := clientSlot(c.ctx, c.client)
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
+			}
+			return false
+		}
+		c.slot.Store(&release)
+		defer c.leaveSlot()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.h.schema.panicked(c.ctx, r)
@@ -51,33 +64,11 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 		}
 	}()
 	if c.expired() { // an operation started now would run for a caller no longer authorized
-		c.writing.Lock()
-		defer c.writing.Unlock()
-		c.closeExpired()
+		c.expire()
 		return false
 	}
 	m, err := parseWSMessage(data)
 	return c.proto.receive(c, m, err)
-}
-
-// initConnection handles connection_init up to its ack; refuse refuses the
-// connection the protocol's way.
-func (c *wsConn) initConnection(raw json.RawMessage, refuse func(msg string, code websocket.StatusCode, reason string) bool) bool {
-	c.initReceived = true
-	c.stopTimer(&c.initTimer)
-	payload, err := initPayload(raw)
-	if err != nil {
-		return refuse(err.Error(), closeBadRequest, "Invalid message received")
-	}
-	ctx, err := c.init(payload)
-	if errors.Is(err, errInitPanic) {
-		return refuse("Internal server error", closeInternal, "Internal server error")
-	}
-	if err != nil {
-		return refuse(err.Error(), closeForbidden, "Forbidden: "+err.Error())
-	}
-	c.admit(ctx)
-	return c.send(outMsg{data: []byte(`{"type":"connection_ack"}`)})
 }
 
 // wsMessage is an incoming message.
@@ -144,12 +135,8 @@ func parseOperation(payload json.RawMessage) (Request, error) {
 }
 
 // initPayload decodes a connection_init payload.
-func initPayload(raw json.RawMessage) (map[string]any, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	var p map[string]any
-	if !isJSONObject(raw) || json.Unmarshal(raw, &p) != nil {
+func initPayload(raw json.RawMessage) (p map[string]any, err error) {
+	if raw != nil && (!isJSONObject(raw) || json.Unmarshal(raw, &p) != nil) {
 		return nil, errors.New(`"connection_init" payload must be an object`)
 	}
 	return p, nil
@@ -166,21 +153,14 @@ func stringMember(raw json.RawMessage, dst *string) bool {
 // isJSONObject reports whether raw, a valid JSON value, is an object.
 func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// opMessage builds {"id":…,"type":…,"payload":…}, leaving out a nil payload.
-func opMessage(typ, id string, payload []byte) []byte {
-	buf := appendOpHeader(make([]byte, 0, len(payload)+len(id)+40), typ, id)
-	if payload != nil {
-		buf = append(buf, `,"payload":`...)
-		buf = append(buf, payload...)
-	}
-	return append(buf, '}')
+// completeMessage tells the client the operation id completed.
+func completeMessage(id string) []byte {
+	return append(appendOpHeader(make([]byte, 0, len(id)+32), "complete", id), '}')
 }
 
 func appendOpHeader(buf []byte, typ, id string) []byte {
-	buf = append(buf, `{"id":`...)
-	buf = appendString(buf, id)
-	buf = append(buf, `,"type":`...)
-	return appendString(buf, typ)
+	buf = appendString(append(buf, `{"id":`...), id)
+	return appendString(append(buf, `,"type":`...), typ)
 }
 
 // errorList gives the GraphQL errors of a failed request.

@@ -6,14 +6,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// transportWS is graphql-transport-ws, the protocol of the graphql-ws library.
-// connection_init gets connection_ack, or 4403 when OnInit refuses; a second
-// one closes with 4429, none in time with 4408, subscribe before the ack with
-// 4401, a subscribe reusing an active id with 4409, a message not of the
-// protocol with 4400. A subscribe gets a next per result, then complete;
-// request errors give one error message with the list of GraphQL errors. A
-// complete from the client ends the operation silently; ping gets pong with its
-// payload. At an AuthorizedUntil instant the connection closes with 4403.
+// transportWS is graphql-transport-ws, the protocol of the graphql-ws library:
+// a message out of the protocol closes the socket with the code it gives.
 type transportWS struct {
 	pinged bool   // a ping is unanswered
 	reads  uint64 // c.reads when it went out
@@ -28,17 +22,11 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 	}
 	switch m.typ {
 	case "connection_init":
-		if c.initReceived {
+		if c.acked.Load() { // a refused one stops the reading
 			c.closeNow(closeTooManyInits, "Too many initialisation requests")
 			return false
 		}
-		return c.initConnection(m.payload, func(msg string, code websocket.StatusCode, reason string) bool {
-			if code == closeBadRequest {
-				return badRequest(c, msg)
-			}
-			c.closeNow(code, reason)
-			return false
-		})
+		return c.initConnection(m.payload)
 	case "ping", "pong":
 		if m.payload != nil && !isJSONObject(m.payload) {
 			return badRequest(c, fmt.Sprintf("%q payload must be an object", m.typ))
@@ -52,7 +40,22 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 		}
 		return c.send(outMsg{data: append(pong, '}')})
 	case "subscribe":
-		return p.subscribe(c, m)
+		req, err := parseOperation(m.payload)
+		if err != nil {
+			return badRequest(c, err.Error())
+		}
+		if !c.acked.Load() {
+			c.closeNow(closeUnauthorized, "Unauthorized")
+			return false
+		}
+		c.mu.Lock()
+		_, dup := c.ops[m.id]
+		c.mu.Unlock()
+		if dup {
+			c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
+			return false
+		}
+		return c.start(m.id, req)
 	case "complete":
 		c.stop(m.id)
 		return true
@@ -60,28 +63,17 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 	return badRequest(c, fmt.Sprintf("unexpected message type %q", m.typ))
 }
 
-func (p *transportWS) subscribe(c *wsConn, m wsMessage) bool {
-	req, err := parseOperation(m.payload)
-	if err != nil {
-		return badRequest(c, err.Error())
-	}
-	if !c.acked.Load() {
-		c.closeNow(closeUnauthorized, "Unauthorized")
-		return false
-	}
-	c.mu.Lock()
-	_, dup := c.ops[m.id]
-	c.mu.Unlock()
-	if dup {
-		c.closeNow(closeDuplicateID, "Subscriber for "+m.id+" already exists")
-		return false
-	}
-	return c.start(m.id, req)
-}
-
 // badRequest closes the connection on a message that is not of the protocol.
 func badRequest(c *wsConn, detail string) bool {
 	c.closeNow(closeBadRequest, "Invalid message received: "+detail)
+	return false
+}
+
+func (p *transportWS) refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
+	if code == closeBadRequest {
+		return badRequest(c, msg)
+	}
+	c.closeNow(code, reason)
 	return false
 }
 

@@ -27,12 +27,7 @@ func traceID(traceparent string) string {
 }
 
 func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool { return (c < '0' || c > '9') && (c < 'a' || c > 'f') })
 }
 
 func isZeros(s string) bool { return strings.Trim(s, "0") == "" }

@@ -11,15 +11,22 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Unary runs each unary call's handler in a slot of its client's.
-func (d *Door) Unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	client := d.ClientOfCall(ctx)
-	release, err := d.Slot(ctx, client)
-	if err != nil {
+// Call waits for a slot for a unary gRPC call that came on conn (nil: unknown),
+// and returns the function that gives it back; a refusal is a gRPC status.
+func (d *Door) Call(ctx context.Context, conn *Conn) (release func(), err error) {
+	if d.queue == nil {
+		return func() {}, nil
+	}
+	client := ""
+	if conn != nil && !d.proxies.Any() {
+		client = conn.client // named once, when it was accepted
+	} else {
+		client = d.ClientOfCall(ctx)
+	}
+	if release, err = d.Slot(ctx, client); err != nil {
 		return nil, grpcRefusal(err)
 	}
-	defer release()
-	return handler(ctx, req)
+	return release, nil
 }
 
 // Stream has each message a stream receives take a slot, held until the call

@@ -20,7 +20,7 @@ import (
 // Policy is a parsed list of origin patterns; the zero value allows only the
 // service's own pages.
 type Policy struct {
-	patterns  []string // lower case, checked by Add
+	patterns  []string // lower case, checked by Add; "*" is anyOrigin instead
 	anyOrigin bool     // the entry "*": every origin, never with credentials
 }
 
@@ -31,8 +31,9 @@ func (p *Policy) Add(name, list string) error {
 		switch {
 		case entry == "":
 			continue
-		case entry == "*":
+		case entry == "*": // grants less than a listed origin: checked after them
 			p.anyOrigin = true
+			continue
 		case strings.HasSuffix(entry, "/"):
 			return fmt.Errorf("%s: %q: an origin has no path (drop the trailing /)", name, entry)
 		}
@@ -69,9 +70,6 @@ func (p Policy) access(origin, host string) grant {
 		return same
 	}
 	for _, pattern := range p.patterns {
-		if pattern == "*" {
-			continue // below: "*" grants less than a listed origin
-		}
 		target := u.Host
 		if strings.Contains(pattern, "://") {
 			target = u.Scheme + "://" + u.Host

@@ -221,11 +221,16 @@ func (j *Journal) Append(r Record) *Pending {
 	w.done.Add(1)
 	j.queue = append(j.queue, w)
 	j.mu.Unlock()
+	j.nudge()
+	return w
+}
+
+// nudge wakes the flusher, unless a wake-up is pending already.
+func (j *Journal) nudge() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
 	}
-	return w
 }
 
 // Stats are a journal's figures for /metrics.
@@ -466,10 +471,7 @@ func (j *Journal) Close() error {
 	j.mu.Lock()
 	j.closing = true
 	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
+	j.nudge()
 	<-j.stopped
 	j.log.Info("journal closed", "writes", j.writes.Load(), "fsyncs", j.syncs.Load())
 	j.snapshots.Wait()

@@ -90,10 +90,7 @@ func (j *Journal) Refuses() error {
 			"journalBytes", j.uncovered.Load(), "boundBytes", j.bound(), "lastFailure", j.failing)
 	}
 	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
+	j.nudge()
 	return ErrBound
 }
 

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 )
@@ -66,15 +68,7 @@ func Refused(err error) bool {
 // objects are read into maps, where case tells keys apart. A syntax error is
 // encoding/json's; what follows the first value is not read. The work is linear
 // in len(data), and what it allocates is bounded by MaxDepth.
-func Check(data []byte) error {
-	if err := CheckDepth(data); err != nil {
-		return err
-	}
-	if json.Valid(data) {
-		return checkValid(data, true)
-	}
-	return checkTokens(data, true, true) // words the syntax error, or checks the value before trailing data
-}
+func Check(data []byte) error { return check(data, true) }
 
 // Unmarshal is Check(data) and json.Unmarshal(data, v) together; it skips
 // Check's json.Valid, since json.Unmarshal validates the whole text first.
@@ -90,14 +84,17 @@ func Unmarshal(data []byte, v any) error {
 
 // CheckExact is Check with letter case telling keys apart in every object, the
 // outermost too: for JSON read into maps alone (a JWT's header and claims).
-func CheckExact(data []byte) error {
+func CheckExact(data []byte) error { return check(data, false) }
+
+// check is Check, with checkValid's fold.
+func check(data []byte, fold bool) error {
 	if err := CheckDepth(data); err != nil {
 		return err
 	}
 	if json.Valid(data) {
-		return checkValid(data, false)
+		return checkValid(data, fold)
 	}
-	return checkTokens(data, true, false)
+	return checkTokens(data, true, fold) // words the syntax error, or checks the value before trailing data
 }
 
 // CheckDepth reports a *DepthError when data's first value nests past MaxDepth
@@ -230,20 +227,8 @@ func uEscape(s []byte, i int) (rune, bool) {
 	if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
 		return 0, false
 	}
-	var r rune
-	for _, c := range s[i+2 : i+6] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(s[i+2:i+6]), 16, 16)
+	return rune(r), err == nil
 }
 
 // openValue is an object or array that checkValid or checkTokens is inside.
@@ -258,12 +243,9 @@ type openValue struct {
 // and keeps it in the object's set, if any.
 func (o *openValue) add(key []byte, earlier [][]byte, fold bool) (dup bool) {
 	if o.set == nil && len(earlier) < manyKeys {
-		for _, k := range earlier {
-			if fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(earlier, func(k []byte) bool {
+			return fold && bytes.EqualFold(k, key) || !fold && bytes.Equal(k, key)
+		})
 	}
 	name := func(k []byte) string {
 		if fold {

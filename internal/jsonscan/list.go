@@ -29,10 +29,9 @@ func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *
 	if more, err := d.openArray(Loc{list: name, i: -1}); !more || err != nil {
 		return err
 	}
-	l := listDecoder[T]{name, decode}
 	if shape, ok := listShape(d.data, d.pos, d.segment); ok {
 		list := make([]T, shape.n)
-		if l.inSegments(d, shape, list) {
+		if inSegments(d, shape, list, name, decode) {
 			*dst = list
 			d.pos = shape.end + 1
 			return nil
@@ -47,21 +46,16 @@ func List[T any](d *Scanner, name string, dst *[]T, decode func(*Scanner, Loc, *
 	return err
 }
 
-type listDecoder[T any] struct {
-	name   string
-	decode func(*Scanner, Loc, *T) error
-}
-
-// inSegments decodes the elements into elems in segments on every processor and
-// reports whether every segment decoded and they joined up.
-func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) bool {
+// inSegments decodes the elements of list name into elems in segments on every
+// processor and reports whether every segment decoded and they joined up.
+func inSegments[T any](d *Scanner, shape listShapeOf, elems []T, name string, decode func(*Scanner, Loc, *T) error) bool {
 	joined := make([]bool, len(shape.starts))
 	var next atomic.Int64
 	work := func() {
 		for k := int(next.Add(1)) - 1; k < len(shape.starts); k = int(next.Add(1)) - 1 {
 			first := k * shape.every
 			seg := &Scanner{data: d.data, pos: shape.starts[k], name: d.name}
-			if !l.decodeSegment(seg, elems[first:min(first+shape.every, len(elems))], first) {
+			if !decodeSegment(seg, elems[first:min(first+shape.every, len(elems))], first, name, decode) {
 				continue
 			}
 			if k+1 < len(shape.starts) {
@@ -80,8 +74,8 @@ func (l listDecoder[T]) inSegments(d *Scanner, shape listShapeOf, elems []T) boo
 	return !slices.Contains(joined, false)
 }
 
-// decodeSegment decodes elements from d.pos into elems, numbered from first.
-func (l listDecoder[T]) decodeSegment(d *Scanner, elems []T, first int) bool {
+// decodeSegment decodes elements of list name from d.pos into elems, numbered from first.
+func decodeSegment[T any](d *Scanner, elems []T, first int, name string, decode func(*Scanner, Loc, *T) error) bool {
 	for i := range elems {
 		if i > 0 {
 			if d.next() != ',' {
@@ -89,7 +83,7 @@ func (l listDecoder[T]) decodeSegment(d *Scanner, elems []T, first int) bool {
 			}
 			d.pos++
 		}
-		if l.decode(d, Loc{list: l.name, i: first + i}, &elems[i]) != nil {
+		if decode(d, Loc{list: name, i: first + i}, &elems[i]) != nil {
 			return false
 		}
 	}

@@ -480,11 +480,10 @@ func SignHS256(cfg Config, subject, scope string, ttl time.Duration) (string, er
 	if ttl <= 0 {
 		return "", fmt.Errorf("jwt: token lifetime %v must be positive", ttl)
 	}
-	now := time.Now
+	t := time.Now()
 	if cfg.Now != nil {
-		now = cfg.Now
+		t = cfg.Now()
 	}
-	t := now()
 	exp := t.Add(ttl)
 	if exp.Unix() > maxNumericDate {
 		return "", fmt.Errorf("jwt: token lifetime %v is too long", ttl)

@@ -211,7 +211,7 @@ func (s *Set) appendText(b []byte, gauges func(*Text)) []byte {
 // Family starts a metric family: its HELP and TYPE (counter, gauge, summary) lines.
 func (t *Text) Family(name, typ, help string) {
 	t.b = append(t.b, "# HELP "+name+" "...)
-	t.b = appendEscaped(t.b, help, false)
+	t.b = append(t.b, helpEscaper.Replace(help)...)
 	t.b = append(t.b, "\n# TYPE "+name+" "+typ+"\n"...)
 }
 
@@ -225,7 +225,7 @@ func (t *Text) Sample(name string, v float64, labels ...string) {
 				b = append(b, ',')
 			}
 			b = append(append(b, labels[i]...), `="`...)
-			b = append(appendEscaped(b, labels[i+1], true), '"')
+			b = append(append(b, labelEscaper.Replace(labels[i+1])...), '"')
 		}
 		b = append(b, '}')
 	}
@@ -234,19 +234,8 @@ func (t *Text) Sample(name string, v float64, labels ...string) {
 	t.b = append(b, '\n')
 }
 
-// appendEscaped escapes a backslash and a newline, and with quote a double quote.
-func appendEscaped(b []byte, s string, quote bool) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\':
-			b = append(b, `\\`...)
-		case c == '\n':
-			b = append(b, `\n`...)
-		case c == '"' && quote:
-			b = append(b, `\"`...)
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
-}
+// The escapes of help text and label values, as the format asks.
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)

@@ -19,76 +19,61 @@ import (
 // world; the process's from getrusage, getrlimit and /proc/self, the ones Linux alone
 // has left out elsewhere.
 
-// The runtime/metrics samples read, by index.
+// The runtime/metrics samples read.
 const (
-	heapObjects = iota
-	heapUnused
-	heapFree
-	heapReleased
-	heapStacks
-	osStacks
-	memTotal
-	allocBytes
-	allocObjects
-	tinyAllocs
-	freeObjects
-	liveObjects
-	heapGoal
-	goroutines
-	runtimeSamples
+	heapObjects  = "/memory/classes/heap/objects:bytes"
+	heapUnused   = "/memory/classes/heap/unused:bytes"
+	heapFree     = "/memory/classes/heap/free:bytes"
+	heapReleased = "/memory/classes/heap/released:bytes"
+	heapStacks   = "/memory/classes/heap/stacks:bytes"
+	osStacks     = "/memory/classes/os-stacks:bytes"
+	memTotal     = "/memory/classes/total:bytes"
+	allocBytes   = "/gc/heap/allocs:bytes"
+	allocObjects = "/gc/heap/allocs:objects"
+	tinyAllocs   = "/gc/heap/tiny/allocs:objects"
+	freeObjects  = "/gc/heap/frees:objects"
+	liveObjects  = "/gc/heap/objects:objects"
+	heapGoal     = "/gc/heap/goal:bytes"
+	goroutines   = "/sched/goroutines:goroutines"
 )
 
-var runtimeNames = [runtimeSamples]string{
-	heapObjects:  "/memory/classes/heap/objects:bytes",
-	heapUnused:   "/memory/classes/heap/unused:bytes",
-	heapFree:     "/memory/classes/heap/free:bytes",
-	heapReleased: "/memory/classes/heap/released:bytes",
-	heapStacks:   "/memory/classes/heap/stacks:bytes",
-	osStacks:     "/memory/classes/os-stacks:bytes",
-	memTotal:     "/memory/classes/total:bytes",
-	allocBytes:   "/gc/heap/allocs:bytes",
-	allocObjects: "/gc/heap/allocs:objects",
-	tinyAllocs:   "/gc/heap/tiny/allocs:objects",
-	freeObjects:  "/gc/heap/frees:objects",
-	liveObjects:  "/gc/heap/objects:objects",
-	heapGoal:     "/gc/heap/goal:bytes",
-	goroutines:   "/sched/goroutines:goroutines",
-}
+var runtimeNames = []string{heapObjects, heapUnused, heapFree, heapReleased, heapStacks, osStacks, memTotal,
+	allocBytes, allocObjects, tinyAllocs, freeObjects, liveObjects, heapGoal, goroutines}
 
 // memstats are client_golang's go_memstats_ families, each the sum of samples as
 // client_golang computes them from runtime/metrics.
 var memstats = []struct {
 	name, typ, help string
-	sum             []int
+	sum             []string
 }{
-	{"alloc_bytes", "gauge", "Number of bytes allocated in heap and currently in use. Equals to /memory/classes/heap/objects:bytes.", []int{heapObjects}},
-	{"alloc_bytes_total", "counter", "Total number of bytes allocated in heap until now, even if released already. Equals to /gc/heap/allocs:bytes.", []int{allocBytes}},
-	{"sys_bytes", "gauge", "Number of bytes obtained from system. Equals to /memory/classes/total:byte.", []int{memTotal}},
-	{"mallocs_total", "counter", "Total number of heap objects allocated, both live and gc-ed. Semantically a counter version for go_memstats_heap_objects gauge. Equals to /gc/heap/allocs:objects + /gc/heap/tiny/allocs:objects.", []int{allocObjects, tinyAllocs}},
-	{"frees_total", "counter", "Total number of heap objects frees. Equals to /gc/heap/frees:objects + /gc/heap/tiny/allocs:objects.", []int{freeObjects, tinyAllocs}},
-	{"heap_alloc_bytes", "gauge", "Number of heap bytes allocated and currently in use, same as go_memstats_alloc_bytes. Equals to /memory/classes/heap/objects:bytes.", []int{heapObjects}},
-	{"heap_sys_bytes", "gauge", "Number of heap bytes obtained from system. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes + /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", []int{heapObjects, heapUnused, heapReleased, heapFree}},
-	{"heap_idle_bytes", "gauge", "Number of heap bytes waiting to be used. Equals to /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", []int{heapReleased, heapFree}},
-	{"heap_inuse_bytes", "gauge", "Number of heap bytes that are in use. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes", []int{heapObjects, heapUnused}},
-	{"heap_released_bytes", "gauge", "Number of heap bytes released to OS. Equals to /memory/classes/heap/released:bytes.", []int{heapReleased}},
-	{"heap_objects", "gauge", "Number of currently allocated objects. Equals to /gc/heap/objects:objects.", []int{liveObjects}},
-	{"stack_inuse_bytes", "gauge", "Number of bytes obtained from system for stack allocator in non-CGO environments. Equals to /memory/classes/heap/stacks:bytes.", []int{heapStacks}},
-	{"stack_sys_bytes", "gauge", "Number of bytes obtained from system for stack allocator. Equals to /memory/classes/heap/stacks:bytes + /memory/classes/os-stacks:bytes.", []int{heapStacks, osStacks}},
-	{"next_gc_bytes", "gauge", "Number of heap bytes when next garbage collection will take place. Equals to /gc/heap/goal:bytes.", []int{heapGoal}},
+	{"alloc_bytes", "gauge", "Number of bytes allocated in heap and currently in use. Equals to /memory/classes/heap/objects:bytes.", []string{heapObjects}},
+	{"alloc_bytes_total", "counter", "Total number of bytes allocated in heap until now, even if released already. Equals to /gc/heap/allocs:bytes.", []string{allocBytes}},
+	{"sys_bytes", "gauge", "Number of bytes obtained from system. Equals to /memory/classes/total:byte.", []string{memTotal}},
+	{"mallocs_total", "counter", "Total number of heap objects allocated, both live and gc-ed. Semantically a counter version for go_memstats_heap_objects gauge. Equals to /gc/heap/allocs:objects + /gc/heap/tiny/allocs:objects.", []string{allocObjects, tinyAllocs}},
+	{"frees_total", "counter", "Total number of heap objects frees. Equals to /gc/heap/frees:objects + /gc/heap/tiny/allocs:objects.", []string{freeObjects, tinyAllocs}},
+	{"heap_alloc_bytes", "gauge", "Number of heap bytes allocated and currently in use, same as go_memstats_alloc_bytes. Equals to /memory/classes/heap/objects:bytes.", []string{heapObjects}},
+	{"heap_sys_bytes", "gauge", "Number of heap bytes obtained from system. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes + /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", []string{heapObjects, heapUnused, heapReleased, heapFree}},
+	{"heap_idle_bytes", "gauge", "Number of heap bytes waiting to be used. Equals to /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", []string{heapReleased, heapFree}},
+	{"heap_inuse_bytes", "gauge", "Number of heap bytes that are in use. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes", []string{heapObjects, heapUnused}},
+	{"heap_released_bytes", "gauge", "Number of heap bytes released to OS. Equals to /memory/classes/heap/released:bytes.", []string{heapReleased}},
+	{"heap_objects", "gauge", "Number of currently allocated objects. Equals to /gc/heap/objects:objects.", []string{liveObjects}},
+	{"stack_inuse_bytes", "gauge", "Number of bytes obtained from system for stack allocator in non-CGO environments. Equals to /memory/classes/heap/stacks:bytes.", []string{heapStacks}},
+	{"stack_sys_bytes", "gauge", "Number of bytes obtained from system for stack allocator. Equals to /memory/classes/heap/stacks:bytes + /memory/classes/os-stacks:bytes.", []string{heapStacks, osStacks}},
+	{"next_gc_bytes", "gauge", "Number of heap bytes when next garbage collection will take place. Equals to /gc/heap/goal:bytes.", []string{heapGoal}},
 }
 
 // appendRuntime appends the go_ families.
 func (t *Text) appendRuntime() {
-	samples := make([]rtmetrics.Sample, runtimeSamples)
-	for i := range samples {
-		samples[i].Name = runtimeNames[i]
+	samples := make([]rtmetrics.Sample, len(runtimeNames))
+	for i, name := range runtimeNames {
+		samples[i].Name = name
 	}
 	rtmetrics.Read(samples)
-	value := func(i int) float64 {
-		if samples[i].Value.Kind() != rtmetrics.KindUint64 { // a name this Go does not have
-			return 0
+	value := make(map[string]float64, len(samples)) // a name this Go does not have reads 0
+	for _, sample := range samples {
+		if sample.Value.Kind() == rtmetrics.KindUint64 {
+			value[sample.Name] = float64(sample.Value.Uint64())
 		}
-		return float64(samples[i].Value.Uint64())
 	}
 	var gc debug.GCStats
 	gc.PauseQuantiles = make([]time.Duration, 5) // the minimum, the quartiles, the maximum
@@ -99,7 +84,7 @@ func (t *Text) appendRuntime() {
 	}
 	t.Sample("go_gc_duration_seconds_sum", gc.PauseTotal.Seconds())
 	t.Sample("go_gc_duration_seconds_count", float64(gc.NumGC))
-	t.one("go_goroutines", "gauge", "Number of goroutines that currently exist.", value(goroutines))
+	t.one("go_goroutines", "gauge", "Number of goroutines that currently exist.", value[goroutines])
 	t.Family("go_info", "gauge", "Information about the Go environment.")
 	t.Sample("go_info", 1, "version", runtime.Version())
 	var lastGC float64
@@ -109,8 +94,8 @@ func (t *Text) appendRuntime() {
 	t.one("go_memstats_last_gc_time_seconds", "gauge", "Number of seconds since 1970 of last garbage collection.", lastGC)
 	for _, m := range memstats {
 		var v float64
-		for _, i := range m.sum {
-			v += value(i)
+		for _, name := range m.sum {
+			v += value[name]
 		}
 		t.one("go_memstats_"+m.name, m.typ, m.help, v)
 	}
@@ -134,7 +119,8 @@ func (t *Text) appendProcess() {
 	}
 	if st, err := readStat(); err == nil {
 		t.one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", float64(st.rssPages*int64(os.Getpagesize())))
-		if start, err := startTime(st.startTicks); err == nil {
+		if boot, err := bootTime(); err == nil {
+			start := float64(boot) + float64(st.startTicks)/clockTicks
 			t.one("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", start)
 		}
 		t.one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", float64(st.vsize))
@@ -205,8 +191,3 @@ var bootTime = sync.OnceValues(func() (int64, error) {
 	}
 	return 0, os.ErrNotExist
 })
-
-func startTime(ticks int64) (float64, error) {
-	boot, err := bootTime()
-	return float64(boot) + float64(ticks)/clockTicks, err
-}
