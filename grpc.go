@@ -508,11 +508,18 @@ func (l callLog) around(ctx context.Context, method string, run func(context.Con
 			l.log.Error("panic in grpc call", "method", method, "panic", v)
 			err = status.Error(codes.Internal, "internal server error")
 		}
-		d, code := time.Since(start), status.Code(err)
+		end := time.Now()
+		d, code := end.Sub(start), status.Code(err)
 		l.calls.Done(method, int(code), d)
-		l.log.LogAttrs(ctx, slog.LevelInfo, "grpc", append([]slog.Attr{slog.String("method", method),
-			slog.String("code", code.String()), slog.Duration("duration", d)},
-			append(subjectAttrs(who), accesslog.TraceAttrs(metadata.ValueFromIncomingContext(ctx, "traceparent"))...)...)...)
+		// The handler itself, as for HTTP's line: no caller's program counter,
+		// which Logger looks up although no source is printed.
+		if h := l.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+			line := slog.NewRecord(end, slog.LevelInfo, "grpc", 0)
+			line.AddAttrs(slog.String("method", method), slog.String("code", code.String()), slog.Duration("duration", d))
+			line.AddAttrs(subjectAttrs(who)...)
+			line.AddAttrs(accesslog.TraceAttrs(metadata.ValueFromIncomingContext(ctx, "traceparent"))...)
+			h.Handle(ctx, line)
+		}
 	}()
 	return grpcError(l.log, method, run(ctx, conn))
 }
