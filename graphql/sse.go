@@ -17,12 +17,16 @@ import (
 // EventStreamTokenHeader carries a single connection mode reservation's token.
 const EventStreamTokenHeader = "X-GraphQL-Event-Stream-Token"
 
+// tokenKey is EventStreamTokenHeader as net/http keys it: Header.Get would make
+// that string anew for every request.
+var tokenKey = http.CanonicalHeaderKey(EventStreamTokenHeader)
+
 const codeForbidden = "FORBIDDEN"
 
 // serve answers r when it is one of the streams' requests, and reports whether it was.
 func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
 	accept := r.Header.Get("Accept")
-	token := r.Header.Get(EventStreamTokenHeader)
+	token := r.Header.Get(tokenKey)
 	if token == "" && (r.Method == http.MethodDelete || acceptsEventStream(accept)) {
 		token = r.URL.Query().Get("token") // EventSource sets no header
 	}
