@@ -5,6 +5,7 @@ package memory
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -29,9 +30,18 @@ const (
 // 1.5x its size instead of 2x (bench/README.md, "Start-up").
 const gcHeadroom = 128 << 20
 
+// gcFloor is the least headroom: a heap of a few megabytes would otherwise be
+// collected every few megabytes allocated, an eighth of a small request's CPU
+// (bench/README.md, "Start-up and memory"). The runtime's own least heap, 4 MiB,
+// grows with the percentage, so 400% gives a tiny heap gcFloor and no more.
+const gcFloor = 16 << 20
+
 // gcPercentFor is the GOGC percentage that gives live bytes their headroom.
 func gcPercentFor(live uint64) int {
-	if live <= gcHeadroom {
+	switch {
+	case live < gcFloor:
+		return int(min(400, 100*gcFloor/max(live, 1)))
+	case live <= gcHeadroom:
 		return 100
 	}
 	return int(100 * max(gcHeadroom, live/2) / live)
@@ -91,20 +101,42 @@ func (m *memoryReturner) setGCPercent(live uint64) {
 	}
 }
 
-// Manage sets the collector's headroom for the heap as it is now, then checks
-// every few seconds until stop is closed.
-func Manage(stop <-chan struct{}) {
+// Manage sets the collector's headroom for the heap as it is now and again after
+// every collection, and checks every few seconds, until stop is closed. After
+// every collection, not only every few seconds: a small heap's large percentage
+// must not outlive a burst that makes it large.
+func Manage(stop <-chan struct{}) { manage(stop, checkEvery) }
+
+func manage(stop <-chan struct{}, every time.Duration) {
 	h := readHeap()
 	m := &memoryReturner{lastAllocs: h.allocs, tuneGC: os.Getenv("GOGC") == ""}
 	m.setGCPercent(h.live)
-	t := time.NewTicker(checkEvery)
+	collected := make(chan struct{}, 1)
+	signalCollections(collected, stop)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case <-collected:
+			m.setGCPercent(readHeap().live)
 		case <-t.C:
 			m.check()
 		}
 	}
+}
+
+// signalCollections sends on ch after each collection until stop is closed: the
+// cleanup of an object nothing keeps, made anew each time it runs.
+func signalCollections(ch chan<- struct{}, stop <-chan struct{}) {
+	runtime.AddCleanup(new([64]byte), func(struct{}) {
+		select {
+		case <-stop:
+			return
+		case ch <- struct{}{}:
+		default: // one is waiting already
+		}
+		signalCollections(ch, stop)
+	}, struct{}{})
 }

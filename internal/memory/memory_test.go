@@ -1,9 +1,13 @@
 package memory
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
+
+	"quartet/internal/testkit"
 )
 
 // TestMemoryReturner: a burst's garbage, not yet collected, is left alone while the
@@ -66,15 +70,16 @@ func TestMemoryReturner(t *testing.T) {
 	}
 }
 
-// The collector's headroom is as much as was live up to gcHeadroom, then the larger
-// of gcHeadroom and half the live heap.
+// The collector's headroom is at least gcFloor (the runtime's own least heap, 4 MiB,
+// grows with the percentage: 400% gives a tiny heap 16 MiB), as much as was live up
+// to gcHeadroom, then the larger of gcHeadroom and half the live heap.
 func TestGCPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	for _, tt := range []struct {
 		live uint64
 		want int
 	}{
-		{0, 100}, {10 * mib, 100}, {128 * mib, 100},
+		{0, 400}, {1 * mib, 400}, {4 * mib, 400}, {8 * mib, 200}, {10 * mib, 160}, {16 * mib, 100}, {128 * mib, 100},
 		{192 * mib, 66}, // 128 MiB of headroom
 		{256 * mib, 50}, {300 * mib, 50}, {4096 * mib, 50},
 	} {
@@ -99,4 +104,42 @@ func TestMemoryReturnerSetsGCPercent(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC %d with GOGC set in the environment, want it left at 100", got)
 	}
+}
+
+// TestManageRetunesAfterEachCollection: a heap that grows past gcFloor between two
+// of the returner's checks (here an hour apart) gets its percentage at the next
+// collection, and a heap that shrinks gets the floor's back.
+func TestManageRetunesAfterEachCollection(t *testing.T) {
+	t.Setenv("GOGC", "") // set, Manage would leave the percentage alone
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	runtime.GC()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { manage(stop, time.Hour); close(done) }()
+	defer func() { close(stop); <-done }()
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	kept := make([][]byte, 64)
+	for i := range kept {
+		kept[i] = make([]byte, 1<<20)
+	}
+	testkit.Eventually(t, func() error {
+		runtime.GC()
+		if p := percent(); p != 100 {
+			return fmt.Errorf("GOGC %d with 64 MiB live, want 100", p)
+		}
+		return nil
+	})
+	runtime.KeepAlive(kept)
+	kept = nil
+	testkit.Eventually(t, func() error {
+		runtime.GC()
+		if p := percent(); p != 400 {
+			return fmt.Errorf("GOGC %d with the 64 MiB let go, want 400", p)
+		}
+		return nil
+	})
 }
