@@ -11,11 +11,6 @@ import (
 	"time"
 )
 
-const (
-	firstPause = 5 * time.Millisecond
-	maxPause   = time.Second
-)
-
 // Listener bounds the connections a server keeps open, in all (Max) and per
 // client (PerClient). Past Max, Accept holds the connection it has just accepted
 // until a slot is free; past PerClient, a connection is closed as soon as it is
@@ -24,8 +19,9 @@ const (
 // connection of the client holding the most closed for it, one never used first.
 // Such a socket is closed under its server without a word to the peer; the
 // server tells of each use with Begin and End. An accept failing for want of file
-// descriptors is retried after a pause doubling from 5 ms to 1 s. Log lines come
-// at most once a minute per kind. Set its fields before the first Accept.
+// descriptors is logged and returned: net/http and grpc-go retry it after a pause
+// doubling from 5 ms to 1 s. Log lines come at most once a minute per kind. Set its
+// fields before the first Accept.
 type Listener struct {
 	Max       int                          // connections open at once, at least 1
 	PerClient int                          // connections of one client open at once; 0: no bound but Max
@@ -43,7 +39,6 @@ type Listener struct {
 	waiting   atomic.Int32      // Accepts waiting for a slot
 	closed    chan struct{}     // closed by Close, to end a waiting Accept
 	closeOnce sync.Once
-	pause     func(time.Duration) <-chan time.Time // time.After; tests count them
 
 	full, refused, shed, unused, noFiles tally
 }
@@ -52,7 +47,7 @@ type Listener struct {
 // log lines ("HTTP connection limit reached").
 func NewListener(ln net.Listener, name string, maxConns int, log *slog.Logger) *Listener {
 	l := &Listener{Max: maxConns, ln: ln, clients: map[string]int{}, conns: map[connKey]*Conn{},
-		freed: make(chan struct{}, 1), closed: make(chan struct{}), pause: time.After}
+		freed: make(chan struct{}, 1), closed: make(chan struct{})}
 	l.full = tally{log: log, level: slog.LevelWarn, msg: name + " connection limit reached; new connections wait to be accepted"}
 	l.refused = tally{log: log, level: slog.LevelWarn, msg: name + " connections refused: their client address has as many open as it may"}
 	l.shed = tally{log: log, level: slog.LevelWarn, msg: name + " connection limit reached; idle connections closed to make room"}
@@ -76,8 +71,11 @@ func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 // Accept waits for a connection within the bounds and returns it, a *Conn.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {
-		nc, err := l.accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				l.noFiles.add(slog.String("error", err.Error()))
+			}
 			return nil, err
 		}
 		client := Of(nc.RemoteAddr().String())
@@ -103,24 +101,6 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		l.mu.Unlock()
 		return c, nil
-	}
-}
-
-// accept accepts from ln, retrying while file descriptors run out.
-func (l *Listener) accept() (net.Conn, error) {
-	var pause time.Duration
-	for {
-		nc, err := l.ln.Accept()
-		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
-			return nc, err
-		}
-		pause = min(max(2*pause, firstPause), maxPause)
-		l.noFiles.add(slog.String("error", err.Error()))
-		select {
-		case <-l.pause(pause):
-		case <-l.closed:
-			return nil, net.ErrClosed
-		}
 	}
 }
 
