@@ -155,7 +155,7 @@ func containsFold(s, lower string) bool {
 	if isASCII(s) && isASCII(lower) {
 		n := len(lower)
 		for i := 0; i+n <= len(s); i++ {
-			if equalLowerASCII(s[i:i+n], lower) {
+			if strings.EqualFold(s[i:i+n], lower) {
 				return true
 			}
 		}
@@ -166,14 +166,14 @@ func containsFold(s, lower string) bool {
 
 func hasPrefixFold(s, lower string) bool {
 	if isASCII(s) && isASCII(lower) {
-		return len(s) >= len(lower) && equalLowerASCII(s[:len(lower)], lower)
+		return len(s) >= len(lower) && strings.EqualFold(s[:len(lower)], lower)
 	}
 	return strings.HasPrefix(strings.ToLower(s), lower)
 }
 
 func hasSuffixFold(s, lower string) bool {
 	if isASCII(s) && isASCII(lower) {
-		return len(s) >= len(lower) && equalLowerASCII(s[len(s)-len(lower):], lower)
+		return len(s) >= len(lower) && strings.EqualFold(s[len(s)-len(lower):], lower)
 	}
 	return strings.HasSuffix(strings.ToLower(s), lower)
 }
@@ -181,20 +181,6 @@ func hasSuffixFold(s, lower string) bool {
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// equalLowerASCII reports whether lower-casing s gives lower (both ASCII).
-func equalLowerASCII(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
 			return false
 		}
 	}
