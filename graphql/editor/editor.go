@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"errors"
 	"html"
 	"net/http"
 	"strings"
@@ -109,23 +110,19 @@ func buildTemplate() {
 		"img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
-type editorError string
-
-func (e editorError) Error() string { return string(e) }
-
 // inlineAssets puts css and js into html in place of editorStyleTag and
 // editorScriptTag and returns the page with the CSP hash sources of the
 // two inline elements.
 func inlineAssets(html, css, js string) (page, cssHash, jsHash string, err error) {
 	switch {
 	case strings.Count(html, editorStyleTag) != 1:
-		return "", "", "", editorError("editor.html must link editor.css exactly once")
+		return "", "", "", errors.New("editor.html must link editor.css exactly once")
 	case strings.Count(html, editorScriptTag) != 1:
-		return "", "", "", editorError("editor.html must load editor.js exactly once")
+		return "", "", "", errors.New("editor.html must load editor.js exactly once")
 	case strings.Contains(strings.ToLower(css), "</style"):
-		return "", "", "", editorError("editor.css must not contain </style")
+		return "", "", "", errors.New("editor.css must not contain </style")
 	case strings.Contains(strings.ToLower(js), "</script"), strings.Contains(js, "<!--"):
-		return "", "", "", editorError("editor.js must not contain </script or <!--")
+		return "", "", "", errors.New("editor.js must not contain </script or <!--")
 	}
 	page = strings.Replace(html, editorStyleTag, "<style>"+css+"</style>", 1)
 	page = strings.Replace(page, editorScriptTag, "<script>"+js+"</script>", 1)
