@@ -365,7 +365,6 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 
 // parseLiteral coerces a literal to the leaf type t (spec 3.5 and 3.9 input
 // coercion). vars supplies variable values inside custom scalar literals.
-// The error message is empty when the generic "Expected value" text fits.
 func parseLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	if t.Kind == Enum {
 		if v.Kind != EnumValue {
