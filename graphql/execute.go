@@ -177,8 +177,7 @@ func (s *Schema) newExecutor(ctx context.Context, p *preparedDocument, op *Opera
 	return e
 }
 
-// executeOperation coerces variables and runs op. For a subscription event,
-// root is the event and the operation's single root field resolves from it.
+// executeOperation coerces variables and runs op.
 func (s *Schema) executeOperation(ctx context.Context, p *preparedDocument, op *OperationDefinition, given map[string]any, coerced map[string]any) (resp *Response) {
 	e, resp := s.startOperation(ctx, p, op, given, coerced)
 	if resp != nil {
