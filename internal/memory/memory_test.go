@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -117,10 +118,11 @@ func TestManageRetunesAfterEachCollection(t *testing.T) {
 	done := make(chan struct{})
 	go func() { manage(stop, time.Hour); close(done) }()
 	defer func() { close(stop); <-done }()
+	// Read, not set and set back: a setting between Manage's would be lost to it.
 	percent := func() int {
-		p := debug.SetGCPercent(-1)
-		debug.SetGCPercent(p)
-		return p
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return int(s[0].Value.Uint64())
 	}
 	kept := make([][]byte, 64)
 	for i := range kept {
