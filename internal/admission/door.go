@@ -37,7 +37,7 @@ type Door struct {
 // NewDoor returns the door l describes, naming the clients of trusted proxies
 // by proxies; log (nil: none) gets its refusals.
 func NewDoor(l Limits, proxies Proxies, log *slog.Logger) *Door {
-	d := &Door{waiting: l.ClientWaiting, proxies: proxies, maxBody: maxBodyBytes,
+	d := &Door{waiting: l.ClientWaiting, proxies: proxies, maxBody: MaxBodyBytes,
 		bodies:  NewBudget("request body bytes read ahead", l.ClientBodyBytes, l.TotalBodyBytes, log),
 		answers: NewBudget("answer bytes waiting to be read", l.ClientAnswerBytes, l.TotalAnswerBytes, log),
 		sockets: NewBudget("WebSocket connections", int64(l.WSSocketsPerClient), int64(l.WSSockets), log),
