@@ -26,8 +26,9 @@ const codeForbidden = "FORBIDDEN"
 // serve answers r when it is one of the streams' requests, and reports whether it was.
 func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
 	accept := r.Header.Get("Accept")
+	sse := acceptsEventStream(accept)
 	token := r.Header.Get(tokenKey)
-	if token == "" && (r.Method == http.MethodDelete || acceptsEventStream(accept)) {
+	if token == "" && (r.Method == http.MethodDelete || sse) {
 		token = r.URL.Query().Get("token") // EventSource sets no header
 	}
 	switch {
@@ -39,7 +40,7 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 		s.serveReserved(w, r, token)
 	case token != "" && r.Method == http.MethodPost:
 		s.startReserved(w, r, h, token)
-	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsEventStream(accept):
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && sse:
 		s.serveOne(w, r, h, sseFraming{}, s.opts.KeepAlive)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsSubscriptionSpec(accept):
 		s.serveOne(w, r, h, multipartSubscription{}, s.opts.Heartbeat)
