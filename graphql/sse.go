@@ -89,7 +89,7 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	sw := openStream(w, f, s.opts.WriteTimeout)
 	switch {
 	case errs != nil:
-		if sw.next(errorsJSON(errs)) {
+		if sw.next((&Response{Errors: errs}).appendJSON(nil)) {
 			sw.finish()
 		}
 	case op.inc != nil:
@@ -208,5 +208,5 @@ func (sseFraming) complete(buf []byte, id string) []byte {
 }
 
 func (f sseFraming) fail(buf []byte, id string, errs ErrorList) []byte {
-	return f.next(buf, id, errorsJSON(errs))
+	return f.next(buf, id, (&Response{Errors: errs}).appendJSON(nil))
 }
