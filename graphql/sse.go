@@ -24,8 +24,7 @@ var tokenKey = http.CanonicalHeaderKey(EventStreamTokenHeader)
 const codeForbidden = "FORBIDDEN"
 
 // serve answers r when it is one of the streams' requests, and reports whether it was.
-func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
-	accept := r.Header.Get("Accept")
+func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler, accept []acceptRange) bool {
 	sse := acceptsEventStream(accept)
 	token := r.Header.Get(tokenKey)
 	if token == "" && (r.Method == http.MethodDelete || sse) {
@@ -54,10 +53,10 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 // JSON and multipart answer: a higher quality, or the same and named first, as
 // negotiate picks among equals. urql names JSON first for a query and only the
 // streams for a subscription; graphql-sse clients name the event stream alone.
-func acceptsEventStream(accept string) bool {
+func acceptsEventStream(accept []acceptRange) bool {
 	sse, other := 0.0, 0.0
 	sseFirst := false
-	for r := range acceptRanges(accept) {
+	for _, r := range accept {
 		switch r.media {
 		case "text/event-stream":
 			if r.q > sse {

@@ -417,10 +417,10 @@ func TestStreamAccept(t *testing.T) {
 		{"application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed", false, false},
 		{"text/event-stream, multipart/mixed", true, false},
 	} {
-		if got := acceptsEventStream(tc.accept); got != tc.sse {
+		if got := acceptsEventStream(acceptRanges(tc.accept)); got != tc.sse {
 			t.Errorf("acceptsEventStream(%q) = %v", tc.accept, got)
 		}
-		if got := acceptsSubscriptionSpec(tc.accept); got != tc.subscription {
+		if got := acceptsSubscriptionSpec(acceptRanges(tc.accept)); got != tc.subscription {
 			t.Errorf("acceptsSubscriptionSpec(%q) = %v", tc.accept, got)
 		}
 	}
