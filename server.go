@@ -32,8 +32,8 @@ import (
 	"quartet/internal/reqbody"
 )
 
-// maxBodyBytes bounds every request body (docs/rest.md: larger is 413).
-const maxBodyBytes = 1 << 20
+// maxBodyBytes bounds every request body (docs/rest.md: larger is 413): the door's.
+const maxBodyBytes = admission.MaxBodyBytes
 
 // Server is the HTTP side of quartet: REST, GraphQL and OData on one ServeMux, all over
 // the one store.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -75,11 +74,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.WebSocket.ServeHTTP(w, r)
 		return
 	}
-	if h.Streams != nil && h.Streams.serve(w, r, h) {
+	accept := acceptRanges(r.Header.Get("Accept"))
+	if h.Streams != nil && h.Streams.serve(w, r, h, accept) {
 		return
 	}
-	media, html := negotiate(r.Header.Get("Accept"))
-	multipart := multipartFormat(r.Header.Get("Accept"))
+	media, html := negotiate(accept)
+	multipart := multipartFormat(accept)
 	if isGet(r) && h.HTMLPage != nil && html && !isGraphQLGet(r) {
 		h.HTMLPage.ServeHTTP(w, r)
 		return
@@ -463,34 +463,36 @@ type acceptRange struct {
 	q      float64           // 1 unless q says otherwise
 }
 
-// acceptRanges yields the media ranges of an Accept header that parse, in order.
-func acceptRanges(accept string) iter.Seq[acceptRange] {
-	return func(yield func(acceptRange) bool) {
-		for part := range strings.SplitSeq(accept, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			q := 1.0
-			if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
-				q = f
-			}
-			if !yield(acceptRange{mt, params, q}) {
-				return
-			}
-		}
+// anyMedia is the ranges of a request without Accept, which accepts every type (RFC 9110).
+var anyMedia = []acceptRange{{media: "*/*", q: 1}}
+
+// acceptRanges reads the media ranges of an Accept header that parse, in order:
+// once for a request, for each of the answers it may get.
+func acceptRanges(accept string) []acceptRange {
+	if strings.TrimSpace(accept) == "" {
+		return anyMedia
 	}
+	var ranges []acceptRange
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if f, err := strconv.ParseFloat(params["q"], 64); err == nil {
+			q = f
+		}
+		ranges = append(ranges, acceptRange{mt, params, q})
+	}
+	return ranges
 }
 
-// negotiate reads an Accept header: the supported media type of highest quality,
-// the first among equals ("" if none; application/json if no header), and
-// whether text/html comes ahead of the JSON types, as browsers loading a page ask.
-func negotiate(accept string) (media string, html bool) {
-	if strings.TrimSpace(accept) == "" {
-		return mediaJSON, false
-	}
+// negotiate reads the ranges of an Accept header: the supported media type of
+// highest quality, the first among equals ("" if none), and whether text/html
+// comes ahead of the JSON types, as browsers loading a page ask.
+func negotiate(accept []acceptRange) (media string, html bool) {
 	bestQ, htmlQ, jsonQ := 0.0, -1.0, -1.0
-	for r := range acceptRanges(accept) {
+	for _, r := range accept {
 		mt, q := r.media, r.q
 		switch mt {
 		case "text/html":

@@ -127,9 +127,8 @@ func (e *executor) streamFrom(g *execGroup, item *Type, items []any) int {
 // directiveArgs returns the coerced arguments of the directive name among ds
 // when the schema declares it and its if argument is true; else nil.
 func directiveArgs(s *Schema, ds []*Directive, name string, vars map[string]any) map[string]any {
-	def := s.directives[name]
 	for _, d := range ds {
-		if d.Name == name && def != nil {
+		if def := s.directives[d.Name]; d.Name == name && def != nil {
 			if args, err := coerceArguments(def.Args, d.Arguments, vars); err == nil && args["if"] == true {
 				return args
 			}

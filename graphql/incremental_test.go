@@ -172,7 +172,7 @@ func TestMultipartFormat(t *testing.T) {
 		"multipart/mixed;subscriptionSpec=1.0":                                                          noIncremental,
 		"multipart/mixed;q=0":                                                                           noIncremental,
 	} {
-		if got := multipartFormat(accept); got != want {
+		if got := multipartFormat(acceptRanges(accept)); got != want {
 			t.Errorf("%q: format %d, want %d", accept, got, want)
 		}
 	}

@@ -25,9 +25,9 @@ var mediaParams = [...]string{format20220824: "deferSpec=20220824", formatV02: "
 // multipart/mixed it allows with the highest quality, the first among equals.
 // A multipart/mixed with no spec parameter is the 2022-08-24 format, as urql
 // and meros read it.
-func multipartFormat(accept string) incrementalFormat {
+func multipartFormat(accept []acceptRange) incrementalFormat {
 	best, bestQ := noIncremental, 0.0
-	for r := range acceptRanges(accept) {
+	for _, r := range accept {
 		if r.media != "multipart/mixed" {
 			continue
 		}

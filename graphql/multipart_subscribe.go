@@ -8,8 +8,8 @@ package graphql
 
 // acceptsSubscriptionSpec reports whether Accept allows Apollo's multipart
 // subscriptions.
-func acceptsSubscriptionSpec(accept string) bool {
-	for r := range acceptRanges(accept) {
+func acceptsSubscriptionSpec(accept []acceptRange) bool {
+	for _, r := range accept {
 		if r.media == "multipart/mixed" && r.params["subscriptionspec"] != "" && r.q > 0 {
 			return true
 		}

@@ -24,10 +24,10 @@ var tokenKey = http.CanonicalHeaderKey(EventStreamTokenHeader)
 const codeForbidden = "FORBIDDEN"
 
 // serve answers r when it is one of the streams' requests, and reports whether it was.
-func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool {
-	accept := r.Header.Get("Accept")
+func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler, accept []acceptRange) bool {
+	sse := acceptsEventStream(accept)
 	token := r.Header.Get(tokenKey)
-	if token == "" && (r.Method == http.MethodDelete || acceptsEventStream(accept)) {
+	if token == "" && (r.Method == http.MethodDelete || sse) {
 		token = r.URL.Query().Get("token") // EventSource sets no header
 	}
 	switch {
@@ -39,7 +39,7 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 		s.serveReserved(w, r, token)
 	case token != "" && r.Method == http.MethodPost:
 		s.startReserved(w, r, h, token)
-	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsEventStream(accept):
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && sse:
 		s.serveOne(w, r, h, sseFraming{}, s.opts.KeepAlive)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsSubscriptionSpec(accept):
 		s.serveOne(w, r, h, multipartSubscription{}, s.opts.Heartbeat)
@@ -53,10 +53,10 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler) bool
 // JSON and multipart answer: a higher quality, or the same and named first, as
 // negotiate picks among equals. urql names JSON first for a query and only the
 // streams for a subscription; graphql-sse clients name the event stream alone.
-func acceptsEventStream(accept string) bool {
+func acceptsEventStream(accept []acceptRange) bool {
 	sse, other := 0.0, 0.0
 	sseFirst := false
-	for r := range acceptRanges(accept) {
+	for _, r := range accept {
 		switch r.media {
 		case "text/event-stream":
 			if r.q > sse {
@@ -88,7 +88,7 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	sw := openStream(w, f, s.opts.WriteTimeout)
 	switch {
 	case errs != nil:
-		if sw.next(errorsJSON(errs)) {
+		if sw.next((&Response{Errors: errs}).appendJSON(nil)) {
 			sw.finish()
 		}
 	case op.inc != nil:
@@ -207,5 +207,5 @@ func (sseFraming) complete(buf []byte, id string) []byte {
 }
 
 func (f sseFraming) fail(buf []byte, id string, errs ErrorList) []byte {
-	return f.next(buf, id, errorsJSON(errs))
+	return f.next(buf, id, (&Response{Errors: errs}).appendJSON(nil))
 }

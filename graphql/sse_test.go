@@ -32,19 +32,7 @@ type streamServer struct {
 
 func newStreamServer(t testing.TB, hubBuf int, opts StreamOptions) *streamServer {
 	t.Helper()
-	s, err := ParseSchema(loadTestSDL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bindTestSchema(s, newTestStore())
-	hub := newWSHub(hubBuf)
-	s.SetNotifyingSubscriber("onUserCreated", hub.subscribe)
-	s.SetResolver("Subscription", "onUserCreated", func(p ResolveParams) (any, error) {
-		if err, ok := p.Source.(error); ok {
-			return nil, err
-		}
-		return p.Source, nil
-	})
+	s, hub := newHubSchema(t, hubBuf)
 	h := NewHandler(s)
 	ws := NewWebSocketHandler(s, WebSocketOptions{Sockets: opts.Sockets, Operations: opts.Operations})
 	h.WebSocket = ws
@@ -429,10 +417,10 @@ func TestStreamAccept(t *testing.T) {
 		{"application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed", false, false},
 		{"text/event-stream, multipart/mixed", true, false},
 	} {
-		if got := acceptsEventStream(tc.accept); got != tc.sse {
+		if got := acceptsEventStream(acceptRanges(tc.accept)); got != tc.sse {
 			t.Errorf("acceptsEventStream(%q) = %v", tc.accept, got)
 		}
-		if got := acceptsSubscriptionSpec(tc.accept); got != tc.subscription {
+		if got := acceptsSubscriptionSpec(acceptRanges(tc.accept)); got != tc.subscription {
 			t.Errorf("acceptsSubscriptionSpec(%q) = %v", tc.accept, got)
 		}
 	}

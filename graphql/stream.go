@@ -265,11 +265,6 @@ func (o *streamOp) events(ctx context.Context, emit func(result []byte) bool) bo
 	return ok
 }
 
-// errorsJSON is the JSON of a result that holds only errs.
-func errorsJSON(errs ErrorList) []byte {
-	return append(appendErrors([]byte{'{'}, errs), '}')
-}
-
 // streamWriter writes one streamed answer, each event flushed as written, each
 // write bounded by a deadline.
 type streamWriter struct {

@@ -193,7 +193,9 @@ func (c *wsClock) now() time.Time {
 // set stops the clock at t.
 func (c *wsClock) set(t time.Time) { c.at.Store(&t) }
 
-func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
+// newHubSchema is the test schema with onUserCreated fed by a wsHub of
+// hubBuf events: an error the hub sends is the event's error.
+func newHubSchema(t testing.TB, hubBuf int) (*Schema, *wsHub) {
 	t.Helper()
 	s, err := ParseSchema(loadTestSDL(t))
 	if err != nil {
@@ -208,6 +210,12 @@ func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
 		}
 		return p.Source, nil
 	})
+	return s, hub
+}
+
+func newWSServer(t testing.TB, hubBuf int, opts WebSocketOptions) *wsServer {
+	t.Helper()
+	s, hub := newHubSchema(t, hubBuf)
 	clock := &wsClock{}
 	if opts.Now == nil {
 		opts.Now = clock.now

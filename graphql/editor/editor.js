@@ -1010,23 +1010,31 @@
       body));
   }
 
-  function subscribe(request, headers) {
+  // startSubscription shows sub as the running subscription and returns its
+  // finish, which says how it ended and closes its transport with close.
+  function startSubscription(sub, close) {
     resultPane.hidden = true;
     eventList.hidden = false;
     $('stop').hidden = false;
-    const id = String(nextID++);
-    const socket = new WebSocket(socketURL(), 'graphql-transport-ws');
-    const sub = { socket, id, stopped: false, count: 0, pinged: false };
     subscription = sub;
     setStatus('Connecting\u2026');
-    const send = (msg) => socket.send(JSON.stringify(msg));
-    const finish = (text, tone) => {
+    return (text, tone) => {
       if (sub.stopped) return;
       sub.stopped = true;
       setStatus(text, tone);
       if (subscription === sub) { subscription = null; $('stop').hidden = true; }
-      if (socket.readyState <= WebSocket.OPEN) socket.close(1000, 'done');
+      close();
     };
+  }
+
+  function subscribe(request, headers) {
+    const id = String(nextID++);
+    const socket = new WebSocket(socketURL(), 'graphql-transport-ws');
+    const sub = { socket, id, stopped: false, count: 0, pinged: false };
+    const finish = startSubscription(sub, () => {
+      if (socket.readyState <= WebSocket.OPEN) socket.close(1000, 'done');
+    });
+    const send = (msg) => socket.send(JSON.stringify(msg));
     socket.addEventListener('open', () => {
       setStatus('Connected; waiting for connection_ack\u2026');
       send({ type: 'connection_init', payload: headers });
@@ -1083,20 +1091,9 @@
   // protocol's distinct connections mode): one streamed answer, a next event
   // per result, then complete.
   function subscribeSSE(request, headers) {
-    resultPane.hidden = true;
-    eventList.hidden = false;
-    $('stop').hidden = false;
     const controller = new AbortController();
     const sub = { controller, stopped: false, count: 0 };
-    subscription = sub;
-    setStatus('Connecting\u2026');
-    const finish = (text, tone) => {
-      if (sub.stopped) return;
-      sub.stopped = true;
-      setStatus(text, tone);
-      if (subscription === sub) { subscription = null; $('stop').hidden = true; }
-      controller.abort();
-    };
+    const finish = startSubscription(sub, () => controller.abort());
     const onEvent = (block) => {
       let type = 'message';
       let json = '';

@@ -163,8 +163,11 @@ func forwardedFor(values []string) []string {
 // hopAddr reads one hop's address: an IP, "[IPv6]" or either with a port.
 func hopAddr(hop string) (netip.Addr, bool) {
 	ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hop, "["), "]"))
-	if ap, apErr := netip.ParseAddrPort(hop); apErr == nil {
-		ip, err = ap.Addr(), nil
+	if err != nil { // with a port, then; parsed only now, as a failed parse allocates its error
+		var ap netip.AddrPort
+		if ap, err = netip.ParseAddrPort(hop); err == nil {
+			ip = ap.Addr()
+		}
 	}
 	// A zone names an interface of the proxy's machine, not the client.
 	return ip.Unmap().WithZone(""), err == nil && ip.Zone() == ""

@@ -30,14 +30,13 @@ type Door struct {
 	ops     *Budget // operations active on them
 	batches *Budget // users of gRPC CreateUsers calls held until the last arrives
 	proxies Proxies // for gRPC's client (HTTP's is named before its door)
-	waiting int     // the most work of one client that may wait, for the refusal's words
 	maxBody int64   // the largest body read ahead; a longer one is the handler's to refuse
 }
 
 // NewDoor returns the door l describes, naming the clients of trusted proxies
 // by proxies; log (nil: none) gets its refusals.
 func NewDoor(l Limits, proxies Proxies, log *slog.Logger) *Door {
-	d := &Door{waiting: l.ClientWaiting, proxies: proxies, maxBody: maxBodyBytes,
+	d := &Door{proxies: proxies, maxBody: MaxBodyBytes,
 		bodies:  NewBudget("request body bytes read ahead", l.ClientBodyBytes, l.TotalBodyBytes, log),
 		answers: NewBudget("answer bytes waiting to be read", l.ClientAnswerBytes, l.TotalAnswerBytes, log),
 		sockets: NewBudget("WebSocket connections", int64(l.WSSocketsPerClient), int64(l.WSSockets), log),
@@ -73,7 +72,7 @@ func (d *Door) Slot(ctx context.Context, client string) (release func(), err err
 	}
 	release, err = d.queue.Acquire(ctx, client)
 	if errors.Is(err, ErrBusy) {
-		return nil, &Refused{client, true, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.waiting)}
+		return nil, &Refused{client, true, fmt.Sprintf("too many requests waiting from %s: at most %d may wait; try again shortly", client, d.queue.maxWaiting)}
 	}
 	return release, err
 }

@@ -12,9 +12,9 @@ import (
 	"runtime"
 )
 
-// maxBodyBytes is the largest request body of any surface (REST, GraphQL): a
+// MaxBodyBytes is the largest request body of any surface (REST, GraphQL): a
 // longer one is the handler's to refuse with 413.
-const maxBodyBytes = 1 << 20
+const MaxBodyBytes = 1 << 20
 
 // Limits are the budgets. Register gives each its flag; Defaults their values.
 type Limits struct {
@@ -51,7 +51,7 @@ func Defaults() Limits {
 		// Each waiting request holds a connection and a goroutine, both bounded.
 		ClientWaiting: 256,
 		// Two of the largest bodies a client; 64 MiB in all.
-		ClientBodyBytes: 2 * (maxBodyBytes + 1), TotalBodyBytes: 64 << 20,
+		ClientBodyBytes: 2 * (MaxBodyBytes + 1), TotalBodyBytes: 64 << 20,
 		// Two of the largest GraphQL answers (16 MiB) a client, four in all: a
 		// service whose readers all stall stays under 512 MB (bench/README.md).
 		ClientAnswerBytes: 32 << 20, TotalAnswerBytes: 64 << 20,
