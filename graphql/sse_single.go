@@ -18,15 +18,22 @@ type reservation struct {
 	token, client string
 	ctx           context.Context // the operations' parent: ends with the reservation
 	cancel        context.CancelFunc
-	until         time.Time   // when the authorization ends; zero: never
-	out           chan []byte // framed events waiting for the stream
-	expire        *time.Timer // ends the reservation if no stream comes
-	leave         func()      // gives back what enter claimed
+	until         time.Time        // when the authorization ends; zero: never
+	out           chan queuedEvent // framed events waiting for the stream
+	expire        *time.Timer      // ends the reservation if no stream comes
+	leave         func()           // gives back what enter claimed
+	running       sync.WaitGroup   // the operations' goroutines (runReserved)
 	endOnce       sync.Once
 
 	mu        sync.Mutex
 	connected bool
 	ops       map[string]context.CancelFunc
+}
+
+// queuedEvent is an event waiting for its stream, and the answer bytes it holds.
+type queuedEvent struct {
+	data    []byte
+	claimed int64
 }
 
 // reserve answers PUT: 201 with a reservation's token, as text/plain.
@@ -42,7 +49,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
-		out: make(chan []byte, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
+		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() {
@@ -76,9 +83,20 @@ func (s *Streams) end(res *reservation) {
 		s.mu.Unlock()
 		res.mu.Lock()
 		res.expire.Stop()
+		res.cancel() // under mu: add starts no operation after it
 		res.mu.Unlock()
-		res.cancel()
 		res.leave()
+		go func() { // once no operation can send, what waits gives its bytes back
+			res.running.Wait()
+			for {
+				select {
+				case ev := <-res.out:
+					s.opts.Answers.Release(res.client, ev.claimed)
+				default:
+					return
+				}
+			}
+		}()
 	})
 }
 
@@ -120,12 +138,16 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
-			if s.lapsed(res.until) {
+			lapsed := s.lapsed(res.until)
+			if !lapsed {
+				sw.buf = append(sw.buf, ev.data...)
+				ok = sw.flush()
+			}
+			s.opts.Answers.Release(res.client, ev.claimed)
+			if lapsed {
 				s.endOperationsExpired(sw, res)
 				return
 			}
-			sw.buf = append(sw.buf, ev...)
-			ok = sw.flush()
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
@@ -186,14 +208,16 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	}
 	if !claimOrRefuse(w, s.opts.Operations, res.client) {
 		res.remove(id)
+		res.running.Done()
 		return
 	}
 	// Not the POST's answer claim: the results are written to the stream, after
-	// the POST has been answered.
+	// the POST has been answered; each event claims its bytes (runReserved).
 	op, errs, status := s.start(withAuthorization(ctx, h.baseContext(r)), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
 		res.remove(id)
+		res.running.Done()
 		writeResponse(w, mediaJSON, status, &Response{Errors: errs})
 		return
 	}
@@ -210,27 +234,40 @@ func withAuthorization(res, req context.Context) context.Context {
 }
 
 // runReserved sends an operation's events to its stream, waiting while the
-// stream's queue is full, then complete.
+// stream's queue is full, then complete; each holds its bytes of the client's
+// answers budget until written, and one past it ends the operation.
 func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp) {
+	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer res.remove(id)
-	send := func(ev []byte) bool {
+	put := func(ev queuedEvent) bool {
 		select {
 		case res.out <- ev:
 			return true
 		case <-ctx.Done():
+			s.opts.Answers.Release(res.client, ev.claimed)
 			return false
 		}
 	}
-	emit := func(result []byte) bool { return send(sseFraming{}.next(nil, id, result)) }
+	var refused error
+	emit := func(result []byte) bool {
+		ev := sseFraming{}.next(nil, id, result)
+		if refused = s.opts.Answers.Claim(res.client, int64(len(ev))); refused != nil {
+			return false
+		}
+		return put(queuedEvent{ev, int64(len(ev))})
+	}
 	var ok bool
 	if op.inc != nil {
 		ok = op.results(emit)
 	} else {
 		ok = op.events(ctx, emit) && ctx.Err() == nil
 	}
+	if refused != nil { // a few bytes, outside the budget, so that the client learns why
+		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})
+	}
 	if ok {
-		send(sseFraming{}.complete(nil, id))
+		put(queuedEvent{data: sseFraming{}.complete(nil, id)})
 	}
 }
 
@@ -243,8 +280,11 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 		return http.StatusConflict, "An operation with this operationId is already running on the stream."
 	case len(res.ops) >= most:
 		return http.StatusTooManyRequests, "Too many operations on this stream: at most " + strconv.Itoa(most) + " may be active at once."
+	case res.ctx.Err() != nil:
+		return http.StatusNotFound, "No stream is reserved under this token; reserve one with PUT."
 	}
 	res.ops[id] = cancel
+	res.running.Add(1) // under mu, before end's Wait
 	return 0, ""
 }
 

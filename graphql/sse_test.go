@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -275,6 +276,49 @@ func TestSSESingleConnection(t *testing.T) {
 		status, _ := srv.status(t, "POST", "", `{"query":"{ user(id: 1) { name } }","extensions":{"operationId":"x"}}`, tok...)
 		return status == http.StatusNotFound
 	})
+}
+
+// TestSSESingleConnectionAnswersBudget: a reserved stream's events hold their
+// bytes of the client's answers budget until the stream writes them; one that
+// would pass the budget ends its operation with TOO_MANY_REQUESTS, and nothing
+// stays held once the reservation ends.
+func TestSSESingleConnectionAnswersBudget(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 150, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Answers: answers})
+	status, token := srv.status(t, "PUT", "", "")
+	if status != http.StatusCreated {
+		t.Fatalf("PUT: %d", status)
+	}
+	tok := []string{EventStreamTokenHeader, token}
+	post := func(id, query string) {
+		t.Helper()
+		if status, body := srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %s: %d %s", id, status, body)
+		}
+	}
+	post("a", "{ user(id: 1) { name } }") // no stream yet: its event waits, holding its bytes
+	waitFor(t, "the first event to hold its bytes", func() bool { return answers.Held() > 0 })
+	post("b", "{ user(id: 1) { name email } }") // both together would pass 150 bytes
+	resp := srv.request(t, "GET", "?token="+url.QueryEscape(token), "", "Accept", "text/event-stream")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	er := readEvents(t, resp)
+	var got []string
+	for range 4 {
+		got = append(got, er.nextEvent())
+	}
+	slices.Sort(got)
+	want := []string{
+		"event: complete\ndata: {\"id\":\"a\"}\n",
+		"event: complete\ndata: {\"id\":\"b\"}\n",
+		"event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n",
+	}
+	if len(got) != 4 || !slices.Equal(got[:3], want) || !strings.Contains(got[3], `"id":"b"`) || !strings.Contains(got[3], codeTooManyRequests) {
+		t.Errorf("events:\n%s\nwant a's result and complete, and b's TOO_MANY_REQUESTS and complete", strings.Join(got, "\n"))
+	}
+	resp.Body.Close()
+	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
 }
 
 // waitFor polls cond until it holds.

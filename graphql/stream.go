@@ -31,6 +31,8 @@ type StreamOptions struct {
 	// Sockets counts each open stream and each reservation, Operations each
 	// operation running on one, by client; give the WebSocketHandler's.
 	Sockets, Operations Budget
+	// Answers counts single connection mode events not yet written; nil: none.
+	Answers Budget
 	// ClientOf names the client a request comes from; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
 	// Authorize admits a stream as WebSocketOptions.OnInit admits a
@@ -68,6 +70,9 @@ func NewStreams(s *Schema, opts StreamOptions) *Streams {
 	opts.Heartbeat = positiveOr(opts.Heartbeat, 5*time.Second)
 	opts.WriteTimeout = positiveOr(opts.WriteTimeout, 10*time.Second)
 	opts.ReservationTimeout = positiveOr(opts.ReservationTimeout, 30*time.Second)
+	if opts.Answers == nil {
+		opts.Answers = unbounded{}
+	}
 	opts.SendQueue = positiveOr(opts.SendQueue, 64)
 	opts.MaxOperations = positiveOr(opts.MaxOperations, 100)
 	return &Streams{schema: s, opts: opts, reservations: map[string]*reservation{}, quit: make(chan struct{})}

@@ -54,6 +54,9 @@ func (d *Door) WebSockets() (sockets, operations *Budget) { return d.sockets, d.
 // Bodies returns the budget of request bodies read ahead of their work.
 func (d *Door) Bodies() *Budget { return d.bodies }
 
+// Answers returns the budget of answers held outside a request's AnswerWriter.
+func (d *Door) Answers() *Budget { return d.answers }
+
 // Batches returns the budget of what gRPC CreateUsers calls hold.
 func (d *Door) Batches() *Budget { return d.batches }
 
@@ -77,8 +80,7 @@ func (d *Door) Slot(ctx context.Context, client string) (release func(), err err
 	return release, err
 }
 
-// Queue returns the door's queue, nil when work runs at once (a nil *Queue admits
-// nothing by TryLone).
+// Queue returns the door's queue; nil: work runs at once.
 func (d *Door) Queue() *Queue { return d.queue }
 
 // Stats returns the work running and waiting, and the bytes of request bodies
