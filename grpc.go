@@ -159,10 +159,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	calls := m.Table("grpc", func(string) string { return "grpc" }, func(code int) string { return codes.Code(code).String() })
 	first := callLog{log: log, calls: calls, identities: auth != nil, conns: conns, door: entrance}
 	unary, stream := []grpc.UnaryServerInterceptor{first.unary}, []grpc.StreamServerInterceptor{first.stream}
-	if entrance.Queue() != nil { // before authentication, whose checks then run in the caller's slot
-		stream = append(stream, entrance.Stream)
-	}
-	if auth != nil { // without it and a queue, one interceptor: gRPC then builds no chain per call
+	if auth != nil { // without it, one interceptor: gRPC then builds no chain per call
 		unary, stream = append(unary, auth.unaryInterceptor), append(stream, auth.streamInterceptor)
 	}
 	srv := grpc.NewServer(append(limits.serverOptions(),
@@ -476,14 +473,15 @@ func grpcError(log *slog.Logger, method string, err error) error {
 // idle connections: a map lookup a call, where a stats.Handler would cost an event per
 // step. It answers a panic or a handler's error as a status (grpcError), counts the
 // call and logs a line for it; with identities (auth on) it gives the call a caller
-// for authentication to name in that line. A unary call takes its slot at the door
-// here too: one interceptor fewer is a closure fewer on every call.
+// for authentication to name in that line. It takes the call's slots at the door
+// too (a stream's, one per message), before authentication, whose checks then run
+// in them: one interceptor fewer is a closure fewer on every call.
 type callLog struct {
 	log        *slog.Logger
 	calls      *metrics.Table
 	identities bool
 	conns      *admission.Listener
-	door       *admission.Door // nil: calls run at once
+	door       *admission.Door
 }
 
 // around runs one call of method; run is the rest of the chain, given the call's
@@ -526,13 +524,11 @@ func (l callLog) around(ctx context.Context, method string, run func(context.Con
 
 func (l callLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	err = l.around(ctx, info.FullMethod, func(ctx context.Context, conn *admission.Conn) error {
-		if l.door != nil {
-			release, err := l.door.Call(ctx, conn)
-			if err != nil {
-				return err
-			}
-			defer release()
+		release, err := l.door.Call(ctx, conn)
+		if err != nil {
+			return err
 		}
+		defer release()
 		resp, err = handler(ctx, req)
 		return err
 	})
@@ -544,7 +540,7 @@ func (l callLog) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 		if l.identities {
 			ss = &streamWithContext{ServerStream: ss, ctx: ctx}
 		}
-		return handler(srv, ss)
+		return l.door.Stream(srv, ss, info, handler)
 	})
 }
 

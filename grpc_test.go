@@ -252,7 +252,7 @@ func TestGRPCErrorMapping(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	info := &grpc.UnaryServerInfo{FullMethod: "/test/Method"}
 	call := func(h grpc.UnaryHandler) error {
-		_, err := callLog{log: log, calls: &metrics.Table{}}.unary(t.Context(), nil, info, h)
+		_, err := callLog{log: log, calls: &metrics.Table{}, door: admission.NewDoor(admission.Limits{}, admission.Proxies{}, nil)}.unary(t.Context(), nil, info, h)
 		return err
 	}
 	wantCode(t, call(func(context.Context, any) (any, error) { panic("boom") }), codes.Internal, "internal server error")
@@ -260,7 +260,7 @@ func TestGRPCErrorMapping(t *testing.T) {
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, status.Error(codes.Aborted, "as is") }), codes.Aborted, "as is")
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, notFound("thing 3 not found") }), codes.NotFound, "thing 3 not found")
 	wantCode(t, call(func(context.Context, any) (any, error) { return nil, &Error{Kind: KindForbidden, Message: "no"} }), codes.PermissionDenied, "no")
-	stream := callLog{log: log, calls: &metrics.Table{}}.stream
+	stream := callLog{log: log, calls: &metrics.Table{}, door: admission.NewDoor(admission.Limits{}, admission.Proxies{}, nil)}.stream
 	err := stream(nil, &streamWithContext{ctx: t.Context()}, &grpc.StreamServerInfo{FullMethod: "/test/Stream"}, func(any, grpc.ServerStream) error { panic("boom") })
 	wantCode(t, err, codes.Internal, "internal server error")
 }

@@ -14,9 +14,6 @@ import (
 // Call waits for a slot for a unary gRPC call that came on conn (nil: unknown),
 // and returns the function that gives it back; a refusal is a gRPC status.
 func (d *Door) Call(ctx context.Context, conn *Conn) (release func(), err error) {
-	if d.queue == nil {
-		return func() {}, nil
-	}
 	client := ""
 	if conn != nil && !d.proxies.Any() {
 		client = conn.client // named once, when it was accepted
