@@ -50,7 +50,7 @@ type Server struct {
 	methods    map[string][]string                                          // per path pattern, the methods it answers: for 405's Allow
 	restAccess map[string]access                                            // per REST route pattern, what its caller needs
 	openAPIDoc []byte                                                       // GET /openapi.json
-	refuse     func(http.ResponseWriter, *http.Request, *admission.Refused) // refuseAnswer, bound once, not per request
+	refuse     func(http.ResponseWriter, *http.Request, *admission.Refused) // answers a request whose answer the door refused; made once, not per request
 }
 
 // serverOptions are the HTTP side's settings; a zero number takes graphql.DefaultLimits.
@@ -76,7 +76,9 @@ type serverOptions struct {
 func NewServer(store *Store, log *slog.Logger, opts serverOptions) *Server {
 	s := &Server{store: store, log: log, opts: opts, mux: http.NewServeMux(), methods: map[string][]string{}, restAccess: map[string]access{},
 		metrics: opts.metrics}
-	s.refuse = s.refuseAnswer
+	s.refuse = func(w http.ResponseWriter, r *http.Request, refused *admission.Refused) { // the mux has matched r by then
+		s.refuseBusy(w, r, httpSurface(httpRoute(r.Pattern, r)), refused)
+	}
 	if s.metrics == nil {
 		s.metrics = newMetrics()
 	}
@@ -388,12 +390,6 @@ const statusClientClosed = 499
 // exhausted is the domain's form of a refusal at the door.
 func exhausted(refused *admission.Refused) *Error {
 	return &Error{Kind: KindExhausted, Message: refused.Error()}
-}
-
-// refuseAnswer answers a request whose answer the door refused for want of budget;
-// the mux has matched it by then.
-func (s *Server) refuseAnswer(w http.ResponseWriter, r *http.Request, refused *admission.Refused) {
-	s.refuseBusy(w, r, httpSurface(httpRoute(r.Pattern, r)), refused)
 }
 
 // refuseBusy answers a request the door refused with its surface's error writer.
