@@ -30,9 +30,8 @@ type User struct {
 	rest              atomic.Pointer[representation] // made at the first REST read
 }
 
-// representation is a user's REST answer, kept with the user: a record never
-// changes, so neither do its JSON and entity tag, and a read of it encodes and
-// hashes nothing.
+// representation is a user's REST answer, kept with the record, which never
+// changes: a read encodes and hashes nothing.
 type representation struct {
 	body []byte // the JSON and a newline; its capacity is its length, so appending copies
 	tag  string // of the JSON (entityTag)

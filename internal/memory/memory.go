@@ -32,8 +32,7 @@ const gcHeadroom = 128 << 20
 
 // gcFloor is the least headroom: a heap of a few megabytes would otherwise be
 // collected every few megabytes allocated, an eighth of a small request's CPU
-// (bench/README.md, "Start-up and memory"). The runtime's own least heap, 4 MiB,
-// grows with the percentage, so 400% gives a tiny heap gcFloor and no more.
+// (bench/README.md, "Start-up"); 400% makes the runtime's 4 MiB least heap it.
 const gcFloor = 16 << 20
 
 // gcPercentFor is the GOGC percentage that gives live bytes their headroom.
@@ -101,10 +100,9 @@ func (m *memoryReturner) setGCPercent(live uint64) {
 	}
 }
 
-// Manage sets the collector's headroom for the heap as it is now and again after
-// every collection, and checks every few seconds, until stop is closed. After
-// every collection, not only every few seconds: a small heap's large percentage
-// must not outlive a burst that makes it large.
+// Manage sets the collector's headroom for the heap as it is now and after every
+// collection (a small heap's large percentage must not outlive a burst that makes
+// it large), and checks every few seconds, until stop is closed.
 func Manage(stop <-chan struct{}) { manage(stop, checkEvery) }
 
 func manage(stop <-chan struct{}, every time.Duration) {
