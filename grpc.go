@@ -63,7 +63,8 @@ type grpcLimits struct {
 	createUsersMaxBytes int64         // bytes of users in one call
 	createUsersTime     time.Duration // from the call's start to its last message
 
-	allUsersPage int // users a GetAllUsers call reads from the store at a time
+	allUsersPage int           // users a GetAllUsers call reads from the store at a time
+	webCallTime  time.Duration // a gRPC-Web call's, CreateUsers' too, from its request's arrival: its status fits in the HTTP write timeout
 }
 
 // defaultGRPCLimits are the bounds a configuration gets unless it sets its own. A user
@@ -96,25 +97,16 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
 
-		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
+		allUsersPage: 256,              // 2 KiB of pointers per call; with the pause, 25 s of sending
+		webCallTime:  55 * time.Second, // the HTTP server's write timeout is 60 s
 	}
 }
 
 // webHandler serves gRPC-Web with srv. A call's body may hold what a native call
-// may send before the service reads it, read within the door's budget of bodies;
-// a CreateUsers call is given the time limit the tap handle gives a native one,
-// which grpc-go's ServeHTTP does not run.
+// may send before the service reads it, read within the door's budget of bodies.
 func (l grpcLimits) webHandler(srv *grpc.Server, door *admission.Door) http.Handler {
-	web := grpcweb.Handler(srv, grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), Bodies: door.Bodies(),
+	return grpcweb.Handler(srv, grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), CallTime: l.webCallTime, Bodies: door.Bodies(),
 		ClientOf: func(r *http.Request) string { return admission.Of(r.RemoteAddr) }})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == userpb.UserService_CreateUsers_FullMethodName {
-			ctx, cancel := context.WithTimeout(r.Context(), l.createUsersTime)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
-		web.ServeHTTP(w, r)
-	})
 }
 
 // serverOptions are the grpc-go settings that enforce l.
@@ -164,8 +156,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	}
 	srv := grpc.NewServer(append(limits.serverOptions(),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
-		grpc.UnknownServiceHandler(unknownMethod),
-		grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
+		grpc.UnknownServiceHandler(unknownMethod), grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
 	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: entrance.Batches(), clientOf: entrance.ClientOfCall}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
@@ -213,14 +204,11 @@ func (h *healthService) shutdown() {
 // unknown service's call stays open until the client ends it or shutdown.
 func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
 	ctx := stream.Context()
-	send := func(s healthpb.HealthCheckResponse_ServingStatus) error {
-		return stream.Send(&healthpb.HealthCheckResponse{Status: s})
-	}
 	st := healthpb.HealthCheckResponse_SERVICE_UNKNOWN
 	if r, err := h.Check(ctx, in); err == nil {
 		st = r.GetStatus()
 	}
-	if err := send(st); err != nil {
+	if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
 		return err
 	}
 	select {
@@ -229,7 +217,7 @@ func (h *healthService) Watch(in *healthpb.HealthCheckRequest, stream healthpb.H
 	case <-h.stopping:
 	}
 	if st == healthpb.HealthCheckResponse_SERVING {
-		return send(healthpb.HealthCheckResponse_NOT_SERVING)
+		return stream.Send(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING})
 	}
 	return nil
 }
@@ -430,24 +418,15 @@ func (s *userService) ChatWithUsers(stream grpc.BidiStreamingServer[userpb.ChatM
 		if err != nil {
 			return err
 		}
-		reply := &userpb.ChatMessage{
-			UserName:  "Server",
-			Message:   "Echo: " + in.GetMessage(),
-			Timestamp: s.store.now().Format(time.TimeOnly),
-		}
-		if err := stream.Send(reply); err != nil {
+		if err := stream.Send(&userpb.ChatMessage{UserName: "Server", Message: "Echo: " + in.GetMessage(), Timestamp: s.store.now().Format(time.TimeOnly)}); err != nil {
 			return err
 		}
 	}
 }
 
 func userMessage(u *User) *userpb.UserResponse {
-	return &userpb.UserResponse{
-		Id:        int32(u.ID), // the store holds no id past maxID
-		Name:      u.Name,
-		Email:     u.Email,
-		CreatedAt: u.CreatedAt.UTC().Format(time.DateTime),
-	}
+	// The store holds no id past maxID.
+	return &userpb.UserResponse{Id: int32(u.ID), Name: u.Name, Email: u.Email, CreatedAt: u.CreatedAt.UTC().Format(time.DateTime)}
 }
 
 // grpcError turns a handler's error into a status: a status error passes unchanged, a

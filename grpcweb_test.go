@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -445,5 +446,45 @@ func TestGRPCWebStreamsAsItGoes(t *testing.T) {
 			t.Errorf("%s: the whole answer had come with the first user: %q", contentType, rest)
 		}
 		resp.Body.Close()
+	}
+}
+
+// TestGRPCWebCallTime: a gRPC-Web call has webCallTime from its request's arrival,
+// a client's longer grpc-timeout cut to it, and then ends with DeadlineExceeded in
+// its own trailer frame: a stream that pauses (GetAllUsers) or waits for shutdown
+// (the health service's Watch) as much as one that sends. A CreateUsers call whose
+// body outlasts the call's time is refused so, before it runs, and stores nothing.
+func TestGRPCWebCallTime(t *testing.T) {
+	cfg := grpcConfig(func(l *grpcLimits) { l.webCallTime = 300 * time.Millisecond })
+	cfg.streamDelay = time.Hour
+	a, _ := startApp(t, cfg)
+	base := "http://" + a.httpAddr
+	client := &http.Client{Timeout: 20 * time.Second} // far past the call's time: an answer that never ends fails
+	const deadline = `trailer frame: "grpc-message: context deadline exceeded\r\ngrpc-status: 4\r\n"`
+	for _, c := range []grpcWebCall{
+		{name: "a paused stream", method: webGetAllUsers, contentType: "application/grpc-web+proto", msgs: []proto.Message{&userpb.Empty{}}},
+		{name: "a paused stream, a longer timeout of its own", method: webGetAllUsers, contentType: "application/grpc-web-text", msgs: []proto.Message{&userpb.Empty{}}, header: []string{"Grpc-Timeout", "99999999H"}},
+		{name: "a stream waiting for shutdown", method: "/grpc.health.v1.Health/Watch", contentType: "application/grpc-web", msgs: []proto.Message{&healthpb.HealthCheckRequest{}}},
+	} {
+		// One message (a user, or SERVING), then the status.
+		if got := c.do(t, client, base, 1); !strings.HasSuffix(got, deadline+"\n") || strings.Count(got, "\nmessage {\"id\":1,")+strings.Count(got, "\nframe 0x0 08 01\n") != 1 {
+			t.Errorf("%s:\n%s", c.name, got)
+		}
+	}
+	body, sending := io.Pipe()
+	go func() {
+		users := grpcWebFrame(&userpb.CreateUserRequest{Name: "Late", Email: "late@example.com"})
+		sending.Write(users)
+		time.Sleep(3 * cfg.grpcLimits.webCallTime) // the body outlasts the call's time
+		sending.Write(users)
+		sending.Close()
+	}()
+	resp, err := client.Post(base+webCreateUsers, "application/grpc-web+proto", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Grpc-Status") != "4" || len(a.store.Users()) != 6 {
+		t.Errorf("a CreateUsers body past the call's time: %v; %d users, want the demo's 6", resp.Header, len(a.store.Users()))
 	}
 }

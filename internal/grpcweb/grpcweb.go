@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 )
@@ -32,20 +33,17 @@ var contentTypes = map[string]struct {
 	"application/grpc-web-text+proto": {"application/grpc+proto", true},
 }
 
-// mediaType is r's content type, lower case, without parameters.
-func mediaType(r *http.Request) string {
-	t, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return t
-}
-
-// IsRequest reports whether r is a gRPC-Web call: a POST of a gRPC-Web content type.
-// Every request of the HTTP server asks, so the others are told apart without parsing.
+// IsRequest reports whether r is a gRPC-Web call: a POST of a gRPC-Web content type,
+// its parameters well-formed. Every request of the HTTP server asks, so the others
+// are told apart without parsing.
 func IsRequest(r *http.Request) bool {
 	const prefix = "application/grpc-web"
-	if ct := r.Header.Get("Content-Type"); r.Method != http.MethodPost || len(ct) < len(prefix) || !strings.EqualFold(ct[:len(prefix)], prefix) {
+	ct := r.Header.Get("Content-Type")
+	if r.Method != http.MethodPost || len(ct) < len(prefix) || !strings.EqualFold(ct[:len(prefix)], prefix) {
 		return false
 	}
-	_, ok := contentTypes[mediaType(r)]
+	t, _, _ := mime.ParseMediaType(ct)
+	_, ok := contentTypes[t]
 	return ok
 }
 
@@ -55,6 +53,7 @@ func IsRequest(r *http.Request) bool {
 // read however few bytes it brought.
 type Limits struct {
 	CallBytes int64                      // one call's body, decoded
+	CallTime  time.Duration              // a call's time from its request's arrival, the body's reading included
 	Bodies    Budget                     // what the bodies of calls under way claim, by client
 	ClientOf  func(*http.Request) string // the client a call counts as
 }
@@ -67,10 +66,13 @@ type Budget interface {
 }
 
 // Handler serves gRPC-Web calls with grpcServer, which serves gRPC over HTTP/2 as
-// (*grpc.Server).ServeHTTP does.
+// (*grpc.Server).ServeHTTP does. A call's time is its grpc-timeout: ServeHTTP ends a
+// call whose request's context is done without a status, a timed-out one with its own.
 func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ct := mediaType(r)
+		start := time.Now()
+		ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+		ct = strings.TrimSpace(strings.ToLower(ct)) // as mime.ParseMediaType reads it: IsRequest parsed it whole
 		kind, ok := contentTypes[ct]
 		if !ok || r.Method != http.MethodPost {
 			http.Error(w, "a gRPC-Web call is a POST of application/grpc-web[-text][+proto]", http.StatusUnsupportedMediaType)
@@ -84,16 +86,36 @@ func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 		claim := func(n int64) error { return limits.Bodies.Claim(client, n) }
 		body, claimed, f := readBody(src, limits.CallBytes, claim)
 		defer limits.Bodies.Release(client, claimed)
+		left := limits.CallTime - time.Since(start)
+		if f == nil && left <= 0 {
+			f = &failure{codes.DeadlineExceeded, "gRPC-Web: the call's time ran out while its body was read"}
+		}
 		out := &responseWriter{w: w, header: http.Header{}, contentType: ct, text: kind.text}
 		if f == nil {
 			in := r.Clone(r.Context())
 			in.ProtoMajor, in.ProtoMinor, in.Proto = 2, 0, "HTTP/2.0"
 			in.Header.Set("Content-Type", kind.grpc)
+			in.Header.Set("Grpc-Timeout", callTimeout(in.Header.Get("Grpc-Timeout"), left))
 			in.ContentLength, in.Body = int64(len(body)), io.NopCloser(bytes.NewReader(body))
 			grpcServer.ServeHTTP(out, in)
 		}
 		out.finish(f)
 	})
+}
+
+// timeUnits are grpc-timeout's units.
+var timeUnits = map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}
+
+// callTimeout is the grpc-timeout of a call with left to run: the client's own when
+// it is no later, or malformed (grpc-go refuses it as it would), else left.
+func callTimeout(client string, left time.Duration) string {
+	if client != "" {
+		n, err := strconv.ParseUint(client[:len(client)-1], 10, 64)
+		if unit := timeUnits[client[len(client)-1]]; unit == 0 || err != nil || len(client) > 9 || n <= uint64(left/unit) {
+			return client
+		}
+	}
+	return strconv.FormatInt(max(left.Milliseconds(), 1), 10) + "m"
 }
 
 // failure is a status the translation answers with itself.
@@ -158,8 +180,7 @@ func (rw *responseWriter) WriteHeader(code int) {
 func (rw *responseWriter) Write(p []byte) (int, error) {
 	if rw.httpError != nil {
 		if len(rw.httpError) < 512 {
-			rw.httpError = append(rw.httpError, ": "...)
-			rw.httpError = append(rw.httpError, bytes.TrimSpace(p[:min(len(p), 512)])...)
+			rw.httpError = append(append(rw.httpError, ": "...), bytes.TrimSpace(p[:min(len(p), 512)])...)
 		}
 		return len(p), nil
 	}

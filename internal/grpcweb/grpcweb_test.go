@@ -4,6 +4,7 @@ import (
 	"quartet/internal/admission"
 
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -25,6 +27,7 @@ var testLimits = limits(1<<10, 1100)
 // limits are Limits of callBytes a call and total bytes in all.
 func limits(callBytes, total int64) Limits {
 	return Limits{CallBytes: callBytes, Bodies: admission.NewBudget("request body bytes", 0, total, nil),
+		CallTime: time.Minute,
 		ClientOf: func(r *http.Request) string { return admission.Of(r.RemoteAddr) }}
 }
 
@@ -320,6 +323,77 @@ func TestReadBody(t *testing.T) {
 		}
 		if claimed != held.Held() || claimed < int64(cap(body)) || claimed > max(2*c.n, 512)+1 {
 			t.Errorf("%d bytes: claimed %d (budget at %d) for a buffer of %d", c.n, claimed, held.Held(), cap(body))
+		}
+	}
+}
+
+// TestCallTime: a call runs for at most CallTime from its request's arrival, the
+// client's grpc-timeout kept when it is sooner, and a stream that sends nothing
+// more (Watch) ends then with a status in its trailer frame; a call whose body
+// took all its time is not run.
+func TestCallTime(t *testing.T) {
+	l := testLimits
+	l.CallTime = 300 * time.Millisecond
+	ts := httptest.NewServer(Handler(healthServer(t), l))
+	defer ts.Close()
+	watch := ts.URL + "/grpc.health.v1.Health/Watch"
+	for _, header := range [][]string{nil, {"Grpc-Timeout", "99999999H"}, {"Grpc-Timeout", "100m"}} {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // far past the call's time
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, watch, bytes.NewReader(checkRequest("up")))
+		req.Header.Set("Content-Type", "application/grpc-web")
+		if header != nil {
+			req.Header.Set(header[0], header[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// grpc-go's Watch ends so when its context is done.
+		if a := readAnswer(t, resp, false); a.status != "grpc-message: Stream has ended.\r\ngrpc-status: 1\r\n" || a.trailersIn != "frame" || len(a.messages) != 1 {
+			t.Errorf("Watch with %q: %+v", header, a)
+		}
+		resp.Body.Close()
+		cancel()
+	}
+	body, sending := io.Pipe()
+	go func() {
+		req := checkRequest("up")
+		sending.Write(req[:3])
+		time.Sleep(time.Second) // past the call's time
+		sending.Write(req[3:])
+		sending.Close()
+	}()
+	resp, err := http.Post(ts.URL+"/grpc.health.v1.Health/Check", "application/grpc-web", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if a := readAnswer(t, resp, false); a.status != "grpc-status: 4\r\ngrpc-message: gRPC-Web: the call's time ran out while its body was read\r\n" || a.trailersIn != "headers" {
+		t.Errorf("a body that took the call's time: %+v", a)
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	for _, c := range []struct {
+		client string
+		left   time.Duration
+		want   string
+	}{
+		{"", 55 * time.Second, "55000m"},
+		{"", time.Microsecond, "1m"},
+		{"1S", 55 * time.Second, "1S"},
+		{"55S", 55 * time.Second, "55S"},
+		{"56S", 55 * time.Second, "55000m"},
+		{"99999999H", 55 * time.Second, "55000m"}, // more than a Duration holds
+		{"54999999u", 55 * time.Second, "54999999u"},
+		{"soon", 55 * time.Second, "soon"}, // malformed: left for grpc-go to refuse
+		{"5", 55 * time.Second, "5"},
+		{"S", 55 * time.Second, "S"},
+		{"-1S", 55 * time.Second, "-1S"},
+		{"123456789n", 55 * time.Second, "123456789n"}, // nine digits: malformed
+	} {
+		if got := callTimeout(c.client, c.left); got != c.want {
+			t.Errorf("callTimeout(%q, %v) = %q, want %q", c.client, c.left, got, c.want)
 		}
 	}
 }
