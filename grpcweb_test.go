@@ -488,3 +488,36 @@ func TestGRPCWebCallTime(t *testing.T) {
 		t.Errorf("a CreateUsers body past the call's time: %v; %d users, want the demo's 6", resp.Header, len(a.store.Users()))
 	}
 }
+
+// TestGRPCWebClientsLeaveMidStream: clients that leave GetAllUsers after its first
+// user, in both encodings, leave no goroutine behind: their calls end with them.
+func TestGRPCWebClientsLeaveMidStream(t *testing.T) {
+	cfg := testConfig()
+	cfg.streamDelay = time.Hour
+	a, _ := startApp(t, cfg)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	before := runtime.NumGoroutine()
+	const calls = 20
+	for i := range calls {
+		contentType := []string{"application/grpc-web+proto", "application/grpc-web-text"}[i%2]
+		ctx, cancel := context.WithCancel(t.Context())
+		call := grpcWebCall{contentType: contentType, msgs: []proto.Message{&userpb.Empty{}}}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+a.httpAddr+webGetAllUsers, bytes.NewReader(call.body()))
+		req.Header.Set("Content-Type", contentType)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, 5)); err != nil { // the first user has come
+			t.Fatal(err)
+		}
+		cancel()
+		resp.Body.Close()
+	}
+	testkit.Eventually(t, func() error {
+		if n := runtime.NumGoroutine(); n > before+calls/4 { // room for the runtime's own, not for one a call
+			return fmt.Errorf("%d goroutines, %d before %d calls whose clients left", n, before, calls)
+		}
+		return nil
+	})
+}
