@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"quartet/internal/contentcoding"
 )
 
 // contentTypes maps each gRPC-Web content type to the gRPC one of the call handed
@@ -66,8 +68,7 @@ type Budget interface {
 }
 
 // Handler serves gRPC-Web calls with grpcServer, which serves gRPC over HTTP/2 as
-// (*grpc.Server).ServeHTTP does. A call's time is its grpc-timeout: ServeHTTP ends a
-// call whose request's context is done without a status, a timed-out one with its own.
+// (*grpc.Server).ServeHTTP does.
 func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -83,12 +84,13 @@ func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 			src = &textReader{src: r.Body}
 		}
 		client := limits.ClientOf(r)
-		claim := func(n int64) error { return limits.Bodies.Claim(client, n) }
-		body, claimed, f := readBody(src, limits.CallBytes, claim)
+		body, claimed, f := readBody(src, limits.CallBytes, func(n int64) error { return limits.Bodies.Claim(client, n) })
 		defer limits.Bodies.Release(client, claimed)
 		left := limits.CallTime - time.Since(start)
 		if f == nil && left <= 0 {
 			f = &failure{codes.DeadlineExceeded, "gRPC-Web: the call's time ran out while its body was read"}
+		} else if f == nil && contentcoding.Encoded(r.Header) { // as native gRPC answers a grpc-encoding it lacks
+			f = &failure{codes.Unimplemented, "gRPC-Web: a request body's Content-Encoding is not decoded; grpc-encoding compresses messages"}
 		}
 		out := &responseWriter{w: w, header: http.Header{}, contentType: ct, text: kind.text}
 		if f == nil {
@@ -103,15 +105,13 @@ func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 	})
 }
 
-// timeUnits are grpc-timeout's units.
-var timeUnits = map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}
-
-// callTimeout is the grpc-timeout of a call with left to run: the client's own when
-// it is no later, or malformed (grpc-go refuses it as it would), else left.
+// callTimeout is the grpc-timeout of a call with left to run (a deadline of its context
+// would end it without its status): the client's, if no later or malformed, else left.
 func callTimeout(client string, left time.Duration) string {
 	if client != "" {
 		n, err := strconv.ParseUint(client[:len(client)-1], 10, 64)
-		if unit := timeUnits[client[len(client)-1]]; unit == 0 || err != nil || len(client) > 9 || n <= uint64(left/unit) {
+		unit := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': 1}[client[len(client)-1]]
+		if unit == 0 || err != nil || len(client) > 9 || n <= uint64(left/unit) {
 			return client
 		}
 	}

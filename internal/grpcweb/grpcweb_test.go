@@ -4,6 +4,7 @@ import (
 	"quartet/internal/admission"
 
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -40,6 +41,15 @@ func healthServer(t testing.TB) *grpc.Server {
 	healthpb.RegisterHealthServer(srv, hs)
 	t.Cleanup(srv.Stop)
 	return srv
+}
+
+// gzipped is b gzip-compressed.
+func gzipped(b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
 }
 
 // frame is one length-prefixed gRPC-Web frame.
@@ -154,6 +164,7 @@ func TestHandler(t *testing.T) {
 		{"bad base64", check, "application/grpc-web-text", []byte("AAAA*AAA"), nil, "grpc-status: 3\r\ngrpc-message: gRPC-Web: the request body is not valid base64\r\n", "headers", 0},
 		{"base64 cut short", check, "application/grpc-web-text", b64(req)[:9], nil, "grpc-status: 3\r\ngrpc-message: gRPC-Web: the request body is not valid base64\r\n", "headers", 0},
 		{"a message percent-encoded", check, "application/grpc-web", req, []string{"Grpc-Timeout", "5%"}, "grpc-status: 13\r\ngrpc-message: Bad Request: malformed grpc-timeout: transport: timeout unit is not recognized: \"5%25\"\r\n", "headers", 0},
+		{"a content-coded body", check, "application/grpc-web", gzipped(req), []string{"Content-Encoding", "gzip"}, "grpc-status: 12\r\ngrpc-message: gRPC-Web: a request body's Content-Encoding is not decoded; grpc-encoding compresses messages\r\n", "headers", 0},
 		{"malformed grpc-timeout", check, "application/grpc-web", req, []string{"Grpc-Timeout", "soon"}, "grpc-status: 13\r\ngrpc-message: Bad Request: malformed grpc-timeout: strconv.ParseUint: parsing \"soo\": invalid syntax\r\n", "headers", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
