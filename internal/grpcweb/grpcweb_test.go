@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -407,4 +408,27 @@ func TestCallTimeout(t *testing.T) {
 			t.Errorf("callTimeout(%q, %v) = %q, want %q", c.client, c.left, got, c.want)
 		}
 	}
+}
+
+// FuzzCallTimeout: whatever a client sends as its grpc-timeout, the call's is the
+// client's own or, when that one is well-formed and asks for more, left in whole
+// milliseconds.
+func FuzzCallTimeout(f *testing.F) {
+	for _, s := range []string{"", "1S", "55S", "56S", "99999999H", "54999999u", "soon", "5", "S", "-1S", "+1S", "123456789n", "0n", "00000001M"} {
+		f.Add(s, int64(55*time.Second))
+	}
+	f.Fuzz(func(t *testing.T, client string, leftNs int64) {
+		left := time.Duration(max(leftNs, 1))
+		got := callTimeout(client, left)
+		if got == client {
+			return
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(got, "m"), 10, 64)
+		if err != nil || !strings.HasSuffix(got, "m") || n != max(left.Milliseconds(), 1) {
+			t.Fatalf("callTimeout(%q, %v) = %q, neither the client's nor left", client, left, got)
+		}
+		if client != "" && (len(client) < 2 || len(client) > 9 || strings.IndexByte("HMSmun", client[len(client)-1]) < 0 || strings.Trim(client[:len(client)-1], "0123456789") != "") {
+			t.Fatalf("callTimeout(%q, %v) = %q: a malformed timeout replaced", client, left, got)
+		}
+	})
 }
