@@ -79,11 +79,18 @@ func TestConditionalRequests(t *testing.T) {
 		{"PUT If-Match unknown user", "PUT", "/api/users/99", put, map[string]string{"If-Match": tag}, 404},
 		{"PATCH If-Match stale", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": stale, "Content-Type": mergePatchType}, 412},
 		{"PATCH If-Match weak", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": "W/" + tag, "Content-Type": mergePatchType}, 412},
+		{"PUT If-None-Match *", "PUT", "/api/users/1", put, map[string]string{"If-None-Match": "*"}, 412},
+		{"PUT If-None-Match current", "PUT", "/api/users/1", put, map[string]string{"If-None-Match": stale + ", W/" + tag}, 412},
+		{"PATCH If-None-Match current", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-None-Match": tag, "Content-Type": mergePatchType}, 412},
+		{"DELETE If-None-Match *", "DELETE", "/api/users/1", "", map[string]string{"If-None-Match": "*"}, 412},
+		{"PUT If-Match and If-None-Match current", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag, "If-None-Match": tag}, 412},
+		{"DELETE If-None-Match * unknown user", "DELETE", "/api/users/99", "", map[string]string{"If-None-Match": "*"}, 404},
 		{"PUT If-Match current", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 200},
 		{"PUT again with the old tag", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 412},
 		{"old tag no longer 304", "GET", "/api/users/1", "", map[string]string{"If-None-Match": tag}, 200},
 		{"PATCH If-Match *", "PATCH", "/api/users/3", `{"name":"P"}`, map[string]string{"If-Match": "*", "Content-Type": mergePatchType}, 200},
 		{"DELETE If-Match *", "DELETE", "/api/users/2", "", map[string]string{"If-Match": "*"}, 204},
+		{"PATCH If-None-Match stale", "PATCH", "/api/users/3", `{"name":"Q"}`, map[string]string{"If-None-Match": stale, "Content-Type": mergePatchType}, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := map[string]string{"Content-Type": "application/json"}

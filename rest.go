@@ -363,23 +363,27 @@ func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string
 	w.Write(body)
 }
 
-// ifMatch is the store-side check of r's If-Match header for user id, nil when there
-// is none: the current user's ETag must be one it names strongly, or it must be "*".
+// ifMatch is the store-side check of r's If-Match and If-None-Match for user id (RFC
+// 9110 section 13.2.2), nil when there is neither: the current user's ETag must be one
+// If-Match names strongly (or it is "*") and none If-None-Match names weakly (nor "*").
 // The check runs under the store's write lock, where hashing would hold up every
-// reader, so the tag is compared here against the record current now; under the lock
+// reader, so the tags are compared here against the record current now; under the lock
 // it is enough that the record is still current, as records never change.
 func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
-	im := r.Header.Values("If-Match")
-	if len(im) == 0 {
+	im, inm := r.Header.Values("If-Match"), r.Header.Values("If-None-Match")
+	if len(im)+len(inm) == 0 {
 		return nil
 	}
+	holds := func(u *User) bool {
+		return (im == nil || etag.ListMatches(im, u.ETag(), true)) && (inm == nil || !etag.ListMatches(inm, u.ETag(), false))
+	}
 	seen, _ := s.store.User(id)
-	matched := seen != nil && etag.ListMatches(im, seen.ETag(), true)
+	held := seen != nil && holds(seen)
 	return func(current *User) error {
-		if current == seen && matched || current != seen && etag.ListMatches(im, current.ETag(), true) {
+		if current == seen && held || current != seen && holds(current) {
 			return nil
 		}
-		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}
+		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d: its current ETag is not one that If-Match names, or is one that If-None-Match names", current.ID)}
 	}
 }
 
