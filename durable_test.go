@@ -127,8 +127,8 @@ func TestDurableGroupCommit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Stats(); st.JournalWrites != writers*each || st.JournalFsyncs >= st.JournalWrites {
-		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", st.JournalWrites, st.JournalFsyncs, writers*each)
+	if st := s.Stats(); st.Writes != writers*each || st.Fsyncs >= st.Writes {
+		t.Fatalf("%d writes in %d fsyncs; want %d writes in fewer fsyncs", st.Writes, st.Fsyncs, writers*each)
 	}
 }
 
