@@ -66,6 +66,12 @@ func TestConditionalRequests(t *testing.T) {
 		header                   map[string]string
 		status                   int
 	}{
+		{"GET If-Match current", "GET", "/api/users/1", "", map[string]string{"If-Match": tag}, 200},
+		{"GET If-Match stale", "GET", "/api/users/1", "", map[string]string{"If-Match": stale}, 412},
+		{"GET If-Match weak", "GET", "/api/users/1", "", map[string]string{"If-Match": "W/" + tag}, 412},
+		{"GET If-Match stale, If-None-Match current", "GET", "/api/users/1", "", map[string]string{"If-Match": stale, "If-None-Match": tag}, 412},
+		{"order GET If-Match stale", "GET", "/api/users/1/orders/1", "", map[string]string{"If-Match": stale}, 412},
+		{"order GET If-Match *", "GET", "/api/users/1/orders/1", "", map[string]string{"If-Match": "*"}, 200},
 		{"If-None-Match current", "GET", "/api/users/1", "", map[string]string{"If-None-Match": tag}, 304},
 		{"If-None-Match in a list", "GET", "/api/users/1", "", map[string]string{"If-None-Match": stale + ", " + tag}, 304},
 		{"If-None-Match weak form", "GET", "/api/users/1", "", map[string]string{"If-None-Match": "W/" + tag}, 304},
