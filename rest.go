@@ -362,12 +362,11 @@ func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string
 	}
 }
 
-// ifMatch is the store-side check of r's If-Match and If-None-Match for user id (RFC
-// 9110 section 13.2.2), nil when there is neither: the current user's ETag must be one
-// If-Match names strongly (or it is "*") and none If-None-Match names weakly (nor "*").
-// The check runs under the store's write lock, where hashing would hold up every
-// reader, so the tags are compared here against the record current now; under the lock
-// it is enough that the record is still current, as records never change.
+// ifMatch is the store-side check of r's If-Match and If-None-Match for user id, nil when
+// there is neither (RFC 9110 section 13.2.2): If-Match must name the current ETag strongly
+// (or be "*"), If-None-Match must not name it (nor be "*"). The check runs under the
+// store's write lock, where hashing would hold up every reader, so the tags are compared
+// here with the record current now; as records never change, the lock need only see it current.
 func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
 	im, inm := r.Header.Values("If-Match"), r.Header.Values("If-None-Match")
 	if len(im)+len(inm) == 0 {

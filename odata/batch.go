@@ -16,6 +16,7 @@ import (
 
 	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/jsonscan"
 	"quartet/internal/reqbody"
 )
 
@@ -85,7 +86,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := json.Unmarshal(body, &batch); err != nil {
-		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+err.Error()))
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+jsonscan.Describe(err).Error()))
 		return
 	}
 	if msg := checkBatch(batch.Requests, limits.MaxBatchRequests); msg != "" {
