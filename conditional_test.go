@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -210,5 +212,55 @@ func TestIfMatchComparedBeforeTheWriteLock(t *testing.T) {
 	replaced := User{ID: u.ID, Name: "Bob", Email: u.Email, CreatedAt: u.CreatedAt}
 	if err := check(&replaced); asError(err).Kind != KindPrecondition {
 		t.Errorf("a replacement whose tag the header does not name: %v, want a failed precondition", err)
+	}
+}
+
+// TestRESTWritesRaceOnOneUser: writers race over HTTP on one user, each setting name
+// and email together, with readers alongside: first PUTs all naming the first ETag in
+// If-Match, then PATCHes naming none. Every answer a reader gets is one writer's pair
+// (or the first one), never the name of one write and the e-mail of another; of the
+// PUTs exactly one wins and the others are 412; every PATCH wins.
+func TestRESTWritesRaceOnOneUser(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	resp, _ := send(t, "GET", ts.URL+"/api/users/1", "", nil)
+	tag := resp.Header.Get("ETag")
+	consistent := func(body string) bool {
+		var u struct{ Name, Email string }
+		if err := json.Unmarshal([]byte(body), &u); err != nil {
+			return false
+		}
+		i, ok := strings.CutPrefix(u.Name, "Writer ")
+		return u.Name == "Alice Johnson" && u.Email == "alice@example.com" || ok && u.Email == "w"+i+"@example.com"
+	}
+	race := func(method string, h map[string]string) map[int]int {
+		const writers = 8
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range writers {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"name":"Writer %s%d","email":"w%s%d@example.com"}`, method, i, method, i)
+				resp, got := send(t, method, ts.URL+"/api/users/1", body, h)
+				if resp.StatusCode == 200 && !consistent(got) {
+					t.Errorf("%s answered %s", method, got)
+				}
+				mu.Lock()
+				codes[resp.StatusCode]++
+				mu.Unlock()
+			})
+			wg.Go(func() {
+				if _, got := send(t, "GET", ts.URL+"/api/users/1", "", nil); !consistent(got) {
+					t.Errorf("a reader saw %s", got)
+				}
+			})
+		}
+		wg.Wait()
+		return codes
+	}
+	if codes := race("PUT", map[string]string{"Content-Type": "application/json", "If-Match": tag}); codes[200] != 1 || codes[412] != 7 {
+		t.Errorf("PUTs naming one ETag: %v, want one 200 and seven 412", codes)
+	}
+	if codes := race("PATCH", map[string]string{"Content-Type": mergePatchType}); codes[200] != 8 {
+		t.Errorf("PATCHes: %v, want eight 200", codes)
 	}
 }
