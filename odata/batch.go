@@ -57,8 +57,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	limits := bt.Limits.orDefault()
 	if contentcoding.Encoded(r.Header) {
 		w.Header().Set("Accept-Encoding", "identity")
-		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"a batch must not be content-encoded (Content-Encoding)"))
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "a batch must not be content-encoded (Content-Encoding)"))
 		return
 	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -68,8 +67,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bt.serveMultipart(w, r, params["boundary"], limits)
 		return
 	default:
-		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"a batch must be sent as application/json or multipart/mixed"))
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "a batch must be sent as application/json or multipart/mixed"))
 		return
 	}
 	body, ok := readBatch(w, r, limits)
@@ -117,8 +115,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func readBatch(w http.ResponseWriter, r *http.Request, limits Limits) ([]byte, bool) {
 	body, err := reqbody.Read(w, r, int64(limits.MaxBatchBytes))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
-			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
+		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge", "a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
 		return nil, false
 	}
 	return body, err == nil // an error is the client gone: no one to answer
@@ -151,8 +148,7 @@ func checkBatch(reqs []batchRequest, max int) string {
 func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorder {
 	fail := failedPart
 	if !strings.EqualFold(req.Method, http.MethodGet) {
-		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
+		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed", "method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
 		p.header.Set("Allow", http.MethodGet)
 		return p
 	}
