@@ -185,8 +185,7 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 	case !rec.run(bt.Handler, sub):
 		return fail(http.StatusInternalServerError, "InternalError", "the answer failed while it was being written")
 	case rec.full:
-		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
-			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
+		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
 	}
 	rec.status = cmp.Or(rec.status, http.StatusOK) // nothing written: 200, as net/http answers
 	return rec
