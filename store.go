@@ -422,8 +422,8 @@ func (s *Store) Close() error {
 // StoreStats are the figures /metrics reports about the store.
 type StoreStats struct {
 	Users, Posts, Comments, Products, Orders int
-	Durable                                  bool // false: memory only, the journal figures are 0
-	journal.Stats
+	Durable                                  bool          // false: memory only, Journal is zero
+	Journal                                  journal.Stats // its writes, fsyncs, snapshot failures and bytes
 }
 
 // Stats returns the number of records in each table and the journal's counters.
@@ -434,7 +434,7 @@ func (s *Store) Stats() StoreStats {
 	j := s.journal
 	s.mu.RUnlock()
 	if j != nil {
-		st.Durable, st.Stats = true, j.Stats()
+		st.Durable, st.Journal = true, j.Stats()
 	}
 	return st
 }
