@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,6 +68,12 @@ func TestConditionalRequests(t *testing.T) {
 		header                   map[string]string
 		status                   int
 	}{
+		{"GET If-Match current", "GET", "/api/users/1", "", map[string]string{"If-Match": tag}, 200},
+		{"GET If-Match stale", "GET", "/api/users/1", "", map[string]string{"If-Match": stale}, 412},
+		{"GET If-Match weak", "GET", "/api/users/1", "", map[string]string{"If-Match": "W/" + tag}, 412},
+		{"GET If-Match stale, If-None-Match current", "GET", "/api/users/1", "", map[string]string{"If-Match": stale, "If-None-Match": tag}, 412},
+		{"order GET If-Match stale", "GET", "/api/users/1/orders/1", "", map[string]string{"If-Match": stale}, 412},
+		{"order GET If-Match *", "GET", "/api/users/1/orders/1", "", map[string]string{"If-Match": "*"}, 200},
 		{"If-None-Match current", "GET", "/api/users/1", "", map[string]string{"If-None-Match": tag}, 304},
 		{"If-None-Match in a list", "GET", "/api/users/1", "", map[string]string{"If-None-Match": stale + ", " + tag}, 304},
 		{"If-None-Match weak form", "GET", "/api/users/1", "", map[string]string{"If-None-Match": "W/" + tag}, 304},
@@ -79,11 +87,18 @@ func TestConditionalRequests(t *testing.T) {
 		{"PUT If-Match unknown user", "PUT", "/api/users/99", put, map[string]string{"If-Match": tag}, 404},
 		{"PATCH If-Match stale", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": stale, "Content-Type": mergePatchType}, 412},
 		{"PATCH If-Match weak", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-Match": "W/" + tag, "Content-Type": mergePatchType}, 412},
+		{"PUT If-None-Match *", "PUT", "/api/users/1", put, map[string]string{"If-None-Match": "*"}, 412},
+		{"PUT If-None-Match current", "PUT", "/api/users/1", put, map[string]string{"If-None-Match": stale + ", W/" + tag}, 412},
+		{"PATCH If-None-Match current", "PATCH", "/api/users/1", `{"name":"P"}`, map[string]string{"If-None-Match": tag, "Content-Type": mergePatchType}, 412},
+		{"DELETE If-None-Match *", "DELETE", "/api/users/1", "", map[string]string{"If-None-Match": "*"}, 412},
+		{"PUT If-Match and If-None-Match current", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag, "If-None-Match": tag}, 412},
+		{"DELETE If-None-Match * unknown user", "DELETE", "/api/users/99", "", map[string]string{"If-None-Match": "*"}, 404},
 		{"PUT If-Match current", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 200},
 		{"PUT again with the old tag", "PUT", "/api/users/1", put, map[string]string{"If-Match": tag}, 412},
 		{"old tag no longer 304", "GET", "/api/users/1", "", map[string]string{"If-None-Match": tag}, 200},
 		{"PATCH If-Match *", "PATCH", "/api/users/3", `{"name":"P"}`, map[string]string{"If-Match": "*", "Content-Type": mergePatchType}, 200},
 		{"DELETE If-Match *", "DELETE", "/api/users/2", "", map[string]string{"If-Match": "*"}, 204},
+		{"PATCH If-None-Match stale", "PATCH", "/api/users/3", `{"name":"Q"}`, map[string]string{"If-None-Match": stale, "Content-Type": mergePatchType}, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := map[string]string{"Content-Type": "application/json"}
@@ -197,5 +212,55 @@ func TestIfMatchComparedBeforeTheWriteLock(t *testing.T) {
 	replaced := User{ID: u.ID, Name: "Bob", Email: u.Email, CreatedAt: u.CreatedAt}
 	if err := check(&replaced); asError(err).Kind != KindPrecondition {
 		t.Errorf("a replacement whose tag the header does not name: %v, want a failed precondition", err)
+	}
+}
+
+// TestRESTWritesRaceOnOneUser: writers race over HTTP on one user, each setting name
+// and email together, with readers alongside: first PUTs all naming the first ETag in
+// If-Match, then PATCHes naming none. Every answer a reader gets is one writer's pair
+// (or the first one), never the name of one write and the e-mail of another; of the
+// PUTs exactly one wins and the others are 412; every PATCH wins.
+func TestRESTWritesRaceOnOneUser(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	resp, _ := send(t, "GET", ts.URL+"/api/users/1", "", nil)
+	tag := resp.Header.Get("ETag")
+	consistent := func(body string) bool {
+		var u struct{ Name, Email string }
+		if err := json.Unmarshal([]byte(body), &u); err != nil {
+			return false
+		}
+		i, ok := strings.CutPrefix(u.Name, "Writer ")
+		return u.Name == "Alice Johnson" && u.Email == "alice@example.com" || ok && u.Email == "w"+i+"@example.com"
+	}
+	race := func(method string, h map[string]string) map[int]int {
+		const writers = 8
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range writers {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"name":"Writer %s%d","email":"w%s%d@example.com"}`, method, i, method, i)
+				resp, got := send(t, method, ts.URL+"/api/users/1", body, h)
+				if resp.StatusCode == 200 && !consistent(got) {
+					t.Errorf("%s answered %s", method, got)
+				}
+				mu.Lock()
+				codes[resp.StatusCode]++
+				mu.Unlock()
+			})
+			wg.Go(func() {
+				if _, got := send(t, "GET", ts.URL+"/api/users/1", "", nil); !consistent(got) {
+					t.Errorf("a reader saw %s", got)
+				}
+			})
+		}
+		wg.Wait()
+		return codes
+	}
+	if codes := race("PUT", map[string]string{"Content-Type": "application/json", "If-Match": tag}); codes[200] != 1 || codes[412] != 7 {
+		t.Errorf("PUTs naming one ETag: %v, want one 200 and seven 412", codes)
+	}
+	if codes := race("PATCH", map[string]string{"Content-Type": mergePatchType}); codes[200] != 8 {
+		t.Errorf("PATCHes: %v, want eight 200", codes)
 	}
 }

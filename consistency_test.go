@@ -136,3 +136,54 @@ func TestGraphQLInternalErrorsAreGeneric(t *testing.T) {
 		t.Errorf("a domain error is answered as it is: %s", body)
 	}
 }
+
+// TestODataReadsRaceRESTOrders: OData reads that expand, filter through and count a
+// product's orders run while orders are placed over REST; every read is a whole
+// answer whose count agrees with the orders it lists, and the orders only grow.
+func TestODataReadsRaceRESTOrders(t *testing.T) {
+	ts := newTestServer(t, newTestStore(t))
+	read := func() int {
+		resp, body := send(t, "GET", ts.URL+"/api/products?$filter=id%20eq%201%20and%20orders/any(o:o/quantity%20ge%201)&$expand=orders($count=true;$select=id,quantity)&$select=id", "", nil)
+		var answer struct {
+			Value []struct {
+				Count  int `json:"orders@odata.count"`
+				Orders []struct{ ID, Quantity int }
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &answer); resp.StatusCode != 200 || err != nil || len(answer.Value) != 1 {
+			t.Fatalf("%d %v: %s", resp.StatusCode, err, body)
+		}
+		if got := answer.Value[0]; got.Count != len(got.Orders) {
+			t.Fatalf("count %d with %d orders: %s", got.Count, len(got.Orders), body)
+		}
+		return len(answer.Value[0].Orders)
+	}
+	const placed = 40
+	first, done := read(), make(chan struct{})
+	go func() {
+		defer close(done)
+		for range placed {
+			resp, body := send(t, "POST", ts.URL+"/api/users/2/orders", `{"productId":1,"quantity":3}`, map[string]string{"Content-Type": "application/json"})
+			if resp.StatusCode != 201 {
+				t.Errorf("order: %d %s", resp.StatusCode, body)
+				return
+			}
+		}
+	}()
+	last := first
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true // one more read, of every order placed
+		default:
+		}
+		n := read()
+		if n < last {
+			t.Fatalf("%d orders after %d", n, last)
+		}
+		last = n
+	}
+	if last != first+placed {
+		t.Errorf("%d orders at the end, want %d and %d more", last, first, placed)
+	}
+}

@@ -96,10 +96,7 @@ func decodeDataset(data []byte) (*Dataset, error) {
 			return decodeRecord(d, at, orderFields, &o.ID, &o.UserID, &o.ProductID, &o.CustomerName, &o.OrderDate, &o.Quantity)
 		})
 	})
-	if err == nil {
-		err = d.End()
-	}
-	if err != nil {
+	if err = cmp.Or(err, d.End()); err != nil { // End only looks for trailing data
 		return nil, err
 	}
 	return &ds, nil

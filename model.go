@@ -181,11 +181,10 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v, err := ParseDecimal(string(b))
-	if err != nil {
-		return err
+	if err == nil {
+		*d = v
 	}
-	*d = v
-	return nil
+	return err
 }
 
 // The entity rules. Each validate function checks one record's fields by the rules

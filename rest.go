@@ -331,10 +331,7 @@ func (s *Server) getUserOrder(w http.ResponseWriter, r *http.Request) error {
 	if !ok || o.UserID != userID {
 		return notFound("order %d of user %d not found", id, userID)
 	}
-	body, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
+	body, _ := json.Marshal(o) // refuses only times outside years 0 to 9999, which no stored order has
 	writeTagged(w, r, append(body, '\n'), entityTag(body))
 	return nil
 }
@@ -350,36 +347,41 @@ func pathID(r *http.Request, name string) (int64, error) {
 }
 
 // writeTagged answers a GET of one record (RFC 9110 section 13): 200 with body, its
-// JSON and a newline, whose entity tag is tag, or 304 when If-None-Match names tag (or
-// is "*").
+// JSON and a newline, whose entity tag is tag; 412 when If-Match does not name tag
+// strongly (nor is "*"), else 304 when If-None-Match names tag (or is "*").
 func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, tag string) {
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
+	if im := r.Header.Values("If-Match"); im != nil && !etag.ListMatches(im, tag, true) {
+		writeProblem(w, http.StatusPreconditionFailed, "the current ETag is not one that If-Match names", nil)
+	} else if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && etag.ListMatches(inm, tag, false) {
 		w.WriteHeader(http.StatusNotModified)
-		return
+	} else {
+		w.Header()["Content-Type"] = contentTypeJSON
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
 	}
-	w.Header()["Content-Type"] = contentTypeJSON
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
 }
 
-// ifMatch is the store-side check of r's If-Match header for user id, nil when there
-// is none: the current user's ETag must be one it names strongly, or it must be "*".
-// The check runs under the store's write lock, where hashing would hold up every
-// reader, so the tag is compared here against the record current now; under the lock
-// it is enough that the record is still current, as records never change.
+// ifMatch is the store-side check of r's If-Match and If-None-Match for user id, nil when
+// there is neither (RFC 9110 section 13.2.2): If-Match must name the current ETag strongly
+// (or be "*"), If-None-Match must not name it (nor be "*"). The check runs under the
+// store's write lock, where hashing would hold up every reader, so the tags are compared
+// here with the record current now; as records never change, the lock need only see it current.
 func (s *Server) ifMatch(r *http.Request, id int64) func(current *User) error {
-	im := r.Header.Values("If-Match")
-	if len(im) == 0 {
+	im, inm := r.Header.Values("If-Match"), r.Header.Values("If-None-Match")
+	if len(im)+len(inm) == 0 {
 		return nil
 	}
+	holds := func(u *User) bool {
+		return (im == nil || etag.ListMatches(im, u.ETag(), true)) && (inm == nil || !etag.ListMatches(inm, u.ETag(), false))
+	}
 	seen, _ := s.store.User(id)
-	matched := seen != nil && etag.ListMatches(im, seen.ETag(), true)
+	held := seen != nil && holds(seen)
 	return func(current *User) error {
-		if current == seen && matched || current != seen && etag.ListMatches(im, current.ETag(), true) {
+		if current == seen && held || current != seen && holds(current) {
 			return nil
 		}
-		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d has changed: its current ETag is not one that If-Match names", current.ID)}
+		return &Error{Kind: KindPrecondition, Message: fmt.Sprintf("user %d: its current ETag is not one that If-Match names, or is one that If-None-Match names", current.ID)}
 	}
 }
 

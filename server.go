@@ -709,10 +709,10 @@ func serviceGauges(store *Store, entrance *admission.Door) func(*metrics.Text) {
 			x.Sample("quartet_store_records", float64(n), "table", []string{"comments", "orders", "posts", "products", "users"}[i])
 		}
 		if st.Durable {
-			one("quartet_journal_writes_total", "counter", "Changes written to the journal.", st.JournalWrites)
-			one("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.", st.JournalFsyncs)
-			one("quartet_snapshot_failures_total", "counter", "Snapshots that failed, at the journal's rotation or the snapshot's write; the journal keeps every write meanwhile.", st.SnapshotFailures)
-			one("quartet_journal_bytes", "gauge", "Journal bytes a restart replays after the snapshot; writes are refused at 4 times -snapshot-bytes.", st.JournalBytes)
+			one("quartet_journal_writes_total", "counter", "Changes written to the journal.", st.Journal.Writes)
+			one("quartet_journal_fsyncs_total", "counter", "Journal fsyncs, one per group-committed batch: writes/fsyncs is the mean batch size.", st.Journal.Fsyncs)
+			one("quartet_snapshot_failures_total", "counter", "Snapshots that failed, at the journal's rotation or the snapshot's write; the journal keeps every write meanwhile.", st.Journal.SnapshotFailures)
+			one("quartet_journal_bytes", "gauge", "Journal bytes a restart replays after the snapshot; writes are refused at 4 times -snapshot-bytes.", st.Journal.Bytes)
 		}
 	}
 }

@@ -422,10 +422,8 @@ func (s *Store) Close() error {
 // StoreStats are the figures /metrics reports about the store.
 type StoreStats struct {
 	Users, Posts, Comments, Products, Orders int
-	Durable                                  bool  // false: memory only, the journal figures are 0
-	JournalWrites, JournalFsyncs             int64 // changes written, and the fsyncs (batches) that made them durable
-	SnapshotFailures                         int64 // snapshots failed, at their rotation or their write
-	JournalBytes                             int64 // journal a restart replays after the snapshot
+	Durable                                  bool          // false: memory only, Journal is zero
+	Journal                                  journal.Stats // its writes, fsyncs, snapshot failures and bytes
 }
 
 // Stats returns the number of records in each table and the journal's counters.
@@ -436,9 +434,7 @@ func (s *Store) Stats() StoreStats {
 	j := s.journal
 	s.mu.RUnlock()
 	if j != nil {
-		st.Durable = true
-		js := j.Stats()
-		st.JournalWrites, st.JournalFsyncs, st.SnapshotFailures, st.JournalBytes = js.Writes, js.Fsyncs, js.SnapshotFailures, js.Bytes
+		st.Durable, st.Journal = true, j.Stats()
 	}
 	return st
 }

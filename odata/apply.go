@@ -196,6 +196,9 @@ func resolveApply(a *applySyntax, t *EntityType, c *compiler, limits Limits) ([]
 		g.cols = append(g.cols, column{pr.Name, pr.Type})
 	}
 	for _, it := range a.aggs {
+		if t.Property(it.alias.Name) != nil || t.nav(it.alias.Name) != nil { // its type would contradict $metadata's
+			failf(it.alias.Pos, "alias %s is already a property of %s", it.alias.Name, t.Name)
+		}
 		name(it.alias)
 		ag := aggregate{method: it.method}
 		kind := EdmInt64 // $count, countdistinct, and the sum of Int32 values

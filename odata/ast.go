@@ -21,8 +21,7 @@ const (
 	TypeCollection // a collection-valued navigation
 )
 
-var typeNames = [...]string{"invalid", "null", "Edm.Boolean", "Edm.Int64", "Edm.Decimal", "Edm.Double",
-	"Edm.String", "Edm.Date", "Edm.DateTimeOffset", "entity", "collection"}
+var typeNames = [...]string{"invalid", "null", "Edm.Boolean", "Edm.Int64", "Edm.Decimal", "Edm.Double", "Edm.String", "Edm.Date", "Edm.DateTimeOffset", "entity", "collection"}
 
 // String returns the type's name.
 func (t Type) String() string {

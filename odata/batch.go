@@ -16,6 +16,7 @@ import (
 
 	"quartet/internal/contentcoding"
 	"quartet/internal/jsonkeys"
+	"quartet/internal/jsonscan"
 	"quartet/internal/reqbody"
 )
 
@@ -56,8 +57,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	limits := bt.Limits.orDefault()
 	if contentcoding.Encoded(r.Header) {
 		w.Header().Set("Accept-Encoding", "identity")
-		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"a batch must not be content-encoded (Content-Encoding)"))
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "a batch must not be content-encoded (Content-Encoding)"))
 		return
 	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -67,8 +67,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bt.serveMultipart(w, r, params["boundary"], limits)
 		return
 	default:
-		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"a batch must be sent as application/json or multipart/mixed"))
+		write(w, errorResponse(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "a batch must be sent as application/json or multipart/mixed"))
 		return
 	}
 	body, ok := readBatch(w, r, limits)
@@ -85,7 +84,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := json.Unmarshal(body, &batch); err != nil {
-		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+err.Error()))
+		write(w, errorResponse(http.StatusBadRequest, "BadRequest", "the batch is not valid JSON: "+jsonscan.Describe(err).Error()))
 		return
 	}
 	if msg := checkBatch(batch.Requests, limits.MaxBatchRequests); msg != "" {
@@ -116,8 +115,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func readBatch(w http.ResponseWriter, r *http.Request, limits Limits) ([]byte, bool) {
 	body, err := reqbody.Read(w, r, int64(limits.MaxBatchBytes))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge",
-			"a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
+		write(w, errorResponse(http.StatusRequestEntityTooLarge, "PayloadTooLarge", "a batch may have at most "+strconv.Itoa(limits.MaxBatchBytes)+" bytes"))
 		return nil, false
 	}
 	return body, err == nil // an error is the client gone: no one to answer
@@ -150,8 +148,7 @@ func checkBatch(reqs []batchRequest, max int) string {
 func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorder {
 	fail := failedPart
 	if !strings.EqualFold(req.Method, http.MethodGet) {
-		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed",
-			"method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
+		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed", "method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
 		p.header.Set("Allow", http.MethodGet)
 		return p
 	}
@@ -188,8 +185,7 @@ func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorde
 	case !rec.run(bt.Handler, sub):
 		return fail(http.StatusInternalServerError, "InternalError", "the answer failed while it was being written")
 	case rec.full:
-		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+
-			strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
+		return fail(http.StatusBadRequest, "BadRequest", "the answers of a batch may have at most "+strconv.Itoa(bt.Limits.orDefault().MaxBatchAnswerBytes)+" bytes; ask for less ($top, $select) or send this request alone")
 	}
 	rec.status = cmp.Or(rec.status, http.StatusOK) // nothing written: 200, as net/http answers
 	return rec

@@ -90,6 +90,11 @@ func TestBatchJSONChecked(t *testing.T) {
 		`{"requests":[{"id":"1","method":"GET","url":"a\ud800"}]}`:                      `unpaired surrogate escape \\ud800 at byte 46`,
 		`{"requests":[{"id":"1","method":"GET","url":"a\ud83d\ude00"}]}`:                "",
 		`{"requests":[],"requests":[{"id":"1","method":"GET","url":"a"}]}`:              `duplicate key \"requests\"`,
+		// Worded for the client, in JSON's terms, not in the service's Go types.
+		`{"requests":{}}`: "requests must be an array, not object (byte 13)",
+		`{"requests":[{"id":1,"method":"GET","url":"a"}]}`: "requests.id must be a string, not number (byte 20)",
+		`{"requests":[1]}`: "requests must be an object, not number (byte 14)",
+		`{"requests":[}`:   "malformed JSON at byte 14",
 	} {
 		ran = 0
 		req := httptest.NewRequest("POST", "/api/$batch", strings.NewReader(body))

@@ -68,6 +68,32 @@ func TestEntityETag(t *testing.T) {
 			t.Errorf("If-None-Match %s: %d %q, want %d", tt.inm, rec.Code, rec.Body, tt.want)
 		}
 	}
+	// If-Match (RFC 9110 section 13.1.1) is checked strongly and before If-None-Match:
+	// a GET whose If-Match fails is 412 in the OData error format, not the entity.
+	for _, tt := range []struct {
+		im, inm string
+		want    int
+	}{
+		{tag, "", http.StatusOK},
+		{`"x", ` + tag, "", http.StatusOK},
+		{"*", "", http.StatusOK},
+		{tag, tag, http.StatusNotModified},
+		{`"x"`, "", http.StatusPreconditionFailed},
+		{"W/" + tag, "", http.StatusPreconditionFailed},
+		{`"x"`, tag, http.StatusPreconditionFailed},
+	} {
+		req := httptest.NewRequest("GET", "/api/Products(1)", nil)
+		req.Header.Set("If-Match", tt.im)
+		if tt.inm != "" {
+			req.Header.Set("If-None-Match", tt.inm)
+		}
+		rec := httptest.NewRecorder()
+		svc.ServeHTTP(rec, req)
+		var e struct{ Error struct{ Code string } }
+		if rec.Code != tt.want || tt.want == http.StatusPreconditionFailed && (json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Code != "PreconditionFailed") {
+			t.Errorf("If-Match %s, If-None-Match %q: %d %s, want %d", tt.im, tt.inm, rec.Code, rec.Body, tt.want)
+		}
+	}
 	// The record changes: its tag does, and the old one no longer matches.
 	p := products[0].(*product)
 	old := p.Name

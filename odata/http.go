@@ -23,7 +23,8 @@ type Route struct {
 	Restrict    func(any) bool                                   // if set, applied after $filter
 	AlwaysCount bool                                             // counts in every collection answer
 	// ETag sends each single entity's strong ETag, as the ETag header and
-	// @odata.etag, and answers 304 to an If-None-Match that names it.
+	// @odata.etag, and answers 412 to an If-Match that does not name it, 304 to an
+	// If-None-Match that does.
 	ETag bool
 	// Metadata is the URL of $metadata that context URLs name, absolute or a
 	// path; empty means "$metadata".
@@ -53,6 +54,10 @@ func (rt *Route) serveValue(w http.ResponseWriter, r *http.Request, x any) {
 	if rt.ETag {
 		q.etag = rt.Set.Type.entityTag(x)
 		w.Header().Set("ETag", q.etag)
+		if im := r.Header.Values("If-Match"); im != nil && !etag.ListMatches(im, q.etag, true) { // RFC 9110 section 13.2.2
+			write(w, errorResponse(http.StatusPreconditionFailed, "PreconditionFailed", "the entity's current ETag is not one that If-Match names"))
+			return
+		}
 		if etag.ListMatches(r.Header.Values("If-None-Match"), q.etag, false) {
 			write(w, Response{Status: http.StatusNotModified})
 			return

@@ -46,16 +46,14 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 			return
 		}
 		if len(answers) == limits.MaxBatchRequests {
-			write(w, errorResponse(http.StatusBadRequest, "BadRequest",
-				"a batch may hold at most "+strconv.Itoa(limits.MaxBatchRequests)+" requests"))
+			write(w, errorResponse(http.StatusBadRequest, "BadRequest", "a batch may hold at most "+strconv.Itoa(limits.MaxBatchRequests)+" requests"))
 			return
 		}
 		a := answer{contentID: part.Header.Get("Content-ID")}
 		mt, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
 		switch mt {
 		case "multipart/mixed":
-			a.partRecorder = failedPart(http.StatusMethodNotAllowed, "MethodNotAllowed",
-				"change sets are not allowed: the service is read-only")
+			a.partRecorder = failedPart(http.StatusMethodNotAllowed, "MethodNotAllowed", "change sets are not allowed: the service is read-only")
 			a.header.Set("Allow", http.MethodGet)
 		case "application/http":
 			req, err := readPartRequest(part)
@@ -70,8 +68,7 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 				return
 			}
 		default:
-			a.partRecorder = failedPart(http.StatusBadRequest, "BadRequest",
-				"part "+strconv.Itoa(len(answers)+1)+" is not application/http")
+			a.partRecorder = failedPart(http.StatusBadRequest, "BadRequest", "part "+strconv.Itoa(len(answers)+1)+" is not application/http")
 		}
 		answers = append(answers, a)
 	}

@@ -100,7 +100,13 @@ func (s *Service) routes(name string) *SetRoutes {
 // serveDocument answers the service document (OData JSON Format, section 5): the
 // entity sets, each with its URL relative to the root.
 func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
-	if _, ok := noOptions(w, r); !ok {
+	f, ok := noOptions(w, r)
+	if !ok {
+		return
+	}
+	if _, err := parseFormat(f); f != "" && err != nil {
+		err.Option = "$format"
+		write(w, badRequest(err)) // JSON is all a service document is served as
 		return
 	}
 	b := []byte(`{"@odata.context":`)
@@ -122,32 +128,33 @@ func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request) {
 // serveMetadata answers the CSDL document, as XML only: a $format asking for
 // JSON CSDL is not met with XML that claims to answer it.
 func (s *Service) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	params, ok := noOptions(w, r)
+	f, ok := noOptions(w, r)
 	if !ok {
 		return
 	}
-	for _, p := range params {
-		if strings.EqualFold(p.name, "$format") {
-			mt, _, err := mime.ParseMediaType(p.value)
-			if err != nil || mt != "xml" && mt != "application/xml" {
-				write(w, errorResponse(http.StatusNotAcceptable, "NotAcceptable",
-					"$metadata is served as XML only; $format="+p.value+" is not"))
-				return
-			}
-		}
+	if mt, _, err := mime.ParseMediaType(f); f != "" && (err != nil || mt != "xml" && mt != "application/xml") {
+		write(w, errorResponse(http.StatusNotAcceptable, "NotAcceptable", "$metadata is served as XML only; $format="+f+" is not"))
+		return
 	}
 	s.metadataOnce.Do(func() { s.metadata = s.document() })
 	write(w, Response{http.StatusOK, "application/xml", s.metadata})
 }
 
-// noOptions holds the query string of a resource that takes no options to the
-// rules of every other, answering r if it fails them.
-func noOptions(w http.ResponseWriter, r *http.Request) ([]param, bool) {
+// noOptions holds the query string of a resource that takes no option but $format
+// to the rules of every other, answering r if it fails them; it returns $format.
+func noOptions(w http.ResponseWriter, r *http.Request) (format string, ok bool) {
 	params, err := splitQuery(r.URL.RawQuery, DefaultLimits)
+	for _, p := range params {
+		if strings.EqualFold(p.name, "$format") {
+			format = p.value
+		} else if strings.HasPrefix(p.name, "$") && err == nil {
+			err = &Error{Option: p.name, Msg: "query option " + p.name + " is not allowed on this resource"}
+		}
+	}
 	if err != nil {
 		write(w, badRequest(err))
 	}
-	return params, err == nil
+	return format, err == nil
 }
 
 // metadataURL is the URL of $metadata, as context URLs name it.
@@ -308,8 +315,7 @@ func (s *Service) servePropertyValue(w http.ResponseWriter, r *http.Request, p *
 	case EdmString:
 		b = []byte(p.String(x))
 	case EdmDateTimeOffset:
-		b = appendTime(nil, p.Time(x))
-		b = b[1 : len(b)-1] // without the JSON quotes
+		b = bytes.Trim(appendTime(nil, p.Time(x)), `"`) // without the JSON quotes
 	default:
 		b = appendValue(nil, p, x) // numbers and Booleans are written alike
 	}
