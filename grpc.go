@@ -97,8 +97,8 @@ func defaultGRPCLimits() grpcLimits {
 		createUsersMaxBytes: 4 << 20,
 		createUsersTime:     time.Minute,
 
-		allUsersPage: 256,              // 2 KiB of pointers per call; with the pause, 25 s of sending
-		webCallTime:  55 * time.Second, // the HTTP server's write timeout is 60 s
+		allUsersPage: 256, // 2 KiB of pointers per call; with the pause, 25 s of sending
+		webCallTime:  httpWriteTimeout - 5*time.Second,
 	}
 }
 

@@ -284,6 +284,9 @@ func (c config) profiling(authOn bool) bool {
 // openInProductionWarning is logged and shown by /healthz when a production service
 // runs without authentication: right behind a gateway that authenticates, otherwise
 // a mistake.
+// httpWriteTimeout bounds an HTTP answer; a gRPC-Web call ends 5 s before it, with its status.
+const httpWriteTimeout = 60 * time.Second
+
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
 // usage heads "quartet -h": the service and its one subcommand.
@@ -479,7 +482,7 @@ func (a *app) newServers(origins cors.Policy) error {
 		Handler:           origins.Handler(a.server),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second, // hijacked WebSockets are exempt: net/http clears deadlines
+		WriteTimeout:      httpWriteTimeout, // hijacked WebSockets are exempt: net/http clears deadlines
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10, // net/http allows 4096 bytes more before it answers 431
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -249,7 +249,7 @@ type exchange struct {
 	who     *caller                   // nil: no identity to log
 	start   time.Time
 	took    time.Duration           // set by the log line, unless the answer was aborted
-	pattern string                  // of a request the door turned away: the mux sets r.Pattern for the rest
+	pattern string                  // of a request the door turned away, or routeGRPCWeb: the mux sets r.Pattern for the rest
 	answer  *admission.AnswerWriter // gives back what the door gave
 }
 
@@ -351,6 +351,7 @@ func (x *exchange) grpcWeb() bool {
 	if x.s.opts.grpcWeb == nil || !grpcweb.IsRequest(x.r) {
 		return false
 	}
+	x.pattern = routeGRPCWeb
 	x.s.opts.grpcWeb.ServeHTTP(&x.rec, x.r)
 	return true
 }
@@ -651,16 +652,14 @@ const routeOData = "/api/* (OData)"
 const routeGRPCWeb = "POST /* (gRPC-Web)"
 
 // httpRoute is a request's route in the metrics: the ServeMux pattern that matched
-// it, which keeps the label bounded; for the catch-all, routeOData, routeGRPCWeb or
-// metrics.Unmatched.
+// it, which keeps the label bounded; for the catch-all, routeOData or
+// metrics.Unmatched (a gRPC-Web call's is routeGRPCWeb, set as it is served).
 func httpRoute(pattern string, r *http.Request) string {
 	switch {
 	case pattern != "" && pattern != "/":
 		return pattern
 	case isODataPath(r.URL.Path):
 		return routeOData
-	case grpcweb.IsRequest(r):
-		return routeGRPCWeb
 	}
 	return metrics.Unmatched
 }
