@@ -145,7 +145,7 @@ func (in *Incremental) Next() *Payload {
 	r := in.queue[0]
 	in.queue = in.queue[1:]
 	e := in.e
-	e.buf, e.errs, e.errBytes = nil, nil, 0
+	e.buf, e.errs, e.errBytes, e.claimed = nil, nil, 0, 0 // each part claims its own bytes
 	e.path = append(e.path[:0], r.path...)
 	p := &Payload{Pending: r.Pending, Stream: r.stream, Index: r.next, Done: !r.stream}
 	ok := e.runRecord(r)

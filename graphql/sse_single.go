@@ -212,8 +212,10 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	// Not the POST's answer claim: the results are written to the stream, after
-	// the POST has been answered; each event claims its bytes (runReserved).
-	op, errs, status := s.start(withAuthorization(ctx, h.baseContext(r)), h, r.Method, &params)
+	// the POST has been answered; each render claims its bytes, and its event
+	// holds them (runReserved).
+	render := &renderClaim{b: s.opts.Answers, client: res.client}
+	op, errs, status := s.start(WithAnswerClaim(withAuthorization(ctx, h.baseContext(r)), render), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
 		res.remove(id)
@@ -222,7 +224,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-	go s.runReserved(ctx, res, id, op)
+	go s.runReserved(ctx, res, id, op, render)
 }
 
 // withAuthorization is the reservation's context, ending with it, holding the
@@ -235,11 +237,13 @@ func withAuthorization(res, req context.Context) context.Context {
 
 // runReserved sends an operation's events to its stream, waiting while the
 // stream's queue is full, then complete; each holds its bytes of the client's
-// answers budget until written, and one past it ends the operation.
-func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp) {
+// answers budget, claimed as its result was rendered, until written, and one
+// past it ends the operation.
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer res.remove(id)
+	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
 	put := func(ev queuedEvent) bool {
 		select {
 		case res.out <- ev:
@@ -252,10 +256,10 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	var refused error
 	emit := func(result []byte) bool {
 		ev := sseFraming{}.next(nil, id, result)
-		if refused = s.opts.Answers.Claim(res.client, int64(len(ev))); refused != nil {
+		if refused = render.ClaimAnswer(int64(len(ev))); refused != nil {
 			return false
 		}
-		return put(queuedEvent{ev, int64(len(ev))})
+		return put(queuedEvent{ev, render.take()})
 	}
 	var ok bool
 	if op.inc != nil {
@@ -270,6 +274,26 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		put(queuedEvent{data: sseFraming{}.complete(nil, id)})
 	}
 }
+
+// renderClaim is what a reserved operation's render holds of the client's
+// answers budget, claimed as it grows, until its event takes it over. One
+// goroutine at a time renders and takes.
+type renderClaim struct {
+	b      Budget
+	client string
+	held   int64
+}
+
+func (c *renderClaim) ClaimAnswer(n int64) error {
+	err := c.b.Claim(c.client, max(n-c.held, 0))
+	if err == nil {
+		c.held = max(n, c.held)
+	}
+	return err
+}
+
+// take hands over what the render holds: the next render claims anew.
+func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
 // add registers the operation id, or says why it is refused, with the status.
 func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {

@@ -536,3 +536,57 @@ func TestSSESingleConnectionExpires(t *testing.T) {
 	expectEvent(t, er.next(), "")
 	srv.hub.waitActive(t, 0)
 }
+
+// TestSSESingleConnectionRenderClaims: a reserved operation's result holds its
+// bytes of the client's answers budget from when they are rendered, in its
+// POST, not only once its event is queued; the event then holds that claim,
+// not a second one, and gives it back when written.
+func TestSSESingleConnectionRenderClaims(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Answers: answers})
+	const size = 200 << 10
+	srv.streams.schema.SetResolver("Query", "echo", func(ResolveParams) (any, error) { return strings.Repeat("x", size), nil })
+	rendered, goOn := make(chan int64), make(chan struct{})
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		rendered <- answers.Held()
+		<-goOn
+		return nil, nil
+	})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	posted := make(chan int)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"query":"{ echo fail }","extensions":{"operationId":"big"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(tok[0], tok[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			posted <- 0
+			return
+		}
+		resp.Body.Close()
+		posted <- resp.StatusCode
+	}()
+	if held := <-rendered; held < size {
+		t.Errorf("while rendering, %d bytes held after %d rendered", held, size)
+	}
+	close(goOn)
+	if status := <-posted; status != http.StatusAccepted {
+		t.Fatalf("POST: %d", status)
+	}
+	waitFor(t, "the event and complete to be queued", func() bool {
+		srv.streams.mu.Lock()
+		defer srv.streams.mu.Unlock()
+		return len(srv.streams.reservations[token].out) == 2
+	})
+	if held := answers.Held(); held < size || held > 2*size {
+		t.Errorf("the queued event holds %d bytes, want its own (%d and some), once", held, size)
+	}
+	resp := srv.request(t, "GET", "?token="+url.QueryEscape(token), "", "Accept", "text/event-stream")
+	er := readEvents(t, resp)
+	if ev := er.nextEvent(); len(ev) < size || !strings.Contains(ev, `"id":"big"`) {
+		t.Fatalf("event: %.200q", ev)
+	}
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"big\"}\n")
+	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
+}
