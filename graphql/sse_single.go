@@ -245,13 +245,15 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	defer res.remove(id)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
 	put := func(ev queuedEvent) bool {
-		select {
-		case res.out <- ev:
-			return true
-		case <-ctx.Done():
-			s.opts.Answers.Release(res.client, ev.claimed)
-			return false
+		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
+			select {
+			case res.out <- ev:
+				return true
+			case <-ctx.Done():
+			}
 		}
+		s.opts.Answers.Release(res.client, ev.claimed)
+		return false
 	}
 	var refused error
 	emit := func(result []byte) bool {
@@ -322,12 +324,16 @@ func (res *reservation) remove(id string) {
 	}
 }
 
-// stop answers DELETE ?operationId=: the operation ends, with no complete.
+// stop answers DELETE ?operationId=: the operation ends, with no complete. Its
+// id stays taken until its goroutine has ended (remove).
 func (s *Streams) stop(w http.ResponseWriter, r *http.Request, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
+	if res := s.reservation(w, token); res != nil {
+		res.mu.Lock()
+		cancel := res.ops[r.URL.Query().Get("operationId")]
+		res.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		w.WriteHeader(http.StatusOK)
 	}
-	res.remove(r.URL.Query().Get("operationId"))
-	w.WriteHeader(http.StatusOK)
 }

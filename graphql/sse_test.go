@@ -590,3 +590,42 @@ func TestSSESingleConnectionRenderClaims(t *testing.T) {
 	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"big\"}\n")
 	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
 }
+
+// TestSSESingleConnectionStopWhileRendering: an operation stopped by DELETE
+// while it renders sends nothing more, and its id is free again only once it
+// has ended, so that the end of the stopped operation cannot end another that
+// took its id.
+func TestSSESingleConnectionStopWhileRendering(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	rendering, goOn := make(chan struct{}), make(chan struct{})
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		close(rendering)
+		<-goOn
+		return "stale", nil
+	})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	post := func(query string) (int, string) {
+		return srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"a"}}`, tok...)
+	}
+	if status, body := post("{ user(id: 1) { name } ... @defer { fail } }"); status != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}},\"hasNext\":true}}\n")
+	<-rendering
+	if status, _ := srv.status(t, "DELETE", "?operationId=a", "", tok...); status != http.StatusOK {
+		t.Fatalf("DELETE: %d", status)
+	}
+	if status, body := post("subscription { onUserCreated { id } }"); status != http.StatusConflict {
+		t.Errorf("the id of an operation still ending: %d %s, want 409", status, body)
+	}
+	close(goOn)
+	waitFor(t, "the id to be free", func() bool {
+		status, _ := post("subscription { onUserCreated { id } }")
+		return status == http.StatusAccepted
+	})
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n")
+}
