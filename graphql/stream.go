@@ -187,27 +187,9 @@ type streamOp struct {
 // start sets up the operation of params, or returns the errors that refuse it,
 // with the status GraphQL over HTTP gives them.
 func (s *Streams) start(ctx context.Context, h *Handler, method string, params *httpParams) (*streamOp, ErrorList, int) {
-	req, pq, status, msg := requestFromParams(params)
-	if status != 0 {
-		return nil, ErrorList{newError(codeBadUserInput, msg)}, status
-	}
-	sent := req.Query != ""
-	if e, status := h.resolvePersisted(&req, pq); e != nil {
-		return nil, ErrorList{e}, max(status, http.StatusBadRequest)
-	}
-	p := s.schema.prepare(req.Query)
-	if p.errs != nil {
-		return nil, p.errs, http.StatusBadRequest
-	}
-	if pq != nil && sent && !h.PersistedOnly {
-		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
-	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return nil, errResp.Errors, http.StatusBadRequest
-	}
-	if op.Operation == Mutation && method != http.MethodPost {
-		return nil, ErrorList{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}, http.StatusMethodNotAllowed
+	req, p, op, errs, status, _ := h.operation(method, params, true)
+	if errs != nil {
+		return nil, errs, max(status, http.StatusBadRequest)
 	}
 	if op.Operation != Subscription {
 		return &streamOp{inc: s.schema.executeIncremental(ctx, p, op, req.Variables)}, nil, 0
