@@ -20,7 +20,7 @@ type reservation struct {
 	cancel        context.CancelFunc
 	until         time.Time        // when the authorization ends; zero: never
 	out           chan queuedEvent // framed events waiting for the stream
-	expire        *time.Timer      // ends the reservation if no stream comes
+	expire        *time.Timer      // ends the reservation, stopped when its stream comes
 	leave         func()           // gives back what enter claimed
 	running       sync.WaitGroup   // the operations' goroutines (runReserved)
 	endOnce       sync.Once
@@ -52,14 +52,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
-	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() {
-		res.mu.Lock()
-		waiting := !res.connected
-		res.mu.Unlock()
-		if waiting {
-			s.end(res)
-		}
-	})
+	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
 	res.mu.Unlock()
 	s.mu.Lock()
 	s.reservations[res.token] = res
@@ -124,6 +117,7 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 	res.mu.Lock()
 	taken := res.connected
 	res.connected = true
+	res.expire.Stop()
 	res.mu.Unlock()
 	if taken {
 		writeHTTPError(w, mediaJSON, http.StatusConflict, "The reservation already has its stream.")
@@ -138,16 +132,14 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
-			lapsed := s.lapsed(res.until)
-			if !lapsed {
-				sw.buf = append(sw.buf, ev.data...)
-				ok = sw.flush()
-			}
-			s.opts.Answers.Release(res.client, ev.claimed)
-			if lapsed {
+			if s.lapsed(res.until) {
+				s.opts.Answers.Release(res.client, ev.claimed)
 				s.endOperationsExpired(sw, res)
 				return
 			}
+			sw.buf = append(sw.buf, ev.data...)
+			ok = sw.flush()
+			s.opts.Answers.Release(res.client, ev.claimed)
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
@@ -207,7 +199,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	if !claimOrRefuse(w, s.opts.Operations, res.client) {
-		res.remove(id)
+		res.remove(id, true)
 		res.running.Done()
 		return
 	}
@@ -218,7 +210,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	op, errs, status := s.start(WithAnswerClaim(withAuthorization(ctx, h.baseContext(r)), render), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
-		res.remove(id)
+		res.remove(id, true)
 		res.running.Done()
 		writeResponse(w, mediaJSON, status, &Response{Errors: errs})
 		return
@@ -242,7 +234,7 @@ func withAuthorization(res, req context.Context) context.Context {
 func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
-	defer res.remove(id)
+	defer res.remove(id, true)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
 	put := func(ev queuedEvent) bool {
 		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
@@ -314,26 +306,24 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	return 0, ""
 }
 
-func (res *reservation) remove(id string) {
+// remove stops the operation id; forget frees its id too, which only the
+// operation's own goroutine does, once it has ended.
+func (res *reservation) remove(id string, forget bool) {
 	res.mu.Lock()
 	cancel := res.ops[id]
-	delete(res.ops, id)
+	if forget {
+		delete(res.ops, id)
+	}
 	res.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
 }
 
-// stop answers DELETE ?operationId=: the operation ends, with no complete. Its
-// id stays taken until its goroutine has ended (remove).
+// stop answers DELETE ?operationId=: the operation ends, with no complete.
 func (s *Streams) stop(w http.ResponseWriter, r *http.Request, token string) {
 	if res := s.reservation(w, token); res != nil {
-		res.mu.Lock()
-		cancel := res.ops[r.URL.Query().Get("operationId")]
-		res.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		res.remove(r.URL.Query().Get("operationId"), false)
 		w.WriteHeader(http.StatusOK)
 	}
 }
