@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -70,9 +71,7 @@ func NewStreams(s *Schema, opts StreamOptions) *Streams {
 	opts.Heartbeat = positiveOr(opts.Heartbeat, 5*time.Second)
 	opts.WriteTimeout = positiveOr(opts.WriteTimeout, 10*time.Second)
 	opts.ReservationTimeout = positiveOr(opts.ReservationTimeout, 30*time.Second)
-	if opts.Answers == nil {
-		opts.Answers = unbounded{}
-	}
+	opts.Answers = cmp.Or[Budget](opts.Answers, unbounded{})
 	opts.SendQueue = positiveOr(opts.SendQueue, 64)
 	opts.MaxOperations = positiveOr(opts.MaxOperations, 100)
 	return &Streams{schema: s, opts: opts, reservations: map[string]*reservation{}, quit: make(chan struct{})}
@@ -195,12 +194,7 @@ func (s *Streams) start(ctx context.Context, h *Handler, method string, params *
 		return &streamOp{inc: s.schema.executeIncremental(ctx, p, op, req.Variables)}, nil, 0
 	}
 	o := &streamOp{ready: make(chan struct{}, 1)}
-	st, err := s.schema.startStream(ctx, req, func() {
-		select {
-		case o.ready <- struct{}{}:
-		default:
-		}
-	})
+	st, err := s.schema.startStream(ctx, req, func() { wake(o.ready) })
 	if err != nil {
 		return nil, errorList(err), http.StatusBadRequest
 	}

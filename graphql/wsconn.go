@@ -308,9 +308,12 @@ func (c *wsConn) endPassive(op *wsOp) {
 }
 
 // wakeSender tells the sender it has work; it never blocks.
-func (c *wsConn) wakeSender() {
+func (c *wsConn) wakeSender() { wake(c.wake) }
+
+// wake gives ch, of capacity 1, a value unless it has one already.
+func wake(ch chan struct{}) {
 	select {
-	case c.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
