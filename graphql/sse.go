@@ -85,18 +85,14 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	}
 	defer s.opts.Operations.Release(client, 1)
 	ctx, until, op, errs := s.setUp(w, r, h)
+	if errs != nil {
+		op = &streamOp{inc: &Incremental{Initial: &Response{Errors: errs}}} // its one result
+	}
 	sw := openStream(w, f, s.opts.WriteTimeout)
-	switch {
-	case errs != nil:
-		if sw.next((&Response{Errors: errs}).appendJSON(nil)) {
-			sw.finish()
-		}
-	case op.inc != nil:
-		if op.results(func(b []byte) bool { return sw.next(b) }) {
-			sw.finish()
-		}
-	default:
+	if op.inc == nil {
 		s.follow(ctx, sw, op, until, interval)
+	} else if op.results(sw.next) {
+		sw.finish()
 	}
 }
 
@@ -169,9 +165,8 @@ func (s *Streams) lapsed(until time.Time) bool {
 }
 
 func (s *Streams) endExpired(sw *streamWriter) {
-	if sw.fail(ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
-		sw.finish()
-	}
+	sw.buf = sw.f.fail(sw.buf, "", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)})
+	sw.finish()
 }
 
 // sseFraming is the event stream of the graphql-sse protocol; an id is a

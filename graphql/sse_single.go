@@ -255,11 +255,9 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		}
 		return put(queuedEvent{ev, render.take()})
 	}
-	var ok bool
+	ok := op.inc == nil && op.events(ctx, emit) && ctx.Err() == nil
 	if op.inc != nil {
 		ok = op.results(emit)
-	} else {
-		ok = op.events(ctx, emit) && ctx.Err() == nil
 	}
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
 		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})

@@ -304,11 +304,6 @@ func (sw *streamWriter) next(result []byte) bool {
 	return sw.flush()
 }
 
-func (sw *streamWriter) fail(errs ErrorList) bool {
-	sw.buf = sw.f.fail(sw.buf, "", errs)
-	return sw.flush()
-}
-
 func (sw *streamWriter) keepAlive() bool {
 	sw.buf = sw.f.keepAlive(sw.buf)
 	return sw.flush()
