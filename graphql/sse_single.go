@@ -27,6 +27,7 @@ type reservation struct {
 
 	mu        sync.Mutex
 	connected bool
+	closing   bool // at Shutdown: no operation starts
 	ops       map[string]context.CancelFunc
 }
 
@@ -93,6 +94,23 @@ func (s *Streams) end(res *reservation) {
 	})
 }
 
+// close ends res at Shutdown: its stream, if it has one, once its operations
+// have queued their last events (runReserved), after them.
+func (s *Streams) close(res *reservation) {
+	res.mu.Lock()
+	res.closing = true // running.Wait below is its last
+	connected := res.connected
+	res.mu.Unlock()
+	if !connected {
+		s.end(res)
+		return
+	}
+	go func() {
+		res.running.Wait()
+		res.out <- queuedEvent{} // the stream's last; if it is gone, end's drain makes room
+	}()
+}
+
 func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation {
 	if token == "" { // a DELETE without one
 		writeHTTPError(w, mediaJSON, http.StatusBadRequest, "DELETE stops an operation of a reserved stream: send the reservation's token in "+EventStreamTokenHeader+".")
@@ -138,7 +156,7 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 				return
 			}
 			sw.buf = append(sw.buf, ev.data...)
-			ok = sw.flush()
+			ok = sw.flush() && ev.data != nil
 			s.opts.Answers.Release(res.client, ev.claimed)
 		case <-tick.C:
 			ok = sw.keepAlive()
@@ -148,8 +166,6 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 		case <-res.ctx.Done():
 			ok = false
 		case <-r.Context().Done():
-			ok = false
-		case <-s.quit:
 			ok = false
 		}
 	}
@@ -255,7 +271,7 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		}
 		return put(queuedEvent{ev, render.take()})
 	}
-	ok := op.inc == nil && op.events(ctx, emit) && ctx.Err() == nil
+	ok := op.inc == nil && op.events(ctx, s.quit, emit) && ctx.Err() == nil
 	if op.inc != nil {
 		ok = op.results(emit)
 	}
@@ -298,6 +314,8 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 		return http.StatusTooManyRequests, "Too many operations on this stream: at most " + strconv.Itoa(most) + " may be active at once."
 	case res.ctx.Err() != nil:
 		return http.StatusNotFound, "No stream is reserved under this token; reserve one with PUT."
+	case res.closing:
+		return http.StatusServiceUnavailable, "The server is shutting down."
 	}
 	res.ops[id] = cancel
 	res.running.Add(1) // under mu, before end's Wait

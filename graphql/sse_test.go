@@ -629,3 +629,40 @@ func TestSSESingleConnectionStopWhileRendering(t *testing.T) {
 	srv.hub.publish("Dan")
 	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n")
 }
+
+// TestSSESingleConnectionShutdownLastEvents: at Shutdown, after the event
+// sources have ended, a reserved stream still gets each subscription's last
+// events and complete, then ends.
+func TestSSESingleConnectionShutdownLastEvents(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	for _, id := range []string{"a", "b"} {
+		if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %s: %d %s", id, status, body)
+		}
+	}
+	srv.hub.waitActive(t, 2)
+	srv.hub.publish("Dan")
+	srv.hub.end()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	if err := srv.streams.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev := er.nextEvent(); ev != ""; ev = er.nextEvent() {
+		got = append(got, ev)
+	}
+	slices.Sort(got)
+	want := []string{
+		"event: complete\ndata: {\"id\":\"a\"}\n",
+		"event: complete\ndata: {\"id\":\"b\"}\n",
+		"event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n",
+		"event: next\ndata: {\"id\":\"b\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -96,7 +96,7 @@ func (s *Streams) Shutdown(ctx context.Context) error {
 	reserved := slices.Collect(maps.Values(s.reservations))
 	s.mu.Unlock()
 	for _, r := range reserved {
-		s.end(r)
+		s.close(r)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -227,9 +227,10 @@ func (o *streamOp) results(emit func(result []byte) bool) bool {
 }
 
 // events hands emit the JSON of each event of a subscription until its source
-// or ctx ends (true), or emit refuses one (false). It waits on o.ready, so it
-// is for a goroutine of the operation's own.
-func (o *streamOp) events(ctx context.Context, emit func(result []byte) bool) bool {
+// or ctx ends (true), or emit refuses one (false); at quit, those the source
+// has sent, true if it has ended. It waits on o.ready, so it is for a
+// goroutine of the operation's own.
+func (o *streamOp) events(ctx context.Context, quit <-chan struct{}, emit func(result []byte) bool) bool {
 	defer o.sub.done()
 	ok := true
 	yield := func(resp *Response) bool {
@@ -240,6 +241,8 @@ func (o *streamOp) events(ctx context.Context, emit func(result []byte) bool) bo
 		select {
 		case <-ctx.Done():
 			return true
+		case <-quit:
+			return o.sub.poll(yield) && ok
 		case <-o.ready:
 		}
 	}
