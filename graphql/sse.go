@@ -33,12 +33,17 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler, acce
 	switch {
 	case r.Method == http.MethodPut:
 		s.reserve(w, r)
-	case r.Method == http.MethodDelete:
-		s.stop(w, r, token)
-	case token != "" && r.Method == http.MethodGet:
-		s.serveReserved(w, r, token)
-	case token != "" && r.Method == http.MethodPost:
-		s.startReserved(w, r, h, token)
+	case r.Method == http.MethodDelete || token != "" && (r.Method == http.MethodGet || r.Method == http.MethodPost):
+		switch res := s.reservation(w, token); {
+		case res == nil:
+		case r.Method == http.MethodDelete: // stops an operation, with no complete
+			res.remove(r.URL.Query().Get("operationId"), false)
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodGet:
+			s.serveReserved(w, r, res)
+		default:
+			s.startReserved(w, r, h, res)
+		}
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && sse:
 		s.serveOne(w, r, h, sseFraming{}, s.opts.KeepAlive)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsSubscriptionSpec(accept):

@@ -125,13 +125,9 @@ func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation 
 	return res
 }
 
-// serveReserved is the stream of a reservation, until the client leaves, the
+// serveReserved is the stream of res, until the client leaves, the
 // authorization expires or the server shuts down; the reservation ends with it.
-func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
-	}
+func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *reservation) {
 	res.mu.Lock()
 	taken := res.connected
 	res.connected = true
@@ -184,14 +180,9 @@ func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	sw.flush()
 }
 
-// startReserved runs a POSTed operation on the reservation token names: 202,
-// its events on the stream; a request it refuses is answered as GraphQL over
-// HTTP answers it.
-func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handler, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
-	}
+// startReserved runs a POSTed operation on res: 202, its events on the
+// stream; a request it refuses is answered as GraphQL over HTTP answers it.
+func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handler, res *reservation) {
 	params, batch, status, msg := h.readParams(w, r)
 	var ext struct {
 		OperationID string `json:"operationId"`
@@ -333,13 +324,5 @@ func (res *reservation) remove(id string, forget bool) {
 	res.mu.Unlock()
 	if cancel != nil {
 		cancel()
-	}
-}
-
-// stop answers DELETE ?operationId=: the operation ends, with no complete.
-func (s *Streams) stop(w http.ResponseWriter, r *http.Request, token string) {
-	if res := s.reservation(w, token); res != nil {
-		res.remove(r.URL.Query().Get("operationId"), false)
-		w.WriteHeader(http.StatusOK)
 	}
 }
