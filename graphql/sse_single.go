@@ -94,9 +94,9 @@ func (s *Streams) end(res *reservation) {
 	})
 }
 
-// close ends res at Shutdown: its stream, if it has one, once its operations
-// have queued their last events (runReserved), after them.
-func (s *Streams) close(res *reservation) {
+// closeReserved ends res at Shutdown: its stream, if it has one, after the
+// last events its operations queue (runReserved).
+func (s *Streams) closeReserved(res *reservation) {
 	res.mu.Lock()
 	res.closing = true // running.Wait below is its last
 	connected := res.connected

@@ -96,7 +96,7 @@ func (s *Streams) Shutdown(ctx context.Context) error {
 	reserved := slices.Collect(maps.Values(s.reservations))
 	s.mu.Unlock()
 	for _, r := range reserved {
-		s.close(r)
+		s.closeReserved(r)
 	}
 	done := make(chan struct{})
 	go func() {
