@@ -37,7 +37,7 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler, acce
 		switch res := s.reservation(w, token); {
 		case res == nil:
 		case r.Method == http.MethodDelete: // stops an operation, with no complete
-			res.remove(r.URL.Query().Get("operationId"), false)
+			res.remove(r.URL.Query().Get("operationId"), false)()
 			w.WriteHeader(http.StatusOK)
 		case r.Method == http.MethodGet:
 			s.serveReserved(w, r, res)

@@ -206,7 +206,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	if !claimOrRefuse(w, s.opts.Operations, res.client) {
-		res.remove(id, true)
+		res.remove(id, true)()
 		res.running.Done()
 		return
 	}
@@ -217,7 +217,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	op, errs, status := s.start(WithAnswerClaim(withAuthorization(ctx, h.baseContext(r)), render), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
-		res.remove(id, true)
+		res.remove(id, true)()
 		res.running.Done()
 		writeResponse(w, mediaJSON, status, &Response{Errors: errs})
 		return
@@ -241,7 +241,6 @@ func withAuthorization(res, req context.Context) context.Context {
 func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
-	defer res.remove(id, true)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
 	put := func(ev queuedEvent) bool {
 		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
@@ -266,6 +265,8 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	if op.inc != nil {
 		ok = op.results(emit)
 	}
+	// Its id is free before its last event, after which the client may use it again.
+	defer res.remove(id, true)()
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
 		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})
 	}
@@ -313,16 +314,16 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	return 0, ""
 }
 
-// remove stops the operation id; forget frees its id too, which only the
-// operation's own goroutine does, once it has ended.
-func (res *reservation) remove(id string, forget bool) {
+// remove returns what stops the operation id; forget frees its id too, which
+// only the operation's own goroutine does, before its last event.
+func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
-	cancel := res.ops[id]
-	if forget {
-		delete(res.ops, id)
+	defer res.mu.Unlock()
+	if cancel := res.ops[id]; cancel != nil {
+		if forget {
+			delete(res.ops, id)
+		}
+		return cancel
 	}
-	res.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	return func() {}
 }

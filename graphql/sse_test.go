@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -665,4 +666,42 @@ func TestSSESingleConnectionShutdownLastEvents(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// zeroReleaseGate is an answers budget that bounds nothing and holds each
+// release of nothing (a complete's) until open is closed.
+type zeroReleaseGate struct{ open chan struct{} }
+
+func (zeroReleaseGate) Claim(string, int64) error { return nil }
+func (g zeroReleaseGate) Release(_ string, n int64) {
+	if n == 0 {
+		<-g.open
+	}
+}
+
+// TestSSESingleConnectionIDFreeAtComplete: once a client has an operation's
+// complete, it may start another with the same id, whatever the ended
+// operation's goroutine still does; the new operation runs to its end.
+func TestSSESingleConnectionIDFreeAtComplete(t *testing.T) {
+	gate := zeroReleaseGate{make(chan struct{})}
+	srv := newStreamServer(t, 8, StreamOptions{Answers: gate})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate.open) }) }
+	t.Cleanup(open) // before the server's cleanup, which waits for the stream
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	post := func() {
+		t.Helper()
+		if status, body := srv.status(t, "POST", "", `{"query":"{ user(id: 1) { name } }","extensions":{"operationId":"q"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", status, body)
+		}
+	}
+	post()
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
+	post() // the first operation's goroutine is held in its last release
+	open()
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
 }
