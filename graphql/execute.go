@@ -215,16 +215,16 @@ func (e *executor) run(root *Type, source any) (resp *Response) {
 	}()
 	pooled := buffers.Get().(*[]byte)
 	e.buf = (*pooled)[:0]
-	ok := e.executeFields(root, source, e.subfields(root, nil))
-	if e.refused != nil {
-		putBuffer(pooled, e.buf[:0])
-		return &Response{Errors: []*Error{newError(codeTooManyRequests, capitalize(e.refused.Error())+".")}}
-	}
+	ok := e.executeFields(root, source, e.subfields(root, nil)) && !e.overBudget() // its last field too
 	if e.tooLarge {
 		// What was written is dropped whole: a cut answer would be neither
 		// valid JSON nor correct under null propagation.
 		e.buf, e.pending = append(e.buf[:0], "null"...), nil
-		return &Response{Errors: []*Error{tooLargeError(e.maxBytes)}, Data: e.buf, pooled: pooled}
+		if e.refused != nil { // a request error: no data
+			putBuffer(pooled, e.buf[:0])
+			return &Response{Errors: []*Error{e.stopError()}}
+		}
+		return &Response{Errors: []*Error{e.stopError()}, Data: e.buf, pooled: pooled}
 	}
 	if !ok {
 		e.buf, e.pending = append(e.buf[:0], "null"...), nil
@@ -247,6 +247,14 @@ func (e *executor) overBudget() bool {
 		}
 	}
 	return e.tooLarge
+}
+
+// stopError is why overBudget stopped the execution.
+func (e *executor) stopError() *Error {
+	if e.refused != nil {
+		return newError(codeTooManyRequests, capitalize(e.refused.Error())+".")
+	}
+	return tooLargeError(e.maxBytes)
 }
 
 func (s *Schema) panicked(ctx context.Context, r any) {

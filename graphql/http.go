@@ -153,30 +153,9 @@ func (h *Handler) baseContext(r *http.Request) context.Context {
 // persisted-query answers (as Apollo's servers and link have them). With an
 // incremental format, an operation that holds parts back answers inc.
 func (h *Handler) serve(ctx context.Context, method string, params *httpParams, f incrementalFormat) (resp *Response, inc *Incremental, status int, fixed bool) {
-	req, pq, status, msg := requestFromParams(params)
-	if status != 0 {
-		return &Response{Errors: []*Error{newError(codeBadUserInput, msg)}}, nil, status, true
-	}
-	sent := req.Query != ""
-	if e, status := h.resolvePersisted(&req, pq); e != nil {
-		return &Response{Errors: []*Error{e}}, nil, status, true
-	}
-	p := h.Schema.prepare(req.Query)
-	if p.errs != nil {
-		return &Response{Errors: p.errs}, nil, http.StatusBadRequest, false
-	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return errResp, nil, http.StatusBadRequest, false
-	}
-	switch {
-	case op.Operation == Mutation && method != http.MethodPost:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}}, nil, http.StatusMethodNotAllowed, false
-	case op.Operation == Subscription:
-		return &Response{Errors: []*Error{newError(codeBadUserInput, "Subscriptions are served over WebSocket, over SSE (Accept: text/event-stream) and over multipart/mixed;subscriptionSpec=1.0.", op.Pos)}}, nil, http.StatusBadRequest, false
-	}
-	if pq != nil && sent && !h.PersistedOnly {
-		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
+	req, p, op, errs, status, fixed := h.operation(method, params, false)
+	if errs != nil {
+		return &Response{Errors: errs}, nil, status, fixed
 	}
 	if f != noIncremental {
 		inc = h.Schema.executeIncremental(ctx, p, op, req.Variables)
@@ -203,6 +182,36 @@ func (h *Handler) serve(ctx context.Context, method string, params *httpParams, 
 		return resp, inc, http.StatusBadRequest, false
 	}
 	return resp, inc, http.StatusOK, false
+}
+
+// operation reads the operation params asks for, or the errors that refuse it,
+// with their status; fixed as serve reports it. A subscription is refused
+// unless streamed.
+func (h *Handler) operation(method string, params *httpParams, streamed bool) (req Request, p *preparedDocument, op *OperationDefinition, errs ErrorList, status int, fixed bool) {
+	req, pq, status, msg := requestFromParams(params)
+	if status != 0 {
+		return req, nil, nil, ErrorList{newError(codeBadUserInput, msg)}, status, true
+	}
+	sent := req.Query != ""
+	if e, status := h.resolvePersisted(&req, pq); e != nil {
+		return req, nil, nil, ErrorList{e}, status, true
+	}
+	if p = h.Schema.prepare(req.Query); p.errs != nil {
+		return req, nil, nil, p.errs, http.StatusBadRequest, false
+	}
+	op, errResp := selectOperation(p.doc, req.OperationName)
+	switch {
+	case errResp != nil:
+		return req, nil, nil, errResp.Errors, http.StatusBadRequest, false
+	case op.Operation == Mutation && method != http.MethodPost:
+		return req, nil, nil, ErrorList{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}, http.StatusMethodNotAllowed, false
+	case op.Operation == Subscription && !streamed:
+		return req, nil, nil, ErrorList{newError(codeBadUserInput, "Subscriptions are served over WebSocket, over SSE (Accept: text/event-stream) and over multipart/mixed;subscriptionSpec=1.0.", op.Pos)}, http.StatusBadRequest, false
+	}
+	if pq != nil && sent && !h.PersistedOnly {
+		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
+	}
+	return req, p, op, nil, 0, false
 }
 
 // serveBatch answers each operation of a batch as if sent alone, in a JSON

@@ -145,14 +145,14 @@ func (in *Incremental) Next() *Payload {
 	r := in.queue[0]
 	in.queue = in.queue[1:]
 	e := in.e
-	e.buf, e.errs, e.errBytes = nil, nil, 0
+	e.buf, e.errs, e.errBytes, e.claimed = nil, nil, 0, 0 // each part claims its own bytes
 	e.path = append(e.path[:0], r.path...)
 	p := &Payload{Pending: r.Pending, Stream: r.stream, Index: r.next, Done: !r.stream}
-	ok := e.runRecord(r)
+	ok := e.runRecord(r) && !e.overBudget()
 	switch {
 	case e.tooLarge:
 		ok, p.Done, in.queue, e.pending = false, true, nil, nil
-		e.errs = []*Error{tooLargeError(e.maxBytes)}
+		e.errs = []*Error{e.stopError()}
 	case !ok:
 		e.pending, p.Done = nil, true
 	case r.stream:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -174,6 +175,53 @@ func TestMultipartFormat(t *testing.T) {
 	} {
 		if got := multipartFormat(acceptRanges(accept)); got != want {
 			t.Errorf("%q: format %d, want %d", accept, got, want)
+		}
+	}
+}
+
+// refuseAnswersPast refuses an answer claim past its bytes.
+type refuseAnswersPast int64
+
+func (r refuseAnswersPast) ClaimAnswer(n int64) error {
+	if n > int64(r) {
+		return errors.New("too many answer bytes wait for this client's reading")
+	}
+	return nil
+}
+
+// TestIncrementalStopped: an execution stopped by its answer claim or by
+// MaxResponseBytes says which stopped it, in the initial result (which then
+// holds nothing back) or in the payload it stopped in, its last field
+// counted as much as the others.
+func TestIncrementalStopped(t *testing.T) {
+	const size = 200 << 10
+	refused := `{"errors":[{"message":"Too many answer bytes wait for this client's reading.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}` + "\n"
+	partRefused := `{"incremental":[{"data":null,"path":[],"errors":[{"message":"Too many answer bytes wait for this client's reading.","extensions":{"code":"TOO_MANY_REQUESTS"}}]}],"hasNext":false}` + "\n"
+	tooLarge := `{"errors":[{"message":"The response is larger than the limit of 1000 bytes; execution was stopped.","extensions":{"code":"RESPONSE_TOO_LARGE","maxResponseBytes":1000}}],"data":null}` + "\n"
+	for _, c := range []struct {
+		query    string
+		maxBytes int
+		want     string
+	}{
+		{`{ ... @defer { d: echo } a: echo b: echo }`, 0, refused},
+		{`{ user(id: 1) { id ... @defer { name } } echo }`, 0, refused},
+		{`{ users @stream(initialCount: 1) { id } echo }`, 0, refused},
+		{`{ user(id: 1) { id } ... @defer { echo } }`, 0, `{"data":{"user":{"id":1}},"hasNext":true}` + "\n" + partRefused},
+		{`{ user(id: 1) { id } echo }`, 1000, tooLarge},
+	} {
+		s, _ := newTestSchema(t)
+		s.SetResolver("Query", "echo", func(ResolveParams) (any, error) { return strings.Repeat("x", size), nil })
+		s.Limits.MaxResponseBytes = c.maxBytes
+		in := s.ExecuteIncremental(WithAnswerClaim(context.Background(), refuseAnswersPast(size/2)), Request{Query: c.query})
+		got := string(in.Initial.appendJSON(nil)) + "\n"
+		if len(in.Pending) > 0 {
+			got = string(in.appendInitial(nil, format20220824)) + "\n"
+		}
+		for p := in.Next(); p != nil; p = in.Next() {
+			got += string(p.appendJSON(nil, format20220824)) + "\n"
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %.400s\nwant %s", c.query, got, c.want)
 		}
 	}
 }

@@ -33,12 +33,17 @@ func (s *Streams) serve(w http.ResponseWriter, r *http.Request, h *Handler, acce
 	switch {
 	case r.Method == http.MethodPut:
 		s.reserve(w, r)
-	case r.Method == http.MethodDelete:
-		s.stop(w, r, token)
-	case token != "" && r.Method == http.MethodGet:
-		s.serveReserved(w, r, token)
-	case token != "" && r.Method == http.MethodPost:
-		s.startReserved(w, r, h, token)
+	case r.Method == http.MethodDelete || token != "" && (r.Method == http.MethodGet || r.Method == http.MethodPost):
+		switch res := s.reservation(w, token); {
+		case res == nil:
+		case r.Method == http.MethodDelete: // stops an operation, with no complete
+			res.remove(r.URL.Query().Get("operationId"), false)()
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodGet:
+			s.serveReserved(w, r, res)
+		default:
+			s.startReserved(w, r, h, res)
+		}
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && sse:
 		s.serveOne(w, r, h, sseFraming{}, s.opts.KeepAlive)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && acceptsSubscriptionSpec(accept):
@@ -85,18 +90,14 @@ func (s *Streams) serveOne(w http.ResponseWriter, r *http.Request, h *Handler, f
 	}
 	defer s.opts.Operations.Release(client, 1)
 	ctx, until, op, errs := s.setUp(w, r, h)
+	if errs != nil {
+		op = &streamOp{inc: &Incremental{Initial: &Response{Errors: errs}}} // its one result
+	}
 	sw := openStream(w, f, s.opts.WriteTimeout)
-	switch {
-	case errs != nil:
-		if sw.next((&Response{Errors: errs}).appendJSON(nil)) {
-			sw.finish()
-		}
-	case op.inc != nil:
-		if op.results(func(b []byte) bool { return sw.next(b) }) {
-			sw.finish()
-		}
-	default:
+	if op.inc == nil {
 		s.follow(ctx, sw, op, until, interval)
+	} else if op.results(sw.next) {
+		sw.finish()
 	}
 }
 
@@ -169,9 +170,8 @@ func (s *Streams) lapsed(until time.Time) bool {
 }
 
 func (s *Streams) endExpired(sw *streamWriter) {
-	if sw.fail(ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}) {
-		sw.finish()
-	}
+	sw.buf = sw.f.fail(sw.buf, "", ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)})
+	sw.finish()
 }
 
 // sseFraming is the event stream of the graphql-sse protocol; an id is a

@@ -20,13 +20,14 @@ type reservation struct {
 	cancel        context.CancelFunc
 	until         time.Time        // when the authorization ends; zero: never
 	out           chan queuedEvent // framed events waiting for the stream
-	expire        *time.Timer      // ends the reservation if no stream comes
+	expire        *time.Timer      // ends the reservation, stopped when its stream comes
 	leave         func()           // gives back what enter claimed
 	running       sync.WaitGroup   // the operations' goroutines (runReserved)
 	endOnce       sync.Once
 
 	mu        sync.Mutex
 	connected bool
+	closing   bool // at Shutdown: no operation starts
 	ops       map[string]context.CancelFunc
 }
 
@@ -52,14 +53,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
-	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() {
-		res.mu.Lock()
-		waiting := !res.connected
-		res.mu.Unlock()
-		if waiting {
-			s.end(res)
-		}
-	})
+	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
 	res.mu.Unlock()
 	s.mu.Lock()
 	s.reservations[res.token] = res
@@ -100,6 +94,23 @@ func (s *Streams) end(res *reservation) {
 	})
 }
 
+// closeReserved ends res at Shutdown: its stream, if it has one, after the
+// last events its operations queue (runReserved).
+func (s *Streams) closeReserved(res *reservation) {
+	res.mu.Lock()
+	res.closing = true // running.Wait below is its last
+	connected := res.connected
+	res.mu.Unlock()
+	if !connected {
+		s.end(res)
+		return
+	}
+	go func() {
+		res.running.Wait()
+		res.out <- queuedEvent{} // the stream's last; if it is gone, end's drain makes room
+	}()
+}
+
 func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation {
 	if token == "" { // a DELETE without one
 		writeHTTPError(w, mediaJSON, http.StatusBadRequest, "DELETE stops an operation of a reserved stream: send the reservation's token in "+EventStreamTokenHeader+".")
@@ -114,16 +125,13 @@ func (s *Streams) reservation(w http.ResponseWriter, token string) *reservation 
 	return res
 }
 
-// serveReserved is the stream of a reservation, until the client leaves, the
+// serveReserved is the stream of res, until the client leaves, the
 // authorization expires or the server shuts down; the reservation ends with it.
-func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
-	}
+func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *reservation) {
 	res.mu.Lock()
 	taken := res.connected
 	res.connected = true
+	res.expire.Stop()
 	res.mu.Unlock()
 	if taken {
 		writeHTTPError(w, mediaJSON, http.StatusConflict, "The reservation already has its stream.")
@@ -138,16 +146,14 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
-			lapsed := s.lapsed(res.until)
-			if !lapsed {
-				sw.buf = append(sw.buf, ev.data...)
-				ok = sw.flush()
-			}
-			s.opts.Answers.Release(res.client, ev.claimed)
-			if lapsed {
+			if s.lapsed(res.until) {
+				s.opts.Answers.Release(res.client, ev.claimed)
 				s.endOperationsExpired(sw, res)
 				return
 			}
+			sw.buf = append(sw.buf, ev.data...)
+			ok = sw.flush() && ev.data != nil
+			s.opts.Answers.Release(res.client, ev.claimed)
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
@@ -156,8 +162,6 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, token st
 		case <-res.ctx.Done():
 			ok = false
 		case <-r.Context().Done():
-			ok = false
-		case <-s.quit:
 			ok = false
 		}
 	}
@@ -176,14 +180,9 @@ func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	sw.flush()
 }
 
-// startReserved runs a POSTed operation on the reservation token names: 202,
-// its events on the stream; a request it refuses is answered as GraphQL over
-// HTTP answers it.
-func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handler, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
-	}
+// startReserved runs a POSTed operation on res: 202, its events on the
+// stream; a request it refuses is answered as GraphQL over HTTP answers it.
+func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handler, res *reservation) {
 	params, batch, status, msg := h.readParams(w, r)
 	var ext struct {
 		OperationID string `json:"operationId"`
@@ -207,22 +206,24 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	if !claimOrRefuse(w, s.opts.Operations, res.client) {
-		res.remove(id)
+		res.remove(id, true)()
 		res.running.Done()
 		return
 	}
 	// Not the POST's answer claim: the results are written to the stream, after
-	// the POST has been answered; each event claims its bytes (runReserved).
-	op, errs, status := s.start(withAuthorization(ctx, h.baseContext(r)), h, r.Method, &params)
+	// the POST has been answered; each render claims its bytes, and its event
+	// holds them (runReserved).
+	render := &renderClaim{b: s.opts.Answers, client: res.client}
+	op, errs, status := s.start(WithAnswerClaim(withAuthorization(ctx, h.baseContext(r)), render), h, r.Method, &params)
 	if errs != nil {
 		s.opts.Operations.Release(res.client, 1)
-		res.remove(id)
+		res.remove(id, true)()
 		res.running.Done()
 		writeResponse(w, mediaJSON, status, &Response{Errors: errs})
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-	go s.runReserved(ctx, res, id, op)
+	go s.runReserved(ctx, res, id, op, render)
 }
 
 // withAuthorization is the reservation's context, ending with it, holding the
@@ -235,34 +236,37 @@ func withAuthorization(res, req context.Context) context.Context {
 
 // runReserved sends an operation's events to its stream, waiting while the
 // stream's queue is full, then complete; each holds its bytes of the client's
-// answers budget until written, and one past it ends the operation.
-func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp) {
+// answers budget, claimed as its result was rendered, until written, and one
+// past it ends the operation.
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
-	defer res.remove(id)
+	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
 	put := func(ev queuedEvent) bool {
-		select {
-		case res.out <- ev:
-			return true
-		case <-ctx.Done():
-			s.opts.Answers.Release(res.client, ev.claimed)
-			return false
+		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
+			select {
+			case res.out <- ev:
+				return true
+			case <-ctx.Done():
+			}
 		}
+		s.opts.Answers.Release(res.client, ev.claimed)
+		return false
 	}
 	var refused error
 	emit := func(result []byte) bool {
 		ev := sseFraming{}.next(nil, id, result)
-		if refused = s.opts.Answers.Claim(res.client, int64(len(ev))); refused != nil {
+		if refused = render.ClaimAnswer(int64(len(ev))); refused != nil {
 			return false
 		}
-		return put(queuedEvent{ev, int64(len(ev))})
+		return put(queuedEvent{ev, render.take()})
 	}
-	var ok bool
+	ok := op.inc == nil && op.events(ctx, s.quit, emit) && ctx.Err() == nil
 	if op.inc != nil {
 		ok = op.results(emit)
-	} else {
-		ok = op.events(ctx, emit) && ctx.Err() == nil
 	}
+	// Its id is free before its last event, after which the client may use it again.
+	defer res.remove(id, true)()
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
 		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})
 	}
@@ -270,6 +274,26 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		put(queuedEvent{data: sseFraming{}.complete(nil, id)})
 	}
 }
+
+// renderClaim is what a reserved operation's render holds of the client's
+// answers budget, claimed as it grows, until its event takes it over. One
+// goroutine at a time renders and takes.
+type renderClaim struct {
+	b      Budget
+	client string
+	held   int64
+}
+
+func (c *renderClaim) ClaimAnswer(n int64) error {
+	err := c.b.Claim(c.client, max(n-c.held, 0))
+	if err == nil {
+		c.held = max(n, c.held)
+	}
+	return err
+}
+
+// take hands over what the render holds: the next render claims anew.
+func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
 // add registers the operation id, or says why it is refused, with the status.
 func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {
@@ -282,28 +306,24 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 		return http.StatusTooManyRequests, "Too many operations on this stream: at most " + strconv.Itoa(most) + " may be active at once."
 	case res.ctx.Err() != nil:
 		return http.StatusNotFound, "No stream is reserved under this token; reserve one with PUT."
+	case res.closing:
+		return http.StatusServiceUnavailable, "The server is shutting down."
 	}
 	res.ops[id] = cancel
 	res.running.Add(1) // under mu, before end's Wait
 	return 0, ""
 }
 
-func (res *reservation) remove(id string) {
+// remove returns what stops the operation id; forget frees its id too, which
+// only the operation's own goroutine does, before its last event.
+func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
-	cancel := res.ops[id]
-	delete(res.ops, id)
-	res.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	defer res.mu.Unlock()
+	if cancel := res.ops[id]; cancel != nil {
+		if forget {
+			delete(res.ops, id)
+		}
+		return cancel
 	}
-}
-
-// stop answers DELETE ?operationId=: the operation ends, with no complete.
-func (s *Streams) stop(w http.ResponseWriter, r *http.Request, token string) {
-	res := s.reservation(w, token)
-	if res == nil {
-		return
-	}
-	res.remove(r.URL.Query().Get("operationId"))
-	w.WriteHeader(http.StatusOK)
+	return func() {}
 }

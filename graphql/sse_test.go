@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -535,4 +536,172 @@ func TestSSESingleConnectionExpires(t *testing.T) {
 	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"s\"}\n")
 	expectEvent(t, er.next(), "")
 	srv.hub.waitActive(t, 0)
+}
+
+// TestSSESingleConnectionRenderClaims: a reserved operation's result holds its
+// bytes of the client's answers budget from when they are rendered, in its
+// POST, not only once its event is queued; the event then holds that claim,
+// not a second one, and gives it back when written.
+func TestSSESingleConnectionRenderClaims(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Answers: answers})
+	const size = 200 << 10
+	srv.streams.schema.SetResolver("Query", "echo", func(ResolveParams) (any, error) { return strings.Repeat("x", size), nil })
+	rendered, goOn := make(chan int64), make(chan struct{})
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		rendered <- answers.Held()
+		<-goOn
+		return nil, nil
+	})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	posted := make(chan int)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"query":"{ echo fail }","extensions":{"operationId":"big"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(tok[0], tok[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			posted <- 0
+			return
+		}
+		resp.Body.Close()
+		posted <- resp.StatusCode
+	}()
+	if held := <-rendered; held < size {
+		t.Errorf("while rendering, %d bytes held after %d rendered", held, size)
+	}
+	close(goOn)
+	if status := <-posted; status != http.StatusAccepted {
+		t.Fatalf("POST: %d", status)
+	}
+	waitFor(t, "the event and complete to be queued", func() bool {
+		srv.streams.mu.Lock()
+		defer srv.streams.mu.Unlock()
+		return len(srv.streams.reservations[token].out) == 2
+	})
+	if held := answers.Held(); held < size || held > 2*size {
+		t.Errorf("the queued event holds %d bytes, want its own (%d and some), once", held, size)
+	}
+	resp := srv.request(t, "GET", "?token="+url.QueryEscape(token), "", "Accept", "text/event-stream")
+	er := readEvents(t, resp)
+	if ev := er.nextEvent(); len(ev) < size || !strings.Contains(ev, `"id":"big"`) {
+		t.Fatalf("event: %.200q", ev)
+	}
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"big\"}\n")
+	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
+}
+
+// TestSSESingleConnectionStopWhileRendering: an operation stopped by DELETE
+// while it renders sends nothing more, and its id is free again only once it
+// has ended, so that the end of the stopped operation cannot end another that
+// took its id.
+func TestSSESingleConnectionStopWhileRendering(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	rendering, goOn := make(chan struct{}), make(chan struct{})
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		close(rendering)
+		<-goOn
+		return "stale", nil
+	})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	post := func(query string) (int, string) {
+		return srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"a"}}`, tok...)
+	}
+	if status, body := post("{ user(id: 1) { name } ... @defer { fail } }"); status != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}},\"hasNext\":true}}\n")
+	<-rendering
+	if status, _ := srv.status(t, "DELETE", "?operationId=a", "", tok...); status != http.StatusOK {
+		t.Fatalf("DELETE: %d", status)
+	}
+	if status, body := post("subscription { onUserCreated { id } }"); status != http.StatusConflict {
+		t.Errorf("the id of an operation still ending: %d %s, want 409", status, body)
+	}
+	close(goOn)
+	waitFor(t, "the id to be free", func() bool {
+		status, _ := post("subscription { onUserCreated { id } }")
+		return status == http.StatusAccepted
+	})
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n")
+}
+
+// TestSSESingleConnectionShutdownLastEvents: at Shutdown, after the event
+// sources have ended, a reserved stream still gets each subscription's last
+// events and complete, then ends.
+func TestSSESingleConnectionShutdownLastEvents(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	for _, id := range []string{"a", "b"} {
+		if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %s: %d %s", id, status, body)
+		}
+	}
+	srv.hub.waitActive(t, 2)
+	srv.hub.publish("Dan")
+	srv.hub.end()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	if err := srv.streams.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev := er.nextEvent(); ev != ""; ev = er.nextEvent() {
+		got = append(got, ev)
+	}
+	slices.Sort(got)
+	want := []string{
+		"event: complete\ndata: {\"id\":\"a\"}\n",
+		"event: complete\ndata: {\"id\":\"b\"}\n",
+		"event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n",
+		"event: next\ndata: {\"id\":\"b\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// zeroReleaseGate is an answers budget that bounds nothing and holds each
+// release of nothing (a complete's) until open is closed.
+type zeroReleaseGate struct{ open chan struct{} }
+
+func (zeroReleaseGate) Claim(string, int64) error { return nil }
+func (g zeroReleaseGate) Release(_ string, n int64) {
+	if n == 0 {
+		<-g.open
+	}
+}
+
+// TestSSESingleConnectionIDFreeAtComplete: once a client has an operation's
+// complete, it may start another with the same id, whatever the ended
+// operation's goroutine still does; the new operation runs to its end.
+func TestSSESingleConnectionIDFreeAtComplete(t *testing.T) {
+	gate := zeroReleaseGate{make(chan struct{})}
+	srv := newStreamServer(t, 8, StreamOptions{Answers: gate})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate.open) }) }
+	t.Cleanup(open) // before the server's cleanup, which waits for the stream
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	post := func() {
+		t.Helper()
+		if status, body := srv.status(t, "POST", "", `{"query":"{ user(id: 1) { name } }","extensions":{"operationId":"q"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST: %d %s", status, body)
+		}
+	}
+	post()
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
+	post() // the first operation's goroutine is held in its last release
+	open()
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
 }

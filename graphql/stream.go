@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -70,9 +71,7 @@ func NewStreams(s *Schema, opts StreamOptions) *Streams {
 	opts.Heartbeat = positiveOr(opts.Heartbeat, 5*time.Second)
 	opts.WriteTimeout = positiveOr(opts.WriteTimeout, 10*time.Second)
 	opts.ReservationTimeout = positiveOr(opts.ReservationTimeout, 30*time.Second)
-	if opts.Answers == nil {
-		opts.Answers = unbounded{}
-	}
+	opts.Answers = cmp.Or[Budget](opts.Answers, unbounded{})
 	opts.SendQueue = positiveOr(opts.SendQueue, 64)
 	opts.MaxOperations = positiveOr(opts.MaxOperations, 100)
 	return &Streams{schema: s, opts: opts, reservations: map[string]*reservation{}, quit: make(chan struct{})}
@@ -97,7 +96,7 @@ func (s *Streams) Shutdown(ctx context.Context) error {
 	reserved := slices.Collect(maps.Values(s.reservations))
 	s.mu.Unlock()
 	for _, r := range reserved {
-		s.end(r)
+		s.closeReserved(r)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -187,38 +186,15 @@ type streamOp struct {
 // start sets up the operation of params, or returns the errors that refuse it,
 // with the status GraphQL over HTTP gives them.
 func (s *Streams) start(ctx context.Context, h *Handler, method string, params *httpParams) (*streamOp, ErrorList, int) {
-	req, pq, status, msg := requestFromParams(params)
-	if status != 0 {
-		return nil, ErrorList{newError(codeBadUserInput, msg)}, status
-	}
-	sent := req.Query != ""
-	if e, status := h.resolvePersisted(&req, pq); e != nil {
-		return nil, ErrorList{e}, max(status, http.StatusBadRequest)
-	}
-	p := s.schema.prepare(req.Query)
-	if p.errs != nil {
-		return nil, p.errs, http.StatusBadRequest
-	}
-	if pq != nil && sent && !h.PersistedOnly {
-		h.PersistedQueries.put(pq.hash, req.Query) // sent with the hash it matches, and valid
-	}
-	op, errResp := selectOperation(p.doc, req.OperationName)
-	if errResp != nil {
-		return nil, errResp.Errors, http.StatusBadRequest
-	}
-	if op.Operation == Mutation && method != http.MethodPost {
-		return nil, ErrorList{newError(codeBadUserInput, "Mutations can only be sent with POST.", op.Pos)}, http.StatusMethodNotAllowed
+	req, p, op, errs, status, _ := h.operation(method, params, true)
+	if errs != nil {
+		return nil, errs, max(status, http.StatusBadRequest)
 	}
 	if op.Operation != Subscription {
 		return &streamOp{inc: s.schema.executeIncremental(ctx, p, op, req.Variables)}, nil, 0
 	}
 	o := &streamOp{ready: make(chan struct{}, 1)}
-	st, err := s.schema.startStream(ctx, req, func() {
-		select {
-		case o.ready <- struct{}{}:
-		default:
-		}
-	})
+	st, err := s.schema.startStream(ctx, req, func() { wake(o.ready) })
 	if err != nil {
 		return nil, errorList(err), http.StatusBadRequest
 	}
@@ -251,9 +227,10 @@ func (o *streamOp) results(emit func(result []byte) bool) bool {
 }
 
 // events hands emit the JSON of each event of a subscription until its source
-// or ctx ends (true), or emit refuses one (false). It waits on o.ready, so it
-// is for a goroutine of the operation's own.
-func (o *streamOp) events(ctx context.Context, emit func(result []byte) bool) bool {
+// or ctx ends (true), or emit refuses one (false); at quit, those the source
+// has sent, true if it has ended. It waits on o.ready, so it is for a
+// goroutine of the operation's own.
+func (o *streamOp) events(ctx context.Context, quit <-chan struct{}, emit func(result []byte) bool) bool {
 	defer o.sub.done()
 	ok := true
 	yield := func(resp *Response) bool {
@@ -264,6 +241,8 @@ func (o *streamOp) events(ctx context.Context, emit func(result []byte) bool) bo
 		select {
 		case <-ctx.Done():
 			return true
+		case <-quit:
+			return o.sub.poll(yield) && ok
 		case <-o.ready:
 		}
 	}
@@ -325,11 +304,6 @@ func (sw *streamWriter) flush() bool {
 
 func (sw *streamWriter) next(result []byte) bool {
 	sw.buf = sw.f.next(sw.buf, "", result)
-	return sw.flush()
-}
-
-func (sw *streamWriter) fail(errs ErrorList) bool {
-	sw.buf = sw.f.fail(sw.buf, "", errs)
 	return sw.flush()
 }
 

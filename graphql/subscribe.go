@@ -33,12 +33,7 @@ func (s *Schema) Subscribe(ctx context.Context, req Request) (<-chan *Response, 
 // with each Response until the stream ends or yield returns false.
 func (s *Schema) subscribeEach(ctx context.Context, req Request) (run func(yield func(*Response) bool), err error) {
 	ready := make(chan struct{}, 1)
-	st, err := s.startStream(ctx, req, func() {
-		select {
-		case ready <- struct{}{}:
-		default:
-		}
-	})
+	st, err := s.startStream(ctx, req, func() { wake(ready) })
 	if err != nil {
 		return nil, err
 	}

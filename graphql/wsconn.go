@@ -78,18 +78,8 @@ func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Re
 	// The connection outlives ServeHTTP, which ends r's context; its values
 	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &wsConn{
-		h:      h,
-		ws:     ws,
-		raw:    raw,
-		r:      r.WithContext(ctx),
-		opened: time.Now(),
-		proto:  newSubprotocol(ws.Subprotocol()),
-		ctx:    ctx,
-		cancel: cancel,
-		wake:   make(chan struct{}, 1),
-		ops:    map[string]*wsOp{},
-	}
+	c := &wsConn{h: h, ws: ws, raw: raw, r: r.WithContext(ctx), opened: time.Now(), proto: newSubprotocol(ws.Subprotocol()),
+		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), ops: map[string]*wsOp{}}
 	dead, endDead := context.WithCancel(context.Background())
 	c.dead, c.markDead = dead, func() {
 		endDead()
@@ -308,9 +298,12 @@ func (c *wsConn) endPassive(op *wsOp) {
 }
 
 // wakeSender tells the sender it has work; it never blocks.
-func (c *wsConn) wakeSender() {
+func (c *wsConn) wakeSender() { wake(c.wake) }
+
+// wake gives ch, of capacity 1, a value unless it has one already.
+func wake(ch chan struct{}) {
 	select {
-	case c.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
