@@ -137,15 +137,21 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 		buf = resp.appendJSON(buf[:0])
 		return sw.next(buf)
 	}
+	ended := func() bool { // the source's last events, then complete
+		if !op.sub.poll(emit) {
+			return false
+		}
+		if lapsed {
+			s.endExpired(sw)
+		} else if !sw.failed && ctx.Err() == nil {
+			sw.finish()
+		}
+		return true
+	}
 	for {
 		select {
 		case <-op.ready:
-			if op.sub.poll(emit) {
-				if lapsed {
-					s.endExpired(sw)
-				} else if !sw.failed && ctx.Err() == nil {
-					sw.finish()
-				}
+			if ended() {
 				return
 			}
 		case <-tick.C:
@@ -155,7 +161,8 @@ func (s *Streams) follow(ctx context.Context, sw *streamWriter, op *streamOp, un
 		case <-expired:
 			s.endExpired(sw)
 			return
-		case <-s.quit:
+		case <-s.quit: // after the sources ended: their last events may be ready too
+			ended()
 			return
 		case <-ctx.Done():
 			return

@@ -705,3 +705,29 @@ func TestSSESingleConnectionIDFreeAtComplete(t *testing.T) {
 	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"q\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
 	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"q\"}\n")
 }
+
+// TestSSEShutdownLastEvents: a subscription stream that finds its source ended
+// and the server shutting down at once still sends the source's last event and
+// complete. Select picks at random between ready cases: twenty rounds find a
+// stream that leaves at shutdown first.
+func TestSSEShutdownLastEvents(t *testing.T) {
+	for range 20 {
+		s, hub := newHubSchema(t, 8)
+		h := NewHandler(s)
+		streams := NewStreams(s, StreamOptions{})
+		op, errs, _ := streams.start(t.Context(), h, http.MethodPost, &httpParams{Query: "subscription { onUserCreated { id } }"})
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		hub.publish("Dan")
+		hub.end()
+		if err := streams.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		streams.follow(t.Context(), openStream(rec, sseFraming{}, time.Second), op, time.Time{}, time.Hour)
+		if got, want := rec.Body.String(), "event: next\ndata: {\"data\":{\"onUserCreated\":{\"id\":11}}}\n\nevent: complete\ndata:\n\n"; got != want {
+			t.Fatalf("stream: %q, want %q", got, want)
+		}
+	}
+}
