@@ -105,7 +105,7 @@ func defaultGRPCLimits() grpcLimits {
 // webHandler serves gRPC-Web with srv. A call's body may hold what a native call
 // may send before the service reads it, read within the door's budget of bodies.
 func (l grpcLimits) webHandler(srv *grpc.Server, door *admission.Door) http.Handler {
-	return grpcweb.Handler(srv, grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), CallTime: l.webCallTime, Bodies: door.Bodies(),
+	return grpcweb.Handler(srv, grpcweb.Limits{CallBytes: int64(l.streamWindowBytes), CallTime: l.webCallTime, Bodies: door.Bodies,
 		ClientOf: func(r *http.Request) string { return admission.Of(r.RemoteAddr) }})
 }
 
@@ -157,7 +157,7 @@ func newGRPCServer(store *Store, log *slog.Logger, streamDelay time.Duration, au
 	srv := grpc.NewServer(append(limits.serverOptions(),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.UnknownServiceHandler(unknownMethod), grpc.ForceServerCodecV2(strictCodec{encoding.GetCodecV2(protocodec.Name)}))...)
-	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: entrance.Batches(), clientOf: entrance.ClientOfCall}
+	users := &userService{store: store, streamDelay: streamDelay, limits: limits, waiting: entrance.Batches, clientOf: entrance.ClientOfCall}
 	reg := strictRegistrar{srv}
 	userpb.RegisterUserServiceServer(reg, users)
 	hs := &healthService{Server: health.NewServer(), stopping: make(chan struct{})}

@@ -254,7 +254,7 @@ func TestGRPCWebSharesGRPC(t *testing.T) {
 	a, logs := startApp(t, cfg)
 	base := "http://" + a.httpAddr
 	before := scrape(t, base)
-	other, err := a.door.Queue().Acquire(t.Context(), "another client")
+	other, err := a.door.Queue.Acquire(t.Context(), "another client")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 // the function that gives them back.
 func holdEverySlot(t *testing.T, a *app) func() {
 	t.Helper()
-	q := a.door.Queue()
+	q := a.door.Queue
 	var releases []func()
 	for range a.cfg.admission.WorkSlots {
 		r, err := q.Acquire(t.Context(), fmt.Sprint("holder-", len(releases)))
@@ -78,7 +78,7 @@ func TestHTTPWaitsForASlot(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
+	testkit.Eventually(t, queueWaiting(a.door.Queue, 1))
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/users/2", "", `"status":429`},
 		{"GET", "/api/products", "", `"code":"TooManyRequests"`},
@@ -164,7 +164,7 @@ func TestWaitingBodiesAreBounded(t *testing.T) {
 		if held := bodyBytes(a); held > a.cfg.admission.ClientBodyBytes {
 			t.Fatalf("bodies read ahead: %d bytes by the one client", held)
 		}
-		if waiting := a.door.Queue().Stats().Waiting; refused+waiting != n {
+		if waiting := a.door.Queue.Stats().Waiting; refused+waiting != n {
 			return fmt.Errorf("%d refused, %d waiting, of %d", refused, waiting, n)
 		}
 		return nil
@@ -267,9 +267,9 @@ func TestGaveUpWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(c, "GET /api/users/1 HTTP/1.1\r\nHost: x\r\n\r\n")
-	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
+	testkit.Eventually(t, queueWaiting(a.door.Queue, 1))
 	c.Close()
-	testkit.Eventually(t, queueWaiting(a.door.Queue(), 0))
+	testkit.Eventually(t, queueWaiting(a.door.Queue, 0))
 	testkit.Eventually(t, func() error {
 		if !strings.Contains(logs.String(), "path=/api/users/1 status=499 bytes=0 ") {
 			return errors.New("no log line of the request given up")
@@ -317,7 +317,7 @@ func TestGRPCWaitsForASlot(t *testing.T) {
 		_, err := c.GetUser(context.Background(), &userpb.GetUserRequest{Id: 1})
 		done <- err
 	}()
-	testkit.Eventually(t, queueWaiting(a.door.Queue(), 1))
+	testkit.Eventually(t, queueWaiting(a.door.Queue, 1))
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("a call that waited for its slot: %v", err)

@@ -430,7 +430,7 @@ func (s *Server) openAPIDocument() []byte {
 			if need == accessWrite {
 				jsonObject(op, "responses")["403"] = ref("Forbidden")
 			}
-			if s.opts.door.Queue() != nil { // every request waits its turn at the door
+			if s.opts.door.Queue != nil { // every request waits its turn at the door
 				jsonObject(op, "responses")["429"] = ref("TooManyRequests")
 			}
 		}
@@ -452,7 +452,7 @@ func (s *Server) openAPIDocument() []byte {
 	default:
 		auth = "Authentication is on: writes need a bearer JWT whose `scope` claim contains `write`, reads a valid token of any scope."
 	}
-	if s.opts.door.Queue() == nil {
+	if s.opts.door.Queue == nil {
 		drop("responses/TooManyRequests", "headers/Retry-After", "schemas/Problem429")
 	}
 	info["description"] = info["description"].(string) + "\n\n" + auth

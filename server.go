@@ -695,7 +695,7 @@ func serviceGauges(store *Store, entrance *admission.Door) func(*metrics.Text) {
 			one("quartet_queue_waiting", "gauge", "Work waiting for a slot.", int64(work.Waiting))
 			one("quartet_queue_body_bytes", "gauge", "Request body bytes read ahead by requests not yet done.", bodyBytes)
 			one("quartet_answer_bytes", "gauge", "Answer bytes rendered and not yet taken by their connections (past the first 64 KiB of each).", answerBytes)
-			sockets, operations := entrance.WebSockets()
+			sockets, operations := entrance.Sockets, entrance.Operations
 			one("quartet_websocket_connections", "gauge", "GraphQL WebSockets open.", sockets.Held())
 			one("quartet_websocket_subscriptions", "gauge", "GraphQL WebSocket operations (subscriptions, in the main) active.", operations.Held())
 		}

@@ -90,7 +90,7 @@ func TestBodyPastTheLimit(t *testing.T) {
 // (A client with the queue to itself reads nothing ahead: it does not wait.)
 func TestEnterBoundsBodies(t *testing.T) {
 	d := newDoor(4, 4)
-	d.queue.sharedUntil = time.Now().AddDate(1, 0, 0)
+	d.Queue.sharedUntil = time.Now().AddDate(1, 0, 0)
 	body := strings.Repeat("a", 50) // 51 bytes counted: the extra byte finds the end
 	_, done, err := enter(d, httptest.NewRecorder(), post(body))
 	if err != nil {

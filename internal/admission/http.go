@@ -21,14 +21,14 @@ const bodyChunk = 64 << 10
 // when its answer is refused for want of budget, in the surface's format.
 func (d *Door) Enter(w http.ResponseWriter, r *http.Request, client string, refuse func(http.ResponseWriter, *http.Request, *Refused)) (*AnswerWriter, error) {
 	var held int64
-	release, lone := d.queue.TryLone(client)
+	release, lone := d.Queue.TryLone(client)
 	if !lone { // it may wait: its body first, so that a slow sender holds no slot
 		var err error
 		if held, err = d.readAhead(r, client); err == nil {
 			release, err = d.Slot(r.Context(), client)
 		}
 		if err != nil {
-			d.bodies.Release(client, held)
+			d.Bodies.Release(client, held)
 			return nil, err
 		}
 	}
@@ -42,14 +42,14 @@ func (w *AnswerWriter) Done() {
 	if !w.refused {
 		w.sendStatus() // an answer without a body
 	}
-	w.d.answers.Release(w.client, w.claimed)
-	w.d.bodies.Release(w.client, w.held)
+	w.d.Answers.Release(w.client, w.claimed)
+	w.d.Bodies.Release(w.client, w.held)
 }
 
 // readAhead reads r's body, one byte past the limit at most (for the handler's
 // 413), within client's budget; a body declared longer is left to the handler.
 func (d *Door) readAhead(r *http.Request, client string) (held int64, err error) {
-	if d.queue == nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.maxBody {
+	if d.Queue == nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength > d.maxBody {
 		return 0, nil // without a queue, nothing waits: the handler reads
 	}
 	limit := d.maxBody + 1
@@ -63,7 +63,7 @@ func (d *Door) readAhead(r *http.Request, client string) (held int64, err error)
 		if r.ContentLength < 0 {
 			n = min(n, max(512, read)) // unknown length: grow as it comes
 		}
-		if err := d.bodies.Claim(client, n); err != nil {
+		if err := d.Bodies.Claim(client, n); err != nil {
 			return held, err
 		}
 		held += n
@@ -168,7 +168,7 @@ func (w *AnswerWriter) ClaimAnswer(n int64) error {
 	if n <= w.claimed {
 		return nil
 	}
-	if err := w.d.answers.Claim(w.client, n-w.claimed); err != nil {
+	if err := w.d.Answers.Claim(w.client, n-w.claimed); err != nil {
 		return err
 	}
 	w.claimed = n
