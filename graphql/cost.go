@@ -311,7 +311,8 @@ func (a *costAnalysis) skipped(ds []*Directive) bool {
 			}
 		}
 	}
-	return skippedBy(ds, a.vars, false)
+	skip, _ := skippedBy(a.s, ds, a.vars, false) // an error is the execution's to give
+	return skip
 }
 
 // addCost and mulCost saturate at math.MaxInt: a hostile query's cost must

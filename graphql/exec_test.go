@@ -25,23 +25,8 @@ func TestExecuteGolden(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".graphql")
 		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := Request{Query: string(src)}
-			if op, ok := strings.CutPrefix(req.Query, "# operation: "); ok {
-				req.OperationName, _, _ = strings.Cut(op, "\n")
-			}
-			if vars, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".vars.json"); err == nil {
-				d := json.NewDecoder(bytes.NewReader(vars))
-				d.UseNumber()
-				if err := d.Decode(&req.Variables); err != nil {
-					t.Fatal(err)
-				}
-			}
 			s, _ := newTestSchema(t)
-			resp := s.Execute(context.Background(), req)
+			resp := s.Execute(context.Background(), goldenRequest(t, file))
 			var out bytes.Buffer
 			if err := json.Indent(&out, resp.appendJSON(nil), "", "  "); err != nil {
 				t.Fatalf("response is not JSON: %v\n%s", err, resp.appendJSON(nil))
@@ -52,6 +37,29 @@ func TestExecuteGolden(t *testing.T) {
 	}
 }
 
+// goldenRequest reads the request of the golden input file: its query, with
+// variables from NAME.vars.json and the operation named by a "# operation: X"
+// first line.
+func goldenRequest(t *testing.T, file string) Request {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Query: string(src)}
+	if op, ok := strings.CutPrefix(req.Query, "# operation: "); ok {
+		req.OperationName, _, _ = strings.Cut(op, "\n")
+	}
+	if vars, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".vars.json"); err == nil {
+		d := json.NewDecoder(bytes.NewReader(vars))
+		d.UseNumber()
+		if err := d.Decode(&req.Variables); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return req
+}
+
 // TestExecuteRepeatedlyAndConcurrently runs each golden query many times on one
 // schema, from several goroutines: an operation without variables shares what
 // collection and argument coercion worked out the first time, and every later
@@ -60,21 +68,9 @@ func TestExecuteRepeatedlyAndConcurrently(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "exec", "*.graphql"))
 	s, _ := newTestSchema(t)
 	for _, file := range files {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(src), "mutation") {
+		req := goldenRequest(t, file)
+		if strings.Contains(req.Query, "mutation") {
 			continue // changes the data: a second run answers differently
-		}
-		req := Request{Query: string(src)}
-		if op, ok := strings.CutPrefix(req.Query, "# operation: "); ok {
-			req.OperationName, _, _ = strings.Cut(op, "\n")
-		}
-		if vars, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".vars.json"); err == nil {
-			if err := json.Unmarshal(vars, &req.Variables); err != nil {
-				t.Fatal(err)
-			}
 		}
 		first := string(s.Execute(context.Background(), req).appendJSON(nil))
 		var wg sync.WaitGroup

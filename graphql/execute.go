@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,9 +65,9 @@ type execGroup struct {
 	fields   []*Field
 	def      *FieldDef
 	args     map[string]any // coerced when collected
-	argsErr  error
-	deferred *SelectionSet // an active @defer's fragment, in place of a field
-	label    string        // the @defer's label
+	argsErr  error          // without fields, the collection's: the object is null
+	deferred *SelectionSet  // an active @defer's fragment, in place of a field
+	label    string         // the @defer's label
 }
 
 type subKey struct {
@@ -268,10 +269,11 @@ func (s *Schema) panicked(ctx context.Context, r any) {
 // (see skippedBy), leaving out the fields t lacks. For validation (static) there
 // are no variable values: a condition on a variable is unknown and keeps its
 // field, as do fields t lacks. With defers, a fragment under an active @defer is
-// a group of its own.
-func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static, defers bool) []*execGroup {
+// a group of its own. The error is the first directive whose arguments do not coerce.
+func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *Type, sets []*SelectionSet, vars map[string]any, static, defers bool) ([]*execGroup, error) {
 	var groups []*execGroup
 	var visited map[string]bool
+	var failed error
 	// applies reports whether a fragment on the type tc names (nil: any)
 	// applies to t (DoesFragmentTypeApply).
 	applies := func(tc *TypeRef) bool {
@@ -281,11 +283,17 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		ft := schema.types[tc.Name]
 		return ft != nil && ft.isPossibleType(t)
 	}
+	skipped := func(ds []*Directive) bool {
+		skip, err := skippedBy(schema, ds, vars, static)
+		failed = cmp.Or(failed, err)
+		return skip || err != nil
+	}
 	var walk func(set *SelectionSet)
 	// fragment walks a fragment's set, or holds it back under an active @defer.
 	fragment := func(set *SelectionSet, ds []*Directive) {
 		if defers {
-			if args := directiveArgs(schema, ds, "defer", vars); args != nil {
+			args, err := directiveArgs(schema, ds, "defer", vars)
+			if failed = cmp.Or(failed, err); args["if"] == true {
 				label, _ := args["label"].(string)
 				groups = append(groups, &execGroup{deferred: set, label: label})
 				return
@@ -297,7 +305,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if skippedBy(s.Directives, vars, static) {
+				if skipped(s.Directives) {
 					continue
 				}
 				k := s.responseKey()
@@ -307,7 +315,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || skippedBy(s.Directives, vars, static) {
+				if visited[s.Name] || skipped(s.Directives) {
 					continue
 				}
 				if visited == nil {
@@ -318,7 +326,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					fragment(f.SelectionSet, s.Directives)
 				}
 			case *InlineFragment:
-				if !skippedBy(s.Directives, vars, static) && applies(s.TypeCondition) {
+				if !skipped(s.Directives) && applies(s.TypeCondition) {
 					fragment(s.SelectionSet, s.Directives)
 				}
 			}
@@ -327,34 +335,23 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 	for _, set := range sets {
 		walk(set)
 	}
-	return groups
+	return groups, failed
 }
 
-// skippedBy evaluates @skip and @include with the coerced variables vars (an
-// absent one is false). When static (validation, no variable values) only a
-// literal condition counts.
-func skippedBy(ds []*Directive, vars map[string]any, static bool) bool {
-	for _, d := range ds {
-		if d.Name != "skip" && d.Name != "include" {
-			continue
+// skippedBy evaluates @skip and @include with the coerced variables vars; the
+// error is an argument of theirs that does not coerce (a variable that is null).
+// When static (validation, no variable values) only a literal condition counts.
+func skippedBy(s *Schema, ds []*Directive, vars map[string]any, static bool) (bool, error) {
+	for _, name := range [...]string{"skip", "include"} {
+		args, err := directiveArgs(s, ds, name, vars)
+		if err != nil && !static {
+			return false, err
 		}
-		cond, known := false, !static
-		for _, a := range d.Arguments {
-			if a.Name != "if" {
-				continue
-			}
-			switch a.Value.Kind {
-			case BooleanValue:
-				cond, known = a.Value.Raw == "true", true
-			case VariableValue:
-				cond, _ = vars[a.Value.Raw].(bool)
-			}
-		}
-		if known && cond == (d.Name == "skip") {
-			return true
+		if args != nil && args["if"] == (name == "skip") {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // subfields returns the collected fields of group g's selection sets (g nil: the
@@ -390,7 +387,10 @@ func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 			}
 		}
 	}
-	gs := collectFields(e.s, e.fragments, t, sets, e.vars, false, e.inc != nil)
+	gs, err := collectFields(e.s, e.fragments, t, sets, e.vars, false, e.inc != nil)
+	if err != nil {
+		return []*execGroup{{argsErr: err}}
+	}
 	for _, g := range gs {
 		if g.deferred == nil {
 			g.args, g.argsErr = coerceArguments(g.def.Args, g.fields[0].Arguments, e.vars)
@@ -415,7 +415,9 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	if err.Locations == nil {
 		err.Locations = []Position{g.fields[0].Pos}
 	}
-	err.Path = pathOf(e.path)
+	if len(e.path) > 0 { // the operation's own selection set has no path
+		err.Path = pathOf(e.path)
+	}
 	e.errs = append(e.errs, err)
 	// About what the error will take in JSON: its message, its path and
 	// location, the keys around them.
@@ -434,6 +436,10 @@ func (e *executor) executeFields(t *Type, source any, groups []*execGroup) bool 
 		if g.deferred != nil {
 			e.hold(&record{t: t, source: source, g: g, label: g.label})
 			continue
+		}
+		if g.fields == nil {
+			e.fieldError(fromResolverError(g.argsErr), g)
+			return false
 		}
 		if written {
 			e.buf = append(e.buf, ',')
@@ -460,9 +466,7 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	def := g.def
 	var value any
 	err := g.argsErr
-	if err != nil {
-		err = NewError(codeBadUserInput, err.Error())
-	} else {
+	if err == nil {
 		value, err = e.resolve(t, source, g)
 	}
 	if err != nil {

@@ -79,6 +79,10 @@ func TestHandler(t *testing.T) {
 			wantStatus: 405, wantCT: jsonCT, wantAllow: "GET, HEAD, POST", wantBody: `{"errors":[{"message":"Method PUT is not allowed; use GET or POST.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "subscription over http", method: "POST", contentType: "application/json", accept: "application/graphql-response+json", body: `{"query":"subscription { onUserCreated { id } }"}`,
 			wantStatus: 400, wantCT: gqlCT, wantBody: `{"errors":[{"message":"Subscriptions are served over WebSocket, over SSE (Accept: text/event-stream) and over multipart/mixed;subscriptionSpec=1.0.","locations":[{"line":1,"column":1}],"extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		// Its error is the incremental answer's: a JSON one would drop the @defer unannounced.
+		{name: "@defer with a null condition is answered in parts", method: "POST", contentType: "application/json", accept: "application/graphql-response+json",
+			body:       `{"query":"query($v: Boolean) { user(id: 1) { id ... @defer(if: $v) { name } } }","variables":{"v":null}}`,
+			wantStatus: 406, wantCT: gqlCT, wantBody: `{"errors":[{"message":"@defer and @stream are answered in parts: send Accept: multipart/mixed;deferSpec=20220824 or multipart/mixed;incrementalSpec=v0.2.","extensions":{"code":"BAD_USER_INPUT"}}]}`},
 		{name: "browser gets the page", method: "GET", accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
 			wantStatus: 200, wantCT: "text/html", wantBody: "<html>editor</html>"},
 		{name: "websocket upgrade goes to its handler", method: "GET", header: map[string]string{"Connection": "keep-alive, Upgrade", "Upgrade": "websocket"},

@@ -102,13 +102,18 @@ func (e *executor) hold(r *record) {
 
 // streamFrom returns how many of the items of g's list to complete now: all
 // of them, unless an active @stream on the field (not on a list nested in its
-// value) holds the rest back. A negative initialCount is a field error: -1.
+// value) holds the rest back. Arguments that do not coerce and a negative
+// initialCount are a field error: -1.
 func (e *executor) streamFrom(g *execGroup, item *Type, items []any) int {
 	if e.inc == nil || e.path[len(e.path)-1].index >= 0 {
 		return len(items)
 	}
-	args := directiveArgs(e.s, g.fields[0].Directives, "stream", e.vars)
-	if args == nil {
+	args, err := directiveArgs(e.s, g.fields[0].Directives, "stream", e.vars)
+	if err != nil {
+		e.fieldError(fromResolverError(err), g)
+		return -1
+	}
+	if args["if"] != true {
 		return len(items)
 	}
 	n, _ := args["initialCount"].(int)
@@ -125,16 +130,14 @@ func (e *executor) streamFrom(g *execGroup, item *Type, items []any) int {
 }
 
 // directiveArgs returns the coerced arguments of the directive name among ds
-// when the schema declares it and its if argument is true; else nil.
-func directiveArgs(s *Schema, ds []*Directive, name string, vars map[string]any) map[string]any {
+// when the schema declares it; nil when ds lacks it.
+func directiveArgs(s *Schema, ds []*Directive, name string, vars map[string]any) (map[string]any, error) {
 	for _, d := range ds {
 		if def := s.directives[d.Name]; d.Name == name && def != nil {
-			if args, err := coerceArguments(def.Args, d.Arguments, vars); err == nil && args["if"] == true {
-				return args
-			}
+			return coerceArguments(def.Args, d.Arguments, vars)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // Next computes the next payload; nil when there is none left.
@@ -200,8 +203,13 @@ func tooLargeError(maxBytes int) *Error {
 }
 
 // usesIncremental reports whether op, its variables coerced, has an active
-// @defer or @stream, which only an incremental answer can carry.
+// @defer or @stream, which only an incremental answer can carry. One whose
+// arguments do not coerce counts: that answer carries its error.
 func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *OperationDefinition, vars map[string]any) bool {
+	active := func(ds []*Directive, name string) bool {
+		args, err := directiveArgs(s, ds, name, vars)
+		return err != nil || args["if"] == true
+	}
 	seen := map[string]bool{}
 	var in func(set *SelectionSet) bool
 	in = func(set *SelectionSet) bool {
@@ -211,9 +219,6 @@ func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *Op
 			switch x := sel.(type) {
 			case *Field:
 				ds, sub = x.Directives, x.SelectionSet
-				if directiveArgs(s, ds, "stream", vars) != nil && !skippedBy(ds, vars, false) {
-					return true
-				}
 			case *InlineFragment:
 				ds, sub = x.Directives, x.SelectionSet
 			case *FragmentSpread:
@@ -222,10 +227,10 @@ func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *Op
 					ds, sub = x.Directives, f.SelectionSet
 				}
 			}
-			if skippedBy(ds, vars, false) {
+			if skip, _ := skippedBy(s, ds, vars, false); skip {
 				continue
 			}
-			if directiveArgs(s, ds, "defer", vars) != nil || (sub != nil && in(sub)) {
+			if active(ds, "stream") || active(ds, "defer") || (sub != nil && in(sub)) {
 				return true
 			}
 		}

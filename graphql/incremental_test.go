@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,11 +15,11 @@ import (
 	"quartet/internal/testkit"
 )
 
-// incrementalText renders what ExecuteIncremental gives for query, in format f:
+// incrementalText renders what ExecuteIncremental gives for req, in format f:
 // the initial result, then each payload, one a line; or the one answer.
-func incrementalText(t *testing.T, s *Schema, query string, f incrementalFormat) string {
+func incrementalText(t *testing.T, s *Schema, req Request, f incrementalFormat) string {
 	t.Helper()
-	in := s.ExecuteIncremental(context.Background(), Request{Query: query})
+	in := s.ExecuteIncremental(context.Background(), req)
 	if len(in.Pending) == 0 { // answered in one piece, as the transport does
 		return string(in.Initial.appendJSON(nil)) + "\n"
 	}
@@ -31,8 +30,9 @@ func incrementalText(t *testing.T, s *Schema, query string, f incrementalFormat)
 	return string(out)
 }
 
-// TestIncrementalGolden runs every testdata/incremental/NAME.graphql and
-// compares its results in both formats with NAME.golden.
+// TestIncrementalGolden runs every testdata/incremental/NAME.graphql (with
+// variables from NAME.vars.json) and compares its results in both formats
+// with NAME.golden.
 func TestIncrementalGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "incremental", "*.graphql"))
 	if err != nil || len(files) == 0 {
@@ -40,13 +40,10 @@ func TestIncrementalGolden(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			s, _ := newTestSchema(t)
-			got := "# 2022-08-24\n" + incrementalText(t, s, string(src), format20220824) +
-				"# v0.2\n" + incrementalText(t, s, string(src), formatV02)
+			req := goldenRequest(t, file)
+			got := "# 2022-08-24\n" + incrementalText(t, s, req, format20220824) +
+				"# v0.2\n" + incrementalText(t, s, req, formatV02)
 			testkit.CheckGolden(t, strings.TrimSuffix(file, ".graphql")+".golden", []byte(got))
 		})
 	}
@@ -70,7 +67,7 @@ func TestIncrementalBoundsWholeOperation(t *testing.T) {
 	query := `{ users { id ... @defer { name email } } }`
 	initial := s.ExecuteIncremental(context.Background(), Request{Query: query}).Initial
 	s.Limits.MaxResponseBytes = len(initial.Data) + 1 // the initial result fits, not the first part
-	got := incrementalText(t, s, query, formatV02)
+	got := incrementalText(t, s, Request{Query: query}, formatV02)
 	if n := strings.Count(got, "\n"); n != 2 || !strings.Contains(got, `{"completed":[{"id":"0","errors":[{"message":"The response is larger than the limit of`) || !strings.HasSuffix(got, `"hasNext":false}`+"\n") {
 		t.Errorf("want the initial result, then the first part refused for its size, ending the answer; got\n%s", got)
 	}

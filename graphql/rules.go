@@ -88,7 +88,7 @@ func singleFieldSubscriptionsRule(c *vctx, on *hooks) {
 		if op.Name != "" {
 			subscription = fmt.Sprintf("Subscription %q", op.Name)
 		}
-		groups := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true, false)
+		groups, _ := collectFields(c.schema, c.fragments, root, []*SelectionSet{op.SelectionSet}, nil, true, false)
 		if len(groups) > 1 {
 			var locs []Position
 			for _, g := range groups[1:] {

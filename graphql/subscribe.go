@@ -107,6 +107,9 @@ func (s *Schema) startStream(ctx context.Context, req Request, notify func()) (*
 	}
 	e := s.newExecutor(ctx, p, op, vars)
 	groups := e.collectSubfields(root, nil)
+	if len(groups) == 1 && groups[0].fields == nil { // its @skip or @include does not coerce
+		return nil, ErrorList{fromResolverError(groups[0].argsErr)}
+	}
 	if len(groups) != 1 || groups[0].def == nil || groups[0].def == typenameField {
 		return nil, ErrorList{newError(codeValidationFailed, "A subscription must select exactly one top level field.", op.Pos)}
 	}
@@ -155,7 +158,7 @@ func (s *Schema) createSourceStream(e *executor, root *Type, g *execGroup, notif
 		return nil, fail(fmt.Sprintf("Subscription field %q has no source stream.", g.def.Name), nil)
 	}
 	if g.argsErr != nil {
-		return nil, fail("", NewError(codeBadUserInput, g.argsErr.Error()))
+		return nil, fail("", g.argsErr)
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -46,6 +46,10 @@ func TestSubscribe(t *testing.T) {
 	if !errors.As(err, &list) || list[0].Code() != codeValidationFailed {
 		t.Errorf("two root fields: got %v", err)
 	}
+	_, err = s.Subscribe(context.Background(), Request{Query: "subscription($v: Boolean = true) { onUserCreated @include(if: $v) { id } }", Variables: map[string]any{"v": nil}})
+	if !errors.As(err, &list) || list[0].Code() != codeBadUserInput || list[0].Locations[0] != (Position{1, 63}) {
+		t.Errorf("root field's @include with a null condition: got %v, want its argument's error", err)
+	}
 	one, err := s.Subscribe(context.Background(), Request{Query: "{ user(id: 2) { name } }"})
 	if err != nil {
 		t.Fatal(err)

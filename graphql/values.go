@@ -247,10 +247,7 @@ func (absentError) Error() string { return "absent" }
 func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	if v.Kind == VariableValue {
 		val, ok := vars[v.Raw]
-		if !ok {
-			if t.Kind == NonNull {
-				return nil, fmt.Errorf("Variable \"$%s\" of required type %q was not provided.", v.Raw, t)
-			}
+		if !ok { // a default in its place, or an error if there is none
 			return nil, absentError{}
 		}
 		if val == nil && t.Kind == NonNull {
@@ -332,19 +329,26 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 }
 
 // coerceArguments implements CoerceArgumentValues for a field or directive.
-// It returns nil when defs is empty.
+// It returns nil when defs is empty. An error is BAD_USER_INPUT, located at
+// the value that does not coerce.
 func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) (map[string]any, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
+	var at []Position
+	fail := func(format string, a ...any) (map[string]any, error) {
+		return nil, newError(codeBadUserInput, fmt.Sprintf(format, a...), at...)
+	}
 	out := make(map[string]any, len(defs))
 	for _, def := range defs {
+		at = nil
 		if i := slices.IndexFunc(args, func(a *Argument) bool { return a.Name == def.Name }); i >= 0 {
-			node := args[i]
-			c, err := coerceLiteral(node.Value, def.Type, vars)
+			node := args[i].Value
+			at = []Position{node.Pos}
+			c, err := coerceLiteral(node, def.Type, vars)
 			if _, absent := err.(absentError); !absent {
 				if err != nil {
-					return nil, fmt.Errorf("Argument %q has invalid value %s: %v", def.Name, printLiteral(node.Value), err)
+					return fail("Argument %q has invalid value %s: %v", def.Name, printLiteral(node), err)
 				}
 				out[def.Name] = c
 				continue
@@ -353,11 +357,11 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 		if def.DefaultValue != nil {
 			c, err := coerceLiteral(def.DefaultValue, def.Type, nil)
 			if err != nil {
-				return nil, fmt.Errorf("Argument %q has an invalid default value: %v", def.Name, err)
+				return fail("Argument %q has an invalid default value: %v", def.Name, err)
 			}
 			out[def.Name] = c
 		} else if def.Type.Kind == NonNull {
-			return nil, fmt.Errorf("Argument %q of required type %q was not provided.", def.Name, def.Type)
+			return fail("Argument %q of required type %q was not provided.", def.Name, def.Type)
 		}
 	}
 	return out, nil
