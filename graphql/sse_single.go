@@ -167,11 +167,13 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 	}
 }
 
-// endOperationsExpired ends each operation of res with the error of an expired
-// authorization, then complete, as a distinct connections mode stream ends.
+// endOperationsExpired ends each operation of res not stopped with the error
+// of an expired authorization, then complete, as a distinct connections mode
+// stream ends.
 func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	res.mu.Lock()
 	ids := slices.Sorted(maps.Keys(res.ops))
+	ids = slices.DeleteFunc(ids, func(id string) bool { return res.ops[id] == nil })
 	res.mu.Unlock()
 	errs := ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}
 	for _, id := range ids {
@@ -299,8 +301,8 @@ func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {
 	res.mu.Lock()
 	defer res.mu.Unlock()
-	switch {
-	case res.ops[id] != nil:
+	switch _, taken := res.ops[id]; {
+	case taken:
 		return http.StatusConflict, "An operation with this operationId is already running on the stream."
 	case len(res.ops) >= most:
 		return http.StatusTooManyRequests, "Too many operations on this stream: at most " + strconv.Itoa(most) + " may be active at once."
@@ -314,16 +316,20 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	return 0, ""
 }
 
-// remove returns what stops the operation id; forget frees its id too, which
-// only the operation's own goroutine does, before its last event.
+// remove returns what stops the operation id, marking it stopped (nil); forget
+// frees its id too, which only the operation's own goroutine does, before its
+// last event.
 func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
 	defer res.mu.Unlock()
-	if cancel := res.ops[id]; cancel != nil {
-		if forget {
-			delete(res.ops, id)
-		}
-		return cancel
+	cancel, ok := res.ops[id]
+	if forget {
+		delete(res.ops, id)
+	} else if ok {
+		res.ops[id] = nil
 	}
-	return func() {}
+	if cancel == nil {
+		return func() {}
+	}
+	return cancel
 }

@@ -631,6 +631,45 @@ func TestSSESingleConnectionStopWhileRendering(t *testing.T) {
 	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"onUserCreated\":{\"id\":11}}}}\n")
 }
 
+// TestSSESingleConnectionExpiresAfterStop: when the authorization ends, an
+// operation stopped by DELETE whose goroutine has not ended yet gets no error
+// and no complete; the others do.
+func TestSSESingleConnectionExpiresAfterStop(t *testing.T) {
+	clock := &wsClock{}
+	until := time.Now().Add(time.Hour)
+	srv := newStreamServer(t, 8, StreamOptions{Now: clock.now, Authorize: func(r *http.Request, _ map[string]any) (context.Context, error) {
+		return AuthorizedUntil(r.Context(), until), nil
+	}})
+	rendering, goOn := make(chan struct{}), make(chan struct{})
+	defer close(goOn)
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		close(rendering)
+		<-goOn
+		return "stale", nil
+	})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	post := func(id, query string) {
+		if status, body := srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %s: %d %s", id, status, body)
+		}
+	}
+	post("b", "subscription { onUserCreated { id } }")
+	srv.hub.waitActive(t, 1)
+	post("a", "{ user(id: 1) { name } ... @defer { fail } }")
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}},\"hasNext\":true}}\n")
+	<-rendering
+	if status, _ := srv.status(t, "DELETE", "?operationId=a", "", tok...); status != http.StatusOK {
+		t.Fatalf("DELETE: %d", status)
+	}
+	clock.set(until)
+	srv.hub.publish("Dan") // an event finds the authorization lapsed
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"b\",\"payload\":{\"errors\":[{\"message\":\"Forbidden: authorization expired\",\"extensions\":{\"code\":\"FORBIDDEN\"}}]}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"b\"}\n")
+	expectEvent(t, er.next(), "")
+}
+
 // TestSSESingleConnectionShutdownLastEvents: at Shutdown, after the event
 // sources have ended, a reserved stream still gets each subscription's last
 // events and complete, then ends.
