@@ -91,11 +91,11 @@ type executor struct {
 	inc       *Incremental            // when set, @defer and @stream hold parts back
 	pending   []*record               // parts held back so far, announced with what is being written
 
-	// maxBytes bounds buf and the estimated size of errs (0: no bound); past
-	// it, tooLarge stops the execution. See overBudget.
+	// maxBytes bounds buf and the size of errs (0: no bound); past it,
+	// tooLarge stops the execution. See overBudget.
 	maxBytes int
 	errBytes int
-	sent     int // bytes of the parts already written, for incremental delivery
+	sent     int // bytes of the parts written and held back, for incremental delivery
 	tooLarge bool
 
 	// claim, when set, is asked for the answer's bytes as they are rendered, at
@@ -419,9 +419,7 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 		err.Path = pathOf(e.path)
 	}
 	e.errs = append(e.errs, err)
-	// About what the error will take in JSON: its message, its path and
-	// location, the keys around them.
-	e.errBytes += len(err.Message) + 8*len(err.Path) + 64
+	e.errBytes += len(err.appendJSON(nil)) // its path repeats every key above it, however long
 }
 
 // executeFields writes the object of source, of object type t; false when a

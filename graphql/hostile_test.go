@@ -7,6 +7,7 @@ package graphql
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -254,5 +255,42 @@ func TestHostileCache(t *testing.T) {
 	}
 	if grown := testkit.LiveHeap() - before; grown > defaultCacheBytes {
 		t.Errorf("the heap grew by %d bytes, over the cache's budget of %d", grown, defaultCacheBytes)
+	}
+}
+
+// TestHostileLongAliasErrors: a field error's path repeats every response key
+// above it, so that a long alias over a list whose items each fail wrote the
+// alias once per error: a 200 KB alias over 500 failing posts made a 100 MB
+// answer under a 1 MiB limit. Errors count with the answer as they are written.
+func TestHostileLongAliasErrors(t *testing.T) {
+	s, srv := hostileServer(t)
+	bobs := make([]any, 500)
+	for i := range bobs {
+		bobs[i] = map[string]any{"__typename": "Post", "id": i + 1, "userId": 2} // Bob's secret fails
+	}
+	s.SetResolver("Query", "posts", func(ResolveParams) (any, error) { return bobs, nil })
+	s.Limits.MaxResponseBytes = 1 << 20
+	alias := "a" + strings.Repeat("x", 200<<10)
+	a := post(t, srv, "{ "+alias+": posts { u: user { secret } } }", false)
+	if a.size > s.Limits.MaxResponseBytes || len(a.Errors) != 1 || a.Errors[0].Extensions.Code != CodeResponseTooLarge {
+		t.Fatalf("answer of %d bytes, %d errors; want RESPONSE_TOO_LARGE within the limit", a.size, len(a.Errors))
+	}
+}
+
+// TestHostileDeferredPlaces: each deferred fragment is held back as the
+// initial result writes {} in its place, with its path, and is announced
+// with it; 300,000 users under one @defer held 86 MB for a 900 KB initial
+// result under a 1 MiB limit. What a part holds back counts with the answer.
+func TestHostileDeferredPlaces(t *testing.T) {
+	s, _ := newTestSchema(t)
+	many := make([]any, 300000)
+	for i := range many {
+		many[i] = map[string]any{"__typename": "User", "id": i + 1}
+	}
+	s.SetResolver("Query", "users", func(ResolveParams) (any, error) { return many, nil })
+	s.Limits.MaxResponseBytes = 1 << 20
+	in := s.ExecuteIncremental(context.Background(), Request{Query: "{ users { ... @defer { id } } }"})
+	if len(in.Pending) != 0 || len(in.Initial.Errors) != 1 || in.Initial.Errors[0].Code() != CodeResponseTooLarge {
+		t.Fatalf("%d parts held back, %d errors; want RESPONSE_TOO_LARGE and none held", len(in.Pending), len(in.Initial.Errors))
 	}
 }

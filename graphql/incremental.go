@@ -76,7 +76,7 @@ func (s *Schema) executeIncremental(ctx context.Context, p *preparedDocument, op
 	e.inc = in
 	in.Initial = e.run(s.rootType(op.Operation), nil)
 	in.Pending = in.announce()
-	e.sent = len(in.Initial.Data) + e.errBytes
+	e.sent += len(in.Initial.Data) + e.errBytes
 	return in
 }
 
@@ -94,11 +94,18 @@ func (in *Incremental) announce() []*Pending {
 	return out
 }
 
-// hold keeps r for later, at the current path.
+// hold keeps r for later, at the current path. It counts with the answer
+// as it is held, though it writes nothing yet: what it holds is the size of
+// its path, however little data it has (a deferred fragment's place is {}).
 func (e *executor) hold(r *record) {
 	r.path = append([]pathSeg(nil), e.path...)
 	e.pending = append(e.pending, r)
+	e.sent += partBytes(r.path)
 }
+
+// partBytes is about what a part adds to the answer besides its data: its
+// framing, and its path, which repeats every key above it.
+func partBytes(path []pathSeg) int { return 64 + len(appendValue(nil, pathOf(path))) }
 
 // streamFrom returns how many of the items of g's list to complete now: all
 // of them, unless an active @stream on the field (not on a list nested in its
@@ -170,7 +177,7 @@ func (in *Incremental) Next() *Payload {
 		}
 	}
 	p.Errors = e.errs
-	e.sent += len(e.buf) + e.errBytes
+	e.sent += len(e.buf) + e.errBytes + partBytes(r.path)
 	p.Started = in.announce()
 	p.HasNext = len(in.queue) > 0
 	return p

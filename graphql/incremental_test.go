@@ -66,7 +66,8 @@ func TestIncrementalBoundsWholeOperation(t *testing.T) {
 	s, _ := newTestSchema(t)
 	query := `{ users { id ... @defer { name email } } }`
 	initial := s.ExecuteIncremental(context.Background(), Request{Query: query}).Initial
-	s.Limits.MaxResponseBytes = len(initial.Data) + 1 // the initial result fits, not the first part
+	held := 3 * partBytes([]pathSeg{{key: "users", index: -1}, {index: 0}}) // a user's part, held back
+	s.Limits.MaxResponseBytes = len(initial.Data) + held + 1                // the initial result fits, not the first part
 	got := incrementalText(t, s, Request{Query: query}, formatV02)
 	if n := strings.Count(got, "\n"); n != 2 || !strings.Contains(got, `{"completed":[{"id":"0","errors":[{"message":"The response is larger than the limit of`) || !strings.HasSuffix(got, `"hasNext":false}`+"\n") {
 		t.Errorf("want the initial result, then the first part refused for its size, ending the answer; got\n%s", got)
