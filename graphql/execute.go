@@ -95,7 +95,7 @@ type executor struct {
 	// tooLarge stops the execution. See overBudget.
 	maxBytes int
 	errBytes int
-	sent     int // bytes of the parts written and held back, for incremental delivery
+	sent     int // bytes of the parts written and held back, and of values made null
 	tooLarge bool
 
 	// claim, when set, is asked for the answer's bytes as they are rendered, at
@@ -476,12 +476,18 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	if e.complete(def.Type, g, value) {
 		return true
 	}
-	e.pending = e.pending[:held] // the parts held back under a null have no place
 	if def.Type.Kind == NonNull {
 		return false
 	}
-	e.buf = append(e.buf[:start], "null"...)
+	e.null(start, held)
 	return true
+}
+
+// null makes what was written from start null, with the parts held back under
+// it. What it drops still counts with the answer: it was work all the same.
+func (e *executor) null(start, held int) {
+	e.sent += len(e.buf) - start
+	e.buf, e.pending = append(e.buf[:start], "null"...), e.pending[:held]
 }
 
 var errPanic = NewError(codeInternal, "internal server error")
@@ -605,8 +611,7 @@ func (e *executor) completeList(t *Type, g *execGroup, value any) bool {
 			if item.Kind == NonNull {
 				return false
 			}
-			e.buf = append(e.buf[:start], "null"...)
-			e.pending = e.pending[:held]
+			e.null(start, held)
 		}
 	}
 	e.buf = append(e.buf, ']')

@@ -294,3 +294,25 @@ func TestHostileDeferredPlaces(t *testing.T) {
 		t.Fatalf("%d parts held back, %d errors; want RESPONSE_TOO_LARGE and none held", len(in.Pending), len(in.Initial.Errors))
 	}
 }
+
+// TestHostileDiscardedSubtrees: a nullable field whose value fails after a
+// large subtree is written drops that subtree, leaving null and an error; each
+// item of a list could render up to the size limit again and drop it. Here
+// 2,000 posts each wrote their author's 1,000 posts before the author's
+// secret failed: 80 MB rendered for a 330 KB answer. What a null drops
+// counts with the answer.
+func TestHostileDiscardedSubtrees(t *testing.T) {
+	s, srv := hostileServer(t)
+	posts := make([]any, 2000)
+	for i := range posts {
+		posts[i] = map[string]any{"__typename": "Post", "id": i + 1, "userId": 2, "title": "t", "content": strings.Repeat("c", 20)}
+	}
+	s.SetResolver("Query", "posts", func(ResolveParams) (any, error) { return posts, nil })
+	calls := 0
+	s.SetResolver("User", "posts", func(ResolveParams) (any, error) { calls++; return posts[:1000], nil })
+	s.Limits.MaxResponseBytes = 1 << 20
+	a := post(t, srv, "{ posts { user { posts { title content } secret } } }", false)
+	if len(a.Errors) == 0 || a.Errors[len(a.Errors)-1].Extensions.Code != CodeResponseTooLarge || calls > 100 {
+		t.Fatalf("%d errors, the authors' posts read %d times; want RESPONSE_TOO_LARGE within 100", len(a.Errors), calls)
+	}
+}
