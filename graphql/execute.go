@@ -338,16 +338,15 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 	return groups, failed
 }
 
-// skippedBy evaluates @skip and @include with the coerced variables vars; the
-// error is an argument of theirs that does not coerce (a variable that is null).
-// When static (validation, no variable values) only a literal condition counts.
+// skippedBy evaluates @skip and @include with the coerced variables vars, or gives the error
+// of an argument that does not coerce; static (validation: no variable values), only literals count.
 func skippedBy(s *Schema, ds []*Directive, vars map[string]any, static bool) (bool, error) {
 	for _, name := range [...]string{"skip", "include"} {
 		args, err := directiveArgs(s, ds, name, vars)
 		if err != nil && !static {
 			return false, err
 		}
-		if args != nil && args["if"] == (name == "skip") {
+		if args["if"] == (name == "skip") {
 			return true, nil
 		}
 	}
@@ -400,12 +399,12 @@ func (e *executor) collectSubfields(t *Type, g *execGroup) []*execGroup {
 }
 
 func pathOf(segs []pathSeg) []any {
-	p := make([]any, len(segs))
-	for i, s := range segs {
+	p := slices.Grow([]any(nil), len(segs))
+	for _, s := range segs {
 		if s.index >= 0 {
-			p[i] = s.index
+			p = append(p, s.index)
 		} else {
-			p[i] = s.key
+			p = append(p, s.key)
 		}
 	}
 	return p
@@ -415,9 +414,7 @@ func (e *executor) fieldError(err *Error, g *execGroup) {
 	if err.Locations == nil {
 		err.Locations = []Position{g.fields[0].Pos}
 	}
-	if len(e.path) > 0 { // the operation's own selection set has no path
-		err.Path = pathOf(e.path)
-	}
+	err.Path = pathOf(e.path) // nil for the operation's own fields: no path
 	e.errs = append(e.errs, err)
 	e.errBytes += len(err.appendJSON(nil)) // its path repeats every key above it, however long
 }
@@ -483,8 +480,7 @@ func (e *executor) executeField(t *Type, source any, g *execGroup) bool {
 	return true
 }
 
-// null makes what was written from start null, with the parts held back under
-// it. What it drops still counts with the answer: it was work all the same.
+// null makes what was written from start null; what it drops counts as work done.
 func (e *executor) null(start, held int) {
 	e.sent += len(e.buf) - start
 	e.buf, e.pending = append(e.buf[:start], "null"...), e.pending[:held]

@@ -94,41 +94,33 @@ func (in *Incremental) announce() []*Pending {
 	return out
 }
 
-// hold keeps r for later, at the current path. It counts with the answer
-// as it is held, though it writes nothing yet: what it holds is the size of
-// its path, however little data it has (a deferred fragment's place is {}).
+// hold keeps r for later, at the current path, counting it with the answer at once.
 func (e *executor) hold(r *record) {
 	r.path = append([]pathSeg(nil), e.path...)
 	e.pending = append(e.pending, r)
 	e.sent += partBytes(r.path)
 }
 
-// partBytes is about what a part adds to the answer besides its data: its
-// framing, and its path, which repeats every key above it.
+// partBytes is about a part's framing and path, which repeats every key above it.
 func partBytes(path []pathSeg) int { return 64 + len(appendValue(nil, pathOf(path))) }
 
-// streamFrom returns how many of the items of g's list to complete now: all
-// of them, unless an active @stream on the field (not on a list nested in its
-// value) holds the rest back. Arguments that do not coerce and a negative
-// initialCount are a field error: -1.
+// streamFrom returns how many of the items of g's list to complete now: all of
+// them, unless an active @stream on the field (not on a list nested in its value)
+// holds the rest back; -1 for a field error (bad arguments, a negative initialCount).
 func (e *executor) streamFrom(g *execGroup, item *Type, items []any) int {
 	if e.inc == nil || e.path[len(e.path)-1].index >= 0 {
 		return len(items)
 	}
 	args, err := directiveArgs(e.s, g.fields[0].Directives, "stream", e.vars)
+	n, _ := args["initialCount"].(int)
+	if args["if"] == true && n < 0 {
+		err = &Error{Message: "initialCount must be a positive integer"}
+	}
 	if err != nil {
 		e.fieldError(fromResolverError(err), g)
 		return -1
 	}
-	if args["if"] != true {
-		return len(items)
-	}
-	n, _ := args["initialCount"].(int)
-	if n < 0 {
-		e.fieldError(&Error{Message: "initialCount must be a positive integer"}, g)
-		return -1
-	}
-	if n >= len(items) {
+	if args["if"] != true || n >= len(items) {
 		return len(items)
 	}
 	label, _ := args["label"].(string)
@@ -209,9 +201,8 @@ func tooLargeError(maxBytes int) *Error {
 	return err
 }
 
-// usesIncremental reports whether op, its variables coerced, has an active
-// @defer or @stream, which only an incremental answer can carry. One whose
-// arguments do not coerce counts: that answer carries its error.
+// usesIncremental reports whether op, its variables coerced, has an active @defer or
+// @stream (or one whose arguments do not coerce), which only an incremental answer carries.
 func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *OperationDefinition, vars map[string]any) bool {
 	active := func(ds []*Directive, name string) bool {
 		args, err := directiveArgs(s, ds, name, vars)

@@ -167,9 +167,8 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 	}
 }
 
-// endOperationsExpired ends each operation of res not stopped with the error
-// of an expired authorization, then complete, as a distinct connections mode
-// stream ends.
+// endOperationsExpired ends each operation of res not stopped with the error of an
+// expired authorization, then complete, as a distinct connections mode stream ends.
 func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	res.mu.Lock()
 	ids := slices.Sorted(maps.Keys(res.ops))
@@ -316,9 +315,8 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	return 0, ""
 }
 
-// remove returns what stops the operation id, marking it stopped (nil); forget
-// frees its id too, which only the operation's own goroutine does, before its
-// last event.
+// remove returns what stops the operation id, marking it stopped (nil); forget frees
+// its id too, which only the operation's own goroutine does, before its last event.
 func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
 	defer res.mu.Unlock()

@@ -240,12 +240,7 @@ func (c *vctx) variableUsages(def Definition) []varUsage {
 		}
 		return true
 	}}}}
-	switch d := def.(type) {
-	case *OperationDefinition:
-		w.operation(d)
-	case *FragmentDefinition:
-		w.fragment(d)
-	}
+	w.definition(def)
 	c.usages[def] = us
 	return us
 }
@@ -274,17 +269,21 @@ func (w *walker) document(doc *Document) {
 		if w.c.aborted {
 			return
 		}
-		switch d := d.(type) {
-		case *OperationDefinition:
-			w.operation(d)
-		case *FragmentDefinition:
-			w.fragment(d)
-		}
+		w.definition(d)
 	}
 	for _, h := range w.on.leaveDocument {
 		if !w.c.aborted {
 			h()
 		}
+	}
+}
+
+func (w *walker) definition(d Definition) {
+	switch d := d.(type) {
+	case *OperationDefinition:
+		w.operation(d)
+	case *FragmentDefinition:
+		w.fragment(d)
 	}
 }
 

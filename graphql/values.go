@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 )
@@ -177,26 +178,13 @@ func coerceScalarValue(v any, t *Type) (any, error) {
 // toInt64 accepts integral numbers of any Go numeric type and json.Number.
 func toInt64(v any) (int64, bool) {
 	switch n := v.(type) {
-	case int:
+	case int: // the common one, without reflection
 		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint:
-		return int64(n), n <= math.MaxInt64
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint64:
-		return int64(n), n <= math.MaxInt64
+	case int8, int16, int32, int64:
+		return reflect.ValueOf(n).Int(), true
+	case uint, uint8, uint16, uint32, uint64:
+		u := reflect.ValueOf(n).Uint()
+		return int64(u), u <= math.MaxInt64
 	case float32:
 		return floatToInt(float64(n))
 	case float64:
@@ -328,20 +316,18 @@ func coerceLiteral(v *Value, t *Type, vars map[string]any) (any, error) {
 	return parseLiteral(v, t, vars)
 }
 
-// coerceArguments implements CoerceArgumentValues for a field or directive.
-// It returns nil when defs is empty. An error is BAD_USER_INPUT, located at
-// the value that does not coerce.
+// coerceArguments implements CoerceArgumentValues for a field or directive: nil
+// when defs is empty; an error is BAD_USER_INPUT, at the value that does not coerce.
 func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) (map[string]any, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
-	var at []Position
-	fail := func(format string, a ...any) (map[string]any, error) {
-		return nil, newError(codeBadUserInput, fmt.Sprintf(format, a...), at...)
-	}
 	out := make(map[string]any, len(defs))
 	for _, def := range defs {
-		at = nil
+		var at []Position
+		fail := func(format string, a ...any) (map[string]any, error) {
+			return nil, newError(codeBadUserInput, fmt.Sprintf(format, a...), at...)
+		}
 		if i := slices.IndexFunc(args, func(a *Argument) bool { return a.Name == def.Name }); i >= 0 {
 			node := args[i].Value
 			at = []Position{node.Pos}
