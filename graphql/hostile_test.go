@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -314,5 +315,37 @@ func TestHostileDiscardedSubtrees(t *testing.T) {
 	a := post(t, srv, "{ posts { user { posts { title content } secret } } }", false)
 	if len(a.Errors) == 0 || a.Errors[len(a.Errors)-1].Extensions.Code != CodeResponseTooLarge || calls > 100 {
 		t.Fatalf("%d errors, the authors' posts read %d times; want RESPONSE_TOO_LARGE within 100", len(a.Errors), calls)
+	}
+}
+
+// TestHostileDiscardedStreamItems: the same for a list of nullable items, in
+// one piece and over @stream, where each item is a part of its own: an item
+// that renders its subtree and fails is null, and what it dropped counts.
+func TestHostileDiscardedStreamItems(t *testing.T) {
+	s, err := ParseSchema(`directive @stream(if: Boolean! = true, label: String, initialCount: Int! = 0) on FIELD
+type Query { items: [Item] }
+type Item { big: [String!]! fail: String! }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, calls := make([]any, 2000), 0
+	for i := range items {
+		items[i] = map[string]any{}
+	}
+	s.SetResolver("Query", "items", func(ResolveParams) (any, error) { return items, nil })
+	s.SetResolver("Item", "big", func(ResolveParams) (any, error) { calls++; return make([]string, 1000), nil })
+	s.SetResolver("Item", "fail", func(ResolveParams) (any, error) { return nil, errors.New("no") })
+	s.Limits.MaxResponseBytes = 1 << 20
+	in := s.ExecuteIncremental(context.Background(), Request{Query: "{ items @stream { big fail } }"})
+	var last *Payload
+	for p := in.Next(); p != nil; p = in.Next() {
+		last = p
+	}
+	if last == nil || len(last.Errors) == 0 || last.Errors[0].Code() != CodeResponseTooLarge || calls > 500 {
+		t.Fatalf("%d items rendered; want RESPONSE_TOO_LARGE within 500", calls)
+	}
+	calls = 0 // in one piece, the list's items are made null the same way
+	if resp := s.Execute(context.Background(), Request{Query: "{ items { big fail } }"}); resp.Errors[0].Code() != CodeResponseTooLarge || calls > 500 {
+		t.Fatalf("in one piece: %d items rendered; want RESPONSE_TOO_LARGE within 500", calls)
 	}
 }

@@ -188,9 +188,9 @@ func (e *executor) runRecord(r *record) (ok bool) {
 		return e.executeFields(r.t, r.source, e.subfields(r.t, r.g))
 	}
 	e.path = append(e.path, pathSeg{index: r.next})
-	ok = e.complete(r.t, r.g, r.items[0])
-	if !ok && r.t.Kind != NonNull {
-		e.buf, e.pending, ok = append(e.buf[:0], "null"...), nil, true
+	if ok = e.complete(r.t, r.g, r.items[0]); !ok && r.t.Kind != NonNull {
+		e.null(0, 0)
+		return true
 	}
 	return ok
 }
