@@ -151,3 +151,17 @@ func FuzzBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestBatchMultipartTooManyHeaders: a part with more header lines than package
+// multipart reads is refused in the batch's terms, naming the part.
+func TestBatchMultipartTooManyHeaders(t *testing.T) {
+	bt := &Batch{Handler: http.NotFoundHandler(), Root: "/api/"}
+	body := "--b\r\n" + strings.Repeat("A: b\r\n", 10001) + "\r\nGET a HTTP/1.1\r\n\r\n--b--\r\n"
+	req := httptest.NewRequest("POST", "/api/$batch", strings.NewReader(body))
+	req.Header.Set("Content-Type", "multipart/mixed; boundary=b")
+	rec := httptest.NewRecorder()
+	bt.ServeHTTP(rec, req)
+	if want := `"message":"malformed multipart batch: part 1 has too many header lines"`; rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("got %d %s, want 400 with %s", rec.Code, rec.Body, want)
+	}
+}
