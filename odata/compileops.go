@@ -120,6 +120,19 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 			iy = constFn[int64](k, true)
 		}
 		return compareFn(op, dx, iy, cmpDecInt)
+	case t == TypeDouble && (xt == TypeDecimal || yt == TypeDecimal) && (cutLiteral(x) || cutLiteral(y)):
+		// The literal lies strictly between its cut value k and the next unit away
+		// from zero: a decimal equal to k is nearer zero than the literal.
+		l, ok := x.(*Literal)
+		if !ok || !l.cut {
+			l = y.(*Literal)
+		}
+		nearer := -1
+		if math.Signbit(l.Float) {
+			nearer = 1
+		}
+		cmpCut := func(d, k int64) int { return cmp.Or(cmp.Compare(d, k), nearer) }
+		return compareTyped(c, op, x, y, TypeDecimal, cmpCut, func(p *Property) func(any) int64 { return p.Decimal })
 	}
 	switch t {
 	case TypeBool:
@@ -143,7 +156,8 @@ func (c *compiler) in(e *In) any {
 	}
 	var f fn[bool]
 	for _, item := range e.List {
-		g := c.comparison("eq", e.X, item, e.num)
+		t, _ := promote(e.X.Type(), item.Type()) // each item as with eq, not at the list's widest type
+		g := c.comparison("eq", e.X, item, t)
 		if f == nil {
 			f = g
 			continue
@@ -235,4 +249,9 @@ func map2[A, B, R any](x fn[A], y fn[B], f func(A, B) R) fn[R] {
 		}
 		return f(a, b), true
 	}
+}
+
+func cutLiteral(e Expr) bool {
+	l, ok := e.(*Literal)
+	return ok && l.cut
 }
