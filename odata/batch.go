@@ -101,12 +101,7 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	claim := answerClaim(w)
 	failed := map[string]bool{} // by id: answered 4xx or 5xx
 	for i, req := range batch.Requests {
-		var answer *partRecorder
-		if j := slices.IndexFunc(req.DependsOn, func(id string) bool { return failed[id] }); j >= 0 {
-			answer = failedPart(http.StatusFailedDependency, "FailedDependency", "request "+strconv.Quote(req.DependsOn[j])+", which this one depends on, failed")
-		} else {
-			answer = bt.serve(r, req, room)
-		}
+		answer := bt.serve(r, req, room, failed)
 		failed[req.ID] = answer.status >= 400
 		room -= answer.body.Len()
 		if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
@@ -159,9 +154,13 @@ func checkBatch(reqs []batchRequest, max int) string {
 	return ""
 }
 
-// serve answers one request of the batch sent as r, in at most room bytes of body.
-func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorder {
+// serve answers one request of the batch sent as r, in at most room bytes of body,
+// unless a request it depends on failed (by id, in failed).
+func (bt *Batch) serve(r *http.Request, req batchRequest, room int, failed map[string]bool) *partRecorder {
 	fail := failedPart
+	if j := slices.IndexFunc(req.DependsOn, func(id string) bool { return failed[id] }); j >= 0 {
+		return fail(http.StatusFailedDependency, "FailedDependency", "request "+strconv.Quote(req.DependsOn[j])+", which this one depends on, failed")
+	}
 	if !strings.EqualFold(req.Method, http.MethodGet) {
 		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed", "method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
 		p.header.Set("Allow", http.MethodGet)

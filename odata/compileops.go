@@ -92,6 +92,10 @@ func cmpBool(a, b bool) int {
 func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 	op := relOps[name]
 	xt, yt := x.Type(), y.Type()
+	lit, _ := x.(*Literal)
+	if lit == nil || !lit.cut {
+		lit, _ = y.(*Literal)
+	}
 	switch {
 	case t == TypeNull:
 		return constFn[bool](op.nulls(true), true)
@@ -110,27 +114,19 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 		if xt == TypeInt {
 			x, y, op = y, x, op.flip()
 		}
-		dx, iy := c.compile(x).(fn[int64]), c.compile(y).(fn[int64])
+		dx := c.compile(x).(fn[int64])
 		if l, ok := y.(*Literal); ok {
-			k := l.Int
+			var get func(any) int64
 			if p, ok := x.(*Path); ok && direct(p) {
-				get := p.Prop.Decimal
-				return func(it any, _ []any) (bool, bool) { return op.holds(cmpDecInt(get(it), k)), true }
+				get = p.Prop.Decimal
 			}
-			iy = constFn[int64](k, true)
+			return compareConst(op, dx, get, l.Int, cmpDecInt)
 		}
-		return compareFn(op, dx, iy, cmpDecInt)
-	case t == TypeDouble && (xt == TypeDecimal || yt == TypeDecimal) && (cutLiteral(x) || cutLiteral(y)):
+		return compareFn(op, dx, c.compile(y).(fn[int64]), cmpDecInt)
+	case t == TypeDouble && (xt == TypeDecimal || yt == TypeDecimal) && lit != nil && lit.cut:
 		// The literal lies strictly between its cut value k and the next unit away
 		// from zero: a decimal equal to k is nearer zero than the literal.
-		l, ok := x.(*Literal)
-		if !ok || !l.cut {
-			l = y.(*Literal)
-		}
-		nearer := -1
-		if math.Signbit(l.Float) {
-			nearer = 1
-		}
+		nearer := cmp.Compare(0, math.Copysign(1, lit.Float))
 		cmpCut := func(d, k int64) int { return cmp.Or(cmp.Compare(d, k), nearer) }
 		return compareTyped(c, op, x, y, TypeDecimal, cmpCut, func(p *Property) func(any) int64 { return p.Decimal })
 	}
@@ -249,9 +245,4 @@ func map2[A, B, R any](x fn[A], y fn[B], f func(A, B) R) fn[R] {
 		}
 		return f(a, b), true
 	}
-}
-
-func cutLiteral(e Expr) bool {
-	l, ok := e.(*Literal)
-	return ok && l.cut
 }

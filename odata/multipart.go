@@ -63,7 +63,7 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 				break
 			}
 			req.ID = strconv.Itoa(len(answers) + 1)
-			a.partRecorder = bt.serve(r, req, room)
+			a.partRecorder = bt.serve(r, req, room, nil)
 			room -= a.body.Len()
 			if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
 				return
@@ -101,13 +101,12 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 	write(w, Response{http.StatusOK, "multipart/mixed; boundary=" + mw.Boundary(), out.Bytes()})
 }
 
-// multipartError says what is wrong with a batch whose reader failed after n parts,
-// in the batch's terms rather than those of package multipart.
+// multipartError says, in a batch's terms, what is wrong with a body read up to its part n+1.
 func multipartError(err error, n int, boundary string) string {
 	switch {
 	case errors.Is(err, io.EOF) && n == 0:
 		return "the body has no delimiter line " + strconv.Quote("--"+boundary) + " (the boundary of its Content-Type)"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF):
 		return "the body ends before the closing delimiter " + strconv.Quote("--"+boundary+"--")
 	case errors.Is(err, multipart.ErrMessageTooLarge):
 		return "part " + strconv.Itoa(n+1) + " has too many header lines"
