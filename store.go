@@ -187,7 +187,7 @@ func (s *Store) write(decide func() (*change, error)) error {
 		s.mu.Unlock()
 		return errNotStored()
 	}
-	if s.journal != nil && s.journal.Refuses() != nil { // at its bound while snapshots fail
+	if s.journal != nil && s.journal.Refuses() != nil { // at its bound: snapshots have not kept up
 		s.mu.Unlock()
 		return &Error{Kind: KindExhausted, Message: journal.ErrBound.Error()}
 	}

@@ -381,13 +381,8 @@ func cell(p *Property, x any) any {
 
 // compareCells orders two cells of one column; null comes first.
 func compareCells(a, b any) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
+	if a == nil || b == nil {
+		return cmpBool(a != nil, b != nil)
 	}
 	switch a := a.(type) {
 	case int64:

@@ -60,6 +60,7 @@ type Literal struct {
 	Str   string
 	Bool  bool
 	Time  time.Time
+	cut   bool // a Double written as a decimal with digits past the scale, cut to it in Int
 }
 
 // Segment is one step of a member path.

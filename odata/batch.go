@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	pathpkg "path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,11 +36,13 @@ type Batch struct {
 }
 
 // batchRequest is one request of a JSON batch; the fields for writes are ignored.
+// It is not run when a request it depends on (an earlier one) was answered 4xx or 5xx.
 type batchRequest struct {
-	ID      string            `json:"id"`
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
+	ID        string            `json:"id"`
+	Method    string            `json:"method"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers"`
+	DependsOn []string          `json:"dependsOn"`
 }
 
 type batchResponse struct {
@@ -96,8 +99,10 @@ func (bt *Batch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}{Responses: make([]batchResponse, len(batch.Requests))}
 	room := limits.MaxBatchAnswerBytes
 	claim := answerClaim(w)
+	failed := map[string]bool{} // by id: answered 4xx or 5xx
 	for i, req := range batch.Requests {
-		answer := bt.serve(r, req, room)
+		answer := bt.serve(r, req, room, failed)
+		failed[req.ID] = answer.status >= 400
 		room -= answer.body.Len()
 		if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
 			return
@@ -139,14 +144,23 @@ func checkBatch(reqs []batchRequest, max int) string {
 		case req.URL == "":
 			return "request " + strconv.Quote(req.ID) + ` has no "url"`
 		}
+		for _, dep := range req.DependsOn {
+			if !ids[dep] {
+				return "request " + strconv.Quote(req.ID) + " depends on " + strconv.Quote(dep) + ", which is no earlier request of the batch"
+			}
+		}
 		ids[req.ID] = true
 	}
 	return ""
 }
 
-// serve answers one request of the batch sent as r, in at most room bytes of body.
-func (bt *Batch) serve(r *http.Request, req batchRequest, room int) *partRecorder {
+// serve answers one request of the batch sent as r, in at most room bytes of body,
+// unless a request it depends on failed (by id, in failed).
+func (bt *Batch) serve(r *http.Request, req batchRequest, room int, failed map[string]bool) *partRecorder {
 	fail := failedPart
+	if j := slices.IndexFunc(req.DependsOn, func(id string) bool { return failed[id] }); j >= 0 {
+		return fail(http.StatusFailedDependency, "FailedDependency", "request "+strconv.Quote(req.DependsOn[j])+", which this one depends on, failed")
+	}
 	if !strings.EqualFold(req.Method, http.MethodGet) {
 		p := fail(http.StatusMethodNotAllowed, "MethodNotAllowed", "method "+req.Method+" is not allowed in a batch: the service is read-only; allowed: GET")
 		p.header.Set("Allow", http.MethodGet)

@@ -120,6 +120,8 @@ func FuzzBatch(f *testing.F) {
 	f.Add(`{"requests":[{"id":"1","method":"get","url":"http://example.com/api/a","headers":{"Accept":"text/plain"}}]}`)
 	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET Products HTTP/1.1\r\nAccept: x\r\n\r\n\r\n--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c--\r\n--b--\r\n")
 	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET  HTTP/1.1\r\n--b--")
+	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET a HTTP/1.1\r\n\r\n--b\r\nBad\r\n\r\n")
+	f.Add(`{"requests":[{"id":"1","method":"GET","url":"a"},{"id":"2","method":"PUT","url":"b","dependsOn":["1"]},{"id":"3","method":"GET","url":"c","dependsOn":["2","1"]}]}`)
 	f.Add(`{"requests":[{"id":"1","method":"GET","url":"Products?$filter=name eq '\udc00'"}]}`)
 	f.Add(`{"requests":[{"id":"1","method":"GET","url":"a","body":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,4 +152,18 @@ func FuzzBatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBatchMultipartTooManyHeaders: a part with more header lines than package
+// multipart reads is refused in the batch's terms, naming the part.
+func TestBatchMultipartTooManyHeaders(t *testing.T) {
+	bt := &Batch{Handler: http.NotFoundHandler(), Root: "/api/"}
+	body := "--b\r\n" + strings.Repeat("A: b\r\n", 10001) + "\r\nGET a HTTP/1.1\r\n\r\n--b--\r\n"
+	req := httptest.NewRequest("POST", "/api/$batch", strings.NewReader(body))
+	req.Header.Set("Content-Type", "multipart/mixed; boundary=b")
+	rec := httptest.NewRecorder()
+	bt.ServeHTTP(rec, req)
+	if want := `"message":"malformed multipart batch: part 1 has too many header lines"`; rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("got %d %s, want 400 with %s", rec.Code, rec.Body, want)
+	}
 }

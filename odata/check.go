@@ -132,21 +132,15 @@ func (c *checker) binary(e *Binary) Type {
 			}
 		}
 		return TypeBool
-	case "eq", "ne":
+	case "eq", "ne", "gt", "ge", "lt", "le":
 		t, ok := promote(x, y)
-		if x == TypeEntity && y == TypeNull || x == TypeNull && y == TypeEntity {
+		equality := e.Op == "eq" || e.Op == "ne"
+		if equality && (x == TypeEntity && y == TypeNull || x == TypeNull && y == TypeEntity) {
 			t, ok = TypeEntity, true
-		} else if t == TypeEntity {
+		} else if t == TypeEntity || !equality && (t == TypeBool || t == TypeNull) {
 			ok = false
 		}
 		if !ok {
-			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
-		}
-		e.num = t
-		return TypeBool
-	case "gt", "ge", "lt", "le":
-		t, ok := promote(x, y)
-		if !ok || t == TypeEntity || t == TypeBool || t == TypeNull {
 			failf(e.pos, "operator %s cannot compare %v with %v", e.Op, x, y)
 		}
 		e.num = t

@@ -161,43 +161,39 @@ func (c *compiler) path(p *Path) any {
 	switch {
 	case p.Prop != nil:
 		return propFn(p.Prop, ent)
-	case p.Count:
-		many, eval := coll.Many, c.eval
-		var keep fn[bool]
-		if p.CountFilter != nil {
-			keep = c.compile(p.CountFilter).(fn[bool])
-		}
-		return fn[int64](func(it any, v []any) (int64, bool) {
-			x, ok := ent(it, v)
-			if !ok {
-				return 0, false
-			}
-			items := many(x)
-			eval.visit(len(items))
-			if keep == nil {
-				return int64(len(items)), true
-			}
-			n := int64(0)
-			for _, y := range items {
-				if b, ok := keep(y, nil); b && ok {
-					n++
-				}
-			}
-			return n, true
-		})
-	case coll != nil:
-		many, eval := coll.Many, c.eval
-		return fn[[]any](func(it any, v []any) ([]any, bool) {
-			x, ok := ent(it, v)
-			if !ok {
-				return nil, false
-			}
-			items := many(x)
-			eval.visit(len(items))
-			return items, true
-		})
+	case coll == nil:
+		return ent
 	}
-	return ent
+	many, eval := coll.Many, c.eval
+	members := fn[[]any](func(it any, v []any) ([]any, bool) {
+		x, ok := ent(it, v)
+		if !ok {
+			return nil, false
+		}
+		items := many(x)
+		eval.visit(len(items))
+		return items, true
+	})
+	if !p.Count {
+		return members
+	}
+	var keep fn[bool]
+	if p.CountFilter != nil {
+		keep = c.compile(p.CountFilter).(fn[bool])
+	}
+	return fn[int64](func(it any, v []any) (int64, bool) {
+		items, ok := members(it, v)
+		if !ok || keep == nil {
+			return int64(len(items)), ok
+		}
+		n := int64(0)
+		for _, y := range items {
+			if b, ok := keep(y, nil); b && ok {
+				n++
+			}
+		}
+		return n, true
+	})
 }
 
 // propFn compiles property p of the entity ent leads to; with ent nil, of the
@@ -265,8 +261,7 @@ func (c *compiler) unary(u *Unary) any {
 			return !b, ok
 		})
 	}
-	switch u.Type() {
-	case TypeDouble:
+	if u.Type() == TypeDouble {
 		x := c.compile(u.X).(fn[float64])
 		return fn[float64](func(it any, v []any) (float64, bool) {
 			f, ok := x(it, v)
@@ -294,28 +289,16 @@ func (c *compiler) binary(b *Binary) any {
 func (c *compiler) logical(b *Binary) any {
 	x := c.as(b.X, TypeBool).(fn[bool])
 	y := c.as(b.Y, TypeBool).(fn[bool])
-	if b.Op == "and" {
-		return fn[bool](func(it any, v []any) (bool, bool) {
-			p, pok := x(it, v)
-			if pok && !p {
-				return false, true
-			}
-			q, qok := y(it, v)
-			if qok && !q {
-				return false, true
-			}
-			return true, pok && qok
-		})
-	}
+	decides := b.Op == "or" // the operand value that decides alone: false for and, true for or
 	return fn[bool](func(it any, v []any) (bool, bool) {
 		p, pok := x(it, v)
-		if pok && p {
-			return true, true
+		if pok && p == decides {
+			return decides, true
 		}
 		q, qok := y(it, v)
-		if qok && q {
-			return true, true
+		if qok && q == decides {
+			return decides, true
 		}
-		return false, pok && qok
+		return !decides, pok && qok
 	})
 }

@@ -76,11 +76,10 @@ func buildConcat(c *compiler, call *Call) any {
 // negative start counts from 0, and a negative length yields "".
 func buildSubstring(c *compiler, call *Call) any {
 	s := strArg(c, call, 0)
-	start := c.as(call.Args[1], TypeInt).(fn[int64])
-	if len(call.Args) == 2 {
-		return map2(s, start, func(s string, i int64) string { return substr(s, i, math.MaxInt64) })
+	start, n := c.as(call.Args[1], TypeInt).(fn[int64]), constFn[int64](int64(math.MaxInt64), true)
+	if len(call.Args) == 3 {
+		n = c.as(call.Args[2], TypeInt).(fn[int64])
 	}
-	n := c.as(call.Args[2], TypeInt).(fn[int64])
 	return fn[string](func(it any, v []any) (string, bool) {
 		str, ok1 := s(it, v)
 		i, ok2 := start(it, v)
@@ -142,10 +141,7 @@ func buildRounding(c *compiler, call *Call) any {
 	return map1(c.as(call.Args[0], TypeDecimal).(fn[int64]), f)
 }
 
-func buildNow(c *compiler, _ *Call) any {
-	now := c.now
-	return fn[time.Time](func(any, []any) (time.Time, bool) { return now, true })
-}
+func buildNow(c *compiler, _ *Call) any { return constFn[time.Time](c.now, true) }
 
 // Case-insensitive search for a lower-case needle, for contains(tolower(x),...).
 

@@ -92,6 +92,10 @@ func cmpBool(a, b bool) int {
 func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 	op := relOps[name]
 	xt, yt := x.Type(), y.Type()
+	lit, _ := x.(*Literal)
+	if lit == nil || !lit.cut {
+		lit, _ = y.(*Literal)
+	}
 	switch {
 	case t == TypeNull:
 		return constFn[bool](op.nulls(true), true)
@@ -110,16 +114,21 @@ func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 		if xt == TypeInt {
 			x, y, op = y, x, op.flip()
 		}
-		dx, iy := c.compile(x).(fn[int64]), c.compile(y).(fn[int64])
+		dx := c.compile(x).(fn[int64])
 		if l, ok := y.(*Literal); ok {
-			k := l.Int
+			var get func(any) int64
 			if p, ok := x.(*Path); ok && direct(p) {
-				get := p.Prop.Decimal
-				return func(it any, _ []any) (bool, bool) { return op.holds(cmpDecInt(get(it), k)), true }
+				get = p.Prop.Decimal
 			}
-			iy = constFn[int64](k, true)
+			return compareConst(op, dx, get, l.Int, cmpDecInt)
 		}
-		return compareFn(op, dx, iy, cmpDecInt)
+		return compareFn(op, dx, c.compile(y).(fn[int64]), cmpDecInt)
+	case t == TypeDouble && (xt == TypeDecimal || yt == TypeDecimal) && lit != nil && lit.cut:
+		// The literal lies strictly between its cut value k and the next unit away
+		// from zero: a decimal equal to k is nearer zero than the literal.
+		nearer := cmp.Compare(0, math.Copysign(1, lit.Float))
+		cmpCut := func(d, k int64) int { return cmp.Or(cmp.Compare(d, k), nearer) }
+		return compareTyped(c, op, x, y, TypeDecimal, cmpCut, func(p *Property) func(any) int64 { return p.Decimal })
 	}
 	switch t {
 	case TypeBool:
@@ -143,7 +152,8 @@ func (c *compiler) in(e *In) any {
 	}
 	var f fn[bool]
 	for _, item := range e.List {
-		g := c.comparison("eq", e.X, item, e.num)
+		t, _ := promote(e.X.Type(), item.Type()) // each item as with eq, not at the list's widest type
+		g := c.comparison("eq", e.X, item, t)
 		if f == nil {
 			f = g
 			continue

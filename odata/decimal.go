@@ -15,32 +15,33 @@ import (
 
 const maxDecInt = math.MaxInt64 / decimalScale
 
-// parseDecimal parses [sign] digits [. digits] into units of 1/decimalScale; it
-// reports false for an exponent, more than four fractional digits or too large a value.
-func parseDecimal(s string) (int64, bool) {
+// parseDecimal parses [sign] digits [. digits] into units of 1/decimalScale, cut
+// toward zero; cut reports non-zero digits past the scale. It reports false for an
+// exponent or too large a value.
+func parseDecimal(s string) (v int64, cut, ok bool) {
 	neg := false
 	if s != "" && (s[0] == '-' || s[0] == '+') {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
 	ip, fp, _ := strings.Cut(s, ".")
-	if len(fp) > 4 || strings.ContainsAny(s, "eE") {
-		return 0, false
+	if strings.ContainsAny(s, "eE") {
+		return 0, false, false
 	}
-	fp = (fp + "0000")[:4]
+	fp, cut = (fp + "0000")[:4], strings.Trim(fp[min(len(fp), 4):], "0") != ""
 	i, err := strconv.ParseInt(ip, 10, 64)
 	if err != nil || i > maxDecInt {
-		return 0, false
+		return 0, false, false
 	}
 	f, _ := strconv.ParseInt(fp, 10, 64)
-	v := i*decimalScale + f
+	v = i*decimalScale + f
 	if v < 0 {
-		return 0, false
+		return 0, false, false
 	}
 	if neg {
 		v = -v
 	}
-	return v, true
+	return v, cut, true
 }
 
 func appendDecimal(b []byte, v int64) []byte {

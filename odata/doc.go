@@ -14,7 +14,8 @@
 //     and; or; all left-associative, so "not a eq b" is "(not a) eq b".
 //   - Decimals are int64 counts of 1/10,000: comparison, add, sub and mod are
 //     exact, mul and div round half away from zero to four digits. A literal
-//     with more digits is a double. Overflow and division by zero give null.
+//     with more digits is a double, but compares with a decimal exactly (zeros
+//     past the scale are the same decimal). Overflow and division by zero give null.
 //     Integer div truncates; divby divides as decimal.
 //   - A Date compared with a DateTimeOffset is midnight UTC; now() is fixed once
 //     per request (Settings.Now).

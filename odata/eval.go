@@ -275,11 +275,8 @@ func (k *typedKey[T]) load(s int, x any) { k.vals[s], k.ok[s] = k.f(x, nil) }
 
 // compare orders nulls first, as OData does for ascending order.
 func (k *typedKey[T]) compare(a, b int) int {
-	var c int
-	switch {
-	case !k.ok[a] || !k.ok[b]:
-		c = cmpBool(k.ok[a], k.ok[b])
-	default:
+	c := cmpBool(k.ok[a], k.ok[b])
+	if k.ok[a] && k.ok[b] {
 		c = k.cmpf(k.vals[a], k.vals[b])
 	}
 	if k.desc {

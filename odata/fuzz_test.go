@@ -29,6 +29,7 @@ func FuzzParseQuery(f *testing.F) {
 		"$filter=((((id eq 1))))&$select=*",
 		"x=%70a%73sword", "x=p%%41ssword", "x=PASS%57ORD", "x=%2570assword", "x=pp%61ssword+", "x=passwor%",
 		"$filter=-(-price) lt 0 and now() gt createdDate",
+		"$filter=price ge 24.99000000000000000000000000001 or -0.00000000001 lt price add 1 or price in (1, 2.000000000000)",
 		"$filter=name eq 'p%61ssword'&x=%zz",
 		"$top=1;$skip=2",
 		"x=1;y=2&$top=1",

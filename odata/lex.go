@@ -195,11 +195,14 @@ func (l *lexer) number(pos int) *Literal {
 		}
 		fallthrough
 	case TypeDecimal:
-		if v, ok := parseDecimal(text); ok {
+		v, cut, ok := parseDecimal(text)
+		if ok && !cut {
 			lit.Kind, lit.Int = TypeDecimal, v
 			break
 		}
-		// Too many fractional digits or too large for the fixed scale: a double.
+		// Too large, or digits past the scale: a double, which keeps the decimal cut
+		// to the scale so that decimals compare with it exactly.
+		lit.Int, lit.cut = v, ok
 		fallthrough
 	case TypeDouble:
 		f, err := strconv.ParseFloat(text, 64)

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -158,20 +159,17 @@ func NewModel(namespace string, sets ...*EntitySet) (*Model, error) {
 
 // setOf returns the first entity set whose type is t, or nil.
 func (m *Model) setOf(t *EntityType) *EntitySet {
-	for _, s := range m.Sets {
-		if s.Type == t {
-			return s
-		}
-	}
-	return nil
+	return m.firstSet(func(s *EntitySet) bool { return s.Type == t })
 }
 
 // Set returns the entity set named name (case-insensitively), or nil.
 func (m *Model) Set(name string) *EntitySet {
-	for _, s := range m.Sets {
-		if strings.EqualFold(s.Name, name) {
-			return s
-		}
+	return m.firstSet(func(s *EntitySet) bool { return strings.EqualFold(s.Name, name) })
+}
+
+func (m *Model) firstSet(is func(*EntitySet) bool) *EntitySet {
+	if i := slices.IndexFunc(m.Sets, is); i >= 0 {
+		return m.Sets[i]
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package odata
 import (
 	"encoding/json"
 	"encoding/xml"
+	"math/big"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -11,18 +12,19 @@ import (
 
 func TestDecimal(t *testing.T) {
 	parse := []struct {
-		in   string
-		want int64
-		ok   bool
+		in      string
+		want    int64
+		cut, ok bool
 	}{
-		{"19.99", 199900, true}, {"5", 50000, true}, {"0.5", 5000, true}, {"-0.0001", -1, true},
-		{"+42", 420000, true}, {"1234.5678", 12345678, true}, {"1.23456", 0, false}, {"1e3", 0, false},
-		{"922337203685478", 0, false}, {"922337203685477", 9223372036854770000, true},
+		{"19.99", 199900, false, true}, {"5", 50000, false, true}, {"0.5", 5000, false, true}, {"-0.0001", -1, false, true},
+		{"+42", 420000, false, true}, {"1234.5678", 12345678, false, true}, {"1e3", 0, false, false},
+		{"1.23456", 12345, true, true}, {"-1.23450000", -12345, false, true}, {"-0.00000000001", 0, true, true},
+		{"922337203685478", 0, false, false}, {"922337203685477", 9223372036854770000, false, true},
 	}
 	for _, tt := range parse {
-		got, ok := parseDecimal(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		got, cut, ok := parseDecimal(tt.in)
+		if got != tt.want || cut != tt.cut || ok != tt.ok {
+			t.Errorf("parseDecimal(%q) = %d, %v, %v; want %d, %v, %v", tt.in, got, cut, ok, tt.want, tt.cut, tt.ok)
 		}
 	}
 	format := map[int64]string{199900: "19.99", 9999900: "999.99", 50000: "5", 5000: "0.5", 0: "0",
@@ -328,6 +330,45 @@ func TestComputeAliasErrorPosition(t *testing.T) {
 	} {
 		if _, err := parseQuery(raw, ps.Type, s); err == nil || err.Error() != want {
 			t.Errorf("%s: got %v, want %s", raw, err, want)
+		}
+	}
+}
+
+// TestDecimalComparedPastScale: a decimal compared with a literal of more digits than
+// the scale (a property, an expression, the literal on either side, in a list)
+// answers as exact rational arithmetic does.
+func TestDecimalComparedPastScale(t *testing.T) {
+	_, products, _ := newTestModel()
+	prices := []int64{-249901, -249900, -1, 0, 1, 249899, 249900, 249901}
+	literals := []string{"24.99000000000000000000000000001", "24.9900000000000", "-24.99000000000000000000000000001",
+		"-0.00000000000000000001", "0.00000000000000000001", "24.98999999999999999999", "-0." + strings.Repeat("0", 400) + "1"}
+	for _, lit := range literals {
+		want, _ := new(big.Rat).SetString(lit)
+		for _, op := range []string{"eq", "ne", "lt", "le", "gt", "ge"} {
+			for _, expr := range []string{"price " + op + " " + lit, lit + " " + op + " price", "price add 0 " + op + " " + lit} {
+				f, err := parseFilter(expr, products.Type)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range prices {
+					c := big.NewRat(p, decimalScale).Cmp(want)
+					if strings.HasPrefix(expr, lit) {
+						c = -c
+					}
+					if got := f.Match(&product{Price: p}); got != relOps[op].holds(c) {
+						t.Errorf("%s with price %s: %v", expr, formatDecimal(p), got)
+					}
+				}
+			}
+		}
+		f, err := parseFilter("price in (1000, "+lit+")", products.Type)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range prices {
+			if got := f.Match(&product{Price: p}); got != (big.NewRat(p, decimalScale).Cmp(want) == 0) {
+				t.Errorf("price in (1000, %s) with price %s: %v", lit, formatDecimal(p), got)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -42,7 +43,7 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 			break
 		}
 		if err != nil {
-			write(w, errorResponse(http.StatusBadRequest, "BadRequest", "malformed multipart batch: "+err.Error()))
+			write(w, errorResponse(http.StatusBadRequest, "BadRequest", "malformed multipart batch: "+multipartError(err, len(answers), boundary)))
 			return
 		}
 		if len(answers) == limits.MaxBatchRequests {
@@ -62,7 +63,7 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 				break
 			}
 			req.ID = strconv.Itoa(len(answers) + 1)
-			a.partRecorder = bt.serve(r, req, room)
+			a.partRecorder = bt.serve(r, req, room, nil)
 			room -= a.body.Len()
 			if refused(w, claim, limits.MaxBatchAnswerBytes-room) {
 				return
@@ -98,6 +99,19 @@ func (bt *Batch) serveMultipart(w http.ResponseWriter, r *http.Request, boundary
 	}
 	mw.Close()
 	write(w, Response{http.StatusOK, "multipart/mixed; boundary=" + mw.Boundary(), out.Bytes()})
+}
+
+// multipartError says, in a batch's terms, what is wrong with a body read up to its part n+1.
+func multipartError(err error, n int, boundary string) string {
+	switch {
+	case errors.Is(err, io.EOF) && n == 0:
+		return "the body has no delimiter line " + strconv.Quote("--"+boundary) + " (the boundary of its Content-Type)"
+	case errors.Is(err, io.EOF):
+		return "the body ends before the closing delimiter " + strconv.Quote("--"+boundary+"--")
+	case errors.Is(err, multipart.ErrMessageTooLarge):
+		return "part " + strconv.Itoa(n+1) + " has too many header lines"
+	}
+	return "part " + strconv.Itoa(n+1) + ": " + strings.TrimPrefix(err.Error(), "multipart: ")
 }
 
 // readPartRequest reads the request of an application/http part: a request line

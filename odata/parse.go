@@ -1,8 +1,6 @@
 package odata
 
-import (
-	"strings"
-)
+import "strings"
 
 // OrderItem is one $orderby key.
 type OrderItem struct {

@@ -83,15 +83,11 @@ func badEscape(s string, base int, where string) *Error {
 }
 
 func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
+	i := strings.IndexByte("0123456789abcdefABCDEF", c)
+	if i >= 16 {
+		i -= 6 // A-F
 	}
-	return -1
+	return i
 }
 
 // containsPassword reports whether raw contains "password" in any ASCII letter

@@ -110,13 +110,15 @@ func Handler(grpcServer http.Handler, limits Limits) http.Handler {
 func callTimeout(client string, left time.Duration) string {
 	if client != "" {
 		n, err := strconv.ParseUint(client[:len(client)-1], 10, 64)
-		unit := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': 1}[client[len(client)-1]]
+		unit := timeoutUnits[client[len(client)-1]]
 		if unit == 0 || err != nil || len(client) > 9 || n <= uint64(left/unit) {
 			return client
 		}
 	}
 	return strconv.FormatInt(max(left.Milliseconds(), 1), 10) + "m"
 }
+
+var timeoutUnits = map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': 1}
 
 // failure is a status the translation answers with itself.
 type failure struct {

@@ -22,6 +22,7 @@ import (
 type testHost struct {
 	seed     []string
 	captured func() // when set, called once a snapshot's mark is queued
+	encoding func() // when set, called as a snapshot is encoded, outside the host's lock
 
 	mu       sync.RWMutex // the host's lock: Appends are made under it
 	recs     []string
@@ -89,7 +90,11 @@ func (h *testHost) Capture(mark func()) func() (meta, body []byte, err error) {
 	if h.captured != nil {
 		h.captured()
 	}
+	encoding := h.encoding
 	return func() (meta, body []byte, err error) {
+		if encoding != nil {
+			encoding()
+		}
 		body, err = json.Marshal(recs)
 		return fmt.Appendf(nil, `{"n":%d}`, len(recs)), body, err
 	}

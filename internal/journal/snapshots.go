@@ -24,9 +24,10 @@ const (
 	BoundFactor = 4
 )
 
-// ErrBound is what Refuses reports: the journal is at its bound because snapshots
-// fail; Health says why they fail.
-var ErrBound = errors.New("writes are refused: the journal is at its bound while snapshots fail; try again later")
+// ErrBound is what Refuses reports: snapshots, failing or slow, have not kept up
+// with the writes; Health says why when they fail.
+var ErrBound = errors.New("writes are refused for now: snapshots have not kept up with the writes, " +
+	"and the journal a restart would replay is at its bound; try again later")
 
 // snapshotHealth is how the journal's snapshots fare; the fields are under
 // Journal.mu, but for the counters.
@@ -86,7 +87,8 @@ func (j *Journal) Refuses() error {
 	j.mu.Lock()
 	if !j.refusing {
 		j.refusing = true
-		j.log.Error("the journal is at its bound; writes are refused until a snapshot succeeds",
+		j.log.Error("the journal is at its bound: snapshots have not kept up, and writes are refused until one completes; "+
+			"if they fail, lastFailure and /healthz say why; if they are slow, a larger -snapshot-bytes raises the bound",
 			"journalBytes", j.uncovered.Load(), "boundBytes", j.bound(), "lastFailure", j.failing)
 	}
 	j.mu.Unlock()

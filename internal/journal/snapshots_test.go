@@ -55,7 +55,7 @@ func TestJournalSnapshotFailureIsBounded(t *testing.T) {
 	if n := strings.Count(logs.String(), `msg="snapshot failed;`); n != 1 {
 		t.Errorf("%d log lines of a failed snapshot, want 1:\n%s", n, logs)
 	}
-	if n := strings.Count(logs.String(), `msg="the journal is at its bound;`); n != 1 {
+	if n := strings.Count(logs.String(), `msg="the journal is at its bound:`); n != 1 {
 		t.Errorf("%d log lines of the bound, want 1:\n%s", n, logs)
 	}
 	if err := h.add(j, "refused again"); !errors.Is(err, ErrBound) {
@@ -83,6 +83,41 @@ func TestJournalSnapshotFailureIsBounded(t *testing.T) {
 	again, h2 := openTest(t, dir, nil, snapshotBytes)
 	defer again.Close()
 	mustEqualState(t, h2, h)
+}
+
+// TestJournalSnapshotsLagging: a snapshot that is slow, not failing, lets the journal
+// reach its bound too. The refusal and its log line say that snapshots have not kept
+// up, not that they failed, and the log line names the bound and the operator's remedy;
+// once the snapshot completes, writes are taken again.
+func TestJournalSnapshotsLagging(t *testing.T) {
+	logs := &syncBuffer{}
+	j, h, err := open(t.TempDir(), logs, Options{SnapshotBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	release := make(chan struct{})
+	h.encoding = func() { <-release }
+	var refused error
+	for i := 0; refused == nil; i++ {
+		if i == 1000 {
+			close(release)
+			t.Fatal("1000 writes taken while a snapshot was held")
+		}
+		refused = h.add(j, fmt.Sprint("record ", i))
+	}
+	close(release)
+	msg := refused.Error()
+	if !errors.Is(refused, ErrBound) || !strings.Contains(msg, "snapshots have not kept up") || strings.Contains(msg, "fail") {
+		t.Errorf("the refusal says %q", msg)
+	}
+	line := logs.String()
+	for _, want := range []string{"snapshots have not kept up", "-snapshot-bytes", "boundBytes=4096", "lastFailure=<nil>"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log does not say %q:\n%s", want, line)
+		}
+	}
+	testkit.Eventually(t, func() error { return h.add(j, "after the snapshot") })
 }
 
 // TestJournalSnapshotFailuresLogAtABoundedRate: failures after the first are
