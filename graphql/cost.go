@@ -311,8 +311,7 @@ func (a *costAnalysis) skipped(ds []*Directive) bool {
 			}
 		}
 	}
-	skip, _ := skippedBy(a.s, ds, a.vars, false) // an error is the execution's to give
-	return skip
+	return skippedBy(a.s, ds, a.vars, nil) // an error is the execution's to give
 }
 
 // addCost and mulCost saturate at math.MaxInt: a hostile query's cost must

@@ -283,11 +283,6 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		ft := schema.types[tc.Name]
 		return ft != nil && ft.isPossibleType(t)
 	}
-	skipped := func(ds []*Directive) bool {
-		skip, err := skippedBy(schema, ds, vars, static)
-		failed = cmp.Or(failed, err)
-		return skip || err != nil
-	}
 	var walk func(set *SelectionSet)
 	// fragment walks a fragment's set, or holds it back under an active @defer.
 	fragment := func(set *SelectionSet, ds []*Directive) {
@@ -305,7 +300,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 		for _, sel := range set.Selections {
 			switch s := sel.(type) {
 			case *Field:
-				if skipped(s.Directives) {
+				if skippedBy(schema, s.Directives, vars, &failed) {
 					continue
 				}
 				k := s.responseKey()
@@ -315,7 +310,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					groups = append(groups, &execGroup{key: k, fields: []*Field{s}, def: def})
 				}
 			case *FragmentSpread:
-				if visited[s.Name] || skipped(s.Directives) {
+				if visited[s.Name] || skippedBy(schema, s.Directives, vars, &failed) {
 					continue
 				}
 				if visited == nil {
@@ -326,7 +321,7 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 					fragment(f.SelectionSet, s.Directives)
 				}
 			case *InlineFragment:
-				if !skipped(s.Directives) && applies(s.TypeCondition) {
+				if !skippedBy(schema, s.Directives, vars, &failed) && applies(s.TypeCondition) {
 					fragment(s.SelectionSet, s.Directives)
 				}
 			}
@@ -338,19 +333,20 @@ func collectFields(schema *Schema, fragments map[string]*FragmentDefinition, t *
 	return groups, failed
 }
 
-// skippedBy evaluates @skip and @include with the coerced variables vars, or gives the error
-// of an argument that does not coerce; static (validation: no variable values), only literals count.
-func skippedBy(s *Schema, ds []*Directive, vars map[string]any, static bool) (bool, error) {
+// skippedBy evaluates @skip and @include with the coerced variables vars, keeping in
+// failed (when not nil) the first error of an argument that does not coerce, such as a
+// null variable. For validation, with no variable values, only a literal condition counts.
+func skippedBy(s *Schema, ds []*Directive, vars map[string]any, failed *error) bool {
 	for _, name := range [...]string{"skip", "include"} {
 		args, err := directiveArgs(s, ds, name, vars)
-		if err != nil && !static {
-			return false, err
+		if failed != nil {
+			*failed = cmp.Or(*failed, err)
 		}
 		if args["if"] == (name == "skip") {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // subfields returns the collected fields of group g's selection sets (g nil: the

@@ -225,7 +225,7 @@ func usesIncremental(s *Schema, fragments map[string]*FragmentDefinition, op *Op
 					ds, sub = x.Directives, f.SelectionSet
 				}
 			}
-			if skip, _ := skippedBy(s, ds, vars, false); skip {
+			if skippedBy(s, ds, vars, nil) {
 				continue
 			}
 			if active(ds, "stream") || active(ds, "defer") || (sub != nil && in(sub)) {
