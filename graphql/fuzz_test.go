@@ -25,6 +25,8 @@ var fuzzSeeds = []string{
 	"query ($d: Boolean!) { users @stream(initialCount: 1, label: \"s\") { id ...U @defer(if: $d) ... @defer(label: \"x\") { posts { title } } } } fragment U on User { name }",
 	"{ ... @defer { mustFail } search(text: \"o\") @stream(initialCount: -1) { ... on User @defer { name } } }",
 	"query ($v: [[[[Int]]]]) { echo(list: $v) }",
+	// A null default where a directive's argument is non-null: an error at the value.
+	"query ($v: Boolean = null, $n: Int = null) { user(id: 1) { id ... @defer(if: $v) { name } } users @stream(initialCount: $n) { id } }",
 	// Just past the parse limits: tokens, directives, variables, operations.
 	"{" + strings.Repeat(" a", 20000) + " }",
 	"{ a" + strings.Repeat(" @d", 201) + " }",
