@@ -331,12 +331,14 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 		opts.Now = auth.verifier.Now // the clock ValidUntil is on
 	}
 	// A message, and an operation's set-up, takes a slot, as HTTP requests do.
-	opts.ClientSlot = func(ctx context.Context, client string) (func(), error) {
-		release, err := entrance.Slot(ctx, client)
-		if refused, ok := err.(*admission.Refused); ok {
-			return nil, graphqlError(exhausted(refused))
+	if entrance.Queue != nil {
+		opts.ClientSlot = func(ctx context.Context, client string) (func(), error) {
+			release, err := entrance.Slot(ctx, client)
+			if refused, ok := err.(*admission.Refused); ok {
+				return nil, graphqlError(exhausted(refused))
+			}
+			return release, err
 		}
-		return release, err
 	}
 	opts.Sockets, opts.Operations = entrance.Sockets, entrance.Operations
 	opts.ClientOf = func(r *http.Request) string { return admission.Of(r.RemoteAddr) }
