@@ -148,9 +148,9 @@ func (s *Server) denied(w http.ResponseWriter, r *http.Request, need access, ref
 }
 
 // BearerToken extracts the token from an "authorization" HTTP header or gRPC metadata
-// value: the scheme "Bearer" (any case), one or more spaces, and a non-empty token
-// without whitespace (RFC 6750 section 2.1). An empty value reports jwt.ErrMissing,
-// so that the challenge can omit the error code; anything else wrong jwt.ErrMalformed.
+// value: "Bearer" (any case), one or more spaces, a non-empty token without white
+// space (RFC 6750 section 2.1), then white space that HTTP strips anyway, so every
+// surface reads it alike. "" is jwt.ErrMissing (a bare challenge), the rest jwt.ErrMalformed.
 func BearerToken(authorization string) (string, error) {
 	if authorization == "" {
 		return "", &jwt.Error{Kind: jwt.ErrMissing}
@@ -159,7 +159,7 @@ func BearerToken(authorization string) (string, error) {
 	if !strings.EqualFold(scheme, "Bearer") {
 		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization scheme is not Bearer"}
 	}
-	token = strings.TrimLeft(token, " ")
+	token = strings.TrimLeft(strings.TrimRight(token, " \t"), " ")
 	if !found || token == "" {
 		return "", &jwt.Error{Kind: jwt.ErrMalformed, Detail: "authorization has no bearer token"}
 	}

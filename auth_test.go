@@ -69,7 +69,7 @@ func TestBearerToken(t *testing.T) {
 		{"Bearer ", "", "token malformed: authorization has no bearer token"},
 		{"Bearer  abc", "abc", ""}, // "Bearer" 1*SP b64token
 		{"Bearer   ", "", "token malformed: authorization has no bearer token"},
-		{"Bearer abc ", "", "token malformed: authorization must be Bearer, a space, then the token"},
+		{"Bearer abc \t", "abc", ""}, // trailing OWS, as HTTP drops it (RFC 9110 section 5.5): gRPC and payloads alike
 		{"Bearer abc def", "", "token malformed: authorization must be Bearer, a space, then the token"},
 		{"Bearer abc\tdef", "", "token malformed: authorization must be Bearer, a space, then the token"},
 		{"Bearer ab\u00e9", "", "token malformed: authorization must be Bearer, a space, then the token"},
