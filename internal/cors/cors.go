@@ -28,14 +28,20 @@ type Policy struct {
 func (p *Policy) Add(name, list string) error {
 	for entry := range strings.SplitSeq(list, ",") {
 		entry = strings.ToLower(strings.TrimSpace(entry))
+		scheme, host, hasScheme := strings.Cut(entry, "://")
+		if !hasScheme {
+			scheme, host = "http", entry
+		}
 		switch {
 		case entry == "":
 			continue
 		case entry == "*": // grants less than a listed origin: checked after them
 			p.anyOrigin = true
 			continue
-		case strings.HasSuffix(entry, "/"):
-			return fmt.Errorf("%s: %q: an origin has no path (drop the trailing /)", name, entry)
+		case strings.Contains(host, "/"):
+			return fmt.Errorf("%s: %q: an origin has no path, only scheme://host[:port]", name, entry)
+		case scheme != "http" && scheme != "https" || host == "" || entry == "null": // what access denies
+			return fmt.Errorf("%s: %q: no origin a browser sends can match it; name http or https origins", name, entry)
 		}
 		if _, err := path.Match(entry, ""); err != nil {
 			return fmt.Errorf("%s: %q is not a valid pattern", name, entry)
