@@ -199,7 +199,7 @@ func (cfg *config) check(fs *flag.FlagSet) error {
 		{cfg.env != "development" && cfg.env != "production", fmt.Sprintf("-env must be development or production, not %q", cfg.env)},
 		{cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off", fmt.Sprintf("-pprof must be auto, on or off, not %q", cfg.pprof)},
 		{badURL, fmt.Sprintf("-public-url must be an http or https URL with a host and no query, fragment or user, such as https://api.example.com, not %q", cfg.publicURL)},
-		{cfg.streamDelay < 0, "-stream-delay must not be negative"},
+		{cfg.streamDelay < 0 || cfg.shutdownTimeout < 0, "-stream-delay and -shutdown-timeout must not be negative"},
 		{g.maxConns < 1, "-grpc-max-conns must be positive"},
 		{g.maxConnsPerClient < 0, "-grpc-max-conns-per-client must not be negative (0: no limit)"},
 		{g.firstCallTimeout <= 0, "-grpc-first-call-timeout must be positive"},

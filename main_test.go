@@ -130,6 +130,8 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 		{append(free, "-jwt-public-key", filepath.Join(dir, "none.pem")), nil, "-jwt-public-key: " + filepath.Join(dir, "none.pem") + ": no such file or directory"},
 		{append(free, "-jwt-secret", testSecret, "-jwt-public-key", badPEM), nil, "-jwt-secret and -jwt-public-key exclude each other"},
 		{append(free, "-stream-delay", "soon"), nil, `invalid value "soon" for flag -stream-delay`},
+		{append(free, "-shutdown-timeout", "-1s"), nil, "-shutdown-timeout must not be negative"},
+		{free, map[string]string{"QUARTET_SHUTDOWN_TIMEOUT": "-5s"}, "-shutdown-timeout must not be negative"},
 		{free, map[string]string{"QUARTET_DEMO": "maybe"}, `invalid value "maybe" for QUARTET_DEMO`},
 		{append(free, "-nope"), nil, "flag provided but not defined: -nope"},
 		{append(free, "extra"), nil, `unexpected argument "extra"`},
