@@ -52,7 +52,6 @@ type caller struct {
 
 type callerKey struct{}
 
-// withCaller returns ctx carrying a new, empty caller.
 func withCaller(ctx context.Context) (context.Context, *caller) {
 	c := &caller{}
 	return context.WithValue(ctx, callerKey{}, c), c
@@ -177,11 +176,8 @@ func authorizationHeader(r *http.Request) (string, error) {
 // oneAuthorization is the one value of values, "" for none. Two or more are refused
 // as KindUnauthenticated with message: a proxy in front may have checked another.
 func oneAuthorization(values []string, message string) (string, error) {
-	switch len(values) {
-	case 0:
-		return "", nil
-	case 1:
-		return values[0], nil
+	if len(values) > 1 {
+		return "", &Error{Kind: KindUnauthenticated, Message: message}
 	}
-	return "", &Error{Kind: KindUnauthenticated, Message: message}
+	return strings.Join(values, ""), nil
 }

@@ -281,12 +281,12 @@ func (c config) profiling(authOn bool) bool {
 	return c.pprof == "on" || c.pprof == "auto" && c.env == "development" && !authOn
 }
 
-// openInProductionWarning is logged and shown by /healthz when a production service
-// runs without authentication: right behind a gateway that authenticates, otherwise
-// a mistake.
 // httpWriteTimeout bounds an HTTP answer; a gRPC-Web call ends 5 s before it, with its status.
 const httpWriteTimeout = 60 * time.Second
 
+// openInProductionWarning is logged and shown by /healthz when a production service
+// runs without authentication: right behind a gateway that authenticates, otherwise
+// a mistake.
 const openInProductionWarning = "authentication is off in production: anyone who reaches the service can change its data (set -jwt-secret or -jwt-public-key)"
 
 // usage heads "quartet -h": the service and its one subcommand.

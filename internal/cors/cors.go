@@ -38,10 +38,8 @@ func (p *Policy) Add(name, list string) error {
 		case entry == "*": // grants less than a listed origin: checked after them
 			p.anyOrigin = true
 			continue
-		case strings.Contains(host, "/"):
-			return fmt.Errorf("%s: %q: an origin has no path, only scheme://host[:port]", name, entry)
-		case scheme != "http" && scheme != "https" || host == "" || entry == "null": // what access denies
-			return fmt.Errorf("%s: %q: no origin a browser sends can match it; name http or https origins", name, entry)
+		case strings.Contains(host, "/") || scheme != "http" && scheme != "https" || host == "" || entry == "null":
+			return fmt.Errorf("%s: %q: no origin a browser sends matches it: http[s]://host[:port] alone", name, entry)
 		}
 		if _, err := path.Match(entry, ""); err != nil {
 			return fmt.Errorf("%s: %q is not a valid pattern", name, entry)

@@ -21,13 +21,13 @@ func TestAdd(t *testing.T) {
 	}
 	for _, c := range []struct{ name, list, want string }{
 		{"-cors-origins", "https://[a", `-cors-origins: "https://[a" is not a valid pattern`},
-		{"-cors-origins", "https://app.example.com/", `-cors-origins: "https://app.example.com/": an origin has no path`},
+		{"-cors-origins", "https://app.example.com/", `-cors-origins: "https://app.example.com/": no origin a browser sends matches it`},
 		{"-ws-origins", "ok.example.com,[x", `-ws-origins: "[x" is not a valid pattern`},
-		{"-cors-origins", "https://app.example.com/app", `"https://app.example.com/app": an origin has no path`},
-		{"-cors-origins", "app.example.com/", `"app.example.com/": an origin has no path`},
-		{"-cors-origins", "null", `"null": no origin a browser sends can match it`},
-		{"-cors-origins", "ftp://files.example.com", `"ftp://files.example.com": no origin a browser sends can match it`},
-		{"-cors-origins", "https://", `"https://": no origin a browser sends can match it`},
+		{"-cors-origins", "https://app.example.com/app", `"https://app.example.com/app": no origin a browser sends matches it`},
+		{"-cors-origins", "app.example.com/", `"app.example.com/": no origin a browser sends matches it`},
+		{"-cors-origins", "null", `"null": no origin a browser sends matches it`},
+		{"-cors-origins", "ftp://files.example.com", `"ftp://files.example.com": no origin a browser sends matches it`},
+		{"-cors-origins", "https://", `"https://": no origin a browser sends matches it`},
 	} {
 		var p Policy
 		if err := p.Add(c.name, c.list); err == nil || !strings.Contains(err.Error(), c.want) {
