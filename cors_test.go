@@ -19,7 +19,8 @@ func TestCORSOriginsFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-cors-origins", "https://[a"}, `-cors-origins: "https://[a" is not a valid pattern`},
-		{[]string{"-cors-origins", "https://app.example.com/"}, `-cors-origins: "https://app.example.com/": an origin has no path`},
+		{[]string{"-cors-origins", "https://app.example.com/"}, `-cors-origins: "https://app.example.com/": no origin a browser sends matches it`},
+		{[]string{"-cors-origins", "null"}, `-cors-origins: "null": no origin a browser sends matches it`},
 		{[]string{"-ws-origins", "ok.example.com,[x"}, `-ws-origins: "[x" is not a valid pattern`},
 	} {
 		err := run(t.Context(), append(free, c.args...), envFrom(nil), io.Discard, io.Discard)
