@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,13 +29,21 @@ type reservation struct {
 	mu        sync.Mutex
 	connected bool
 	closing   bool // at Shutdown: no operation starts
-	ops       map[string]context.CancelFunc
+	ops       map[string]*reservedOp
 }
 
-// queuedEvent is an event waiting for its stream, and the answer bytes it holds.
+// reservedOp is an operation running on a reservation.
+type reservedOp struct {
+	cancel  context.CancelFunc
+	stopped atomic.Bool // by DELETE: the events it queued are dropped, its id may be taken again
+}
+
+// queuedEvent is an event waiting for its stream, the answer bytes it holds and
+// the operation that queued it (nil: the stream's last).
 type queuedEvent struct {
 	data    []byte
 	claimed int64
+	op      *reservedOp
 }
 
 // reserve answers PUT: 201 with a reservation's token, as text/plain.
@@ -50,7 +59,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
-		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
+		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]*reservedOp{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
@@ -151,8 +160,10 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 				s.endOperationsExpired(sw, res)
 				return
 			}
-			sw.buf = append(sw.buf, ev.data...)
-			ok = sw.flush() && ev.data != nil
+			if ev.op == nil || !ev.op.stopped.Load() {
+				sw.buf = append(sw.buf, ev.data...)
+				ok = sw.flush() && ev.data != nil
+			}
 			s.opts.Answers.Release(res.client, ev.claimed)
 		case <-tick.C:
 			ok = sw.keepAlive()
@@ -172,7 +183,7 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	res.mu.Lock()
 	ids := slices.Sorted(maps.Keys(res.ops))
-	ids = slices.DeleteFunc(ids, func(id string) bool { return res.ops[id] == nil })
+	ids = slices.DeleteFunc(ids, func(id string) bool { return res.ops[id].stopped.Load() })
 	res.mu.Unlock()
 	errs := ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}
 	for _, id := range ids {
@@ -201,7 +212,8 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	}
 	id := ext.OperationID
 	ctx, cancel := context.WithCancel(res.ctx)
-	if status, refused := res.add(id, cancel, s.opts.MaxOperations); refused != "" {
+	entry := &reservedOp{cancel: cancel}
+	if status, refused := res.add(id, entry, s.opts.MaxOperations); refused != "" {
 		cancel()
 		writeHTTPError(w, mediaJSON, status, refused)
 		return
@@ -224,7 +236,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-	go s.runReserved(ctx, res, id, op, render)
+	go s.runReserved(ctx, res, id, entry, op, render)
 }
 
 // withAuthorization is the reservation's context, ending with it, holding the
@@ -239,7 +251,7 @@ func withAuthorization(res, req context.Context) context.Context {
 // stream's queue is full, then complete; each holds its bytes of the client's
 // answers budget, claimed as its result was rendered, until written, and one
 // past it ends the operation.
-func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, entry *reservedOp, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
@@ -260,7 +272,7 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		if refused = render.ClaimAnswer(int64(len(ev))); refused != nil {
 			return false
 		}
-		return put(queuedEvent{ev, render.take()})
+		return put(queuedEvent{ev, render.take(), entry})
 	}
 	ok := op.inc == nil && op.events(ctx, s.quit, emit) && ctx.Err() == nil
 	if op.inc != nil {
@@ -269,10 +281,10 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	// Its id is free before its last event, after which the client may use it again.
 	defer res.remove(id, true)()
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
-		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})
+		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")}), op: entry})
 	}
 	if ok {
-		put(queuedEvent{data: sseFraming{}.complete(nil, id)})
+		put(queuedEvent{data: sseFraming{}.complete(nil, id), op: entry})
 	}
 }
 
@@ -297,7 +309,7 @@ func (c *renderClaim) ClaimAnswer(n int64) error {
 func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
 // add registers the operation id, or says why it is refused, with the status.
-func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {
+func (res *reservation) add(id string, op *reservedOp, most int) (int, string) {
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	switch _, taken := res.ops[id]; {
@@ -310,24 +322,24 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	case res.closing:
 		return http.StatusServiceUnavailable, "The server is shutting down."
 	}
-	res.ops[id] = cancel
+	res.ops[id] = op
 	res.running.Add(1) // under mu, before end's Wait
 	return 0, ""
 }
 
-// remove returns what stops the operation id, marking it stopped (nil); forget frees
-// its id too, which only the operation's own goroutine does, before its last event.
+// remove returns what stops the operation id, marking it stopped; forget frees
+// its id instead, which only the operation's own goroutine does, before its last event.
 func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
 	defer res.mu.Unlock()
-	cancel, ok := res.ops[id]
-	if forget {
-		delete(res.ops, id)
-	} else if ok {
-		res.ops[id] = nil
-	}
-	if cancel == nil {
+	op := res.ops[id]
+	switch {
+	case op == nil:
 		return func() {}
+	case forget:
+		delete(res.ops, id)
+	default:
+		op.stopped.Store(true)
 	}
-	return cancel
+	return op.cancel
 }

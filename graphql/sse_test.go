@@ -770,3 +770,31 @@ func TestSSEShutdownLastEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestSSESingleConnectionStoppedEventsDropped: events an operation queued
+// before DELETE stopped it are never written, even once another operation has
+// taken its id, and their bytes of the answers budget are given back.
+func TestSSESingleConnectionStoppedEventsDropped(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Answers: answers})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	post := func(query string) int {
+		status, _ := srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"a"}}`, tok...)
+		return status
+	}
+	if status := post("subscription { onUserCreated { id } }"); status != http.StatusAccepted {
+		t.Fatalf("subscribe: %d", status)
+	}
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan") // no stream yet: the event waits in the queue
+	waitFor(t, "the event to be queued", func() bool { return answers.Held() > 0 })
+	if status, _ := srv.status(t, "DELETE", "?operationId=a", "", tok...); status != http.StatusOK {
+		t.Fatalf("DELETE: %d", status)
+	}
+	waitFor(t, "the id to be free", func() bool { return post("{ user(id: 1) { name } }") == http.StatusAccepted })
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"a\"}\n")
+	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
+}
