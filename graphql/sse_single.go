@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -29,13 +28,7 @@ type reservation struct {
 	mu        sync.Mutex
 	connected bool
 	closing   bool // at Shutdown: no operation starts
-	ops       map[string]*reservedOp
-}
-
-// reservedOp is an operation running on a reservation.
-type reservedOp struct {
-	cancel  context.CancelFunc
-	stopped atomic.Bool // by DELETE: the events it queued are dropped, its id may be taken again
+	ops       map[string]*wsOp
 }
 
 // queuedEvent is an event waiting for its stream, the answer bytes it holds and
@@ -43,7 +36,7 @@ type reservedOp struct {
 type queuedEvent struct {
 	data    []byte
 	claimed int64
-	op      *reservedOp
+	op      *wsOp
 }
 
 // reserve answers PUT: 201 with a reservation's token, as text/plain.
@@ -59,7 +52,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
-		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]*reservedOp{}}
+		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]*wsOp{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
@@ -212,7 +205,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	}
 	id := ext.OperationID
 	ctx, cancel := context.WithCancel(res.ctx)
-	entry := &reservedOp{cancel: cancel}
+	entry := &wsOp{id: id, cancel: cancel}
 	if status, refused := res.add(id, entry, s.opts.MaxOperations); refused != "" {
 		cancel()
 		writeHTTPError(w, mediaJSON, status, refused)
@@ -251,7 +244,7 @@ func withAuthorization(res, req context.Context) context.Context {
 // stream's queue is full, then complete; each holds its bytes of the client's
 // answers budget, claimed as its result was rendered, until written, and one
 // past it ends the operation.
-func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, entry *reservedOp, op *streamOp, render *renderClaim) {
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, entry *wsOp, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
@@ -309,7 +302,7 @@ func (c *renderClaim) ClaimAnswer(n int64) error {
 func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
 // add registers the operation id, or says why it is refused, with the status.
-func (res *reservation) add(id string, op *reservedOp, most int) (int, string) {
+func (res *reservation) add(id string, op *wsOp, most int) (int, string) {
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	switch _, taken := res.ops[id]; {

@@ -65,7 +65,8 @@ type wsClose struct {
 	reason string
 }
 
-// wsOp is an active operation.
+// wsOp is an active operation of a WebSocket connection, or of a reserved
+// stream (sse_single.go), which sets only id, cancel and stopped.
 type wsOp struct {
 	id       string
 	cancel   context.CancelFunc
