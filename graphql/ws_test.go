@@ -2037,3 +2037,35 @@ func TestWebSocketMessageRefusedASlot(t *testing.T) {
 		t.Fatalf("got %v, want close 1013 with the refusal", err)
 	}
 }
+
+// TestWebSocketInvalidUTF8: a message that is not UTF-8, in a text frame (RFC
+// 6455 fails the connection) or a binary one (JSON text is UTF-8), closes the
+// socket with 1007 before anything of it is acted on or echoed, under either
+// protocol; two ids differing only in invalid bytes never meet as one.
+func TestWebSocketInvalidUTF8(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1})
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		for _, typ := range []websocket.MessageType{websocket.MessageText, websocket.MessageBinary} {
+			for _, msg := range []string{
+				"{\"type\":\"ping\",\"payload\":{\"s\":\"\xff\"}}",
+				"{\"id\":\"a\xfe\",\"type\":\"subscribe\",\"payload\":{\"query\":\"{ user(id: 1) { name } }\"}}",
+				"{\"id\":\"a\xfe\",\"type\":\"start\",\"payload\":{\"query\":\"{ user(id: 1) { name } }\"}}",
+			} {
+				c := dialWS(t, srv.url(), proto)
+				wsSend(t, c, initMsg)
+				wsMustRecv(t, c)
+				ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+				if err := c.Write(ctx, typ, []byte(msg)); err != nil {
+					t.Fatal(err)
+				}
+				cancel()
+				got, err := wsRecv(t, c)
+				if code := websocket.CloseStatus(err); code != websocket.StatusInvalidFramePayloadData {
+					t.Errorf("%s, %v frame %q: got %q, close %v; want close 1007", proto, typ, msg, got, err)
+				}
+				c.CloseNow()
+			}
+		}
+	}
+	srv.waitIdle(t)
+}

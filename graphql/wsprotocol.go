@@ -67,6 +67,10 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 		c.expire()
 		return false
 	}
+	if !utf8.Valid(data) { // RFC 6455 fails a text message that is not UTF-8; JSON text is UTF-8, in any frame
+		c.closeNow(websocket.StatusInvalidFramePayloadData, "Invalid UTF-8")
+		return false
+	}
 	m, err := parseWSMessage(data)
 	return c.proto.receive(c, m, err)
 }
