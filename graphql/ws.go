@@ -96,11 +96,12 @@ type WebSocketOptions struct {
 	// (subscriptions, and queries and mutations until they complete); 0 means
 	// 100. One past it gets an error message; the connection stays open.
 	MaxSubscriptions int
-	// Sockets and Operations count the connections open and the operations
-	// active over them, by client address; nil bounds neither. A claim refused
-	// refuses the connection before the upgrade (429 when the error has
-	// ByClient() true, else 503) or the operation (an error message).
-	Sockets, Operations Budget
+	// Sockets, Operations and Answers count the connections open, the
+	// operations active over them and the bytes of the messages queued for
+	// them, by client address; nil bounds none. A claim refused refuses the
+	// connection before the upgrade (429 when the error has ByClient() true,
+	// else 503), the operation (an error message) or the message (close 1013).
+	Sockets, Operations, Answers Budget
 	// ClientOf names the client a request comes from, as Sockets, Operations
 	// and ClientSlot count clients; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
@@ -139,6 +140,7 @@ func (o *WebSocketOptions) setDefaults() {
 	}
 	o.Sockets = cmp.Or[Budget](o.Sockets, unbounded{})
 	o.Operations = cmp.Or[Budget](o.Operations, unbounded{})
+	o.Answers = cmp.Or[Budget](o.Answers, unbounded{})
 	o.MaxSubscriptions = positiveOr(o.MaxSubscriptions, 100)
 	o.MaxMessageBytes = positiveOr(o.MaxMessageBytes, maxRequestBytes)
 	o.SendQueue = positiveOr(o.SendQueue, 64)

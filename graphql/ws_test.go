@@ -2069,3 +2069,64 @@ func TestWebSocketInvalidUTF8(t *testing.T) {
 	}
 	srv.waitIdle(t)
 }
+
+// refusalSignal is a Budget that closes refused at its first refusal.
+type refusalSignal struct {
+	Budget
+	refused chan struct{}
+	once    sync.Once
+}
+
+func (b *refusalSignal) Claim(client string, n int64) error {
+	err := b.Budget.Claim(client, n)
+	if err != nil {
+		b.once.Do(func() { close(b.refused) })
+	}
+	return err
+}
+
+// TestWebSocketQueuedBytes: the messages queued for a socket whose client does
+// not read hold their bytes of the client's answers budget; one that would
+// pass it closes the socket with 1013 after what was queued, and every byte
+// held is given back.
+func TestWebSocketQueuedBytes(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 4<<20, 0, nil)
+	budget := &refusalSignal{Budget: answers, refused: make(chan struct{})}
+	srv := newWSServer(t, 4, WebSocketOptions{Answers: budget, KeepAlive: -1, WriteTimeout: time.Minute})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	for _, id := range []string{"a", "b"} { // with two operations every message is queued
+		wsSend(t, c, subscribe(id, "subscription { onUserCreated { id } }", nil))
+	}
+	srv.hub.waitActive(t, 2)
+	ping := []byte(`{"type":"ping","payload":{"s":"` + strings.Repeat("x", 512<<10) + `"}}`)
+	go func() { // until the server stops reading
+		for c.Write(context.Background(), websocket.MessageText, ping) == nil {
+		}
+	}()
+	select {
+	case <-budget.refused:
+	case <-time.After(wsWait):
+		t.Fatalf("no claim refused; %d bytes held", answers.Held())
+	}
+	pongs := 0
+	for {
+		msg, err := wsRecv(t, c)
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != websocket.StatusTryAgainLater {
+				t.Errorf("after %d pongs: %v, want close 1013", pongs, err)
+			}
+			break
+		}
+		if !strings.HasPrefix(msg, `{"type":"pong"`) {
+			t.Fatalf("message %.40s", msg)
+		}
+		pongs++
+	}
+	srv.waitIdle(t)
+	if held := answers.Held(); held != 0 {
+		t.Errorf("%d bytes still held", held)
+	}
+}

@@ -315,9 +315,10 @@ type outMsg struct {
 	data []byte
 	// A result is framed only when written, into a pooled buffer: a response
 	// shared by many subscribers is never copied per subscriber.
-	result *Response
-	op     *wsOp // the operation the message belongs to, if any
-	close  websocket.StatusCode
+	result  *Response
+	op      *wsOp // the operation the message belongs to, if any
+	close   websocket.StatusCode
+	claimed int64 // of the client's answers budget, while it is queued
 }
 
 func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
@@ -346,6 +347,13 @@ func (c *wsConn) send(m outMsg) bool {
 		}
 		c.writing.Unlock()
 	}
+	if m.claimed = int64(len(m.data)); m.result != nil {
+		m.claimed += int64(len(m.result.Data))
+	}
+	if err := c.h.opts.Answers.Claim(c.client, m.claimed); err != nil {
+		c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
+		return false
+	}
 	c.queued.Add(1)
 	select {
 	case c.queue() <- m:
@@ -353,6 +361,7 @@ func (c *wsConn) send(m outMsg) bool {
 		return true
 	case <-c.dead.Done():
 		c.queued.Add(-1)
+		c.h.opts.Answers.Release(c.client, m.claimed)
 		return false
 	}
 }
@@ -476,6 +485,7 @@ func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	ok, closing := true, outMsg{}
 	for ok && len(queue) > 0 {
 		m := <-queue // only the sender takes from the queue
+		c.h.opts.Answers.Release(c.client, m.claimed)
 		if m.close != 0 {
 			closing = m
 			break
@@ -629,6 +639,12 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
+	c.mu.Lock()
+	queue := c.out
+	c.mu.Unlock()
+	for len(queue) > 0 { // left by the sender: no one sends now but goAway, whose close claims nothing
+		c.h.opts.Answers.Release(c.client, (<-queue).claimed)
+	}
 	closed := cmp.Or(c.closing.Load(), &wsClose{}) // code 0: the peer closed first
 	if log := c.h.opts.Log; log != nil {
 		by := slog.String("closed_by", "client")
