@@ -18,25 +18,17 @@ type reservation struct {
 	token, client string
 	ctx           context.Context // the operations' parent: ends with the reservation
 	cancel        context.CancelFunc
-	until         time.Time        // when the authorization ends; zero: never
-	out           chan queuedEvent // framed events waiting for the stream
-	expire        *time.Timer      // ends the reservation, stopped when its stream comes
-	leave         func()           // gives back what enter claimed
-	running       sync.WaitGroup   // the operations' goroutines (runReserved)
+	until         time.Time      // when the authorization ends; zero: never
+	out           chan outMsg    // framed events waiting for the stream, with their answer bytes
+	expire        *time.Timer    // ends the reservation, stopped when its stream comes
+	leave         func()         // gives back what enter claimed
+	running       sync.WaitGroup // the operations' goroutines (runReserved)
 	endOnce       sync.Once
 
 	mu        sync.Mutex
 	connected bool
 	closing   bool // at Shutdown: no operation starts
 	ops       map[string]*wsOp
-}
-
-// queuedEvent is an event waiting for its stream, the answer bytes it holds and
-// the operation that queued it (nil: the stream's last).
-type queuedEvent struct {
-	data    []byte
-	claimed int64
-	op      *wsOp
 }
 
 // reserve answers PUT: 201 with a reservation's token, as text/plain.
@@ -52,7 +44,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
-		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]*wsOp{}}
+		out: make(chan outMsg, s.opts.SendQueue), ops: map[string]*wsOp{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
@@ -71,7 +63,6 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, res.token)
 }
 
-// end forgets res and stops its operations.
 func (s *Streams) end(res *reservation) {
 	res.endOnce.Do(func() {
 		s.mu.Lock()
@@ -109,7 +100,7 @@ func (s *Streams) closeReserved(res *reservation) {
 	}
 	go func() {
 		res.running.Wait()
-		res.out <- queuedEvent{} // the stream's last; if it is gone, end's drain makes room
+		res.out <- outMsg{} // the stream's last; if it is gone, end's drain makes room
 	}()
 }
 
@@ -248,13 +239,11 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
-	put := func(ev queuedEvent) bool {
-		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
-			select {
-			case res.out <- ev:
-				return true
-			case <-ctx.Done():
-			}
+	put := func(ev outMsg) bool {
+		select {
+		case res.out <- ev: // what a stopped operation queues, the stream drops
+			return true
+		case <-ctx.Done():
 		}
 		s.opts.Answers.Release(res.client, ev.claimed)
 		return false
@@ -265,7 +254,7 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		if refused = render.ClaimAnswer(int64(len(ev))); refused != nil {
 			return false
 		}
-		return put(queuedEvent{ev, render.take(), entry})
+		return put(outMsg{data: ev, claimed: render.take(), op: entry})
 	}
 	ok := op.inc == nil && op.events(ctx, s.quit, emit) && ctx.Err() == nil
 	if op.inc != nil {
@@ -274,10 +263,11 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	// Its id is free before its last event, after which the client may use it again.
 	defer res.remove(id, true)()
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
-		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")}), op: entry})
+		errs := ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")}
+		ok = put(outMsg{data: sseFraming{}.fail(nil, id, errs), op: entry})
 	}
 	if ok {
-		put(queuedEvent{data: sseFraming{}.complete(nil, id), op: entry})
+		put(outMsg{data: sseFraming{}.complete(nil, id), op: entry})
 	}
 }
 
@@ -301,7 +291,6 @@ func (c *renderClaim) ClaimAnswer(n int64) error {
 // take hands over what the render holds: the next render claims anew.
 func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
-// add registers the operation id, or says why it is refused, with the status.
 func (res *reservation) add(id string, op *wsOp, most int) (int, string) {
 	res.mu.Lock()
 	defer res.mu.Unlock()

@@ -216,8 +216,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
-	c := newWSConn(h, ws, hw.out.conn, r)
-	c.client, c.coalescer = client, hw.out
+	c := newWSConn(h, ws, hw.out, r, client)
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
 	if h.writeCheck == nil {
@@ -319,7 +318,6 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, bufio.NewReadWriter(br, bw), nil
 }
 
-// wsBufferSize is the size of a socket's read and write buffers.
 const wsBufferSize = 1024
 
 // Budget is what the WebSocket handler claims a client's sockets and operations

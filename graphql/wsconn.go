@@ -75,12 +75,12 @@ type wsOp struct {
 	stopWake func() bool
 }
 
-func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
+func newWSConn(h *WebSocketHandler, ws *websocket.Conn, out *coalescer, r *http.Request, client string) *wsConn {
 	// The connection outlives ServeHTTP, which ends r's context; its values
 	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &wsConn{h: h, ws: ws, raw: raw, r: r.WithContext(ctx), opened: time.Now(), proto: newSubprotocol(ws.Subprotocol()),
-		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), ops: map[string]*wsOp{}}
+	c := &wsConn{h: h, ws: ws, raw: out.conn, coalescer: out, client: client, r: r.WithContext(ctx), opened: time.Now(),
+		proto: newSubprotocol(ws.Subprotocol()), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), ops: map[string]*wsOp{}}
 	dead, endDead := context.WithCancel(context.Background())
 	c.dead, c.markDead = dead, func() {
 		endDead()
@@ -169,7 +169,6 @@ func (c *wsConn) expired() bool {
 	return until != nil && !c.h.opts.Now().Before(*until)
 }
 
-// expire closes the connection whose authorization has ended.
 func (c *wsConn) expire() {
 	c.writing.Lock()
 	defer c.writing.Unlock()
@@ -194,7 +193,6 @@ func (c *wsConn) closeExpired() {
 	c.closeNow(closeForbidden, "Forbidden: "+msgAuthorizationExpired)
 }
 
-// start begins the operation id, unless it is refused.
 func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
 		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
@@ -290,7 +288,6 @@ func (c *wsConn) addPassive(op *wsOp) {
 	c.wakeSender() // events may have come before it was added
 }
 
-// endPassive ends a subscription the sender read.
 func (c *wsConn) endPassive(op *wsOp) {
 	op.stopWake()
 	op.st.done()
@@ -298,10 +295,8 @@ func (c *wsConn) endPassive(op *wsOp) {
 	c.h.opts.Operations.Release(c.client, 1)
 }
 
-// wakeSender tells the sender it has work; it never blocks.
 func (c *wsConn) wakeSender() { wake(c.wake) }
 
-// wake gives ch, of capacity 1, a value unless it has one already.
 func wake(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -311,6 +306,7 @@ func wake(ch chan struct{}) {
 
 // outMsg is an entry of the send queue: a message, a result, or a close (its
 // reason in data). Every connection holds SendQueue of them: it is kept small.
+// A reserved stream's queue holds its framed events so, an empty one its last.
 type outMsg struct {
 	data []byte
 	// A result is framed only when written, into a pooled buffer: a response
@@ -558,7 +554,6 @@ func (c *wsConn) leaveSlot() {
 	}
 }
 
-// forget removes op from the active operations, freeing its id.
 func (c *wsConn) forget(op *wsOp) {
 	c.mu.Lock()
 	if c.ops[op.id] == op {
@@ -577,7 +572,6 @@ func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	}
 }
 
-// drop closes the socket without a close handshake.
 func (c *wsConn) drop(reason string) {
 	c.closing.CompareAndSwap(nil, &wsClose{closeDropped, reason})
 	c.raw.Close()

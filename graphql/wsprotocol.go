@@ -29,7 +29,6 @@ type subprotocol interface {
 	refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool
 }
 
-// newSubprotocol returns the protocol named name, or nil.
 func newSubprotocol(name string) subprotocol {
 	switch name {
 	case ProtocolTransportWS:
@@ -75,7 +74,6 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 	return c.proto.receive(c, m, err)
 }
 
-// wsMessage is an incoming message.
 type wsMessage struct {
 	typ     string
 	id      string          // "" when absent
@@ -138,7 +136,6 @@ func parseOperation(payload json.RawMessage) (Request, error) {
 	return req, nil
 }
 
-// initPayload decodes a connection_init payload.
 func initPayload(raw json.RawMessage) (p map[string]any, err error) {
 	if raw != nil && (!isJSONObject(raw) || json.Unmarshal(raw, &p) != nil) {
 		return nil, errors.New(`"connection_init" payload must be an object`)
@@ -157,7 +154,6 @@ func stringMember(raw json.RawMessage, dst *string) bool {
 // isJSONObject reports whether raw, a valid JSON value, is an object.
 func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// completeMessage tells the client the operation id completed.
 func completeMessage(id string) []byte {
 	return append(appendOpHeader(make([]byte, 0, len(id)+32), "complete", id), '}')
 }
@@ -167,7 +163,6 @@ func appendOpHeader(buf []byte, typ, id string) []byte {
 	return appendString(append(buf, `,"type":`...), typ)
 }
 
-// errorList gives the GraphQL errors of a failed request.
 func errorList(err error) ErrorList {
 	var list ErrorList
 	if errors.As(err, &list) {
