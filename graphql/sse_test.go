@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -797,4 +798,38 @@ func TestSSESingleConnectionStoppedEventsDropped(t *testing.T) {
 	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
 	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"a\"}\n")
 	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
+}
+
+// TestSSESingleConnectionCycles: hundreds of operations started and stopped
+// by DELETE on one reservation leave nothing behind once it ends: no
+// goroutine, no source, nothing held of the client's budgets.
+func TestSSESingleConnectionCycles(t *testing.T) {
+	ops := admission.NewBudget("WebSocket operations", 1000, 0, nil)
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Operations: ops, Answers: answers})
+	base := runtime.NumGoroutine()
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	resp := srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...)
+	go io.Copy(io.Discard, resp.Body)
+	for i := range 300 {
+		id := strconv.Itoa(i)
+		q := "subscription { onUserCreated { id } }"
+		if i%2 == 1 {
+			q = "{ user(id: 1) { name } }"
+		}
+		if status, body := srv.status(t, "POST", "", `{"query":"`+q+`","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %d: %d %s", i, status, body)
+		}
+		srv.status(t, "DELETE", "?operationId="+id, "", tok...)
+	}
+	srv.hub.waitActive(t, 0)
+	resp.Body.Close()
+	waitFor(t, "the reservation to end", func() bool {
+		status, _ := srv.status(t, "DELETE", "?operationId=x", "", tok...)
+		return status == http.StatusNotFound
+	})
+	waitFor(t, "the budgets to be given back", func() bool { return ops.Held() == 0 && answers.Held() == 0 })
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, base)
 }

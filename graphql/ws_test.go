@@ -2130,3 +2130,43 @@ func TestWebSocketQueuedBytes(t *testing.T) {
 		t.Errorf("%d bytes still held", held)
 	}
 }
+
+// TestWebSocketSubscribeCompleteCycles: thousands of operations started and
+// stopped on one socket, under either protocol, leave nothing behind: no
+// goroutine, no source, nothing held of the client's budgets.
+func TestWebSocketSubscribeCompleteCycles(t *testing.T) {
+	ops := admission.NewBudget("WebSocket operations", 1000, 0, nil)
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newWSServer(t, 4, WebSocketOptions{Operations: ops, Answers: answers, KeepAlive: -1})
+	base := runtime.NumGoroutine()
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		c := dialWS(t, srv.url(), proto)
+		wsSend(t, c, initMsg)
+		wsMustRecv(t, c)
+		start, stop := subscribe, func(id string) string { return `{"type":"complete","id":"` + id + `"}` }
+		if proto == ProtocolLegacyWS {
+			start = func(id, q string, _ map[string]any) string { return legacyStart(id, q) }
+			stop = func(id string) string { return `{"type":"stop","id":"` + id + `"}` }
+		}
+		for i := range 2000 {
+			id := fmt.Sprint(i % 3)
+			q := "subscription { onUserCreated { id } }"
+			if i%2 == 1 {
+				q = "{ user(id: 1) { name } }"
+			}
+			wsSend(t, c, start(id, q, nil))
+			wsSend(t, c, stop(id))
+		}
+		go func() { // what the server sends is read, and dropped
+			for _, _, err := c.Read(context.Background()); err == nil; _, _, err = c.Read(context.Background()) {
+			}
+		}()
+		srv.hub.waitActive(t, 0)
+		c.Close(websocket.StatusNormalClosure, "")
+		srv.waitIdle(t)
+	}
+	waitGoroutines(t, base)
+	if ops.Held() != 0 || answers.Held() != 0 {
+		t.Errorf("held: %d operations, %d answer bytes", ops.Held(), answers.Held())
+	}
+}
