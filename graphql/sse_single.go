@@ -184,8 +184,9 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		OperationID string `json:"operationId"`
 	}
 	json.Unmarshal(params.Extensions, &ext) // what else extensions hold is read by start
-	if status == 0 && batch == nil && ext.OperationID == "" {
-		status, msg = http.StatusBadRequest, "An operation on a reserved stream names its extensions.operationId."
+	if status == 0 && batch == nil && (ext.OperationID == "" || len(ext.OperationID) > maxOperationID) {
+		status, msg = http.StatusBadRequest, "An operation on a reserved stream names its extensions.operationId, of at most "+
+			strconv.Itoa(maxOperationID)+" bytes."
 	}
 	if status == 0 && batch != nil {
 		status, msg = http.StatusBadRequest, "A batch of operations cannot be streamed; send one operation per request."

@@ -833,3 +833,17 @@ func TestSSESingleConnectionCycles(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	waitGoroutines(t, base)
 }
+
+// TestSSESingleConnectionLongID: an operationId past maxOperationID bytes is
+// refused with 400 and starts nothing.
+func TestSSESingleConnectionLongID(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	for id, want := range map[string]int{strings.Repeat("i", maxOperationID): http.StatusAccepted, strings.Repeat("i", maxOperationID+1): http.StatusBadRequest} {
+		if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"`+id+`"}}`, tok...); status != want {
+			t.Errorf("an operationId of %d bytes: %d %.100s, want %d", len(id), status, body, want)
+		}
+	}
+	srv.hub.waitActive(t, 1)
+}

@@ -2170,3 +2170,37 @@ func TestWebSocketSubscribeCompleteCycles(t *testing.T) {
 		t.Errorf("held: %d operations, %d answer bytes", ops.Held(), answers.Held())
 	}
 }
+
+// TestWebSocketLongID: an operation id is held while the operation runs and
+// sent back in each of its messages, so one past maxOperationID bytes is refused
+// (graphql-transport-ws: 4400; legacy: connection_error, the socket open) and
+// no operation starts; one of maxOperationID bytes runs.
+func TestWebSocketLongID(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1})
+	long, most := strings.Repeat("i", maxOperationID+1), strings.Repeat("i", maxOperationID)
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, subscribe(most, "{ user(id: 1) { name } }", nil))
+	if got := wsMustRecv(t, c); !strings.Contains(got, `"next"`) {
+		t.Errorf("an id of %d bytes: %.80s", maxOperationID, got)
+	}
+	wsMustRecv(t, c) // complete
+	wsSend(t, c, subscribe(long, "subscription { onUserCreated { id } }", nil))
+	if got, err := wsRecv(t, c); websocket.CloseStatus(err) != closeBadRequest {
+		t.Errorf("graphql-transport-ws, a longer id: %.80q %v, want close 4400", got, err)
+	}
+	c = dialWS(t, srv.url(), ProtocolLegacyWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, legacyStart(long, "subscription { onUserCreated { id } }"))
+	if got := wsMustRecv(t, c); !strings.HasPrefix(got, `{"type":"connection_error"`) || strings.Contains(got, long) {
+		t.Errorf("legacy, a longer id: %.120s, want connection_error", got)
+	}
+	wsSend(t, c, legacyStart(most, "{ user(id: 1) { name } }"))
+	if got := wsMustRecv(t, c); !strings.Contains(got, `"data"`) {
+		t.Errorf("legacy, an id of %d bytes after a longer one: %.80s", maxOperationID, got)
+	}
+	srv.hub.wait(t, "no subscription started", func(_, started int) bool { return started == 0 })
+}

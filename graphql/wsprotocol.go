@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"quartet/internal/jsonkeys"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -74,6 +75,10 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 	return c.proto.receive(c, m, err)
 }
 
+// maxOperationID bounds the id of an operation (operationId on a reserved
+// stream), held while it runs and sent back in each of its messages.
+const maxOperationID = 256
+
 type wsMessage struct {
 	typ     string
 	id      string          // "" when absent
@@ -101,8 +106,8 @@ func parseWSMessage(data []byte) (wsMessage, error) {
 	if json.Unmarshal(raw, &m.typ) != nil || m.typ == "" {
 		return m, errors.New("type must be a non-empty string")
 	}
-	if !stringMember(fields["id"], &m.id) {
-		return m, errors.New("id must be a string")
+	if !stringMember(fields["id"], &m.id) || len(m.id) > maxOperationID {
+		return m, errors.New("id must be a string of at most " + strconv.Itoa(maxOperationID) + " bytes")
 	}
 	if raw := fields["payload"]; !isNull(raw) {
 		m.payload = raw
