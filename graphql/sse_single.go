@@ -139,16 +139,16 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
-			if s.lapsed(res.until) {
-				s.opts.Answers.Release(res.client, ev.claimed)
-				s.endOperationsExpired(sw, res)
-				return
-			}
-			if ev.op == nil || !ev.op.stopped.Load() {
+			lapsed := s.lapsed(res.until)
+			if !lapsed && (ev.op == nil || !ev.op.stopped.Load()) {
 				sw.buf = append(sw.buf, ev.data...)
 				ok = sw.flush() && ev.data != nil
 			}
 			s.opts.Answers.Release(res.client, ev.claimed)
+			if lapsed {
+				s.endOperationsExpired(sw, res)
+				return
+			}
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:

@@ -75,13 +75,11 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 	return c.proto.receive(c, m, err)
 }
 
-// maxOperationID bounds the id of an operation (operationId on a reserved
-// stream), held while it runs and sent back in each of its messages.
+// maxOperationID bounds an operation's id, held while it runs and sent in each of its messages.
 const maxOperationID = 256
 
 type wsMessage struct {
-	typ     string
-	id      string          // "" when absent
+	typ, id string          // id: "" when absent
 	payload json.RawMessage // nil when absent or null
 }
 
@@ -180,12 +178,9 @@ func errorList(err error) ErrorList {
 // connection otherwise) cut on a rune boundary to what a close frame holds.
 func limitReason(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxCloseReason {
-		return s
-	}
 	i := maxCloseReason
-	for i > 0 && !utf8.RuneStart(s[i]) {
+	for i < len(s) && !utf8.RuneStart(s[i]) { // valid UTF-8: s[0] starts a rune
 		i--
 	}
-	return s[:i]
+	return s[:min(i, len(s))]
 }
