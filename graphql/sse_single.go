@@ -243,7 +243,7 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	put := func(ev outMsg) bool {
 		select {
 		case res.out <- ev: // what a stopped operation queues, the stream drops
-			return true
+			return ctx.Err() == nil // and it sends nothing more, though the queue had room
 		case <-ctx.Done():
 		}
 		s.opts.Answers.Release(res.client, ev.claimed)
