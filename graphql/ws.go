@@ -102,8 +102,8 @@ type WebSocketOptions struct {
 	// connection before the upgrade (429 when the error has ByClient() true,
 	// else 503), the operation (an error message) or the message (close 1013).
 	Sockets, Operations, Answers Budget
-	// ClientOf names the client a request comes from, as Sockets, Operations
-	// and ClientSlot count clients; nil: its RemoteAddr's host.
+	// ClientOf names the client a request comes from, as the budgets and
+	// ClientSlot count clients; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
