@@ -340,7 +340,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 			return release, err
 		}
 	}
-	opts.Sockets, opts.Operations = entrance.Sockets, entrance.Operations
+	opts.Sockets, opts.Operations, opts.Answers = entrance.Sockets, entrance.Operations, entrance.Answers
 	opts.ClientOf = func(r *http.Request) string { return admission.Of(r.RemoteAddr) }
 	if persistedOnly {
 		opts.PersistedOnly = h.PersistedQueries // pinned by start, before the first connection
@@ -348,7 +348,7 @@ func newGraphQLHandler(schema *graphql.Schema, auth *authenticator, origins cors
 	ws := graphql.NewWebSocketHandler(schema, opts)
 	// Streams over plain HTTP count with the WebSockets, claimed from the same budgets.
 	h.Streams = graphql.NewStreams(schema, graphql.StreamOptions{
-		Sockets: opts.Sockets, Operations: opts.Operations, Answers: entrance.Answers, ClientOf: opts.ClientOf,
+		Sockets: opts.Sockets, Operations: opts.Operations, Answers: opts.Answers, ClientOf: opts.ClientOf,
 		Authorize: admit, Now: opts.Now,
 	})
 	h.WebSocket = origins.Guard(ws)

@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"quartet/graphql"
+	"quartet/internal/admission"
 	"quartet/internal/testkit"
 )
 
@@ -392,3 +393,51 @@ const graphqlJSIntrospectionQuery = `
       }
     }
   `
+
+// TestGraphQLWebSocketUnreadAnswersBound: the service counts what waits for a
+// WebSocket whose client does not read in the client's answers budget
+// (-client-answer-bytes): pongs of a ping flood pile up to it, no further,
+// and the socket is then closed with 1013 after them.
+func TestGraphQLWebSocketUnreadAnswersBound(t *testing.T) {
+	cfg := testConfig()
+	cfg.admission.ClientAnswerBytes = admission.AnswerGrace
+	a, logs := startApp(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(-1)
+	wsjson.Write(ctx, c, map[string]any{"type": "connection_init"})
+	if _, msg, err := c.Read(ctx); err != nil || string(msg) != `{"type":"connection_ack"}` {
+		t.Fatalf("ack: %s %v", msg, err)
+	}
+	for _, id := range []string{"a", "b"} { // with two operations every message is queued
+		wsjson.Write(ctx, c, map[string]any{"type": "subscribe", "id": id, "payload": map[string]any{"query": "subscription { onUserCreated { id } }"}})
+	}
+	ping := []byte(`{"type":"ping","payload":{"s":"` + strings.Repeat("x", 256<<10) + `"}}`)
+	go func() { // until the server stops reading
+		for c.Write(ctx, websocket.MessageText, ping) == nil {
+		}
+	}()
+	testkit.Eventually(t, func() error {
+		if !strings.Contains(logs.String(), "answer bytes waiting to be read refused") {
+			return fmt.Errorf("no refusal logged")
+		}
+		return nil
+	})
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusTryAgainLater {
+				t.Errorf("the socket ended with %v, want close 1013", err)
+			}
+			break
+		}
+		if !strings.HasPrefix(string(msg), `{"type":"pong"`) {
+			t.Fatalf("message %.40s", msg)
+		}
+	}
+}

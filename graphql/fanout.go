@@ -16,7 +16,6 @@ import (
 // executes the event again, which costs time, never correctness.
 const sharedEventWindow = 8
 
-// fanout holds a schema's shared streams, by sharing key.
 type fanout struct {
 	mu      sync.Mutex
 	streams map[string]*sharedStream
@@ -70,7 +69,6 @@ func (f *fanout) join(key string) (*sharedStream, func()) {
 	return st, sync.OnceFunc(func() { f.leave(st) })
 }
 
-// leave forgets a stream when its last subscriber is gone.
 func (f *fanout) leave(st *sharedStream) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

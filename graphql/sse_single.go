@@ -18,23 +18,17 @@ type reservation struct {
 	token, client string
 	ctx           context.Context // the operations' parent: ends with the reservation
 	cancel        context.CancelFunc
-	until         time.Time        // when the authorization ends; zero: never
-	out           chan queuedEvent // framed events waiting for the stream
-	expire        *time.Timer      // ends the reservation, stopped when its stream comes
-	leave         func()           // gives back what enter claimed
-	running       sync.WaitGroup   // the operations' goroutines (runReserved)
+	until         time.Time      // when the authorization ends; zero: never
+	out           chan outMsg    // framed events waiting for the stream, with their answer bytes
+	expire        *time.Timer    // ends the reservation, stopped when its stream comes
+	leave         func()         // gives back what enter claimed
+	running       sync.WaitGroup // the operations' goroutines (runReserved)
 	endOnce       sync.Once
 
 	mu        sync.Mutex
 	connected bool
 	closing   bool // at Shutdown: no operation starts
-	ops       map[string]context.CancelFunc
-}
-
-// queuedEvent is an event waiting for its stream, and the answer bytes it holds.
-type queuedEvent struct {
-	data    []byte
-	claimed int64
+	ops       map[string]*wsOp
 }
 
 // reserve answers PUT: 201 with a reservation's token, as text/plain.
@@ -50,7 +44,7 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &reservation{token: rand.Text(), client: client, until: until, leave: leave,
-		out: make(chan queuedEvent, s.opts.SendQueue), ops: map[string]context.CancelFunc{}}
+		out: make(chan outMsg, s.opts.SendQueue), ops: map[string]*wsOp{}}
 	res.ctx, res.cancel = context.WithCancel(ctx)
 	res.mu.Lock() // the timer may fire before the assignment is done
 	res.expire = time.AfterFunc(s.opts.ReservationTimeout, func() { s.end(res) })
@@ -69,7 +63,6 @@ func (s *Streams) reserve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, res.token)
 }
 
-// end forgets res and stops its operations.
 func (s *Streams) end(res *reservation) {
 	res.endOnce.Do(func() {
 		s.mu.Lock()
@@ -107,7 +100,7 @@ func (s *Streams) closeReserved(res *reservation) {
 	}
 	go func() {
 		res.running.Wait()
-		res.out <- queuedEvent{} // the stream's last; if it is gone, end's drain makes room
+		res.out <- outMsg{} // the stream's last; if it is gone, end's drain makes room
 	}()
 }
 
@@ -146,14 +139,16 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 	for ok := true; ok; {
 		select {
 		case ev := <-res.out:
-			if s.lapsed(res.until) {
-				s.opts.Answers.Release(res.client, ev.claimed)
+			lapsed := s.lapsed(res.until)
+			if !lapsed && (ev.op == nil || !ev.op.stopped.Load()) {
+				sw.buf = append(sw.buf, ev.data...)
+				ok = sw.flush() && ev.data != nil
+			}
+			s.opts.Answers.Release(res.client, ev.claimed)
+			if lapsed {
 				s.endOperationsExpired(sw, res)
 				return
 			}
-			sw.buf = append(sw.buf, ev.data...)
-			ok = sw.flush() && ev.data != nil
-			s.opts.Answers.Release(res.client, ev.claimed)
 		case <-tick.C:
 			ok = sw.keepAlive()
 		case <-expired:
@@ -172,7 +167,7 @@ func (s *Streams) serveReserved(w http.ResponseWriter, r *http.Request, res *res
 func (s *Streams) endOperationsExpired(sw *streamWriter, res *reservation) {
 	res.mu.Lock()
 	ids := slices.Sorted(maps.Keys(res.ops))
-	ids = slices.DeleteFunc(ids, func(id string) bool { return res.ops[id] == nil })
+	ids = slices.DeleteFunc(ids, func(id string) bool { return res.ops[id].stopped.Load() })
 	res.mu.Unlock()
 	errs := ErrorList{newError(codeForbidden, "Forbidden: "+msgAuthorizationExpired)}
 	for _, id := range ids {
@@ -189,8 +184,9 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		OperationID string `json:"operationId"`
 	}
 	json.Unmarshal(params.Extensions, &ext) // what else extensions hold is read by start
-	if status == 0 && batch == nil && ext.OperationID == "" {
-		status, msg = http.StatusBadRequest, "An operation on a reserved stream names its extensions.operationId."
+	if status == 0 && batch == nil && (ext.OperationID == "" || len(ext.OperationID) > maxOperationID) {
+		status, msg = http.StatusBadRequest, "An operation on a reserved stream names its extensions.operationId, of at most "+
+			strconv.Itoa(maxOperationID)+" bytes."
 	}
 	if status == 0 && batch != nil {
 		status, msg = http.StatusBadRequest, "A batch of operations cannot be streamed; send one operation per request."
@@ -201,7 +197,8 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 	}
 	id := ext.OperationID
 	ctx, cancel := context.WithCancel(res.ctx)
-	if status, refused := res.add(id, cancel, s.opts.MaxOperations); refused != "" {
+	entry := &wsOp{id: id, cancel: cancel}
+	if status, refused := res.add(id, entry, s.opts.MaxOperations); refused != "" {
 		cancel()
 		writeHTTPError(w, mediaJSON, status, refused)
 		return
@@ -224,7 +221,7 @@ func (s *Streams) startReserved(w http.ResponseWriter, r *http.Request, h *Handl
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-	go s.runReserved(ctx, res, id, op, render)
+	go s.runReserved(ctx, res, id, entry, op, render)
 }
 
 // withAuthorization is the reservation's context, ending with it, holding the
@@ -239,17 +236,15 @@ func withAuthorization(res, req context.Context) context.Context {
 // stream's queue is full, then complete; each holds its bytes of the client's
 // answers budget, claimed as its result was rendered, until written, and one
 // past it ends the operation.
-func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, op *streamOp, render *renderClaim) {
+func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, entry *wsOp, op *streamOp, render *renderClaim) {
 	defer res.running.Done()
 	defer s.opts.Operations.Release(res.client, 1)
 	defer func() { s.opts.Answers.Release(res.client, render.take()) }() // a render no event took
-	put := func(ev queuedEvent) bool {
-		if ctx.Err() == nil { // a stopped operation sends nothing more, though the queue has room
-			select {
-			case res.out <- ev:
-				return true
-			case <-ctx.Done():
-			}
+	put := func(ev outMsg) bool {
+		select {
+		case res.out <- ev: // what a stopped operation queues, the stream drops
+			return ctx.Err() == nil // and it sends nothing more, though the queue had room
+		case <-ctx.Done():
 		}
 		s.opts.Answers.Release(res.client, ev.claimed)
 		return false
@@ -260,7 +255,7 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 		if refused = render.ClaimAnswer(int64(len(ev))); refused != nil {
 			return false
 		}
-		return put(queuedEvent{ev, render.take()})
+		return put(outMsg{data: ev, claimed: render.take(), op: entry})
 	}
 	ok := op.inc == nil && op.events(ctx, s.quit, emit) && ctx.Err() == nil
 	if op.inc != nil {
@@ -269,10 +264,11 @@ func (s *Streams) runReserved(ctx context.Context, res *reservation, id string, 
 	// Its id is free before its last event, after which the client may use it again.
 	defer res.remove(id, true)()
 	if refused != nil { // a few bytes, outside the budget, so that the client learns why
-		ok = put(queuedEvent{data: sseFraming{}.fail(nil, id, ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")})})
+		errs := ErrorList{newError(codeTooManyRequests, capitalize(refused.Error())+".")}
+		ok = put(outMsg{data: sseFraming{}.fail(nil, id, errs), op: entry})
 	}
 	if ok {
-		put(queuedEvent{data: sseFraming{}.complete(nil, id)})
+		put(outMsg{data: sseFraming{}.complete(nil, id), op: entry})
 	}
 }
 
@@ -296,8 +292,7 @@ func (c *renderClaim) ClaimAnswer(n int64) error {
 // take hands over what the render holds: the next render claims anew.
 func (c *renderClaim) take() (n int64) { n, c.held = c.held, 0; return n }
 
-// add registers the operation id, or says why it is refused, with the status.
-func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int, string) {
+func (res *reservation) add(id string, op *wsOp, most int) (int, string) {
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	switch _, taken := res.ops[id]; {
@@ -310,24 +305,24 @@ func (res *reservation) add(id string, cancel context.CancelFunc, most int) (int
 	case res.closing:
 		return http.StatusServiceUnavailable, "The server is shutting down."
 	}
-	res.ops[id] = cancel
+	res.ops[id] = op
 	res.running.Add(1) // under mu, before end's Wait
 	return 0, ""
 }
 
-// remove returns what stops the operation id, marking it stopped (nil); forget frees
-// its id too, which only the operation's own goroutine does, before its last event.
+// remove returns what stops the operation id, marking it stopped; forget frees
+// its id instead, which only the operation's own goroutine does, before its last event.
 func (res *reservation) remove(id string, forget bool) context.CancelFunc {
 	res.mu.Lock()
 	defer res.mu.Unlock()
-	cancel, ok := res.ops[id]
-	if forget {
-		delete(res.ops, id)
-	} else if ok {
-		res.ops[id] = nil
-	}
-	if cancel == nil {
+	op := res.ops[id]
+	switch {
+	case op == nil:
 		return func() {}
+	case forget:
+		delete(res.ops, id)
+	default:
+		op.stopped.Store(true)
 	}
-	return cancel
+	return op.cancel
 }

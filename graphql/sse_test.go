@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -769,4 +770,80 @@ func TestSSEShutdownLastEvents(t *testing.T) {
 			t.Fatalf("stream: %q, want %q", got, want)
 		}
 	}
+}
+
+// TestSSESingleConnectionStoppedEventsDropped: events an operation queued
+// before DELETE stopped it are never written, even once another operation has
+// taken its id, and their bytes of the answers budget are given back.
+func TestSSESingleConnectionStoppedEventsDropped(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Answers: answers})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	post := func(query string) int {
+		status, _ := srv.status(t, "POST", "", `{"query":"`+query+`","extensions":{"operationId":"a"}}`, tok...)
+		return status
+	}
+	if status := post("subscription { onUserCreated { id } }"); status != http.StatusAccepted {
+		t.Fatalf("subscribe: %d", status)
+	}
+	srv.hub.waitActive(t, 1)
+	srv.hub.publish("Dan") // no stream yet: the event waits in the queue
+	waitFor(t, "the event to be queued", func() bool { return answers.Held() > 0 })
+	if status, _ := srv.status(t, "DELETE", "?operationId=a", "", tok...); status != http.StatusOK {
+		t.Fatalf("DELETE: %d", status)
+	}
+	waitFor(t, "the id to be free", func() bool { return post("{ user(id: 1) { name } }") == http.StatusAccepted })
+	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
+	expectEvent(t, er.nextEvent(), "event: next\ndata: {\"id\":\"a\",\"payload\":{\"data\":{\"user\":{\"name\":\"Alice\"}}}}\n")
+	expectEvent(t, er.nextEvent(), "event: complete\ndata: {\"id\":\"a\"}\n")
+	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
+}
+
+// TestSSESingleConnectionCycles: hundreds of operations started and stopped
+// by DELETE on one reservation leave nothing behind once it ends: no
+// goroutine, no source, nothing held of the client's budgets.
+func TestSSESingleConnectionCycles(t *testing.T) {
+	ops := admission.NewBudget("WebSocket operations", 1000, 0, nil)
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newStreamServer(t, 8, StreamOptions{Operations: ops, Answers: answers})
+	base := runtime.NumGoroutine()
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	resp := srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...)
+	go io.Copy(io.Discard, resp.Body)
+	for i := range 300 {
+		id := strconv.Itoa(i)
+		q := "subscription { onUserCreated { id } }"
+		if i%2 == 1 {
+			q = "{ user(id: 1) { name } }"
+		}
+		if status, body := srv.status(t, "POST", "", `{"query":"`+q+`","extensions":{"operationId":"`+id+`"}}`, tok...); status != http.StatusAccepted {
+			t.Fatalf("POST %d: %d %s", i, status, body)
+		}
+		srv.status(t, "DELETE", "?operationId="+id, "", tok...)
+	}
+	srv.hub.waitActive(t, 0)
+	resp.Body.Close()
+	waitFor(t, "the reservation to end", func() bool {
+		status, _ := srv.status(t, "DELETE", "?operationId=x", "", tok...)
+		return status == http.StatusNotFound
+	})
+	waitFor(t, "the budgets to be given back", func() bool { return ops.Held() == 0 && answers.Held() == 0 })
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, base)
+}
+
+// TestSSESingleConnectionLongID: an operationId past maxOperationID bytes is
+// refused with 400 and starts nothing.
+func TestSSESingleConnectionLongID(t *testing.T) {
+	srv := newStreamServer(t, 8, StreamOptions{})
+	_, token := srv.status(t, "PUT", "", "")
+	tok := []string{EventStreamTokenHeader, token}
+	for id, want := range map[string]int{strings.Repeat("i", maxOperationID): http.StatusAccepted, strings.Repeat("i", maxOperationID+1): http.StatusBadRequest} {
+		if status, body := srv.status(t, "POST", "", `{"query":"subscription { onUserCreated { id } }","extensions":{"operationId":"`+id+`"}}`, tok...); status != want {
+			t.Errorf("an operationId of %d bytes: %d %.100s, want %d", len(id), status, body, want)
+		}
+	}
+	srv.hub.waitActive(t, 1)
 }

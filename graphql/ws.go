@@ -96,13 +96,14 @@ type WebSocketOptions struct {
 	// (subscriptions, and queries and mutations until they complete); 0 means
 	// 100. One past it gets an error message; the connection stays open.
 	MaxSubscriptions int
-	// Sockets and Operations count the connections open and the operations
-	// active over them, by client address; nil bounds neither. A claim refused
-	// refuses the connection before the upgrade (429 when the error has
-	// ByClient() true, else 503) or the operation (an error message).
-	Sockets, Operations Budget
-	// ClientOf names the client a request comes from, as Sockets, Operations
-	// and ClientSlot count clients; nil: its RemoteAddr's host.
+	// Sockets, Operations and Answers count the connections open, the
+	// operations active over them and the bytes of the messages queued for
+	// them, by client address; nil bounds none. A claim refused refuses the
+	// connection before the upgrade (429 when the error has ByClient() true,
+	// else 503), the operation (an error message) or the message (close 1013).
+	Sockets, Operations, Answers Budget
+	// ClientOf names the client a request comes from, as the budgets and
+	// ClientSlot count clients; nil: its RemoteAddr's host.
 	ClientOf func(*http.Request) string
 	// Log, when set, gets a line when a connection ends.
 	Log *slog.Logger
@@ -139,6 +140,7 @@ func (o *WebSocketOptions) setDefaults() {
 	}
 	o.Sockets = cmp.Or[Budget](o.Sockets, unbounded{})
 	o.Operations = cmp.Or[Budget](o.Operations, unbounded{})
+	o.Answers = cmp.Or[Budget](o.Answers, unbounded{})
 	o.MaxSubscriptions = positiveOr(o.MaxSubscriptions, 100)
 	o.MaxMessageBytes = positiveOr(o.MaxMessageBytes, maxRequestBytes)
 	o.SendQueue = positiveOr(o.SendQueue, 64)
@@ -214,8 +216,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.MaxMessageBytes)
 	h.live.Add(1)
-	c := newWSConn(h, ws, hw.out.conn, r)
-	c.client, c.coalescer = client, hw.out
+	c := newWSConn(h, ws, hw.out, r, client)
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
 	if h.writeCheck == nil {
@@ -317,7 +318,6 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, bufio.NewReadWriter(br, bw), nil
 }
 
-// wsBufferSize is the size of a socket's read and write buffers.
 const wsBufferSize = 1024
 
 // Budget is what the WebSocket handler claims a client's sockets and operations

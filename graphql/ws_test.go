@@ -2037,3 +2037,170 @@ func TestWebSocketMessageRefusedASlot(t *testing.T) {
 		t.Fatalf("got %v, want close 1013 with the refusal", err)
 	}
 }
+
+// TestWebSocketInvalidUTF8: a message that is not UTF-8, in a text frame (RFC
+// 6455 fails the connection) or a binary one (JSON text is UTF-8), closes the
+// socket with 1007 before anything of it is acted on or echoed, under either
+// protocol; two ids differing only in invalid bytes never meet as one.
+func TestWebSocketInvalidUTF8(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1})
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		for _, typ := range []websocket.MessageType{websocket.MessageText, websocket.MessageBinary} {
+			for _, msg := range []string{
+				"{\"type\":\"ping\",\"payload\":{\"s\":\"\xff\"}}",
+				"{\"id\":\"a\xfe\",\"type\":\"subscribe\",\"payload\":{\"query\":\"{ user(id: 1) { name } }\"}}",
+				"{\"id\":\"a\xfe\",\"type\":\"start\",\"payload\":{\"query\":\"{ user(id: 1) { name } }\"}}",
+			} {
+				c := dialWS(t, srv.url(), proto)
+				wsSend(t, c, initMsg)
+				wsMustRecv(t, c)
+				ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+				if err := c.Write(ctx, typ, []byte(msg)); err != nil {
+					t.Fatal(err)
+				}
+				cancel()
+				got, err := wsRecv(t, c)
+				if code := websocket.CloseStatus(err); code != websocket.StatusInvalidFramePayloadData {
+					t.Errorf("%s, %v frame %q: got %q, close %v; want close 1007", proto, typ, msg, got, err)
+				}
+				c.CloseNow()
+			}
+		}
+	}
+	srv.waitIdle(t)
+}
+
+// refusalSignal is a Budget that closes refused at its first refusal.
+type refusalSignal struct {
+	Budget
+	refused chan struct{}
+	once    sync.Once
+}
+
+func (b *refusalSignal) Claim(client string, n int64) error {
+	err := b.Budget.Claim(client, n)
+	if err != nil {
+		b.once.Do(func() { close(b.refused) })
+	}
+	return err
+}
+
+// TestWebSocketQueuedBytes: the messages queued for a socket whose client does
+// not read hold their bytes of the client's answers budget; one that would
+// pass it closes the socket with 1013 after what was queued, and every byte
+// held is given back.
+func TestWebSocketQueuedBytes(t *testing.T) {
+	answers := admission.NewBudget("answer bytes waiting to be read", 4<<20, 0, nil)
+	budget := &refusalSignal{Budget: answers, refused: make(chan struct{})}
+	srv := newWSServer(t, 4, WebSocketOptions{Answers: budget, KeepAlive: -1, WriteTimeout: time.Minute})
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	for _, id := range []string{"a", "b"} { // with two operations every message is queued
+		wsSend(t, c, subscribe(id, "subscription { onUserCreated { id } }", nil))
+	}
+	srv.hub.waitActive(t, 2)
+	ping := []byte(`{"type":"ping","payload":{"s":"` + strings.Repeat("x", 512<<10) + `"}}`)
+	go func() { // until the server stops reading
+		for c.Write(context.Background(), websocket.MessageText, ping) == nil {
+		}
+	}()
+	select {
+	case <-budget.refused:
+	case <-time.After(wsWait):
+		t.Fatalf("no claim refused; %d bytes held", answers.Held())
+	}
+	pongs := 0
+	for {
+		msg, err := wsRecv(t, c)
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != websocket.StatusTryAgainLater {
+				t.Errorf("after %d pongs: %v, want close 1013", pongs, err)
+			}
+			break
+		}
+		if !strings.HasPrefix(msg, `{"type":"pong"`) {
+			t.Fatalf("message %.40s", msg)
+		}
+		pongs++
+	}
+	srv.waitIdle(t)
+	if held := answers.Held(); held != 0 {
+		t.Errorf("%d bytes still held", held)
+	}
+}
+
+// TestWebSocketSubscribeCompleteCycles: thousands of operations started and
+// stopped on one socket, under either protocol, leave nothing behind: no
+// goroutine, no source, nothing held of the client's budgets.
+func TestWebSocketSubscribeCompleteCycles(t *testing.T) {
+	ops := admission.NewBudget("WebSocket operations", 1000, 0, nil)
+	answers := admission.NewBudget("answer bytes waiting to be read", 1<<20, 0, nil)
+	srv := newWSServer(t, 4, WebSocketOptions{Operations: ops, Answers: answers, KeepAlive: -1})
+	base := runtime.NumGoroutine()
+	for _, proto := range []string{ProtocolTransportWS, ProtocolLegacyWS} {
+		c := dialWS(t, srv.url(), proto)
+		wsSend(t, c, initMsg)
+		wsMustRecv(t, c)
+		start, stop := subscribe, func(id string) string { return `{"type":"complete","id":"` + id + `"}` }
+		if proto == ProtocolLegacyWS {
+			start = func(id, q string, _ map[string]any) string { return legacyStart(id, q) }
+			stop = func(id string) string { return `{"type":"stop","id":"` + id + `"}` }
+		}
+		for i := range 2000 {
+			id := fmt.Sprint(i % 3)
+			q := "subscription { onUserCreated { id } }"
+			if i%2 == 1 {
+				q = "{ user(id: 1) { name } }"
+			}
+			wsSend(t, c, start(id, q, nil))
+			wsSend(t, c, stop(id))
+		}
+		go func() { // what the server sends is read, and dropped
+			for _, _, err := c.Read(context.Background()); err == nil; _, _, err = c.Read(context.Background()) {
+			}
+		}()
+		srv.hub.waitActive(t, 0)
+		c.Close(websocket.StatusNormalClosure, "")
+		srv.waitIdle(t)
+	}
+	waitGoroutines(t, base)
+	if ops.Held() != 0 || answers.Held() != 0 {
+		t.Errorf("held: %d operations, %d answer bytes", ops.Held(), answers.Held())
+	}
+}
+
+// TestWebSocketLongID: an operation id is held while the operation runs and
+// sent back in each of its messages, so one past maxOperationID bytes is refused
+// (graphql-transport-ws: 4400; legacy: connection_error, the socket open) and
+// no operation starts; one of maxOperationID bytes runs.
+func TestWebSocketLongID(t *testing.T) {
+	srv := newWSServer(t, 4, WebSocketOptions{KeepAlive: -1})
+	long, most := strings.Repeat("i", maxOperationID+1), strings.Repeat("i", maxOperationID)
+	c := dialWS(t, srv.url(), ProtocolTransportWS)
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, subscribe(most, "{ user(id: 1) { name } }", nil))
+	if got := wsMustRecv(t, c); !strings.Contains(got, `"next"`) {
+		t.Errorf("an id of %d bytes: %.80s", maxOperationID, got)
+	}
+	wsMustRecv(t, c) // complete
+	wsSend(t, c, subscribe(long, "subscription { onUserCreated { id } }", nil))
+	if got, err := wsRecv(t, c); websocket.CloseStatus(err) != closeBadRequest {
+		t.Errorf("graphql-transport-ws, a longer id: %.80q %v, want close 4400", got, err)
+	}
+	c = dialWS(t, srv.url(), ProtocolLegacyWS)
+	defer c.CloseNow()
+	wsSend(t, c, initMsg)
+	wsMustRecv(t, c)
+	wsSend(t, c, legacyStart(long, "subscription { onUserCreated { id } }"))
+	if got := wsMustRecv(t, c); !strings.HasPrefix(got, `{"type":"connection_error"`) || strings.Contains(got, long) {
+		t.Errorf("legacy, a longer id: %.120s, want connection_error", got)
+	}
+	wsSend(t, c, legacyStart(most, "{ user(id: 1) { name } }"))
+	if got := wsMustRecv(t, c); !strings.Contains(got, `"data"`) {
+		t.Errorf("legacy, an id of %d bytes after a longer one: %.80s", maxOperationID, got)
+	}
+	srv.hub.wait(t, "no subscription started", func(_, started int) bool { return started == 0 })
+}

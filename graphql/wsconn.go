@@ -65,7 +65,8 @@ type wsClose struct {
 	reason string
 }
 
-// wsOp is an active operation.
+// wsOp is an active operation of a WebSocket connection, or of a reserved
+// stream (sse_single.go), which sets only id, cancel and stopped.
 type wsOp struct {
 	id       string
 	cancel   context.CancelFunc
@@ -74,12 +75,12 @@ type wsOp struct {
 	stopWake func() bool
 }
 
-func newWSConn(h *WebSocketHandler, ws *websocket.Conn, raw net.Conn, r *http.Request) *wsConn {
+func newWSConn(h *WebSocketHandler, ws *websocket.Conn, out *coalescer, r *http.Request, client string) *wsConn {
 	// The connection outlives ServeHTTP, which ends r's context; its values
 	// (the caller's, for OnInit) stay.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &wsConn{h: h, ws: ws, raw: raw, r: r.WithContext(ctx), opened: time.Now(), proto: newSubprotocol(ws.Subprotocol()),
-		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), ops: map[string]*wsOp{}}
+	c := &wsConn{h: h, ws: ws, raw: out.conn, coalescer: out, client: client, r: r.WithContext(ctx), opened: time.Now(),
+		proto: newSubprotocol(ws.Subprotocol()), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), ops: map[string]*wsOp{}}
 	dead, endDead := context.WithCancel(context.Background())
 	c.dead, c.markDead = dead, func() {
 		endDead()
@@ -168,7 +169,6 @@ func (c *wsConn) expired() bool {
 	return until != nil && !c.h.opts.Now().Before(*until)
 }
 
-// expire closes the connection whose authorization has ended.
 func (c *wsConn) expire() {
 	c.writing.Lock()
 	defer c.writing.Unlock()
@@ -193,7 +193,6 @@ func (c *wsConn) closeExpired() {
 	c.closeNow(closeForbidden, "Forbidden: "+msgAuthorizationExpired)
 }
 
-// start begins the operation id, unless it is refused.
 func (c *wsConn) start(id string, req Request) bool {
 	if pq := c.h.opts.PersistedOnly; pq != nil && !pq.isPinned(sha256.Sum256([]byte(req.Query))) {
 		return c.sendErrors(id, nil, ErrorList{newError(codePersistedQueryNotInList, msgNotInList)})
@@ -289,7 +288,6 @@ func (c *wsConn) addPassive(op *wsOp) {
 	c.wakeSender() // events may have come before it was added
 }
 
-// endPassive ends a subscription the sender read.
 func (c *wsConn) endPassive(op *wsOp) {
 	op.stopWake()
 	op.st.done()
@@ -297,10 +295,8 @@ func (c *wsConn) endPassive(op *wsOp) {
 	c.h.opts.Operations.Release(c.client, 1)
 }
 
-// wakeSender tells the sender it has work; it never blocks.
 func (c *wsConn) wakeSender() { wake(c.wake) }
 
-// wake gives ch, of capacity 1, a value unless it has one already.
 func wake(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -310,13 +306,15 @@ func wake(ch chan struct{}) {
 
 // outMsg is an entry of the send queue: a message, a result, or a close (its
 // reason in data). Every connection holds SendQueue of them: it is kept small.
+// A reserved stream's queue holds its framed events so, an empty one its last.
 type outMsg struct {
 	data []byte
 	// A result is framed only when written, into a pooled buffer: a response
 	// shared by many subscribers is never copied per subscriber.
-	result *Response
-	op     *wsOp // the operation the message belongs to, if any
-	close  websocket.StatusCode
+	result  *Response
+	op      *wsOp // the operation the message belongs to, if any
+	close   websocket.StatusCode
+	claimed int64 // of the client's answers budget, while it is queued
 }
 
 func (c *wsConn) sendErrors(id string, op *wsOp, errs ErrorList) bool {
@@ -345,6 +343,13 @@ func (c *wsConn) send(m outMsg) bool {
 		}
 		c.writing.Unlock()
 	}
+	if m.claimed = int64(len(m.data)); m.result != nil {
+		m.claimed += int64(len(m.result.Data))
+	}
+	if err := c.h.opts.Answers.Claim(c.client, m.claimed); err != nil {
+		c.closeNow(websocket.StatusTryAgainLater, capitalize(err.Error()))
+		return false
+	}
 	c.queued.Add(1)
 	select {
 	case c.queue() <- m:
@@ -352,6 +357,7 @@ func (c *wsConn) send(m outMsg) bool {
 		return true
 	case <-c.dead.Done():
 		c.queued.Add(-1)
+		c.h.opts.Answers.Release(c.client, m.claimed)
 		return false
 	}
 }
@@ -475,6 +481,7 @@ func (c *wsConn) flush(ready []*wsOp) ([]*wsOp, bool) {
 	ok, closing := true, outMsg{}
 	for ok && len(queue) > 0 {
 		m := <-queue // only the sender takes from the queue
+		c.h.opts.Answers.Release(c.client, m.claimed)
 		if m.close != 0 {
 			closing = m
 			break
@@ -547,7 +554,6 @@ func (c *wsConn) leaveSlot() {
 	}
 }
 
-// forget removes op from the active operations, freeing its id.
 func (c *wsConn) forget(op *wsOp) {
 	c.mu.Lock()
 	if c.ops[op.id] == op {
@@ -566,7 +572,6 @@ func (c *wsConn) closeNow(code websocket.StatusCode, reason string) {
 	}
 }
 
-// drop closes the socket without a close handshake.
 func (c *wsConn) drop(reason string) {
 	c.closing.CompareAndSwap(nil, &wsClose{closeDropped, reason})
 	c.raw.Close()
@@ -628,6 +633,12 @@ func (c *wsConn) teardown() {
 	c.raw.Close()
 	c.ws.CloseNow()
 	c.wg.Wait()
+	c.mu.Lock()
+	queue := c.out
+	c.mu.Unlock()
+	for len(queue) > 0 { // left by the sender: no one sends now but goAway, whose close claims nothing
+		c.h.opts.Answers.Release(c.client, (<-queue).claimed)
+	}
 	closed := cmp.Or(c.closing.Load(), &wsClose{}) // code 0: the peer closed first
 	if log := c.h.opts.Log; log != nil {
 		by := slog.String("closed_by", "client")

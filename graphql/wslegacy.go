@@ -57,7 +57,6 @@ func connectionError(c *wsConn, msg string) bool {
 	return c.send(outMsg{data: connectionErrorMessage(msg)})
 }
 
-// refuse sends connection_error and then closes.
 func (legacyWS) refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool {
 	c.draining = true
 	if !connectionError(c, msg) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"quartet/internal/jsonkeys"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -29,7 +30,6 @@ type subprotocol interface {
 	refuse(c *wsConn, msg string, code websocket.StatusCode, reason string) bool
 }
 
-// newSubprotocol returns the protocol named name, or nil.
 func newSubprotocol(name string) subprotocol {
 	switch name {
 	case ProtocolTransportWS:
@@ -67,14 +67,19 @@ func (c *wsConn) handle(data []byte) (ok bool) {
 		c.expire()
 		return false
 	}
+	if !utf8.Valid(data) { // RFC 6455 fails a text message that is not UTF-8; JSON text is UTF-8, in any frame
+		c.closeNow(websocket.StatusInvalidFramePayloadData, "Invalid UTF-8")
+		return false
+	}
 	m, err := parseWSMessage(data)
 	return c.proto.receive(c, m, err)
 }
 
-// wsMessage is an incoming message.
+// maxOperationID bounds an operation's id, held while it runs and sent in each of its messages.
+const maxOperationID = 256
+
 type wsMessage struct {
-	typ     string
-	id      string          // "" when absent
+	typ, id string          // id: "" when absent
 	payload json.RawMessage // nil when absent or null
 }
 
@@ -99,8 +104,8 @@ func parseWSMessage(data []byte) (wsMessage, error) {
 	if json.Unmarshal(raw, &m.typ) != nil || m.typ == "" {
 		return m, errors.New("type must be a non-empty string")
 	}
-	if !stringMember(fields["id"], &m.id) {
-		return m, errors.New("id must be a string")
+	if !stringMember(fields["id"], &m.id) || len(m.id) > maxOperationID {
+		return m, errors.New("id must be a string of at most " + strconv.Itoa(maxOperationID) + " bytes")
 	}
 	if raw := fields["payload"]; !isNull(raw) {
 		m.payload = raw
@@ -134,7 +139,6 @@ func parseOperation(payload json.RawMessage) (Request, error) {
 	return req, nil
 }
 
-// initPayload decodes a connection_init payload.
 func initPayload(raw json.RawMessage) (p map[string]any, err error) {
 	if raw != nil && (!isJSONObject(raw) || json.Unmarshal(raw, &p) != nil) {
 		return nil, errors.New(`"connection_init" payload must be an object`)
@@ -153,7 +157,6 @@ func stringMember(raw json.RawMessage, dst *string) bool {
 // isJSONObject reports whether raw, a valid JSON value, is an object.
 func isJSONObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// completeMessage tells the client the operation id completed.
 func completeMessage(id string) []byte {
 	return append(appendOpHeader(make([]byte, 0, len(id)+32), "complete", id), '}')
 }
@@ -163,7 +166,6 @@ func appendOpHeader(buf []byte, typ, id string) []byte {
 	return appendString(append(buf, `,"type":`...), typ)
 }
 
-// errorList gives the GraphQL errors of a failed request.
 func errorList(err error) ErrorList {
 	var list ErrorList
 	if errors.As(err, &list) {
@@ -176,12 +178,9 @@ func errorList(err error) ErrorList {
 // connection otherwise) cut on a rune boundary to what a close frame holds.
 func limitReason(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxCloseReason {
-		return s
-	}
 	i := maxCloseReason
-	for i > 0 && !utf8.RuneStart(s[i]) {
+	for i < len(s) && !utf8.RuneStart(s[i]) { // valid UTF-8: s[0] starts a rune
 		i--
 	}
-	return s[:i]
+	return s[:min(i, len(s))]
 }

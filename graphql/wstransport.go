@@ -63,7 +63,6 @@ func (p *transportWS) receive(c *wsConn, m wsMessage, err error) bool {
 	return badRequest(c, fmt.Sprintf("unexpected message type %q", m.typ))
 }
 
-// badRequest closes the connection on a message that is not of the protocol.
 func badRequest(c *wsConn, detail string) bool {
 	c.closeNow(closeBadRequest, "Invalid message received: "+detail)
 	return false
