@@ -584,7 +584,6 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	if cfg.demo {
 		seedName = "demo"
 	}
-	seedName = cmp.Or(cfg.load, seedName)
 	withClock := func(s *Store) *Store {
 		if cfg.clock != nil {
 			s.clock = cfg.clock
@@ -615,7 +614,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	s, err := OpenDurableStore(cfg.dataDir, func() (*Dataset, error) {
 		ds, err := seed()
 		if err == nil {
-			log.Info("initialising the data directory", "dir", cfg.dataDir, "from", seedName)
+			log.Info("initialising the data directory", "dir", cfg.dataDir, "from", cmp.Or(cfg.load, seedName))
 		}
 		return ds, err
 	}, log, DurableOptions{SnapshotBytes: cfg.snapshotBytes, Repair: cfg.repair})
