@@ -186,7 +186,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // and completes the rest: listen addresses, the public URL, the proxies.
 func (cfg *config) check(fs *flag.FlagSet) error {
 	u, urlErr := url.Parse(cfg.publicURL)
-	badURL := cfg.publicURL != "" && (urlErr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "")
+	badURL := cfg.publicURL != "" && (urlErr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.ContainsAny(cfg.publicURL, " \"<>\\^`{|}"))
 	httpMaxConnsGiven := false
 	fs.Visit(func(f *flag.Flag) { httpMaxConnsGiven = httpMaxConnsGiven || f.Name == "http-max-conns" })
 	l := cfg.admission
@@ -198,7 +199,7 @@ func (cfg *config) check(fs *flag.FlagSet) error {
 	}{
 		{cfg.env != "development" && cfg.env != "production", fmt.Sprintf("-env must be development or production, not %q", cfg.env)},
 		{cfg.pprof != "auto" && cfg.pprof != "on" && cfg.pprof != "off", fmt.Sprintf("-pprof must be auto, on or off, not %q", cfg.pprof)},
-		{badURL, fmt.Sprintf("-public-url must be an http or https URL with a host and no query, fragment or user, such as https://api.example.com, not %q", cfg.publicURL)},
+		{badURL, fmt.Sprintf("-public-url must be an http or https URL with a host and no query, fragment, user or space, such as https://api.example.com, not %q", cfg.publicURL)},
 		{cfg.streamDelay < 0 || cfg.shutdownTimeout < 0, "-stream-delay and -shutdown-timeout must not be negative"},
 		{g.maxConns < 1, "-grpc-max-conns must be positive"},
 		{g.maxConnsPerClient < 0, "-grpc-max-conns-per-client must not be negative (0: no limit)"},

@@ -125,6 +125,8 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 		{append(free, "-public-url", "api.example.com"), nil, "-public-url must be an http or https URL"},
 		{append(free, "-public-url", "https://api.example.com/?x=1"), nil, "-public-url must be an http or https URL"},
 		{append(free, "-public-url", "ftp://api.example.com"), nil, "-public-url must be an http or https URL"},
+		{append(free, "-public-url", "https://api.example.com/a b"), nil, "-public-url must be an http or https URL"},
+		{append(free, "-public-url", "https://api.example.com/a{b}"), nil, "-public-url must be an http or https URL"},
 		{append(free, "-jwt-secret", "short"), nil, "jwt: HS256 secret is 5 bytes; at least 32 are required (RFC 7518 section 3.2)"},
 		{append(free, "-jwt-public-key", badPEM), nil, "jwt:"},
 		{append(free, "-jwt-public-key", filepath.Join(dir, "none.pem")), nil, "-jwt-public-key: " + filepath.Join(dir, "none.pem") + ": no such file or directory"},
