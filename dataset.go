@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"quartet/internal/jsonscan"
 )
@@ -50,20 +51,42 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty input: expected a JSON object")
 	}
+	if !utf8.Valid(data) { // as in a request body; encoding/json would store U+FFFD
+		return nil, fmt.Errorf("not valid UTF-8 (byte %d)", invalidUTF8(data))
+	}
 	return decodeDataset(data)
 }
 
 // readAll reads r to the end, a file into a buffer of its size: io.ReadAll would grow
-// its buffer step by step, copying a large file several times (bench/README.md).
+// its buffer step by step, copying a large file several times (bench/README.md). A file
+// must be regular: a device such as /dev/zero would be read without end.
 func readAll(r io.Reader) ([]byte, error) {
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
-			_, err = buf.ReadFrom(r)
-			return buf.Bytes(), err
-		}
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return io.ReadAll(r)
 	}
-	return io.ReadAll(r)
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+// invalidUTF8 is the offset of the first byte of data, which is not valid UTF-8, that
+// starts no character.
+func invalidUTF8(data []byte) int {
+	for i := 0; ; {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
 }
 
 // decodeDataset reads the dataset format with package jsonscan: what encoding/json
@@ -165,7 +188,7 @@ func (s *Store) fill(ds *Dataset, at time.Time) error {
 		if t.IsZero() {
 			return at
 		}
-		return t.UTC()
+		return t.UTC().Truncate(time.Second)
 	}
 	s.beginLoad()
 	s.users.reserve(len(ds.Users))

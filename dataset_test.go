@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"quartet/internal/testkit"
 )
@@ -86,4 +87,59 @@ func openFileWith(t *testing.T, data []byte) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// A dataset is held to what a request body is held to: invalid UTF-8, which a REST
+// body is refused for, is refused with its byte rather than stored as U+FFFD.
+func TestReadDatasetRefusesInvalidUTF8(t *testing.T) {
+	for _, tt := range []struct{ json, want string }{
+		{"{\"users\":[{\"id\":1,\"name\":\"A\xff\",\"email\":\"a@x.io\"}]}", "not valid UTF-8 (byte 27)"},
+		{"{\"posts\":[{\"id\":1,\"userId\":1,\"title\":\"T\",\"content\":\"\xc3\"}]}", "not valid UTF-8 (byte 52)"},
+	} {
+		if _, err := ReadDataset(strings.NewReader(tt.json)); err == nil || err.Error() != tt.want {
+			t.Errorf("%q: err = %v, want %q", tt.json, err, tt.want)
+		}
+	}
+}
+
+// -load reads a file: a directory or a device (/dev/zero would be read without end) is
+// refused before anything is read.
+func TestReadDatasetRefusesAFileThatIsNotRegular(t *testing.T) {
+	for path, want := range map[string]string{t.TempDir(): "is a directory", os.DevNull: "is a device"} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := ReadDataset(f); err == nil || err.Error() != "not a regular file" {
+			t.Errorf("%s (%s): err = %v, want %q", path, want, err, "not a regular file")
+		}
+	}
+}
+
+// Times are kept to the whole second on every surface, whatever fraction a dataset
+// gives: the store holds what a create would have held.
+func TestLoadKeepsTimesToTheSecond(t *testing.T) {
+	ds, err := ReadDataset(strings.NewReader(`{"users":[{"id":1,"name":"A","email":"a@x.io","createdAt":"2024-01-01T00:00:00.75+01:00"}],` +
+		`"posts":[{"id":1,"userId":1,"title":"T","createdAt":"2024-01-01T00:00:00.5Z"}],` +
+		`"comments":[{"id":1,"postId":1,"authorId":1,"text":"x","createdAt":"2024-01-01T00:00:00.5Z"}],` +
+		`"products":[{"id":1,"name":"P","price":1,"createdDate":"2024-01-01T00:00:00.5Z"}],` +
+		`"orders":[{"id":1,"productId":1,"quantity":1,"orderDate":"2024-01-01T00:00:00.999999999Z"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore()
+	if err := s.Load(ds); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := s.User(1)
+	p, _ := s.Post(1)
+	pr, _ := s.Product(1)
+	times := []time.Time{u.CreatedAt, p.CreatedAt, s.Comments()[0].CreatedAt, pr.CreatedDate, s.Orders()[0].OrderDate}
+	want := []string{"2023-12-31T23:00:00Z", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z"}
+	for i, at := range times {
+		if got := at.Format(time.RFC3339Nano); got != want[i] {
+			t.Errorf("time %d: %s, want %s", i, got, want[i])
+		}
+	}
 }
