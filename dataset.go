@@ -19,8 +19,7 @@ import (
 	"quartet/internal/jsonscan"
 )
 
-// Dataset is the file format of -load (docs/data.md) and of the embedded demo
-// data. Every key is optional.
+// Dataset is the format of -load (docs/data.md) and the demo data; every key is optional.
 type Dataset struct {
 	Users    []User    `json:"users"`
 	Posts    []Post    `json:"posts"`
@@ -41,8 +40,7 @@ func DemoDataset() *Dataset {
 	return ds
 }
 
-// ReadDataset decodes a dataset. Unknown keys are refused, so a misspelt collection or
-// field is reported instead of silently ignored.
+// ReadDataset decodes a dataset; an unknown key, a misspelling, is refused, not dropped.
 func ReadDataset(r io.Reader) (*Dataset, error) {
 	data, err := readAll(r)
 	if err != nil {
@@ -58,40 +56,30 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 }
 
 // readAll reads r to the end, a file into a buffer of its size: io.ReadAll would grow
-// its buffer step by step, copying a large file several times (bench/README.md). A file
-// must be regular: a device such as /dev/zero would be read without end.
+// its buffer step by step (bench/README.md). A device such as /dev/zero has no end.
 func readAll(r io.Reader) ([]byte, error) {
-	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
-	if !ok {
-		return io.ReadAll(r)
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return nil, cmp.Or(err, errors.New("not a regular file"))
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+		_, err = buf.ReadFrom(r)
+		return buf.Bytes(), err
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err != nil {
-		return nil, err
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
-	_, err = buf.ReadFrom(r)
-	return buf.Bytes(), err
+	return io.ReadAll(r)
 }
 
-// invalidUTF8 is the offset of the first byte of data, which is not valid UTF-8, that
-// starts no character.
-func invalidUTF8(data []byte) int {
-	for i := 0; ; {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
+// invalidUTF8 is the offset of the first byte of data that starts no character.
+func invalidUTF8(data []byte) (i int) {
+	for r, n := utf8.DecodeRune(data); r != utf8.RuneError || n > 1; r, n = utf8.DecodeRune(data[i:]) {
 		i += n
 	}
+	return i
 }
 
-// decodeDataset reads the dataset format with package jsonscan: what encoding/json
-// would decode into a Dataset with unknown fields disallowed, but a repeated key or an
-// unpaired surrogate escape refused. With encoding/json the start-up target is missed.
+// decodeDataset decodes with package jsonscan what strict encoding/json would, but refuses a
+// repeated key or an unpaired surrogate escape; encoding/json misses the start-up target.
 func decodeDataset(data []byte) (*Dataset, error) {
 	d := jsonscan.New(data, "dataset")
 	var ds Dataset
@@ -156,13 +144,9 @@ func decodeRecord(d *jsonscan.Scanner, at jsonscan.Loc, fields []string, dsts ..
 // Bulk loads: a dataset, a snapshot or a journal replay fills the store with every
 // index appended to, and sorts each once at the end (see beginLoad).
 
-// Load fills the store from ds after checking all of it: ids unique and positive per
-// collection, references resolving within ds, every record valid by the entity rules
-// (model.go) and normalised as a create would. A dataset that breaks a rule is
-// refused whole, with a message naming the record. Missing times default to the time
-// of loading; new ids continue after the largest loaded one. The store takes ds over:
-// its records become the store's, so a million users are neither copied nor
-// allocated one by one, and the caller must not use ds afterwards.
+// Load fills the store from ds after checking all of it (docs/data.md): a dataset that
+// breaks a rule is refused whole, naming the record. The store takes ds's records over,
+// so a million users are neither copied nor allocated one by one: the caller drops ds.
 func (s *Store) Load(ds *Dataset) error {
 	// Checked and indexed in a store of their own, dropped if the dataset is refused.
 	loaded := NewStore()
@@ -184,12 +168,7 @@ func (s *Store) Load(ds *Dataset) error {
 // fill loads ds into s, which is new, checking it as Load describes. On an error s
 // is left half filled, to be dropped.
 func (s *Store) fill(ds *Dataset, at time.Time) error {
-	stamp := func(t time.Time) time.Time {
-		if t.IsZero() {
-			return at
-		}
-		return t.UTC().Truncate(time.Second)
-	}
+	stamp := func(t time.Time) time.Time { return cmp.Or(t.UTC().Truncate(time.Second), at) }
 	s.beginLoad()
 	s.users.reserve(len(ds.Users))
 	s.posts.reserve(len(ds.Posts))
@@ -298,12 +277,9 @@ func idError(coll string, i int, id int64) error {
 	return fmt.Errorf("%s[%d]: id must be an integer from 1 to %d, not %d", coll, i, maxID, id)
 }
 
-// fillUsers adds users. Each user is checked on its own (and its keys folded) in
-// parallel first; then they go into the table in order, which finds duplicate ids.
-// The error is the first user's by index, and for one user a bad or duplicate id
-// comes before the rest, as if checked one user at a time. Once every user is known
-// to be valid, the sorted user indexes are sorted in the background, in sorts, while
-// the tables are filled.
+// fillUsers checks each user in parallel, then puts them in the table in order, which
+// finds duplicate ids: the error is the first by index, as if checked one at a time.
+// Once all are valid, the sorted user indexes are sorted in sorts, while tables fill.
 func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *sync.WaitGroup) error {
 	bad, badErr := prepareUsers(users, stamp)
 	if bad == len(users) {
@@ -368,8 +344,7 @@ type span struct{ lo, hi int }
 
 const minSpan = 4096 // the least work worth a goroutine of its own
 
-// splitWork divides n items into one contiguous span per processor (fewer when n is
-// small).
+// splitWork divides n items into one contiguous span per processor (fewer when n is small).
 func splitWork(n int) []span {
 	parts := max(min(runtime.GOMAXPROCS(0), n/minSpan), 1)
 	spans := make([]span, parts)
@@ -389,9 +364,8 @@ func (s *Store) endLoad() {
 		s.postsByUser, s.commentsByPost, s.commentsByAuthor, s.ordersByUser, s.ordersByProduct} {
 		x.sortLoaded()
 	}
-	// A user replaced or deleted during the load left its old record in the sorted
-	// indexes: they are rebuilt from the current users. The two sorts, the bulk of a
-	// large load, run side by side.
+	// A user replaced or deleted in the load left its old record in the sorted indexes:
+	// they are rebuilt from the current users, the two sorts side by side.
 	var wg sync.WaitGroup
 	for _, o := range []*sortedUsers{&s.usersByName, &s.usersByEmail} {
 		if s.replacedInLoad {
@@ -419,13 +393,12 @@ func setKeys(users []*User) {
 // adopt moves the records and indexes of from, a store just bulk-loaded, into s,
 // which holds no records; s keeps its own last ids where they are larger.
 func (s *Store) adopt(from *Store) {
-	lastIDs := [...]int64{s.users.lastID, s.posts.lastID, s.comments.lastID, s.products.lastID, s.orders.lastID}
+	from.users.lastID = max(from.users.lastID, s.users.lastID)
+	from.posts.lastID = max(from.posts.lastID, s.posts.lastID)
+	from.comments.lastID = max(from.comments.lastID, s.comments.lastID)
+	from.products.lastID = max(from.products.lastID, s.products.lastID)
+	from.orders.lastID = max(from.orders.lastID, s.orders.lastID)
 	s.users, s.posts, s.comments, s.products, s.orders = from.users, from.posts, from.comments, from.products, from.orders
-	s.users.lastID = max(s.users.lastID, lastIDs[0])
-	s.posts.lastID = max(s.posts.lastID, lastIDs[1])
-	s.comments.lastID = max(s.comments.lastID, lastIDs[2])
-	s.products.lastID = max(s.products.lastID, lastIDs[3])
-	s.orders.lastID = max(s.orders.lastID, lastIDs[4])
 	s.postsByUser, s.commentsByPost, s.commentsByAuthor = from.postsByUser, from.commentsByPost, from.commentsByAuthor
 	s.ordersByUser, s.ordersByProduct = from.ordersByUser, from.ordersByProduct
 	s.usersByName, s.usersByEmail = from.usersByName, from.usersByEmail
