@@ -46,8 +46,8 @@ func ReadDataset(r io.Reader) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty input: expected a JSON object")
+	if t := bytes.TrimSpace(data); len(t) == 0 || string(t) == "null" { // null would start empty
+		return nil, fmt.Errorf("%s input: expected a JSON object", cmp.Or(string(t), "empty"))
 	}
 	if !utf8.Valid(data) { // as in a request body; encoding/json would store U+FFFD
 		return nil, fmt.Errorf("not valid UTF-8 (byte %d)", invalidUTF8(data))

@@ -143,3 +143,13 @@ func TestLoadKeepsTimesToTheSecond(t *testing.T) {
 		}
 	}
 }
+
+// A file of null holds no dataset, as an empty one does not: starting empty from it
+// would hide a file written wrong, so both are refused.
+func TestReadDatasetRefusesNull(t *testing.T) {
+	for text, want := range map[string]string{" null\n": "null input: expected a JSON object", "\n": "empty input: expected a JSON object"} {
+		if _, err := ReadDataset(strings.NewReader(text)); err == nil || err.Error() != want {
+			t.Errorf("%q: err = %v, want %q", text, err, want)
+		}
+	}
+}
