@@ -124,7 +124,7 @@ var (
 )
 
 // decodeRecord decodes an object whose keys are fields into dsts, each field's
-// destination in the same order: an *int64, *string, *bool or json.Unmarshaler.
+// destination in the same order: an *int64, *string, *bool, *time.Time or json.Unmarshaler.
 func decodeRecord(d *jsonscan.Scanner, at jsonscan.Loc, fields []string, dsts ...any) error {
 	return d.Object(at, fields, func(name string) error {
 		at := at.With(name)
@@ -135,14 +135,24 @@ func decodeRecord(d *jsonscan.Scanner, at jsonscan.Loc, fields []string, dsts ..
 			return d.String(at, dst)
 		case *bool:
 			return d.Bool(at, dst)
+		case *time.Time:
+			return d.Unmarshal(at, (*storedTime)(dst))
 		default:
 			return d.Unmarshal(at, dst.(json.Unmarshaler))
 		}
 	})
 }
 
-// Bulk loads: a dataset, a snapshot or a journal replay fills the store with every
-// index appended to, and sorts each once at the end (see beginLoad).
+// storedTime reads a time every surface can write: JSON's years 0 to 9999, in UTC.
+type storedTime time.Time
+
+func (t *storedTime) UnmarshalJSON(b []byte) error {
+	err := (*time.Time)(t).UnmarshalJSON(b)
+	if y := (*time.Time)(t).UTC().Year(); err == nil && (y < 0 || y > 9999) {
+		err = fmt.Errorf("%s is outside the years 0000 to 9999 in UTC", b)
+	}
+	return err
+}
 
 // Load fills the store from ds after checking all of it (docs/data.md): a dataset that
 // breaks a rule is refused whole, naming the record. The store takes ds's records over,
@@ -165,8 +175,7 @@ func (s *Store) Load(ds *Dataset) error {
 	return nil
 }
 
-// fill loads ds into s, which is new, checking it as Load describes. On an error s
-// is left half filled, to be dropped.
+// fill loads ds into s, a new store, checking it as Load says; on an error s is dropped.
 func (s *Store) fill(ds *Dataset, at time.Time) error {
 	stamp := func(t time.Time) time.Time { return cmp.Or(t.UTC().Truncate(time.Second), at) }
 	s.beginLoad()
@@ -300,9 +309,8 @@ func (s *Store) fillUsers(users []User, stamp func(time.Time) time.Time, sorts *
 	return nil
 }
 
-// prepareUsers checks each user's id and fields and normalises the user in place,
-// with its keys and creation time set, on every processor at once. It returns the
-// index of the first user that fails, and why (len(users) and nil if none does).
+// prepareUsers checks and normalises each user in place, keys and time set, on every
+// processor; it returns the first failing index and why (len(users) and nil if none).
 func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
 	type failure struct {
 		i   int
@@ -330,12 +338,7 @@ func prepareUsers(users []User, stamp func(time.Time) time.Time) (int, error) {
 		})
 	}
 	wg.Wait()
-	first := failure{i: len(users)}
-	for _, f := range failures {
-		if f.i < first.i {
-			first = f
-		}
-	}
+	first := slices.MinFunc(failures, func(a, b failure) int { return cmp.Compare(a.i, b.i) })
 	return first.i, first.err
 }
 

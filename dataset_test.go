@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,5 +152,29 @@ func TestReadDatasetRefusesNull(t *testing.T) {
 		if _, err := ReadDataset(strings.NewReader(text)); err == nil || err.Error() != want {
 			t.Errorf("%q: err = %v, want %q", text, err, want)
 		}
+	}
+}
+
+// Every surface writes a time as JSON does, in UTC, which has room for the years 0 to
+// 9999 only: a dataset time outside them in UTC, which would make the user's REST
+// answer empty and the first snapshot of -data fail, is refused where it stands.
+func TestReadDatasetRefusesTimesJSONCannotWrite(t *testing.T) {
+	user := func(at string) string {
+		return `{"users":[{"id":1,"name":"A","email":"a@x.io","createdAt":"` + at + `"}]}`
+	}
+	for at, want := range map[string]string{
+		"9999-12-31T23:59:59-05:00": `users[0].createdAt: "9999-12-31T23:59:59-05:00" is outside the years 0000 to 9999 in UTC (byte 58)`,
+		"0000-01-01T00:59:59+01:00": `users[0].createdAt: "0000-01-01T00:59:59+01:00" is outside the years 0000 to 9999 in UTC (byte 58)`,
+		"9999-12-31T23:59:59Z":      "",
+		"0000-01-01T00:00:00+00:00": "",
+	} {
+		_, err := ReadDataset(strings.NewReader(user(at)))
+		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
+			t.Errorf("%s: err = %v, want %q", at, err, want)
+		}
+	}
+	orders := `{"products":[{"id":1,"name":"P","price":1}],"orders":[{"id":1,"productId":1,"quantity":1,"orderDate":"9999-12-31T23:00:00-01:00"}]}`
+	if _, err := ReadDataset(strings.NewReader(orders)); err == nil || !strings.HasPrefix(err.Error(), "orders[0].orderDate: ") {
+		t.Errorf("an order date past 9999: err = %v", err)
 	}
 }
