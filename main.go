@@ -566,7 +566,7 @@ func openStore(cfg config, log *slog.Logger) (*Store, error) {
 	seed := func() (*Dataset, error) {
 		switch {
 		case cfg.load != "":
-			f, err := os.Open(cfg.load)
+			f, err := os.OpenFile(cfg.load, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO would block, to be refused
 			if err != nil {
 				return nil, fmt.Errorf("-load: %w", unwrapPathError(err))
 			}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,10 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 	os.WriteFile(repeatedKey, []byte(`{"users":[{"id":1,"name":"A","Name":"B","email":"a@x.io"}]}`), 0o644)
 	loneSurrogate := filepath.Join(dir, "surrogate.json")
 	os.WriteFile(loneSurrogate, []byte(`{"users":[{"id":1,"name":"A","email":"a@x.io"},{"id":2,"name":"Zo\ud800e","email":"z@x.io"}]}`), 0o644)
+	fifo := filepath.Join(dir, "fifo") // opened with no writer, it would block start-up for good
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	badPEM := filepath.Join(dir, "key.pem")
 	os.WriteFile(badPEM, []byte("-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n"), 0o644)
 	free := []string{"-http", "127.0.0.1:0", "-grpc", "127.0.0.1:0"}
@@ -119,6 +124,8 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 		{append(free, "-load", badJSON), nil, "-load " + badJSON + ": users[1] (id 1): duplicate id"},
 		{append(free, "-load", repeatedKey), nil, "-load " + repeatedKey + `: users[0]: repeated key "Name" (byte 29)`},
 		{append(free, "-load", loneSurrogate), nil, "-load " + loneSurrogate + `: users[1].name: unpaired surrogate escape \ud800 names no character (byte 65)`},
+		{append(free, "-load", fifo), nil, "-load " + fifo + ": not a regular file"},
+		{append(free, "-load", dir), nil, "-load " + dir + ": not a regular file"},
 		{append(free, "-env", "staging"), nil, `-env must be development or production, not "staging"`},
 		{append(free, "-repair"), nil, "-repair needs -data"},
 		{append(free, "-pprof", "yes"), nil, `-pprof must be auto, on or off, not "yes"`},
