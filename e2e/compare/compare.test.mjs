@@ -191,6 +191,8 @@ for (const { name, read = name, fill } of READS) {
       const sent = new URL(requestLine.split(' ')[1], base); // as the browser encodes it
       assert.equal(col.request.split('\n')[0], `${requestLine.split(' ')[0]} ${sent.pathname}${sent.search}`, style);
       assert.equal(/^authorization: Bearer /m.test(col.request), Boolean(token), `${style}: the token in the request\n${col.request}`);
+      // The column names the header, never the token: a screenshot or a shared screen must not carry any of it.
+      if (token) assert.ok(!col.text.includes(token.slice(0, 8)), `${style}: part of the token is shown\n${col.request}`);
       for (const fact of ['sent', 'received', 'first byte', 'end', 'round trips']) assert.ok(col.wire[fact], `${style}: no ${fact}`);
       assert.match(col.wire['first byte'], /^\d+\.\d ms$/);
       assert.match(col.wire.received, /^[\d,]+ B: body [\d,]+ B/);
