@@ -388,7 +388,7 @@
   function requestText(r, style) {
     const lines = [`${r.sent.method} ${r.sent.url.pathname}${r.sent.url.search}`];
     for (const [k, v] of Object.entries(r.sent.headers)) {
-      lines.push(k === 'authorization' ? `${k}: Bearer ${v.slice(7, 19)}\u2026 (${v.length - 7} characters)` : `${k}: ${v}`);
+      lines.push(k === 'authorization' ? `${k}: Bearer \u2026 (${v.length - 7} characters, not shown)` : `${k}: ${v}`);
     }
     if (style === 'grpc') {
       const hex = Array.from(r.sent.frame, (b) => b.toString(16).padStart(2, '0')).join(' ');

@@ -15,7 +15,9 @@
 // a user created over REST by this script; brackets and quotes close
 // themselves; tabs keep their own document, variables, headers and result
 // across a reload; a field clicked in the explorer goes where it belongs;
-// dark mode follows the system. No request may leave the server under test.
+// dark mode follows the system; markup in a stored record, in the query
+// and in an error message shows as text. No request may leave the server
+// under test.
 //
 // Environment:
 //
@@ -1029,6 +1031,31 @@ test('dark mode follows the system', async () => {
   await shot('dark');
   await page.emulateMedia({ colorScheme: 'light' });
   await replaceQuery('{ users { name } }');
+});
+
+test('markup in stored data, in the query and in an error shows as text: nothing runs, no element is made', async () => {
+  const name = '<img src=x onerror=alert(1)></script>"><svg onload=alert(2)>';
+  const created = await rest('POST', '/api/users', { name, email: 'markup@example.com' });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const dialogs = [];
+  const dismiss = (d) => { dialogs.push(d.message()); return d.dismiss(); };
+  page.on('dialog', dismiss);
+  try {
+    await replaceQuery(`{ user(id: ${created.body.id}) { name } }`);
+    await page.keyboard.press('Control+Enter');
+    const result = page.locator('#result');
+    await result.filter({ hasText: 'onerror' }).waitFor();
+    assert.deepEqual(JSON.parse(await result.textContent()), { data: { user: { name } } });
+    await page.getByRole('button', { name: `Run GET /api/users/${created.body.id}` }).click();
+    await page.locator('pre.raw').filter({ hasText: /^200 / }).waitFor();
+    await replaceQuery('{ user(id: "<img src=x onerror=alert(3)>") { name } }');
+    await page.keyboard.press('Control+Enter');
+    await page.locator('#errors').filter({ hasText: '"<img src=x onerror=alert(3)>"' }).waitFor();
+  } finally {
+    page.off('dialog', dismiss);
+  }
+  assert.deepEqual(await page.$$eval('img, svg, iframe, script:not(:first-of-type)', (es) => es.map((e) => e.outerHTML)), []);
+  assert.deepEqual(dialogs, []);
 });
 
 test('nothing was requested from another host and the page logged no errors', () => {

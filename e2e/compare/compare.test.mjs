@@ -6,7 +6,8 @@
 // other columns must say they are not served, and the comparison must say
 // the records match. With QUARTET_TOKEN the service requires a token for
 // reads: the page sends it to every style, and without it every column shows
-// the refusal. Run by the Go test TestComparePageInBrowser.
+// the refusal. A record whose name is markup must show as text, making no element.
+// Run by the Go test TestComparePageInBrowser.
 //
 //	QUARTET_URL             the service's HTTP base URL (required)
 //	QUARTET_GRPC            its gRPC address, host:port (required)
@@ -191,6 +192,8 @@ for (const { name, read = name, fill } of READS) {
       const sent = new URL(requestLine.split(' ')[1], base); // as the browser encodes it
       assert.equal(col.request.split('\n')[0], `${requestLine.split(' ')[0]} ${sent.pathname}${sent.search}`, style);
       assert.equal(/^authorization: Bearer /m.test(col.request), Boolean(token), `${style}: the token in the request\n${col.request}`);
+      // The column names the header, never the token: a screenshot or a shared screen must not carry any of it.
+      if (token) assert.ok(!col.text.includes(token.slice(0, 8)), `${style}: part of the token is shown\n${col.request}`);
       for (const fact of ['sent', 'received', 'first byte', 'end', 'round trips']) assert.ok(col.wire[fact], `${style}: no ${fact}`);
       assert.match(col.wire['first byte'], /^\d+\.\d ms$/);
       assert.match(col.wire.received, /^[\d,]+ B: body [\d,]+ B/);
@@ -270,6 +273,29 @@ test('without the token a service that needs one refuses every style, and each c
     const v = await verdict();
     assert.equal(v.state, 'failed', v.text);
   }
+});
+
+test('markup stored in a record shows as text in every column: nothing runs, no element is made', { skip: token ? 'writing needs a token with the write scope' : false }, async () => {
+  const name = '<img src=x onerror=alert(1)></script>"><svg onload=alert(2)>';
+  const res = await fetch(`${base}/api/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, email: 'markup@example.com' }) });
+  assert.ok(res.ok, `POST /api/users: ${res.status}`);
+  const { id } = await res.json();
+  const dialogs = [];
+  const dismiss = (d) => { dialogs.push(d.message()); return d.dismiss(); };
+  page.on('dialog', dismiss);
+  try {
+    await send('user', { '#user-id': String(id) }, false);
+  } finally {
+    page.off('dialog', dismiss);
+  }
+  const got = await columns();
+  for (const style of ['rest', 'graphql', 'grpc']) {
+    assert.equal(got[style].state, 'answered', `${style}: ${got[style].text}`);
+    assert.ok(got[style].answer.includes(JSON.stringify(name)), `${style}: the name is not shown as JSON text\n${got[style].answer}`);
+  }
+  assert.deepEqual(await page.$$eval('main img, main svg, main script, main iframe', (es) => es.map((e) => e.outerHTML)), []);
+  assert.deepEqual(dialogs, []);
+  assert.equal((await verdict()).state, 'same');
 });
 
 test('the page links to the editor and the front page, and both link back', async () => {
