@@ -396,12 +396,10 @@ func hex4(s string, i int) (rune, bool) {
 	return rune(n), err == nil
 }
 
+// hexVal is the value of the hex digit c, or -1.
 func hexVal(c byte) int {
-	n, err := strconv.ParseUint(string(c), 16, 8)
-	if err != nil {
-		return -1
-	}
-	return int(n)
+	i := strings.IndexByte("0123456789abcdefABCDEF", c)
+	return i - 6*(i/16) // A to F follow a to f
 }
 
 // stringChar checks the source character at i inside a string (a SourceCharacter,
