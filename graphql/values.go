@@ -178,9 +178,11 @@ func coerceScalarValue(v any, t *Type) (any, error) {
 // toInt64 accepts integral numbers of any Go numeric type and json.Number.
 func toInt64(v any) (int64, bool) {
 	switch n := v.(type) {
-	case int: // the common one, without reflection
+	case int: // the common ones (int64: every ID), without reflection
 		return int64(n), true
-	case int8, int16, int32, int64:
+	case int64:
+		return n, true
+	case int8, int16, int32:
 		return reflect.ValueOf(n).Int(), true
 	case uint, uint8, uint16, uint32, uint64:
 		u := reflect.ValueOf(n).Uint()
