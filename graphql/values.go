@@ -332,14 +332,14 @@ func coerceArguments(defs []*InputValue, args []*Argument, vars map[string]any) 
 		}
 		if i := slices.IndexFunc(args, func(a *Argument) bool { return a.Name == def.Name }); i >= 0 {
 			node := args[i].Value
-			at = []Position{node.Pos}
 			c, err := coerceLiteral(node, def.Type, vars)
-			if _, absent := err.(absentError); !absent {
-				if err != nil {
-					return fail("Argument %q has invalid value %s: %v", def.Name, printLiteral(node), err)
-				}
+			if err == nil {
 				out[def.Name] = c
 				continue
+			}
+			at = []Position{node.Pos} // where an error is located; not made for a value that coerces
+			if _, absent := err.(absentError); !absent {
+				return fail("Argument %q has invalid value %s: %v", def.Name, printLiteral(node), err)
 			}
 		}
 		if def.DefaultValue != nil {
