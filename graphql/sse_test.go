@@ -593,18 +593,24 @@ func TestSSESingleConnectionRenderClaims(t *testing.T) {
 	waitFor(t, "the held bytes to be given back", func() bool { return answers.Held() == 0 })
 }
 
+// blockFail makes Query.fail signal rendering, then wait for goOn to close.
+func blockFail(srv *streamServer) (rendering, goOn chan struct{}) {
+	rendering, goOn = make(chan struct{}), make(chan struct{})
+	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
+		close(rendering)
+		<-goOn
+		return "stale", nil
+	})
+	return rendering, goOn
+}
+
 // TestSSESingleConnectionStopWhileRendering: an operation stopped by DELETE
 // while it renders sends nothing more, and its id is free again only once it
 // has ended, so that the end of the stopped operation cannot end another that
 // took its id.
 func TestSSESingleConnectionStopWhileRendering(t *testing.T) {
 	srv := newStreamServer(t, 8, StreamOptions{})
-	rendering, goOn := make(chan struct{}), make(chan struct{})
-	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
-		close(rendering)
-		<-goOn
-		return "stale", nil
-	})
+	rendering, goOn := blockFail(srv)
 	_, token := srv.status(t, "PUT", "", "")
 	tok := []string{EventStreamTokenHeader, token}
 	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))
@@ -641,13 +647,8 @@ func TestSSESingleConnectionExpiresAfterStop(t *testing.T) {
 	srv := newStreamServer(t, 8, StreamOptions{Now: clock.now, Authorize: func(r *http.Request, _ map[string]any) (context.Context, error) {
 		return AuthorizedUntil(r.Context(), until), nil
 	}})
-	rendering, goOn := make(chan struct{}), make(chan struct{})
+	rendering, goOn := blockFail(srv)
 	defer close(goOn)
-	srv.streams.schema.SetResolver("Query", "fail", func(ResolveParams) (any, error) {
-		close(rendering)
-		<-goOn
-		return "stale", nil
-	})
 	_, token := srv.status(t, "PUT", "", "")
 	tok := []string{EventStreamTokenHeader, token}
 	er := readEvents(t, srv.request(t, "GET", "", "", append(tok, "Accept", "text/event-stream")...))

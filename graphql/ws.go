@@ -320,8 +320,8 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 const wsBufferSize = 1024
 
-// Budget is what the WebSocket handler claims a client's sockets and operations
-// from (internal/admission keeps it); a refusal's message is shown to the client.
+// Budget counts what a client holds: its sockets, operations or answer bytes
+// (internal/admission keeps them); a refusal's message is shown to the client.
 type Budget interface {
 	Claim(client string, n int64) error
 	Release(client string, n int64)

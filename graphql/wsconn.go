@@ -30,7 +30,7 @@ type wsConn struct {
 	coalescer *coalescer    // between ws and raw
 	r         *http.Request // the upgrade request, with ctx as its context
 	opened    time.Time
-	client    string                 // its address, as the caps count it
+	client    string                 // its address, as the budgets count it
 	proto     subprotocol            // nil: the client offered neither protocol
 	slot      atomic.Pointer[func()] // gives back the work slot the reader holds
 	ctx       context.Context
