@@ -90,10 +90,7 @@ func TestAuthReads(t *testing.T) {
 	wsInit := func(payload map[string]any) error {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dialGraphQLSocket(t, ctx, a.httpAddr)
 		defer c.CloseNow()
 		wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": payload})
 		var ack map[string]any

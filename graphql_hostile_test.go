@@ -154,10 +154,7 @@ func TestGraphQLCostOverWebSocket(t *testing.T) {
 	a, _ := startApp(t, testConfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialGraphQLSocket(t, ctx, a.httpAddr)
 	defer c.CloseNow()
 	var msg struct {
 		Type    string
@@ -404,10 +401,7 @@ func TestGraphQLWebSocketUnreadAnswersBound(t *testing.T) {
 	a, logs := startApp(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+a.httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialGraphQLSocket(t, ctx, a.httpAddr)
 	defer c.CloseNow()
 	c.SetReadLimit(-1)
 	wsjson.Write(ctx, c, map[string]any{"type": "connection_init"})
@@ -440,4 +434,14 @@ func TestGraphQLWebSocketUnreadAnswersBound(t *testing.T) {
 			t.Fatalf("message %.40s", msg)
 		}
 	}
+}
+
+// dialGraphQLSocket opens a graphql-transport-ws socket to /graphql at httpAddr.
+func dialGraphQLSocket(t *testing.T, ctx context.Context, httpAddr string) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, "ws://"+httpAddr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

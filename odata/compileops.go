@@ -91,11 +91,11 @@ func cmpBool(a, b bool) int {
 
 func (c *compiler) comparison(name string, x, y Expr, t Type) fn[bool] {
 	op := relOps[name]
-	xt, yt := x.Type(), y.Type()
-	lit, _ := x.(*Literal)
-	if lit == nil || !lit.cut {
-		lit, _ = y.(*Literal)
+	if lit, _ := x.(*Literal); lit != nil && lit.cut { // to the right, where cmpCut reads it, a literal on the left too
+		x, y, op = y, x, op.flip()
 	}
+	xt, yt := x.Type(), y.Type()
+	lit, _ := y.(*Literal)
 	switch {
 	case t == TypeNull:
 		return constFn[bool](op.nulls(true), true)
