@@ -370,5 +370,22 @@ func TestDecimalComparedPastScale(t *testing.T) {
 				t.Errorf("price in (1000, %s) with price %s: %v", lit, formatDecimal(p), got)
 			}
 		}
+		// With a decimal literal on the other side, the literal past the scale on either.
+		for _, dec := range []string{"24.99", "-24.99", "0.0", "1.0"} {
+			for _, op := range []string{"eq", "ne", "lt", "le", "gt", "ge"} {
+				for _, pair := range [][2]string{{lit, dec}, {dec, lit}} {
+					expr := pair[0] + " " + op + " " + pair[1]
+					f, err := parseFilter(expr, products.Type)
+					if err != nil {
+						t.Fatal(err)
+					}
+					x, _ := new(big.Rat).SetString(pair[0])
+					y, _ := new(big.Rat).SetString(pair[1])
+					if got, want := f.Match(&product{}), relOps[op].holds(x.Cmp(y)); got != want {
+						t.Errorf("%s: %v, want %v", expr, got, want)
+					}
+				}
+			}
+		}
 	}
 }
